@@ -1,0 +1,95 @@
+/**
+ * Load the configuration once: JSON file (optional) + command-line overrides, defaults
+ * filled from the schema, validated, paths resolved, deep-frozen. Every error names
+ * the offending key. No I/O happens at import time; the caller (the CLI) decides
+ * what to do with a ConfigError.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve, dirname } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { ConfigSchema, type Config } from './schema.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(key === '' ? message : `config key '${key}': ${message}`);
+  }
+}
+
+export interface ConfigOverrides {
+  listen?: string | undefined;
+  stateDir?: string | undefined;
+}
+
+export function loadConfig(file: string | undefined, overrides: ConfigOverrides = {}, cwd = process.cwd()): Config {
+  let raw: unknown = {};
+  let base = cwd;
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new ConfigError('', `cannot read config file ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new ConfigError('', `config file ${file} is not valid JSON: ${e instanceof Error ? e.message : ''}`);
+    }
+    base = dirname(resolve(cwd, file));
+  }
+  return buildConfig(raw, overrides, base, cwd);
+}
+
+/** Validate an already-parsed object (used by loadConfig and by tests). */
+export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base = process.cwd(), cwd = base): Config {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('', 'the configuration must be a JSON object');
+  const obj = structuredClone(raw) as Record<string, unknown>;
+  // Command-line paths are relative to the working directory, file paths to the file.
+  if (overrides.listen !== undefined) obj.listen = overrides.listen;
+  const v = Value.Default(ConfigSchema, obj) as Record<string, unknown>;
+  const first = Value.Errors(ConfigSchema, v).First();
+  if (first) throw new ConfigError(pathToKey(first.path), first.message);
+  const cfg = v as unknown as Config & Record<string, unknown>;
+  checkSemantics(cfg);
+  const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolve(base, cfg.stateDir);
+  const tls = { ...cfg.tls };
+  for (const k of ['hostCert', 'hostKey', 'caDir'] as const) if (tls[k] !== undefined) tls[k] = resolve(base, tls[k]);
+  return deepFreeze({ ...cfg, stateDir, tls }) as Config;
+}
+
+function checkSemantics(cfg: Config): void {
+  const port = Number(cfg.listen.slice(cfg.listen.lastIndexOf(':') + 1));
+  if (!(port >= 0 && port <= 65535)) throw new ConfigError('listen', `port ${port} is out of range`);
+  const t = cfg.tls;
+  if ((t.hostCert === undefined) !== (t.hostKey === undefined)) throw new ConfigError(t.hostCert === undefined ? 'tls.hostCert' : 'tls.hostKey', 'tls.hostCert and tls.hostKey must be set together');
+  if (t.hostCert !== undefined && t.caDir === undefined) throw new ConfigError('tls.caDir', 'a CA directory is required with a configured host certificate');
+  const names = new Set<string>();
+  cfg.cluster.queues.forEach((q, i) => {
+    if (names.has(q.name)) throw new ConfigError(`cluster.queues.${i}.name`, `duplicate queue name '${q.name}'`);
+    names.add(q.name);
+  });
+  if (cfg.cluster.defaultQueue !== undefined && !names.has(cfg.cluster.defaultQueue)) throw new ConfigError('cluster.defaultQueue', `'${cfg.cluster.defaultQueue}' is not one of the configured queues`);
+}
+
+export function listenParts(listen: string): { host: string; port: number } {
+  const i = listen.lastIndexOf(':');
+  let host = listen.slice(0, i);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port: Number(listen.slice(i + 1)) };
+}
+
+function pathToKey(p: string): string {
+  return p.replace(/^\//, '').replaceAll('/', '.');
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o as object)) deepFreeze(v);
+  }
+  return o;
+}

@@ -1,0 +1,27 @@
+/**
+ * The configuration schema: one object, each area's keys in src/config/sections/.
+ * The TypeScript type is derived from the schema (never written twice); defaults
+ * live in the schema only. docs/configuration.md documents every key; a test walks
+ * this schema and checks the document lists each one.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { serverSection } from './sections/server.js';
+import { clusterSection } from './sections/cluster.js';
+import { jobsSection } from './sections/jobs.js';
+import { engineSection } from './sections/engine.js';
+import { stagingSection } from './sections/staging.js';
+import { delegationsSection } from './sections/delegations.js';
+
+export const ConfigSchema = Type.Object(
+  {
+    ...serverSection,
+    ...clusterSection,
+    ...jobsSection,
+    ...engineSection,
+    ...stagingSection,
+    ...delegationsSection,
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Readonly<Static<typeof ConfigSchema>>;

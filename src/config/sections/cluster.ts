@@ -1,0 +1,41 @@
+import { Type } from '@sinclair/typebox';
+import { DAY } from '../units.js';
+
+const queue = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }),
+    description: Type.Optional(Type.String()),
+    maxWallTimeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    minWallTimeSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
+    defaultWallTimeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxCpuTimeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxMemoryBytes: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxSlotsPerJob: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+const rte = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9._+/-]{1,128}$', description: 'e.g. ENV/PROXY or APPS/HEP/ATLAS-SITE' }),
+    script: Type.Optional(Type.String({ description: 'Shell script sourced by the job wrapper (stage 1) with the RTE options as arguments' })),
+    description: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** What the cluster offers: name, queues, runtime environments, published in the info document. */
+export const clusterSection = {
+  cluster: Type.Object(
+    {
+      name: Type.String({ default: 'ceres', minLength: 1, description: 'Site / admin-domain name published in GLUE2' }),
+      hostname: Type.Optional(Type.String({ minLength: 1, description: 'Host name in GLUE2 ids; default: the listen host (localhost for loopback)' })),
+      queues: Type.Array(queue, { default: [{ name: 'main' }], minItems: 1, description: 'Batch queues (GLUE2 ComputingShare per queue)' }),
+      defaultQueue: Type.Optional(Type.String({ description: 'Queue used when a job names none; default: the first queue' })),
+      runtimeEnvironments: Type.Array(rte, { default: [], description: 'Runtime environments jobs may request' }),
+      sessionLifetimeSeconds: Type.Integer({ default: 7 * DAY, minimum: 60, description: 'How long a finished job keeps its session directory (A-REX defaultttl)' }),
+      maxSessionLifetimeSeconds: Type.Integer({ default: 30 * DAY, minimum: 60, description: 'Upper bound on a job-requested lifetime' }),
+    },
+    { default: {}, additionalProperties: false },
+  ),
+};

@@ -1,0 +1,8 @@
+import type { ErrorTable } from './table.js';
+
+/** Authentication of the caller (TLS client certificate, RFC 3820 proxies, later bearer tokens). */
+export const authErrors = {
+  CE_ERR_AUTH_NO_CREDENTIALS: { status: 401, message: 'No client certificate presented' },
+  CE_ERR_AUTH_CERT_INVALID: { status: 401, message: 'Client certificate refused' },
+  CE_ERR_AUTH_FORBIDDEN: { status: 403, message: 'Operation is not allowed' },
+} as const satisfies ErrorTable;

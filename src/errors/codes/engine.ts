@@ -1,0 +1,5 @@
+import type { ErrorTable } from './table.js';
+
+/** Job engine, state machine and batch backends. */
+export const engineErrors = {
+} as const satisfies ErrorTable;
