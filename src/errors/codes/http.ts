@@ -13,6 +13,7 @@ export const httpErrors = {
   CE_ERR_HTTP_BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
   CE_ERR_HTTP_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type' },
   CE_ERR_HTTP_SCHEMA_NOT_SUPPORTED: { status: 400, message: 'Schema not implemented' },
+  CE_ERR_INFO_SCHEMA_NOT_OFFERED: { status: 501, message: 'Schema crr is recognised but not offered' },
   CE_ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'Request body not received in time' },
   CE_ERR_HTTP_SHUTTING_DOWN: { status: 503, message: 'Service is shutting down' },
   CE_ERR_INTERNAL: { status: 500, message: 'Internal Server Error' },

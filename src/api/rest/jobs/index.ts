@@ -1,0 +1,76 @@
+/**
+ * `{base}/jobs` (spec §4.3): GET|HEAD lists the caller's jobs (optional `state=` filter),
+ * POST with `action=new` submits, with `info|status|kill|clean|restart|delegations`
+ * acts on a job id list. Overall status 201 for every POST action, as A-REX and the
+ * clients expect (arcstat requires 201 even for info).
+ */
+import { ceError } from '../../../errors/ce-error.js';
+import { readBody } from '../../../http/body.js';
+import { sendDoc } from '../../../http/send.js';
+import type { JobService } from '../../../jobs/job-service.js';
+import type { JobActions } from '../../../jobs/job-actions.js';
+import type { Resource, RestRequest } from '../resource.js';
+import { parseIdList } from './id-list.js';
+import { bulkDocument, JOBS_FORCED_ARRAYS, listDocument } from './render.js';
+
+export interface JobsResourceOptions {
+  readonly jobs: JobService;
+  readonly actions: JobActions;
+  readonly restStates: readonly string[];
+  readonly maxIdsPerRequest: number;
+  readonly maxControlBodyBytes: number;
+  readonly maxSubmitBodyBytes: number;
+}
+
+const ACTIONS = ['new', 'info', 'status', 'kill', 'clean', 'restart', 'delegations'] as const;
+type Action = (typeof ACTIONS)[number];
+
+export function jobsResource(o: JobsResourceOptions): Resource {
+  const list = (req: RestRequest) => {
+    const caller = req.caller();
+    const filter = req.query.get('state');
+    let states: string[] | undefined;
+    if (filter !== undefined) {
+      states = filter.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const bad = states.find((s) => !o.restStates.includes(s));
+      if (bad !== undefined) throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`);
+    }
+    return sendDoc(req.reply, req.format, 200, listDocument(o.jobs.list(caller.dn, states)), JOBS_FORCED_ARRAYS);
+  };
+
+  const post = async (req: RestRequest) => {
+    const caller = req.caller();
+    const action = req.query.get('action');
+    if (action === undefined || action === '') throw ceError('CE_ERR_HTTP_ACTION_MISSING', `missing action parameter (one of ${ACTIONS.join(', ')})`);
+    if (!(ACTIONS as readonly string[]).includes(action)) throw ceError('CE_ERR_HTTP_ACTION_UNKNOWN', `unknown action '${action.slice(0, 32)}'`);
+    const a = action as Action;
+    if (a === 'new') {
+      const body = await readBody(req.raw, o.maxSubmitBodyBytes);
+      const is11 = req.version === '1.1';
+      const results = await o.jobs.submit(caller.dn, body, {
+        queue: is11 ? nonEmpty(req.query.get('queue')) : undefined,
+        delegationId: is11 ? nonEmpty(req.query.get('delegation_id')) : undefined,
+        instances: is11 ? intParam(req.query.get('instances')) : undefined,
+        instancesMin: is11 ? intParam(req.query.get('instances_min')) : undefined,
+        clientHost: req.raw.socket.remoteAddress,
+      });
+      return sendDoc(req.reply, req.format, 201, bulkDocument(results), JOBS_FORCED_ARRAYS, 'Created');
+    }
+    const body = await readBody(req.raw, o.maxControlBodyBytes);
+    const ids = parseIdList(body, req.raw.headers['content-type'], o.maxIdsPerRequest);
+    const items = o.actions[a](caller.dn, ids);
+    return sendDoc(req.reply, req.format, 201, bulkDocument(items), JOBS_FORCED_ARRAYS, 'Created');
+  };
+
+  return { methods: { GET: list, POST: post } };
+}
+
+function nonEmpty(s: string | undefined): string | undefined {
+  return s === undefined || s === '' ? undefined : s;
+}
+
+/** A-REX ignores non-numeric instance counts (keeps the default); so do we. */
+function intParam(s: string | undefined): number | undefined {
+  if (s === undefined || !/^\s*-?\d{1,9}\s*$/.test(s)) return undefined;
+  return Number(s);
+}

@@ -1,0 +1,112 @@
+/**
+ * Builds the HTTP application (a Fastify instance) and never listens: server.ts owns
+ * sockets, TLS and signals, tests call `inject` or listen on port 0.
+ *
+ * Request flow:
+ *   TLS connection (client chain verified once per connection, src/auth)
+ *     -> rewriteUrl (absolute-form targets reduced to path)
+ *     -> catch-all route under {mount}/rest: parse target, route (api/rest/router.ts)
+ *     -> resource method table (405 + Allow when absent), caller check
+ *     -> handler (domain services) -> document -> negotiated rendering (http/send.ts)
+ *     -> errors from anywhere -> http/error-handler.ts
+ *
+ * Bodies are never parsed by Fastify: a catch-all content-type parser leaves the
+ * stream untouched, so handlers stream uploads to disk and sniff job descriptions
+ * by content (clients send wrong or missing Content-Types; see compatibility notes).
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { ceError } from '../errors/ce-error.js';
+import { negotiate } from './negotiate.js';
+import { parseTarget, stripAbsoluteForm } from './query.js';
+import { handleError } from './error-handler.js';
+import type { Authenticator, Caller } from './caller.js';
+import { route, type RestRoutes } from '../api/rest/router.js';
+import { allowHeader, type RestRequest } from '../api/rest/resource.js';
+
+/** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE'] as const;
+
+export interface AppOptions {
+  mountPoint: string;
+  routes: RestRoutes;
+  authenticate: Authenticator;
+  logger: FastifyBaseLogger;
+  /** Extra Fastify options (e.g. `https` from server.ts). */
+  fastify?: Partial<FastifyServerOptions> & Record<string, unknown>;
+  /** External origin used for absolute URLs in answers (PROPFIND hrefs), e.g. https://host:port */
+  origin: () => string;
+}
+
+export function buildApp(opts: AppOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    // Our own one-line access log (onResponse hook) replaces Fastify's two lines.
+    logController: new LogController({ disableRequestLogging: true }),
+    exposeHeadRoutes: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    bodyLimit: 1024 * 1024 * 1024 * 1024,
+    genReqId: () => randomBytes(6).toString('hex'),
+    requestIdHeader: false,
+    rewriteUrl: (req) => stripAbsoluteForm(req.url ?? '/'),
+    routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2000 },
+    ...(opts.fastify ?? {}),
+  } as FastifyServerOptions) as unknown as FastifyInstance;
+
+  for (const m of ['PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK']) {
+    if (!app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
+  }
+  app.removeAllContentTypeParsers();
+  // Leave every body as an unread stream for the handler.
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => handleError(ceError('CE_ERR_HTTP_NOT_FOUND'), request, reply));
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+
+  const prefix = `${opts.mountPoint}/rest`;
+  const handler = async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply): Promise<unknown> => {
+    const target = parseTarget(request.url);
+    const below = target.path.slice(prefix.length);
+    const segments = below === '' ? [] : below.slice(1).split('/');
+    const m = route(opts.routes, segments);
+    const method = request.method;
+    const h = m.resource.methods[method] ?? (method === 'HEAD' ? m.resource.methods.GET : undefined);
+    if (!h) throw ceError('CE_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { headers: { allow: allowHeader(m.resource) } });
+    let caller: Caller | undefined;
+    const resolveCaller = (): Caller => {
+      if (caller) return caller;
+      const r = opts.authenticate(request.raw);
+      if (!r.ok) throw ceError(r.code, r.reason);
+      return (caller = r.caller);
+    };
+    // Presented-but-invalid credentials are refused everywhere, public or not;
+    // missing credentials only where a caller is needed.
+    const r = opts.authenticate(request.raw);
+    if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw ceError(r.code, r.reason);
+    if (r.ok) caller = r.caller;
+    const rr: RestRequest = {
+      raw: request.raw,
+      reply,
+      method,
+      version: m.version ?? '1.1',
+      query: target.query,
+      rest: m.rest,
+      basePath: `${prefix}/${m.version ?? ''}`,
+      requestUrl: opts.origin() + target.path,
+      format: negotiate(request.headers.accept),
+      log: request.log,
+      caller: resolveCaller,
+    };
+    const result = await h(rr);
+    return reply.sent ? undefined : result;
+  };
+  app.route({ method: [...METHODS], url: prefix, handler });
+  app.route({ method: [...METHODS], url: `${prefix}/*`, handler });
+  return app;
+}

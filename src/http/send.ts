@@ -1,0 +1,39 @@
+/**
+ * Sending documents in the negotiated format. The one place that decides bytes and
+ * Content-Type for every structured answer (success and error alike).
+ */
+import type { FastifyReply } from 'fastify';
+import type { XmlElement } from '../doc/element.js';
+import { renderJson } from '../doc/render-json.js';
+import { renderXml } from '../doc/render-xml.js';
+import { renderHtml } from '../doc/render-html.js';
+import { contentTypeOf, type Format } from './negotiate.js';
+
+export function renderDoc(doc: XmlElement, format: Format, forcedArrays: readonly string[] = []): string {
+  switch (format) {
+    case 'json':
+      return renderJson(doc, forcedArrays);
+    case 'xml':
+      return renderXml(doc);
+    case 'html':
+      return renderHtml(doc);
+  }
+}
+
+/** Reason phrases must be one line of visible ASCII (RFC 9112 §4). */
+export function safeReason(s: string): string {
+  const r = s.replace(/[^\x20-\x7e]+/g, ' ').trim();
+  return r.length > 200 ? `${r.slice(0, 197)}...` : r;
+}
+
+export function sendDoc(reply: FastifyReply, format: Format, status: number, doc: XmlElement, forcedArrays: readonly string[] = [], reason?: string): FastifyReply {
+  if (reason !== undefined) reply.raw.statusMessage = safeReason(reason);
+  // A Buffer keeps Fastify from appending a charset to the media type: clients compare it.
+  return reply.code(status).header('content-type', contentTypeOf[format]).send(Buffer.from(renderDoc(doc, format, forcedArrays), 'utf8'));
+}
+
+/** Empty-bodied answer (e.g. 200 after a delegation PUT, 202 after a DELETE). */
+export function sendEmpty(reply: FastifyReply, status: number, reason?: string): FastifyReply {
+  if (reason !== undefined) reply.raw.statusMessage = safeReason(reason);
+  return reply.code(status).send();
+}

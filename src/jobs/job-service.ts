@@ -1,0 +1,154 @@
+/**
+ * Jobs as the REST interface sees them: submission, listing and the bulk actions,
+ * always scoped to the caller (a job of another user is indistinguishable from a
+ * missing one). The engine does the work; this service records requests durably and
+ * pokes the engine.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ceError } from '../errors/ce-error.js';
+import type { JobStore, NewJob } from './store/job-store.js';
+import type { JobRecord } from './store/job-record.js';
+import { newJobId } from './job-id.js';
+import type { DelegationPort, DescriptionPort, EnginePort } from './ports.js';
+import type { JobDescription } from '../jobdesc/model.js';
+
+export interface SubmitOptions {
+  readonly queue?: string | undefined;
+  readonly delegationId?: string | undefined;
+  readonly instances?: number | undefined;
+  readonly instancesMin?: number | undefined;
+  readonly clientHost?: string | undefined;
+}
+
+export interface ItemResult {
+  readonly status: number;
+  readonly reason: string;
+  readonly id?: string;
+  readonly state?: string;
+}
+
+export interface JobServiceOptions {
+  readonly store: JobStore;
+  readonly descriptions: DescriptionPort;
+  readonly delegations: DelegationPort;
+  readonly engine: EnginePort;
+  readonly sessionRoot: string;
+  readonly maxInstances: number;
+  readonly maxRerun: number;
+  readonly initialState: { state: string; restState: string };
+  readonly now?: () => number;
+}
+
+export class JobService {
+  readonly #o: JobServiceOptions;
+  readonly #now: () => number;
+
+  constructor(o: JobServiceOptions) {
+    this.#o = o;
+    this.#now = o.now ?? Date.now;
+  }
+
+  sessionDir(id: string): string {
+    return join(this.#o.sessionRoot, id);
+  }
+
+  /** The caller's job, or a 404 CeError. */
+  visible(owner: string, id: string): JobRecord {
+    const j = this.#o.store.getOwned(id, owner);
+    if (!j) throw ceError('CE_ERR_JOB_NOT_FOUND');
+    return j;
+  }
+
+  find(owner: string, id: string): JobRecord | undefined {
+    return this.#o.store.getOwned(id, owner);
+  }
+
+  list(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
+    return this.#o.store.listByOwner(owner, restStates);
+  }
+
+  /**
+   * POST jobs?action=new. One result per description, in order; a bad item never
+   * affects the others. All accepted items are stored in one durable transaction
+   * before this returns, so the 201 that follows is never a lie.
+   */
+  async submit(owner: string, body: Buffer, opts: SubmitOptions): Promise<ItemResult[]> {
+    const parsed = this.#o.descriptions.split(body);
+    const instances = opts.instances ?? 1;
+    const instancesMin = opts.instancesMin ?? 1;
+    if (!Number.isInteger(instances) || !Number.isInteger(instancesMin) || instances < 1 || instancesMin < 1 || instancesMin > instances) {
+      throw ceError('CE_ERR_JOB_BAD_INSTANCES');
+    }
+    if (instances > 1 && parsed.length > 1) throw ceError('CE_ERR_JOB_INSTANCES_WITH_BULK');
+    if (instancesMin > this.#o.maxInstances) throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `at most ${this.#o.maxInstances} instances per request`);
+    const copies = Math.min(instances, this.#o.maxInstances);
+
+    const results: ItemResult[] = [];
+    const toCreate: NewJob[] = [];
+    const now = this.#now();
+    for (const item of parsed) {
+      if (!item.ok) {
+        results.push({ status: item.status, reason: item.reason });
+        continue;
+      }
+      const acc = this.#o.descriptions.accept(item.description, { queue: opts.queue, delegationId: opts.delegationId });
+      if (!acc.ok) {
+        results.push({ status: acc.status, reason: acc.reason });
+        continue;
+      }
+      const desc = acc.description;
+      const delegs = delegationIdsOf(desc);
+      const foreign = delegs.find((d) => !this.#o.delegations.ownedBy(d, owner));
+      if (foreign !== undefined) {
+        results.push({ status: 404, reason: `Delegation ${foreign.slice(0, 64)} not found` });
+        continue;
+      }
+      for (let i = 0; i < copies; i++) {
+        const id = newJobId();
+        toCreate.push({
+          id,
+          owner,
+          state: this.#o.initialState.state,
+          restState: this.#o.initialState.restState,
+          queue: desc.queue ?? '',
+          delegationId: desc.delegationId ?? null,
+          delegationIds: delegs,
+          format: desc.sourceFormat,
+          description: desc,
+          raw: item.text,
+          createdAt: now,
+          rerunsLeft: Math.min(desc.rerun ?? 0, this.#o.maxRerun),
+          clientHost: opts.clientHost ?? null,
+        });
+        results.push({ status: 201, reason: 'Created', id, state: this.#o.initialState.restState });
+      }
+    }
+    if (toCreate.length === 0) return results;
+    // Session directories first: if the process dies after the commit, recovery finds
+    // each stored job with its directory (and recreates one that is missing).
+    const made: string[] = [];
+    try {
+      for (const j of toCreate) {
+        const d = this.sessionDir(j.id);
+        await mkdir(d, { mode: 0o700 });
+        made.push(d);
+      }
+      this.#o.store.insertMany(toCreate);
+    } catch (e) {
+      await Promise.all(made.map((d) => rm(d, { recursive: true, force: true })));
+      throw e;
+    }
+    this.#o.engine.jobsSubmitted(toCreate.map((j) => j.id));
+    return results;
+  }
+}
+
+/** The main delegation and every per-file one, deduplicated, in order. */
+export function delegationIdsOf(desc: JobDescription): string[] {
+  const out = new Set<string>();
+  if (desc.delegationId) out.add(desc.delegationId);
+  for (const f of desc.inputFiles ?? []) if (f.delegationId) out.add(f.delegationId);
+  for (const f of desc.outputFiles ?? []) if (f.delegationId) out.add(f.delegationId);
+  return [...out];
+}

@@ -1,0 +1,32 @@
+/**
+ * What the jobs service needs from its neighbours, as narrow interfaces, so the
+ * service is testable and the neighbours can evolve (composition in src/service/).
+ */
+import type { JobDescription } from '../jobdesc/model.js';
+
+export type ItemFailure = { readonly ok: false; readonly status: number; readonly reason: string };
+export type ParsedItem = { readonly ok: true; readonly text: string; readonly description: JobDescription } | ItemFailure;
+
+export interface AcceptanceDefaults {
+  readonly queue?: string | undefined;
+  readonly delegationId?: string | undefined;
+}
+
+export interface DescriptionPort {
+  /** Split and parse a submission body; throws a 4xx CeError for whole-request problems. */
+  split(body: Buffer): ParsedItem[];
+  /** Acceptance checks (queue, RTEs, limits...) with the 1.1 defaults applied. */
+  accept(desc: JobDescription, defaults: AcceptanceDefaults): { readonly ok: true; readonly description: JobDescription } | ItemFailure;
+}
+
+export interface DelegationPort {
+  /** True when `id` is a delegation of `owner` usable by jobs. */
+  ownedBy(id: string, owner: string): boolean;
+}
+
+export interface EnginePort {
+  /** New jobs were stored; the engine should pick them up now (event-driven). */
+  jobsSubmitted(ids: readonly string[]): void;
+  /** A request flag (kill/clean/restart) or an upload changed a job. */
+  jobPoked(id: string): void;
+}

@@ -1,0 +1,46 @@
+/**
+ * The embedded SQLite database (better-sqlite3, WAL). One connection, owned by the
+ * service process; every write is a short synchronous transaction, so there is
+ * exactly one writer and no lock contention.
+ *
+ * Durability: synchronous=FULL for the transactions that acknowledge something to a
+ * client (submission, delegation storage), so a 201 survives even a power cut;
+ * engine bookkeeping uses NORMAL, which still survives `kill -9` of the service
+ * (WAL frames are in the OS page cache), and is replayable from the recorded state.
+ */
+import Database from 'better-sqlite3';
+import { migrations } from './migrations.js';
+
+export type Db = Database.Database;
+
+export function openDatabase(file: string): Db {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+/** Run `fn` in one transaction with synchronous=FULL (for acknowledged writes). */
+export function durably<T>(db: Db, fn: () => T): T {
+  db.pragma('synchronous = FULL');
+  try {
+    return db.transaction(fn)();
+  } finally {
+    db.pragma('synchronous = NORMAL');
+  }
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+  for (const m of migrations) {
+    if (done.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, Date.now());
+    })();
+  }
+}

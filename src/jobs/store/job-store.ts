@@ -1,0 +1,132 @@
+/**
+ * Job persistence. Each operation is one statement or one short transaction:
+ *  - `insertMany`: the submission transaction (durable, all-or-nothing per request);
+ *  - `update`: compare-and-set on `version`; returns the new record, or undefined when
+ *    the row changed underneath (the caller re-reads and re-decides) or is gone;
+ *  - listing and lookups scoped by owner use the (owner, rest_state, id) index.
+ */
+import type { Db } from './database.js';
+import { durably } from './database.js';
+import { columnOf, fromRow, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
+
+export interface NewJob {
+  id: string;
+  owner: string;
+  state: string;
+  restState: string;
+  queue: string;
+  delegationId: string | null;
+  delegationIds: readonly string[];
+  format: 'adl' | 'xrsl';
+  description: unknown;
+  raw: string;
+  createdAt: number;
+  rerunsLeft: number;
+  clientHost: string | null;
+}
+
+export class JobStore {
+  readonly #db: Db;
+  readonly #insert;
+  readonly #insertDeleg;
+  readonly #get;
+  readonly #getOwned;
+  readonly #listOwner;
+  readonly #delegsOf;
+  readonly #delete;
+  readonly #updateCache = new Map<string, ReturnType<Db['prepare']>>();
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.#insert = db.prepare(
+      `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, delegation_id, format, description, raw, created_at, updated_at, reruns_left, client_host)
+       VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost)`,
+    );
+    this.#insertDeleg = db.prepare('INSERT OR IGNORE INTO job_delegations (job_id, delegation_id) VALUES (?, ?)');
+    this.#get = db.prepare('SELECT * FROM jobs WHERE id = ?');
+    this.#getOwned = db.prepare('SELECT * FROM jobs WHERE id = ? AND owner = ?');
+    this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
+    this.#delegsOf = db.prepare('SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id');
+    this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
+  }
+
+  /** Insert all jobs of one submission in one durable transaction. */
+  insertMany(jobs: readonly NewJob[]): void {
+    if (jobs.length === 0) return;
+    durably(this.#db, () => {
+      for (const j of jobs) {
+        this.#insert.run({ ...j, description: JSON.stringify(j.description) });
+        for (const d of j.delegationIds) this.#insertDeleg.run(j.id, d);
+      }
+    });
+  }
+
+  get(id: string): JobRecord | undefined {
+    const r = this.#get.get(id) as JobRow | undefined;
+    return r && fromRow(r);
+  }
+
+  /** A job as visible to `owner`: someone else's job is indistinguishable from none. */
+  getOwned(id: string, owner: string): JobRecord | undefined {
+    const r = this.#getOwned.get(id, owner) as JobRow | undefined;
+    return r && fromRow(r);
+  }
+
+  listByOwner(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
+    if (restStates === undefined) return this.#listOwner.all(owner) as { id: string; state: string }[];
+    if (restStates.length === 0) return [];
+    const marks = restStates.map(() => '?').join(',');
+    return this.#db.prepare(`SELECT id, rest_state AS state FROM jobs WHERE owner = ? AND rest_state IN (${marks}) ORDER BY id`).all(owner, ...restStates) as { id: string; state: string }[];
+  }
+
+  delegationsOf(id: string): string[] {
+    return (this.#delegsOf.all(id) as { d: string }[]).map((r) => r.d);
+  }
+
+  /** Jobs in the given internal states (engine recovery and scheduling). */
+  listByStates(states: readonly string[]): JobRecord[] {
+    const marks = states.map(() => '?').join(',');
+    return (this.#db.prepare(`SELECT * FROM jobs WHERE state IN (${marks}) ORDER BY created_at, id`).all(...states) as JobRow[]).map(fromRow);
+  }
+
+  /** Finished jobs whose session lifetime ended before `now`. */
+  listExpired(now: number, limit = 500): JobRecord[] {
+    return (this.#db.prepare('SELECT * FROM jobs WHERE erase_at IS NOT NULL AND erase_at <= ? ORDER BY erase_at LIMIT ?').all(now, limit) as JobRow[]).map(fromRow);
+  }
+
+  /**
+   * Compare-and-set: apply `changes` only if the row still has `expected.version`.
+   * Returns the updated record, or undefined if the job changed meanwhile or is gone.
+   */
+  update(expected: Pick<JobRecord, 'id' | 'version'>, changes: JobChanges, now = Date.now()): JobRecord | undefined {
+    const keys = (Object.keys(changes) as (keyof JobChanges)[]).filter((k) => changes[k] !== undefined);
+    const sig = keys.join(',');
+    let stmt = this.#updateCache.get(sig);
+    if (!stmt) {
+      const sets = keys.map((k) => `${columnOf[k]} = @${k}`).join(', ');
+      stmt = this.#db.prepare(`UPDATE jobs SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING *`);
+      this.#updateCache.set(sig, stmt);
+    }
+    const params: Record<string, unknown> = { id: expected.id, version: expected.version, now };
+    for (const k of keys) {
+      const v = changes[k];
+      params[k] = typeof v === 'boolean' ? (v ? 1 : 0) : k === 'engine' ? JSON.stringify(v) : v;
+    }
+    const row = stmt.get(params) as JobRow | undefined;
+    return row && fromRow(row);
+  }
+
+  /** Remove a job record entirely (after clean, or purge of a wiped record). CAS on version. */
+  delete(expected: Pick<JobRecord, 'id' | 'version'>): boolean {
+    return this.#delete.run(expected.id, expected.version).changes === 1;
+  }
+
+  /** Job ids using a delegation (to refuse deleting a delegation in use, and for renewal). */
+  jobsUsingDelegation(delegationId: string): string[] {
+    return (this.#db.prepare('SELECT job_id AS j FROM job_delegations WHERE delegation_id = ?').all(delegationId) as { j: string }[]).map((r) => r.j);
+  }
+
+  countByState(): { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[] {
+    return this.#db.prepare('SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue').all() as { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[];
+  }
+}

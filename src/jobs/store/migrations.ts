@@ -1,0 +1,67 @@
+/**
+ * Numbered schema migrations, applied in order, each once, each in a transaction.
+ * Append only: never edit a migration that has shipped; add a new one.
+ *
+ * Design of the jobs table (001):
+ *  - one row per job; `state` + `pending` are the internal (grid-manager style) state,
+ *    `rest_state` the derived REST state, stored so that `GET jobs?state=` and the
+ *    per-owner listing are covering-index scans (owner, rest_state, id);
+ *  - every state change is a compare-and-set on `version` (optimistic lock), so a
+ *    transition is persisted before its effect is acknowledged and never applied twice;
+ *  - `description` holds the validated JobDescription as JSON (the one parse), `raw`
+ *    the description text as submitted (the `description` control file);
+ *  - request flags (kill/clean/restart) are columns, not mark files: one source of truth;
+ *  - `engine` is a JSON object for per-step engine data (usage, local id details, ...).
+ */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE jobs (
+  id               TEXT PRIMARY KEY,
+  owner            TEXT NOT NULL,
+  state            TEXT NOT NULL,
+  pending          INTEGER NOT NULL DEFAULT 0,
+  rest_state       TEXT NOT NULL,
+  lrms_state       TEXT,
+  outcome          TEXT,
+  queue            TEXT NOT NULL,
+  delegation_id    TEXT,
+  format           TEXT NOT NULL,
+  description      TEXT NOT NULL,
+  raw              TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  local_id         TEXT,
+  exit_code        INTEGER,
+  failed_state     TEXT,
+  failed_cause     TEXT,
+  failure_reason   TEXT,
+  kill_requested   INTEGER NOT NULL DEFAULT 0,
+  clean_requested  INTEGER NOT NULL DEFAULT 0,
+  restart_requested INTEGER NOT NULL DEFAULT 0,
+  reruns_left      INTEGER NOT NULL DEFAULT 0,
+  started_at       INTEGER,
+  ended_at         INTEGER,
+  erase_at         INTEGER,
+  client_host      TEXT,
+  engine           TEXT NOT NULL DEFAULT '{}',
+  version          INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX jobs_owner_rest ON jobs (owner, rest_state, id);
+CREATE INDEX jobs_state ON jobs (state, pending);
+CREATE INDEX jobs_erase ON jobs (erase_at) WHERE erase_at IS NOT NULL;
+CREATE TABLE job_delegations (
+  job_id        TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  delegation_id TEXT NOT NULL,
+  PRIMARY KEY (job_id, delegation_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX job_delegations_by_delegation ON job_delegations (delegation_id);
+`,
+  },
+];

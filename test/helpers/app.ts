@@ -1,0 +1,45 @@
+/**
+ * Test seam: build the Fastify app with a caller taken from the `x-test-dn` header.
+ * This authenticator exists only in tests; production uses the verified TLS chain.
+ */
+import type { IncomingMessage } from 'node:http';
+import { pino } from 'pino';
+import { buildApp } from '../../src/http/app.js';
+import type { Authenticator } from '../../src/http/caller.js';
+import type { RestRoutes } from '../../src/api/rest/router.js';
+import type { Resource } from '../../src/api/rest/resource.js';
+import { versionsResource } from '../../src/api/rest/versions/index.js';
+import { el } from '../../src/doc/element.js';
+import { infoResource } from '../../src/api/rest/info/index.js';
+
+export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
+  const dn = req.headers['x-test-dn'];
+  if (typeof dn !== 'string' || dn === '') return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
+  if (dn === 'invalid') return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'test: invalid credentials' };
+  return { ok: true, caller: { dn, kind: 'x509' } };
+};
+
+export const dummy: Resource = { methods: { GET: (req) => req.reply.code(200).send('dummy') } };
+
+export function testRoutes(overrides: Partial<RestRoutes> = {}): RestRoutes {
+  return {
+    versions: versionsResource,
+    info: infoResource({ document: () => el('InfoRoot', el('Domains', 'x')) }),
+    jobs: dummy,
+    session: dummy,
+    diagnose: dummy,
+    delegations: dummy,
+    delegation: dummy,
+    ...overrides,
+  };
+}
+
+export function testApp(overrides: Partial<RestRoutes> = {}, authenticate: Authenticator = headerAuthenticator) {
+  return buildApp({
+    mountPoint: '/arex',
+    routes: testRoutes(overrides),
+    authenticate,
+    logger: pino({ level: 'silent' }),
+    origin: () => 'https://localhost:8443',
+  });
+}
