@@ -1,0 +1,65 @@
+/**
+ * `ceres serve`: load the configuration, start the service, print the service URL and
+ * the PKI folder, and shut down on SIGTERM/SIGINT:
+ *   first signal  -> graceful: stop accepting, finish in-flight requests, stop the
+ *                    engine cleanly (running jobs keep running; they are recovered on
+ *                    the next start), exit 0;
+ *   second signal, or `shutdownTimeoutSeconds` passed -> forced exit 1.
+ */
+import type { Command } from 'commander';
+import { ConfigError, loadConfig } from '../config/load.js';
+import { startService } from '../service/start.js';
+import { createLogger } from '../service/logger.js';
+
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the computing element')
+    .option('--listen <host:port>', 'address to listen on (default 127.0.0.1:8443; port 0 picks a free port)')
+    .option('--state-dir <dir>', 'state directory (default ./var)')
+    .option('--config <file>', 'configuration file (JSON)')
+    .action(async (opts: { listen?: string; stateDir?: string; config?: string }) => {
+      let config;
+      try {
+        config = loadConfig(opts.config, { listen: opts.listen, stateDir: opts.stateDir });
+      } catch (e) {
+        if (e instanceof ConfigError) {
+          process.stderr.write(`ceres: ${e.message}\n`);
+          process.exit(2);
+        }
+        throw e;
+      }
+      const log = createLogger(config.log.level, config.log.file);
+      const svc = await startService(config, log);
+      process.stdout.write(`ceres: service URL ${svc.url}\n`);
+      process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
+      let stopping = false;
+      const stop = (signal: string): void => {
+        if (stopping) {
+          log.warn({ signal }, 'second signal: forcing exit');
+          process.exit(1);
+        }
+        stopping = true;
+        log.info({ signal }, 'shutting down gracefully');
+        const timer = setTimeout(() => {
+          log.error('graceful shutdown timed out: forcing exit');
+          process.exit(1);
+        }, config.shutdownTimeoutSeconds * 1000);
+        timer.unref();
+        svc.close().then(
+          () => {
+            log.info('stopped');
+            log.flush?.();
+            process.exit(0);
+          },
+          (e: unknown) => {
+            log.error({ err: e }, 'error during shutdown');
+            process.exit(1);
+          },
+        );
+      };
+      for (const s of SIGNALS) process.on(s, () => stop(s));
+    });
+}

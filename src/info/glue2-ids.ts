@@ -1,0 +1,17 @@
+/**
+ * GLUE2 identifiers, in A-REX's URN forms so that ids read the same on both
+ * implementations. The service document and the per-job ComputingActivity share
+ * them (a job's Associations/ComputingShareID names its queue's share).
+ */
+import { EXECUTION_ENVIRONMENT_NAME, REST_INTERFACE_NAME } from './glue2-constants.js';
+
+export const adminDomainId = (name: string): string => `urn:ad:${name}`;
+export const computingServiceId = (host: string): string => `urn:ogf:ComputingService:${host}:arex`;
+export const restEndpointId = (host: string, url: string): string => `urn:ogf:ComputingEndpoint:${host}:rest:${url}`;
+export const computingShareId = (host: string, queue: string): string => `urn:ogf:ComputingShare:${host}:${queue}`;
+export const computingManagerId = (host: string, lrms: string): string => `urn:ogf:ComputingManager:${host}:${lrms}`;
+export const executionEnvironmentId = (host: string): string => `urn:ogf:ExecutionEnvironment:${host}:${EXECUTION_ENVIRONMENT_NAME}`;
+export const applicationEnvironmentId = (host: string, index: number): string => `urn:ogf:ApplicationEnvironment:${host}:rte:${index}`;
+/** ComputingActivity ID of a job submitted through the REST interface. */
+export const computingActivityId = (host: string, jobId: string): string => `urn:caid:${host}:${REST_INTERFACE_NAME}:${jobId}`;
+export const idFromEndpoint = (jobId: string): string => `urn:idfe:${jobId}`;

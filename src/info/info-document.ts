@@ -1,0 +1,277 @@
+/**
+ * The GLUE2 service document served at `GET {base}/info`: A-REX's skeleton and
+ * element order (InfoRoot / Domains / AdminDomain / Services / ComputingService with
+ * one REST ComputingEndpoint, a ComputingShare per queue and the ComputingManager),
+ * filled from an InfoSnapshot. Pure: no I/O, same snapshot, same tree.
+ *
+ * What the clients need from it (see docs/info-document.md):
+ *  - ARC client (`arcinfo`, broker): ComputingEndpoint with InterfaceName
+ *    `org.nordugrid.arcrest`, URL, capability `executionmanagement.jobcreation`,
+ *    HealthState `ok`/`warning`; shares matched on MappingQueue; memory requests
+ *    need MainMemorySize or MaxMainMemory; RTE requests need ApplicationEnvironments.
+ *  - pyarcrest (JSON): ComputingService.ComputingShare[].Name (an object when there
+ *    is one share), MaxWallTime, ComputingManager.ApplicationEnvironments
+ *    .ApplicationEnvironment[].AppName/AppVersion.
+ *
+ * Invariant (glue2-elements.ts): unknown values and empty containers are left out.
+ * The JSON rendering turns an empty element into a string, and pyarcrest walks the
+ * containers with dict lookups (`.get("ApplicationEnvironments", {}).get(...)`),
+ * which a string breaks; an absent container reads as "none".
+ */
+import { el, type XmlElement } from '../doc/element.js';
+import {
+  DEFAULT_INFO_VALIDITY_SECONDS,
+  EXECUTION_ENVIRONMENT_NAME,
+  GLUE2_NS,
+  GLUE2_SCHEMA_LOCATION,
+  IMPLEMENTATION_NAME,
+  IMPLEMENTOR,
+  JOB_DESCRIPTION_LANGUAGES,
+  REST_CAPABILITIES,
+  REST_ENDPOINT_NAME,
+  REST_INTERFACE_NAME,
+  REST_INTERFACE_VERSIONS,
+  RTE_STATE,
+  SERVICE_TYPE,
+  XSI_NS,
+} from './glue2-constants.js';
+import {
+  adminDomainId,
+  applicationEnvironmentId,
+  computingManagerId,
+  computingServiceId,
+  computingShareId,
+  executionEnvironmentId,
+  restEndpointId,
+} from './glue2-ids.js';
+import { group, leaf, leaves } from './glue2-elements.js';
+import { boolText, bytesToGb, bytesToMb, countText, glueTime, intText, nonEmpty } from './glue2-values.js';
+import type { InfoSnapshot, QueueInfo, RuntimeEnvironmentInfo } from './info-snapshot.js';
+import { emptyCounters, type JobCounters } from './job-tally.js';
+import { splitRteName } from './rte-name.js';
+
+interface Ctx {
+  readonly s: InfoSnapshot;
+  readonly host: string;
+  readonly created: string | undefined;
+  readonly validity: string;
+  readonly endpointId: string;
+  readonly shareIds: readonly string[];
+  readonly freeSlots: number | undefined;
+}
+
+/** Entity attributes in A-REX's order: BaseType, CreationTime, Validity. */
+function entityAttrs(c: Ctx, baseType: string | undefined): Record<string, string> {
+  const a: Record<string, string> = {};
+  if (baseType !== undefined) a.BaseType = baseType;
+  if (c.created !== undefined) a.CreationTime = c.created;
+  a.Validity = c.validity;
+  return a;
+}
+
+export function buildInfoDocument(s: InfoSnapshot): XmlElement {
+  const host = s.hostname;
+  const free = s.totalSlots === undefined ? undefined : Math.max(0, s.totalSlots - s.jobs.all.usedSlots);
+  const c: Ctx = {
+    s,
+    host,
+    created: glueTime(s.now),
+    validity: countText(s.validitySeconds) ?? String(DEFAULT_INFO_VALIDITY_SECONDS),
+    endpointId: restEndpointId(host, s.endpointUrl),
+    shareIds: s.queues.map((q) => computingShareId(host, q.name)),
+    freeSlots: free,
+  };
+  const domains = el('Domains', [adminDomain(c)], {
+    xmlns: GLUE2_NS,
+    'xmlns:xsi': XSI_NS,
+    'xsi:schemaLocation': GLUE2_SCHEMA_LOCATION,
+  });
+  return el('InfoRoot', [domains]);
+}
+
+function adminDomain(c: Ctx): XmlElement {
+  return el(
+    'AdminDomain',
+    [leaf('ID', adminDomainId(c.s.clusterName)), leaf('Name', c.s.clusterName), el('Services', [computingService(c)])],
+    entityAttrs(c, 'Domain'),
+  );
+}
+
+function counters(j: JobCounters): XmlElement[] {
+  return [
+    el('TotalJobs', String(j.total)),
+    el('RunningJobs', String(j.running)),
+    el('WaitingJobs', String(j.waiting)),
+    el('StagingJobs', String(j.staging)),
+    el('SuspendedJobs', String(j.suspended)),
+    el('PreLRMSWaitingJobs', String(j.preLrmsWaiting)),
+  ];
+}
+
+function computingService(c: Ctx): XmlElement {
+  const s = c.s;
+  return el(
+    'ComputingService',
+    [
+      leaf('ID', computingServiceId(c.host)),
+      leaf('Name', s.clusterName),
+      leaves('Capability', REST_CAPABILITIES),
+      leaf('Type', SERVICE_TYPE),
+      leaf('QualityLevel', 'production'),
+      leaf('Complexity', `endpoint=1,share=${s.queues.length},resource=1`),
+      counters(s.jobs.all),
+      computingEndpoint(c),
+      s.queues.map((q) => computingShare(c, q)),
+      computingManager(c),
+    ],
+    entityAttrs(c, 'Service'),
+  );
+}
+
+function computingEndpoint(c: Ctx): XmlElement {
+  const s = c.s;
+  return el(
+    'ComputingEndpoint',
+    [
+      leaf('ID', c.endpointId),
+      leaf('Name', REST_ENDPOINT_NAME),
+      leaf('URL', s.endpointUrl),
+      leaves('Capability', REST_CAPABILITIES),
+      leaf('Technology', 'rest'),
+      leaf('InterfaceName', REST_INTERFACE_NAME),
+      leaves('InterfaceVersion', REST_INTERFACE_VERSIONS),
+      leaf('Implementor', IMPLEMENTOR),
+      leaf('ImplementationName', IMPLEMENTATION_NAME),
+      leaf('ImplementationVersion', nonEmpty(s.implementationVersion)),
+      leaf('QualityLevel', 'production'),
+      leaf('HealthState', s.health.state),
+      leaf('HealthStateInfo', nonEmpty(s.health.info)),
+      leaf('ServingState', s.servingState),
+      leaf('StartTime', glueTime(s.startTime)),
+      leaf('IssuerCA', nonEmpty(s.issuerCa)),
+      leaves('TrustedCA', s.trustedCas),
+      leaf('Staging', 'staginginout'),
+      leaves('JobDescription', s.jobDescriptionLanguages ?? JOB_DESCRIPTION_LANGUAGES),
+      counters(s.jobs.all),
+      group(
+        'Associations',
+        c.shareIds.map((id) => el('ComputingShareID', id)),
+      ),
+    ],
+    entityAttrs(c, 'Endpoint'),
+  );
+}
+
+function computingShare(c: Ctx, q: QueueInfo): XmlElement {
+  const j = c.s.jobs.byQueue.get(q.name) ?? emptyCounters();
+  return el(
+    'ComputingShare',
+    [
+      leaf('ID', computingShareId(c.host, q.name)),
+      leaf('Name', q.name),
+      leaf('Description', nonEmpty(q.description)),
+      leaf('MappingQueue', q.name),
+      leaf('MaxWallTime', countText(q.maxWallTimeSeconds)),
+      leaf('MinWallTime', countText(q.minWallTimeSeconds)),
+      leaf('DefaultWallTime', countText(q.defaultWallTimeSeconds)),
+      leaf('MaxCPUTime', countText(q.maxCpuTimeSeconds)),
+      leaf('MaxTotalJobs', countText(q.maxTotalJobs)),
+      leaf('MaxRunningJobs', countText(q.maxRunningJobs)),
+      leaf('MaxWaitingJobs', countText(q.maxWaitingJobs)),
+      leaf('MaxUserRunningJobs', countText(q.maxUserRunningJobs)),
+      leaf('MaxSlotsPerJob', countText(q.maxSlotsPerJob)),
+      leaf('MaxMainMemory', countText(bytesToMb(q.maxMemoryBytes))),
+      leaf('ServingState', q.servingState ?? c.s.servingState),
+      el('TotalJobs', String(j.total)),
+      el('RunningJobs', String(j.running)),
+      el('WaitingJobs', String(j.waiting)),
+      el('SuspendedJobs', String(j.suspended)),
+      el('StagingJobs', String(j.staging)),
+      el('PreLRMSWaitingJobs', String(j.preLrmsWaiting)),
+      // The slots are the machine's, shared by all queues: each share offers them all.
+      leaf('FreeSlots', countText(c.freeSlots)),
+      leaf('FreeSlotsWithDuration', countText(c.freeSlots)),
+      el('UsedSlots', String(j.usedSlots)),
+      el('RequestedSlots', String(j.requestedSlots)),
+      el('Associations', [el('ComputingEndpointID', c.endpointId), el('ExecutionEnvironmentID', executionEnvironmentId(c.host))]),
+    ],
+    entityAttrs(c, 'Share'),
+  );
+}
+
+function computingManager(c: Ctx): XmlElement {
+  const s = c.s;
+  const wa = s.workingArea;
+  return el(
+    'ComputingManager',
+    [
+      leaf('ID', computingManagerId(c.host, s.lrms.name)),
+      leaf('ProductName', s.lrms.name),
+      leaf('ProductVersion', nonEmpty(s.lrms.version)),
+      leaf('BulkSubmission', 'false'),
+      leaf('TotalLogicalCPUs', countText(s.totalLogicalCpus)),
+      leaf('TotalSlots', countText(s.totalSlots)),
+      el('SlotsUsedByGridJobs', String(s.jobs.all.usedSlots)),
+      // One ExecutionEnvironment is published, so the resources are homogeneous by construction.
+      leaf('Homogeneous', 'true'),
+      leaf('WorkingAreaShared', boolText(wa?.shared)),
+      leaf('WorkingAreaTotal', countText(bytesToGb(wa?.totalBytes))),
+      leaf('WorkingAreaFree', countText(bytesToGb(wa?.freeBytes))),
+      leaf('WorkingAreaLifeTime', countText(wa?.lifetimeSeconds)),
+      el('ExecutionEnvironments', [executionEnvironment(c)]),
+      group(
+        'ApplicationEnvironments',
+        s.runtimeEnvironments.map((r, i) => applicationEnvironment(c, r, i)),
+      ),
+    ],
+    entityAttrs(c, 'Manager'),
+  );
+}
+
+function executionEnvironment(c: Ctx): XmlElement {
+  const h = c.s.host;
+  return el(
+    'ExecutionEnvironment',
+    [
+      leaf('ID', executionEnvironmentId(c.host)),
+      leaf('Name', EXECUTION_ENVIRONMENT_NAME),
+      leaf('Platform', nonEmpty(h.platform)),
+      leaf('TotalInstances', countText(h.totalInstances)),
+      leaf('PhysicalCPUs', countText(h.physicalCpus)),
+      leaf('LogicalCPUs', countText(h.logicalCpus)),
+      leaf('CPUVendor', nonEmpty(h.cpuVendor)),
+      leaf('CPUModel', nonEmpty(h.cpuModel)),
+      // os.cpus() reports speed 0 when the kernel does not expose it: unknown, not 0 MHz.
+      leaf('CPUClockSpeed', h.cpuClockMhz !== undefined && h.cpuClockMhz > 0 ? intText(h.cpuClockMhz) : undefined),
+      leaf('MainMemorySize', countText(bytesToMb(h.mainMemoryBytes))),
+      leaf('VirtualMemorySize', countText(bytesToMb(h.virtualMemoryBytes))),
+      leaf('OSFamily', nonEmpty(h.osFamily)),
+      leaf('OSName', nonEmpty(h.osName)),
+      leaf('OSVersion', nonEmpty(h.osVersion)),
+      leaf('ConnectivityIn', boolText(h.connectivityIn)),
+      leaf('ConnectivityOut', boolText(h.connectivityOut)),
+      group(
+        'Associations',
+        c.shareIds.map((id) => el('ComputingShareID', id)),
+      ),
+    ],
+    entityAttrs(c, 'Resource'),
+  );
+}
+
+function applicationEnvironment(c: Ctx, r: RuntimeEnvironmentInfo, index: number): XmlElement {
+  const { appName, appVersion } = splitRteName(r.name);
+  return el(
+    'ApplicationEnvironment',
+    [
+      leaf('ID', applicationEnvironmentId(c.host, index)),
+      leaf('AppName', appName),
+      leaf('AppVersion', appVersion),
+      leaf('State', RTE_STATE),
+      leaf('Description', nonEmpty(r.description)),
+      el('Associations', [el('ExecutionEnvironmentID', executionEnvironmentId(c.host))]),
+    ],
+    // GLUE2 ApplicationEnvironment is a plain Entity: creation time and validity, no BaseType.
+    entityAttrs(c, undefined),
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * Feeds the GLUE2 builder (src/info) with live figures: configuration, job counters
+ * from the store, host facts (read once), working-area space. The document is cached
+ * for one second: brokers poll it, and counters a second old are live enough.
+ */
+import { statfsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { Config } from '../config/schema.js';
+import type { InfoSource } from '../api/rest/info/index.js';
+import type { XmlElement } from '../doc/element.js';
+import { buildInfoDocument } from '../info/info-document.js';
+import { readHostFacts } from '../info/host-facts.js';
+import { tallyJobs, type JobTallyEntry } from '../info/job-tally.js';
+import type { GmState, LrmsState } from '../info/job-states.js';
+import type { JobStore } from '../jobs/store/job-store.js';
+
+export const CERES_VERSION = '0.1.0';
+
+const LRMS_LETTER: Record<string, LrmsState> = { QUEUING: 'Q', RUNNING: 'R', HELD: 'S', EXITINGLRMS: 'E', OTHER: 'O' };
+
+export interface InfoSourceOptions {
+  readonly config: Config;
+  readonly store: JobStore;
+  readonly endpointUrl: () => string;
+  readonly hostname: string;
+  readonly sessionRoot: string;
+  readonly lrms: { name: string; version?: string };
+  readonly issuerCa?: string | undefined;
+  readonly trustedCas: readonly string[];
+  readonly startTime: Date;
+  readonly health?: () => { state: 'ok' | 'warning' | 'critical'; info?: string };
+}
+
+export function createInfoSource(o: InfoSourceOptions): InfoSource {
+  const host = readHostFacts();
+  let cached: { at: number; doc: XmlElement } | undefined;
+  return {
+    document(): XmlElement {
+      const now = Date.now();
+      if (cached && now - cached.at < 1000) return cached.doc;
+      const entries: JobTallyEntry[] = [];
+      for (const r of o.store.countByState()) {
+        const e: JobTallyEntry = { gmState: r.state as GmState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState && LRMS_LETTER[r.lrmsState] ? { lrmsState: LRMS_LETTER[r.lrmsState] } : {}) };
+        for (let i = 0; i < r.n; i++) entries.push(e);
+      }
+      let space: { totalBytes: number; freeBytes: number } | undefined;
+      try {
+        const s = statfsSync(o.sessionRoot);
+        space = { totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
+      } catch {
+        space = undefined;
+      }
+      const c = o.config.cluster;
+      const doc = buildInfoDocument({
+        endpointUrl: o.endpointUrl(),
+        hostname: o.hostname,
+        clusterName: c.name,
+        implementationVersion: CERES_VERSION,
+        now: new Date(now),
+        startTime: o.startTime,
+        validitySeconds: 60,
+        health: o.health?.() ?? { state: 'ok' },
+        servingState: 'production',
+        queues: c.queues.map((q) => ({ ...q })),
+        runtimeEnvironments: c.runtimeEnvironments.map((r) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}) })),
+        jobs: tallyJobs(entries),
+        lrms: o.lrms,
+        totalSlots: availableParallelism(),
+        totalLogicalCpus: availableParallelism(),
+        host,
+        workingArea: { ...(space ?? {}), shared: true, lifetimeSeconds: c.sessionLifetimeSeconds },
+        ...(o.issuerCa !== undefined ? { issuerCa: o.issuerCa } : {}),
+        trustedCas: o.trustedCas,
+      });
+      cached = { at: now, doc };
+      return doc;
+    },
+  };
+}
