@@ -38,6 +38,16 @@ export interface AppOptions {
   origin: () => string;
 }
 
+/**
+ * The origin the client addressed (from Host), so absolute URLs we hand back (PROPFIND
+ * hrefs) start with exactly the prefix the client used: arcget strips its own listing
+ * URL from each href. A Host that is not a plain host[:port] falls back to the configured one.
+ */
+function originOf(host: string | undefined, fallback: () => string): string {
+  if (host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `https://${host}`;
+  return fallback();
+}
+
 export function buildApp(opts: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: opts.logger,
@@ -51,6 +61,9 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     requestIdHeader: false,
     rewriteUrl: (req) => stripAbsoluteForm(req.url ?? '/'),
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2000 },
+    // Malformed URLs and headers rejected by the router still answer through our handler.
+    frameworkErrors: (error: Error, req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) =>
+      handleError(ceError('CE_ERR_HTTP_BAD_REQUEST', 'malformed request target', { cause: error }), req, reply),
     ...(opts.fastify ?? {}),
   } as FastifyServerOptions) as unknown as FastifyInstance;
 
@@ -98,7 +111,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       query: target.query,
       rest: m.rest,
       basePath: `${prefix}/${m.version ?? ''}`,
-      requestUrl: opts.origin() + target.path,
+      requestUrl: originOf(request.headers.host, opts.origin) + target.path,
       format: negotiate(request.headers.accept),
       log: request.log,
       caller: resolveCaller,

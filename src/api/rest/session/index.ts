@@ -1,0 +1,147 @@
+/**
+ * `{base}/jobs/<id>/session[/<path>]` (spec §4.4; A-REX reference §5.7, §9.2, §9.6):
+ *
+ *   GET|HEAD  file: content (streamed, single Range → 206); directory: listing
+ *   PUT       file: stored (streamed; Content-Range writes at an offset; parents made)
+ *   DELETE    file or directory (recursive); 204. The session directory itself: 403
+ *   PROPFIND  Depth 0|1, 207 Multi-Status with absolute hrefs (what arcget lists with)
+ *
+ * Every method first resolves the job as the caller's (another user's job is a 404,
+ * like a missing one), then the path (session-path.ts: 400 for malformed paths;
+ * safe-fs.ts: 403 for symlinks). Other methods: 405 with Allow (router).
+ * Deliberate differences from A-REX are listed in docs/sessions.md.
+ */
+import { readBody } from '../../../http/body.js';
+import { sendDoc, sendEmpty } from '../../../http/send.js';
+import { ceError } from '../../../errors/ce-error.js';
+import type { JobService } from '../../../jobs/job-service.js';
+import { isPlausibleJobId } from '../../../jobs/job-id.js';
+import { parseContentRange } from '../../../sessions/byte-range.js';
+import { encodePath, encodeSegment } from '../../../sessions/href.js';
+import { LISTING_FORCED_ARRAYS, listingHtml, listingJson, listingXml } from '../../../sessions/listing.js';
+import { checkPropfindBody, multistatus, parseDepth, renderMultistatus, type DavResource } from '../../../sessions/propfind.js';
+import { sendFileHandle } from '../../../sessions/send-file.js';
+import type { SessionFiles } from '../../../sessions/session-files.js';
+import { parseSessionPath, type SessionPath } from '../../../sessions/session-path.js';
+import type { DirEntry } from '../../../sessions/safe-fs.js';
+import type { Resource, RestRequest } from '../resource.js';
+
+export interface SessionResourceOptions {
+  readonly jobs: Pick<JobService, 'visible' | 'sessionDir'>;
+  readonly files: SessionFiles;
+  /** Cap on a PROPFIND request body (default 64 KiB; larger is a 413). */
+  readonly maxPropfindBodyBytes?: number;
+}
+
+interface Target {
+  readonly id: string;
+  readonly dir: string;
+  readonly path: SessionPath;
+}
+
+export function sessionResource(o: SessionResourceOptions): Resource {
+  const maxPropfind = o.maxPropfindBodyBytes ?? 64 * 1024;
+
+  const target = (req: RestRequest): Target => {
+    const caller = req.caller();
+    const [rawId = '', ...rawPath] = req.rest;
+    const id = decodeId(rawId);
+    o.jobs.visible(caller.dn, id);
+    return { id, dir: o.jobs.sessionDir(id), path: parseSessionPath(rawPath) };
+  };
+
+  const get = async (req: RestRequest) => {
+    const t = target(req);
+    const opened = await o.files.open(t.dir, t.path);
+    if (opened.kind === 'file') {
+      return sendFileHandle(req.raw, req.reply, opened.handle, opened.stat.size, { contentType: 'application/octet-stream', lastModified: opened.stat.mtime });
+    }
+    let entries: DirEntry[];
+    try {
+      entries = await o.files.list(opened);
+    } finally {
+      await opened.handle.close();
+    }
+    switch (req.format) {
+      case 'xml':
+        return sendDoc(req.reply, 'xml', 200, listingXml(entries));
+      case 'json':
+        return sendDoc(req.reply, 'json', 200, listingJson(entries), LISTING_FORCED_ARRAYS);
+      case 'html': {
+        const segs = t.path.segments;
+        const base = `${req.basePath}/jobs/${encodeSegment(t.id)}/session/${segs.length ? `${encodePath(segs)}/` : ''}`;
+        const title = `${t.id}/session${segs.length ? `/${t.path.rel}` : ''}`;
+        return req.reply.code(200).header('content-type', 'text/html; charset=utf-8').send(listingHtml(entries, base, title));
+      }
+    }
+  };
+
+  const put = async (req: RestRequest) => {
+    const t = target(req);
+    if (t.path.segments.length === 0 || t.path.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+    const h = req.raw.headers;
+    const cr = h['content-range'];
+    const cl = h['content-length'];
+    await o.files.put({
+      jobId: t.id,
+      sessionDir: t.dir,
+      path: t.path,
+      body: req.raw,
+      contentLength: cl === undefined ? undefined : Number(cl),
+      range: cr === undefined ? undefined : parseContentRange(cr),
+      ifNoneMatchAny: h['if-none-match']?.trim() === '*',
+    });
+    return sendEmpty(req.reply, 200);
+  };
+
+  const del = async (req: RestRequest) => {
+    const t = target(req);
+    await o.files.remove(t.id, t.dir, t.path);
+    return sendEmpty(req.reply, 204);
+  };
+
+  const propfind = async (req: RestRequest) => {
+    const t = target(req);
+    checkPropfindBody(await readBody(req.raw, maxPropfind));
+    const depth = parseDepth(req.raw.headers.depth);
+    const opened = await o.files.open(t.dir, t.path);
+    const segs = t.path.segments;
+    const sessionUrl = `${originOf(req)}${req.basePath}/jobs/${encodeSegment(t.id)}/session`;
+    const selfHref = `${sessionUrl}/${encodePath(segs)}${segs.length && opened.kind === 'dir' ? '/' : ''}`;
+    const items: DavResource[] = [{ href: selfHref, displayName: segs[segs.length - 1] ?? t.id, kind: opened.kind, stat: opened.stat }];
+    try {
+      if (opened.kind === 'dir' && depth === 1) {
+        for (const e of await o.files.list(opened)) {
+          items.push({ href: `${selfHref}${encodeSegment(e.name)}${e.kind === 'dir' ? '/' : ''}`, displayName: e.name, kind: e.kind, stat: e.stat });
+        }
+      }
+    } finally {
+      await opened.handle.close();
+    }
+    return req.reply.code(207).header('content-type', 'application/xml; charset=utf-8').send(renderMultistatus(multistatus(items)));
+  };
+
+  return { methods: { GET: get, PUT: put, DELETE: del, PROPFIND: propfind } };
+}
+
+/** Job ids are plain alphanumerics: anything else (also after decoding) names no job. */
+function decodeId(raw: string): string {
+  let id = raw;
+  if (raw.includes('%')) {
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      throw ceError('CE_ERR_JOB_NOT_FOUND');
+    }
+  }
+  if (!isPlausibleJobId(id)) throw ceError('CE_ERR_JOB_NOT_FOUND');
+  return id;
+}
+
+/** `scheme://host[:port]` of the request URL (hrefs must be absolute). */
+function originOf(req: RestRequest): string {
+  const u = req.requestUrl;
+  const from = u.indexOf('://');
+  const i = u.indexOf(req.basePath, from < 0 ? 0 : from + 3);
+  return i < 0 ? '' : u.slice(0, i);
+}

@@ -1,0 +1,269 @@
+/**
+ * File-system access inside a session directory that never follows a symbolic link.
+ *
+ * The job owns its session directory and may create symlinks in it (to `/etc`, to
+ * another user's files, ...). Checking paths first and opening them afterwards would
+ * race with a job that swaps a directory for a link in between, so every operation
+ * here is relative to an open directory descriptor, one component at a time, the way
+ * openat(2) works: `/proc/self/fd/<dirfd>/<name>` resolves `<name>` inside the
+ * directory that descriptor holds (the magic link is followed, `<name>` is the final
+ * component and gets O_NOFOLLOW / lstat semantics). Each intermediate directory is
+ * opened with O_DIRECTORY|O_NOFOLLOW, so a link anywhere on the path fails instead
+ * of being followed. Linux only (as the rest of the service).
+ *
+ * Invariant: nothing outside the session directory is ever opened, listed, written,
+ * created or removed through a request path, whatever the job does concurrently.
+ */
+import { constants as C, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { ceError } from '../errors/ce-error.js';
+import { isAddressableName } from './session-path.js';
+
+const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
+/** O_NONBLOCK: opening a FIFO the job made must not hang the request. */
+const READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
+
+/** Path of `name` inside the directory open as `dir` (openat semantics, see above). */
+export function inDir(dir: FileHandle, name: string): string {
+  return `/proc/self/fd/${dir.fd}/${name}`;
+}
+
+export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
+
+export function kindOf(s: Stats): EntryKind {
+  if (s.isSymbolicLink()) return 'symlink';
+  if (s.isFile()) return 'file';
+  if (s.isDirectory()) return 'dir';
+  return 'other';
+}
+
+function code(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Maps errno values every operation shares to client errors; rethrows the rest. */
+export function mapFsError(e: unknown): never {
+  switch (code(e)) {
+    case 'ENOENT':
+      throw ceError('CE_ERR_SESSION_NOT_FOUND');
+    case 'EACCES':
+    case 'EPERM':
+      throw ceError('CE_ERR_SESSION_PERMISSION_DENIED');
+    case 'ENOSPC':
+    case 'EDQUOT':
+      throw ceError('CE_ERR_SESSION_NO_SPACE');
+    case 'ENAMETOOLONG':
+      throw ceError('CE_ERR_SESSION_BAD_PATH', 'Malformed session path: path too long');
+    default:
+      throw e;
+  }
+}
+
+export async function lstatIn(dir: FileHandle, name: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(inDir(dir, name));
+  } catch (e) {
+    if (code(e) === 'ENOENT') return undefined;
+    return mapFsError(e);
+  }
+}
+
+/** The session directory itself (made by the service at submission; followed as configured). */
+export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
+  try {
+    return await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
+  } catch (e) {
+    if (code(e) === 'ENOENT' || code(e) === 'ENOTDIR') throw ceError('CE_ERR_SESSION_NOT_FOUND');
+    return mapFsError(e);
+  }
+}
+
+/**
+ * Opens the directory `segs` below the session directory, one component at a time
+ * without following links. With `create`, missing directories are made (mode 0700).
+ * Errors: a link on the way is 403 CE_ERR_SESSION_SYMLINK; a missing component 404
+ * (or, with `create`, a file in the way 409 CE_ERR_SESSION_PARENT_NOT_DIRECTORY).
+ * The caller closes the returned handle.
+ */
+export async function openDirChain(sessionDir: string, segs: readonly string[], create = false): Promise<FileHandle> {
+  let cur = await openSessionRoot(sessionDir);
+  try {
+    for (const seg of segs) {
+      const next = await openChild(cur, seg, create);
+      await cur.close();
+      cur = next;
+    }
+    return cur;
+  } catch (e) {
+    await cur.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function openChild(dir: FileHandle, name: string, create: boolean): Promise<FileHandle> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await open(inDir(dir, name), DIR_FLAGS);
+    } catch (e) {
+      const c = code(e);
+      if (c === 'ENOENT' && create && attempt === 0) {
+        try {
+          await mkdir(inDir(dir, name), { mode: 0o700 });
+        } catch (me) {
+          if (code(me) !== 'EEXIST') mapFsError(me);
+        }
+        continue;
+      }
+      if (c === 'ENOTDIR' || c === 'ELOOP') {
+        // O_DIRECTORY|O_NOFOLLOW on a link gives ENOTDIR or ELOOP: tell links from files.
+        const s = await lstatIn(dir, name);
+        if (s?.isSymbolicLink()) throw ceError('CE_ERR_SESSION_SYMLINK');
+        if (create) throw ceError('CE_ERR_SESSION_PARENT_NOT_DIRECTORY');
+        throw ceError('CE_ERR_SESSION_NOT_FOUND');
+      }
+      return mapFsError(e);
+    }
+  }
+}
+
+export type Opened = { readonly kind: 'file' | 'dir'; readonly handle: FileHandle; readonly stat: Stats };
+
+/**
+ * Opens `segs` for reading: a regular file or a directory. A link is 403; a missing
+ * entry, and anything that is neither file nor directory (FIFO, socket, device), 404,
+ * consistently with listings, which show only files and directories.
+ */
+export async function openForRead(sessionDir: string, segs: readonly string[]): Promise<Opened> {
+  if (segs.length === 0) {
+    const h = await openSessionRoot(sessionDir);
+    return { kind: 'dir', handle: h, stat: await h.stat() };
+  }
+  const parent = await openDirChain(sessionDir, segs.slice(0, -1));
+  const name = segs[segs.length - 1] as string;
+  let h: FileHandle;
+  try {
+    h = await open(inDir(parent, name), READ_FLAGS);
+  } catch (e) {
+    const c = code(e);
+    if (c === 'ELOOP') throw ceError('CE_ERR_SESSION_SYMLINK');
+    if (c === 'ENXIO' || c === 'ENODEV') throw ceError('CE_ERR_SESSION_NOT_FOUND');
+    return mapFsError(e);
+  } finally {
+    await parent.close();
+  }
+  const stat = await h.stat();
+  const kind = kindOf(stat);
+  if (kind === 'file' || kind === 'dir') return { kind, handle: h, stat };
+  await h.close();
+  throw ceError('CE_ERR_SESSION_NOT_FOUND');
+}
+
+export interface DirEntry {
+  readonly name: string;
+  readonly kind: 'file' | 'dir';
+  readonly stat: Stats;
+}
+
+/**
+ * Regular files and directories in the open directory `dir`, sorted by name (code
+ * unit order, stable across runs). Links, FIFOs, sockets, devices, in-progress
+ * upload temporaries and names no request could address are left out.
+ */
+export async function listEntries(dir: FileHandle): Promise<DirEntry[]> {
+  let names: string[];
+  try {
+    names = await readdir(`/proc/self/fd/${dir.fd}`);
+  } catch (e) {
+    return mapFsError(e);
+  }
+  names = names.filter(isAddressableName).sort(compareNames);
+  const out: DirEntry[] = [];
+  // lstat in small batches: bounded concurrency on huge directories.
+  for (let i = 0; i < names.length; i += 32) {
+    const batch = names.slice(i, i + 32);
+    const stats = await Promise.all(batch.map((n) => lstatIn(dir, n)));
+    batch.forEach((name, j) => {
+      const s = stats[j];
+      if (!s) return; // removed meanwhile
+      const kind = kindOf(s);
+      if (kind === 'file' || kind === 'dir') out.push({ name, kind, stat: s });
+    });
+  }
+  return out;
+}
+
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** How deep `removeTree` descends before giving up (a job can nest directories endlessly). */
+export const MAX_REMOVE_DEPTH = 256;
+
+/**
+ * Removes `name` inside `parent`: a file or link is unlinked (a link is removed
+ * itself, its target is never touched); a directory is emptied recursively through
+ * descriptors and removed. Returns what was removed; 404 when absent, or when
+ * `mustBeDir` (the path ended in '/') and it is not a directory.
+ */
+export async function removeEntry(parent: FileHandle, name: string, mustBeDir = false): Promise<EntryKind> {
+  const s = await lstatIn(parent, name);
+  if (!s) throw ceError('CE_ERR_SESSION_NOT_FOUND');
+  const kind = kindOf(s);
+  if (mustBeDir && kind !== 'dir') throw ceError('CE_ERR_SESSION_NOT_FOUND');
+  if (kind === 'dir') await removeDir(parent, name, 0);
+  else await unlinkIn(parent, name);
+  return kind;
+}
+
+async function unlinkIn(dir: FileHandle, name: string): Promise<void> {
+  try {
+    await unlink(inDir(dir, name));
+  } catch (e) {
+    if (code(e) === 'ENOENT') return;
+    if (code(e) === 'EISDIR') throw ceError('CE_ERR_SESSION_BUSY');
+    mapFsError(e);
+  }
+}
+
+async function removeDir(parent: FileHandle, name: string, depth: number): Promise<void> {
+  if (depth >= MAX_REMOVE_DEPTH) throw ceError('CE_ERR_SESSION_TREE_TOO_DEEP');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let dir: FileHandle;
+    try {
+      dir = await open(inDir(parent, name), DIR_FLAGS);
+    } catch (e) {
+      const c = code(e);
+      if (c === 'ENOENT') return;
+      // Swapped for a link (or file) since the lstat: remove that entry itself.
+      if (c === 'ENOTDIR' || c === 'ELOOP') return unlinkIn(parent, name);
+      return mapFsError(e);
+    }
+    try {
+      let names: string[];
+      try {
+        names = await readdir(`/proc/self/fd/${dir.fd}`);
+      } catch (e) {
+        return mapFsError(e);
+      }
+      for (const n of names) {
+        const s = await lstatIn(dir, n);
+        if (!s) continue;
+        if (s.isDirectory()) await removeDir(dir, n, depth + 1);
+        else await unlinkIn(dir, n);
+      }
+    } finally {
+      await dir.close();
+    }
+    try {
+      await rmdir(inDir(parent, name));
+      return;
+    } catch (e) {
+      const c = code(e);
+      if (c === 'ENOENT') return;
+      if (c === 'ENOTEMPTY' || c === 'EEXIST') continue; // the job wrote meanwhile: empty it again
+      if (c === 'ENOTDIR') return unlinkIn(parent, name);
+      return mapFsError(e);
+    }
+  }
+  throw ceError('CE_ERR_SESSION_BUSY');
+}

@@ -1,0 +1,76 @@
+/**
+ * Sending file content (session files, diagnose files) with single byte ranges.
+ * Files are streamed from an already open descriptor in 1 MiB chunks, so memory stays
+ * bounded whatever the size and the bytes sent are those of the file that was opened
+ * (and checked) by the caller, never of a path resolved again.
+ *
+ * GET: 200 with the whole content, or 206 + Content-Range for a satisfiable single
+ * range, 416 + `Content-Range: bytes *\/size` for an unsatisfiable one (byte-range.ts).
+ * HEAD: the headers of a full GET (RFC 9110 defines Range for GET only).
+ * Always `Accept-Ranges: bytes` and an exact Content-Length.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import { ceError } from '../errors/ce-error.js';
+import { parseRange } from './byte-range.js';
+import { FILE_STREAM_CHUNK } from './upload.js';
+
+export interface ContentInfo {
+  readonly contentType: string;
+  readonly lastModified?: Date | undefined;
+}
+
+interface Plan {
+  readonly status: 200 | 206;
+  readonly start: number;
+  readonly length: number;
+}
+
+function plan(req: IncomingMessage, size: number): Plan {
+  if (req.method !== 'GET') return { status: 200, start: 0, length: size };
+  const r = parseRange(req.headers.range, size);
+  if (r.kind === 'unsatisfiable') throw ceError('CE_ERR_SESSION_RANGE_NOT_SATISFIABLE', undefined, { headers: { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' } });
+  if (r.kind === 'full') return { status: 200, start: 0, length: size };
+  return { status: 206, start: r.start, length: r.end - r.start + 1 };
+}
+
+function headers(reply: FastifyReply, p: Plan, size: number, info: ContentInfo): void {
+  reply.code(p.status);
+  void reply.header('content-type', info.contentType);
+  void reply.header('accept-ranges', 'bytes');
+  void reply.header('content-length', String(p.length));
+  if (info.lastModified) void reply.header('last-modified', info.lastModified.toUTCString());
+  if (p.status === 206) void reply.header('content-range', `bytes ${p.start}-${p.start + p.length - 1}/${size}`);
+}
+
+/** Sends `size` bytes of the open file `fh`; takes ownership of `fh` (always closed). */
+export async function sendFileHandle(req: IncomingMessage, reply: FastifyReply, fh: FileHandle, size: number, info: ContentInfo): Promise<FastifyReply> {
+  let p: Plan;
+  try {
+    p = plan(req, size);
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+  headers(reply, p, size, info);
+  if (req.method === 'HEAD' || p.length === 0) {
+    await fh.close();
+    return reply.send();
+  }
+  const stream = fh.createReadStream({ start: p.start, end: p.start + p.length - 1, highWaterMark: FILE_STREAM_CHUNK, autoClose: true });
+  // A file the job truncates while we send it would end early: the promised
+  // Content-Length can no longer be met, so the connection is cut rather than left
+  // waiting for bytes that never come.
+  stream.once('end', () => {
+    if (stream.bytesRead < p.length) reply.raw.destroy();
+  });
+  return reply.send(stream);
+}
+
+export function sendBuffer(req: IncomingMessage, reply: FastifyReply, data: Buffer, info: ContentInfo): FastifyReply {
+  const p = plan(req, data.length);
+  headers(reply, p, data.length, info);
+  if (req.method === 'HEAD') return reply.send();
+  return reply.send(data.subarray(p.start, p.start + p.length));
+}

@@ -1,0 +1,77 @@
+/**
+ * The session-directory operations the REST resource offers, with their side effects
+ * on the job: an upload that completes a file is recorded as `/<path>` in the job's
+ * `input_status` control file (one line per completed file, the format A-REX's
+ * grid manager reads) and the engine is poked, so a job waiting for client-uploaded
+ * inputs moves on without polling.
+ *
+ * Callers resolve the job first (ownership); this module trusts the job id and the
+ * session directory it is given and enforces everything about paths.
+ */
+import { ceError } from '../errors/ce-error.js';
+import type { ControlDir } from '../jobs/control-dir.js';
+import type { EnginePort } from '../jobs/ports.js';
+import { listEntries, openDirChain, openForRead, removeEntry, type DirEntry, type Opened } from './safe-fs.js';
+import type { SessionPath } from './session-path.js';
+import { writeUpload, type UploadRequest, type UploadResult } from './upload.js';
+import { UploadTracker } from './upload-tracker.js';
+
+export interface SessionFilesOptions {
+  readonly control: Pick<ControlDir, 'append'>;
+  readonly engine: Pick<EnginePort, 'jobPoked'>;
+  /** Shared tracker of ranged uploads (default: a private one with default bounds). */
+  readonly tracker?: UploadTracker;
+  /** Largest file (end offset) a PUT may create; default 1 TiB. */
+  readonly maxFileBytes?: number;
+}
+
+export const DEFAULT_MAX_FILE_BYTES = 1024 ** 4;
+
+export class SessionFiles {
+  readonly tracker: UploadTracker;
+  readonly maxFileBytes: number;
+  readonly #o: SessionFilesOptions;
+
+  constructor(o: SessionFilesOptions) {
+    this.#o = o;
+    this.tracker = o.tracker ?? new UploadTracker();
+    this.maxFileBytes = o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  }
+
+  /** Opens a file or directory for reading; the caller closes `handle`. */
+  async open(sessionDir: string, path: SessionPath): Promise<Opened> {
+    const o = await openForRead(sessionDir, path.segments);
+    if (o.kind === 'file' && path.trailingSlash) {
+      await o.handle.close();
+      throw ceError('CE_ERR_SESSION_NOT_FOUND');
+    }
+    return o;
+  }
+
+  async list(opened: Opened): Promise<DirEntry[]> {
+    return listEntries(opened.handle);
+  }
+
+  async put(u: Omit<UploadRequest, 'maxFileBytes'>): Promise<UploadResult> {
+    const r = await writeUpload({ ...u, maxFileBytes: this.maxFileBytes }, this.tracker);
+    if (r.complete) {
+      await this.#o.control.append(u.jobId, 'input_status', `/${u.path.rel}\n`);
+      this.#o.engine.jobPoked(u.jobId);
+    }
+    return r;
+  }
+
+  /** Deletes a file, link or directory (recursively). The session directory itself is refused. */
+  async remove(jobId: string, sessionDir: string, path: SessionPath): Promise<void> {
+    const segs = path.segments;
+    const name = segs[segs.length - 1];
+    if (name === undefined) throw ceError('CE_ERR_SESSION_ROOT_DELETE');
+    const parent = await openDirChain(sessionDir, segs.slice(0, -1));
+    try {
+      await removeEntry(parent, name, path.trailingSlash);
+    } finally {
+      await parent.close();
+    }
+    this.tracker.forget(jobId, path.rel, true);
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Writing an uploaded file into a session directory, streamed (never buffered whole).
+ *
+ *  - Plain PUT (no Content-Range): the body goes to a hidden temporary file next to
+ *    the target, which is renamed over the target when the body is complete. The
+ *    file is thus replaced as a whole (A-REX writes in place without truncating and
+ *    leaves the old tail of a longer file); readers and the job never see a half
+ *    upload, and an aborted upload leaves the old file (or nothing) behind.
+ *    `If-None-Match: *` makes it fail with 412 when the file exists, checked before
+ *    the body is read and again atomically at the end (link(2) refuses to replace).
+ *  - Ranged PUT (`Content-Range: bytes a-b/total`): the body is written in place at
+ *    offset a; the file is created when missing and never truncated, except to
+ *    `total` when the last missing range arrives (so a stale longer file does not
+ *    keep its old tail). The body must be exactly b-a+1 bytes.
+ *
+ * Parents are created (0700) and nothing is ever written through a symlink (see
+ * safe-fs.ts). Files are created 0600.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants as C, createWriteStream } from 'node:fs';
+import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { finished, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ceError, isCeError } from '../errors/ce-error.js';
+import type { ContentRange } from './byte-range.js';
+import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
+import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
+import type { UploadTracker } from './upload-tracker.js';
+
+/** Chunk size of file streams: 1 MiB doubles throughput over the 64 KiB default. */
+export const FILE_STREAM_CHUNK = 1024 * 1024;
+
+export interface UploadRequest {
+  readonly jobId: string;
+  readonly sessionDir: string;
+  readonly path: SessionPath;
+  readonly body: Readable;
+  /** Declared Content-Length, if any. */
+  readonly contentLength: number | undefined;
+  readonly range: ContentRange | undefined;
+  readonly ifNoneMatchAny: boolean;
+  readonly maxFileBytes: number;
+}
+
+export interface UploadResult {
+  /** All bytes of the file have now arrived (report it to the job as uploaded). */
+  readonly complete: boolean;
+  readonly bytes: number;
+}
+
+export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Promise<UploadResult> {
+  const segs = u.path.segments;
+  const name = segs[segs.length - 1];
+  if (name === undefined || u.path.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+  const r = u.range;
+  if (r) {
+    if (r.end + 1 > u.maxFileBytes || (r.total ?? 0) > u.maxFileBytes) throw tooLarge(u.maxFileBytes);
+    if (u.contentLength !== undefined && u.contentLength !== r.end - r.start + 1) {
+      throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body length ${u.contentLength} does not match Content-Range (${r.end - r.start + 1} bytes)`);
+    }
+    if (!tracker.canAccept(u.jobId, u.path.rel, r.start, r.end + 1)) throw ceError('CE_ERR_SESSION_UPLOAD_FRAGMENTED');
+  } else if (u.contentLength !== undefined && u.contentLength > u.maxFileBytes) {
+    throw tooLarge(u.maxFileBytes);
+  }
+
+  const parent = await openDirChain(u.sessionDir, segs.slice(0, -1), true);
+  try {
+    const existing = await lstatIn(parent, name);
+    if (existing) {
+      const k = kindOf(existing);
+      if (k === 'symlink') throw ceError('CE_ERR_SESSION_SYMLINK');
+      if (k === 'dir') throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+      if (k === 'other') throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
+      if (!r && u.ifNoneMatchAny) throw ceError('CE_ERR_SESSION_FILE_EXISTS');
+    }
+    if (r) return await writeRange(u, r, parent, name, tracker);
+    const bytes = await writeWhole(u, parent, name);
+    tracker.forget(u.jobId, u.path.rel);
+    return { complete: true, bytes };
+  } finally {
+    await parent.close();
+  }
+}
+
+async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle, name: string, tracker: UploadTracker): Promise<UploadResult> {
+  let fh: FileHandle;
+  try {
+    fh = await open(inDir(parent, name), C.O_WRONLY | C.O_CREAT | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
+  } catch (e) {
+    return openFailed(e);
+  }
+  try {
+    if (!(await fh.stat()).isFile()) throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
+    const want = r.end - r.start + 1;
+    const got = await streamInto(u.body, fh, r.start, want, () =>
+      ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
+    );
+    if (got !== want) throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
+    const complete = tracker.received(u.jobId, u.path.rel, r.start, r.end + 1, r.total);
+    if (complete && r.total !== undefined && (await fh.stat()).size > r.total) await fh.truncate(r.total);
+    return { complete, bytes: got };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): Promise<number> {
+  const tmp = `${UPLOAD_TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
+  let fh: FileHandle;
+  try {
+    fh = await open(inDir(parent, tmp), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+  } catch (e) {
+    return openFailed(e);
+  }
+  let placed = false;
+  try {
+    let got: number;
+    try {
+      got = await streamInto(u.body, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes));
+    } finally {
+      await fh.close();
+    }
+    if (u.ifNoneMatchAny) {
+      try {
+        await link(inDir(parent, tmp), inDir(parent, name));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw ceError('CE_ERR_SESSION_FILE_EXISTS');
+        mapFsError(e);
+      }
+      placed = true;
+      await unlink(inDir(parent, tmp)).catch(() => undefined);
+    } else {
+      try {
+        await rename(inDir(parent, tmp), inDir(parent, name));
+      } catch (e) {
+        const c = (e as NodeJS.ErrnoException).code;
+        if (c === 'EISDIR' || c === 'ENOTEMPTY' || c === 'EEXIST') throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+        mapFsError(e);
+      }
+      placed = true;
+    }
+    return got;
+  } finally {
+    if (!placed) await unlink(inDir(parent, tmp)).catch(() => undefined);
+  }
+}
+
+function openFailed(e: unknown): never {
+  const c = (e as NodeJS.ErrnoException).code;
+  if (c === 'ELOOP') throw ceError('CE_ERR_SESSION_SYMLINK');
+  if (c === 'EISDIR') throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+  if (c === 'ENXIO' || c === 'ETXTBSY') throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
+  return mapFsError(e);
+}
+
+/**
+ * Pipes `body` into `fh` from `offset`, refusing (with `overflow()`) more than `limit`
+ * bytes. Returns the number of bytes written. A client that disconnects makes this
+ * reject (nothing is reported as received).
+ *
+ * The request is piped by hand rather than put into `pipeline`: a pipeline would
+ * destroy the request, and with it the connection, on a refusal, so the client would
+ * never see the 4xx. Unpiped, the unread rest is discarded by the HTTP server.
+ */
+async function streamInto(body: Readable, fh: FileHandle, offset: number, limit: number, overflow: () => Error): Promise<number> {
+  let n = 0;
+  const counter = new Transform({
+    highWaterMark: FILE_STREAM_CHUNK,
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      n += chunk.length;
+      if (n > limit) cb(overflow());
+      else cb(null, chunk);
+    },
+  });
+  // By descriptor number, not FileHandle: a stream on a FileHandle holds a reference
+  // that makes the later fh.close() wait; the caller owns and closes the handle.
+  const out = createWriteStream('', { fd: fh.fd, start: offset, highWaterMark: FILE_STREAM_CHUNK, autoClose: false });
+  const written = pipeline(counter, out);
+  const cleanup = finished(body, (err) => {
+    if (err) counter.destroy(err);
+  });
+  body.pipe(counter);
+  try {
+    await written;
+  } catch (e) {
+    body.unpipe(counter);
+    if (isCeError(e)) throw e;
+    const c = (e as NodeJS.ErrnoException).code;
+    if (c === 'ENOSPC' || c === 'EDQUOT' || c === 'EFBIG') throw ceError('CE_ERR_SESSION_NO_SPACE');
+    throw e;
+  } finally {
+    cleanup();
+  }
+  return n;
+}
+
+function tooLarge(max: number) {
+  return ceError('CE_ERR_SESSION_FILE_TOO_LARGE', `File too large (at most ${max} bytes)`);
+}

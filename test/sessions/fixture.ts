@@ -1,0 +1,166 @@
+/**
+ * A real service slice for the session and diagnose tests: a SQLite job store in a
+ * temp dir, the real JobService (its other ports are inert), a real control directory,
+ * and the Fastify app with the session and diagnose resources (callers from the
+ * test-only `x-test-dn` header). `listen()` gives a real HTTP/1.1 port for socket tests.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { testApp } from '../helpers/app.js';
+import { openDatabase, type Db } from '../../src/jobs/store/database.js';
+import { JobStore } from '../../src/jobs/store/job-store.js';
+import { JobService } from '../../src/jobs/job-service.js';
+import { ControlDir } from '../../src/jobs/control-dir.js';
+import { newJobId } from '../../src/jobs/job-id.js';
+import { SessionFiles } from '../../src/sessions/session-files.js';
+import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';
+import { sessionResource } from '../../src/api/rest/session/index.js';
+import { diagnoseResource, type DiagnoseRenderer } from '../../src/api/rest/diagnose/index.js';
+
+export const ALICE = '/DC=org/DC=test/CN=Alice';
+export const BOB = '/DC=org/DC=test/CN=Bob';
+export const A = { 'x-test-dn': ALICE, host: 'localhost:8443' };
+export const B = { 'x-test-dn': BOB };
+
+export interface FixtureOptions {
+  readonly render?: DiagnoseRenderer;
+  readonly tracker?: UploadTrackerOptions;
+  readonly maxFileBytes?: number;
+}
+
+export async function makeFixture(o: FixtureOptions = {}) {
+  const root = await mkdtemp(join(tmpdir(), 'ceres-sessions-'));
+  const sessionRoot = join(root, 'session');
+  await mkdir(sessionRoot, { mode: 0o700 });
+  const db: Db = openDatabase(join(root, 'jobs.db'));
+  const store = new JobStore(db);
+  const pokes: string[] = [];
+  const engine = { jobsSubmitted: () => undefined, jobPoked: (id: string) => void pokes.push(id) };
+  const jobs = new JobService({
+    store,
+    descriptions: { split: () => [], accept: () => ({ ok: false, status: 500, reason: 'unused' }) },
+    delegations: { ownedBy: () => false },
+    engine,
+    sessionRoot,
+    maxInstances: 1,
+    maxRerun: 0,
+    initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+  });
+  const control = new ControlDir(join(root, 'control'));
+  const files = new SessionFiles({ control, engine, tracker: new UploadTracker(o.tracker), ...(o.maxFileBytes === undefined ? {} : { maxFileBytes: o.maxFileBytes }) });
+  const app = testApp({
+    session: sessionResource({ jobs, files }),
+    diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),
+  });
+  let port: number | undefined;
+
+  return {
+    root,
+    app,
+    store,
+    jobs,
+    control,
+    files,
+    pokes,
+    /** A new job of `owner` with an empty session directory, as submission leaves it. */
+    async newJob(owner: string): Promise<string> {
+      const id = newJobId();
+      store.insertMany([
+        {
+          id,
+          owner,
+          state: 'ACCEPTED',
+          restState: 'ACCEPTING',
+          queue: '',
+          delegationId: null,
+          delegationIds: [],
+          format: 'xrsl',
+          description: {},
+          raw: '&(executable="/bin/true")',
+          createdAt: Date.now(),
+          rerunsLeft: 0,
+          clientHost: null,
+        },
+      ]);
+      await mkdir(jobs.sessionDir(id), { mode: 0o700 });
+      return id;
+    },
+    sessionDir: (id: string) => jobs.sessionDir(id),
+    url: (id: string, path = '', version = '1.1') => `/arex/rest/${version}/jobs/${id}/session${path === '' ? '' : `/${path}`}`,
+    diag: (id: string, name: string) => `/arex/rest/1.1/jobs/${id}/diagnose/${name}`,
+    async listen(): Promise<number> {
+      if (port === undefined) {
+        await app.listen({ port: 0, host: '127.0.0.1' });
+        port = (app.server.address() as AddressInfo).port;
+      }
+      return port;
+    },
+    async close(): Promise<void> {
+      await app.close();
+      db.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Fixture = Awaited<ReturnType<typeof makeFixture>>;
+
+export interface RawResponse {
+  readonly status: number;
+  readonly reason: string;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+  /** Every status line received, interim (1xx) ones included, in order. */
+  readonly statusLines: string[];
+}
+
+/**
+ * Sends `head` (request line + headers, CRLF-separated, no final blank line) and
+ * `body` over a fresh socket with `Connection: close`, and parses the answer. The
+ * request target is sent byte for byte (no URL normalisation, unlike inject).
+ */
+export function rawRequest(port: number, head: string, body?: Buffer | string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    sock.on('data', (c: Buffer) => chunks.push(c));
+    sock.on('error', reject);
+    sock.on('end', () => {
+      try {
+        resolve(parseRaw(Buffer.concat(chunks)));
+      } catch (e) {
+        reject(e as Error);
+      }
+    });
+    sock.write(`${head}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    if (body !== undefined) sock.write(body);
+  });
+}
+
+export function parseRaw(all: Buffer): RawResponse {
+  const statusLines: string[] = [];
+  let rest = all;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) throw new Error(`incomplete response: ${rest.toString('latin1').slice(0, 200)}`);
+    const head = rest.subarray(0, end).toString('latin1').split('\r\n');
+    const statusLine = head[0] ?? '';
+    statusLines.push(statusLine);
+    rest = rest.subarray(end + 4);
+    const m = /^HTTP\/1\.1 (\d{3}) ?(.*)$/.exec(statusLine);
+    if (!m) throw new Error(`bad status line ${statusLine}`);
+    const status = Number(m[1]);
+    if (status >= 100 && status < 200) continue;
+    const headers: Record<string, string> = {};
+    for (const line of head.slice(1)) {
+      const i = line.indexOf(':');
+      headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+    }
+    const cl = headers['content-length'];
+    const body = cl === undefined ? rest : rest.subarray(0, Number(cl));
+    return { status, reason: m[2] ?? '', headers, body, statusLines };
+  }
+}
