@@ -74,13 +74,13 @@ export class JobService {
    * before this returns, so the 201 that follows is never a lie.
    */
   async submit(owner: string, body: Buffer, opts: SubmitOptions): Promise<ItemResult[]> {
-    const parsed = this.#o.descriptions.split(body);
+    const { multi, items: parsed } = this.#o.descriptions.split(body);
     const instances = opts.instances ?? 1;
     const instancesMin = opts.instancesMin ?? 1;
     if (!Number.isInteger(instances) || !Number.isInteger(instancesMin) || instances < 1 || instancesMin < 1 || instancesMin > instances) {
       throw ceError('CE_ERR_JOB_BAD_INSTANCES');
     }
-    if (instances > 1 && parsed.length > 1) throw ceError('CE_ERR_JOB_INSTANCES_WITH_BULK');
+    if (instances > 1 && multi) throw ceError('CE_ERR_JOB_INSTANCES_WITH_BULK');
     if (instancesMin > this.#o.maxInstances) throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `at most ${this.#o.maxInstances} instances per request`);
     const copies = Math.min(instances, this.#o.maxInstances);
 

@@ -13,8 +13,11 @@ export interface AcceptanceDefaults {
 }
 
 export interface DescriptionPort {
-  /** Split and parse a submission body; throws a 4xx CeError for whole-request problems. */
-  split(body: Buffer): ParsedItem[];
+  /**
+   * Split and parse a submission body; throws a 4xx CeError for whole-request problems.
+   * `multi`: the body used a multi-description form (then `instances` > 1 is refused).
+   */
+  split(body: Buffer): { readonly multi: boolean; readonly items: readonly ParsedItem[] };
   /** Acceptance checks (queue, RTEs, limits...) with the 1.1 defaults applied. */
   accept(desc: JobDescription, defaults: AcceptanceDefaults): { readonly ok: true; readonly description: JobDescription } | ItemFailure;
 }

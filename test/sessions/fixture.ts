@@ -41,7 +41,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
   const engine = { jobsSubmitted: () => undefined, jobPoked: (id: string) => void pokes.push(id) };
   const jobs = new JobService({
     store,
-    descriptions: { split: () => [], accept: () => ({ ok: false, status: 500, reason: 'unused' }) },
+    descriptions: { split: () => ({ multi: false, items: [] }), accept: () => ({ ok: false, status: 500, reason: 'unused' }) },
     delegations: { ownedBy: () => false },
     engine,
     sessionRoot,
