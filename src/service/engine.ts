@@ -1,6 +1,8 @@
 /**
- * Wiring of the job engine (scheduler + batch backend + staging) for the composition root.
+ * Wiring of the job engine (scheduler + batch backend + data staging) for the
+ * composition root.
  */
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { JobStore } from '../jobs/store/job-store.js';
@@ -8,6 +10,10 @@ import type { ControlDir } from '../jobs/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { DelegationsWiring } from './delegations.js';
+import { Scheduler } from '../engine/scheduler/scheduler.js';
+import { createBatchBackend } from '../lrms/create-backend.js';
+import type { StagingPort } from '../engine/scheduler/ports.js';
+import { createStagingPort } from './staging.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -23,13 +29,46 @@ export interface EngineDeps {
   log: Logger;
   layout: StateLayout;
   delegations: DelegationsWiring;
+  serviceUrl: () => string;
+  /** Tests may replace data staging. */
+  staging?: StagingPort;
 }
 
-export function createEngine(_d: EngineDeps): EngineWiring {
+export function createEngine(d: EngineDeps): EngineWiring {
+  let scheduler: Scheduler | undefined;
+  const pending: string[] = [];
+  const sessionDir = (id: string): string => join(d.layout.sessions, id);
+  const e = d.config.engine;
   return {
-    port: { jobsSubmitted: () => undefined, jobPoked: () => undefined },
-    lrmsInfo: { name: 'fork' },
-    start: async () => undefined,
-    stop: async () => undefined,
+    port: {
+      jobsSubmitted: (ids) => (scheduler ? scheduler.jobsSubmitted(ids) : void pending.push(...ids)),
+      jobPoked: (id) => (scheduler ? scheduler.poke(id) : void pending.push(id)),
+    },
+    lrmsInfo: { name: d.config.lrms.backend },
+    async start() {
+      const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
+      const staging = d.staging ?? createStagingPort({ config: d.config, control: d.control, sessionDir, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache });
+      scheduler = new Scheduler({
+        store: d.store,
+        control: d.control,
+        backend,
+        staging,
+        limits: { maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser },
+        log: d.log.child({ part: 'engine' }),
+        sessionDir,
+        lrmsJobsRoot: join(d.layout.lrms, 'jobs'),
+        rteScripts: new Map(d.config.cluster.runtimeEnvironments.map((r) => [r.name, r.script])),
+        serviceUrl: d.serviceUrl,
+        sessionLifetimeSeconds: d.config.cluster.sessionLifetimeSeconds,
+        maxSessionLifetimeSeconds: d.config.cluster.maxSessionLifetimeSeconds,
+        wipedRetentionSeconds: d.config.jobs.wipedRecordRetentionSeconds,
+        cancelTimeoutSeconds: e.cancelTimeoutSeconds,
+      });
+      await scheduler.start();
+      if (pending.length) scheduler.jobsSubmitted(pending.splice(0));
+    },
+    async stop() {
+      await scheduler?.stop();
+    },
   };
 }

@@ -77,7 +77,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const serviceUrl = (): string => config.publicUrl ?? `${origin()}${config.mountPoint}`;
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
-  const engine = createEngine({ config, store, control, log, layout: L, delegations });
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, serviceUrl });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),

@@ -89,6 +89,11 @@ export class JobStore {
     return (this.#db.prepare(`SELECT * FROM jobs WHERE state IN (${marks}) ORDER BY created_at, id`).all(...states) as JobRow[]).map(fromRow);
   }
 
+  /** Ids of ended jobs with a clean or restart request still to act on (engine start). */
+  listFlaggedFinal(): string[] {
+    return (this.#db.prepare("SELECT id FROM jobs WHERE state IN ('FINISHED','DELETED') AND (clean_requested = 1 OR restart_requested = 1)").all() as { id: string }[]).map((r) => r.id);
+  }
+
   /** Finished jobs whose session lifetime ended before `now`. */
   listExpired(now: number, limit = 500): JobRecord[] {
     return (this.#db.prepare('SELECT * FROM jobs WHERE erase_at IS NOT NULL AND erase_at <= ? ORDER BY erase_at LIMIT ?').all(now, limit) as JobRow[]).map(fromRow);

@@ -1,0 +1,487 @@
+/**
+ * The scheduler: moves jobs through their steps, event-driven (a job moves the moment
+ * its step completes; nothing waits for a timer), with bounded concurrency per step.
+ *
+ * Invariants:
+ *  - The state machine (../state-machine.ts) decides; the scheduler only applies.
+ *  - A transition is persisted (compare-and-set on the record's version) BEFORE any of
+ *    its effects start. If the CAS loses (a REST request changed the job meanwhile),
+ *    the job is looked at again from the fresh record.
+ *  - Work on one job is serialised (one chain per job); different jobs run concurrently.
+ *  - Everything in memory (slot counters, waiting queues, in-flight transfers) is
+ *    rebuilt from the store at start: after `kill -9`, `start()` resumes each job from
+ *    its recorded state. Re-doing an interrupted step is safe: stage-in and stage-out
+ *    are idempotent, a batch submission reuses its attempt directory (the backend
+ *    never starts a second copy), batch jobs outlive the service and are recovered.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BatchBackend, BatchJobRef, BatchUpdate } from '../../lrms/backend.js';
+import type { JobStore } from '../../jobs/store/job-store.js';
+import type { JobChanges, JobRecord } from '../../jobs/store/job-record.js';
+import type { ControlDir } from '../../jobs/control-dir.js';
+import { logLine } from '../../jobs/control-dir.js';
+import { next, requestedEvent, stageOutMode, type Effect, type EngineEvent, type SlotStep } from '../state-machine.js';
+import { isFinal, positionOf, restState, type MachineState, type Position } from '../states.js';
+import { batchUpdateEvent } from '../batch-events.js';
+import { Slots, type Limits } from './slots.js';
+import { attemptDir, batchSpec } from './batch-spec.js';
+import type { StagingPort } from './ports.js';
+
+export interface SchedulerLog {
+  debug(o: object, m: string): void;
+  info(o: object, m: string): void;
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
+}
+
+export interface SchedulerOptions {
+  readonly store: JobStore;
+  readonly control: ControlDir;
+  readonly backend: BatchBackend;
+  readonly staging: StagingPort;
+  readonly limits: Limits;
+  readonly log: SchedulerLog;
+  readonly sessionDir: (id: string) => string;
+  /** Root for per-attempt backend directories. */
+  readonly lrmsJobsRoot: string;
+  readonly rteScripts: ReadonlyMap<string, string | undefined>;
+  readonly serviceUrl: () => string;
+  /** Default and maximum session lifetime after the job ended (seconds). */
+  readonly sessionLifetimeSeconds: number;
+  readonly maxSessionLifetimeSeconds: number;
+  /** How long the minimal record of a wiped job stays (seconds). */
+  readonly wipedRetentionSeconds: number;
+  readonly cancelTimeoutSeconds: number;
+  /** Lifetime sweep period (ms). */
+  readonly sweepIntervalMs?: number;
+  readonly now?: () => number;
+}
+
+const ACTIVE_STATES = ['ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'FINISHING', 'CANCELING'];
+
+export class Scheduler {
+  readonly #o: SchedulerOptions;
+  readonly #now: () => number;
+  readonly #slots: Slots;
+  /** Per-job chains serialising all work on one job. */
+  readonly #chains = new Map<string, Promise<void>>();
+  /** In-flight transfers, abortable (kill, shutdown). */
+  readonly #transfers = new Map<string, AbortController>();
+  readonly #cancelTimers = new Map<string, NodeJS.Timeout>();
+  readonly #expiry = new Map<string, NodeJS.Timeout>();
+  #sweep: NodeJS.Timeout | undefined;
+  #stopping = false;
+  #releasing = false;
+
+  constructor(o: SchedulerOptions) {
+    this.#o = o;
+    this.#now = o.now ?? Date.now;
+    this.#slots = new Slots(o.limits);
+    o.backend.onUpdate((localId, u) => this.#onBatchUpdate(localId, u));
+  }
+
+  /** Resume every job from its recorded state (service start, also after kill -9). */
+  async start(): Promise<void> {
+    const active = this.#o.store.listByStates(ACTIVE_STATES);
+    for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)));
+    const refs: BatchJobRef[] = [];
+    const cancels: JobRecord[] = [];
+    for (const j of active) {
+      const pos = positionOf(ms(j));
+      switch (pos) {
+        case 'ACCEPTED':
+          this.poke(j.id);
+          break;
+        case 'PENDING:ACCEPTED':
+          this.#slots.wait('PREPARING', j.id, j.owner);
+          break;
+        case 'PENDING:PREPARING':
+          this.#slots.wait('SUBMIT', j.id, j.owner);
+          break;
+        case 'PENDING:INLRMS':
+          this.#slots.wait('FINISHING', j.id, j.owner);
+          break;
+        case 'PREPARING':
+          this.#serial(j.id, () => this.#effects(j, [{ type: 'start-stage-in' }]));
+          break;
+        case 'SUBMIT':
+          this.#serial(j.id, () => this.#effects(j, [{ type: 'submit-batch-job' }]));
+          break;
+        case 'INLRMS':
+          if (j.localId) refs.push({ jobId: j.id, localId: j.localId, sessionDir: this.#o.sessionDir(j.id), lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) });
+          else this.#serial(j.id, () => this.#apply(j.id, { type: 'processing-failed', reason: 'Batch job id lost' }));
+          break;
+        case 'FINISHING':
+          this.#serial(j.id, () => this.#effects(j, [{ type: 'start-stage-out', mode: stageOutMode(ms(j).outcome) }]));
+          break;
+        case 'CANCELING':
+          cancels.push(j);
+          break;
+        default:
+          break;
+      }
+      if (j.killRequested) this.poke(j.id);
+    }
+    await this.#o.backend.recover(refs);
+    for (const j of cancels) {
+      const effect: Effect = j.localId ? { type: 'cancel-batch-job', localId: j.localId } : { type: 'confirm-cancel' };
+      this.#serial(j.id, () => this.#effects(j, [effect]));
+    }
+    for (const j of this.#o.store.listFlaggedFinal()) this.poke(j);
+    this.#release();
+    this.#sweepNow();
+    this.#sweep = setInterval(() => this.#sweepNow(), this.#o.sweepIntervalMs ?? 30_000);
+    this.#sweep.unref();
+  }
+
+  /** Stop taking new work; abort transfers (they restart on the next start); batch jobs keep running. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#sweep) clearInterval(this.#sweep);
+    for (const t of this.#cancelTimers.values()) clearTimeout(t);
+    for (const t of this.#expiry.values()) clearTimeout(t);
+    for (const ac of this.#transfers.values()) ac.abort(new Error('service stopping'));
+    await Promise.allSettled([...this.#chains.values()]);
+    await this.#o.backend.close();
+  }
+
+  jobsSubmitted(ids: readonly string[]): void {
+    for (const id of ids) this.poke(id);
+  }
+
+  /** Look at a job again (new job, request flag set, client upload completed). */
+  poke(id: string): void {
+    if (this.#stopping) return;
+    this.#serial(id, () => this.#look(id));
+  }
+
+  /** Counters for the info document and tests. */
+  waiting(step: SlotStep): number {
+    return this.#slots.waitingCount(step);
+  }
+
+  #serial(id: string, fn: () => Promise<void> | void): void {
+    const prev = this.#chains.get(id) ?? Promise.resolve();
+    const p = prev
+      .then(fn)
+      .catch((e: unknown) => this.#o.log.error({ err: e, job: id }, 'engine step failed'))
+      .finally(() => {
+        if (this.#chains.get(id) === p) this.#chains.delete(id);
+      });
+    this.#chains.set(id, p);
+  }
+
+  /** Decide what a job needs now, from its stored record. */
+  async #look(id: string): Promise<void> {
+    const j = this.#o.store.get(id);
+    if (!j) return;
+    const m = ms(j);
+    const flag = requestedEvent(m);
+    if (flag) return this.#apply(id, flag === 'restart-requested' ? { type: flag, inputsComplete: false } : { type: flag });
+    if (m.state === 'ACCEPTED' && !m.pending) {
+      const dry = j.description.dryRun;
+      if (dry) return this.#apply(id, { type: 'processing-failed', reason: 'Job has dryrun requested. Job skipped.' });
+      // Decided and persisted synchronously (no await before the slot count is updated),
+      // so concurrent pick-ups never over-admit.
+      const hold = !this.#slots.free('PREPARING') || this.#slots.ownerFull(j.owner);
+      return this.#apply(id, { type: 'picked-up', hold });
+    }
+  }
+
+  /** Apply one event to the job's current record; persist; run the effects. */
+  async #apply(id: string, event: EngineEvent, extra: JobChanges = {}): Promise<void> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const j = this.#o.store.get(id);
+      if (!j) return;
+      const t = next(ms(j), event);
+      if (!t.ok) {
+        this.#o.log.debug({ job: id, event: event.type, reason: t.reason }, 'event refused');
+        // Undo a slot pre-counted by #release for a job that did not move.
+        this.#slots.set(id, j.owner, isFinal(ms(j)) ? undefined : positionOf(ms(j)));
+        return;
+      }
+      const changes = this.#changes(j, t.to, t.effects, extra);
+      const updated = this.#o.store.update(j, changes, this.#now());
+      if (!updated) continue; // changed underneath (a REST flag): decide again from the fresh record
+      const from = positionOf(ms(j));
+      const to = positionOf(t.to);
+      this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to);
+      if (from !== to) {
+        this.#slots.unwait(id);
+        this.#o.log.debug({ job: id, from, to, reason: t.reason }, 'job state change');
+        await this.#o.control.append(id, 'errors', logLine(`Job state change ${from} -> ${to}   Reason: ${t.reason}`)).catch(() => undefined);
+      }
+      if (changes.eraseAt !== undefined) this.#scheduleExpiry(id, changes.eraseAt);
+      await this.#effects(updated, t.effects);
+      // A flag set meanwhile (kill during a step) or a freed slot: look again.
+      if (updated.killRequested || updated.cleanRequested || updated.restartRequested) this.poke(id);
+      if (stepOf(from) !== stepOf(to) || t.effects.some((e) => e.type === 'await-slot')) this.#release();
+      return;
+    }
+    this.#o.log.warn({ job: id, event: event.type }, 'job kept changing; event dropped, will be looked at again');
+    this.poke(id);
+  }
+
+  #changes(j: JobRecord, to: MachineState, effects: readonly Effect[], extra: JobChanges): JobChanges {
+    const c: JobChanges = {
+      state: to.state,
+      pending: to.pending,
+      restState: restState(to),
+      lrmsState: to.lrmsState,
+      outcome: to.outcome,
+      failedState: to.failedState,
+      failedCause: to.failedCause,
+      failureReason: to.failureReason,
+      killRequested: to.killRequested,
+      cleanRequested: to.cleanRequested,
+      restartRequested: to.restartRequested,
+      rerunsLeft: to.rerunsLeft,
+      localId: to.localId,
+      exitCode: to.exitCode,
+      ...extra,
+    };
+    const now = this.#now();
+    if (to.state === 'INLRMS' && to.lrmsState === 'RUNNING' && j.startedAt === null) c.startedAt = now;
+    for (const e of effects) {
+      if (e.type === 'record-end') {
+        c.endedAt = now;
+        const asked = j.description.lifetimeSeconds ?? this.#o.sessionLifetimeSeconds;
+        c.eraseAt = now + Math.min(asked, this.#o.maxSessionLifetimeSeconds) * 1000;
+      } else if (e.type === 'wipe-session') {
+        c.eraseAt = now + this.#o.wipedRetentionSeconds * 1000;
+      } else if (e.type === 'prepare-rerun') {
+        c.endedAt = null;
+        c.eraseAt = null;
+        c.startedAt = null;
+      }
+    }
+    return c;
+  }
+
+  async #effects(j: JobRecord, effects: readonly Effect[]): Promise<void> {
+    for (const e of effects) {
+      switch (e.type) {
+        case 'start-stage-in':
+          this.#transfer(j, 'in');
+          break;
+        case 'start-stage-out':
+          this.#transfer(j, 'out', e.mode);
+          break;
+        case 'abort-staging':
+          this.#transfers.get(j.id)?.abort(new Error('cancelled'));
+          break;
+        case 'submit-batch-job':
+          this.#submit(j);
+          break;
+        case 'cancel-batch-job':
+          this.#cancel(j.id, e.localId);
+          break;
+        case 'confirm-cancel':
+          this.#serial(j.id, () => this.#apply(j.id, { type: 'cancel-done' }));
+          break;
+        case 'await-slot':
+          this.#slots.wait(e.step, j.id, j.owner);
+          break;
+        case 'prepare-rerun':
+          await this.#o.control.remove(j.id, 'failed');
+          break;
+        case 'record-end':
+          if (j.failureReason) await this.#o.control.write(j.id, 'failed', `${j.failureReason}\n`);
+          break;
+        case 'wipe-session':
+          await rm(this.#o.sessionDir(j.id), { recursive: true, force: true });
+          await this.#o.control.removeAll(j.id, ['errors', 'failed', 'diag', 'statistics']);
+          await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
+          break;
+        case 'remove-job':
+          await this.#remove(j);
+          break;
+      }
+    }
+  }
+
+  #transfer(j: JobRecord, dir: 'in' | 'out', mode: 'success' | 'failure' | 'cancel' = 'success'): void {
+    const ac = new AbortController();
+    this.#transfers.get(j.id)?.abort(new Error('superseded'));
+    this.#transfers.set(j.id, ac);
+    const run = dir === 'in' ? this.#o.staging.stageIn(j, ac.signal) : this.#o.staging.stageOut(j, mode, ac.signal);
+    void run
+      .catch((e: unknown) => ({ ok: false as const, reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}` }))
+      .then((r) => {
+        if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
+        if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
+        let ev: EngineEvent;
+        if (dir === 'in') {
+          if (r.ok) ev = j.description.executable === undefined ? { type: 'no-executable' } : { type: 'staging-done', hold: !this.#slots.free('SUBMIT') };
+          else ev = { type: 'staging-failed', reason: r.reason };
+        } else {
+          ev = r.ok ? { type: 'upload-done' } : { type: 'upload-failed', reason: r.reason };
+        }
+        this.#serial(j.id, () => this.#apply(j.id, ev));
+      });
+  }
+
+  #submit(j: JobRecord): void {
+    const spec = batchSpec(j, {
+      sessionDir: this.#o.sessionDir(j.id),
+      lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j),
+      rteScripts: this.#o.rteScripts,
+      serviceUrl: this.#o.serviceUrl(),
+    });
+    void this.#o.backend.submit(spec).then(
+      (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
+      (e: unknown) => {
+        if (this.#stopping) return;
+        const reason = `Job submission to the batch system failed: ${e instanceof Error ? e.message : String(e)}`;
+        this.#serial(j.id, () => this.#apply(j.id, { type: 'submit-failed', reason }));
+      },
+    );
+  }
+
+  #cancel(id: string, localId: string): void {
+    void this.#o.backend.cancel(localId).then(
+      (running) => {
+        if (!running) {
+          this.#serial(id, () => this.#apply(id, { type: 'cancel-done' }));
+          return;
+        }
+        // The final update moves the job on; if the batch system never confirms, give up waiting.
+        const t = setTimeout(() => {
+          this.#cancelTimers.delete(id);
+          this.#serial(id, () => this.#apply(id, { type: 'cancel-done' }));
+        }, this.#o.cancelTimeoutSeconds * 1000);
+        t.unref();
+        this.#cancelTimers.set(id, t);
+      },
+      (e: unknown) => {
+        this.#o.log.warn({ err: e, job: id }, 'batch cancel failed');
+        this.#serial(id, () => this.#apply(id, { type: 'cancel-done' }));
+      },
+    );
+  }
+
+  #onBatchUpdate(localId: string, u: BatchUpdate): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#serial(u.jobId, async () => {
+        try {
+          const j = this.#o.store.get(u.jobId);
+          if (!j) return;
+          const extra: JobChanges = {};
+          if (u.kind === 'final') {
+            const t = this.#cancelTimers.get(u.jobId);
+            if (t) clearTimeout(t);
+            this.#cancelTimers.delete(u.jobId);
+            const r = u.result;
+            extra.engine = {
+              ...j.engine,
+              usage: {
+                wallTimeSeconds: r.wallTimeSeconds,
+                cpuTimeSeconds: r.cpuTimeSeconds,
+                maxRssBytes: r.maxRssBytes,
+                nodes: r.nodes,
+                ...(r.startTime ? { startTime: r.startTime.getTime() } : {}),
+                ...(r.endTime ? { endTime: r.endTime.getTime() } : {}),
+              },
+            };
+            if (r.startTime && j.startedAt === null) extra.startedAt = r.startTime.getTime();
+            // The backend's accounting (A-REX diag format) becomes the job's `diag` control file.
+            const diag = await readFile(join(attemptDir(this.#o.lrmsJobsRoot, j), 'diag')).catch(() => undefined);
+            if (diag) await this.#o.control.write(j.id, 'diag', diag);
+          }
+          const ev = batchUpdateEvent(localId, u, { expectedExitCode: j.description.expectedExitCode, hold: !this.#slots.free('FINISHING') });
+          await this.#apply(u.jobId, ev, extra);
+        } finally {
+          resolve();
+        }
+      });
+    });
+  }
+
+  /**
+   * Clean: files first, the record last. A crash in between leaves a FINISHED record with
+   * its clean flag set, which the next start cleans again (removal is idempotent).
+   */
+  async #remove(j: JobRecord): Promise<void> {
+    this.#transfers.get(j.id)?.abort(new Error('cleaned'));
+    const t = this.#expiry.get(j.id);
+    if (t) clearTimeout(t);
+    this.#expiry.delete(j.id);
+    this.#slots.set(j.id, j.owner, undefined);
+    this.#slots.unwait(j.id);
+    await rm(this.#o.sessionDir(j.id), { recursive: true, force: true });
+    await this.#o.control.removeAll(j.id);
+    await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
+    const fresh = this.#o.store.get(j.id);
+    if (fresh) this.#o.store.delete(fresh);
+  }
+
+  /** Wake up exactly when a job's session lifetime (or wiped-record retention) ends. */
+  #scheduleExpiry(id: string, at: number | null): void {
+    const old = this.#expiry.get(id);
+    if (old) clearTimeout(old);
+    this.#expiry.delete(id);
+    if (at === null || this.#stopping) return;
+    const delay = at - this.#now();
+    if (delay > 24 * 3600 * 1000) return; // far away: the periodic sweep will find it
+    const t = setTimeout(() => {
+      this.#expiry.delete(id);
+      this.#sweepNow();
+    }, Math.max(0, delay) + 5);
+    t.unref();
+    this.#expiry.set(id, t);
+  }
+
+  /** Give freed slots to waiting jobs, owners in turn. */
+  #release(): void {
+    if (this.#releasing || this.#stopping) return;
+    this.#releasing = true;
+    try {
+      for (const step of ['PREPARING', 'SUBMIT', 'FINISHING'] as const) {
+        for (;;) {
+          const id = this.#slots.takeNext(step);
+          if (id === undefined) break;
+          // Count it in its new step at once so the next takeNext sees the slot as used.
+          const j = this.#o.store.get(id);
+          if (!j) continue;
+          this.#slots.set(id, j.owner, step === 'SUBMIT' ? 'SUBMIT' : step);
+          this.#serial(id, () => this.#apply(id, { type: 'limit-release' }));
+        }
+      }
+    } finally {
+      this.#releasing = false;
+    }
+  }
+
+  /** Session lifetimes: wipe expired finished jobs; purge old wiped records. */
+  #sweepNow(): void {
+    if (this.#stopping) return;
+    for (const j of this.#o.store.listExpired(this.#now())) {
+      if (j.state === 'FINISHED') this.#serial(j.id, () => this.#apply(j.id, { type: 'lifetime-expired' }));
+      else if (j.state === 'DELETED') this.#serial(j.id, () => this.#remove(j));
+    }
+  }
+}
+
+/** The machine's view of a stored job. */
+export function ms(j: JobRecord): MachineState {
+  return {
+    state: j.state as MachineState['state'],
+    pending: j.pending,
+    lrmsState: j.lrmsState as MachineState['lrmsState'],
+    outcome: j.outcome as MachineState['outcome'],
+    failedState: j.failedState as MachineState['failedState'],
+    failedCause: j.failedCause as MachineState['failedCause'],
+    failureReason: j.failureReason,
+    killRequested: j.killRequested,
+    cleanRequested: j.cleanRequested,
+    restartRequested: j.restartRequested,
+    rerunsLeft: j.rerunsLeft,
+    localId: j.localId,
+    exitCode: j.exitCode,
+  };
+}
+
+function stepOf(p: Position): SlotStep | undefined {
+  return p === 'PREPARING' ? 'PREPARING' : p === 'SUBMIT' || p === 'INLRMS' ? 'SUBMIT' : p === 'FINISHING' ? 'FINISHING' : undefined;
+}

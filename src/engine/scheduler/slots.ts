@@ -1,0 +1,130 @@
+/**
+ * Processing limits (A-REX `maxjobs`) and fairness. The scheduler keeps, in memory,
+ * which non-final job is where (rebuilt from the store at start), so a limit check is
+ * a counter read. Jobs held back by a limit wait in one FIFO per owner per step; a
+ * freed slot goes to the owners in turn (round robin), so one user's 10,000 jobs do
+ * not starve another user's one.
+ *
+ *   step        counted positions                      a job waits as
+ *   PREPARING   PREPARING                              PENDING:ACCEPTED (REST ACCEPTED)
+ *   SUBMIT      SUBMIT, INLRMS                         PENDING:PREPARING (REST PREPARED)
+ *   FINISHING   FINISHING                              PENDING:INLRMS (REST EXECUTED)
+ *   per user    the owner's jobs past ACCEPTED, not final PENDING:ACCEPTED
+ */
+import type { Position } from '../states.js';
+import type { SlotStep } from '../state-machine.js';
+
+export interface Limits {
+  /** 0 = unlimited, for each. */
+  readonly maxPreparing: number;
+  readonly maxRunning: number;
+  readonly maxFinishing: number;
+  readonly maxPerUser: number;
+}
+
+/** Positions counted against the per-user limit: picked up and not yet ended. */
+const IN_PROCESS = (p: Position): boolean => p !== 'ACCEPTED' && p !== 'PENDING:ACCEPTED' && p !== 'FINISHED' && p !== 'DELETED';
+
+const STEP_OF: Partial<Record<Position, SlotStep>> = { PREPARING: 'PREPARING', SUBMIT: 'SUBMIT', INLRMS: 'SUBMIT', FINISHING: 'FINISHING' };
+
+export class Slots {
+  readonly #limits: Limits;
+  readonly #where = new Map<string, { pos: Position; owner: string }>();
+  readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
+  readonly #perOwner = new Map<string, number>();
+  readonly #waiting: Record<SlotStep, Map<string, string[]>> = { PREPARING: new Map(), SUBMIT: new Map(), FINISHING: new Map() };
+  readonly #turn: Record<SlotStep, string[]> = { PREPARING: [], SUBMIT: [], FINISHING: [] };
+
+  constructor(limits: Limits) {
+    this.#limits = limits;
+  }
+
+  /** Record where a job is now (undefined/final position: forget it). */
+  set(id: string, owner: string, pos: Position | undefined): void {
+    const old = this.#where.get(id);
+    if (old) {
+      const s = STEP_OF[old.pos];
+      if (s) this.#inStep[s]--;
+      if (IN_PROCESS(old.pos)) this.#perOwner.set(old.owner, (this.#perOwner.get(old.owner) ?? 1) - 1);
+      this.#where.delete(id);
+    }
+    if (pos === undefined || pos === 'FINISHED' || pos === 'DELETED') return;
+    this.#where.set(id, { pos, owner });
+    const s = STEP_OF[pos];
+    if (s) this.#inStep[s]++;
+    if (IN_PROCESS(pos)) this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
+  }
+
+  activeOf(owner: string): number {
+    return this.#perOwner.get(owner) ?? 0;
+  }
+
+  /** Whether a job may enter `step` now (it is not counted there yet). */
+  free(step: SlotStep): boolean {
+    const max = step === 'PREPARING' ? this.#limits.maxPreparing : step === 'SUBMIT' ? this.#limits.maxRunning : this.#limits.maxFinishing;
+    return max === 0 || this.#inStep[step] < max;
+  }
+
+  /** Whether the owner is at the per-user limit (a job of theirs about to be picked up must wait). */
+  ownerFull(owner: string): boolean {
+    const max = this.#limits.maxPerUser;
+    return max !== 0 && this.activeOf(owner) >= max;
+  }
+
+  wait(step: SlotStep, id: string, owner: string): void {
+    let q = this.#waiting[step].get(owner);
+    if (!q) {
+      this.#waiting[step].set(owner, (q = []));
+      this.#turn[step].push(owner);
+    }
+    if (!q.includes(id)) q.push(id);
+  }
+
+  unwait(id: string): void {
+    for (const step of ['PREPARING', 'SUBMIT', 'FINISHING'] as const) {
+      for (const [owner, q] of this.#waiting[step]) {
+        const i = q.indexOf(id);
+        if (i >= 0) {
+          q.splice(i, 1);
+          if (q.length === 0) this.#dropOwner(step, owner);
+        }
+      }
+    }
+  }
+
+  /** Next waiting job for `step`, owners in turn; undefined when none may go now. */
+  takeNext(step: SlotStep): string | undefined {
+    if (!this.free(step)) return undefined;
+    const turn = this.#turn[step];
+    for (let n = 0; n < turn.length; n++) {
+      const owner = turn.shift() as string;
+      const q = this.#waiting[step].get(owner);
+      if (!q || q.length === 0) {
+        this.#waiting[step].delete(owner);
+        continue;
+      }
+      if (step === 'PREPARING' && this.ownerFull(owner)) {
+        turn.push(owner);
+        continue;
+      }
+      const id = q.shift() as string;
+      if (q.length === 0) this.#waiting[step].delete(owner);
+      else turn.push(owner);
+      return id;
+    }
+    return undefined;
+  }
+
+  waitingCount(step: SlotStep): number {
+    let n = 0;
+    for (const q of this.#waiting[step].values()) n += q.length;
+    return n;
+  }
+
+  #dropOwner(step: SlotStep, owner: string): void {
+    this.#waiting[step].delete(owner);
+    const t = this.#turn[step];
+    const i = t.indexOf(owner);
+    if (i >= 0) t.splice(i, 1);
+  }
+}
