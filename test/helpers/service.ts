@@ -4,7 +4,7 @@
  * Used by the end-to-end, crash-safety and interop tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,7 @@ export function tempDir(prefix: string): string {
 
 export async function startCeres(opts: { stateDir?: string; listen?: string; config?: Record<string, unknown> } = {}): Promise<RunningCeres> {
   const stateDir = opts.stateDir ?? tempDir('state');
+  mkdirSync(stateDir, { recursive: true });
   const args = [MAIN, 'serve', '--listen', opts.listen ?? '127.0.0.1:0', '--state-dir', stateDir];
   if (opts.config) {
     const f = join(stateDir, 'test-config.json');

@@ -1,0 +1,29 @@
+/**
+ * The authenticated caller as the transport layer establishes it. `dn` is the owner
+ * key of jobs and delegations: the end-entity subject in OpenSSL one-line form
+ * (`/C=../O=../CN=..`), proxy CNs stripped, as A-REX records a job's owner.
+ */
+export interface X509Identity {
+  readonly kind: 'x509';
+  /** End-entity subject DN, one-line form. */
+  readonly dn: string;
+  /** Issuer (CA) of the end-entity certificate, one-line form. */
+  readonly issuerDn: string;
+  /** The client authenticated with an RFC 3820 (or legacy Globus) proxy. */
+  readonly isProxy: boolean;
+  /** Number of proxy certificates above the end-entity certificate. */
+  readonly proxyDepth: number;
+  /** A limited proxy is somewhere in the chain (Globus limited-proxy policy or `CN=limited proxy`). */
+  readonly limited: boolean;
+  /** Earliest notAfter of the chain, CA included: the credentials are useless after it. */
+  readonly notAfter: Date;
+  /** SHA-256 of the leaf certificate's DER, lower-case hex. */
+  readonly leafFingerprint: string;
+}
+
+export type Identity = X509Identity;
+
+/** Outcome of authenticating a connection or request. */
+export type AuthResult =
+  | { readonly ok: true; readonly identity: Identity }
+  | { readonly ok: false; readonly code: 'CE_ERR_AUTH_NO_CREDENTIALS' | 'CE_ERR_AUTH_CERT_INVALID'; readonly reason: string };

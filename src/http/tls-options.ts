@@ -1,0 +1,130 @@
+/**
+ * TLS for the service listener and the client identity of each connection.
+ *
+ * - Node's TLS cannot accept RFC 3820 proxies (OpenSSL needs a flag Node does not
+ *   expose), so the listener requests a certificate, lets every handshake complete
+ *   (rejectUnauthorized false) and src/auth verifies the chain. Clients without a
+ *   certificate (token users) connect too and are told apart by the request layer.
+ * - On a resumed session Node reports only the leaf certificate, which makes a proxy
+ *   chain unverifiable: session tickets and the session cache are off, so every
+ *   connection does a full handshake and presents its full chain.
+ * - Renegotiation is off: a client could otherwise present another certificate on
+ *   a connection whose identity was already established.
+ * - The chain is read and verified once per connection ('secureConnection') and the
+ *   result kept on the socket: reading the peer certificate per request costs more
+ *   than half the throughput on small requests. Requests then call `peerIdentity`.
+ */
+import { constants } from 'node:crypto';
+import type { ServerOptions } from 'node:https';
+import type { DetailedPeerCertificate, Server as TlsServer, TLSSocket } from 'node:tls';
+import { authenticateChain, type PresentedChain } from '../auth/authenticate-chain.js';
+import { VerifiedChainCache } from '../auth/chain-cache.js';
+import type { AuthResult } from '../auth/identity.js';
+import type { TrustStore } from '../pki/trust-store.js';
+
+export interface TlsServerCredentials {
+  /** Host certificate, optionally followed by its intermediate CAs (PEM). */
+  readonly certPem: string;
+  readonly keyPem: string;
+  /** Trusted CAs (PEM); their names go into the CertificateRequest. */
+  readonly caPems: readonly string[];
+}
+
+export function tlsServerOptions(c: TlsServerCredentials): ServerOptions {
+  return {
+    cert: c.certPem,
+    key: c.keyPem,
+    ca: [...c.caPems],
+    requestCert: true,
+    rejectUnauthorized: false,
+    minVersion: 'TLSv1.2',
+    secureOptions: constants.SSL_OP_NO_TICKET | constants.SSL_OP_NO_RENEGOTIATION,
+    sessionTimeout: 0,
+  };
+}
+
+/** The subset of a pino logger used here. */
+export interface AuthLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface AttachOptions {
+  readonly log?: AuthLog;
+  /** Shared cache of verified chains; one per trust store is made when absent. */
+  readonly cache?: VerifiedChainCache;
+  /** Clock in ms (tests). */
+  readonly now?: () => number;
+}
+
+const PEER = Symbol('ceres.peerIdentity');
+type AuthSocket = TLSSocket & { [PEER]?: AuthResult };
+
+const NOT_ATTACHED: AuthResult = { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'the connection was not authenticated' };
+const cachesByStore = new WeakMap<TrustStore, VerifiedChainCache>();
+
+/**
+ * Verify each connection's client chain once, when its handshake completes, and keep
+ * the result on the socket. `trust` may be a function so that a reloaded CA directory
+ * takes effect for new connections (each store has its own cache of verified chains).
+ */
+export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() => TrustStore), opts: AttachOptions = {}): void {
+  const now = opts.now ?? Date.now;
+  // Prepended so the result exists before the HTTP layer sees any request on the socket.
+  server.prependListener('secureConnection', (socket: TLSSocket) => {
+    const s = socket as AuthSocket;
+    let result: AuthResult;
+    try {
+      const store = typeof trust === 'function' ? trust() : trust;
+      const cache = opts.cache ?? cacheFor(store);
+      result = authenticateChain(readPeerChain(socket), store, cache, now());
+    } catch (e) {
+      // Fail closed; the reason given to the client stays generic.
+      opts.log?.error({ err: e }, 'client certificate verification failed unexpectedly');
+      result = { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'the client certificate could not be verified' };
+    }
+    s[PEER] = result;
+    if (result.ok) {
+      opts.log?.debug({ dn: result.identity.dn, proxy: result.identity.isProxy, remote: socket.remoteAddress }, 'client authenticated');
+    } else if (result.code === 'CE_ERR_AUTH_CERT_INVALID') {
+      opts.log?.info({ reason: result.reason, remote: socket.remoteAddress }, 'client certificate refused');
+    }
+  });
+}
+
+/**
+ * The identity of the connection a request arrived on (cheap: a property read and a
+ * clock comparison). Credentials that expire while a kept-alive connection is open
+ * stop working at their notAfter.
+ */
+export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthResult {
+  const r = (socket as AuthSocket)[PEER] ?? NOT_ATTACHED;
+  if (r.ok && now >= r.identity.notAfter.getTime()) {
+    return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: `the client credentials expired at ${r.identity.notAfter.toISOString()}` };
+  }
+  return r;
+}
+
+/** The client's certificates as Node reports them: leaf first, each followed by its issuer. */
+export function readPeerChain(socket: TLSSocket): PresentedChain {
+  const ders: Buffer[] = [];
+  const fingerprints: string[] = [];
+  let c: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  // An empty object means no certificate; a self-issued certificate points at itself.
+  while (c !== undefined && c !== null && Buffer.isBuffer(c.raw) && !fingerprints.includes(c.fingerprint256)) {
+    ders.push(c.raw);
+    fingerprints.push(c.fingerprint256);
+    c = c.issuerCertificate as DetailedPeerCertificate | undefined;
+  }
+  return { ders, fingerprints };
+}
+
+function cacheFor(store: TrustStore): VerifiedChainCache {
+  let c = cachesByStore.get(store);
+  if (c === undefined) {
+    c = new VerifiedChainCache();
+    cachesByStore.set(store, c);
+  }
+  return c;
+}

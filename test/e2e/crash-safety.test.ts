@@ -1,0 +1,118 @@
+// Crash safety: a job acknowledged with 201 survives `kill -9` of the service at any
+// moment and runs exactly once. Each test job appends its id to a shared ledger file
+// outside the session directory; after the restarts every job must be FINISHED and
+// appear in the ledger exactly once.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, removeDir, startCeres, stopCeres, tempDir } from '../helpers/service.js';
+
+const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
+
+function ledgerJob(script: string, sleep: number): string {
+  return `&(executable="${script}")(arguments="${sleep}")(stdout="o")`;
+}
+
+function setup(): { dir: string; script: string; ledger: string } {
+  const dir = tempDir('crash');
+  const ledger = join(dir, 'ledger');
+  const script = join(dir, 'job.sh');
+  writeFileSync(script, `#!/bin/sh\necho "$RUNTIME_JOB_ID" >> ${ledger}\nsleep "$1"\necho done\n`);
+  chmodSync(script, 0o755);
+  return { dir, script, ledger };
+}
+
+function runsPerJob(ledger: string): Map<string, number> {
+  const m = new Map<string, number>();
+  if (!existsSync(ledger)) return m;
+  for (const l of readFileSync(ledger, 'utf8').split('\n')) if (l) m.set(l, (m.get(l) ?? 0) + 1);
+  return m;
+}
+
+describe('crash safety (kill -9 of the service)', () => {
+  it('jobs acknowledged just before kill -9 are all run, exactly once, after a restart', async () => {
+    const { dir, script, ledger } = setup();
+    const stateDir = join(dir, 'state');
+    let ceres = await startCeres({ stateDir });
+    let c = Client.forUser(ceres);
+    const body = `+${Array.from({ length: 40 }, () => `(${ledgerJob(script, 0).slice(1)})`).join('')}`;
+    const items = await c.submit(body);
+    assert.equal(items.length, 40);
+    await stopCeres(ceres, 'SIGKILL');
+    await c.close();
+    ceres = await startCeres({ stateDir, listen: '127.0.0.1:0' });
+    c = Client.forUser(ceres);
+    try {
+      const ids = items.map((i) => i.id as string);
+      const st = await c.waitFor(ids, FINAL, 120_000);
+      assert.deepEqual([...new Set(st.values())], ['FINISHED']);
+      const runs = runsPerJob(ledger);
+      for (const id of ids) assert.equal(runs.get(id), 1, `job ${id} ran ${runs.get(id) ?? 0} times`);
+    } finally {
+      await c.close();
+      await stopCeres(ceres);
+      removeDir(dir);
+    }
+  });
+
+  it('jobs running when the service is killed keep running and are collected exactly once', async () => {
+    const { dir, script, ledger } = setup();
+    const stateDir = join(dir, 'state');
+    let ceres = await startCeres({ stateDir });
+    let c = Client.forUser(ceres);
+    const items = await c.submit(`+${Array.from({ length: 5 }, () => `(${ledgerJob(script, 3).slice(1)})`).join('')}`);
+    const ids = items.map((i) => i.id as string);
+    await c.waitFor(ids, ['RUNNING']);
+    await stopCeres(ceres, 'SIGKILL');
+    await c.close();
+    ceres = await startCeres({ stateDir });
+    c = Client.forUser(ceres);
+    try {
+      const st = await c.waitFor(ids, FINAL, 60_000);
+      assert.deepEqual([...new Set(st.values())], ['FINISHED']);
+      const runs = runsPerJob(ledger);
+      for (const id of ids) assert.equal(runs.get(id), 1);
+      const out = await c.req('GET', `/rest/1.1/jobs/${ids[0]}/session/o`);
+      assert.equal(out.text, 'done\n');
+    } finally {
+      await c.close();
+      await stopCeres(ceres);
+      removeDir(dir);
+    }
+  });
+
+  it('repeated kill -9 at arbitrary moments of a busy run loses nothing and runs nothing twice', async () => {
+    const { dir, script, ledger } = setup();
+    const stateDir = join(dir, 'state');
+    const ids: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const ceres = await startCeres({ stateDir });
+      const c = Client.forUser(ceres);
+      const items = await c.submit(`+${Array.from({ length: 25 }, () => `(${ledgerJob(script, 0).slice(1)})`).join('')}`);
+      ids.push(...items.map((i) => i.id as string));
+      await new Promise((r) => setTimeout(r, 50 + round * 120));
+      await stopCeres(ceres, 'SIGKILL');
+      await c.close();
+    }
+    const ceres = await startCeres({ stateDir });
+    const c = Client.forUser(ceres);
+    try {
+      const st = await c.waitFor(ids, FINAL, 120_000);
+      assert.deepEqual([...new Set(st.values())], ['FINISHED']);
+      const runs = runsPerJob(ledger);
+      for (const id of ids) assert.equal(runs.get(id), 1, `job ${id} ran ${runs.get(id) ?? 0} times`);
+    } finally {
+      await c.close();
+      await stopCeres(ceres);
+      removeDir(dir);
+    }
+  });
+
+  it('SIGTERM shuts down gracefully with exit status 0', async () => {
+    const dir = tempDir('term');
+    const ceres = await startCeres({ stateDir: dir });
+    assert.equal(await stopCeres(ceres, 'SIGTERM'), 0);
+    removeDir(dir);
+  });
+});
