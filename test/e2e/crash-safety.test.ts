@@ -36,7 +36,7 @@ describe('crash safety (kill -9 of the service)', () => {
     const stateDir = join(dir, 'state');
     let ceres = await startCeres({ stateDir });
     let c = Client.forUser(ceres);
-    const body = `+${Array.from({ length: 40 }, () => `(${ledgerJob(script, 0).slice(1)})`).join('')}`;
+    const body = `+${Array.from({ length: 40 }, () => `(${ledgerJob(script, 0)})`).join('')}`;
     const items = await c.submit(body);
     assert.equal(items.length, 40);
     await stopCeres(ceres, 'SIGKILL');
@@ -61,7 +61,7 @@ describe('crash safety (kill -9 of the service)', () => {
     const stateDir = join(dir, 'state');
     let ceres = await startCeres({ stateDir });
     let c = Client.forUser(ceres);
-    const items = await c.submit(`+${Array.from({ length: 5 }, () => `(${ledgerJob(script, 3).slice(1)})`).join('')}`);
+    const items = await c.submit(`+${Array.from({ length: 5 }, () => `(${ledgerJob(script, 3)})`).join('')}`);
     const ids = items.map((i) => i.id as string);
     await c.waitFor(ids, ['RUNNING']);
     await stopCeres(ceres, 'SIGKILL');
@@ -89,7 +89,7 @@ describe('crash safety (kill -9 of the service)', () => {
     for (let round = 0; round < 4; round++) {
       const ceres = await startCeres({ stateDir });
       const c = Client.forUser(ceres);
-      const items = await c.submit(`+${Array.from({ length: 25 }, () => `(${ledgerJob(script, 0).slice(1)})`).join('')}`);
+      const items = await c.submit(`+${Array.from({ length: 25 }, () => `(${ledgerJob(script, 0)})`).join('')}`);
       ids.push(...items.map((i) => i.id as string));
       await new Promise((r) => setTimeout(r, 50 + round * 120));
       await stopCeres(ceres, 'SIGKILL');
