@@ -21,7 +21,7 @@ export function descriptionPort(config: Config): DescriptionPort {
         ...(defaults.delegationId !== undefined ? { requestDelegationId: defaults.delegationId } : {}),
         runtimeEnvironments: rtes,
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
-        maxRerun: config.jobs.maxRerun,
+        maxRerun: config.engine.maxReruns,
       }),
   };
 }

@@ -85,7 +85,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     engine: engine.port,
     sessionRoot: L.sessions,
     maxInstances: config.jobs.maxInstances,
-    maxRerun: config.jobs.maxRerun,
+    maxRerun: config.engine.maxReruns,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };

@@ -6,7 +6,6 @@ export const jobsSection = {
     {
       maxIdsPerRequest: Type.Integer({ default: 100_000, minimum: 1, description: 'Most job ids in one bulk action request (aCT polls up to 100,000 per call); more is a 413' }),
       maxInstances: Type.Integer({ default: 1000, minimum: 1, description: 'Most copies of one description per 1.1 `instances` request (A-REX caps by its job limit)' }),
-      maxRerun: Type.Integer({ default: 5, minimum: 0, description: 'Cap on the reruns a description may ask for (A-REX maxrerun)' }),
       wipedRecordRetentionSeconds: Type.Integer({ default: 30 * 24 * 3600, minimum: 0, description: 'How long the minimal record of a WIPED job is kept before it is purged (A-REX defaultttr)' }),
     },
     { default: {}, additionalProperties: false },

@@ -1,0 +1,75 @@
+/**
+ * A real jobs slice for the jobs API tests: SQLite store in a temp dir, the real
+ * JobService with the real description parser and acceptance checks (default config
+ * plus two queues and an RTE), delegations owned per a small table, an engine that
+ * only records pokes (no jobs run here: the engine has its own tests).
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testApp } from '../helpers/app.js';
+import { openDatabase } from '../../src/jobs/store/database.js';
+import { JobStore } from '../../src/jobs/store/job-store.js';
+import { JobService } from '../../src/jobs/job-service.js';
+import { JobActions } from '../../src/jobs/job-actions.js';
+import { activityDocument } from '../../src/jobs/activity.js';
+import { jobsResource } from '../../src/api/rest/jobs/index.js';
+import { buildConfig } from '../../src/config/load.js';
+import { descriptionPort } from '../../src/service/description-port.js';
+import { REST_STATE_NAMES } from '../../src/service/rest-states.js';
+
+export const ALICE = '/DC=org/DC=test/CN=Alice';
+export const BOB = '/DC=org/DC=test/CN=Bob';
+export const HA = { 'x-test-dn': ALICE, accept: 'application/json' };
+export const HB = { 'x-test-dn': BOB, accept: 'application/json' };
+
+export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } = {}) {
+  const root = await mkdtemp(join(tmpdir(), 'ceres-jobsapi-'));
+  const sessionRoot = join(root, 'sessions');
+  await mkdir(sessionRoot);
+  const db = openDatabase(join(root, 'db'));
+  const store = new JobStore(db);
+  const config = buildConfig({ cluster: { queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 7200 }], runtimeEnvironments: [{ name: 'ENV/PROXY' }] } });
+  const submitted: string[] = [];
+  const poked: string[] = [];
+  const engine = { jobsSubmitted: (ids: readonly string[]) => void submitted.push(...ids), jobPoked: (id: string) => void poked.push(id) };
+  const delegationOwners = new Map<string, string>([
+    ['dalice', ALICE],
+    ['dbob', BOB],
+  ]);
+  const jobs = new JobService({
+    store,
+    descriptions: descriptionPort(config),
+    delegations: { ownedBy: (id, owner) => delegationOwners.get(id) === owner },
+    engine,
+    sessionRoot,
+    maxInstances: o.maxInstances ?? 10,
+    maxRerun: 5,
+    initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+  });
+  const actions = new JobActions(store, engine, (j) => activityDocument(j, { hostname: 'localhost', delegationsOf: (id) => store.delegationsOf(id) }));
+  const app = testApp({
+    jobs: jobsResource({ jobs, actions, restStates: REST_STATE_NAMES, maxIdsPerRequest: o.maxIds ?? 1000, maxControlBodyBytes: 1024 * 1024, maxSubmitBodyBytes: 4 * 1024 * 1024 }),
+  });
+  return {
+    app,
+    store,
+    jobs,
+    submitted,
+    poked,
+    sessionRoot,
+    async submit(body: string, headers: Record<string, string> = HA, version = '1.1', query = '') {
+      return app.inject({ method: 'POST', url: `/arex/rest/${version}/jobs?action=new${query}`, headers, payload: body });
+    },
+    async act(action: string, payload: string, headers: Record<string, string> = { ...HA, 'content-type': 'application/json' }, version = '1.1') {
+      return app.inject({ method: 'POST', url: `/arex/rest/${version}/jobs?action=${action}`, headers, payload });
+    },
+    async close() {
+      await app.close();
+      db.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export const ECHO = '&(executable="/bin/echo")(arguments="hi")';
