@@ -70,7 +70,8 @@ export function parseXml(input: string | Buffer, limits: Partial<XmlLimits> = {}
     let attrs: Record<string, string> | undefined;
     const entries = Object.values(tag.attributes);
     if (entries.length > lim.maxAttributes) fail(`more than ${lim.maxAttributes} attributes on one element`);
-    for (const a of entries) (attrs ??= {})[a.name] = a.value;
+    // A null-prototype record: an attribute called __proto__ is kept as data.
+    for (const a of entries) (attrs ??= Object.create(null) as Record<string, string>)[a.name] = a.value;
     stack.push({ name: tag.name, ns: tag.uri, attrs, children: [] });
   });
   const addText = (t: string): void => {
@@ -95,7 +96,7 @@ export function parseXml(input: string | Buffer, limits: Partial<XmlLimits> = {}
   } catch (e) {
     if (e instanceof XmlParseError) throw e;
     // saxes reports "line:column: message"; keep its text, it is about the input only.
-    throw new XmlParseError(e instanceof Error ? e.message.replace(/^[^:]*:\d+:\d+: /, '') : 'malformed XML', parser.line, parser.column);
+    throw new XmlParseError(e instanceof Error ? e.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '') : 'malformed XML', parser.line, parser.column);
   }
   if (!root) throw new XmlParseError('no root element');
   return root;

@@ -12,7 +12,7 @@ export function descriptionPort(config: Config): DescriptionPort {
   const queues = c.queues.map((q) => ({ ...q }));
   const rtes = c.runtimeEnvironments.map((r) => r.name);
   return {
-    split: (body) => splitSubmission(body),
+    split: (body) => splitSubmission(body, { maxDescriptionBytes: config.jobs.maxDescriptionBytes, maxItems: config.jobs.maxDescriptionsPerRequest }),
     accept: (desc, defaults) =>
       checkAcceptance(desc, {
         queues,

@@ -6,6 +6,8 @@ export const jobsSection = {
     {
       maxIdsPerRequest: Type.Integer({ default: 100_000, minimum: 1, description: 'Most job ids in one bulk action request (aCT polls up to 100,000 per call); more is a 413' }),
       maxInstances: Type.Integer({ default: 1000, minimum: 1, description: 'Most copies of one description per 1.1 `instances` request (A-REX caps by its job limit)' }),
+      maxDescriptionBytes: Type.Integer({ default: 5 * 1024 * 1024, minimum: 1024, description: 'Largest single job description (A-REX maxjobdesc); a bigger one fails its item with 413' }),
+      maxDescriptionsPerRequest: Type.Integer({ default: 10_000, minimum: 1, description: 'Most job descriptions in one submission request (bulk ADL or + xRSL)' }),
       wipedRecordRetentionSeconds: Type.Integer({ default: 30 * 24 * 3600, minimum: 0, description: 'How long the minimal record of a WIPED job is kept before it is purged (A-REX defaultttr)' }),
     },
     { default: {}, additionalProperties: false },

@@ -1,0 +1,200 @@
+/** Acceptance checks: A-REX's order and texts, Ceres's extra checks, normalisation. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkAcceptance, leavesSession, type AcceptanceContext } from '../../src/jobdesc/check-acceptance.js';
+import { emptyJobDescription, type JobDescription } from '../../src/jobdesc/model.js';
+import { xrslOk } from './helpers.js';
+
+const ctx: AcceptanceContext = {
+  queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 3600, minWallTimeSeconds: 60, maxCpuTimeSeconds: 7200, maxMemoryBytes: 1024, maxSlotsPerJob: 4 }],
+  runtimeEnvironments: ['ENV/PROXY', 'APPS/HEP/ATLAS-1.0'],
+};
+
+function job(extra: Partial<JobDescription> = {}): JobDescription {
+  return { ...emptyJobDescription('xrsl'), executable: '/bin/true', ...extra };
+}
+
+function refused(d: JobDescription, c: AcceptanceContext = ctx): { code: string; reason: string; status: number } {
+  const r = checkAcceptance(d, c);
+  assert.equal(r.ok, false, 'expected a refusal');
+  if (r.ok) throw new Error('unreachable');
+  assert.ok(r.status > 400 && r.status < 500, `status ${r.status}`);
+  return { code: r.code, reason: r.reason, status: r.status };
+}
+
+function accepted(d: JobDescription, c: AcceptanceContext = ctx): JobDescription {
+  const r = checkAcceptance(d, c);
+  assert.equal(r.ok, true, r.ok ? '' : r.reason);
+  if (!r.ok) throw new Error('unreachable');
+  return r.description;
+}
+
+describe('checkAcceptance: A-REX checks and texts', () => {
+  it('refuses RTE version constraints', () => {
+    assert.deepEqual(refused(job({ runtimeEnvironments: [{ name: 'ENV/PROXY', options: [], constraint: '>=' }] })), {
+      code: 'CE_ERR_JOBDESC_RTE_UNRESOLVED',
+      reason: 'Runtime environments have not been resolved.',
+      status: 422,
+    });
+  });
+
+  it('refuses an ACL without Content, and one of an unknown type', () => {
+    assert.equal(refused(job({ accessControl: { type: 'GACL' } })).reason, 'acl element wrongly formatted - missing Content element');
+    assert.equal(refused(job({ accessControl: { type: 'XACML', content: '<p/>' } })).reason, 'ARC: unsupported ACL type specified: XACML');
+    accepted(job({ accessControl: { type: 'ARC', content: '<p/>' } }));
+    accepted(job({ accessControl: { content: '<gacl/>' } }));
+  });
+
+  it('refuses grid-manager actions other than request', () => {
+    for (const action of ['cancel', 'clean', 'renew', 'restart'] as const) {
+      assert.equal(refused(job({ action })).reason, `Wrong action in job request: ${action}`);
+    }
+    accepted(job({ action: 'request' }));
+  });
+
+  it('resolves the queue: description, then 1.1 parameter, then default, then first allowed', () => {
+    assert.equal(accepted(job({ queue: 'long' }), { ...ctx, requestQueue: 'main', defaultQueue: 'main' }).queue, 'long');
+    assert.equal(accepted(job(), { ...ctx, requestQueue: 'long', defaultQueue: 'main' }).queue, 'long');
+    assert.equal(accepted(job(), { ...ctx, defaultQueue: 'long' }).queue, 'long');
+    assert.equal(accepted(job(), ctx).queue, 'main');
+    assert.equal(accepted(job(), { ...ctx, authorisedQueues: ['long'] }).queue, 'long');
+  });
+
+  it("uses A-REX's (swapped) texts for unknown and forbidden queues", () => {
+    assert.deepEqual(refused(job({ queue: 'nosuch' })), { code: 'CE_ERR_JOBDESC_QUEUE_UNKNOWN', reason: 'Requested queue nosuch is not allowed for this user', status: 422 });
+    assert.deepEqual(refused(job({ queue: 'long' }), { ...ctx, authorisedQueues: ['main'] }), {
+      code: 'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
+      reason: 'Requested queue long does not match any of available queues',
+      status: 403,
+    });
+    assert.deepEqual(refused(job(), { ...ctx, authorisedQueues: [] }), {
+      code: 'CE_ERR_JOBDESC_NO_QUEUE',
+      reason: 'Request has no queue defined and none is allowed for this user',
+      status: 403,
+    });
+    assert.equal(refused(job(), { ...ctx, requestQueue: 'gone' }).reason, 'Requested queue gone is not allowed for this user');
+  });
+
+  it('maps WLCG <queue>_<VO> names to the queue', () => {
+    assert.equal(accepted(job({ queue: 'long_atlas' })).queue, 'long');
+    assert.equal(accepted(job({ queue: 'main_lhcb_prod' })).queue, 'main');
+    assert.equal(refused(job({ queue: '_main' })).code, 'CE_ERR_JOBDESC_QUEUE_UNKNOWN');
+  });
+
+  it('refuses pre- and post-executables, append, coprocessors', () => {
+    assert.equal(refused(job({ preExecutables: [{ path: '/x', arguments: [] }] })).reason, 'Pre-executables are not supported by this service');
+    assert.equal(refused(job({ postExecutables: [{ path: '/x', arguments: [] }] })).reason, 'Post-executables are not supported by this service');
+    const appended = job({ outputFiles: [{ name: 'o', target: 'https://se/o', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false, creationFlag: 'append' } }] });
+    assert.equal(refused(appended).reason, 'Unsupported creation mode for Target');
+    assert.equal(refused(job({ coprocessor: 'CUDA' })).reason, 'Coprocessor is not supported yet.');
+  });
+
+  it('refuses slots per node that exceed or do not divide the slot count', () => {
+    assert.equal(refused(job({ count: 4, countPerNode: 8 })).reason, 'SlotsPerHost exceeding NumberOfSlots is not supported');
+    assert.equal(refused(job({ count: 6, countPerNode: 4 })).reason, 'SlotsPerHost exceeding NumberOfSlots is not supported');
+    accepted(job({ count: 8, countPerNode: 4 }));
+    accepted(job({ count: 3 }));
+  });
+
+  it('refuses countpernode=0 and non-positive counts (A-REX would divide by zero)', () => {
+    const zero = refused(xrslOk('&(executable=/bin/true)(count=4)(countpernode=0)'));
+    assert.equal(zero.code, 'CE_ERR_JOBDESC_SLOTS_INVALID');
+    assert.match(zero.reason, /must be at least 1, got 4 and 0/);
+    assert.equal(refused(job({ count: 0 })).code, 'CE_ERR_JOBDESC_SLOTS_INVALID');
+    assert.equal(refused(job({ count: -2, countPerNode: -1 })).code, 'CE_ERR_JOBDESC_SLOTS_INVALID');
+  });
+
+  it('refuses a dynamic output list without any delegation; per-file or parameter delegations do', () => {
+    const dyn = (extra: Partial<JobDescription> = {}): JobDescription =>
+      job({ outputFiles: [{ name: '@list', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } }], ...extra });
+    assert.equal(refused(dyn()).reason, 'Dynamic output files and no delegation assigned to job are incompatible.');
+    assert.equal(accepted(dyn({ delegationId: 'main-d' })).delegationId, 'main-d');
+    assert.equal(accepted(dyn(), { ...ctx, requestDelegationId: 'param-d' }).delegationId, 'param-d');
+    assert.equal(accepted(dyn({ inputFiles: [{ name: 'i', source: 'https://s/i', executable: false, delegationId: 'file-d' }] })).delegationId, 'file-d');
+  });
+
+  it('lets the description delegation win over the 1.1 parameter, and leaves none when neither is given', () => {
+    assert.equal(accepted(job({ delegationId: 'desc' }), { ...ctx, requestDelegationId: 'param' }).delegationId, 'desc');
+    assert.equal(accepted(job(), { ...ctx, requestDelegationId: 'param' }).delegationId, 'param');
+    assert.equal(accepted(job({ inputFiles: [{ name: 'i', executable: false, delegationId: 'file-d' }] })).delegationId, undefined);
+  });
+
+  it('applies the checks in A-REX order: the first failure wins', () => {
+    const everything = job({
+      runtimeEnvironments: [{ name: 'X', options: [], constraint: '<' }],
+      action: 'cancel',
+      queue: 'nosuch',
+      preExecutables: [{ path: '/x', arguments: [] }],
+      coprocessor: 'CUDA',
+    });
+    const order: string[] = [];
+    let d = everything;
+    for (;;) {
+      const r = checkAcceptance(d, ctx);
+      if (r.ok) break;
+      order.push(r.code);
+      if (r.code === 'CE_ERR_JOBDESC_RTE_UNRESOLVED') d = { ...d, runtimeEnvironments: [] };
+      else if (r.code === 'CE_ERR_JOBDESC_WRONG_ACTION') d = { ...d, action: 'request' };
+      else if (r.code === 'CE_ERR_JOBDESC_QUEUE_UNKNOWN') d = { ...d, queue: 'main' };
+      else if (r.code === 'CE_ERR_JOBDESC_PRE_EXECUTABLE') d = { ...d, preExecutables: [] };
+      else if (r.code === 'CE_ERR_JOBDESC_COPROCESSOR') d = { ...d, coprocessor: '' };
+      else break;
+    }
+    assert.deepEqual(order, ['CE_ERR_JOBDESC_RTE_UNRESOLVED', 'CE_ERR_JOBDESC_WRONG_ACTION', 'CE_ERR_JOBDESC_QUEUE_UNKNOWN', 'CE_ERR_JOBDESC_PRE_EXECUTABLE', 'CE_ERR_JOBDESC_COPROCESSOR']);
+  });
+});
+
+describe('checkAcceptance: checks A-REX leaves to later stages', () => {
+  it('refuses file names that leave the session directory', () => {
+    for (const d of [
+      job({ stdout: '../out' }),
+      job({ stderr: 'a/../../e' }),
+      job({ stdin: '/../in' }),
+      job({ logDir: '..' }),
+      job({ inputFiles: [{ name: 'x/../../y', executable: false }] }),
+      job({ outputFiles: [{ name: '@../list', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } }], delegationId: 'd' }),
+    ]) {
+      const r = refused(d);
+      assert.equal(r.code, 'CE_ERR_JOBDESC_BAD_PATH');
+      assert.match(r.reason, /^File name '.*' must stay inside the session directory$/);
+    }
+    assert.equal(leavesSession('a\0b'), true);
+    assert.equal(leavesSession('..hidden/x..'), false);
+    assert.equal(leavesSession('/'), false);
+    accepted(job({ stdout: '/out', stderr: 'dir/err', inputFiles: [{ name: '/abs/in', executable: false }] }));
+  });
+
+  it('refuses runtime environments that are not enabled, unless optional', () => {
+    assert.equal(refused(job({ runtimeEnvironments: [{ name: 'ENV/NOPE', options: [] }] })).reason, 'Requested RunTimeEnvironment ENV/NOPE is missing, broken or not enabled.');
+    const d = accepted(job({ runtimeEnvironments: [{ name: 'ENV/NOPE', options: [], optional: true }, { name: 'ENV/PROXY', options: ['x'] }] }));
+    assert.deepEqual(d.runtimeEnvironments, [{ name: 'ENV/PROXY', options: ['x'] }]);
+    assert.equal(refused(job({ runtimeEnvironments: [{ name: 'ENV/PROXY', options: [] }] }), { ...ctx, runtimeEnvironments: [] }).code, 'CE_ERR_JOBDESC_RTE_UNKNOWN');
+  });
+
+  it('refuses requests over the queue limits, naming the limit', () => {
+    assert.equal(refused(job({ queue: 'long', wallTimeSeconds: 3601 })).reason, 'Requested wall time (3601 s) exceeds the limit of queue long (3600 s)');
+    assert.equal(refused(job({ queue: 'long', cpuTimeSeconds: 7201 })).reason, 'Requested CPU time (7201 s) exceeds the limit of queue long (7200 s)');
+    assert.equal(refused(job({ queue: 'long', memoryBytes: 2048 })).reason, 'Requested memory (2048 bytes) exceeds the limit of queue long (1024 bytes)');
+    assert.equal(refused(job({ queue: 'long', count: 8 })).reason, 'Requested slot count (8 slots) exceeds the limit of queue long (4 slots)');
+    assert.equal(refused(job({ queue: 'long', wallTimeSeconds: 59 })).reason, 'Requested wall time (59 s) is below the minimum of queue long (60 s)');
+    accepted(job({ queue: 'long', wallTimeSeconds: 3600, cpuTimeSeconds: 7200, memoryBytes: 1024, count: 4 }));
+    accepted(job({ queue: 'long' }));
+    accepted(job({ queue: 'main', wallTimeSeconds: 10 ** 9 }));
+  });
+});
+
+describe('checkAcceptance: normalisation', () => {
+  it('caps lifetime and rerun, leaves the input description untouched', () => {
+    const input = job({ lifetimeSeconds: 10 ** 8, rerun: 50 });
+    const out = accepted(input, { ...ctx, maxLifetimeSeconds: 86400, maxRerun: 3 });
+    assert.deepEqual([out.lifetimeSeconds, out.rerun], [86400, 3]);
+    assert.deepEqual([input.lifetimeSeconds, input.rerun, input.queue], [10 ** 8, 50, undefined]);
+    assert.equal(accepted(job({ rerun: 50 })).rerun, 5, 'A-REX default maxrerun is 5');
+    assert.equal(accepted(job({ lifetimeSeconds: 60, rerun: 1 }), { ...ctx, maxLifetimeSeconds: 86400 }).lifetimeSeconds, 60);
+  });
+
+  it('returns JSON-serialisable data', () => {
+    const out = accepted(xrslOk('&(executable=x)(inputfiles=("a" "https://h/a" "threads=2"))(notify="a@b")(runtimeenvironment=ENV/PROXY)'));
+    assert.deepEqual(JSON.parse(JSON.stringify(out)), out);
+  });
+});
