@@ -13,7 +13,7 @@ import type { DelegationsWiring } from './delegations.js';
 import { Scheduler } from '../engine/scheduler/scheduler.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
-import { createStagingPort } from './staging.js';
+import { createStagingPort, type StagingWiring } from './staging.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -36,23 +36,28 @@ export interface EngineDeps {
 
 export function createEngine(d: EngineDeps): EngineWiring {
   let scheduler: Scheduler | undefined;
+  let staging: StagingWiring | undefined;
   const pending: string[] = [];
   const sessionDir = (id: string): string => join(d.layout.sessions, id);
   const e = d.config.engine;
   return {
     port: {
       jobsSubmitted: (ids) => (scheduler ? scheduler.jobsSubmitted(ids) : void pending.push(...ids)),
-      jobPoked: (id) => (scheduler ? scheduler.poke(id) : void pending.push(id)),
+      jobPoked: (id) => {
+        staging?.poked(id);
+        if (scheduler) scheduler.poke(id);
+        else pending.push(id);
+      },
     },
     lrmsInfo: { name: d.config.lrms.backend },
     async start() {
       const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
-      const staging = d.staging ?? createStagingPort({ config: d.config, control: d.control, sessionDir, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache });
+      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessionDir, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
       scheduler = new Scheduler({
         store: d.store,
         control: d.control,
         backend,
-        staging,
+        staging: port,
         limits: { maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser },
         log: d.log.child({ part: 'engine' }),
         sessionDir,

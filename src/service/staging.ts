@@ -1,15 +1,16 @@
 /**
- * Data staging for the engine. Until remote transfers are wired, stage-in waits for
- * the client's uploads (the `input_status` control file lists completed uploads) and
- * sets executable bits; stage-out prunes the session to the listed outputs.
+ * Data staging for the engine: maps a job record to the stager's jobs (src/staging),
+ * writes the results to the job's control files, and turns client uploads into an
+ * event (`poked`) so a job waiting for its inputs moves the moment the last one lands.
  */
-import { chmod, readdir, rm, lstat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { ControlDir } from '../jobs/control-dir.js';
+import { logLine } from '../jobs/control-dir.js';
+import type { JobRecord } from '../jobs/store/job-record.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import type { DelegationsWiring } from './delegations.js';
+import { FileCache, Stager, type StageInFile, type StageOutFile, type StageResult } from '../staging/index.js';
 
 export interface StagingDeps {
   config: Config;
@@ -20,56 +21,98 @@ export interface StagingDeps {
   cacheDir: string;
 }
 
-const UPLOAD_WAIT_MS = 600_000;
-
-export function createStagingPort(d: StagingDeps): StagingPort {
-  return {
-    async stageIn(job, signal) {
-      const desc = job.description;
-      const remote = desc.inputFiles.filter((f) => f.source !== undefined);
-      if (remote.length) return { ok: false, reason: `Data download failed: remote inputs are not supported (${remote[0]?.name ?? ''})` };
-      const expected = desc.inputFiles.filter((f) => f.source === undefined).map((f) => f.name.replace(/^\/+/, ''));
-      const deadline = Date.now() + UPLOAD_WAIT_MS;
-      for (;;) {
-        const got = new Set(((await d.control.read(job.id, 'input_status'))?.toString('utf8') ?? '').split('\n').map((l) => l.replace(/^\/+/, '')));
-        const missing = expected.filter((n) => !got.has(n));
-        if (missing.length === 0) break;
-        if (signal.aborted) return { ok: false, reason: 'Stage-in cancelled', aborted: true };
-        if (Date.now() > deadline) return { ok: false, reason: `User file: ${missing[0] ?? ''} - Timeout waiting` };
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      for (const f of desc.inputFiles) {
-        if (f.executable || f.name === desc.executable) await chmod(join(d.sessionDir(job.id), f.name), 0o700).catch(() => undefined);
-      }
-      return { ok: true };
-    },
-    async stageOut(job, mode) {
-      const desc = job.description;
-      void mode; // outputs without a target are kept whatever the outcome (A-REX)
-      const keep = desc.outputFiles.map((o) => o.name.replace(/^\/+/, '').replace(/\/+$/, ''));
-      // Unlike A-REX, stdout, stderr and the log directory are always kept: a raw xRSL
-      // that does not list them as outputs would otherwise lose them.
-      for (const f of [desc.stdout, desc.stderr, desc.logDir]) if (f) keep.push(f.replace(/^\/+/, '').replace(/\/+$/, ''));
-      if (keep.includes('')) return { ok: true };
-      await prune(d.sessionDir(job.id), '', keep);
-      return { ok: true };
-    },
-  };
+export interface StagingWiring extends StagingPort {
+  /** Something about the job changed (a client upload completed). */
+  poked(id: string): void;
 }
 
-/** Remove every entry not named by `keep` (or on the way to a kept entry); never follows links. */
-async function prune(root: string, rel: string, keep: readonly string[]): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(join(root, rel));
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    const p = rel ? `${rel}/${n}` : n;
-    if (keep.includes(p)) continue;
-    const st = await lstat(join(root, p));
-    if (st.isDirectory() && keep.some((k) => k.startsWith(`${p}/`))) await prune(root, p, keep);
-    else await rm(join(root, p), { recursive: true, force: true });
-  }
+const clean = (n: string): string => n.replace(/^\/+/, '').replace(/\/+$/, '');
+
+export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> {
+  const s = d.config.staging;
+  const cache = s.cache.enabled
+    ? await FileCache.open({ dir: d.cacheDir, maxBytes: s.cache.maxBytes, accessRecheckMs: s.cache.accessRecheckSeconds * 1000, lockStaleMs: s.cache.lockStaleSeconds * 1000, logger: d.log })
+    : undefined;
+  const stager = new Stager({ config: s, credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) }, ...(cache ? { cache } : {}), logger: d.log });
+  const waiters = new Map<string, Set<() => void>>();
+
+  const record = async (j: JobRecord, r: StageResult, dir: 'in' | 'out'): Promise<void> => {
+    if (r.control.statistics.length) await d.control.append(j.id, 'statistics', r.control.statistics.map((l) => `${l}\n`).join(''));
+    if (dir === 'out' && r.control.outputStatus.length) await d.control.append(j.id, 'output_status', r.control.outputStatus.map((l) => `${l}\n`).join(''));
+    for (const f of r.failures) await d.control.append(j.id, 'errors', logLine(f));
+  };
+
+  return {
+    poked(id) {
+      const w = waiters.get(id);
+      if (!w) return;
+      waiters.delete(id);
+      for (const f of w) f();
+    },
+    async stageIn(j, signal) {
+      const desc = j.description;
+      const files: StageInFile[] = desc.inputFiles.map((f) => ({
+        name: f.name,
+        ...(f.source !== undefined ? { source: f.source } : {}),
+        ...(f.options ? { options: f.options } : {}),
+        ...(f.size !== undefined ? { size: f.size } : {}),
+        ...(f.checksum !== undefined ? { checksum: f.checksum } : {}),
+        executable: f.executable || clean(f.name) === clean(desc.executable ?? ''),
+        ...(f.delegationId !== undefined ? { delegationId: f.delegationId } : {}),
+      }));
+      const uploaded = async (): Promise<Set<string>> => new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
+      const r = await stager.stageIn(
+        {
+          id: j.id,
+          owner: j.owner,
+          sessionDir: d.sessionDir(j.id),
+          files,
+          ...(j.delegationId ? { delegationId: j.delegationId } : {}),
+          preparingSince: new Date(j.updatedAt),
+          uploads: {
+            isUploaded: async (path) => (await uploaded()).has(path),
+            changed: (sig) =>
+              new Promise<void>((resolve) => {
+                let set = waiters.get(j.id);
+                if (!set) waiters.set(j.id, (set = new Set()));
+                const done = (): void => {
+                  set?.delete(done);
+                  resolve();
+                };
+                set.add(done);
+                sig.addEventListener('abort', done, { once: true });
+              }),
+          },
+        },
+        signal,
+      );
+      await record(j, r, 'in');
+      if (r.ok) return { ok: true };
+      return { ok: false, reason: r.failureReason ?? 'Data download failed', ...(r.cancelled ? { aborted: true } : {}) };
+    },
+    async stageOut(j, mode, signal) {
+      const desc = j.description;
+      const files: StageOutFile[] = desc.outputFiles.map((o) => ({
+        name: o.name,
+        ...(o.target !== undefined ? { target: o.target } : {}),
+        ...(o.urlOptions ? { options: o.urlOptions } : {}),
+        ...(o.delegationId !== undefined ? { delegationId: o.delegationId } : {}),
+        // Outputs without a target stay for the client whatever the outcome (A-REX).
+        when: o.target === undefined ? { success: true, failure: true, cancel: true } : { success: o.options.useIfSuccess, failure: o.options.useIfFailure, cancel: o.options.useIfCancel },
+      }));
+      // Unlike A-REX, stdout, stderr and the log directory are always kept, listed or not.
+      const listed = new Set(files.map((f) => clean(f.name)));
+      for (const n of [desc.stdout, desc.stderr, desc.logDir]) {
+        if (n && !listed.has(clean(n))) files.push({ name: n, when: { success: true, failure: true, cancel: true } });
+      }
+      // A failed job that may be restarted keeps its client-uploaded inputs (A-REX §7.3).
+      if (mode !== 'success' && j.rerunsLeft > 0) {
+        for (const f of desc.inputFiles) if (f.source === undefined && !listed.has(clean(f.name))) files.push({ name: f.name, when: { success: true, failure: true, cancel: true } });
+      }
+      const r = await stager.stageOut({ id: j.id, owner: j.owner, sessionDir: d.sessionDir(j.id), files, ...(j.delegationId ? { delegationId: j.delegationId } : {}), outcome: mode }, signal);
+      await record(j, r, 'out');
+      if (r.ok) return { ok: true };
+      return { ok: false, reason: r.failureReason ?? 'Data upload failed', ...(r.cancelled ? { aborted: true } : {}) };
+    },
+  };
 }

@@ -1,0 +1,113 @@
+/**
+ * File names from job descriptions, confined to the session directory. A name may
+ * not climb out (`..`), and no component of a path the service reads or writes may
+ * be a symbolic link: a job runs as the user and could otherwise plant
+ * `out -> /etc/...` and have the service upload (or overwrite) a file it must not.
+ * Components are checked with lstat and files opened with O_NOFOLLOW.
+ */
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { join } from 'node:path';
+import { stagingError } from './staging-error.js';
+
+export interface SessionName {
+  /** Relative POSIX path without leading or trailing '/'; '' = the session directory itself. */
+  readonly rel: string;
+  /** The name ended in '/' (or was '/'): a directory tree. */
+  readonly dir: boolean;
+}
+
+export function parseSessionName(name: string): SessionName {
+  // Control characters would break the line-based control files and logs.
+  if (/[\x00-\x1f\x7f]/.test(name)) throw badName(name);
+  const dir = name.endsWith('/');
+  const parts = name.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.some((p) => p === '..')) throw badName(name);
+  return { rel: parts.join('/'), dir: dir || parts.length === 0 };
+}
+
+/** lstat of a session path whose every component is checked not to be a symlink; undefined if absent. */
+export async function lstatInSession(sessionDir: string, rel: string): Promise<Stats | undefined> {
+  let path = sessionDir;
+  let st: Stats | undefined;
+  const parts = rel === '' ? [] : rel.split('/');
+  for (const [i, p] of parts.entries()) {
+    path = join(path, p);
+    st = await lstatOrUndefined(path);
+    if (st === undefined) return undefined;
+    if (st.isSymbolicLink()) throw unsafe(rel);
+    if (i < parts.length - 1 && !st.isDirectory()) return undefined;
+  }
+  return st ?? (await lstat(sessionDir));
+}
+
+/**
+ * The absolute path for writing `rel`, creating missing parent directories (mode
+ * 0755 less umask) and refusing parents that are symlinks or files.
+ */
+export async function prepareWritePath(sessionDir: string, rel: string): Promise<string> {
+  if (rel === '') throw badName('/');
+  const parts = rel.split('/');
+  let path = sessionDir;
+  for (const p of parts.slice(0, -1)) {
+    path = join(path, p);
+    let st = await lstatOrUndefined(path);
+    if (st === undefined) {
+      try {
+        await mkdir(path);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, rel);
+      }
+      st = await lstat(path);
+    }
+    if (st.isSymbolicLink() || !st.isDirectory()) throw unsafe(rel);
+  }
+  const target = join(path, parts[parts.length - 1] as string);
+  const st = await lstatOrUndefined(target);
+  if (st?.isDirectory() === true) throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: a directory is in the way`);
+  return target;
+}
+
+/** Open a regular session file for reading, never through a symlink. */
+export async function openSessionFile(sessionDir: string, rel: string): Promise<{ handle: FileHandle; size: number }> {
+  const st = await lstatInSession(sessionDir, rel);
+  if (st === undefined) throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
+  if (!st.isFile()) throw unsafe(rel);
+  let handle: FileHandle;
+  try {
+    handle = await open(join(sessionDir, rel), constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw unsafe(rel);
+    throw ioError(e, rel);
+  }
+  const fst = await handle.stat();
+  if (!fst.isFile() || fst.ino !== st.ino) {
+    await handle.close();
+    throw unsafe(rel);
+  }
+  return { handle, size: fst.size };
+}
+
+async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(p);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+}
+
+function badName(name: string): Error {
+  return stagingError('CE_ERR_STAGING_BAD_NAME', `'${name.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)}' is not a valid file name inside the session directory`);
+}
+
+function unsafe(rel: string): Error {
+  return stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: symbolic link or not a regular file`);
+}
+
+export function ioError(e: unknown, what: string): Error {
+  const code = (e as NodeJS.ErrnoException).code ?? 'error';
+  return stagingError('CE_ERR_STAGING_LOCAL_IO', `${what}: local file system error (${code})`, { cause: e });
+}

@@ -1,0 +1,116 @@
+/**
+ * Inputs without a source are uploaded by the client (REST PUT into the session).
+ * A-REX's rules: a file declared with a size is judged by its size (smaller = still
+ * arriving, equal = done, bigger = error); otherwise it is done when the upload was
+ * recorded as complete. A declared checksum must match. The wait is bounded (A-REX:
+ * 600 s from entering PREPARING): `User file: /<name> - Timeout waiting`.
+ */
+import { createReadStream } from 'node:fs';
+import { chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checksumMatches, createHasher, type ExpectedChecksum } from './checksum.js';
+import { sleep } from './retry.js';
+import { lstatInSession } from './session-path.js';
+import { StagingError, stagingError } from './staging-error.js';
+import type { UploadWatch } from './types.js';
+import { sessionPath } from './control-lines.js';
+
+export interface UserFile {
+  readonly index: number;
+  readonly rel: string;
+  readonly size?: number;
+  readonly checksum?: ExpectedChecksum;
+  readonly executable: boolean;
+}
+
+export type UserFileOutcome = { readonly ok: true; readonly bytes: number } | { readonly ok: false; readonly error: StagingError };
+
+export interface UserWaitOptions {
+  readonly sessionDir: string;
+  readonly uploads?: UploadWatch;
+  /** Epoch ms after which waiting files fail. */
+  readonly deadline: number;
+  readonly pollMs: number;
+  readonly now?: () => number;
+}
+
+export async function waitForUserFiles(
+  files: readonly UserFile[],
+  opts: UserWaitOptions,
+  signal: AbortSignal,
+  onDone: (f: UserFile, outcome: UserFileOutcome) => void,
+): Promise<void> {
+  const now = opts.now ?? Date.now;
+  const pending = new Set(files);
+  while (pending.size > 0) {
+    for (const f of [...pending]) {
+      signal.throwIfAborted();
+      let outcome: UserFileOutcome | undefined;
+      try {
+        const bytes = await judge(f, opts);
+        if (bytes !== undefined) outcome = { ok: true, bytes };
+      } catch (e) {
+        outcome = { ok: false, error: e instanceof StagingError ? e : stagingError('CE_ERR_STAGING_LOCAL_IO', `User file: ${sessionPath(f.rel)} - cannot be read`, { cause: e }) };
+      }
+      if (outcome !== undefined) {
+        pending.delete(f);
+        onDone(f, outcome);
+      }
+    }
+    if (pending.size === 0) return;
+    const left = opts.deadline - now();
+    if (left <= 0) {
+      for (const f of pending) onDone(f, { ok: false, error: stagingError('CE_ERR_STAGING_USER_FILE_TIMEOUT', `User file: ${sessionPath(f.rel)} - Timeout waiting`) });
+      return;
+    }
+    await nextCheck(opts, Math.min(left, opts.pollMs), signal);
+  }
+}
+
+/** Bytes of a complete, valid file; undefined while still arriving; throws when it can never be right. */
+async function judge(f: UserFile, opts: UserWaitOptions): Promise<number | undefined> {
+  const label = `User file: ${sessionPath(f.rel)} -`;
+  const invalid = (why: string): StagingError => stagingError('CE_ERR_STAGING_USER_FILE_INVALID', `${label} ${why}`);
+  let st;
+  try {
+    st = await lstatInSession(opts.sessionDir, f.rel);
+  } catch (e) {
+    if (e instanceof StagingError && e.code === 'CE_ERR_STAGING_UNSAFE_PATH') throw invalid('Expected file. Symbolic link found.');
+    throw e;
+  }
+  if (f.size !== undefined) {
+    if (st === undefined) return undefined;
+    if (st.isDirectory()) throw invalid('Expected file. Directory found.');
+    if (!st.isFile()) throw invalid('Expected file. Something else found.');
+    if (st.size > f.size) throw invalid('Delivered file is bigger than specified.');
+    if (st.size < f.size) return undefined;
+  } else {
+    const uploaded = opts.uploads !== undefined ? await opts.uploads.isUploaded(sessionPath(f.rel)) : st?.isFile() === true;
+    if (!uploaded) return undefined;
+    if (st === undefined) throw invalid('Expected file. Nothing found.');
+    if (st.isDirectory()) throw invalid('Expected file. Directory found.');
+    if (!st.isFile()) throw invalid('Expected file. Something else found.');
+  }
+  const path = join(opts.sessionDir, f.rel);
+  if (f.checksum !== undefined) {
+    const h = createHasher(f.checksum.algorithm);
+    for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) h.update(chunk as Buffer);
+    if (!checksumMatches(f.checksum, h.digest())) throw invalid('Delivered file has a wrong checksum.');
+  }
+  if (f.executable) await chmod(path, (st.mode & 0o777) | 0o111);
+  return st.size;
+}
+
+/** Wait for an upload event or the poll interval, whichever comes first. */
+async function nextCheck(opts: UserWaitOptions, ms: number, signal: AbortSignal): Promise<void> {
+  const ctl = new AbortController();
+  const both = AbortSignal.any([signal, ctl.signal]);
+  const waits: Promise<unknown>[] = [sleep(ms, both)];
+  if (opts.uploads?.changed !== undefined) waits.push(opts.uploads.changed(both));
+  try {
+    await Promise.race(waits.map((p) => p.catch(() => undefined)));
+  } finally {
+    ctl.abort();
+  }
+  signal.throwIfAborted();
+}
