@@ -77,6 +77,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.setNotFoundHandler((request, reply) => handleError(ceError('CE_ERR_HTTP_NOT_FOUND'), request, reply));
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    // Handlers judge bodies by content, never by media type, and clients send broken
+    // ones (DIRAC: `x-pem-file`, others an empty header): move an unparsable
+    // Content-Type aside so the framework does not refuse the request with a 415.
+    const ct = request.headers['content-type'];
+    if (ct !== undefined && !/^[^\s/;]+\/[^\s/;]+/.test(ct.trim())) delete request.headers['content-type'];
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');

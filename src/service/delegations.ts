@@ -1,37 +1,97 @@
 /**
- * Wiring of the delegation service for the composition root.
+ * Wiring of the delegation service for the composition root: the REST resources, the
+ * port job submission asks (may this owner name this delegation?), the proxy expiry
+ * for job info documents, the credential source for data staging, and the periodic
+ * sweep of expired delegations (a timer owned here, stopped by `close`).
  */
+import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../jobs/store/database.js';
 import type { DelegationPort } from '../jobs/ports.js';
 import type { Resource } from '../api/rest/resource.js';
 import type { TrustStore } from '../pki/trust-store.js';
-import { el } from '../doc/element.js';
-import { sendDoc } from '../http/send.js';
+import { delegationsResources } from '../api/rest/delegations/index.js';
+import { DelegationService } from '../delegations/delegation-service.js';
+import { DelegationStore } from '../delegations/store/delegation-store.js';
+import { KeyFiles } from '../delegations/store/key-files.js';
+import type { DelegatedCredential } from '../delegations/types.js';
 
 export interface DelegationsWiring {
   readonly port: DelegationPort;
   readonly collection: Resource;
   readonly item: Resource;
+  /** notAfter of an X.509 delegation's current proxy (ProxyExpirationTime). */
   expiry(delegationId: string): Date | undefined;
+  /**
+   * The credential data staging presents for a job: the delegation's current one, read
+   * at every call (a renewal is picked up by the next transfer); undefined when the job
+   * has no delegation or it is gone, expired or not the owner's.
+   */
+  credentialFor(delegationId: string | undefined, ownerDn: string): Promise<DelegatedCredential | undefined>;
+  /** The service itself (tests, and future admin commands). */
+  readonly service: DelegationService;
   close(): Promise<void>;
 }
 
 export interface DelegationDeps {
   config: Config;
   db: Db;
+  /** Directory of key material (<state>/delegations). */
   dir: string;
   log: Logger;
   trust: TrustStore;
+  /** Clock (ms) for tests; default Date.now. */
+  now?: () => number;
 }
 
-export function createDelegations(_d: DelegationDeps): DelegationsWiring {
+export function createDelegations(d: DelegationDeps): DelegationsWiring {
+  const c = d.config.delegations;
+  const log = d.log.child({ part: 'delegations' });
+  // Secrets live here: readable by the service only, whatever the umask made of it.
+  mkdirSync(d.dir, { recursive: true, mode: 0o700 });
+  chmodSync(d.dir, 0o700);
+  const service = new DelegationService({
+    store: new DelegationStore(d.db),
+    files: new KeyFiles(d.dir),
+    trust: d.trust,
+    log,
+    settings: {
+      keyBits: c.keyBits,
+      requestLifetimeMs: c.requestLifetimeSeconds * 1000,
+      expiredRetentionMs: c.expiredRetentionSeconds * 1000,
+      maxPerUser: c.maxPerUser,
+      maxTokenBytes: c.maxTokenBytes,
+    },
+    ...(d.now !== undefined ? { now: d.now } : {}),
+  });
+  const { collection, item } = delegationsResources({ service, maxCertificateBodyBytes: c.maxCertificateBodyBytes });
+
+  // One sweep at a time; the first one right away clears what a crash left behind.
+  let running: Promise<unknown> | undefined;
+  let closed = false;
+  const sweep = (): void => {
+    if (running !== undefined || closed) return;
+    running = service
+      .sweep()
+      .catch((e: unknown) => log.error({ err: e }, 'delegation sweep failed'))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(sweep, c.sweepIntervalSeconds * 1000);
+  timer.unref();
+  sweep();
+
   return {
-    port: { ownedBy: () => false },
-    collection: { methods: { GET: (req) => sendDoc(req.reply, req.format, 200, el('delegations'), ['delegation']) } },
-    item: { methods: {} },
-    expiry: () => undefined,
-    close: async () => undefined,
+    port: { ownedBy: (id, owner) => service.ownedBy(id, owner) },
+    collection,
+    item,
+    expiry: (id) => service.expiry(id),
+    credentialFor: (id, owner) => service.credentialFor(id, owner),
+    service,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+    },
   };
 }

@@ -134,3 +134,19 @@ describe('GET {base}/info', () => {
     assert.equal(r.statusCode, 400);
   });
 });
+
+describe('lenient request headers', () => {
+  it('a syntactically broken Content-Type (DIRAC sends x-pem-file) does not make the request fail', async () => {
+    const { testApp: mk } = await import('../helpers/app.js');
+    const app = mk({ delegation: { methods: { PUT: (req) => req.reply.code(200).send('put-ok') } } });
+    try {
+      for (const ct of ['x-pem-file', '', 'garbage']) {
+        const r = await app.inject({ method: 'PUT', url: '/arex/rest/1.0/delegations/abc', headers: { 'x-test-dn': '/CN=u', 'content-type': ct }, payload: 'PEM' });
+        assert.equal(r.statusCode, 200, `content-type ${JSON.stringify(ct)}`);
+        assert.equal(r.body, 'put-ok');
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -64,4 +64,28 @@ CREATE TABLE job_delegations (
 CREATE INDEX job_delegations_by_delegation ON job_delegations (delegation_id);
 `,
   },
+  {
+    // Delegations (src/delegations/): metadata here, key material in files under
+    // <state>/delegations/. A row names its current credential file (`cred_file`) and
+    // the key file of an outstanding certificate request (`req_file`); a file is live
+    // only while a row names it, so the row update is the commit point of every store.
+    version: 2,
+    sql: `
+CREATE TABLE delegations (
+  id              TEXT PRIMARY KEY,
+  owner           TEXT NOT NULL,
+  type            TEXT NOT NULL CHECK (type IN ('x509', 'jwt')),
+  cred_file       TEXT,
+  expires_at      INTEGER,
+  req_file        TEXT,
+  req_expires_at  INTEGER,
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  version         INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX delegations_owner ON delegations (owner, type, id);
+CREATE INDEX delegations_expiry ON delegations (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX delegations_request_expiry ON delegations (req_expires_at) WHERE req_expires_at IS NOT NULL;
+`,
+  },
 ];
