@@ -30,83 +30,66 @@ function runsPerJob(ledger: string): Map<string, number> {
   return m;
 }
 
+/** Restart on `stateDir`, wait for every job to end, and check each FINISHED exactly once. */
+async function restartAndCheck(dir: string, ids: readonly string[], ledger: string, extra?: (c: Client) => Promise<void>): Promise<void> {
+  const ceres = await startCeres({ stateDir: join(dir, 'state') });
+  const c = Client.forUser(ceres);
+  try {
+    const st = await c.waitFor([...ids], FINAL, 120_000);
+    assert.deepEqual([...new Set(st.values())], ['FINISHED']);
+    const runs = runsPerJob(ledger);
+    for (const id of ids) assert.equal(runs.get(id), 1, `job ${id} ran ${runs.get(id) ?? 0} times`);
+    await extra?.(c);
+  } finally {
+    await c.close();
+    await stopCeres(ceres);
+    removeDir(dir);
+  }
+}
+
+/** Submit `n` ledger jobs in one request. */
+async function submitMany(c: Client, script: string, n: number, sleep: number): Promise<string[]> {
+  const items = await c.submit(`+${Array.from({ length: n }, () => `(${ledgerJob(script, sleep)})`).join('')}`);
+  assert.equal(items.length, n);
+  return items.map((i) => i.id as string);
+}
+
 describe('crash safety (kill -9 of the service)', () => {
   it('jobs acknowledged just before kill -9 are all run, exactly once, after a restart', async () => {
     const { dir, script, ledger } = setup();
-    const stateDir = join(dir, 'state');
-    let ceres = await startCeres({ stateDir });
-    let c = Client.forUser(ceres);
-    const body = `+${Array.from({ length: 40 }, () => `(${ledgerJob(script, 0)})`).join('')}`;
-    const items = await c.submit(body);
-    assert.equal(items.length, 40);
+    const ceres = await startCeres({ stateDir: join(dir, 'state') });
+    const c = Client.forUser(ceres);
+    const ids = await submitMany(c, script, 40, 0);
     await stopCeres(ceres, 'SIGKILL');
     await c.close();
-    ceres = await startCeres({ stateDir, listen: '127.0.0.1:0' });
-    c = Client.forUser(ceres);
-    try {
-      const ids = items.map((i) => i.id as string);
-      const st = await c.waitFor(ids, FINAL, 120_000);
-      assert.deepEqual([...new Set(st.values())], ['FINISHED']);
-      const runs = runsPerJob(ledger);
-      for (const id of ids) assert.equal(runs.get(id), 1, `job ${id} ran ${runs.get(id) ?? 0} times`);
-    } finally {
-      await c.close();
-      await stopCeres(ceres);
-      removeDir(dir);
-    }
+    await restartAndCheck(dir, ids, ledger);
   });
 
   it('jobs running when the service is killed keep running and are collected exactly once', async () => {
     const { dir, script, ledger } = setup();
-    const stateDir = join(dir, 'state');
-    let ceres = await startCeres({ stateDir });
-    let c = Client.forUser(ceres);
-    const items = await c.submit(`+${Array.from({ length: 5 }, () => `(${ledgerJob(script, 3)})`).join('')}`);
-    const ids = items.map((i) => i.id as string);
+    const ceres = await startCeres({ stateDir: join(dir, 'state') });
+    const c = Client.forUser(ceres);
+    const ids = await submitMany(c, script, 5, 3);
     await c.waitFor(ids, ['RUNNING']);
     await stopCeres(ceres, 'SIGKILL');
     await c.close();
-    ceres = await startCeres({ stateDir });
-    c = Client.forUser(ceres);
-    try {
-      const st = await c.waitFor(ids, FINAL, 60_000);
-      assert.deepEqual([...new Set(st.values())], ['FINISHED']);
-      const runs = runsPerJob(ledger);
-      for (const id of ids) assert.equal(runs.get(id), 1);
-      const out = await c.req('GET', `/rest/1.1/jobs/${ids[0]}/session/o`);
-      assert.equal(out.text, 'done\n');
-    } finally {
-      await c.close();
-      await stopCeres(ceres);
-      removeDir(dir);
-    }
+    await restartAndCheck(dir, ids, ledger, async (c2) => {
+      assert.equal((await c2.req('GET', `/rest/1.1/jobs/${ids[0]}/session/o`)).text, 'done\n');
+    });
   });
 
   it('repeated kill -9 at arbitrary moments of a busy run loses nothing and runs nothing twice', async () => {
     const { dir, script, ledger } = setup();
-    const stateDir = join(dir, 'state');
     const ids: string[] = [];
     for (let round = 0; round < 4; round++) {
-      const ceres = await startCeres({ stateDir });
+      const ceres = await startCeres({ stateDir: join(dir, 'state') });
       const c = Client.forUser(ceres);
-      const items = await c.submit(`+${Array.from({ length: 25 }, () => `(${ledgerJob(script, 0)})`).join('')}`);
-      ids.push(...items.map((i) => i.id as string));
+      ids.push(...(await submitMany(c, script, 25, 0)));
       await new Promise((r) => setTimeout(r, 50 + round * 120));
       await stopCeres(ceres, 'SIGKILL');
       await c.close();
     }
-    const ceres = await startCeres({ stateDir });
-    const c = Client.forUser(ceres);
-    try {
-      const st = await c.waitFor(ids, FINAL, 120_000);
-      assert.deepEqual([...new Set(st.values())], ['FINISHED']);
-      const runs = runsPerJob(ledger);
-      for (const id of ids) assert.equal(runs.get(id), 1, `job ${id} ran ${runs.get(id) ?? 0} times`);
-    } finally {
-      await c.close();
-      await stopCeres(ceres);
-      removeDir(dir);
-    }
+    await restartAndCheck(dir, ids, ledger);
   });
 
   it('SIGTERM shuts down gracefully with exit status 0', async () => {
