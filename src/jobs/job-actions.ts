@@ -18,8 +18,8 @@ export interface BulkItem {
   readonly delegationIds?: readonly string[];
 }
 
-/** Terminal internal states (engine vocabulary, src/engine/states.ts). */
-const FINAL = new Set(['FINISHED', 'DELETED']);
+import { isFinal, machineStateOf } from '../engine/states.js';
+import { killRefusal, restartRefusal } from '../engine/state-machine.js';
 
 const NOT_FOUND = (id: string): BulkItem => ({ status: 404, reason: 'Job not found', id });
 
@@ -54,7 +54,9 @@ export class JobActions {
   kill(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) =>
       this.#flag(owner, id, (j) => {
-        if (FINAL.has(j.state)) return { refuse: { status: 409, reason: `Job already ended (${j.restState}); nothing to kill` } };
+        // Refusal texts come from the state machine, so they are worded in one place. A kill
+        // of a job being submitted is accepted here and acted on once the batch system answers.
+        if (isFinal(machineStateOf(j))) return { refuse: { status: 409, reason: killRefusal(machineStateOf(j)) ?? 'Job has already ended' } };
         if (j.killRequested) return { ok: { status: 202, reason: 'Queued for killing' } };
         return { changes: { killRequested: true }, ok: { status: 202, reason: 'Queued for killing' } };
       }),
@@ -64,7 +66,7 @@ export class JobActions {
   clean(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) =>
       this.#flag(owner, id, (j) => {
-        const reason = FINAL.has(j.state) ? 'Queued for cleaning' : 'Queued for cleaning once the job has ended';
+        const reason = isFinal(machineStateOf(j)) ? 'Queued for cleaning' : 'Queued for cleaning once the job has ended';
         if (j.cleanRequested) return { ok: { status: 202, reason } };
         return { changes: { cleanRequested: true }, ok: { status: 202, reason } };
       }),
@@ -74,9 +76,8 @@ export class JobActions {
   restart(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) =>
       this.#flag(owner, id, (j) => {
-        if (j.state !== 'FINISHED' || j.failedState === null || j.outcome === 'success') return { refuse: { status: 409, reason: 'Job has not failed' } };
-        if (j.rerunsLeft <= 0) return { refuse: { status: 409, reason: 'No more restarts allowed' } };
-        if (j.cleanRequested) return { refuse: { status: 409, reason: 'Job is being cleaned' } };
+        const refusal = restartRefusal(machineStateOf(j));
+        if (refusal !== undefined) return { refuse: { status: 409, reason: refusal } };
         if (j.restartRequested) return { ok: { status: 202, reason: 'Queued for restarting' } };
         return { changes: { restartRequested: true }, ok: { status: 202, reason: 'Queued for restarting' } };
       }),

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, removeDir, startCeres, stopCeres, tempDir } from '../helpers/service.js';
+import { Client, processAlive, removeDir, startCeres, stopCeres, tempDir } from '../helpers/service.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -90,6 +90,30 @@ describe('crash safety (kill -9 of the service)', () => {
       await c.close();
     }
     await restartAndCheck(dir, ids, ledger);
+  });
+
+  it('a kill requested just before kill -9 is carried out after the restart: KILLED, process gone', async () => {
+    const dir = tempDir('crash-kill');
+    const ceres = await startCeres({ stateDir: join(dir, 'state') });
+    const c = Client.forUser(ceres);
+    const [item] = await c.submit('&(executable="/bin/sleep")(arguments="300")');
+    await c.waitFor([item.id], ['RUNNING']);
+    const [info] = await c.action('info', [item.id]);
+    const pid = Number(info.info_document.ComputingActivity.LocalIDFromManager);
+    const [k] = await c.action('kill', [item.id]);
+    assert.equal(k['status-code'], '202');
+    await stopCeres(ceres, 'SIGKILL');
+    await c.close();
+    const again = await startCeres({ stateDir: join(dir, 'state') });
+    const c2 = Client.forUser(again);
+    try {
+      assert.equal((await c2.waitFor([item.id], FINAL, 60_000)).get(item.id), 'KILLED');
+      assert.equal(processAlive(pid), false);
+    } finally {
+      await c2.close();
+      await stopCeres(again);
+      removeDir(dir);
+    }
   });
 
   it('SIGTERM shuts down gracefully with exit status 0', async () => {

@@ -123,3 +123,13 @@ export class Client {
     return this.agent.close();
   }
 }
+
+/** A process exists and is not a zombie (orphans may stay unreaped where pid 1 does not reap). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}

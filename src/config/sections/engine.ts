@@ -1,6 +1,60 @@
 import { Type } from '@sinclair/typebox';
+import { HOUR, SECOND } from '../units.js';
 
-/** Job engine: processing limits, batch backend (lrms). Keys live under `engine`; every key needs a default and a line in docs/configuration.md. */
+const limit = (description: string) => Type.Integer({ default: 0, minimum: 0, description: `${description}; 0 = no limit` });
+
+/**
+ * Job engine: processing limits (A-REX `maxjobs`), restarts; batch backend (lrms).
+ * Keys live under `engine` and `lrms`; every key needs a default and a line in
+ * docs/configuration.md.
+ */
 export const engineSection = {
-  engine: Type.Object({}, { default: {}, additionalProperties: false }),
+  engine: Type.Object(
+    {
+      maxActiveJobs: limit('Jobs between ACCEPTED and FINISHING (pending ones included); further new jobs wait unprocessed (REST ACCEPTING)'),
+      maxPreparingJobs: limit('Jobs in stage-in at once; others wait as PENDING:ACCEPTED (REST ACCEPTED)'),
+      maxRunningJobs: limit('Jobs submitted or in the batch system at once; others wait as PENDING:PREPARING (REST PREPARED)'),
+      maxFinishingJobs: limit('Jobs in stage-out at once; others wait as PENDING:INLRMS (REST EXECUTED)'),
+      maxJobsPerUser: limit('Active jobs of one owner; further ones wait as PENDING:ACCEPTED'),
+      maxReruns: Type.Integer({ default: 5, minimum: 0, description: 'Upper bound on the restarts a job description may ask for (A-REX maxrerun)' }),
+      cancelTimeoutSeconds: Type.Number({
+        default: 1 * HOUR,
+        exclusiveMinimum: 0,
+        description: 'How long a KILLING job waits for the batch system to confirm the end of its batch job before moving on',
+      }),
+    },
+    { default: {}, additionalProperties: false },
+  ),
+  lrms: Type.Object(
+    {
+      backend: Type.Union([Type.Literal('fork')], { default: 'fork', description: 'Batch backend: `fork` runs jobs on this host' }),
+      fork: Type.Object(
+        {
+          wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
+            default: 'auto',
+            description: 'Job wrapper: `c` is compiled with `compiler` on first use (exact accounting, memory limit); `sh` needs no compiler (whole-second times, no memory figures); `auto` tries c, then sh',
+          }),
+          compiler: Type.String({ default: 'cc', minLength: 1, description: 'C compiler command for the job wrapper' }),
+          jobPath: Type.String({ default: '/usr/local/bin:/usr/bin:/bin', minLength: 1, description: 'PATH jobs start with' }),
+          killGraceSeconds: Type.Number({
+            default: 10 * SECOND,
+            minimum: 0,
+            description: 'A cancelled job or one over a limit gets SIGTERM, then SIGKILL after this long',
+          }),
+          sampleIntervalMs: Type.Integer({
+            default: 1000,
+            minimum: 50,
+            description: 'How often the wrapper measures memory and CPU of jobs that have such limits',
+          }),
+          pollIntervalMs: Type.Integer({
+            default: 1000,
+            minimum: 50,
+            description: 'How often the status files of jobs started before a service restart are checked',
+          }),
+        },
+        { default: {}, additionalProperties: false },
+      ),
+    },
+    { default: {}, additionalProperties: false },
+  ),
 };

@@ -21,8 +21,8 @@ import type { JobStore } from '../../jobs/store/job-store.js';
 import type { JobChanges, JobRecord } from '../../jobs/store/job-record.js';
 import type { ControlDir } from '../../jobs/control-dir.js';
 import { logLine } from '../../jobs/control-dir.js';
-import { next, requestedEvent, stageOutMode, type Effect, type EngineEvent, type SlotStep } from '../state-machine.js';
-import { isFinal, positionOf, restState, type MachineState, type Position } from '../states.js';
+import { next, requestedEvent, resumeEffects, type Effect, type EngineEvent, type SlotStep } from '../state-machine.js';
+import { isFinal, machineStateOf, persistedFields, positionOf, type MachineState, type Position } from '../states.js';
 import { batchUpdateEvent } from '../batch-events.js';
 import { Slots, type Limits } from './slots.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
@@ -81,54 +81,31 @@ export class Scheduler {
     o.backend.onUpdate((localId, u) => this.#onBatchUpdate(localId, u));
   }
 
-  /** Resume every job from its recorded state (service start, also after kill -9). */
+  /**
+   * Resume every job from its recorded state (service start, also after kill -9), as
+   * the state machine's `resumeEffects` says. Batch jobs are handed to the backend's
+   * `recover()` in one call BEFORE any cancel is issued, so a job killed while the
+   * service was down is cancelled by a backend that knows it.
+   */
   async start(): Promise<void> {
     const active = this.#o.store.listByStates(ACTIVE_STATES);
     for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)));
     const refs: BatchJobRef[] = [];
-    const cancels: JobRecord[] = [];
+    const later: [JobRecord, Effect[]][] = [];
     for (const j of active) {
-      const pos = positionOf(ms(j));
-      switch (pos) {
-        case 'ACCEPTED':
-          this.poke(j.id);
-          break;
-        case 'PENDING:ACCEPTED':
-          this.#slots.wait('PREPARING', j.id, j.owner);
-          break;
-        case 'PENDING:PREPARING':
-          this.#slots.wait('SUBMIT', j.id, j.owner);
-          break;
-        case 'PENDING:INLRMS':
-          this.#slots.wait('FINISHING', j.id, j.owner);
-          break;
-        case 'PREPARING':
-          this.#serial(j.id, () => this.#effects(j, [{ type: 'start-stage-in' }]));
-          break;
-        case 'SUBMIT':
-          this.#serial(j.id, () => this.#effects(j, [{ type: 'submit-batch-job' }]));
-          break;
-        case 'INLRMS':
-          if (j.localId) refs.push({ jobId: j.id, localId: j.localId, sessionDir: this.#o.sessionDir(j.id), lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) });
-          else this.#serial(j.id, () => this.#apply(j.id, { type: 'processing-failed', reason: 'Batch job id lost' }));
-          break;
-        case 'FINISHING':
-          this.#serial(j.id, () => this.#effects(j, [{ type: 'start-stage-out', mode: stageOutMode(ms(j).outcome) }]));
-          break;
-        case 'CANCELING':
-          cancels.push(j);
-          break;
-        default:
-          break;
-      }
+      const m = ms(j);
+      if (m.state === 'ACCEPTED' && !m.pending) this.poke(j.id);
+      const effects = resumeEffects(m).filter((e) => {
+        if (e.type !== 'recover-batch-job') return true;
+        refs.push({ jobId: j.id, localId: e.localId, sessionDir: this.#o.sessionDir(j.id), lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) });
+        return false;
+      });
+      if (effects.length) later.push([j, effects]);
       if (j.killRequested) this.poke(j.id);
     }
     await this.#o.backend.recover(refs);
-    for (const j of cancels) {
-      const effect: Effect = j.localId ? { type: 'cancel-batch-job', localId: j.localId } : { type: 'confirm-cancel' };
-      this.#serial(j.id, () => this.#effects(j, [effect]));
-    }
-    for (const j of this.#o.store.listFlaggedFinal()) this.poke(j);
+    for (const [j, effects] of later) this.#serial(j.id, () => this.#effects(j, effects));
+    for (const id of this.#o.store.listFlaggedFinal()) this.poke(id);
     this.#release();
     this.#sweepNow();
     this.#sweep = setInterval(() => this.#sweepNow(), this.#o.sweepIntervalMs ?? 30_000);
@@ -224,23 +201,7 @@ export class Scheduler {
   }
 
   #changes(j: JobRecord, to: MachineState, effects: readonly Effect[], extra: JobChanges): JobChanges {
-    const c: JobChanges = {
-      state: to.state,
-      pending: to.pending,
-      restState: restState(to),
-      lrmsState: to.lrmsState,
-      outcome: to.outcome,
-      failedState: to.failedState,
-      failedCause: to.failedCause,
-      failureReason: to.failureReason,
-      killRequested: to.killRequested,
-      cleanRequested: to.cleanRequested,
-      restartRequested: to.restartRequested,
-      rerunsLeft: to.rerunsLeft,
-      localId: to.localId,
-      exitCode: to.exitCode,
-      ...extra,
-    };
+    const c: JobChanges = { ...persistedFields(to), ...extra };
     const now = this.#now();
     if (to.state === 'INLRMS' && to.lrmsState === 'RUNNING' && j.startedAt === null) c.startedAt = now;
     for (const e of effects) {
@@ -279,6 +240,9 @@ export class Scheduler {
           break;
         case 'confirm-cancel':
           this.#serial(j.id, () => this.#apply(j.id, { type: 'cancel-done' }));
+          break;
+        case 'recover-batch-job':
+          // Only at start-up, where start() hands all of them to the backend at once.
           break;
         case 'await-slot':
           this.#slots.wait(e.step, j.id, j.owner);
@@ -463,23 +427,9 @@ export class Scheduler {
   }
 }
 
-/** The machine's view of a stored job. */
+/** The machine's view of a stored job (validated: a corrupt record is an error, not a guess). */
 export function ms(j: JobRecord): MachineState {
-  return {
-    state: j.state as MachineState['state'],
-    pending: j.pending,
-    lrmsState: j.lrmsState as MachineState['lrmsState'],
-    outcome: j.outcome as MachineState['outcome'],
-    failedState: j.failedState as MachineState['failedState'],
-    failedCause: j.failedCause as MachineState['failedCause'],
-    failureReason: j.failureReason,
-    killRequested: j.killRequested,
-    cleanRequested: j.cleanRequested,
-    restartRequested: j.restartRequested,
-    rerunsLeft: j.rerunsLeft,
-    localId: j.localId,
-    exitCode: j.exitCode,
-  };
+  return machineStateOf(j);
 }
 
 function stepOf(p: Position): SlotStep | undefined {

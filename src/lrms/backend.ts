@@ -1,0 +1,155 @@
+/**
+ * The batch backend contract (docs/batch-backends.md). The engine talks to every batch
+ * system (the embedded `fork` backend, Slurm later) through this interface only; the
+ * backend owns its processes, files and connections, and callers never start processes
+ * or batch commands themselves. test/lrms/backend.case.ts is the conformance suite
+ * every implementation must pass.
+ *
+ * Life of a batch job as the backend reports it:
+ *
+ *   submit(spec) ──▶ local id ──▶ 'state' updates (QUEUING, RUNNING, HELD, ...) ──▶ one 'final' update
+ *                                   ▲ cancel(localId) makes the final update come sooner
+ *
+ * Delivery rules (what the scheduler may rely on):
+ *  - Updates go to the single listener registered with `onUpdate`, per job in order;
+ *    the backend waits for the listener's promise before the next update of that job.
+ *  - No update of a job is delivered before its `submit()` promise has resolved.
+ *  - A job's final update is delivered exactly once per backend instance. A job the
+ *    backend learnt about through `recover()` is reported again (state, then final) by
+ *    the new instance, so a final update whose processing was interrupted by a crash is
+ *    not lost: the caller must ignore duplicates from an earlier life (the state machine
+ *    refuses them).
+ *  - After `close()` no listener is called; batch jobs keep running.
+ */
+import type { LrmsSubState } from '../engine/states.js';
+
+/** Batch-system state of a job, in REST terms (the state of an INLRMS job). */
+export type BatchState = LrmsSubState;
+
+export interface RuntimeEnvironmentRun {
+  /** RTE name, e.g. `ENV/PROXY` (for logs and the diag file). */
+  readonly name: string;
+  /** Absolute path of the shell script; sourced with `1 <options...>` before the job and `2 <options...>` after it. */
+  readonly script: string;
+  readonly options: readonly string[];
+}
+
+export interface BatchLimits {
+  /** Wall-clock limit; exceeding it ends the job with failureReason `wall time limit exceeded`. */
+  readonly wallTimeSeconds?: number;
+  /** CPU time over all processes of the job; exceeding it: `cpu time limit exceeded`. */
+  readonly cpuTimeSeconds?: number;
+  /** Resident memory of the whole job; exceeding it: `memory limit exceeded`. */
+  readonly memoryBytes?: number;
+}
+
+/** Everything a backend needs to run one attempt of a job. Paths are absolute unless said otherwise. */
+export interface BatchJobSpec {
+  readonly jobId: string;
+  /** Working directory of the job; exists and holds the staged inputs. */
+  readonly sessionDir: string;
+  /**
+   * Directory for this attempt's backend files, owned by the backend while the job
+   * runs; the backend writes `diag` (§8.4 key=value accounting) there before the final
+   * update. Submitting again with the same directory while it holds a started job does
+   * not start a second one: the first job's local id is returned and its end reported
+   * (a submit repeated after a crash never runs a job twice). Use an empty directory
+   * for a new attempt.
+   */
+  readonly lrmsDir: string;
+  /** Absolute, or relative to the session directory. */
+  readonly executable: string;
+  readonly arguments: readonly string[];
+  /** Session-relative paths; absent: /dev/null. */
+  readonly stdin?: string;
+  readonly stdout?: string;
+  readonly stderr?: string;
+  /** Send stderr to stdout's file (xRSL `join`). */
+  readonly join?: boolean;
+  /** Job environment variables, in order (later wins). */
+  readonly environment: readonly { readonly name: string; readonly value: string }[];
+  /** Runtime environments in order, resolved to their scripts by the caller. */
+  readonly runtimeEnvironments: readonly RuntimeEnvironmentRun[];
+  readonly limits: BatchLimits;
+  /** Slots (cores) requested; at least 1. */
+  readonly slots: number;
+  /** Batch queue / partition; the fork backend has one and ignores it. */
+  readonly queue?: string;
+  /** Job name for the batch system. */
+  readonly name?: string;
+}
+
+/** What identifies a batch job to recover: the local id and the directories of its spec. */
+export interface BatchJobRef {
+  readonly jobId: string;
+  readonly localId: string;
+  readonly sessionDir: string;
+  readonly lrmsDir: string;
+}
+
+/** Exit status and accounting of a batch job that ended. */
+export interface BatchResult {
+  /** Exit code of the job (128 + n when killed by signal n); null when unknown (job lost). */
+  readonly exitCode: number | null;
+  /** Signal name when the job's main process was killed by a signal, e.g. `SIGKILL`. */
+  readonly signal?: string;
+  readonly wallTimeSeconds: number;
+  /** User + system CPU time of all processes of the job. */
+  readonly cpuTimeSeconds: number;
+  readonly userTimeSeconds: number;
+  readonly kernelTimeSeconds: number;
+  /** Largest resident set of a process of the job (0 when the backend cannot tell). */
+  readonly maxRssBytes: number;
+  readonly startTime: Date | null;
+  readonly endTime: Date | null;
+  /** Hosts the job ran on. */
+  readonly nodes: readonly string[];
+  /**
+   * Set when the batch system ended the job rather than the job itself: `cancelled`,
+   * `wall time limit exceeded`, `cpu time limit exceeded`, `memory limit exceeded`,
+   * `executable not found: <name>`, `job lost: ...`. Absent when the job exited or
+   * crashed on its own (see exitCode / signal).
+   */
+  readonly failureReason?: string;
+}
+
+export type BatchUpdate =
+  | { readonly kind: 'state'; readonly jobId: string; readonly state: BatchState; /** The batch system's own name, e.g. Slurm's `SUSPENDED`. */ readonly native?: string }
+  | { readonly kind: 'final'; readonly jobId: string; readonly result: BatchResult };
+
+export type BatchUpdateListener = (localId: string, update: BatchUpdate) => void | Promise<void>;
+
+export interface BatchBackend {
+  /** Backend name as configured (`fork`, `slurm`). */
+  readonly name: string;
+
+  /** Register the one listener for state and final updates. Call before submit/recover. */
+  onUpdate(listener: BatchUpdateListener): void;
+
+  /**
+   * Hand a job to the batch system; resolves with its local id once the batch system
+   * has accepted it. Rejects with a CeError (CE_ERR_LRMS_*) when it could not be
+   * submitted; a job that was accepted but cannot start (e.g. missing executable)
+   * resolves and then reports a final update with a failureReason.
+   */
+  submit(spec: BatchJobSpec): Promise<string>;
+
+  /**
+   * Take over jobs submitted by an earlier instance (after a service restart): report
+   * each one's current state, then its final update when it ends (at once if it
+   * already has). A job that vanished without an exit status ends with failureReason
+   * `job lost: ...`. Jobs this instance already tracks are ignored.
+   */
+  recover(jobs: readonly BatchJobRef[]): Promise<void>;
+
+  /**
+   * Stop a job (every process of it). Resolves true when its final update (failureReason
+   * `cancelled`, unless it ended by itself first) is still to come; false when this
+   * instance does not know the job or has already delivered its final update, in which
+   * case no update follows.
+   */
+  cancel(localId: string): Promise<boolean>;
+
+  /** Stop watching and release the backend's own resources; batch jobs keep running. */
+  close(): Promise<void>;
+}

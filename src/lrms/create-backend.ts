@@ -1,0 +1,16 @@
+/**
+ * Builds the configured batch backend. The composition root calls this once; the
+ * engine sees only the BatchBackend interface. A new backend (Slurm) is one more case.
+ */
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import type { BatchBackend } from './backend.js';
+import { ForkBackend, type BackendLog } from './fork/fork-backend.js';
+
+/** `lrmsRoot` is the state layout's `lrms` directory; each backend works in a subdirectory. */
+export async function createBatchBackend(config: Config['lrms'], lrmsRoot: string, log?: BackendLog): Promise<BatchBackend> {
+  switch (config.backend) {
+    case 'fork':
+      return ForkBackend.create({ workDir: join(lrmsRoot, 'fork'), ...config.fork, ...(log ? { log } : {}) });
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The embedded `fork` batch backend: runs each job on this host as its own process
+ * group, under a small job wrapper (C, or sh as a fallback) that a long-lived launcher
+ * process starts. Design and reasons: docs/batch-backends.md.
+ *
+ *   service ──NDJSON pipe──▶ launcher (small node process) ──spawn, detached──▶ wrapper
+ *                                                                            └─fork─▶ sh job.sh ─▶ executable
+ *
+ * How the end of a job is noticed:
+ *  - jobs started by this instance: the launcher reaps the wrapper and says so at once;
+ *  - jobs recovered after a restart, submitted twice, or left when the launcher died:
+ *    the status file is polled (`pollIntervalMs`), and a wrapper that vanished without
+ *    one (checked against its start time, so a reused pid does not count) is "lost".
+ * Either way the result comes from the status file the wrapper wrote before exiting.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ceError } from '../../errors/ce-error.js';
+import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchUpdate, BatchUpdateListener } from '../backend.js';
+import { JOB_SCRIPT, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
+import { jobScript, validateSpec } from './job-script.js';
+import { LauncherClient } from './launcher-client.js';
+import { ensureWrapper, type WrapperBinary, type WrapperKind } from './wrapper-build.js';
+
+/** Where problems the backend cannot hand to a caller are reported (pino-compatible). */
+export interface BackendLog {
+  warn(obj: object, msg: string): void;
+}
+
+export interface ForkBackendOptions {
+  /** The backend's own directory (the compiled wrapper lives in `bin/`). */
+  readonly workDir: string;
+  /** Which wrapper: `auto` compiles the C one and falls back to sh. */
+  readonly wrapper?: 'auto' | WrapperKind;
+  readonly compiler?: string;
+  /** PATH the jobs start with. */
+  readonly jobPath?: string;
+  /** Between TERM and KILL when a job is cancelled or over a limit. */
+  readonly killGraceSeconds?: number;
+  /** How often the wrapper samples memory and CPU of jobs with such limits. */
+  readonly sampleIntervalMs?: number;
+  /** How often status files of jobs not started by this instance are checked. */
+  readonly pollIntervalMs?: number;
+  readonly log?: BackendLog;
+}
+
+interface Tracked {
+  readonly localId: string;
+  readonly jobId: string;
+  readonly lrmsDir: string;
+  readonly rec: PidRecord;
+  /** Not (or no longer) a child of our launcher: watch its status file. */
+  polled: boolean;
+  /** A status check is running. */
+  checking: boolean;
+  /** The final update is queued: reported exactly once. */
+  ended: boolean;
+  /** Updates of this job, delivered in order. */
+  chain: Promise<void>;
+}
+
+const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+export class ForkBackend implements BatchBackend {
+  readonly name = 'fork';
+  readonly wrapper: WrapperBinary;
+  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler'>> & { log: BackendLog | undefined };
+  readonly #launcher: LauncherClient;
+  readonly #jobs = new Map<string, Tracked>();
+  /** Wrappers the launcher saw exit before their submit() had registered them. */
+  readonly #exitedEarly = new Set<number>();
+  /** Jobs whose status file is polled. */
+  readonly #polled = new Set<Tracked>();
+  #listener: BatchUpdateListener | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  private constructor(options: ForkBackendOptions, wrapper: WrapperBinary) {
+    this.wrapper = wrapper;
+    this.#o = {
+      workDir: options.workDir,
+      jobPath: options.jobPath ?? DEFAULT_PATH,
+      killGraceSeconds: options.killGraceSeconds ?? 10,
+      sampleIntervalMs: options.sampleIntervalMs ?? 1000,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      log: options.log,
+    };
+    this.#launcher = new LauncherClient({
+      onExit: (pid) => this.#onWrapperExit(pid),
+      onDeath: () => this.#onLauncherDeath(),
+    });
+  }
+
+  /** Prepare the work directory and the wrapper (compiling it on first use). */
+  static async create(options: ForkBackendOptions): Promise<ForkBackend> {
+    await mkdir(options.workDir, { recursive: true });
+    const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
+      options.log?.warn({ why }, 'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
+    );
+    return new ForkBackend(options, wrapper);
+  }
+
+  /** Process id of the launcher, once started. */
+  get launcherPid(): number | undefined {
+    return this.#launcher.pid;
+  }
+
+  onUpdate(listener: BatchUpdateListener): void {
+    this.#listener = listener;
+  }
+
+  async submit(spec: BatchJobSpec): Promise<string> {
+    this.#assertOpen();
+    validateSpec(spec);
+    await mkdir(spec.lrmsDir, { recursive: true });
+    const claimed = await readPidFile(spec.lrmsDir);
+    if (claimed) return this.#attach(spec, claimed);
+    await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
+    const started = await this.#launcher.spawn(this.wrapper.path, this.#wrapperArgs(spec), { PATH: this.#o.jobPath, HOME: spec.sessionDir });
+    if (started.line === 'dup') {
+      // Another wrapper claimed the directory first (a submit repeated after a crash).
+      const other = await readPidFile(spec.lrmsDir);
+      if (other) return this.#attach(spec, other);
+    }
+    if (!started.line.startsWith('ok ')) {
+      throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `The job wrapper did not start: ${started.line.replace(/^error /, '') || 'no answer'}`);
+    }
+    const rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+    const localId = String(rec.pid);
+    // A concurrent submit of the same directory may have attached to it meanwhile.
+    if (this.#jobs.has(localId)) return localId;
+    const job = this.#track(spec, localId, rec, false);
+    this.#queue(job, { kind: 'state', jobId: job.jobId, state: 'RUNNING' });
+    if (this.#exitedEarly.delete(rec.pid)) void this.#check(job);
+    return localId;
+  }
+
+  async recover(jobs: readonly BatchJobRef[]): Promise<void> {
+    this.#assertOpen();
+    for (const ref of jobs) {
+      if (this.#jobs.has(ref.localId)) continue;
+      const rec = await readPidFile(ref.lrmsDir);
+      if (rec && String(rec.pid) === ref.localId) {
+        await this.#attach(ref, rec);
+        continue;
+      }
+      const job = this.#track(ref, ref.localId, { pid: 0, startTicks: '0' }, true);
+      this.#finish(job, (await readStatus(ref.lrmsDir)) ?? lostResult('no record of its job wrapper'));
+    }
+  }
+
+  async cancel(localId: string): Promise<boolean> {
+    const job = this.#jobs.get(localId);
+    if (!job || this.#closed) return false;
+    if (job.ended) return true; // its final update is on its way
+    if (await wrapperAlive(job.rec)) {
+      try {
+        // The wrapper stops the job's whole process group and records the cancel.
+        process.kill(job.rec.pid, 'SIGTERM');
+      } catch {
+        /* it ended meanwhile: its status file says how */
+      }
+    } else {
+      void this.#check(job);
+    }
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#launcher.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED');
+  }
+
+  #wrapperArgs(spec: BatchJobSpec): string[] {
+    const join = spec.join === true || (spec.stdout !== undefined && spec.stdout === spec.stderr);
+    const { wallTimeSeconds, cpuTimeSeconds, memoryBytes } = spec.limits;
+    return [
+      spec.lrmsDir,
+      spec.sessionDir,
+      spec.stdin ?? '',
+      spec.stdout ?? '',
+      join ? '' : (spec.stderr ?? ''),
+      join ? '1' : '0',
+      String(wallTimeSeconds === undefined ? 0 : Math.ceil(wallTimeSeconds)),
+      String(cpuTimeSeconds === undefined ? 0 : Math.ceil(cpuTimeSeconds)),
+      String(memoryBytes === undefined ? 0 : Math.ceil(memoryBytes / 1024)),
+      String(this.#o.killGraceSeconds),
+      String(this.#o.sampleIntervalMs),
+    ];
+  }
+
+  /** Start tracking a job whose wrapper claimed its directory; not reported yet. */
+  #track(ref: Omit<BatchJobRef, 'localId' | 'sessionDir'>, localId: string, rec: PidRecord, polled: boolean): Tracked {
+    const job: Tracked = {
+      localId,
+      jobId: ref.jobId,
+      lrmsDir: ref.lrmsDir,
+      rec,
+      polled,
+      checking: false,
+      ended: false,
+      // Nothing is delivered before the caller has seen submit() resolve.
+      chain: new Promise((resolve) => setImmediate(resolve)),
+    };
+    this.#jobs.set(job.localId, job);
+    if (polled) this.#poll(job);
+    return job;
+  }
+
+  /** Follow a job started by an earlier instance (or an earlier submit of the same directory). */
+  async #attach(ref: Omit<BatchJobRef, 'localId' | 'sessionDir'>, rec: PidRecord): Promise<string> {
+    const localId = String(rec.pid);
+    if (this.#jobs.has(localId)) return localId;
+    const job = this.#track(ref, localId, rec, true);
+    // Tracked before the first await: a concurrent submit or recover sees it.
+    const done = await readStatus(ref.lrmsDir);
+    if (done) {
+      this.#finish(job, done);
+    } else {
+      this.#queue(job, { kind: 'state', jobId: job.jobId, state: 'RUNNING' });
+      await this.#check(job);
+    }
+    return localId;
+  }
+
+  /** Look at a job's status file; report it, or find the wrapper gone without one. */
+  async #check(job: Tracked): Promise<void> {
+    if (job.ended || job.checking) return;
+    job.checking = true;
+    try {
+      let result = await readStatus(job.lrmsDir);
+      if (!result && !(await wrapperAlive(job.rec))) {
+        // It may have written the file just before exiting: look once more.
+        result = (await readStatus(job.lrmsDir)) ?? lostResult('its job wrapper ended without recording an exit status');
+      }
+      if (result) this.#finish(job, result);
+      else this.#poll(job);
+    } catch (e) {
+      this.#o.log?.warn({ err: e, localId: job.localId }, 'fork backend: cannot read a job status');
+    } finally {
+      job.checking = false;
+    }
+  }
+
+  #finish(job: Tracked, result: BatchResult): void {
+    if (job.ended) return;
+    job.ended = true;
+    this.#queue(job, { kind: 'final', jobId: job.jobId, result });
+    this.#polled.delete(job);
+    this.#updateTimer();
+  }
+
+  #queue(job: Tracked, update: BatchUpdate): void {
+    job.chain = job.chain.then(async () => {
+      // Once its final update is being delivered the job is no longer this instance's.
+      if (update.kind === 'final' && this.#jobs.get(job.localId) === job) this.#jobs.delete(job.localId);
+      const listener = this.#listener;
+      if (this.#closed || listener === undefined) return;
+      try {
+        await listener(job.localId, update);
+      } catch (e) {
+        this.#o.log?.warn({ err: e, localId: job.localId, update: update.kind }, 'fork backend: update listener failed');
+      }
+    });
+  }
+
+  #onWrapperExit(pid: number): void {
+    const job = this.#jobs.get(String(pid));
+    if (job && !job.polled) void this.#check(job);
+    else if (!job) {
+      this.#exitedEarly.add(pid);
+      // Exits of wrappers that never became jobs (a "dup" answer) are not kept for long.
+      if (this.#exitedEarly.size > 1000) this.#exitedEarly.delete(this.#exitedEarly.values().next().value as number);
+    }
+  }
+
+  #onLauncherDeath(): void {
+    this.#exitedEarly.clear();
+    if (this.#closed) return;
+    this.#o.log?.warn({}, 'fork backend: the job launcher ended unexpectedly; watching running jobs by their status files');
+    for (const job of this.#jobs.values()) if (!job.ended) this.#poll(job);
+  }
+
+  #poll(job: Tracked): void {
+    job.polled = true;
+    this.#polled.add(job);
+    this.#updateTimer();
+  }
+
+  /** Poll only while some job needs it, so an idle backend keeps no timer. */
+  #updateTimer(): void {
+    const needed = !this.#closed && this.#polled.size > 0;
+    if (needed && this.#timer === undefined) {
+      this.#timer = setInterval(() => {
+        for (const job of this.#polled) void this.#check(job);
+      }, this.#o.pollIntervalMs);
+    } else if (!needed && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The files a job wrapper leaves in the job's lrms directory, and how to read them:
+ *
+ *   pid      "<pid> <start ticks>"  written (hard link) when the wrapper claims the directory
+ *   status   key=value              written last, atomically: the job has ended
+ *   diag     key=value (§8.4)       accounting for the diag control file
+ *   failure  one line               written by job.sh when it could not run the executable
+ *   job.sh                          the job script (./job-script.ts)
+ *
+ * The start ticks (field 22 of /proc/<pid>/stat) tell a live wrapper from an unrelated
+ * process that reused its pid after a restart.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { BatchResult } from '../backend.js';
+
+export const PID_FILE = 'pid';
+export const STATUS_FILE = 'status';
+export const JOB_SCRIPT = 'job.sh';
+
+export interface PidRecord {
+  readonly pid: number;
+  /** '0' when the wrapper could not read it (no /proc). */
+  readonly startTicks: string;
+}
+
+/** Replace `path` atomically: a wrapper already running the old file keeps reading it whole. */
+export async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, path);
+}
+
+async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+export async function readPidFile(lrmsDir: string): Promise<PidRecord | undefined> {
+  const text = await readOptional(`${lrmsDir}/${PID_FILE}`);
+  const m = text === undefined ? null : /^([1-9]\d*) (\d+)\s*$/.exec(text);
+  if (!m) return undefined;
+  return { pid: Number(m[1]), startTicks: m[2] ?? '0' };
+}
+
+/** Start ticks of a live (not zombie) process, or undefined when there is none. */
+export async function processStartTicks(pid: number): Promise<string | undefined> {
+  const stat = await readOptional(`/proc/${pid}/stat`).catch(() => undefined);
+  if (stat === undefined) return undefined;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+  return fields[19];
+}
+
+/** Is the wrapper of `rec` still running (and not a process that reused its pid)? */
+export async function wrapperAlive(rec: PidRecord): Promise<boolean> {
+  // Never probe pid 0 or below: kill() would address our own process group.
+  if (!(rec.pid > 0)) return false;
+  const ticks = await processStartTicks(rec.pid);
+  if (ticks !== undefined) return rec.startTicks === '0' || ticks === rec.startTicks;
+  try {
+    // No /proc (or the process is gone): fall back to a plain existence check.
+    process.kill(rec.pid, 0);
+    return !(await procAvailable());
+  } catch {
+    return false;
+  }
+}
+
+let procChecked: Promise<boolean> | undefined;
+function procAvailable(): Promise<boolean> {
+  procChecked ??= readOptional('/proc/self/stat').then((t) => t !== undefined, () => false);
+  return procChecked;
+}
+
+function keyValues(text: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) m.set(line.slice(0, i), line.slice(i + 1));
+  }
+  return m;
+}
+
+const num = (v: string | undefined): number => {
+  const n = Number(v);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+};
+
+/** The job's result from its status file, or undefined while the job has not ended. */
+export async function readStatus(lrmsDir: string): Promise<BatchResult | undefined> {
+  const text = await readOptional(`${lrmsDir}/${STATUS_FILE}`);
+  if (text === undefined) return undefined;
+  const kv = keyValues(text);
+  const code = Number(kv.get('exitcode'));
+  const user = num(kv.get('usertime'));
+  const kernel = num(kv.get('kerneltime'));
+  const start = num(kv.get('start'));
+  const end = num(kv.get('end'));
+  const signal = kv.get('signal') ?? '';
+  const failure = kv.get('failure') ?? '';
+  const node = kv.get('nodename') ?? '';
+  return {
+    exitCode: Number.isInteger(code) && code >= 0 ? code : null,
+    ...(signal !== '' ? { signal } : {}),
+    wallTimeSeconds: num(kv.get('walltime')),
+    cpuTimeSeconds: user + kernel,
+    userTimeSeconds: user,
+    kernelTimeSeconds: kernel,
+    maxRssBytes: num(kv.get('maxrss')) * 1024,
+    startTime: start > 0 ? new Date(start) : null,
+    endTime: end > 0 ? new Date(end) : null,
+    nodes: node !== '' ? [node] : [],
+    ...(failure !== '' ? { failureReason: failure } : {}),
+  };
+}
+
+/** The result of a job whose wrapper vanished without writing a status file. */
+export function lostResult(why: string): BatchResult {
+  return {
+    exitCode: null,
+    wallTimeSeconds: 0,
+    cpuTimeSeconds: 0,
+    userTimeSeconds: 0,
+    kernelTimeSeconds: 0,
+    maxRssBytes: 0,
+    startTime: null,
+    endTime: null,
+    nodes: [],
+    failureReason: `job lost: ${why}`,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The service side of the launcher (./launcher.ts): starts the helper process on first
+ * use, sends spawn requests, matches answers to them and reports wrapper exits. If the
+ * launcher dies, pending spawns fail, `onDeath` lets the backend fall back to polling,
+ * and the next spawn starts a new launcher.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ceError } from '../../errors/ce-error.js';
+
+export interface Started {
+  readonly pid: number;
+  /** First line the wrapper printed: `ok <pid>`, `dup` or `error ...`. */
+  readonly line: string;
+}
+
+export interface LauncherHandlers {
+  /** A wrapper started through this launcher has ended (it was reaped). */
+  onExit(pid: number): void;
+  /** The launcher went away unexpectedly; exits of running wrappers will not be reported. */
+  onDeath(): void;
+}
+
+type Answer = { op: 'started'; id: number; pid: number; line: string } | { op: 'error'; id: number; message: string } | { op: 'exit'; pid: number };
+
+const LAUNCHER_SCRIPT = fileURLToPath(new URL('./launcher.js', import.meta.url));
+// A small heap is all the launcher needs; a small process keeps every fork() cheap.
+const LAUNCHER_FLAGS = ['--max-old-space-size=32', '--max-semi-space-size=1'];
+
+export class LauncherClient {
+  readonly #handlers: LauncherHandlers;
+  #child: ChildProcess | undefined;
+  #nextId = 1;
+  readonly #pending = new Map<number, { resolve: (s: Started) => void; reject: (e: Error) => void }>();
+  #closing = false;
+
+  constructor(handlers: LauncherHandlers) {
+    this.#handlers = handlers;
+  }
+
+  /** Process id of the running launcher (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  #start(): ChildProcess {
+    const child = spawn(process.execPath, [...LAUNCHER_FLAGS, LAUNCHER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin?.on('error', () => undefined);
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => this.#onLine(line));
+    child.on('exit', () => {
+      if (this.#child === child) this.#child = undefined;
+      const lost = [...this.#pending.values()];
+      this.#pending.clear();
+      for (const p of lost) p.reject(ceError('CE_ERR_LRMS_UNAVAILABLE', 'The job launcher ended'));
+      if (!this.#closing) this.#handlers.onDeath();
+    });
+    child.on('error', () => undefined);
+    this.#child = child;
+    return child;
+  }
+
+  #onLine(line: string): void {
+    let msg: Answer;
+    try {
+      msg = JSON.parse(line) as Answer;
+    } catch {
+      return;
+    }
+    if (msg.op === 'exit') {
+      this.#handlers.onExit(msg.pid);
+      return;
+    }
+    const p = this.#pending.get(msg.id);
+    if (!p) return;
+    this.#pending.delete(msg.id);
+    if (msg.op === 'started') p.resolve({ pid: msg.pid, line: msg.line });
+    else p.reject(ceError('CE_ERR_LRMS_SUBMIT_FAILED', `The job wrapper could not be started: ${msg.message}`));
+  }
+
+  /** Start `file args` detached, with exactly `env`; resolves once it printed its first line. */
+  spawn(file: string, args: readonly string[], env: Record<string, string>): Promise<Started> {
+    if (this.#closing) return Promise.reject(ceError('CE_ERR_LRMS_CLOSED'));
+    const child = this.#child ?? this.#start();
+    const id = this.#nextId++;
+    return new Promise<Started>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      child.stdin?.write(`${JSON.stringify({ op: 'spawn', id, file, args, env })}\n`);
+    });
+  }
+
+  /** End the launcher (running wrappers are not affected). */
+  async close(): Promise<void> {
+    this.#closing = true;
+    const child = this.#child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.stdin?.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,408 @@
+/**
+ * Source of the fork backend's job wrapper in C, compiled once per version with the
+ * system compiler into the backend's work directory (./wrapper-build.ts). Kept as a
+ * string so it travels with the compiled JavaScript. Design: docs/batch-backends.md.
+ *
+ * Command line (the same for the sh fallback, ./wrapper-sh.ts):
+ *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS
+ * DIR is the job's lrms directory holding job.sh; STDIN/STDOUT/STDERR are
+ * session-relative ('' = /dev/null); JOIN 1 sends stderr to stdout; WALL/GRACE in
+ * seconds, CPU in seconds, MEMKB in KiB (0 = no limit); SAMPLEMS is the memory/CPU
+ * sampling period.
+ *
+ * Protocol with the launcher: the wrapper claims DIR by hard-linking a pid file
+ * (`pid`: "<pid> <start ticks>"); it prints "ok <pid>" (claimed) or "dup" (another
+ * wrapper owns DIR) on stdout, then detaches stdout. When the job has ended it writes
+ * `diag` and then `status` (the completion marker), each atomically (temp + rename),
+ * and exits 0.
+ */
+export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). Generated source: do not edit. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+static const char *dir;
+static pid_t job = -1;          /* main process of the job; also its process group */
+static char reason[600];        /* failure reason, first one wins */
+static int stopping = 0, killed = 0;
+static double kill_at = 0;
+
+static double mono(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static long long wall_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void set_reason(const char *r) {
+  if (reason[0] == 0) snprintf(reason, sizeof reason, "%s", r);
+}
+
+static void path_in(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
+
+/* Write DIR/name atomically: a reader sees the old file, no file, or all of it. */
+static int write_atomic(const char *name, const char *text) {
+  char tmp[4200], dst[4200];
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+  path_in(dst, sizeof dst, name);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  size_t len = strlen(text), off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w < 0) { if (errno == EINTR) continue; close(fd); return -1; }
+    off += (size_t)w;
+  }
+  if (close(fd) != 0) return -1;
+  return rename(tmp, dst);
+}
+
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot ("0" if unknown). */
+static void start_ticks(pid_t pid, char *out, size_t n) {
+  char p[64], buf[1024];
+  snprintf(out, n, "0");
+  snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(p, "r");
+  if (!f) return;
+  size_t r = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[r] = 0;
+  char *s = strrchr(buf, ')');
+  if (!s) return;
+  s += 2;
+  for (int field = 3; field < 22 && s; field++) { s = strchr(s, ' '); if (s) s++; }
+  if (!s) return;
+  size_t k = strcspn(s, " ");
+  if (k >= n) k = n - 1;
+  memcpy(out, s, k);
+  out[k] = 0;
+}
+
+struct sample { long long rss_kb; double cpu_s; };
+
+/* Resident memory and CPU time of the live processes in the job's process group. */
+static struct sample sample_group(void) {
+  struct sample acc = {0, 0};
+  long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+  long hz = sysconf(_SC_CLK_TCK);
+  DIR *d = opendir("/proc");
+  if (!d) return acc;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    char p[300], buf[1024];
+    snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) continue;
+    buf[r] = 0;
+    char *s = strrchr(buf, ')');
+    if (!s) continue;
+    char state;
+    long ppid, pgrp, session, tty, tpgid;
+    unsigned long flags, minflt, cminflt, majflt, cmajflt, ut, st;
+    long cut, cst, prio, nice, threads, itreal;
+    unsigned long long starttime, vsize;
+    long rss;
+    int got = sscanf(s + 2, "%c %ld %ld %ld %ld %ld %lu %lu %lu %lu %lu %lu %lu %ld %ld %ld %ld %ld %ld %llu %llu %ld",
+                     &state, &ppid, &pgrp, &session, &tty, &tpgid, &flags, &minflt, &cminflt, &majflt, &cmajflt, &ut, &st,
+                     &cut, &cst, &prio, &nice, &threads, &itreal, &starttime, &vsize, &rss);
+    if (got != 22 || pgrp != (long)job || state == 'Z') continue;
+    acc.rss_kb += (long long)rss * page_kb;
+    acc.cpu_s += (double)(ut + st + (unsigned long)cut + (unsigned long)cst) / (double)hz;
+  }
+  closedir(d);
+  return acc;
+}
+
+/* Ask the whole job to stop: TERM now, KILL after the grace time. */
+static void stop(const char *why, double grace) {
+  set_reason(why);
+  if (stopping) return;
+  stopping = 1;
+  kill(-job, SIGTERM);
+  kill_at = mono() + grace;
+}
+
+/* Kill and reap every process left: the job's group and any orphan adopted by this subreaper. */
+static void reap_all(void) {
+  double until = mono() + 10;
+  for (;;) {
+    kill(-job, SIGKILL);
+    pid_t w;
+    int st;
+    while ((w = waitpid(-1, &st, WNOHANG)) > 0) {}
+    if (w < 0 && errno == ECHILD) return; /* the usual case: nothing left, no /proc scan */
+    DIR *d = opendir("/proc");
+    if (d) {
+      struct dirent *e;
+      while ((e = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char)e->d_name[0])) continue;
+        char p[300], buf[512];
+        snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r <= 0) continue;
+        buf[r] = 0;
+        char *s = strrchr(buf, ')');
+        char state;
+        long ppid;
+        if (s && sscanf(s + 2, "%c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) kill((pid_t)atol(e->d_name), SIGKILL);
+      }
+      closedir(d);
+    }
+    if (mono() > until) return;
+    usleep(20000);
+  }
+}
+
+static const char *sig_name(int s) {
+  static char other[16];
+  switch (s) {
+    case SIGHUP: return "SIGHUP"; case SIGINT: return "SIGINT"; case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL"; case SIGTRAP: return "SIGTRAP"; case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS"; case SIGFPE: return "SIGFPE"; case SIGKILL: return "SIGKILL";
+    case SIGUSR1: return "SIGUSR1"; case SIGSEGV: return "SIGSEGV"; case SIGUSR2: return "SIGUSR2";
+    case SIGPIPE: return "SIGPIPE"; case SIGALRM: return "SIGALRM"; case SIGTERM: return "SIGTERM";
+    case SIGXCPU: return "SIGXCPU"; case SIGXFSZ: return "SIGXFSZ"; case SIGSYS: return "SIGSYS";
+    default: snprintf(other, sizeof other, "SIG%d", s); return other;
+  }
+}
+
+static void mds_time(long long ms, char *out, size_t n) {
+  time_t t = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, n, "%Y%m%d%H%M%SZ", &tm);
+}
+
+/* One-line text: control characters become spaces (the status file is line based). */
+static void clean_line(char *s) {
+  for (; *s; s++) if ((unsigned char)*s < 0x20) *s = ' ';
+}
+
+/* In the child: report why the job could not be started, then give up. */
+static void child_fail(int fd, const char *what, const char *name) {
+  char msg[600];
+  int n = snprintf(msg, sizeof msg, "%s%s%s: %s", what, name ? " " : "", name ? name : "", strerror(errno));
+  if (n > 0) { ssize_t ignored = write(fd, msg, (size_t)n); (void)ignored; }
+  _exit(127);
+}
+
+static int open_or(const char *name, int flags, int fd_err, const char *what) {
+  int fd = name[0] ? open(name, flags | O_CLOEXEC, 0644) : open("/dev/null", flags | O_CLOEXEC);
+  if (fd < 0) child_fail(fd_err, what, name);
+  return fd;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 12) {
+    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS\n", argv[0]);
+    return 2;
+  }
+  dir = argv[1];
+  const char *session = argv[2], *in = argv[3], *out = argv[4], *err = argv[5];
+  int join = atoi(argv[6]);
+  double wall = atof(argv[7]);
+  long cpu = atol(argv[8]);
+  long long memkb = atoll(argv[9]);
+  double grace = atof(argv[10]);
+  double sample_every = atof(argv[11]) / 1000.0;
+  if (sample_every <= 0) sample_every = 1;
+
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  if (getsid(0) != getpid()) setsid();
+  /* Blocked from the start: a cancel that arrives early waits for the main loop. */
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigprocmask(SIG_BLOCK, &set, &old);
+
+  /* Claim DIR: link() fails if a pid file exists, so exactly one wrapper runs the job. */
+  char ticks[32], line[96], tmp[4200], pidfile[4200];
+  start_ticks(getpid(), ticks, sizeof ticks);
+  snprintf(line, sizeof line, "%d %s\n", (int)getpid(), ticks);
+  snprintf(tmp, sizeof tmp, "%s/.pid.%d", dir, (int)getpid());
+  path_in(pidfile, sizeof pidfile, "pid");
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) || close(fd) != 0) {
+    printf("error cannot write the pid file: %s\n", strerror(errno));
+    return 1;
+  }
+  if (link(tmp, pidfile) != 0) {
+    int e = errno;
+    unlink(tmp);
+    if (e == EEXIST) { printf("dup\n"); return 0; }
+    printf("error cannot claim the job directory: %s\n", strerror(e));
+    return 1;
+  }
+  unlink(tmp);
+  printf("ok %d\n", (int)getpid());
+  fflush(stdout);
+  int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); dup2(devnull, 2); if (devnull > 2) close(devnull); }
+
+#ifdef PR_SET_CHILD_SUBREAPER
+  /* Orphans of the job are re-parented here, so they can be reaped and killed. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+
+  int errpipe[2];
+  if (pipe2(errpipe, O_CLOEXEC) != 0) { errpipe[0] = -1; errpipe[1] = -1; }
+  char jobsh[4200];
+  path_in(jobsh, sizeof jobsh, "job.sh");
+  char failfile[4200];
+  path_in(failfile, sizeof failfile, "failure");
+
+  long long start_ms = wall_ms();
+  double start = mono();
+  job = fork();
+  if (job == 0) {
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (errpipe[0] >= 0) close(errpipe[0]);
+    if (chdir(session) != 0) child_fail(errpipe[1], "cannot enter the session directory", NULL);
+    int i = open_or(in, O_RDONLY, errpipe[1], "cannot open the stdin file");
+    int o = open_or(out, O_WRONLY | O_CREAT | O_TRUNC, errpipe[1], "cannot open the stdout file");
+    int e2 = join ? o : open_or(err, O_WRONLY | O_CREAT | O_TRUNC, errpipe[1], "cannot open the stderr file");
+    dup2(i, 0);
+    dup2(o, 1);
+    dup2(e2, 2);
+    if (cpu > 0) {
+      struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + (rlim_t)(grace < 1 ? 1 : grace) };
+      setrlimit(RLIMIT_CPU, &rl);
+    }
+    execl("/bin/sh", "sh", jobsh, (char *)NULL);
+    child_fail(errpipe[1], "cannot start the job shell", NULL);
+  }
+  if (errpipe[1] >= 0) close(errpipe[1]);
+  if (job < 0) {
+    set_reason("cannot start the job: fork failed");
+  } else {
+    setpgid(job, job);
+  }
+
+  int status = 0, done = job < 0;
+  double next_sample = start + sample_every;
+  int sampling = memkb > 0 || cpu > 0;
+  while (!done) {
+    double now = mono(), wake = now + 3600;
+    if (wall > 0 && !stopping && start + wall < wake) wake = start + wall;
+    if (stopping && !killed && kill_at < wake) wake = kill_at;
+    if (sampling && !stopping && next_sample < wake) wake = next_sample;
+    double dt = wake - now;
+    if (dt < 0) dt = 0;
+    struct timespec ts = { (time_t)dt, (long)((dt - (double)(time_t)dt) * 1e9) };
+    siginfo_t info;
+    int sig = sigtimedwait(&set, &info, &ts);
+    if (sig == SIGTERM || sig == SIGINT) stop("cancelled", grace);
+    pid_t w;
+    int st;
+    while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+      if (w == job) { status = st; done = 1; }
+    }
+    now = mono();
+    if (done) break;
+    if (wall > 0 && now >= start + wall) stop("wall time limit exceeded", grace);
+    if (stopping && !killed && now >= kill_at) { kill(-job, SIGKILL); killed = 1; }
+    if (sampling && !stopping && now >= next_sample) {
+      struct sample s = sample_group();
+      struct rusage gone;
+      getrusage(RUSAGE_CHILDREN, &gone);
+      double cpu_now = s.cpu_s + (double)gone.ru_utime.tv_sec + (double)gone.ru_utime.tv_usec / 1e6 +
+                       (double)gone.ru_stime.tv_sec + (double)gone.ru_stime.tv_usec / 1e6;
+      if (memkb > 0 && s.rss_kb > memkb) stop("memory limit exceeded", grace);
+      else if (cpu > 0 && cpu_now > (double)cpu) stop("cpu time limit exceeded", grace);
+      next_sample = now + sample_every;
+    }
+  }
+  long long end_ms = wall_ms();
+  double elapsed = mono() - start;
+  if (job > 0) reap_all();
+
+  /* Why the job could not start (from the child), or what job.sh found wrong. */
+  if (errpipe[0] >= 0) {
+    char msg[600];
+    ssize_t n = read(errpipe[0], msg, sizeof msg - 1);
+    if (n > 0) { msg[n] = 0; clean_line(msg); set_reason(msg); }
+    close(errpipe[0]);
+  }
+  int ff = open(failfile, O_RDONLY | O_CLOEXEC);
+  if (ff >= 0) {
+    char msg[600];
+    ssize_t n = read(ff, msg, sizeof msg - 1);
+    close(ff);
+    if (n > 0) {
+      msg[n] = 0;
+      msg[strcspn(msg, "\n")] = 0;
+      clean_line(msg);
+      if (msg[0]) set_reason(msg);
+    }
+  }
+
+  struct rusage ru;
+  getrusage(RUSAGE_CHILDREN, &ru);
+  double ut = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+  double kt = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  long long maxrss = ru.ru_maxrss; /* KiB on Linux */
+
+  int code = -1;
+  const char *signame = "";
+  if (job > 0 && WIFEXITED(status)) code = WEXITSTATUS(status);
+  else if (job > 0 && WIFSIGNALED(status)) { code = 128 + WTERMSIG(status); signame = sig_name(WTERMSIG(status)); }
+  if (job > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) set_reason("cpu time limit exceeded");
+  if (cpu > 0 && ut + kt >= (double)cpu) set_reason("cpu time limit exceeded");
+  if (memkb > 0 && maxrss > memkb) set_reason("memory limit exceeded");
+
+  struct utsname un;
+  const char *node = uname(&un) == 0 ? un.nodename : "localhost";
+  char t0[32], t1[32];
+  mds_time(start_ms, t0, sizeof t0);
+  mds_time(end_ms, t1, sizeof t1);
+  double cpu_pct = elapsed > 0 ? (ut + kt) * 100.0 / elapsed : 0;
+
+  static char text[8192];
+  int n = snprintf(text, sizeof text,
+                   "nodename=%s\nWallTime=%.2fs\nUserTime=%.2fs\nKernelTime=%.2fs\nCPUUsage=%.0f%%\nMaxResidentMemory=%lldkB\n"
+                   "LRMSStartTime=%s\nLRMSEndTime=%s\nexitcode=%d\n",
+                   node, elapsed, ut, kt, cpu_pct, maxrss, t0, t1, code);
+  if (reason[0] && n > 0 && (size_t)n < sizeof text) snprintf(text + n, sizeof text - (size_t)n, "LRMSMessage=%s\n", reason);
+  write_atomic("diag", text);
+
+  snprintf(text, sizeof text,
+           "exitcode=%d\nsignal=%s\nfailure=%s\nwalltime=%.3f\nusertime=%.3f\nkerneltime=%.3f\nmaxrss=%lld\nstart=%lld\nend=%lld\nnodename=%s\n",
+           code, signame, reason, elapsed, ut, kt, maxrss, start_ms, end_ms, node);
+  if (write_atomic("status", text) != 0) return 1;
+  return 0;
+}
+`;
