@@ -6,10 +6,10 @@
 import type { XmlElement } from '../doc/element.js';
 import { buildComputingActivity } from '../info/computing-activity.js';
 import type { ActivityView } from '../info/activity-view.js';
-import type { GmState, LrmsState, RestState } from '../info/job-states.js';
+import type { GmState, RestState } from '../info/job-states.js';
+import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
 import type { JobRecord } from './store/job-record.js';
 
-const LRMS_LETTER: Record<string, LrmsState> = { QUEUING: 'Q', RUNNING: 'R', HELD: 'S', EXITINGLRMS: 'E', OTHER: 'O' };
 
 export interface ActivityOptions {
   readonly hostname: string;
@@ -36,8 +36,7 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
     delegationIds: delegs,
   };
   if (d.jobName !== undefined) v.name = d.jobName;
-  const letter = j.lrmsState ? LRMS_LETTER[j.lrmsState] : undefined;
-  if (letter) v.lrmsState = letter;
+  if (j.lrmsState) v.lrmsState = lrmsLetter(j.lrmsState as LrmsSubState);
   if (j.failedState) v.failedState = j.failedState as GmState;
   if (j.failureReason) v.failureReasons = [j.failureReason];
   if (j.exitCode !== null) v.exitCode = j.exitCode;

@@ -60,10 +60,6 @@ export class JobService {
     return j;
   }
 
-  find(owner: string, id: string): JobRecord | undefined {
-    return this.#o.store.getOwned(id, owner);
-  }
-
   list(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
     return this.#o.store.listByOwner(owner, restStates);
   }

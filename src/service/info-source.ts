@@ -11,12 +11,12 @@ import type { XmlElement } from '../doc/element.js';
 import { buildInfoDocument } from '../info/info-document.js';
 import { readHostFacts } from '../info/host-facts.js';
 import { tallyJobs, type JobTallyEntry } from '../info/job-tally.js';
-import type { GmState, LrmsState } from '../info/job-states.js';
+import type { GmState } from '../info/job-states.js';
+import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
 import type { JobStore } from '../jobs/store/job-store.js';
 
 export const CERES_VERSION = '0.1.0';
 
-const LRMS_LETTER: Record<string, LrmsState> = { QUEUING: 'Q', RUNNING: 'R', HELD: 'S', EXITINGLRMS: 'E', OTHER: 'O' };
 
 export interface InfoSourceOptions {
   readonly config: Config;
@@ -40,7 +40,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       if (cached && now - cached.at < 1000) return cached.doc;
       const entries: JobTallyEntry[] = [];
       for (const r of o.store.countByState()) {
-        const e: JobTallyEntry = { gmState: r.state as GmState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState && LRMS_LETTER[r.lrmsState] ? { lrmsState: LRMS_LETTER[r.lrmsState] } : {}) };
+        const e: JobTallyEntry = { gmState: r.state as GmState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}) };
         for (let i = 0; i < r.n; i++) entries.push(e);
       }
       let space: { totalBytes: number; freeBytes: number } | undefined;

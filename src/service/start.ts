@@ -31,7 +31,7 @@ import { createInfoSource } from './info-source.js';
 import { descriptionPort } from './description-port.js';
 import type { TLSSocket } from 'node:tls';
 import type { Resource } from '../api/rest/resource.js';
-import { REST_STATE_NAMES } from './rest-states.js';
+import { REST_STATES } from '../engine/states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
 
@@ -113,7 +113,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     jobs: jobsResource({
       jobs,
       actions,
-      restStates: REST_STATE_NAMES,
+      restStates: REST_STATES,
       maxIdsPerRequest: config.jobs.maxIdsPerRequest,
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,

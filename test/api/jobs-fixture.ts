@@ -16,7 +16,7 @@ import { activityDocument } from '../../src/jobs/activity.js';
 import { jobsResource } from '../../src/api/rest/jobs/index.js';
 import { buildConfig } from '../../src/config/load.js';
 import { descriptionPort } from '../../src/service/description-port.js';
-import { REST_STATE_NAMES } from '../../src/service/rest-states.js';
+import { REST_STATES } from '../../src/engine/states.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
 export const BOB = '/DC=org/DC=test/CN=Bob';
@@ -49,7 +49,7 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
   });
   const actions = new JobActions(store, engine, (j) => activityDocument(j, { hostname: 'localhost', delegationsOf: (id) => store.delegationsOf(id) }));
   const app = testApp({
-    jobs: jobsResource({ jobs, actions, restStates: REST_STATE_NAMES, maxIdsPerRequest: o.maxIds ?? 1000, maxControlBodyBytes: 1024 * 1024, maxSubmitBodyBytes: 4 * 1024 * 1024 }),
+    jobs: jobsResource({ jobs, actions, restStates: REST_STATES, maxIdsPerRequest: o.maxIds ?? 1000, maxControlBodyBytes: 1024 * 1024, maxSubmitBodyBytes: 4 * 1024 * 1024 }),
   });
   return {
     app,
