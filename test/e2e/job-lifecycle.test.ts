@@ -163,6 +163,9 @@ describe('session lifetime', () => {
       assert.equal(existsSync(join(ceres.stateDir, 'sessions', item.id)), true);
       const st = await c.waitFor([item.id], ['WIPED'], 30_000);
       assert.equal(st.get(item.id), 'WIPED');
+      // The state is persisted before its effect (the deletion) runs: give it a moment.
+      const gone = Date.now() + 10_000;
+      while (existsSync(join(ceres.stateDir, 'sessions', item.id)) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
       assert.equal(existsSync(join(ceres.stateDir, 'sessions', item.id)), false);
       const [info] = await c.action('info', [item.id]);
       assert.ok((info.info_document.ComputingActivity.State as string[]).includes('arcrest:WIPED'));
