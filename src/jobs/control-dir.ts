@@ -19,6 +19,9 @@ export function isDiagnoseName(s: string): s is DiagnoseName {
 }
 
 export class ControlDir {
+  /** Job directories known to exist: appends (one per state change) skip the mkdir. */
+  readonly #made = new Set<string>();
+
   constructor(readonly root: string) {}
 
   jobDir(id: string): string {
@@ -31,7 +34,10 @@ export class ControlDir {
 
   async ensure(id: string): Promise<string> {
     const d = this.jobDir(id);
+    if (this.#made.has(id)) return d;
     await mkdir(d, { recursive: true, mode: 0o700 });
+    if (this.#made.size > 100_000) this.#made.clear();
+    this.#made.add(id);
     return d;
   }
 
@@ -74,6 +80,7 @@ export class ControlDir {
   /** Remove all control files of a job, keeping `keep` (the minimal record of a wiped job). */
   async removeAll(id: string, keep: readonly string[] = []): Promise<void> {
     if (keep.length === 0) {
+      this.#made.delete(id);
       await rm(this.jobDir(id), { recursive: true, force: true });
       return;
     }

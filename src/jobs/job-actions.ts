@@ -32,8 +32,8 @@ export class JobActions {
 
   status(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) => {
-      const j = this.store.getOwned(id, owner);
-      return j ? { status: 200, reason: 'OK', id, state: j.restState } : NOT_FOUND(id);
+      const state = this.store.restStateOwned(id, owner);
+      return state !== undefined ? { status: 200, reason: 'OK', id, state } : NOT_FOUND(id);
     });
   }
 

@@ -125,7 +125,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       render: (j, name) => {
         switch (name) {
           case 'description':
-            return j.raw;
+            return store.rawDescription(j.id);
           case 'status':
             return statusFileText(j);
           case 'local':

@@ -14,7 +14,7 @@ describe('GET/HEAD jobs/<id>/diagnose/<name>', () => {
     f = await makeFixture({
       render: (job, name) => {
         rendered.push(name);
-        if (name === 'description') return job.raw;
+        if (name === 'description') return f.store.rawDescription(job.id);
         if (name === 'status') return Buffer.from('ACCEPTED');
         if (name === 'xml') return '<ComputingActivity xmlns="http://schemas.ogf.org/glue/2009/03/spec_2.0_r1"><ID>x</ID></ComputingActivity>';
         return undefined;

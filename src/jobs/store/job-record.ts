@@ -17,7 +17,6 @@ export interface JobRecord {
   readonly delegationId: string | null;
   readonly format: 'adl' | 'xrsl';
   readonly description: JobDescription;
-  readonly raw: string;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly localId: string | null;
@@ -49,7 +48,6 @@ export interface JobRow {
   delegation_id: string | null;
   format: string;
   description: string;
-  raw: string;
   created_at: number;
   updated_at: number;
   local_id: string | null;
@@ -69,7 +67,13 @@ export interface JobRow {
   version: number;
 }
 
+/**
+ * Row → record. The two JSON columns are parsed on first access only: most reads
+ * (status, listing, the scheduler's checks) never look at the description.
+ */
 export function fromRow(r: JobRow): JobRecord {
+  let description: JobDescription | undefined;
+  let engine: Record<string, unknown> | undefined;
   return {
     id: r.id,
     owner: r.owner,
@@ -81,8 +85,9 @@ export function fromRow(r: JobRow): JobRecord {
     queue: r.queue,
     delegationId: r.delegation_id,
     format: r.format === 'xrsl' ? 'xrsl' : 'adl',
-    description: JSON.parse(r.description) as JobDescription,
-    raw: r.raw,
+    get description(): JobDescription {
+      return (description ??= JSON.parse(r.description) as JobDescription);
+    },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     localId: r.local_id,
@@ -98,7 +103,9 @@ export function fromRow(r: JobRow): JobRecord {
     endedAt: r.ended_at,
     eraseAt: r.erase_at,
     clientHost: r.client_host,
-    engine: JSON.parse(r.engine) as Record<string, unknown>,
+    get engine(): Record<string, unknown> {
+      return (engine ??= JSON.parse(r.engine) as Record<string, unknown>);
+    },
     version: r.version,
   };
 }

@@ -25,15 +25,24 @@ export interface NewJob {
   clientHost: string | null;
 }
 
+/**
+ * Every column but `raw` (the description text, up to megabytes): the engine and the
+ * bulk actions read records constantly and never need it (see `rawDescription`).
+ */
+const COLUMNS =
+  'id, owner, state, pending, rest_state, lrms_state, outcome, queue, delegation_id, format, description, created_at, updated_at, local_id, exit_code, failed_state, failed_cause, failure_reason, kill_requested, clean_requested, restart_requested, reruns_left, started_at, ended_at, erase_at, client_host, engine, version';
+
 export class JobStore {
   readonly #db: Db;
   readonly #insert;
   readonly #insertDeleg;
   readonly #get;
   readonly #getOwned;
+  readonly #stateOwned;
   readonly #listOwner;
   readonly #delegsOf;
   readonly #delete;
+  readonly #raw;
   readonly #updateCache = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(db: Db) {
@@ -43,8 +52,10 @@ export class JobStore {
        VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost)`,
     );
     this.#insertDeleg = db.prepare('INSERT OR IGNORE INTO job_delegations (job_id, delegation_id) VALUES (?, ?)');
-    this.#get = db.prepare('SELECT * FROM jobs WHERE id = ?');
-    this.#getOwned = db.prepare('SELECT * FROM jobs WHERE id = ? AND owner = ?');
+    this.#get = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`);
+    this.#raw = db.prepare('SELECT raw FROM jobs WHERE id = ?').pluck();
+    this.#getOwned = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND owner = ?`);
+    this.#stateOwned = db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck();
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
     this.#delegsOf = db.prepare('SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id');
     this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
@@ -61,6 +72,11 @@ export class JobStore {
     });
   }
 
+  /** The description text exactly as submitted (the `description` control file). */
+  rawDescription(id: string): string | undefined {
+    return this.#raw.get(id) as string | undefined;
+  }
+
   get(id: string): JobRecord | undefined {
     const r = this.#get.get(id) as JobRow | undefined;
     return r && fromRow(r);
@@ -70,6 +86,11 @@ export class JobStore {
   getOwned(id: string, owner: string): JobRecord | undefined {
     const r = this.#getOwned.get(id, owner) as JobRow | undefined;
     return r && fromRow(r);
+  }
+
+  /** Just the REST state of the caller's job (bulk `status`: no row mapping, no JSON). */
+  restStateOwned(id: string, owner: string): string | undefined {
+    return this.#stateOwned.get(id, owner) as string | undefined;
   }
 
   listByOwner(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
@@ -86,7 +107,7 @@ export class JobStore {
   /** Jobs in the given internal states (engine recovery and scheduling). */
   listByStates(states: readonly string[]): JobRecord[] {
     const marks = states.map(() => '?').join(',');
-    return (this.#db.prepare(`SELECT * FROM jobs WHERE state IN (${marks}) ORDER BY created_at, id`).all(...states) as JobRow[]).map(fromRow);
+    return (this.#db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE state IN (${marks}) ORDER BY created_at, id`).all(...states) as JobRow[]).map(fromRow);
   }
 
   /** Ids of ended jobs with a clean or restart request still to act on (engine start). */
@@ -96,7 +117,7 @@ export class JobStore {
 
   /** Finished jobs whose session lifetime ended before `now`. */
   listExpired(now: number, limit = 500): JobRecord[] {
-    return (this.#db.prepare('SELECT * FROM jobs WHERE erase_at IS NOT NULL AND erase_at <= ? ORDER BY erase_at LIMIT ?').all(now, limit) as JobRow[]).map(fromRow);
+    return (this.#db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE erase_at IS NOT NULL AND erase_at <= ? ORDER BY erase_at LIMIT ?`).all(now, limit) as JobRow[]).map(fromRow);
   }
 
   /**
@@ -109,7 +130,7 @@ export class JobStore {
     let stmt = this.#updateCache.get(sig);
     if (!stmt) {
       const sets = keys.map((k) => `${columnOf[k]} = @${k}`).join(', ');
-      stmt = this.#db.prepare(`UPDATE jobs SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING *`);
+      stmt = this.#db.prepare(`UPDATE jobs SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING ${COLUMNS}`);
       this.#updateCache.set(sig, stmt);
     }
     const params: Record<string, unknown> = { id: expected.id, version: expected.version, now };
