@@ -1,0 +1,77 @@
+/**
+ * Starts the Ceres under test from this build (`src/cli/main.js serve`) on a free
+ * loopback port with a fresh state directory, and reads the two lines it prints when
+ * ready: "service URL <url>" and "PKI folder <dir>" (the folder holds the development
+ * CA and a user proxy). Its output goes to a log file, not through a pipe, so the
+ * harness spends no CPU reading the service's access log during a measurement.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BenchError } from '../harness/failures.js';
+
+export interface CeresInstance {
+  readonly url: string;
+  readonly pkiDir: string;
+  readonly pid: number;
+  readonly logPath: string;
+  stop(): Promise<void>;
+}
+
+/** The two readiness lines of `ceres serve`; undefined until both are there. */
+export function parseServeOutput(text: string): { url: string; pkiDir: string } | undefined {
+  const url = /service URL (https?:\/\/\S+)/.exec(text)?.[1];
+  const pki = /PKI folder (.+?)\s*$/m.exec(text)?.[1];
+  return url !== undefined && pki !== undefined ? { url, pkiDir: pki } : undefined;
+}
+
+function tail(text: string, lines = 8): string {
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+export async function startCeres(configFile: string | undefined, timeoutS = 60): Promise<CeresInstance> {
+  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  if (!existsSync(cli)) throw new BenchError('usage', `the Ceres build is missing (${cli}): run npm run build first`);
+  const root = await mkdtemp(join(tmpdir(), 'ceres-bench-'));
+  const logPath = join(root, 'ceres.log');
+  const log = await open(logPath, 'a');
+  const args = [cli, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(root, 'state')];
+  if (configFile !== undefined) args.push('--config', configFile);
+  const child = spawn(process.execPath, args, { stdio: ['ignore', log.fd, log.fd] });
+  await log.close();
+  let exited: number | string | null = null;
+  child.once('exit', (code, signal) => (exited = code ?? signal));
+
+  const stop = async (): Promise<void> => {
+    if (exited === null) {
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await gone;
+      clearTimeout(t);
+    }
+    await rm(root, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + timeoutS * 1000;
+  for (;;) {
+    const text = await readFile(logPath, 'utf8').catch(() => '');
+    const ready = parseServeOutput(text);
+    if (ready) return { ...ready, pid: child.pid ?? 0, logPath, stop };
+    if (exited !== null) {
+      const out = tail(text);
+      await stop();
+      throw new BenchError('unreachable', `Ceres exited (${exited}) before it was ready:\n${out}`);
+    }
+    if (Date.now() > deadline) {
+      const out = tail(text);
+      await stop();
+      throw new BenchError('unreachable', `Ceres did not print its service URL within ${timeoutS} s:\n${out}`);
+    }
+    await sleep(100);
+  }
+}

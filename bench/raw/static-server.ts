@@ -1,0 +1,56 @@
+/**
+ * The raw loopback baseline for file transfers: the least an HTTPS file server in
+ * Node can do. `PUT /file` streams the body to a file, `GET /file` streams it back,
+ * both with 1 MiB stream chunks (the 64 KiB default halves throughput:
+ * machine-limits.md §6). No authentication, no checks, no logging.
+ *
+ * Run as its own process (like the service under test):
+ *   node static-server.js --cert F --key F --dir D
+ * prints "listening <port>" on stdout when ready; stops on SIGTERM.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { readFile, stat, unlink } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+
+const CHUNK = 1024 * 1024;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { cert: { type: 'string' }, key: { type: 'string' }, dir: { type: 'string' } }, strict: true });
+  if (!values.cert || !values.key || !values.dir) throw new Error('usage: static-server --cert F --key F --dir D');
+  const file = join(values.dir, 'file.bin');
+  const server = createServer({ cert: await readFile(values.cert), key: await readFile(values.key) }, (req, res) => {
+    const fail = (e: unknown): void => {
+      if (!res.headersSent) res.writeHead(500).end(String((e as Error)?.message ?? e));
+      else res.destroy();
+    };
+    if (req.url !== '/file') {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.method === 'PUT') {
+      pipeline(req, createWriteStream(file, { highWaterMark: CHUNK })).then(() => res.writeHead(200).end(), fail);
+    } else if (req.method === 'GET') {
+      stat(file).then((st) => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': st.size });
+        return pipeline(createReadStream(file, { highWaterMark: CHUNK }), res);
+      }, fail).catch(fail);
+    } else if (req.method === 'DELETE') {
+      unlink(file).then(() => res.writeHead(204).end(), fail);
+    } else {
+      res.writeHead(405).end();
+    }
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const a = server.address();
+    process.stdout.write(`listening ${typeof a === 'object' && a ? a.port : 0}\n`);
+  });
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`static-server: ${(e as Error)?.message ?? String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,44 @@
+/**
+ * Bulk submission: 1,000 trivial jobs in one POST (multi-xRSL `+(...)(...)` or ADL
+ * `<ActivityDescriptions>`), repeated; jobs/s of the median POST.
+ *
+ * The jobs are killed right after each POST (outside the timing) so the endpoint does
+ * not spend the rest of the run executing them; they are cleaned only at the end of
+ * the run, because deleting thousands of job directories makes new ones slow to create
+ * on this machine's ext4 for minutes (machine-limits.md, finding 4), which would slow
+ * down whatever is measured next.
+ */
+import type { Scenario, ScenarioRun } from '../harness/runner.js';
+import { summarize } from '../harness/stats.js';
+import { killJobs } from '../harness/cleanup.js';
+import { submitBulk } from './job-supply.js';
+
+export const bulkSubmitScenario: Scenario = {
+  name: 'bulk-submit',
+  title: 'bulk submission of trivial jobs in one POST',
+  async measure(run: ScenarioRun) {
+    const n = run.counts.bulkJobs;
+    const c = run.session.client;
+    const rates: number[] = [];
+    const secs: number[] = [];
+    let failed = 0;
+    for (let i = 0; i < run.counts.bulkRuns; i++) {
+      run.checkBudget(`after ${i} POSTs`);
+      if (i > 0) await run.quiet();
+      run.progress(`POST ${i + 1}/${run.counts.bulkRuns} of ${n} jobs`, true);
+      const r = await submitBulk(run, c, 'trivial', n, `bench-bulk-${i}`);
+      failed += r.failed;
+      rates.push((r.ids.length * 1000) / r.ms);
+      secs.push(r.ms / 1000);
+      run.progress(`killing the ${r.ids.length} jobs of POST ${i + 1}`, true);
+      await killJobs(c, r.ids);
+    }
+    const rate = summarize(rates);
+    run.param('jobs per POST', n);
+    run.param('POSTs', rates.length);
+    run.metric('jobs_per_s', 'jobs/s', rate.p50, 'jobs/s', 'higher');
+    run.metric('post_s', `seconds per POST (${n} jobs)`, summarize(secs).p50, 's', 'lower', false);
+    if (rates.length > 1) run.note(`jobs/s min ${Math.round(rate.min)}, max ${Math.round(rate.max)} over ${rates.length} POSTs`);
+    if (failed > 0) run.note(`${failed} descriptions were refused`);
+  },
+};

@@ -1,0 +1,33 @@
+/**
+ * The scenarios, in the order a run executes them (args.ts SCENARIO_NAMES):
+ *  1. status, info, mixed-load first, while the user owns only the 1,000 (killed) jobs
+ *     of the pool, so GET jobs in the mixed load lists the same 1,000 jobs on every
+ *     endpoint whatever ran before;
+ *  2. then the submissions (their jobs are killed at once, cleaned at the end);
+ *  3. latency and drain, which run jobs to the end;
+ *  4. transfer;
+ *  5. list-jobs and memory last: they fill the store to 100,000 jobs.
+ */
+import type { ScenarioName } from '../harness/args.js';
+import type { Scenario } from '../harness/runner.js';
+import { infoScenario, statusScenario } from './bulk-action.js';
+import { bulkSubmitScenario } from './bulk-submit.js';
+import { concurrentSubmitScenario } from './concurrent-submit.js';
+import { drainScenario } from './drain.js';
+import { latencyScenario } from './latency.js';
+import { mixedLoadScenario } from './mixed-load.js';
+import { listJobsScenario, memoryScenario } from './store.js';
+import { transferScenario } from './transfer.js';
+
+export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
+  status: statusScenario,
+  info: infoScenario,
+  'mixed-load': mixedLoadScenario,
+  'bulk-submit': bulkSubmitScenario,
+  'concurrent-submit': concurrentSubmitScenario,
+  latency: latencyScenario,
+  drain: drainScenario,
+  transfer: transferScenario,
+  'list-jobs': listJobsScenario,
+  memory: memoryScenario,
+};

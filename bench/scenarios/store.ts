@@ -1,0 +1,78 @@
+/**
+ * The big store: `GET jobs` with 100,000 jobs stored (with and without a `state`
+ * filter), and the server's resident memory holding them. The store is filled once
+ * per endpoint (killed or parked jobs: job-supply.ts), within a fill budget of 3/4 of
+ * the scenario budget; an endpoint that cannot take 100,000 jobs in that time is
+ * measured at the size it reached, and the note says so.
+ */
+import type { Scenario, ScenarioRun } from '../harness/runner.js';
+import { SkipScenario } from '../harness/runner.js';
+import { summarize } from '../harness/stats.js';
+import { rssMiB } from '../harness/proc.js';
+import { ensureStore } from './job-supply.js';
+import { formatNumber } from '../harness/render.js';
+
+async function fill(run: ScenarioRun): Promise<void> {
+  await ensureStore(run, run.counts.storeJobs, Math.floor(run.session.options.budgetS * 0.75));
+  if (run.session.shared.storeNote) run.note(run.session.shared.storeNote);
+}
+
+export const listJobsScenario: Scenario = {
+  name: 'list-jobs',
+  title: 'GET jobs with a big store',
+  prepare: fill,
+  async measure(run: ScenarioRun) {
+    const c = run.session.client;
+    const filter = run.counts.stateFilter;
+    const all: number[] = [];
+    const filtered: number[] = [];
+    let listed = 0;
+    let matched = 0;
+    for (let i = 0; i < run.counts.listRuns; i++) {
+      run.checkBudget(`after ${i} listings`);
+      run.progress(`GET jobs ${i + 1}/${run.counts.listRuns}`, true);
+      const a = await c.list();
+      all.push(a.ms / 1000);
+      listed = a.jobs.length;
+      run.progress(`GET jobs?state=${filter} ${i + 1}/${run.counts.listRuns}`, true);
+      const f = await c.list(filter);
+      filtered.push(f.ms / 1000);
+      matched = f.jobs.length;
+    }
+    run.session.shared.storeCount = listed;
+    const sa = summarize(all);
+    const sf = summarize(filtered);
+    run.param('jobs stored', listed);
+    run.param('store kind', run.counts.storeKind);
+    run.metric('list_s', 'GET jobs', sa.p50, 's', 'lower');
+    run.metric('listed_per_s', 'jobs listed/s', listed / sa.p50, 'jobs/s', 'higher', false);
+    run.metric('filtered_s', `GET jobs?state=${filter}`, sf.p50, 's', 'lower');
+    run.note(`${formatNumber(listed)} jobs listed, ${formatNumber(matched)} matched the filter; medians of ${sa.n} calls each`);
+  },
+};
+
+export const memoryScenario: Scenario = {
+  name: 'memory',
+  title: 'server resident memory with a big store',
+  async prepare(run: ScenarioRun) {
+    if (run.session.pids.length === 0) throw new SkipScenario('the server process is unknown: pass --pid (or run on the server machine)');
+    await fill(run);
+  },
+  async measure(run: ScenarioRun) {
+    const s = run.session;
+    // One listing first, so a server that loads jobs lazily has them in memory.
+    const { jobs } = await s.client.list();
+    s.shared.storeCount = jobs.length;
+    const rss = await rssMiB(s.pids);
+    if (rss === undefined) throw new SkipScenario(`cannot read /proc/${s.pids[0]}/status (another user's process?)`);
+    run.param('jobs stored', jobs.length);
+    run.param('store kind', run.counts.storeKind);
+    run.metric('rss_mib', 'RSS with the store', rss, 'MiB', 'lower');
+    const start = s.shared.rssStartMiB;
+    if (start !== undefined) {
+      run.metric('rss_start_mib', 'RSS at the start of the run', start, 'MiB', 'lower', false);
+      if (jobs.length > 0) run.metric('rss_per_job', 'RSS growth per stored job', ((rss - start) * 2 ** 20) / jobs.length, 'bytes', 'lower', false);
+    }
+    run.note(`pids ${s.pids.join(', ')} (VmRSS summed)`);
+  },
+};
