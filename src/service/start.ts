@@ -148,10 +148,12 @@ export async function startService(config: Config, log: Logger): Promise<Running
     logger: log,
     origin,
     fastify: {
-      https: tlsServerOptions({ certPem, keyPem, caPems: trust.pems }),
+      https: { ...tlsServerOptions({ certPem, keyPem, caPems: trust.pems }), handshakeTimeout: config.tls.handshakeTimeoutSeconds * 1000 },
       keepAliveTimeout: config.http.keepAliveTimeoutSeconds * 1000,
       requestTimeout: config.http.requestTimeoutSeconds * 1000,
-      connectionTimeout: config.tls.handshakeTimeoutSeconds * 1000,
+      // Not an idle cut-off for the whole connection: a long computation (a 100 MiB
+      // submission) must get its answer; idle keep-alive sockets close by keepAliveTimeout.
+      connectionTimeout: 0,
     },
   });
   attachPeerIdentity(app.server as unknown as import('node:tls').Server, trust, { log });

@@ -176,9 +176,12 @@ export class Stager {
       if (user.length === 0) return;
       const since = job.preparingSince?.getTime() ?? Date.now();
       try {
+        // With upload events the poll is only a backstop: keep it rare, or thousands of
+        // jobs waiting for uploads keep the service busy re-reading control files.
+        const pollSeconds = job.uploads?.changed !== undefined ? Math.max(this.cfg.userUploadPollSeconds, 60) : this.cfg.userUploadPollSeconds;
         await waitForUserFiles(
           user,
-          { sessionDir: job.sessionDir, deadline: since + this.cfg.userUploadWaitSeconds * 1000, pollMs: this.cfg.userUploadPollSeconds * 1000, ...(job.uploads === undefined ? {} : { uploads: job.uploads }) },
+          { sessionDir: job.sessionDir, deadline: since + this.cfg.userUploadWaitSeconds * 1000, pollMs: pollSeconds * 1000, ...(job.uploads === undefined ? {} : { uploads: job.uploads }) },
           jobSignal,
           (f, outcome) => {
             const name = job.files[f.index]?.name ?? f.rel;
