@@ -16,6 +16,7 @@ import { gitCommit, isoDate, machineInfo } from './harness/machine.js';
 import { renderCompare } from './harness/render.js';
 import type { RunReport } from './harness/results.js';
 import { cleanupAll, onInterrupt, runAll, writeText } from './orchestrate.js';
+import { interruption } from './harness/runner.js';
 import { startCeres, type CeresInstance } from './compare/ceres.js';
 import { arexPids, runArexSetup } from './compare/arex.js';
 
@@ -63,7 +64,26 @@ async function main(): Promise<number> {
   const o = parsed.options;
   const progress = new Progress();
   onInterrupt(progress);
+  const started = new Date();
+  const commit = await gitCommit();
+  const paths = await resultPaths(o.outDir, isoDate(started), commit);
   const sessions: EndpointSession[] = [];
+  const report: RunReport = {
+    tool: 'ceres-bench',
+    kind: 'compare',
+    date: started.toISOString(),
+    commit,
+    machine: machineInfo(),
+    quick: o.quick,
+    complete: false,
+    endpoints: [],
+  };
+  // Saved after every scenario, so a run that is killed keeps what it measured.
+  const save = async (): Promise<void> => {
+    report.endpoints.splice(0, report.endpoints.length, ...sessions.map((s) => s.report));
+    await writeText(paths.md, renderCompare(report));
+    await writeText(paths.json, `${JSON.stringify(report, null, 2)}\n`);
+  };
   let ceres: CeresInstance | undefined;
   try {
     progress.update('Ceres: starting', true);
@@ -85,7 +105,8 @@ async function main(): Promise<number> {
       sessions.push(arex);
       progress.done(`A-REX: ARC REST ${arex.client.version} at ${o.arexEndpoint} (pid ${arex.pids.join(', ') || 'unknown'})`);
     }
-    await runAll(sessions, o.scenarios, progress);
+    await runAll(sessions, o.scenarios, progress, save);
+    report.complete = !interruption.requested;
     await cleanupAll(
       sessions.filter((s) => s.label !== 'Ceres'),
       progress,
@@ -95,23 +116,9 @@ async function main(): Promise<number> {
     progress.update('Ceres: stopping', true);
     await ceres?.stop();
     progress.done();
+    if (sessions.length > 0) await save();
   }
-  const date = new Date();
-  const commit = await gitCommit();
-  const report: RunReport = {
-    tool: 'ceres-bench',
-    kind: 'compare',
-    date: date.toISOString(),
-    commit,
-    machine: machineInfo(),
-    quick: o.quick,
-    endpoints: sessions.map((s) => s.report),
-  };
-  const md = renderCompare(report);
-  process.stdout.write(md);
-  const paths = await resultPaths(o.outDir, isoDate(date), commit);
-  await writeText(paths.md, md);
-  await writeText(paths.json, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(renderCompare(report));
   process.stderr.write(`results written to ${paths.md} and ${paths.json}\n`);
   return 0;
 }

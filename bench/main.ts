@@ -14,6 +14,7 @@ import { gitCommit, machineInfo } from './harness/machine.js';
 import { renderSingle } from './harness/render.js';
 import type { RunReport } from './harness/results.js';
 import { cleanupAll, onInterrupt, runAll, writeText } from './orchestrate.js';
+import { interruption } from './harness/runner.js';
 
 async function main(): Promise<number> {
   const parsed = parseBenchArgs(process.argv.slice(2));
@@ -38,12 +39,6 @@ async function main(): Promise<number> {
   progress.done(
     `${label}: ARC REST ${session.client.version} at ${o.endpoint}; server key ${session.report.serverKey}; ${session.pids.length ? `server pid ${session.pids.join(', ')}` : 'server pid unknown (RSS and CPU not measured)'}`,
   );
-  try {
-    await runAll([session], o.scenarios, progress);
-    await cleanupAll([session], progress);
-  } finally {
-    await session.close();
-  }
   const report: RunReport = {
     tool: 'ceres-bench',
     kind: 'single',
@@ -51,13 +46,23 @@ async function main(): Promise<number> {
     commit: await gitCommit(),
     machine: machineInfo(),
     quick: o.quick,
+    complete: false,
     endpoints: [session.report],
   };
-  process.stdout.write(renderSingle(report));
-  if (o.json !== undefined) {
-    await writeText(o.json, `${JSON.stringify(report, null, 2)}\n`);
-    process.stderr.write(`results written to ${o.json}\n`);
+  // Saved after every scenario, so a run that is killed keeps what it measured.
+  const save = async (): Promise<void> => {
+    if (o.json !== undefined) await writeText(o.json, `${JSON.stringify(report, null, 2)}\n`);
+  };
+  try {
+    await runAll([session], o.scenarios, progress, save);
+    report.complete = !interruption.requested;
+    await cleanupAll([session], progress);
+  } finally {
+    await session.close();
+    await save();
   }
+  process.stdout.write(renderSingle(report));
+  if (o.json !== undefined) process.stderr.write(`results written to ${o.json}\n`);
   return 0;
 }
 

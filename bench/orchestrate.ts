@@ -13,12 +13,14 @@ import { formatNumber, scenarioLine } from './harness/render.js';
 import { SCENARIOS } from './scenarios/index.js';
 import type { Progress } from './harness/progress.js';
 
-export async function runAll(sessions: readonly EndpointSession[], names: readonly ScenarioName[], progress: Progress): Promise<void> {
+/** `afterEach` runs after every scenario (the callers save the results so far). */
+export async function runAll(sessions: readonly EndpointSession[], names: readonly ScenarioName[], progress: Progress, afterEach?: () => Promise<void>): Promise<void> {
   for (const name of names) {
     for (const s of sessions) {
       if (interruption.requested) return;
       const r = await runScenario(s, SCENARIOS[name]);
       progress.log(scenarioLine(s.label, r));
+      await afterEach?.();
     }
   }
 }
@@ -43,12 +45,17 @@ export async function writeText(path: string, text: string): Promise<void> {
   await writeFile(path, text);
 }
 
-/** First Ctrl-C: stop measuring and clean up; a second one ends the process (default action). */
+/**
+ * First Ctrl-C (or SIGTERM): stop measuring, clean up, save what was measured; a
+ * second one ends the process (the default action, once our handler is gone).
+ */
 export function onInterrupt(progress: Progress): void {
-  const handler = (): void => {
+  const handler = (signal: NodeJS.Signals): void => {
     process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
     interruption.requested = true;
-    progress.log('\ninterrupted: stopping the scenario and cleaning up (Ctrl-C again to leave the jobs)');
+    progress.log(`\n${signal}: stopping the scenario, cleaning up and saving the results so far (again to leave the jobs)`);
   };
   process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
 }

@@ -307,7 +307,10 @@ export function parseCompareArgs(argv: readonly string[]): Parsed<CompareOptions
     storeKind: typeof values['arex-store-kind'] === 'string' ? storeKindArg('arex-store-kind', values['arex-store-kind']) : 'parked',
   };
   if (typeof values['arex-latency-jobs'] === 'string') arexCounts.latencyJobs = intArg('arex-latency-jobs', values['arex-latency-jobs']);
-  if (typeof values['arex-store-jobs'] === 'string') arexCounts.storeJobs = intArg('arex-store-jobs', values['arex-store-jobs']);
+  // Filling A-REX with 100,000 jobs takes minutes, but cleaning them up afterwards keeps it
+  // busy for hours (it works through the kills at ~15-30 jobs/s here); a full run gives it
+  // 20,000 and compares per listed job.
+  arexCounts.storeJobs = typeof values['arex-store-jobs'] === 'string' ? intArg('arex-store-jobs', values['arex-store-jobs']) : Math.min(c.counts.storeJobs, 20_000);
   const arexCert = typeof values['arex-cert'] === 'string' ? values['arex-cert'] : `${AREX_PKI}/userproxy.pem`;
   return {
     help: false,
@@ -361,8 +364,9 @@ ${AREX_DEFAULT_ENDPOINT}). Writes bench/results/<date>-<commit>.{md,json}.
   --arex-cert/--arex-key/--arex-ca FILE   A-REX credentials (default ${AREX_PKI}/userproxy.pem, ca.pem)
   --arex-setup FILE   the anchor's setup.sh (run with AREX_PORT set from --arex-endpoint)
   --arex-drain-jobs N jobs A-REX drains (default 100, quick 50); the per-job figure is compared
+  --arex-store-jobs N jobs in A-REX's big store (default 20,000; quick 10,000)
   --arex-store-kind K the A-REX store's jobs: parked (default) or killed
-  --arex-latency-jobs N, --arex-store-jobs N   other A-REX-only counts
+  --arex-latency-jobs N  latency jobs for A-REX (default as for Ceres)
   --out-dir DIR       where results go (default bench/results)
   --ceres-config FILE configuration file for the Ceres under test
   plus --scenario, --quick, --budget, --quiet-wait, --format, --state-filter, --no-cleanup and the counts of npm run bench

@@ -88,7 +88,7 @@ function header(report: RunReport): string[] {
     `- commit: ${report.commit}`,
     `- machine: ${m.cpu}, ${m.cores} cores, ${formatNumber(m.memoryGiB)} GiB RAM, Linux ${m.kernel}, Node ${m.node}`,
     ...report.endpoints.map((e) => `- ${e.label}: ${e.url} (REST ${e.version}; server key ${e.serverKey}${e.pids.length ? `; pid ${e.pids.join(', ')}` : ''})`),
-    `- mode: ${report.quick ? 'quick (scaled-down counts)' : 'full'}`,
+    `- mode: ${report.quick ? 'quick (scaled-down counts)' : 'full'}${report.complete ? '' : '; **incomplete run** (interrupted, or still going on)'}`,
   ];
 }
 

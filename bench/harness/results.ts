@@ -70,6 +70,8 @@ export interface RunReport {
   readonly commit: string;
   readonly machine: MachineInfo;
   readonly quick: boolean;
+  /** False while the run is going on, or when it was interrupted; results are saved after every scenario. */
+  complete: boolean;
   readonly endpoints: EndpointReport[];
 }
 

@@ -29,6 +29,8 @@ export interface SessionShared {
   storeNote?: string;
   /** Server RSS when the session began. */
   rssStartMiB?: number;
+  /** Server RSS and jobs listed right before the store was filled. */
+  rssBeforeStore?: { mib: number; jobs: number };
 }
 
 export interface SessionInit {

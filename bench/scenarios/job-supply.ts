@@ -22,6 +22,7 @@ import type { ScenarioRun } from '../harness/runner.js';
 import { formatNumber } from '../harness/render.js';
 import { killJobs } from '../harness/cleanup.js';
 import type { StoreKind } from '../harness/args.js';
+import { rssMiB } from '../harness/proc.js';
 
 export const BULK_CHUNK = 1000;
 
@@ -108,6 +109,10 @@ export async function ensureStore(run: ScenarioRun, target: number, budgetS: num
     s.shared.storeCount = (await s.client.list()).jobs.length;
   }
   const start = s.shared.storeCount;
+  if (s.shared.rssBeforeStore === undefined) {
+    const mib = await rssMiB(s.pids);
+    if (mib !== undefined) s.shared.rssBeforeStore = { mib, jobs: start };
+  }
   if (start >= target) return start;
   const t0 = Date.now();
   const deadline = t0 + budgetS * 1000;

@@ -116,6 +116,10 @@ test('compare: A-REX defaults, fewer drain jobs for A-REX, overrides', () => {
   assert.equal(o.arexEndpoint, 'https://127.0.0.1:8444/arex');
   assert.equal(o.arexKey, o.arexCert);
   assert.equal(o.arexCounts.drainJobs, 100);
+  assert.equal(o.arexCounts.storeJobs, 20_000);
+  assert.equal(o.counts.storeJobs, 100_000);
+  assert.equal(compare(['--quick']).arexCounts.storeJobs, 10_000);
+  assert.equal(compare(['--store-jobs', '5000']).arexCounts.storeJobs, 5000);
   assert.equal(o.counts.drainJobs, 1000);
   assert.equal(o.withArex, false);
   assert.equal(o.outDir, 'bench/results');

@@ -19,6 +19,7 @@ function report(endpoints: EndpointReport[]): RunReport {
     commit: 'abc1234',
     machine: { cpu: 'Test CPU', cores: 2, memoryGiB: 24, kernel: '6.1', node: 'v20.0.0', os: 'Linux' },
     quick: false,
+    complete: true,
     endpoints,
   };
 }
@@ -117,6 +118,12 @@ test('single-endpoint table and notes', () => {
   assert.match(md, /\| info \| \| failed: HTTP 500 \|/);
   assert.match(md, /- Ceres \/ status: min 0.009 s; server CPU 0.500 s/);
   assert.match(md, /cleanup: 10 jobs created, 8 cleaned, 2 left \(budget\)/);
+});
+
+test('an interrupted run says so in its header', () => {
+  const md = renderCompare({ ...report([endpoint('Ceres', []), endpoint('A-REX', [])]), complete: false });
+  assert.match(md, /- mode: full; \*\*incomplete run\*\*/);
+  assert.doesNotMatch(renderCompare(report([endpoint('Ceres', []), endpoint('A-REX', [])])), /incomplete/);
 });
 
 test('a compare report with one endpoint renders as a single table', () => {
