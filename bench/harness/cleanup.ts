@@ -43,6 +43,7 @@ export async function cleanupJobs(client: ArcClient, tracker: JobTracker, progre
     progress.update(`${label}: cleanup: cleaning ${start.toLocaleString('en-US')} jobs`, true);
     for (const c of chunks(tracker.pending, CHUNK)) await client.action('clean', c);
     for (;;) {
+      const round = Date.now();
       const ended: string[] = [];
       for (const c of chunks(tracker.pending, CHUNK)) {
         const { items } = await client.action('status', c);
@@ -60,7 +61,9 @@ export async function cleanupJobs(client: ArcClient, tracker: JobTracker, progre
       if (Date.now() > deadline) return report(`clean requested for all; ${left.toLocaleString('en-US')} were still listed after ${budgetS} s`);
       progress.update(`${label}: cleanup: ${left.toLocaleString('en-US')} jobs not gone yet`);
       for (const c of chunks(ended, CHUNK)) await client.action('clean', c);
-      await sleep(2000);
+      // Pause at least as long as the round took: polling 100,000 ids must not keep
+      // the endpoint busier than the cleaning it waits for.
+      await sleep(Math.max(2000, Date.now() - round));
     }
   } catch (e) {
     return report(`cleanup stopped: ${shortReason(e)}`);

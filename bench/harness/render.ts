@@ -98,7 +98,11 @@ function notesSection(endpoints: readonly EndpointReport[]): string[] {
     for (const r of e.results) {
       const extra = [...r.notes];
       if (r.status === 'partial' && r.reason) extra.unshift(`partial: ${r.reason}`);
-      if (r.quiet && !r.quiet.quiet) extra.push(`machine not quiet at start (${formatNumber(r.quiet.busyPct)} % of a core busy after ${formatNumber(r.quiet.waitedS)} s of waiting)`);
+      if (r.quiet && !r.quiet.quiet) {
+        const q = r.quiet;
+        const server = q.serverBusyPct !== undefined ? `, the endpoint ${formatNumber(q.serverBusyPct)} %` : '';
+        extra.push(`not quiet at start: machine ${formatNumber(q.busyPct)} % of a core busy${server} after ${formatNumber(q.waitedS)} s of waiting`);
+      }
       if (r.serverCpuS !== undefined) extra.push(`server CPU ${formatNumber(r.serverCpuS)} s`);
       if (extra.length) lines.push(`- ${e.label} / ${r.scenario}: ${extra.join('; ')}`);
     }

@@ -25,6 +25,8 @@ export interface QuietReport {
   readonly waitedS: number;
   /** Machine CPU use (percent of one core) over the last second before starting. */
   readonly busyPct: number;
+  /** The endpoint's own CPU use over that second, when its pids are known. */
+  readonly serverBusyPct?: number;
   readonly quiet: boolean;
 }
 

@@ -7,7 +7,7 @@
 import type { ScenarioName } from './args.js';
 import { BenchError, shortReason } from './failures.js';
 import { cpuSeconds } from './proc.js';
-import { waitForQuiet } from './quiet.js';
+import { SERVER_IDLE_PCT, waitForQuiet } from './quiet.js';
 import type { Better, Metric, ScenarioResult } from './results.js';
 import type { EndpointSession } from './session.js';
 
@@ -75,11 +75,19 @@ export class ScenarioRun {
     this.session.progress.update(`${this.session.label} / ${this.result.scenario}: ${text}`, force);
   }
 
-  /** Waits for a quiet machine (bounded by the options), showing why it waits. */
+  /** Waits for an idle endpoint and a quiet machine (bounded by the options), showing why it waits. */
   async quiet() {
-    return waitForQuiet(this.session.options.quietWaitS, 15, (busy, waited) =>
-      this.progress(`waiting for a quiet machine (${Math.round(busy)} % of a core busy, ${Math.round(waited)} s)`),
-    );
+    const o = this.session.options;
+    return waitForQuiet({
+      maxWaitS: o.quietWaitS,
+      // The endpoint's own backlog is worth a longer wait than other people's load.
+      serverWaitS: o.quietWaitS === 0 ? 0 : Math.max(o.quietWaitS, 180),
+      pids: this.session.pids,
+      onWait: (busy, server, waited) =>
+        this.progress(
+          `waiting for ${server !== undefined && server >= SERVER_IDLE_PCT ? `the endpoint to be idle (${Math.round(server)} % of a core)` : `a quiet machine (${Math.round(busy)} % of a core busy)`}, ${Math.round(waited)} s`,
+        ),
+    });
   }
 }
 
