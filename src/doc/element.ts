@@ -24,14 +24,17 @@ type Child = XmlNode | null | undefined | false | readonly Child[];
  */
 export function el(name: string, children?: Child | number, attrs?: Record<string, string>): XmlElement {
   const out: XmlNode[] = [];
-  const push = (c: Child | number): void => {
-    if (c === null || c === undefined || c === false) return;
-    if (typeof c === 'number') out.push(String(c));
-    else if (Array.isArray(c)) for (const x of c as readonly Child[]) push(x);
-    else out.push(c as XmlNode);
-  };
-  push(children);
+  if (children !== undefined) pushChild(out, children);
   return attrs === undefined ? { name, children: out } : { name, attrs, children: out };
+}
+
+// A plain function, not a closure per call: bulk answers build thousands of elements.
+function pushChild(out: XmlNode[], c: Child | number): void {
+  if (c === null || c === undefined || c === false) return;
+  if (typeof c === 'string') out.push(c);
+  else if (typeof c === 'number') out.push(String(c));
+  else if (Array.isArray(c)) for (const x of c as readonly Child[]) pushChild(out, x);
+  else out.push(c as XmlElement);
 }
 
 export function localName(e: XmlElement): string {

@@ -12,30 +12,28 @@ const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"
 // eslint-disable-next-line no-control-regex
 const INVALID_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
+/** Anything either escape would touch; most texts (ids, states, numbers) have none. */
+// eslint-disable-next-line no-control-regex
+const NEEDS_WORK = /[&<>"\r\n\t\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+
 export function escapeText(s: string): string {
+  if (!NEEDS_WORK.test(s)) return s;
   return s.replace(INVALID_XML_CHARS, '').replace(TEXT_ESC, (c) => ESC[c] ?? c);
 }
 export function escapeAttr(s: string): string {
+  if (!NEEDS_WORK.test(s)) return s;
   return s.replace(INVALID_XML_CHARS, '').replace(ATTR_ESC, (c) => ESC[c] ?? c);
 }
 
 export function renderXml(root: XmlElement): string {
-  const parts: string[] = [];
-  write(root, parts);
-  return parts.join('');
+  return write(root);
 }
 
-function write(e: XmlElement, out: string[]): void {
-  out.push('<', e.name);
-  if (e.attrs) for (const [k, v] of Object.entries(e.attrs)) out.push(' ', k, '="', escapeAttr(v), '"');
-  if (e.children.length === 0) {
-    out.push('/>');
-    return;
-  }
-  out.push('>');
-  for (const c of e.children) {
-    if (typeof c === 'string') out.push(escapeText(c));
-    else write(c, out);
-  }
-  out.push('</', e.name, '>');
+function write(e: XmlElement): string {
+  let s = '<' + e.name;
+  if (e.attrs) for (const [k, v] of Object.entries(e.attrs)) s += ' ' + k + '="' + escapeAttr(v) + '"';
+  if (e.children.length === 0) return s + '/>';
+  s += '>';
+  for (const c of e.children) s += typeof c === 'string' ? escapeText(c) : write(c);
+  return s + '</' + e.name + '>';
 }

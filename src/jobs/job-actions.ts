@@ -31,8 +31,9 @@ export class JobActions {
   ) {}
 
   status(owner: string, ids: readonly string[]): BulkItem[] {
+    const states = this.store.restStatesOwned(ids, owner);
     return ids.map((id) => {
-      const state = this.store.restStateOwned(id, owner);
+      const state = states.get(id);
       return state !== undefined ? { status: 200, reason: 'OK', id, state } : NOT_FOUND(id);
     });
   }

@@ -38,7 +38,7 @@ export class JobStore {
   readonly #insertDeleg;
   readonly #get;
   readonly #getOwned;
-  readonly #stateOwned;
+  readonly #statesOwned;
   readonly #listOwner;
   readonly #delegsOf;
   readonly #delete;
@@ -55,7 +55,11 @@ export class JobStore {
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`);
     this.#raw = db.prepare('SELECT raw FROM jobs WHERE id = ?').pluck();
     this.#getOwned = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND owner = ?`);
-    this.#stateOwned = db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck();
+    // One statement for a whole id list: the ids go in as one JSON array, and the
+    // CROSS JOIN makes SQLite walk that list and probe the covering index per id.
+    this.#statesOwned = db
+      .prepare('SELECT k.value, j.rest_state FROM json_each(?) AS k CROSS JOIN jobs AS j ON j.id = k.value AND j.owner = ?')
+      .raw();
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
     this.#delegsOf = db.prepare('SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id');
     this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
@@ -88,9 +92,12 @@ export class JobStore {
     return r && fromRow(r);
   }
 
-  /** Just the REST state of the caller's job (bulk `status`: no row mapping, no JSON). */
-  restStateOwned(id: string, owner: string): string | undefined {
-    return this.#stateOwned.get(id, owner) as string | undefined;
+  /** REST states of those of `ids` that exist and belong to `owner`. */
+  restStatesOwned(ids: readonly string[], owner: string): Map<string, string> {
+    const out = new Map<string, string>();
+    if (ids.length === 0) return out;
+    for (const row of this.#statesOwned.all(JSON.stringify(ids), owner) as [string, string][]) out.set(row[0], row[1]);
+    return out;
   }
 
   listByOwner(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {

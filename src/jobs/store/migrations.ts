@@ -88,4 +88,13 @@ CREATE INDEX delegations_expiry ON delegations (expires_at) WHERE expires_at IS 
 CREATE INDEX delegations_request_expiry ON delegations (req_expires_at) WHERE req_expires_at IS NOT NULL;
 `,
   },
+  {
+    // Bulk `action=status` looks up (id, owner) -> rest_state for up to thousands of ids
+    // per request: a covering index answers each from one small B-tree, without the
+    // second lookup into the wide table row (description JSON and text live there).
+    version: 3,
+    sql: `
+CREATE INDEX jobs_id_owner_rest ON jobs (id, owner, rest_state);
+`,
+  },
 ];
