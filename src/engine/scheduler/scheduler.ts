@@ -123,8 +123,16 @@ export class Scheduler {
     await this.#o.backend.close();
   }
 
+  /**
+   * New jobs are looked at from the next turn of the event loop, not from microtasks
+   * queued now: those would run before the submission's 201 is written, so a bulk
+   * POST would wait for a first engine step of each of its jobs. They are stored
+   * durably already, so nothing is lost if the service dies in between.
+   */
   jobsSubmitted(ids: readonly string[]): void {
-    for (const id of ids) this.poke(id);
+    setImmediate(() => {
+      for (const id of ids) this.poke(id);
+    });
   }
 
   /** Look at a job again (new job, request flag set, client upload completed). */
