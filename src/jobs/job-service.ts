@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import type { JobStore, NewJob } from './store/job-store.js';
+import { GroupCommit } from './store/group-commit.js';
 import type { JobRecord } from './store/job-record.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort } from './ports.js';
@@ -44,10 +45,12 @@ export interface JobServiceOptions {
 export class JobService {
   readonly #o: JobServiceOptions;
   readonly #now: () => number;
+  readonly #commit: GroupCommit;
 
   constructor(o: JobServiceOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
+    this.#commit = new GroupCommit(o.store);
   }
 
   sessionDir(id: string): string {
@@ -68,7 +71,8 @@ export class JobService {
   /**
    * POST jobs?action=new. One result per description, in order; a bad item never
    * affects the others. All accepted items are stored in one durable transaction
-   * before this returns, so the 201 that follows is never a lie.
+   * (shared with concurrent submissions, see GroupCommit) before this returns, so the
+   * 201 that follows is never a lie.
    */
   async submit(owner: string, body: Buffer, opts: SubmitOptions): Promise<ItemResult[]> {
     const { multi, items: parsed } = this.#o.descriptions.split(body);
@@ -134,7 +138,7 @@ export class JobService {
         mkdirSync(d, { mode: 0o700 });
         made.push(d);
       }
-      this.#o.store.insertMany(toCreate);
+      await this.#commit.insert(toCreate);
     } catch (e) {
       await Promise.all(made.map((d) => rm(d, { recursive: true, force: true })));
       throw e;
