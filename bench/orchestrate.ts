@@ -15,6 +15,7 @@ import type { Progress } from './harness/progress.js';
 
 /** `afterEach` runs after every scenario (the callers save the results so far). */
 export async function runAll(sessions: readonly EndpointSession[], names: readonly ScenarioName[], progress: Progress, afterEach?: () => Promise<void>): Promise<void> {
+  for (const s of sessions) s.peerPids = sessions.filter((o) => o !== s).flatMap((o) => o.pids);
   for (const name of names) {
     for (const s of sessions) {
       if (interruption.requested) return;

@@ -100,7 +100,7 @@ function notesSection(endpoints: readonly EndpointReport[]): string[] {
       if (r.status === 'partial' && r.reason) extra.unshift(`partial: ${r.reason}`);
       if (r.quiet && !r.quiet.quiet) {
         const q = r.quiet;
-        const server = q.serverBusyPct !== undefined ? `, the endpoint ${formatNumber(q.serverBusyPct)} %` : '';
+        const server = q.serverBusyPct !== undefined ? `, the endpoints ${formatNumber(q.serverBusyPct)} %` : '';
         extra.push(`not quiet at start: machine ${formatNumber(q.busyPct)} % of a core busy${server} after ${formatNumber(q.waitedS)} s of waiting`);
       }
       if (r.serverCpuS !== undefined) extra.push(`server CPU ${formatNumber(r.serverCpuS)} s`);

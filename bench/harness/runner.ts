@@ -80,12 +80,13 @@ export class ScenarioRun {
     const o = this.session.options;
     return waitForQuiet({
       maxWaitS: o.quietWaitS,
-      // The endpoint's own backlog is worth a longer wait than other people's load.
+      // The endpoints' own backlog (this one's, or the other's in a comparison) is worth
+      // a longer wait than other people's load.
       serverWaitS: o.quietWaitS === 0 ? 0 : Math.max(o.quietWaitS, 180),
-      pids: this.session.pids,
+      pids: [...this.session.pids, ...this.session.peerPids],
       onWait: (busy, server, waited) =>
         this.progress(
-          `waiting for ${server !== undefined && server >= SERVER_IDLE_PCT ? `the endpoint to be idle (${Math.round(server)} % of a core)` : `a quiet machine (${Math.round(busy)} % of a core busy)`}, ${Math.round(waited)} s`,
+          `waiting for ${server !== undefined && server >= SERVER_IDLE_PCT ? `the endpoints to be idle (${Math.round(server)} % of a core)` : `a quiet machine (${Math.round(busy)} % of a core busy)`}, ${Math.round(waited)} s`,
         ),
     });
   }

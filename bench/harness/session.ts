@@ -47,6 +47,12 @@ export interface SessionInit {
 export class EndpointSession {
   readonly tracker = new JobTracker();
   readonly shared: SessionShared = {};
+  /**
+   * Pids of the other endpoints measured in the same run: one still working off an
+   * earlier scenario (A-REX cleaning 1,000 killed jobs takes a minute) would load the
+   * machine during this endpoint's measurement, so the quiet wait waits for them too.
+   */
+  peerPids: number[] = [];
   readonly report: EndpointReport;
 
   private constructor(
