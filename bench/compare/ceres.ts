@@ -39,7 +39,8 @@ export async function startCeres(configFile: string | undefined, timeoutS = 60):
   const root = await mkdtemp(join(tmpdir(), 'ceres-bench-'));
   const logPath = join(root, 'ceres.log');
   const log = await open(logPath, 'a');
-  const args = [cli, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(root, 'state')];
+  // As `npm start` runs it (docs/operations.md: the flag keeps uploads at full speed after an idle spell).
+  const args = ['--no-memory-reducer', cli, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(root, 'state')];
   if (configFile !== undefined) args.push('--config', configFile);
   const child = spawn(process.execPath, args, { stdio: ['ignore', log.fd, log.fd] });
   await log.close();

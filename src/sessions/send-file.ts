@@ -1,8 +1,9 @@
 /**
  * Sending file content (session files, diagnose files) with single byte ranges.
- * Files are streamed from an already open descriptor in 1 MiB chunks, so memory stays
- * bounded whatever the size and the bytes sent are those of the file that was opened
- * (and checked) by the caller, never of a path resolved again.
+ * Files are streamed from an already open descriptor in recycled 1 MiB chunks
+ * (chunk-pool.ts), so memory stays bounded whatever the size, a download allocates
+ * nothing per chunk, and the bytes sent are those of the file that was opened (and
+ * checked) by the caller, never of a path resolved again.
  *
  * GET: 200 with the whole content, or 206 + Content-Range for a satisfiable single
  * range, 416 + `Content-Range: bytes *\/size` for an unsatisfiable one (byte-range.ts).
@@ -10,11 +11,11 @@
  * Always `Accept-Ranges: bytes` and an exact Content-Length.
  */
 import type { FileHandle } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ceError } from '../errors/ce-error.js';
 import { parseRange } from './byte-range.js';
-import { FILE_STREAM_CHUNK } from './upload.js';
+import { giveChunk, takeChunk } from './chunk-pool.js';
 
 export interface ContentInfo {
   readonly contentType: string;
@@ -58,14 +59,65 @@ export async function sendFileHandle(req: IncomingMessage, reply: FastifyReply, 
     await fh.close();
     return reply.send();
   }
-  const stream = fh.createReadStream({ start: p.start, end: p.start + p.length - 1, highWaterMark: FILE_STREAM_CHUNK, autoClose: true });
-  // A file the job truncates while we send it would end early: the promised
-  // Content-Length can no longer be met, so the connection is cut rather than left
-  // waiting for bytes that never come.
-  stream.once('end', () => {
-    if (stream.bytesRead < p.length) reply.raw.destroy();
+  // The body is written straight to the response (Fastify's hooks for the end of the
+  // response still run): only then is it known when a chunk buffer is free again.
+  reply.hijack();
+  const res = reply.raw;
+  try {
+    res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
+    await pump(fh, res, p.start, p.length);
+  } finally {
+    await fh.close();
+  }
+  return reply;
+}
+
+/**
+ * Copies `length` bytes from `start` of `fh` to `res` through recycled buffers
+ * (chunk-pool.ts), reading the next chunk while the previous one is on the wire.
+ * Never rejects: once the status line is out, a failure can only cut the connection.
+ */
+async function pump(fh: FileHandle, res: ServerResponse, start: number, length: number): Promise<void> {
+  let pos = start;
+  let left = length;
+  let drained: Promise<void> | undefined;
+  while (left > 0) {
+    const buf = takeChunk();
+    let n: number;
+    try {
+      n = (await fh.read(buf, 0, Math.min(buf.length, left), pos)).bytesRead;
+    } catch {
+      n = -1;
+    }
+    if (drained) await drained;
+    // A file the job truncates while we send it ends early (n === 0): the promised
+    // Content-Length can no longer be met, so the connection is cut rather than left
+    // waiting for bytes that never come. A read error is cut the same way.
+    if (n <= 0 || res.destroyed) {
+      giveChunk(buf);
+      if (!res.destroyed) res.destroy();
+      return;
+    }
+    pos += n;
+    left -= n;
+    const ok = res.write(n === buf.length ? buf : buf.subarray(0, n), () => giveChunk(buf));
+    drained = ok ? undefined : drainOrClose(res);
+  }
+  if (drained) await drained;
+  if (!res.destroyed) res.end();
+}
+
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed || !res.writableNeedDrain) return resolve();
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
   });
-  return reply.send(stream);
 }
 
 export function sendBuffer(req: IncomingMessage, reply: FastifyReply, data: Buffer, info: ContentInfo): FastifyReply {

@@ -110,6 +110,61 @@ describe('session transfers over real sockets', () => {
     assert.ok(peak - before < 200 * MiB, `RSS grew by ${Math.round((peak - before) / MiB)} MiB`);
   });
 
+  it('a download carries exactly the file\'s bytes, chunk boundaries included, also for a range', async () => {
+    // Distinct bytes everywhere (not a sparse file) so that a recycled buffer sending
+    // stale data would show: 3 MiB + 7 bytes spans several 1 MiB chunks and a short tail.
+    const data = Buffer.alloc(3 * MiB + 7);
+    for (let i = 0; i + 4 <= data.length; i += 4) data.writeUInt32LE(i >>> 0, i);
+    const fh = await open(join(dir, 'pattern.bin'), 'w');
+    await fh.write(data);
+    await fh.close();
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+        const req = request({ port, host: '127.0.0.1', method: 'GET', path: target('pattern.bin'), headers: { ...A, ...headers } }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const [whole, again] = await Promise.all([get({}), get({})]);
+    assert.equal(whole.status, 200);
+    assert.ok(whole.body.equals(data));
+    assert.ok(again.body.equals(data));
+    const part = await get({ range: `bytes=${MiB - 3}-${2 * MiB + 5}` });
+    assert.equal(part.status, 206);
+    assert.ok(part.body.equals(data.subarray(MiB - 3, 2 * MiB + 6)));
+  });
+
+  it('a file truncated while it is sent cuts the connection instead of hanging', async () => {
+    const size = 64 * MiB;
+    await (await open(join(dir, 'shrinks.bin'), 'w')).close();
+    await truncate(join(dir, 'shrinks.bin'), size);
+    let received = 0;
+    const outcome = await new Promise<string>((resolve) => {
+      const req = request({ port, host: '127.0.0.1', method: 'GET', path: target('shrinks.bin'), headers: A }, (res) => {
+        assert.equal(res.headers['content-length'], String(size));
+        res.once('data', (c: Buffer) => {
+          received += c.length;
+          // Read slowly until the file is cut to 1 MiB, then take the rest.
+          res.pause();
+          void truncate(join(dir, 'shrinks.bin'), MiB).then(() => res.resume());
+        });
+        res.on('data', (c: Buffer) => (received += c.length));
+        res.on('end', () => resolve('end'));
+        res.on('aborted', () => resolve('aborted'));
+        res.on('error', () => resolve('error'));
+        res.on('close', () => resolve(res.complete ? 'end' : 'aborted'));
+      });
+      req.on('error', () => resolve('error'));
+      req.end();
+    });
+    assert.notEqual(outcome, 'end');
+    assert.ok(received < size, `received ${received} of ${size}`);
+  });
+
   it('a 128 MB upload is streamed to disk with bounded memory and completes', async () => {
     const size = 128 * MiB;
     const chunk = Buffer.alloc(MiB, 0x5a);
