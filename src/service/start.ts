@@ -34,6 +34,7 @@ import type { Resource } from '../api/rest/resource.js';
 import { REST_STATES } from '../engine/states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
+import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -45,6 +46,7 @@ export interface RunningService {
 }
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  useLargeStreamBuffers();
   const L = stateLayout(config.stateDir);
   for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { host, port } = listenParts(config.listen);
