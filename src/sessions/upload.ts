@@ -26,9 +26,10 @@ import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
+import { CHUNK_BYTES } from './chunk-pool.js';
 
 /** Chunk size of file streams: 1 MiB doubles throughput over the 64 KiB default. */
-export const FILE_STREAM_CHUNK = 1024 * 1024;
+export const FILE_STREAM_CHUNK = CHUNK_BYTES;
 
 export interface UploadRequest {
   readonly jobId: string;
