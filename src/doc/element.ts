@@ -38,8 +38,13 @@ function pushChild(out: XmlNode[], c: Child | number): void {
 }
 
 export function localName(e: XmlElement): string {
-  const i = e.name.indexOf(':');
-  return i < 0 ? e.name : e.name.slice(i + 1);
+  return localPart(e.name);
+}
+
+/** `d:href` -> `href`; names without a prefix unchanged. */
+export function localPart(name: string): string {
+  const i = name.indexOf(':');
+  return i < 0 ? name : name.slice(i + 1);
 }
 
 export function isElement(n: XmlNode): n is XmlElement {

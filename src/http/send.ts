@@ -27,9 +27,14 @@ export function safeReason(s: string): string {
 }
 
 export function sendDoc(reply: FastifyReply, format: Format, status: number, doc: XmlElement, forcedArrays: readonly string[] = [], reason?: string): FastifyReply {
+  return sendRendered(reply, format, status, renderDoc(doc, format, forcedArrays), reason);
+}
+
+/** A document already rendered in `format` (by a specialised writer that renders as renderDoc would). */
+export function sendRendered(reply: FastifyReply, format: Format, status: number, body: string, reason?: string): FastifyReply {
   if (reason !== undefined) reply.raw.statusMessage = safeReason(reason);
   // A Buffer keeps Fastify from appending a charset to the media type: clients compare it.
-  return reply.code(status).header('content-type', contentTypeOf[format]).send(Buffer.from(renderDoc(doc, format, forcedArrays), 'utf8'));
+  return reply.code(status).header('content-type', contentTypeOf[format]).send(Buffer.from(body, 'utf8'));
 }
 
 /** Empty-bodied answer (e.g. 200 after a delegation PUT, 202 after a DELETE). */

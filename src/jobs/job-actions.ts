@@ -31,9 +31,8 @@ export class JobActions {
   ) {}
 
   status(owner: string, ids: readonly string[]): BulkItem[] {
-    const states = this.store.restStatesOwned(ids, owner);
     return ids.map((id) => {
-      const state = states.get(id);
+      const state = this.store.restStateOwned(id, owner);
       return state !== undefined ? { status: 200, reason: 'OK', id, state } : NOT_FOUND(id);
     });
   }

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/jobs/store/database.js';
+import { openDatabase, type Db } from '../../src/jobs/store/database.js';
 import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
 
 function job(id: string, owner: string, restState = 'ACCEPTING'): NewJob {
@@ -13,40 +14,45 @@ function job(id: string, owner: string, restState = 'ACCEPTING'): NewJob {
   };
 }
 
-function withStore(t: { after: (fn: () => void) => void }): JobStore {
+function withDb(t: { after: (fn: () => void) => void }): { db: Db; store: JobStore; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'ceres-store-'));
-  const db = openDatabase(join(dir, 'db'));
+  const file = join(dir, 'db');
+  const db = openDatabase(file);
   t.after(() => {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return new JobStore(db);
+  return { db, store: new JobStore(db), file };
 }
 
-test('restStatesOwned: only the owner\'s existing jobs, whatever the ids contain', (t) => {
-  const store = withStore(t);
-  const odd = ['a"b', 'back\\slash', 'ünï', 'with space', '[1]', "it's"];
+const statesOf = (store: JobStore, ids: readonly string[], owner: string) => ids.map((id) => store.restStateOwned(id, owner));
+
+/** What the table says, to compare the in-memory index against. */
+function fromTable(db: Db, id: string, owner: string): string | undefined {
+  return (db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck().get(id, owner) as string | undefined) ?? undefined;
+}
+
+test('restStateOwned: only the owner\'s existing jobs, whatever the ids contain', (t) => {
+  const { store } = withDb(t);
+  const odd = ['a"b', 'back\\slash', 'ünï', 'with space', '[1]', "it's", '__proto__', 'constructor'];
   store.insertMany([job('j1', 'alice'), job('j2', 'alice', 'FINISHED'), job('j3', 'bob'), ...odd.map((id) => job(id, 'alice', 'RUNNING'))]);
-  const got = store.restStatesOwned(['j1', 'j2', 'j3', 'nosuch', 'j1', '', ...odd], 'alice');
-  assert.deepEqual(
-    [...got.entries()].sort(),
-    [['j1', 'ACCEPTING'], ['j2', 'FINISHED'], ...odd.map((id) => [id, 'RUNNING'])].sort(),
-  );
-  assert.equal(store.restStatesOwned(['j1', 'j2'], 'bob').size, 0);
-  assert.deepEqual([...store.restStatesOwned(['j3'], 'bob')], [['j3', 'ACCEPTING']]);
-  assert.equal(store.restStatesOwned([], 'alice').size, 0);
+  assert.deepEqual(statesOf(store, ['j1', 'j2', 'j3', 'nosuch', 'j1', ''], 'alice'), ['ACCEPTING', 'FINISHED', undefined, undefined, 'ACCEPTING', undefined]);
+  assert.deepEqual(statesOf(store, odd, 'alice'), odd.map(() => 'RUNNING'));
+  assert.deepEqual(statesOf(store, ['j1', 'j2', 'toString', 'hasOwnProperty'], 'bob'), [undefined, undefined, undefined, undefined]);
+  assert.equal(store.restStateOwned('j3', 'bob'), 'ACCEPTING');
 });
 
-test('restStatesOwned: an owner that differs only in case or spacing owns nothing', (t) => {
-  const store = withStore(t);
+test('restStateOwned: an owner that differs only in case or spacing owns nothing', (t) => {
+  const { store } = withDb(t);
   store.insertMany([job('j1', '/DC=org/CN=Alice')]);
-  assert.equal(store.restStatesOwned(['j1'], '/DC=org/CN=alice').size, 0);
-  assert.equal(store.restStatesOwned(['j1'], '/DC=org/CN=Alice ').size, 0);
-  assert.equal(store.restStatesOwned(['j1'], '/DC=org/CN=Alice').size, 1);
+  assert.equal(store.restStateOwned('j1', '/DC=org/CN=alice'), undefined);
+  assert.equal(store.restStateOwned('j1', '/DC=org/CN=Alice '), undefined);
+  assert.equal(store.restStateOwned('j1', ''), undefined);
+  assert.equal(store.restStateOwned('j1', '/DC=org/CN=Alice'), 'ACCEPTING');
 });
 
-test('restStatesOwned: follows updates and deletions, 10,000 ids in one call', (t) => {
-  const store = withStore(t);
+test('restStateOwned: follows updates and deletions, 10,000 jobs', (t) => {
+  const { store } = withDb(t);
   const ids = Array.from({ length: 10_000 }, (_, i) => `job${i}`);
   store.insertMany(ids.map((id) => job(id, 'alice')));
   const first = store.get('job7');
@@ -54,9 +60,84 @@ test('restStatesOwned: follows updates and deletions, 10,000 ids in one call', (
   assert.ok(store.update(first, { restState: 'RUNNING' }));
   const eighth = store.get('job8');
   assert.ok(eighth && store.delete(eighth));
-  const got = store.restStatesOwned(ids, 'alice');
-  assert.equal(got.size, 9_999);
-  assert.equal(got.get('job7'), 'RUNNING');
-  assert.equal(got.has('job8'), false);
-  assert.equal(got.get('job9999'), 'ACCEPTING');
+  const got = statesOf(store, ids, 'alice');
+  assert.equal(got.filter((s) => s !== undefined).length, 9_999);
+  assert.equal(got[7], 'RUNNING');
+  assert.equal(got[8], undefined);
+  assert.equal(got[9_999], 'ACCEPTING');
+});
+
+test('restStateOwned: a failed compare-and-set or delete changes nothing', (t) => {
+  const { store } = withDb(t);
+  store.insertMany([job('j1', 'alice')]);
+  const stale = store.get('j1');
+  assert.ok(stale);
+  assert.ok(store.update(stale, { restState: 'RUNNING' }));
+  assert.equal(store.update(stale, { restState: 'FINISHED' }), undefined, 'stale version refused');
+  assert.equal(store.restStateOwned('j1', 'alice'), 'RUNNING');
+  assert.equal(store.delete(stale), false, 'stale version refused');
+  assert.equal(store.restStateOwned('j1', 'alice'), 'RUNNING');
+});
+
+test('restStateOwned: a submission whose transaction fails leaves no trace', (t) => {
+  const { store, db } = withDb(t);
+  store.insertMany([job('j1', 'alice')]);
+  // The second job clashes with the first on the primary key: the whole batch rolls back.
+  assert.throws(() => store.insertMany([job('new1', 'alice'), job('j1', 'bob', 'RUNNING')]), /UNIQUE|PRIMARY/);
+  assert.equal(store.restStateOwned('new1', 'alice'), undefined);
+  assert.equal(fromTable(db, 'new1', 'alice'), undefined);
+  assert.equal(store.restStateOwned('j1', 'bob'), undefined);
+  assert.equal(store.restStateOwned('j1', 'alice'), 'ACCEPTING');
+});
+
+test('restStateOwned: rebuilt from the table when the store is opened again', (t) => {
+  const { store, file } = withDb(t);
+  store.insertMany([job('j1', 'alice'), job('j2', 'bob', 'FINISHED'), job('j3', 'alice')]);
+  const j3 = store.get('j3');
+  assert.ok(j3 && store.update(j3, { restState: 'KILLED' }));
+  const again = openDatabase(file);
+  t.after(() => again.close());
+  const reopened = new JobStore(again);
+  assert.deepEqual(statesOf(reopened, ['j1', 'j2', 'j3'], 'alice'), ['ACCEPTING', undefined, 'KILLED']);
+  assert.equal(reopened.restStateOwned('j2', 'bob'), 'FINISHED');
+});
+
+test('job store writes inside an outer transaction are refused (the index could not follow a rollback)', (t) => {
+  const { store, db } = withDb(t);
+  store.insertMany([job('j1', 'alice')]);
+  const j1 = store.get('j1');
+  assert.ok(j1);
+  const inOuter = (fn: () => void) => db.transaction(fn)();
+  assert.throws(() => inOuter(() => store.insertMany([job('j2', 'alice')])), /outer transaction/);
+  assert.throws(() => inOuter(() => void store.update(j1, { restState: 'RUNNING' })), /outer transaction/);
+  assert.throws(() => inOuter(() => void store.delete(j1)), /outer transaction/);
+  assert.equal(fromTable(db, 'j2', 'alice'), undefined);
+  assert.deepEqual(statesOf(store, ['j1', 'j2'], 'alice'), ['ACCEPTING', undefined]);
+});
+
+test('restStateOwned: equals the table after random inserts, updates, stale updates and deletes', (t) => {
+  const { store, db } = withDb(t);
+  const owners = ['alice', 'bob', 'carol'];
+  const states = ['ACCEPTING', 'RUNNING', 'FINISHED', 'FAILED', 'KILLED'];
+  const ids = Array.from({ length: 50 }, (_, i) => `id${i}`);
+  const op = fc.tuple(fc.nat(ids.length - 1), fc.nat(3), fc.nat(owners.length - 1), fc.nat(states.length - 1));
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 1, maxLength: 300 }), (ops) => {
+      for (const [i, kind, o, st] of ops) {
+        const id = ids[i] as string;
+        const current = store.get(id);
+        if (current === undefined || kind === 0) {
+          try {
+            store.insertMany([job(id, owners[o] as string, states[st])]);
+          } catch {
+            assert.ok(current, 'only an existing id may fail to insert');
+          }
+        } else if (kind === 1) store.update(current, { restState: states[st] as string });
+        else if (kind === 2) assert.equal(store.update({ id, version: current.version - 1 }, { restState: 'STALE' }), undefined);
+        else store.delete(current);
+      }
+      for (const id of ids) for (const o of owners) assert.equal(store.restStateOwned(id, o), fromTable(db, id, o), `${id} of ${o}`);
+    }),
+    { numRuns: 30, seed: 20261122 },
+  );
 });

@@ -3,10 +3,13 @@
  *  - `insertMany`: the submission transaction (durable, all-or-nothing per request);
  *  - `update`: compare-and-set on `version`; returns the new record, or undefined when
  *    the row changed underneath (the caller re-reads and re-decides) or is gone;
- *  - listing and lookups scoped by owner use the (owner, rest_state, id) index.
+ *  - listing scoped by owner uses the (owner, rest_state, id) index;
+ *  - bulk status answers come from the in-memory JobIndex, which every write here keeps
+ *    equal to the table once the write has committed (job-index.ts).
  */
 import type { Db } from './database.js';
 import { durably } from './database.js';
+import { JobIndex } from './job-index.js';
 import { columnOf, fromRow, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
 
 export interface NewJob {
@@ -38,7 +41,7 @@ export class JobStore {
   readonly #insertDeleg;
   readonly #get;
   readonly #getOwned;
-  readonly #statesOwned;
+  readonly #index = new JobIndex();
   readonly #listOwner;
   readonly #delegsOf;
   readonly #delete;
@@ -55,25 +58,33 @@ export class JobStore {
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`);
     this.#raw = db.prepare('SELECT raw FROM jobs WHERE id = ?').pluck();
     this.#getOwned = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND owner = ?`);
-    // One statement for a whole id list: the ids go in as one JSON array, and the
-    // CROSS JOIN makes SQLite walk that list and probe the covering index per id.
-    this.#statesOwned = db
-      .prepare('SELECT k.value, j.rest_state FROM json_each(?) AS k CROSS JOIN jobs AS j ON j.id = k.value AND j.owner = ?')
-      .raw();
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
     this.#delegsOf = db.prepare('SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id');
     this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
+    for (const [id, owner, restState] of db.prepare('SELECT id, owner, rest_state FROM jobs').raw().iterate() as IterableIterator<[string, string, string]>) {
+      this.#index.set(id, owner, restState);
+    }
+  }
+
+  /**
+   * The index is changed only after a write has committed, which holds only if no write
+   * runs inside an outer transaction that could still roll back.
+   */
+  #topLevel(): void {
+    if (this.#db.inTransaction) throw new Error('JobStore writes must not run inside an outer transaction');
   }
 
   /** Insert all jobs of one submission in one durable transaction. */
   insertMany(jobs: readonly NewJob[]): void {
     if (jobs.length === 0) return;
+    this.#topLevel();
     durably(this.#db, () => {
       for (const j of jobs) {
         this.#insert.run({ ...j, description: JSON.stringify(j.description) });
         for (const d of j.delegationIds) this.#insertDeleg.run(j.id, d);
       }
     });
+    for (const j of jobs) this.#index.set(j.id, j.owner, j.restState);
   }
 
   /** The description text exactly as submitted (the `description` control file). */
@@ -92,12 +103,9 @@ export class JobStore {
     return r && fromRow(r);
   }
 
-  /** REST states of those of `ids` that exist and belong to `owner`. */
-  restStatesOwned(ids: readonly string[], owner: string): Map<string, string> {
-    const out = new Map<string, string>();
-    if (ids.length === 0) return out;
-    for (const row of this.#statesOwned.all(JSON.stringify(ids), owner) as [string, string][]) out.set(row[0], row[1]);
-    return out;
+  /** The REST state of `id` if it exists and belongs to `owner` (bulk status; from memory). */
+  restStateOwned(id: string, owner: string): string | undefined {
+    return this.#index.restStateOwned(id, owner);
   }
 
   listByOwner(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
@@ -145,13 +153,19 @@ export class JobStore {
       const v = changes[k];
       params[k] = typeof v === 'boolean' ? (v ? 1 : 0) : k === 'engine' ? JSON.stringify(v) : v;
     }
+    this.#topLevel();
     const row = stmt.get(params) as JobRow | undefined;
-    return row && fromRow(row);
+    if (row === undefined) return undefined;
+    this.#index.set(row.id, row.owner, row.rest_state);
+    return fromRow(row);
   }
 
   /** Remove a job record entirely (after clean, or purge of a wiped record). CAS on version. */
   delete(expected: Pick<JobRecord, 'id' | 'version'>): boolean {
-    return this.#delete.run(expected.id, expected.version).changes === 1;
+    this.#topLevel();
+    if (this.#delete.run(expected.id, expected.version).changes !== 1) return false;
+    this.#index.delete(expected.id);
+    return true;
   }
 
   /** Job ids using a delegation (to refuse deleting a delegation in use, and for renewal). */

@@ -6,12 +6,12 @@
  */
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
-import { sendDoc } from '../../../http/send.js';
+import { sendDoc, sendRendered } from '../../../http/send.js';
 import type { JobService } from '../../../jobs/job-service.js';
 import type { JobActions } from '../../../jobs/job-actions.js';
 import type { Resource, RestRequest } from '../resource.js';
 import { parseIdList } from './id-list.js';
-import { bulkDocument, JOBS_FORCED_ARRAYS, listDocument } from './render.js';
+import { JOBS_FORCED_ARRAYS, listDocument, renderBulk } from './render.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -54,12 +54,12 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         instancesMin: is11 ? intParam(req.query.get('instances_min')) : undefined,
         clientHost: req.raw.socket.remoteAddress,
       });
-      return sendDoc(req.reply, req.format, 201, bulkDocument(results), JOBS_FORCED_ARRAYS, 'Created');
+      return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
     const body = await readBody(req.raw, o.maxControlBodyBytes);
     const ids = parseIdList(body, req.raw.headers['content-type'], o.maxIdsPerRequest);
     const items = o.actions[a](caller.dn, ids);
-    return sendDoc(req.reply, req.format, 201, bulkDocument(items), JOBS_FORCED_ARRAYS, 'Created');
+    return sendRendered(req.reply, req.format, 201, renderBulk(items, req.format), 'Created');
   };
 
   return { methods: { GET: list, POST: post } };

@@ -1,0 +1,128 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { parseIdList } from '../../src/api/rest/jobs/id-list.js';
+import { childrenNamed, textOf } from '../../src/doc/element.js';
+import { jsonToElement } from '../../src/doc/json-input.js';
+import { CeError } from '../../src/errors/ce-error.js';
+
+const JSON_CT = 'application/json';
+const NONE = Symbol('no Content-Type');
+const parse = (text: string, ct: string | typeof NONE = JSON_CT, max = 100) => parseIdList(Buffer.from(text, 'utf8'), ct === NONE ? undefined : ct, max);
+
+function failure(fn: () => unknown): { code: string; status: number; message: string } {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof CeError, `a CeError, not ${String(e)}`);
+    return { code: e.code, status: e.statusCode, message: e.message };
+  }
+  assert.fail('expected a failure');
+}
+
+/** The reading through the document model, which the direct JSON reader must equal. */
+function viaElements(text: string, max: number): string[] {
+  const ids: string[] = [];
+  for (const job of childrenNamed(jsonToElement('jobs', text), 'job')) {
+    for (const idEl of childrenNamed(job, 'id')) {
+      const id = textOf(idEl).trim();
+      if (id === '') continue;
+      if (ids.length >= max) throw new Error('too many');
+      ids.push(id);
+    }
+  }
+  return ids;
+}
+
+test('JSON id lists: array, single object, scalars as text, GET jobs output posted back', () => {
+  assert.deepEqual(parse('{"job":[{"id":"a"},{"id":"b"}]}'), ['a', 'b']);
+  assert.deepEqual(parse('{"job":{"id":"a"}}'), ['a']);
+  assert.deepEqual(parse('{"job":[{"id":"a","state":"RUNNING"}]}'), ['a']);
+  assert.deepEqual(parse('{"job":[{"id":1234567}, {"id":true}, {"id":" c "}]}'), ['1234567', 'true', 'c']);
+  assert.deepEqual(parse('{"job":[{"id":["x","y"]}]}'), ['x', 'y'], 'several ids in one job are all taken');
+  assert.deepEqual(parse('{"job":[{"id":null},{"id":""},{"id":{"deep":"z"}},{"nid":"q"},"scalar",null,7]}'), []);
+  assert.deepEqual(parse('{"job":[]}'), []);
+  assert.deepEqual(parse('{"jobs":[{"id":"a"}]}'), [], 'only job members count');
+  assert.deepEqual(parse('{"job":[{"id":"a"}]}', 'application/json; charset=utf-8'), ['a']);
+  assert.deepEqual(parse('  {"job":{"id":"a"}}', NONE), ['a'], 'JSON sniffed without a Content-Type');
+  assert.deepEqual(parse('{"job":{"id":"a","__proto__":{"id":"b"}}}'), ['a']);
+});
+
+test('JSON id lists that break the rules are a 400 naming the rule', () => {
+  for (const [body, why] of [
+    ['{"job":[{"id":', /malformed JSON/],
+    ['["a","b"]', /must be an object/],
+    ['"a"', /must be an object/],
+    ['null', /must be an object/],
+    ['{"job":[["a"]]}', /nested arrays .*"job"/],
+    ['{"job":[{"id":[["a"]]}]}', /nested arrays .*"id"/],
+    ['{"x":' + '{"y":'.repeat(40) + '1' + '}'.repeat(41), /nested deeper than 32/],
+  ] as const) {
+    const f = failure(() => parse(body));
+    assert.equal(f.code, 'CE_ERR_JOB_BAD_ID_LIST', body);
+    assert.equal(f.status, 400);
+    assert.match(f.message, why);
+  }
+});
+
+test('id lists: more ids than the cap is a 413, however they are spread', () => {
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `j${i}` }));
+  assert.equal(parse(JSON.stringify({ job: ids(5) }), JSON_CT, 5).length, 5);
+  for (const body of [JSON.stringify({ job: ids(6) }), JSON.stringify({ job: [{ id: ['a', 'b', 'c', 'd', 'e', 'f'] }] })]) {
+    const f = failure(() => parse(body, JSON_CT, 5));
+    assert.equal(f.code, 'CE_ERR_JOB_TOO_MANY_IDS');
+    assert.equal(f.status, 413);
+  }
+  const xml = `<jobs>${ids(6).map((j) => `<job><id>${j.id}</id></job>`).join('')}</jobs>`;
+  assert.equal(failure(() => parse(xml, 'application/xml', 5)).status, 413);
+  assert.deepEqual(parse(JSON.stringify({ job: [...ids(5), { id: '  ' }, { id: '' }] }), JSON_CT, 5).length, 5, 'blank ids do not count');
+});
+
+test('XML id lists: with or without Content-Type, prefixed names, unknown media types 415', () => {
+  assert.deepEqual(parse('<jobs><job><id>a</id></job><job><id> b </id><state>X</state></job></jobs>', NONE), ['a', 'b']);
+  assert.deepEqual(parse('<p:jobs xmlns:p="urn:x"><p:job><p:id>a</p:id></p:job></p:jobs>', 'text/xml'), ['a']);
+  assert.equal(failure(() => parse('<jobs><job><id>a</job></jobs>', 'application/xml')).status, 400);
+  const f = failure(() => parse('a', 'text/plain'));
+  assert.equal(f.code, 'CE_ERR_JOB_BAD_ID_LIST_TYPE');
+  assert.equal(f.status, 415);
+  assert.deepEqual(parse('   \n', 'text/plain'), [], 'an empty body is an empty list whatever its type');
+});
+
+test('the direct JSON reader gives what the document model gives, for random bodies', () => {
+  const scalar = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', ' ', ' p q ', 'a'), fc.integer(), fc.constant(null), fc.boolean());
+  const key = fc.constantFrom('job', 'id', 'x:job', 'a:id', 'state', 'ID', ':id', 'jobs');
+  const tree = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, scalar, tie('object'), tie('array')),
+    array: fc.array(fc.oneof(scalar, tie('object'), fc.array(scalar, { maxLength: 2 })), { maxLength: 4 }),
+    object: fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+  }));
+  // Mostly well-formed lists with noise mixed in, so every branch is reached often.
+  const jobEntry = fc.oneof(
+    fc.record({ id: fc.oneof(scalar, fc.array(fc.oneof(scalar, fc.array(scalar, { maxLength: 1 })), { maxLength: 3 })) }),
+    fc.tuple(fc.dictionary(key, tree.value, { maxKeys: 2 }), fc.constantFrom('id', 'a:id'), scalar).map(([o, k, v]) => ({ ...o, [k]: v })),
+    tree.value,
+  );
+  const body = fc.tuple(tree.object, fc.constantFrom('job', 'x:job', 'other'), fc.oneof(jobEntry, fc.array(jobEntry, { maxLength: 6 }))).map(([o, k, v]) => ({ ...o, [k]: v }));
+  let withIds = 0;
+  fc.assert(
+    fc.property(body, (b) => {
+      const text = JSON.stringify(b);
+      let expected: string[] | string;
+      try {
+        expected = viaElements(text, 6);
+      } catch (e) {
+        expected = e instanceof Error && e.message === 'too many' ? 'CE_ERR_JOB_TOO_MANY_IDS' : 'CE_ERR_JOB_BAD_ID_LIST';
+      }
+      let got: string[] | string;
+      try {
+        got = parse(text, JSON_CT, 6);
+      } catch (e) {
+        got = e instanceof CeError ? e.code : String(e);
+      }
+      assert.deepEqual(got, expected, text);
+      if (Array.isArray(got) && got.length > 0) withIds++;
+    }),
+    { numRuns: 1_000, seed: 20261122 },
+  );
+  assert.ok(withIds > 80, `only ${withIds} bodies had ids: the generator must reach the interesting cases`);
+});
