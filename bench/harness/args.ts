@@ -16,6 +16,7 @@ export const SCENARIO_NAMES = [
   'latency',
   'drain',
   'transfer',
+  'delegation',
   'list-jobs',
   'memory',
 ] as const;
@@ -54,6 +55,9 @@ export interface Counts {
   /** mixed-load: duration and clients. */
   mixedSeconds: number;
   mixedClients: number;
+  /** delegation: action=new requests, milliseconds between them. */
+  delegationRequests: number;
+  delegationGapMs: number;
 }
 
 export function defaultCounts(quick: boolean): Counts {
@@ -76,6 +80,8 @@ export function defaultCounts(quick: boolean): Counts {
         transferRuns: 1,
         mixedSeconds: 15,
         mixedClients: 64,
+        delegationRequests: 10,
+        delegationGapMs: 500,
       }
     : {
         bulkJobs: 1000,
@@ -95,6 +101,8 @@ export function defaultCounts(quick: boolean): Counts {
         transferRuns: 3,
         mixedSeconds: 60,
         mixedClients: 64,
+        delegationRequests: 30,
+        delegationGapMs: 500,
       };
 }
 
@@ -151,6 +159,8 @@ const COUNT_FLAGS: Record<string, keyof Counts> = {
   'transfer-runs': 'transferRuns',
   'mixed-seconds': 'mixedSeconds',
   'mixed-clients': 'mixedClients',
+  'delegation-requests': 'delegationRequests',
+  'delegation-gap-ms': 'delegationGapMs',
 };
 
 const COMMON: NonNullable<ParseArgsConfig['options']> = {
@@ -219,7 +229,7 @@ function common(values: Record<string, unknown>): CommonOptions {
   const counts = defaultCounts(quick);
   for (const [flag, key] of Object.entries(COUNT_FLAGS)) {
     const v = values[flag];
-    if (typeof v === 'string') (counts[key] as number) = intArg(flag, v, key === 'latencyGapMs' ? 0 : 1);
+    if (typeof v === 'string') (counts[key] as number) = intArg(flag, v, key === 'latencyGapMs' || key === 'delegationGapMs' ? 0 : 1);
   }
   if (typeof values['state-filter'] === 'string') {
     const f = values['state-filter'].trim();

@@ -171,6 +171,25 @@ export class ArcClient {
     return { items: parseBulk(a.body.toString('utf8'), `action=${action} answer`), ms: a.ms, bytes: a.body.length };
   }
 
+  /**
+   * POST delegations?action=new: the first step of an X.509 delegation, where the service
+   * makes a key pair and answers 201 with a certificate request and the delegation's URL
+   * in Location (spec §4.5).
+   */
+  async newDelegation(): Promise<{ id: string; ms: number }> {
+    const a = this.expect(await this.request('POST', `${this.restBase}/delegations?action=new`, { accept: '*/*' }), [201], 'POST delegations?action=new');
+    const loc = a.headers.location;
+    const id = (Array.isArray(loc) ? loc[0] : loc)?.replace(/\/+$/, '').split('/').pop();
+    if (id === undefined || id === '') throw new BenchError('http', 'POST delegations?action=new answered 201 without a Location naming the delegation');
+    if (!a.body.toString('latin1').includes('BEGIN CERTIFICATE REQUEST')) throw new BenchError('http', 'POST delegations?action=new answered 201 without a certificate request');
+    return { id, ms: a.ms };
+  }
+
+  /** POST delegations/<id>?action=delete; the answer is returned, not judged (cleanup). */
+  deleteDelegation(id: string): Promise<Answer> {
+    return this.request('POST', `${this.restBase}/delegations/${encodeURIComponent(id)}?action=delete`);
+  }
+
   /** GET jobs[?state=...]. */
   async list(stateFilter?: string): Promise<{ jobs: ListedJob[]; ms: number; bytes: number }> {
     const q = stateFilter === undefined ? '' : `?state=${encodeURIComponent(stateFilter).replace(/%2C/g, ',')}`;

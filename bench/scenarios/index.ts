@@ -5,7 +5,7 @@
  *     endpoint whatever ran before;
  *  2. then the submissions (their jobs are killed at once, cleaned at the end);
  *  3. latency and drain, which run jobs to the end;
- *  4. transfer;
+ *  4. transfer, delegation (no jobs);
  *  5. list-jobs and memory last: they fill the store to 100,000 jobs.
  */
 import type { ScenarioName } from '../harness/args.js';
@@ -13,6 +13,7 @@ import type { Scenario } from '../harness/runner.js';
 import { infoScenario, statusScenario } from './bulk-action.js';
 import { bulkSubmitScenario } from './bulk-submit.js';
 import { concurrentSubmitScenario } from './concurrent-submit.js';
+import { delegationScenario } from './delegation.js';
 import { drainScenario } from './drain.js';
 import { latencyScenario } from './latency.js';
 import { mixedLoadScenario } from './mixed-load.js';
@@ -28,6 +29,7 @@ export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
   latency: latencyScenario,
   drain: drainScenario,
   transfer: transferScenario,
+  delegation: delegationScenario,
   'list-jobs': listJobsScenario,
   memory: memoryScenario,
 };

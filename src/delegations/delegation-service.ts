@@ -25,6 +25,8 @@
 import type { Logger } from 'pino';
 import { ceError } from '../errors/ce-error.js';
 import type { TrustStore } from '../pki/trust-store.js';
+import { generateRsaKeyPair } from '../pki/keys.js';
+import type { CryptoKeyPair } from '../pki/x509-lib.js';
 import { isWellFormedDelegationId, newDelegationId } from './delegation-id.js';
 import type { DelegationRow, DelegationStore, RowChanges } from './store/delegation-store.js';
 import type { KeyFileKind, KeyFiles } from './store/key-files.js';
@@ -40,6 +42,11 @@ export interface DelegationServiceOptions {
   readonly trust: TrustStore;
   readonly log: Logger;
   readonly settings: DelegationSettings;
+  /**
+   * Fresh RSA key pairs (of `settings.keyBits`) for certificate requests, each handed out
+   * once; the wiring passes a KeyPool. Default: one made on the spot per request.
+   */
+  readonly newKeyPair?: () => Promise<CryptoKeyPair>;
   /** Clock (ms); tests move it to exercise expiry. */
   readonly now?: () => number;
 }
@@ -59,10 +66,12 @@ const MAX_ATTEMPTS = 5;
 export class DelegationService {
   readonly #o: DelegationServiceOptions;
   readonly #now: () => number;
+  readonly #newKeyPair: () => Promise<CryptoKeyPair>;
 
   constructor(o: DelegationServiceOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
+    this.#newKeyPair = o.newKeyPair ?? (() => generateRsaKeyPair(o.settings.keyBits));
   }
 
   // ------------------------------------------------------------------ listing, lookups
@@ -126,7 +135,7 @@ export class DelegationService {
   async createX509(owner: string): Promise<{ id: string; csrPem: string }> {
     this.#checkQuota(owner);
     const id = newDelegationId();
-    const req = await makeCertificateRequest(this.#o.settings.keyBits);
+    const req = await makeCertificateRequest(await this.#newKeyPair());
     const now = this.#now();
     await this.#writeThen(id, 'req', req.keyPem, (reqFile) => {
       this.#o.store.insert({ id, owner, type: 'x509', credFile: null, expiresAt: null, reqFile, reqExpiresAt: now + this.#o.settings.requestLifetimeMs }, now);
@@ -139,7 +148,7 @@ export class DelegationService {
   /** action=renew (x509): a new certificate request; the current credential stays until its successor arrives. */
   async renewX509(owner: string, id: string): Promise<{ csrPem: string }> {
     this.#expectType(this.#owned(owner, id), 'x509');
-    const req = await makeCertificateRequest(this.#o.settings.keyBits);
+    const req = await makeCertificateRequest(await this.#newKeyPair());
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
       const now = this.#now();

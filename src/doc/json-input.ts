@@ -2,7 +2,8 @@
  * JSON request bodies converted to the document model, so that handlers read one
  * shape whatever the client sent: object keys become child elements, arrays repeated
  * siblings, scalars text. `{"job":[{"id":"a"}]}` and `{"job":{"id":"a"}}` both become
- * `<jobs><job><id>a</id></job></jobs>`. Unlike A-REX, numbers keep all their digits.
+ * `<jobs><job><id>a</id></job></jobs>`. Numbers become the text JavaScript prints for them
+ * (exact for integers up to 2^53; JSON.parse rounds beyond that: ids are strings anyway).
  *
  * The rules (an object at the top; no array directly inside an array; objects nested at
  * most `maxDepth` deep) are checked by `parseJsonObject`; hot paths that only pick a few

@@ -2,7 +2,8 @@
  * Wiring of the delegation service for the composition root: the REST resources, the
  * port job submission asks (may this owner name this delegation?), the proxy expiry
  * for job info documents, the credential source for data staging, and the periodic
- * sweep of expired delegations (a timer owned here, stopped by `close`).
+ * sweep of expired delegations (a timer owned here, stopped by `close`), and the pool of key
+ * pairs made ahead of time (dropped by `close`).
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -15,6 +16,8 @@ import { delegationsResources } from '../api/rest/delegations/index.js';
 import { DelegationService } from '../delegations/delegation-service.js';
 import { DelegationStore } from '../delegations/store/delegation-store.js';
 import { KeyFiles } from '../delegations/store/key-files.js';
+import { KeyPool } from '../delegations/x509/key-pool.js';
+import { generateRsaKeyPair } from '../pki/keys.js';
 import type { DelegatedCredential } from '../delegations/types.js';
 
 export interface DelegationsWiring {
@@ -51,6 +54,11 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
   // Secrets live here: readable by the service only, whatever the umask made of it.
   mkdirSync(d.dir, { recursive: true, mode: 0o700 });
   chmodSync(d.dir, 0o700);
+  const keys = new KeyPool({
+    size: c.keyPoolSize,
+    generate: () => generateRsaKeyPair(c.keyBits),
+    onError: (e) => log.error({ err: e }, 'making a key pair ahead of time failed; keys are made on request until the next one succeeds'),
+  });
   const service = new DelegationService({
     store: new DelegationStore(d.db),
     files: new KeyFiles(d.dir),
@@ -63,6 +71,7 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
       maxPerUser: c.maxPerUser,
       maxTokenBytes: c.maxTokenBytes,
     },
+    newKeyPair: () => keys.take(),
     ...(d.now !== undefined ? { now: d.now } : {}),
   });
   const { collection, item } = delegationsResources({ service, maxCertificateBodyBytes: c.maxCertificateBodyBytes });
@@ -90,6 +99,7 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
     service,
     async close() {
       closed = true;
+      keys.close();
       clearInterval(timer);
       await running;
     },

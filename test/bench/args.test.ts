@@ -132,3 +132,13 @@ test('compare: A-REX defaults, fewer drain jobs for A-REX, overrides', () => {
   usageError(() => parseCompareArgs(['--arex-store-kind', 'dead']), /--arex-store-kind is killed or parked/);
   assert.equal(p.outDir, 'x');
 });
+
+test('delegation counts: requests at least 1, the gap may be 0', () => {
+  const o = bench([...base, '--scenario', 'delegation', '--delegation-requests', '5', '--delegation-gap-ms', '0']);
+  assert.deepEqual(o.scenarios, ['delegation']);
+  assert.equal(o.counts.delegationRequests, 5);
+  assert.equal(o.counts.delegationGapMs, 0);
+  assert.ok(bench([...base, '--quick']).counts.delegationRequests < defaultCounts(false).delegationRequests);
+  usageError(() => parseBenchArgs([...base, '--delegation-requests', '0']), /--delegation-requests must be at least 1/);
+  usageError(() => parseBenchArgs([...base, '--delegation-gap-ms', 'soon']), /--delegation-gap-ms needs a whole number/);
+});

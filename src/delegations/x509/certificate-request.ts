@@ -8,7 +8,8 @@
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { x509 } from '../../pki/x509-lib.js';
-import { generateRsaKeyPair, privateKeyToPem } from '../../pki/keys.js';
+import { privateKeyToPem } from '../../pki/keys.js';
+import type { CryptoKeyPair } from '../../pki/x509-lib.js';
 
 export interface CertificateRequest {
   /** PKCS#8 PEM of the private key: a secret, goes to a 0600 file only. */
@@ -17,8 +18,8 @@ export interface CertificateRequest {
   readonly csrPem: string;
 }
 
-export async function makeCertificateRequest(bits: number): Promise<CertificateRequest> {
-  const keys = await generateRsaKeyPair(bits);
+/** A request for `keys`, a pair made for this request alone (key-pool.ts). */
+export async function makeCertificateRequest(keys: CryptoKeyPair): Promise<CertificateRequest> {
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({ keys, signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } });
   return { keyPem: privateKeyToPem(keys.privateKey), csrPem: csr.toString('pem').replace(/\r\n/g, '\n').replace(/\n?$/, '\n') };
 }
