@@ -5,7 +5,8 @@ import { describe, it, before, after } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBackendSuite } from './backend.case.js';
@@ -190,6 +191,42 @@ describe('fork backend specifics', () => {
     await b.recover([{ jobId: s.jobId, localId: String(process.pid), sessionDir: s.sessionDir, lrmsDir: s.lrmsDir }]);
     const r = await final(String(process.pid));
     assert.match(r.failureReason ?? '', /^job lost: /);
+  });
+
+  it('a status file replaced by a FIFO ends the job as lost without blocking the service', async (t) => {
+    const { b, final } = await backend(t);
+    const s = await spec();
+    await mkdir(s.lrmsDir, { recursive: true });
+    // A plain synchronous read of a FIFO with no writer would block the event loop for good.
+    execFileSync('mkfifo', [join(s.lrmsDir, 'status')]);
+    await b.recover([{ jobId: s.jobId, localId: '999999998', sessionDir: s.sessionDir, lrmsDir: s.lrmsDir }]);
+    const r = await final('999999998');
+    assert.match(r.failureReason ?? '', /^job lost: its status file was replaced by a link, a special file or nothing/);
+    assert.equal(r.exitCode, null);
+  });
+
+  it('a status file replaced by a symbolic link is not followed: the job is lost, not successful', async (t) => {
+    const { b, final } = await backend(t);
+    const s = await spec();
+    await mkdir(s.lrmsDir, { recursive: true });
+    const forged = join(root, `forged-status-${n}`);
+    await writeFile(forged, 'exitcode=0\nwalltime=1\n');
+    await symlink(forged, join(s.lrmsDir, 'status'));
+    await b.recover([{ jobId: s.jobId, localId: '999999997', sessionDir: s.sessionDir, lrmsDir: s.lrmsDir }]);
+    const r = await final('999999997');
+    assert.match(r.failureReason ?? '', /^job lost: its status file was replaced/);
+    assert.equal(r.exitCode, null);
+  });
+
+  it('a pid file that is a symbolic link is no record of a wrapper', async (t) => {
+    const { b, final } = await backend(t);
+    const s = await spec();
+    await mkdir(s.lrmsDir, { recursive: true });
+    const forged = join(root, `forged-pid-${n}`);
+    await writeFile(forged, `${process.pid} 1\n`);
+    await symlink(forged, join(s.lrmsDir, 'pid'));
+    await b.recover([{ jobId: s.jobId, localId: String(process.pid), sessionDir: s.sessionDir, lrmsDir: s.lrmsDir }]);
+    assert.match((await final(String(process.pid))).failureReason ?? '', /^job lost: no record/);
   });
 
   it('a lrms directory without any wrapper record is reported lost at recovery', async (t) => {

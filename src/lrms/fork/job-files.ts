@@ -11,6 +11,7 @@
  * process that reused its pid after a restart.
  */
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { BatchResult } from '../backend.js';
 
@@ -31,17 +32,38 @@ export async function writeAtomic(path: string, text: string): Promise<void> {
   await rename(tmp, path);
 }
 
+/**
+ * A read must never wait: were one of these names a FIFO (a job runs as the service user
+ * under the fork backend), a plain open would hold a thread-pool thread for good (four such
+ * files would stall every file operation of the service). With O_NONBLOCK the open returns
+ * at once and the read finds nothing; O_NOFOLLOW refuses a symbolic link put in place of
+ * the file. Both files are written whole (pid by a link, status by a rename), so an empty
+ * read is never a real record.
+ */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/** The name exists but is a link or holds nothing: never what the wrapper writes. */
+class NotAFileError extends Error {}
+
 async function readOptional(path: string): Promise<string | undefined> {
+  let text: string;
   try {
-    return await readFile(path, 'utf8');
+    text = await readFile(path, { encoding: 'utf8', flag: READ_FLAGS });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new NotAFileError(`${path} is a symbolic link`);
     throw e;
   }
+  if (text === '') throw new NotAFileError(`${path} is empty`);
+  return text;
 }
 
 export async function readPidFile(lrmsDir: string): Promise<PidRecord | undefined> {
-  const text = await readOptional(`${lrmsDir}/${PID_FILE}`);
+  const text = await readOptional(`${lrmsDir}/${PID_FILE}`).catch((e: unknown) => {
+    if (e instanceof NotAFileError) return undefined; // no usable record of a wrapper
+    throw e;
+  });
   const m = text === undefined ? null : /^([1-9]\d*) (\d+)\s*$/.exec(text);
   if (!m) return undefined;
   return { pid: Number(m[1]), startTicks: m[2] ?? '0' };
@@ -93,7 +115,13 @@ const num = (v: string | undefined): number => {
 
 /** The job's result from its status file, or undefined while the job has not ended. */
 export async function readStatus(lrmsDir: string): Promise<BatchResult | undefined> {
-  const text = await readOptional(`${lrmsDir}/${STATUS_FILE}`);
+  let text: string | undefined;
+  try {
+    text = await readOptional(`${lrmsDir}/${STATUS_FILE}`);
+  } catch (e) {
+    if (e instanceof NotAFileError) return lostResult('its status file was replaced by a link, a special file or nothing');
+    throw e;
+  }
   if (text === undefined) return undefined;
   const kv = keyValues(text);
   const code = Number(kv.get('exitcode'));
