@@ -14,7 +14,8 @@
  *    are idempotent, a batch submission reuses its attempt directory (the backend
  *    never starts a second copy), batch jobs outlive the service and are recovered.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { readJobFile } from '../../lrms/job-file.js';
 import { join } from 'node:path';
 import type { BatchBackend, BatchJobRef, BatchUpdate } from '../../lrms/backend.js';
 import type { JobStore } from '../../jobs/store/job-store.js';
@@ -358,7 +359,8 @@ export class Scheduler {
             };
             if (r.startTime && j.startedAt === null) extra.startedAt = r.startTime.getTime();
             // The backend's accounting (A-REX diag format) becomes the job's `diag` control file.
-            const diag = await readFile(join(attemptDir(this.#o.lrmsJobsRoot, j), 'diag')).catch(() => undefined);
+            // Read as a job-reachable file: no links, no waiting, bounded (lrms/job-file.ts).
+            const diag = await readJobFile(join(attemptDir(this.#o.lrmsJobsRoot, j), 'diag')).catch(() => undefined);
             if (diag) await this.#o.control.write(j.id, 'diag', diag);
           }
           const ev = batchUpdateEvent(localId, u, { expectedExitCode: j.description.expectedExitCode, hold: !this.#slots.free('FINISHING') });

@@ -11,8 +11,8 @@
  * process that reused its pid after a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
+import { NotAJobFileError, readJobFile } from '../job-file.js';
 import type { BatchResult } from '../backend.js';
 
 export const PID_FILE = 'pid';
@@ -32,36 +32,14 @@ export async function writeAtomic(path: string, text: string): Promise<void> {
   await rename(tmp, path);
 }
 
-/**
- * A read must never wait: were one of these names a FIFO (a job runs as the service user
- * under the fork backend), a plain open would hold a thread-pool thread for good (four such
- * files would stall every file operation of the service). With O_NONBLOCK the open returns
- * at once and the read finds nothing; O_NOFOLLOW refuses a symbolic link put in place of
- * the file. Both files are written whole (pid by a link, status by a rename), so an empty
- * read is never a real record.
- */
-const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
-
-/** The name exists but is a link or holds nothing: never what the wrapper writes. */
-class NotAFileError extends Error {}
-
-async function readOptional(path: string): Promise<string | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, { encoding: 'utf8', flag: READ_FLAGS });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new NotAFileError(`${path} is a symbolic link`);
-    throw e;
-  }
-  if (text === '') throw new NotAFileError(`${path} is empty`);
-  return text;
+/** The file's text; a name that is not a real record (job-file.ts) throws NotAJobFileError. */
+function readOptional(path: string): Promise<string | undefined> {
+  return readJobFile(path, 4096);
 }
 
 export async function readPidFile(lrmsDir: string): Promise<PidRecord | undefined> {
   const text = await readOptional(`${lrmsDir}/${PID_FILE}`).catch((e: unknown) => {
-    if (e instanceof NotAFileError) return undefined; // no usable record of a wrapper
+    if (e instanceof NotAJobFileError) return undefined; // no usable record of a wrapper
     throw e;
   });
   const m = text === undefined ? null : /^([1-9]\d*) (\d+)\s*$/.exec(text);
@@ -119,7 +97,7 @@ export async function readStatus(lrmsDir: string): Promise<BatchResult | undefin
   try {
     text = await readOptional(`${lrmsDir}/${STATUS_FILE}`);
   } catch (e) {
-    if (e instanceof NotAFileError) return lostResult('its status file was replaced by a link, a special file or nothing');
+    if (e instanceof NotAJobFileError) return lostResult('its status file was replaced by a link, a special file or nothing');
     throw e;
   }
   if (text === undefined) return undefined;
