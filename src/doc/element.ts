@@ -2,8 +2,8 @@
  * The one document model. Every structured response (version list, job lists, bulk
  * results, delegation lists, session listings, the GLUE2 info document) is built as
  * an element tree and rendered to JSON, XML or HTML by src/doc/render-*.ts, chosen
- * by content negotiation. Parsed request bodies (XML, and JSON converted to the same
- * shape) use it too, so handlers read one shape whatever the client sent.
+ * by content negotiation. Parsed XML request bodies use it too, and JSON bodies are
+ * read with its rules (json-input.ts), so handlers read one shape whatever the client sent.
  */
 export interface XmlElement {
   /** Qualified name as serialised, e.g. `jobs` or `d:multistatus`. */

@@ -1,17 +1,14 @@
 /**
- * JSON request bodies converted to the document model, so that handlers read one
- * shape whatever the client sent: object keys become child elements, arrays repeated
- * siblings, scalars text. `{"job":[{"id":"a"}]}` and `{"job":{"id":"a"}}` both become
- * `<jobs><job><id>a</id></job></jobs>`. Numbers become the text JavaScript prints for them
- * (exact for integers up to 2^53; JSON.parse rounds beyond that: ids are strings anyway).
+ * JSON request bodies, read with the rules of the document model (src/doc/element.ts),
+ * so a handler reads one shape whatever the client sent: object keys are child elements,
+ * arrays repeated siblings, scalars text. `{"job":[{"id":"a"}]}` and `{"job":{"id":"a"}}`
+ * both mean `<jobs><job><id>a</id></job></jobs>`. Numbers are the text JavaScript prints for
+ * them (exact for integers up to 2^53; JSON.parse rounds beyond that: ids are strings anyway).
  *
- * The rules (an object at the top; no array directly inside an array; objects nested at
- * most `maxDepth` deep) are checked by `parseJsonObject`; hot paths that only pick a few
- * fields (the job id lists of bulk actions) read the checked value directly instead of
- * building elements, and must read it as `jsonToElement` would (`jsonText`, `jsonList`).
+ * `parseJsonObject` checks the rules (an object at the top; no array directly inside an
+ * array; objects nested at most `maxDepth` deep); readers then take the fields they need
+ * from the checked value with `jsonList` and `jsonText`, without building elements.
  */
-import { el, type XmlElement, type XmlNode } from './element.js';
-
 export class JsonInputError extends Error {
   override readonly name = 'JsonInputError';
 }
@@ -29,10 +26,6 @@ export function parseJsonObject(text: string, maxDepth = 32): JsonObject {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new JsonInputError('JSON body must be an object');
   checkMembers(v as JsonObject, 1, maxDepth);
   return v as JsonObject;
-}
-
-export function jsonToElement(rootName: string, text: string, maxDepth = 32): XmlElement {
-  return el(rootName, members(parseJsonObject(text, maxDepth)));
 }
 
 // Depth-first in key order, so the first rule broken is the one reported.
@@ -62,17 +55,4 @@ export function jsonText(v: unknown): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return '';
-}
-
-function members(o: JsonObject): XmlNode[] {
-  const out: XmlNode[] = [];
-  for (const [k, v] of Object.entries(o)) for (const item of jsonList(v)) out.push(value(k, item));
-  return out;
-}
-
-function value(name: string, v: unknown): XmlElement {
-  if (v === null || v === undefined) return el(name);
-  if (typeof v === 'string') return el(name, v);
-  if (typeof v === 'number' || typeof v === 'boolean') return el(name, String(v));
-  return el(name, members(v as JsonObject));
 }

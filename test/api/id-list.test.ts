@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseIdList } from '../../src/api/rest/jobs/id-list.js';
-import { childrenNamed, textOf } from '../../src/doc/element.js';
-import { jsonToElement } from '../../src/doc/json-input.js';
+import { childrenNamed, el, textOf, type XmlElement, type XmlNode } from '../../src/doc/element.js';
+import { jsonList, parseJsonObject, type JsonObject } from '../../src/doc/json-input.js';
 import { CeError } from '../../src/errors/ce-error.js';
 
 const JSON_CT = 'application/json';
@@ -18,6 +18,21 @@ function failure(fn: () => unknown): { code: string; status: number; message: st
     return { code: e.code, status: e.statusCode, message: e.message };
   }
   assert.fail('expected a failure');
+}
+
+/**
+ * The oracle: the body converted to elements (object keys children, arrays siblings,
+ * scalars text, null empty), as the service read JSON id lists before the direct reader.
+ */
+function jsonToElement(rootName: string, text: string): XmlElement {
+  const members = (o: JsonObject): XmlNode[] => Object.entries(o).flatMap(([k, v]) => jsonList(v).map((item) => value(k, item)));
+  const value = (name: string, v: unknown): XmlElement => {
+    if (v === null || v === undefined) return el(name);
+    if (typeof v === 'string') return el(name, v);
+    if (typeof v === 'number' || typeof v === 'boolean') return el(name, String(v));
+    return el(name, members(v as JsonObject));
+  };
+  return el(rootName, members(parseJsonObject(text)));
 }
 
 /** The reading through the document model, which the direct JSON reader must equal. */

@@ -15,9 +15,9 @@
  *    never starts a second copy), batch jobs outlive the service and are recovered.
  */
 import { rm } from 'node:fs/promises';
-import { readJobFile } from '../../lrms/job-file.js';
 import { join } from 'node:path';
 import type { BatchBackend, BatchJobRef, BatchUpdate } from '../../lrms/backend.js';
+import { readJobFile } from '../../lrms/job-file.js';
 import type { JobStore } from '../../jobs/store/job-store.js';
 import type { JobChanges, JobRecord } from '../../jobs/store/job-record.js';
 import type { ControlDir } from '../../jobs/control-dir.js';

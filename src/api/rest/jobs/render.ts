@@ -49,7 +49,7 @@ interface JsonItem {
   reason: string;
   id?: string;
   state?: string;
-  delegation_id?: string | string[];
+  delegation_id?: string | readonly string[];
 }
 
 function bulkJson(items: readonly Item[]): string {
@@ -61,7 +61,7 @@ function bulkJson(items: readonly Item[]): string {
     if (it.state !== undefined) o.state = it.state;
     const d = (it as BulkItem).delegationIds;
     // One child is a value, two or more an array, none no member (render-json rules).
-    if (d !== undefined && d.length > 0) o.delegation_id = d.length === 1 ? (d[0] as string) : [...d];
+    if (d !== undefined && d.length > 0) o.delegation_id = d.length === 1 ? (d[0] as string) : d;
     job[i] = o;
   }
   return JSON.stringify({ job });
