@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -97,7 +97,7 @@ before(async () => {
   alice = await makeUser(root, { dn: '/DC=org/DC=ceres-crl/CN=Alice' });
   bob = await makeUser(root, { dn: '/DC=org/DC=ceres-crl/CN=Bob' });
   carol = await makeUser(inter, { dn: '/DC=org/DC=ceres-crl/CN=Carol' });
-  await run('mkdir', ['-p', caDir]);
+  mkdirSync(caDir, { recursive: true });
   for (const ca of [root, inter]) {
     const e = caDirEntry(ca.der);
     writeFileSync(join(caDir, e.certFile), e.certPem);
@@ -198,7 +198,7 @@ describe('CRLs over TLS', () => {
     );
     if (!have) return t.skip('openssl is not installed');
     const work = join(dir, 'openssl-ca');
-    await run('mkdir', ['-p', work]);
+    mkdirSync(work, { recursive: true });
     writeFileSync(join(work, 'ca.pem'), inter.pem);
     writeFileSync(join(work, 'ca.key'), inter.keyPem);
     // index.txt line of a revoked certificate: R, expiry, revocation time, serial, file, subject.
