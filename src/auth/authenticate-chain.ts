@@ -17,6 +17,8 @@ export interface PresentedChain {
 
 export function authenticateChain(chain: PresentedChain, trust: TrustStore, cache: VerifiedChainCache | undefined, now: number = Date.now()): AuthResult {
   if (chain.ders.length === 0) return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no client certificate was presented' };
+  // CRLs may have been reloaded since a chain was cached: then every entry is dropped.
+  cache?.follow(trust.refresh(now));
   const key = chainKey(chain.fingerprints);
   const hit = cache?.get(key, now);
   if (hit !== undefined) return { ok: true, identity: hit };

@@ -5,14 +5,26 @@
  * is a different entry. Bounded (least recently used first out); an entry is only
  * returned while `now` is before the chain's earliest notAfter. Only successes are
  * cached: a refused chain may become valid (not-yet-valid) and costs a full
- * handshake to present anyway.
+ * handshake to present anyway. Entries are dropped when the CRLs change (`follow`).
  */
 import type { X509Identity } from './identity.js';
 
 export class VerifiedChainCache {
   private readonly entries = new Map<string, X509Identity>();
+  private generation: number | undefined;
 
   constructor(readonly maxEntries = 1024) {}
+
+  /**
+   * Keep entries only while the trust store's revocation data is the one they were
+   * verified with: a new generation (CRLs reloaded) empties the cache.
+   */
+  follow(generation: number): void {
+    if (generation !== this.generation) {
+      this.entries.clear();
+      this.generation = generation;
+    }
+  }
 
   get(key: string, now: number = Date.now()): X509Identity | undefined {
     const hit = this.entries.get(key);

@@ -17,6 +17,10 @@
  * 2. The end-entity certificate chains to a trusted CA: every link's signature,
  *    validity, CA flag and keyCertSign usage, path length constraints.
  * 3. Every certificate must be valid at `now`; no unknown critical extension.
+ * 4. No CA-issued certificate of the path (end-entity, intermediates, and trusted
+ *    intermediates up to their root) is revoked by a CRL of the CA directory, and no
+ *    CRL that covers one is past its nextUpdate (src/pki/revocation.ts). Proxies are
+ *    not in CRLs: they are signed by their owners.
  *
  * The result is a typed refusal with a human-readable reason (names and dates only,
  * never key material), or the identity: the end-entity subject DN.
@@ -37,7 +41,8 @@ export type RefusalKind =
   | 'bad-signature'
   | 'bad-proxy'
   | 'self-signed'
-  | 'not-allowed';
+  | 'not-allowed'
+  | 'revoked';
 
 export type ChainResult =
   | { readonly ok: true; readonly identity: X509Identity }
@@ -141,6 +146,7 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date): 
         refuse('broken-chain', `the chain is out of order or incomplete: certificate ${k + 1} (${next.subjectOneline}) is not the issuer of ${current.subjectOneline}`);
       }
       if (!signedBy(current, next)) refuse('bad-signature', `the signature of ${current.subjectOneline} does not verify with the key of ${next.subjectOneline}`);
+      checkRevocation(current, next, trust, t);
       if (trust.isAnchor(next)) {
         anchor = next;
         if (k + 2 < chain.length) refuse('broken-chain', `certificates follow the trusted CA ${next.subjectOneline} in the chain`);
@@ -162,8 +168,10 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date): 
       if (anchor === undefined) refuse('unknown-ca', `${current.subjectOneline} is not signed by the trusted CA ${onelineOfIssuer(current)}`);
     }
     const a = anchor as ParsedCertificate;
+    if (next === undefined) checkRevocation(current, a, trust, t);
     checkCa(a, `the trusted CA ${a.subjectOneline}`, intermediates, t);
     notAfter = Math.min(notAfter, a.notAfter.getTime());
+    checkAnchorRevocation(a, trust, t);
     break;
   }
 
@@ -239,6 +247,27 @@ function checkCommon(c: ParsedCertificate, what: string, t: number): void {
   if (t > c.notAfter.getTime()) refuse('expired', `${what} expired at ${c.notAfter.toISOString()}`);
   for (const [oid, e] of c.extensions) {
     if (e.critical && !UNDERSTOOD_CRITICAL.has(oid)) refuse('not-allowed', `${what} has an unsupported critical extension ${oid}`);
+  }
+}
+
+// ---------------------------------------------------------------- revocation
+
+function checkRevocation(c: ParsedCertificate, issuer: ParsedCertificate, trust: TrustStore, t: number): void {
+  const r = trust.revocation(c, issuer, t);
+  if (r === undefined) return;
+  if (r.state === 'revoked') refuse('revoked', `${c.subjectOneline} was revoked by its CA ${r.by} on ${r.at.toISOString()}`);
+  refuse('revoked', `the revocation list of the CA ${r.by} expired at ${r.at.toISOString()}, so ${c.subjectOneline} cannot be checked (the CA directory's CRLs are not being updated)`);
+}
+
+/** A trusted intermediate CA is checked against its own issuer's CRL, up to a root. */
+function checkAnchorRevocation(anchor: ParsedCertificate, trust: TrustStore, t: number): void {
+  let c = anchor;
+  // Self-issued means a root here (it is trusted; no signature check needed to stop).
+  for (let depth = 0; depth < MAX_CHAIN_LENGTH && !sameName(c.subject, c.issuer); depth++) {
+    const parent = trust.candidates(c.issuer).find((p) => p !== c && signedBy(c, p));
+    if (parent === undefined) return;
+    checkRevocation(c, parent, trust, t);
+    c = parent;
   }
 }
 

@@ -7,7 +7,8 @@
  *
  * `parseJsonObject` checks the rules (an object at the top; no array directly inside an
  * array; objects nested at most `maxDepth` deep); readers then take the fields they need
- * from the checked value with `jsonList` and `jsonText`, without building elements.
+ * from the checked value with `jsonList`, without building elements, and can tell a
+ * string from another scalar (`jsonType`), which the element model cannot.
  */
 export class JsonInputError extends Error {
   override readonly name = 'JsonInputError';
@@ -50,9 +51,7 @@ export function jsonList(v: unknown): readonly unknown[] {
   return Array.isArray(v) ? v : [v];
 }
 
-/** The text `textOf` would give for a value's element: scalars as text, objects and null ''. */
-export function jsonText(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return '';
+/** The JSON type of a value, as a reader names it in a message: `string`, `number`, `boolean`, `null`, `object`. */
+export function jsonType(v: unknown): string {
+  return v === null ? 'null' : typeof v;
 }

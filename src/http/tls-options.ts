@@ -14,12 +14,13 @@
  *   result kept on the socket: reading the peer certificate per request costs more
  *   than half the throughput on small requests. Requests then call `peerIdentity`.
  */
-import { constants } from 'node:crypto';
+import { constants, type X509Certificate } from 'node:crypto';
 import type { ServerOptions } from 'node:https';
-import type { DetailedPeerCertificate, Server as TlsServer, TLSSocket } from 'node:tls';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { authenticateChain, type PresentedChain } from '../auth/authenticate-chain.js';
 import { VerifiedChainCache } from '../auth/chain-cache.js';
 import type { AuthResult } from '../auth/identity.js';
+import { MAX_CHAIN_LENGTH } from '../auth/x509-chain.js';
 import type { TrustStore } from '../pki/trust-store.js';
 
 export interface TlsServerCredentials {
@@ -106,18 +107,37 @@ export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthR
   return r;
 }
 
-/** The client's certificates as Node reports them: leaf first, each followed by its issuer. */
+const CHAIN = Symbol('ceres.peerChain');
+type ChainSocket = TLSSocket & { [CHAIN]?: PresentedChain };
+
+/**
+ * The client's certificates in the order it sent them, leaf first (read once per
+ * socket and kept on it).
+ *
+ * Not `getPeerCertificate(true)`: it rebuilds the chain by asking OpenSSL which
+ * presented certificate issued which, and OpenSSL does not count a user certificate
+ * without keyCertSign as the issuer of a legacy (GT2) proxy, which has no proxyCertInfo;
+ * the user certificate was dropped and GT2 proxies refused. On Node 20 the walk of
+ * `getPeerX509Certificate().issuerCertificate` gives the certificates exactly as sent,
+ * but it consumes the chain OpenSSL keeps for the connection (a second call sees the
+ * leaf only): hence the one read per socket. The TLS tests hold both facts, so a Node
+ * upgrade that changes either is noticed.
+ */
 export function readPeerChain(socket: TLSSocket): PresentedChain {
+  const s = socket as ChainSocket;
+  if (s[CHAIN] !== undefined) return s[CHAIN];
   const ders: Buffer[] = [];
   const fingerprints: string[] = [];
-  let c: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
-  // An empty object means no certificate; a self-issued certificate points at itself.
-  while (c !== undefined && c !== null && Buffer.isBuffer(c.raw) && !fingerprints.includes(c.fingerprint256)) {
+  // One more than the verifier accepts, so an over-long chain is still refused as such.
+  let c: X509Certificate | undefined = socket.getPeerX509Certificate();
+  while (c !== undefined && ders.length <= MAX_CHAIN_LENGTH) {
     ders.push(c.raw);
     fingerprints.push(c.fingerprint256);
-    c = c.issuerCertificate as DetailedPeerCertificate | undefined;
+    c = c.issuerCertificate;
   }
-  return { ders, fingerprints };
+  const chain = { ders, fingerprints };
+  s[CHAIN] = chain;
+  return chain;
 }
 
 function cacheFor(store: TrustStore): VerifiedChainCache {

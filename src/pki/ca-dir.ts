@@ -3,7 +3,7 @@
  * certificate under its OpenSSL subject hash `<hash>.0` (`.1`, ... on collisions),
  * with a Globus `<hash>.signing_policy` naming the subjects the CA may sign. The ARC
  * client and other GSI tools look CAs up by that hash and refuse a CA without a
- * signing policy.
+ * signing policy. fetch-crl keeps each CA's CRL beside it as `<hash>.r0`.
  */
 import { onelineOf, parseName, subjectHash, toOneline } from './dn.js';
 import { parseCertificate, toPem } from './certificate.js';
@@ -13,6 +13,8 @@ export interface CaDirEntry {
   /** File names relative to the CA directory. */
   readonly certFile: string;
   readonly signingPolicyFile: string;
+  /** Where the CA's CRL goes (fetch-crl's name). */
+  readonly crlFile: string;
   readonly certPem: string;
   readonly signingPolicy: string;
 }
@@ -30,6 +32,7 @@ export function caDirEntry(caDer: Uint8Array): CaDirEntry {
     hash,
     certFile: `${hash}.0`,
     signingPolicyFile: `${hash}.signing_policy`,
+    crlFile: `${hash}.r0`,
     certPem: toPem(ca.der),
     signingPolicy: signingPolicyText(caDn, `${parent}/*`),
   };

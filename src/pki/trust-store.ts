@@ -2,16 +2,18 @@
  * The set of trusted CA certificates, loaded from a grid CA directory
  * (`<hash>.0`, `<hash>.1`, ... as in /etc/grid-security/certificates) and/or `*.pem`
  * files. Every certificate found there is a trust anchor, intermediates included
- * (IGTF distributes intermediate CAs in the same directory). Signing policies,
- * namespaces, CRLs and other companions are ignored. Files that cannot be used are
- * reported in `problems` and skipped; a directory that cannot be read, or that
- * holds no usable CA, is an error.
+ * (IGTF distributes intermediate CAs in the same directory). The CRLs there
+ * (`<hash>.r0`, ...) are checked and followed while the service runs
+ * (src/pki/revocation.ts). Signing policies, namespaces and other companions are
+ * ignored. Files that cannot be used are reported in `problems` and skipped; a
+ * directory that cannot be read, or that holds no usable CA, is an error.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalEncoding, type Rdn } from './dn.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from './certificate.js';
 import { PkiError } from './pki-error.js';
+import { CrlDirectory, type CrlLog, type RevocationStatus } from './revocation.js';
 
 export interface TrustStoreProblem {
   /** File name inside the CA directory. */
@@ -29,6 +31,13 @@ export interface TrustStore {
   isAnchor(cert: ParsedCertificate): boolean;
   /** The anchors as PEM, for the TLS `ca` option (names in the CertificateRequest). */
   readonly pems: readonly string[];
+  /** Revocation of `cert` (issued by `issuer`) by the CRLs in force, if any. */
+  revocation(cert: ParsedCertificate, issuer: ParsedCertificate, now: number): RevocationStatus | undefined;
+  /**
+   * Bring the CRLs up to date (cheap when looked at recently); the result changes
+   * whenever they did, and results of earlier verifications must then be dropped.
+   */
+  refresh(now: number): number;
 }
 
 const HASHED = /^[0-9a-f]{8}\.\d+$/;
@@ -37,6 +46,10 @@ const PEM = /\.pem$/i;
 export interface LoadTrustStoreOptions {
   /** Accept a directory without any usable CA (the caller authenticates otherwise). */
   readonly allowEmpty?: boolean;
+  /** Look at the CRLs again at most this often (ms); default DEFAULT_CRL_RECHECK_MS. */
+  readonly crlRecheckMs?: number;
+  /** Where CRL loads and problems are reported while the service runs. */
+  readonly log?: CrlLog;
 }
 
 /** Load a CA directory (synchronous: done once at start-up). */
@@ -62,7 +75,10 @@ export function loadTrustStore(caDir: string, opts: LoadTrustStoreOptions = {}):
     if (r.problem !== undefined) problems.push({ file: name, reason: r.problem });
     certs.push(...r.certs);
   }
-  const store = buildTrustStore(certs, problems);
+  const crls = new CrlDirectory(caDir, opts.crlRecheckMs, opts.log);
+  crls.refresh(Date.now());
+  for (const p of crls.problems) problems.push(p);
+  const store = buildTrustStore(certs, problems, crls);
   if (store.anchors.length === 0 && opts.allowEmpty !== true) {
     const detail = problems.length > 0 ? `; skipped: ${problems.map((p) => `${p.file} (${p.reason})`).join(', ')}` : '';
     throw new PkiError(`no usable CA certificate in ${caDir}${detail}`);
@@ -109,7 +125,7 @@ export function isCaCertificate(c: ParsedCertificate): boolean {
   return c.version === 1 && canonicalEncoding(c.subject).equals(canonicalEncoding(c.issuer));
 }
 
-function buildTrustStore(all: readonly ParsedCertificate[], problems: TrustStoreProblem[]): TrustStore {
+function buildTrustStore(all: readonly ParsedCertificate[], problems: TrustStoreProblem[], crls?: CrlDirectory): TrustStore {
   const byFingerprint = new Map<string, ParsedCertificate>();
   for (const c of all) byFingerprint.set(c.fingerprint256, c); // `<hash>.0` often links to `<alias>.pem`
   const anchors = [...byFingerprint.values()];
@@ -126,5 +142,7 @@ function buildTrustStore(all: readonly ParsedCertificate[], problems: TrustStore
     candidates: (issuer) => bySubject.get(canonicalEncoding(issuer).toString('hex')) ?? [],
     isAnchor: (cert) => byFingerprint.has(cert.fingerprint256),
     pems: anchors.map((c) => toPem(c.der)),
+    revocation: (cert, issuer, now) => crls?.status(cert, issuer, now),
+    refresh: (now) => crls?.refresh(now) ?? 0,
   };
 }

@@ -60,13 +60,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
   if (config.tls.hostCert !== undefined && config.tls.hostKey !== undefined && config.tls.caDir !== undefined) {
     certPem = readFileSync(config.tls.hostCert, 'utf8');
     keyPem = readFileSync(config.tls.hostKey, 'utf8');
-    trust = loadTrustStore(config.tls.caDir);
+    trust = loadTrustStore(config.tls.caDir, { log });
     pkiDir = config.tls.caDir;
   } else {
     const pki = await ensureDevPki(L.pki, config.cluster.hostname !== undefined ? { hostname: config.cluster.hostname } : {});
     certPem = readFileSync(pki.files.hostCert, 'utf8');
     keyPem = readFileSync(pki.files.hostKey, 'utf8');
-    trust = loadTrustStore(pki.files.certificatesDir);
+    trust = loadTrustStore(pki.files.certificatesDir, { log });
     pkiDir = pki.dir;
   }
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');

@@ -7,14 +7,23 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
-import { signProxyFromCsr } from '../../src/pki/issue.js';
-import { pemBlocks } from '../../src/pki/certificate.js';
+import { createProxyCertificate, signProxyFromCsr } from '../../src/pki/issue.js';
+import { pemBlocks, toPem } from '../../src/pki/certificate.js';
+import { generateRsaKeyPair } from '../../src/pki/keys.js';
+import { x509 } from '../../src/pki/x509-lib.js';
 import { addDevUser } from '../../src/pki/dev-pki.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
 /** The path to use with Client.req for a Location header (`/arex/rest/...` → `/rest/...`). */
 const pathOf = (location: string): string => location.replace(/^\/arex/, '');
+
+async function newRequest(c: Client, v: '1.0' | '1.1'): Promise<{ id: string; location: string; csr: string }> {
+  const r = await c.req('POST', `/rest/${v}/delegations?action=new`, '', { accept: '' });
+  assert.equal(r.status, 201, r.text);
+  const location = String(r.headers.location);
+  return { id: location.split('/').pop() as string, location, csr: r.text };
+}
 
 async function twoStep(c: Client, proxyFile: string, v: '1.0' | '1.1', query = ''): Promise<{ id: string; chain: string }> {
   // The ARC client sends no Accept and an empty body for the first step.
@@ -74,6 +83,55 @@ describe('delegations over TLS (ceres serve)', () => {
     assert.equal((await alice.req('PUT', `/rest/1.1/delegations/${id}`, signed.chainPem)).status, 200);
     const g = await alice.req('POST', `/rest/1.1/delegations/${id}?action=get`, '');
     assert.deepEqual(pemBlocks(g.text)[0], pemBlocks(signed.chainPem)[0]);
+  });
+
+  it('a PUT of the signed proxy alone is completed with the caller\'s TLS chain (as A-REX does), 1.0 and 1.1', async () => {
+    for (const v of ['1.0', '1.1'] as const) {
+      const { id, location, csr } = await newRequest(alice, v);
+      const signed = await signProxyFromCsr(csr, aliceProxy, aliceProxy);
+      const p = await alice.req('PUT', pathOf(location), signed.certPem);
+      assert.equal(p.status, 200, p.text);
+      const g = await alice.req('POST', `/rest/${v}/delegations/${id}?action=get`, '');
+      assert.equal(g.status, 200);
+      // The stored credential: the proxy, then exactly the chain the caller presented.
+      assert.deepEqual(pemBlocks(g.text), [...pemBlocks(signed.certPem), ...pemBlocks(aliceProxy)]);
+    }
+  });
+
+  it('a lone proxy not issued by the caller\'s own certificate, for another key, or garbage: 400 with the reason', async () => {
+    const { location, csr } = await newRequest(alice, '1.1');
+    const put = (body: string) => alice.req('PUT', pathOf(location), body);
+    // Signed by another user's proxy: not the caller's certificate.
+    const byBob = await signProxyFromCsr(csr, bobProxy, bobProxy);
+    let r = await put(byBob.certPem);
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /issued by .*CN=bob.*, not by the certificate this connection authenticated with/i);
+    // Signed by the caller's user certificate, while the connection used a proxy of it.
+    const userCert = readFileSync(join(ceres.pkiDir, 'usercert.pem'), 'utf8');
+    const byUser = await signProxyFromCsr(csr, userCert, readFileSync(join(ceres.pkiDir, 'userkey.pem'), 'utf8'));
+    r = await put(byUser.certPem);
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /not by the certificate this connection authenticated with/);
+    // The caller's proxy named as issuer, but signed with another key.
+    const [aliceLeaf] = pemBlocks(aliceProxy) as [Buffer];
+    const stranger = await generateRsaKeyPair();
+    const csrKey = Buffer.from(new x509.Pkcs10CertificateRequest(csr).publicKey.rawData);
+    const forged = toPem(await createProxyCertificate(aliceLeaf, stranger.privateKey, csrKey));
+    r = await put(forged);
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /not signed by the key of the certificate this connection authenticated with/);
+    // Right signer, wrong key: another request's key.
+    const other = await newRequest(alice, '1.1');
+    r = await put((await signProxyFromCsr(other.csr, aliceProxy, aliceProxy)).certPem);
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /certifies another public key/);
+    for (const garbage of ['garbage', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', '']) {
+      r = await put(garbage);
+      assert.equal(r.status, 400, `${JSON.stringify(garbage)}: ${r.text}`);
+    }
+    // None of these stored anything; the right lone proxy still completes the request.
+    assert.equal((await alice.req('POST', `${pathOf(location)}?action=get`, '')).status, 409);
+    assert.equal((await put((await signProxyFromCsr(csr, aliceProxy, aliceProxy)).certPem)).status, 200);
   });
 
   it('1.1: JWT delegation with X-Delegation (201 + Location), get as application/jwt, renew (200), delete (202)', async () => {

@@ -206,8 +206,8 @@ describe('PUT refusals: each a 4xx with a reason, nothing stored', () => {
     assert.match(reason, /not a trusted CA|not trusted/);
   });
 
-  it('the proxy alone, without the chain that issued it → 400 chain refused', async () => {
-    await refused(async (id, csr) => put(f, f.alice, id, pemBlocks(await signAs(f.alice, csr)).slice(0, 1).map((d) => `-----BEGIN CERTIFICATE-----\n${d.toString('base64')}\n-----END CERTIFICATE-----\n`).join('')), 400, 'CE_ERR_DELEG_CHAIN_REFUSED');
+  it('the proxy alone from a caller without a TLS client chain to complete it with → 400', async () => {
+    await refused(async (id, csr) => put(f, f.alice, id, pemBlocks(await signAs(f.alice, csr)).slice(0, 1).map((d) => `-----BEGIN CERTIFICATE-----\n${d.toString('base64')}\n-----END CERTIFICATE-----\n`).join('')), 400, 'CE_ERR_DELEG_NOT_CALLERS_PROXY');
   });
 
   it('garbage → 400 not PEM; a PEM block that is no certificate → 400', async () => {

@@ -193,6 +193,50 @@ describe('GET jobs and bulk actions', () => {
     assert.deepEqual(JSON.parse(r.body).job.map((j: { id: string }) => j.id), req);
   });
 
+  it('entries that are not ids each get their own 400 item in their place, for every action, JSON and XML', async () => {
+    const [own] = ids(await f.submit(ECHO)) as [string];
+    const json = JSON.stringify({ job: [{ id: null }, { id: own }, { id: 123 }, { id: {} }, { id: [true, own] }, { id: '' }, { nid: 'x' }] });
+    const xml = `<jobs><job><id/></job><job><id>${own}</id></job><job><id><x/></id></job><job/></jobs>`;
+    type Expected = ReadonlyArray<readonly [string | undefined, string | undefined, string | undefined]>;
+    const expectJson: Expected = [
+      ['400', 'Job id must be a string, not null', undefined],
+      [undefined, undefined, own],
+      ['400', 'Job id must be a string, not number', undefined],
+      ['400', 'Job id must be a string, not object', undefined],
+      ['400', 'Job id must be a string, not boolean', undefined],
+      [undefined, undefined, own],
+      ['400', 'Job id is empty', undefined],
+      ['400', 'Job entry has no id', undefined],
+    ];
+    const expectXml: Expected = [
+      ['400', 'Job id is empty', undefined],
+      [undefined, undefined, own],
+      ['400', 'Job id must be text, not elements', undefined],
+      ['400', 'Job entry has no id', undefined],
+    ];
+    type Item = { 'status-code': string; reason: string; id?: string; info_document?: unknown };
+    for (const action of ['status', 'info', 'kill', 'clean', 'restart', 'delegations']) {
+      for (const [payload, ct, expected] of [[json, 'application/json', expectJson], [xml, 'application/xml', expectXml]] as Array<[string, string, Expected]>) {
+        const r = await f.act(action, payload, { ...HA, 'content-type': ct });
+        assert.equal(r.statusCode, 201, `${action} ${ct}`);
+        const items = JSON.parse(r.body).job as Item[];
+        assert.equal(items.length, expected.length, `${action} ${ct}: one answer per entry`);
+        items.forEach((it, i) => {
+            const [code, reason, id] = expected[i] ?? [];
+          if (id !== undefined) {
+            assert.equal(it.id, id, `${action} ${ct} #${i}`);
+            assert.notEqual(it['status-code'], '400', `${action} ${ct} #${i}`);
+          } else {
+            assert.deepEqual([it['status-code'], it.reason, it.id], [code, reason, undefined], `${action} ${ct} #${i}`);
+            if (action === 'info') assert.equal(it.info_document, '', 'an info item always has info_document');
+          }
+        });
+      }
+    }
+    const x = await f.act('status', xml, { 'x-test-dn': ALICE, accept: 'text/xml' });
+    assert.match(x.body, /^<jobs><job><status-code>400<\/status-code><reason>Job id is empty<\/reason><\/job><job><status-code>200<\/status-code>/);
+  });
+
   it('an empty body is an empty list: 201 with no items', async () => {
     for (const [payload, ct] of [['', undefined], ['{"job":[]}', 'application/json'], ['<jobs/>', 'application/xml']] as const) {
       const r = await f.act('status', payload, ct ? { ...HA, 'content-type': ct } : HA);

@@ -168,3 +168,25 @@ export function tempDir(register: (fn: () => void) => void, prefix = 'ceres-pki-
   register(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+export interface CrlOptions {
+  readonly thisUpdate?: Date;
+  readonly nextUpdate?: Date;
+  /** Sign with this key instead of the CA's (a CRL that does not verify). */
+  readonly signWith?: CryptoKey;
+}
+
+/** A CRL (DER) of `ca` listing the serial numbers of `revoked`; valid from an hour ago for a day. */
+export async function makeCrl(ca: TestCred, revoked: readonly TestCred[], o: CrlOptions = {}): Promise<Buffer> {
+  const key = o.signWith ?? ca.keys.privateKey;
+  const signingAlgorithm = key.algorithm.name === 'ECDSA' ? { name: 'ECDSA', hash: 'SHA-256' } : { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  const crl = await x509.X509CrlGenerator.create({
+    issuer: new x509.X509Certificate(ca.der).subjectName,
+    thisUpdate: o.thisUpdate ?? new Date(Date.now() - HOUR),
+    nextUpdate: o.nextUpdate ?? new Date(Date.now() + 24 * HOUR),
+    entries: revoked.map((c) => ({ serialNumber: c.cert.serialHex, revocationDate: new Date(Date.now() - HOUR / 2) })),
+    signingKey: key,
+    signingAlgorithm,
+  });
+  return Buffer.from(crl.rawData);
+}

@@ -27,20 +27,21 @@ describe('loadTrustStore', () => {
     user = await makeUser(caA);
   });
 
-  it('loads hashed names and *.pem, ignores companions, and de-duplicates aliases', () => {
+  it('loads hashed names and *.pem, ignores companions other than CRLs, and de-duplicates aliases', () => {
     const d = newDir();
     const a = caDirEntry(caA.der);
     writeFileSync(join(d, 'ca-a.pem'), caA.pem);
     symlinkSync('ca-a.pem', join(d, a.certFile)); // the usual IGTF layout: alias + hash link
     writeFileSync(join(d, a.signingPolicyFile), a.signingPolicy);
     writeFileSync(join(d, `${a.hash}.namespaces`), 'TO Issuer "x" PERMIT Subject ".*"\n');
+    // A CRL is read (src/pki/revocation.ts); a broken one is a problem, not a failure.
     writeFileSync(join(d, `${a.hash}.r0`), '-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n');
     writeFileSync(join(d, 'README'), 'not a certificate');
     const b = caDirEntry(caB.der);
     writeFileSync(join(d, b.certFile.replace(/\.0$/, '.1')), caB.pem);
     const store = loadTrustStore(d);
     assert.equal(store.anchors.length, 2);
-    assert.deepEqual(store.problems, []);
+    assert.deepEqual(store.problems.map((p) => p.file), [`${a.hash}.r0`]);
     assert.ok(store.isAnchor(caA.cert) && store.isAnchor(caB.cert));
     assert.ok(!store.isAnchor(user.cert));
     assert.equal(store.candidates(user.cert.issuer)[0]?.fingerprint256, caA.cert.fingerprint256);

@@ -6,7 +6,8 @@
  *   GET|HEAD delegations             200 list; 1.1 `type=x509|jwt` filter; 1.0: x509 only, no `type`
  *   POST delegations?action=new      x509: 201 + Location + CSR (application/x-pem-file)
  *                                    jwt (1.1): 201 + Location, empty (spec: 200; ARC 7 client and pyarcrest need 201)
- *   PUT  delegations/<id>            200, empty: signed proxy + chain stored
+ *   PUT  delegations/<id>            200, empty: signed proxy + chain stored (a lone proxy gets the
+ *                                    chain the caller presented on its TLS connection, as in A-REX)
  *   POST delegations/<id>?action=get     200 x-pem-file (certificates) | application/jwt (token)
  *   POST delegations/<id>?action=renew   x509: 201 + CSR in both versions (1.0 text: 200; clients need 201)
  *                                        jwt: 200 (spec, pyarcrest); 201 when the request says type=jwt (ARC 7 client)
@@ -15,8 +16,10 @@
  * Other methods: 405 + Allow from the method tables. Request bodies of POST actions are
  * read (bounded) and ignored, so a connection stays usable.
  */
+import { TLSSocket } from 'node:tls';
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
+import { readPeerChain } from '../../../http/tls-options.js';
 import { sendDoc, sendEmpty } from '../../../http/send.js';
 import { el, type XmlElement } from '../../../doc/element.js';
 import type { DelegationService } from '../../../delegations/delegation-service.js';
@@ -93,7 +96,11 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     const caller = req.caller();
     const id = idOf(req);
     const body = await readBody(req.raw, o.maxCertificateBodyBytes);
-    await service.acceptCertificate(caller.dn, id, body);
+    // The chain this connection was authenticated with (kept on the socket), for a PUT
+    // carrying the signed proxy alone; none for callers without a client certificate.
+    const socket = req.raw.socket;
+    const callerChain = caller.kind === 'x509' && socket instanceof TLSSocket ? readPeerChain(socket).ders : [];
+    await service.acceptCertificate(caller.dn, id, body, callerChain);
     return sendEmpty(req.reply, 200);
   };
 

@@ -7,10 +7,10 @@
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
 import { sendDoc, sendRendered } from '../../../http/send.js';
-import type { JobService } from '../../../jobs/job-service.js';
-import type { JobActions } from '../../../jobs/job-actions.js';
+import type { ItemResult, JobService } from '../../../jobs/job-service.js';
+import type { BulkItem, JobActions } from '../../../jobs/job-actions.js';
 import type { Resource, RestRequest } from '../resource.js';
-import { parseIdList } from './id-list.js';
+import { answerEach, parseIdList } from './id-list.js';
 import { JOBS_FORCED_ARRAYS, listDocument, renderBulk } from './render.js';
 
 export interface JobsResourceOptions {
@@ -57,8 +57,9 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
     const body = await readBody(req.raw, o.maxControlBodyBytes);
-    const ids = parseIdList(body, req.raw.headers['content-type'], o.maxIdsPerRequest);
-    const items = o.actions[a](caller.dn, ids);
+    const entries = parseIdList(body, req.raw.headers['content-type'], o.maxIdsPerRequest);
+    // An info item always carries info_document (empty when failed), as A-REX answers.
+    const items = answerEach<BulkItem | ItemResult>(entries, (ids) => o.actions[a](caller.dn, ids), (reason) => ({ status: 400, reason, ...(a === 'info' ? { infoDocument: null } : {}) }));
     return sendRendered(req.reply, req.format, 201, renderBulk(items, req.format), 'Created');
   };
 
