@@ -106,6 +106,15 @@ export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthR
   return r;
 }
 
+/**
+ * The key per-identity limits count a connection under (http/fairness.ts): the verified
+ * DN, so all proxies of one user share it; without a verified identity, the remote address.
+ */
+export function connectionKey(socket: TLSSocket): string {
+  const r = (socket as AuthSocket)[PEER];
+  return r?.ok === true ? `dn:${r.identity.dn}` : `address:${socket.remoteAddress ?? 'unknown'}`;
+}
+
 /** The client's certificates as Node reports them: leaf first, each followed by its issuer. */
 export function readPeerChain(socket: TLSSocket): PresentedChain {
   const ders: Buffer[] = [];
