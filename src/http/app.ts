@@ -53,7 +53,7 @@ export interface AppOptions {
  * hrefs) start with exactly the prefix the client used: arcget strips its own listing
  * URL from each href. A Host that is not a plain host[:port] falls back to the configured one.
  */
-export function originOf(host: string | undefined, fallback: () => string): string {
+function originOf(host: string | undefined, fallback: () => string): string {
   if (host !== undefined && host.length <= 261 && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `https://${host}`;
   return fallback();
 }

@@ -69,7 +69,7 @@ describe('one service per state directory; no engine before the listener', () =>
     // whichever engine gets at the database next.
     first = await startCeres({ stateDir, config: { engine: { maxRunningJobs: 1 } } });
     const c = Client.forUser(first);
-    const [running] = await c.submit(`&(executable="${script}")(arguments="120")`);
+    const [running] = await c.submit(`&(executable="${script}")(arguments="30")`);
     await waitUntil('the first job to start', () => ledgerLines(ledger).includes(running.id));
     [{ id: waiting }] = await c.submit(`&(executable="${script}")(arguments="0")`);
     assert.equal((await c.waitFor([waiting], ['PREPARED'])).get(waiting), 'PREPARED');
@@ -84,6 +84,7 @@ describe('one service per state directory; no engine before the listener', () =>
   it('a second serve on the same state directory exits 1 naming the running one, and touches no job', async () => {
     const second = serve(stateDir, '127.0.0.1:0', config);
     const code = await second.exit(30_000);
+    if (code === 'running') second.child.kill('SIGKILL');
     assert.equal(code, 1, second.output());
     assert.match(second.output(), new RegExp(`ceres: the state directory .* is in use by another ceres serve \\(pid ${first.child.pid}\\)`));
     assert.doesNotMatch(second.output(), /service URL/);
