@@ -39,10 +39,11 @@ class Conn {
   private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
-  static open(ceres: RunningCeres, credential: string): Promise<Conn> {
-    const pem = readFileSync(join(ceres.pkiDir, credential));
+  /** `credential` undefined: a connection without a client certificate. */
+  static open(ceres: RunningCeres, credential: string | undefined): Promise<Conn> {
+    const pem = credential === undefined ? undefined : readFileSync(join(ceres.pkiDir, credential));
     return new Promise((resolve, reject) => {
-      const s = connect({ host: '127.0.0.1', port: ceres.port, servername: 'localhost', cert: pem, key: pem, ca: readFileSync(join(ceres.pkiDir, 'ca.pem')) }, () => resolve(new Conn(s)));
+      const s = connect({ host: '127.0.0.1', port: ceres.port, servername: 'localhost', ...(pem === undefined ? {} : { cert: pem, key: pem }), ca: readFileSync(join(ceres.pkiDir, 'ca.pem')) }, () => resolve(new Conn(s)));
       s.once('error', reject);
     });
   }
@@ -89,7 +90,7 @@ class Conn {
 describe('per-identity fairness (ceres serve)', () => {
   let ceres: RunningCeres;
   const open: Conn[] = [];
-  const conn = async (credential: string): Promise<Conn> => {
+  const conn = async (credential: string | undefined): Promise<Conn> => {
     const c = await Conn.open(ceres, credential);
     open.push(c);
     return c;
@@ -113,6 +114,7 @@ describe('per-identity fairness (ceres serve)', () => {
     assert.equal(JSON.parse(refused.body).code, 'CE_ERR_HTTP_TOO_MANY_CONNECTIONS');
     assert.ok(Number(refused.headers['retry-after']) > 0);
     assert.equal(refused.headers.connection, 'close');
+    assert.match(ceres.output(), /connection over the per-identity limit/);
     for (const a of alice) assert.equal((await a.get('/rest/1.1/jobs')).status, 200);
     const bob = await conn('bob-proxy.pem');
     assert.equal((await bob.get('/rest/1.1/jobs')).status, 200);
@@ -132,6 +134,19 @@ describe('per-identity fairness (ceres serve)', () => {
     }
     assert.equal(again?.status, 200);
     for (const c of [...alice, bob]) c.close();
+  });
+
+  it('connections without a certificate count under their address, apart from certificate holders', async () => {
+    await new Promise((r) => setTimeout(r, 300));
+    const anonymous = [];
+    for (let i = 0; i < MAX_CONNECTIONS; i++) anonymous.push(await conn(undefined));
+    // Public resources answer on them; the next one is over the cap.
+    for (const a of anonymous) assert.equal((await a.get('/rest')).status, 200);
+    const extra = await conn(undefined);
+    assert.equal((await extra.get('/rest')).status, 503);
+    const alice = await conn('userproxy.pem');
+    assert.equal((await alice.get('/rest/1.1/jobs')).status, 200);
+    for (const c of [...anonymous, alice]) c.close();
   });
 
   it('requests in progress over the cap get 429 with Retry-After; another identity is served', async () => {
