@@ -40,8 +40,13 @@ export class StateDirBusyError extends StartError {
 
 export function lockStateDir(stateDir: string): StateLock {
   const file = join(stateDir, LOCK_FILE);
-  // timeout 0: fail at once instead of better-sqlite3's default 5 s busy wait.
-  const db = new Database(file, { timeout: 0 });
+  let db: Database.Database;
+  try {
+    // timeout 0: fail at once instead of better-sqlite3's default 5 s busy wait.
+    db = new Database(file, { timeout: 0 });
+  } catch (e) {
+    throw new StartError(`cannot lock the state directory ${stateDir}: ${file} cannot be opened (${(e as Error).message})`, { cause: e });
+  }
   try {
     db.pragma('journal_mode = MEMORY');
     db.pragma('locking_mode = EXCLUSIVE');
@@ -49,7 +54,7 @@ export function lockStateDir(stateDir: string): StateLock {
   } catch (e) {
     db.close();
     if ((e as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirBusyError(stateDir, lockHolder(file));
-    throw e;
+    throw new StartError(`cannot lock the state directory ${stateDir}: ${(e as Error).message}`, { cause: e });
   }
   return {
     file,

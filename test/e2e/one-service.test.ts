@@ -6,12 +6,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { lockStateDir, StateDirBusyError } from '../../src/service/state-lock.js';
+import { StartError } from '../../src/service/start-error.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -157,6 +158,34 @@ describe('state directory lock (in process)', () => {
       lockStateDir(d).release();
       // Nothing but the lock file itself is left behind (no journal).
       assert.ok(!existsSync(join(d, 'ceres.lock-journal')));
+    } finally {
+      removeDir(d);
+    }
+  });
+
+  it('a lock file that cannot be opened is a start error naming it, not a crash', () => {
+    const d = tempDir('lock');
+    try {
+      mkdirSync(join(d, 'ceres.lock'));
+      assert.throws(() => lockStateDir(d), (e: unknown) => e instanceof StartError && !(e instanceof StateDirBusyError) && e.message.startsWith(`cannot lock the state directory ${d}: `));
+    } finally {
+      removeDir(d);
+    }
+  });
+
+  it('an unusable lock file: serve exits 1 with one line, no stack', async () => {
+    const d = tempDir('lock');
+    try {
+      const config = join(d, 'config.json');
+      writeFileSync(config, JSON.stringify({ log: { level: 'warn' } }));
+      mkdirSync(join(d, 'state'));
+      mkdirSync(join(d, 'state', 'ceres.lock'));
+      const s = serve(join(d, 'state'), '127.0.0.1:0', config);
+      const code = await s.exit(30_000);
+      if (code === 'running') s.child.kill('SIGKILL');
+      assert.equal(code, 1, s.output());
+      assert.match(s.output(), /^ceres: cannot lock the state directory .*$/m);
+      assert.doesNotMatch(s.output(), /\n\s+at /);
     } finally {
       removeDir(d);
     }
