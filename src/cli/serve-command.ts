@@ -5,11 +5,14 @@
  *                    engine cleanly (running jobs keep running; they are recovered on
  *                    the next start), exit 0;
  *   second signal, or `shutdownTimeoutSeconds` passed -> forced exit 1.
+ * A service that cannot start (state directory in use, address in use, ...) prints
+ * why and exits 1 at once: nothing it began may keep the process alive.
  */
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { startService } from '../service/start.js';
 import { createLogger } from '../service/logger.js';
+import { StartError } from '../service/start-error.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
@@ -32,7 +35,20 @@ export function registerServeCommand(program: Command): void {
         throw e;
       }
       const log = createLogger(config.log.level, config.log.file);
-      const svc = await startService(config, log);
+      let svc;
+      try {
+        svc = await startService(config, log);
+      } catch (e) {
+        if (e instanceof StartError) {
+          log.error({ reason: e.message }, 'service not started');
+          process.stderr.write(`ceres: ${e.message}\n`);
+        } else {
+          log.error({ err: e }, 'service failed to start');
+          process.stderr.write(`ceres: the service failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+        }
+        log.flush?.();
+        process.exit(1);
+      }
       process.stdout.write(`ceres: service URL ${svc.url}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
       let stopping = false;

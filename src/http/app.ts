@@ -4,7 +4,9 @@
  *
  * Request flow:
  *   TLS connection (client chain verified once per connection, src/auth)
- *     -> rewriteUrl (absolute-form targets reduced to path)
+ *     -> rewriteUrl (absolute-form targets reduced to path; doubled slashes of the
+ *        route part collapsed, http/route-slashes.ts)
+ *     -> onRequest: cross-site refusal (http/cross-site.ts), per-identity caps (http/fairness.ts)
  *     -> catch-all route under {mount}/rest: parse target, route (api/rest/router.ts)
  *     -> resource method table (405 + Allow when absent), caller check
  *     -> handler (domain services) -> document -> negotiated rendering (http/send.ts)
@@ -15,6 +17,7 @@
  * by content (clients send wrong or missing Content-Types; see compatibility notes).
  */
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ceError } from '../errors/ce-error.js';
 import { negotiate } from './negotiate.js';
@@ -23,6 +26,9 @@ import { handleError } from './error-handler.js';
 import type { Authenticator, Caller } from './caller.js';
 import { route, type RestRoutes } from '../api/rest/router.js';
 import { allowHeader, type RestRequest } from '../api/rest/resource.js';
+import { collapseRouteSlashes } from './route-slashes.js';
+import { crossSiteRefusal } from './cross-site.js';
+import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from './fairness.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE'] as const;
@@ -36,6 +42,10 @@ export interface AppOptions {
   fastify?: Partial<FastifyServerOptions> & Record<string, unknown>;
   /** External origin used for absolute URLs in answers (PROPFIND hrefs), e.g. https://host:port */
   origin: () => string;
+  /** The configured public service URL, if any: its origin also counts as this service's. */
+  publicUrl?: string | undefined;
+  /** Per-identity cap on requests in progress (http/fairness.ts); none when absent. */
+  fairness?: { readonly maxRequestsPerIdentity: number; readonly keyOf: (req: IncomingMessage) => string };
 }
 
 /**
@@ -44,11 +54,25 @@ export interface AppOptions {
  * URL from each href. A Host that is not a plain host[:port] falls back to the configured one.
  */
 function originOf(host: string | undefined, fallback: () => string): string {
-  if (host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `https://${host}`;
+  if (host !== undefined && host.length <= 261 && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `https://${host}`;
   return fallback();
 }
 
+/**
+ * Refusals answered before the body is read close the connection when a body follows:
+ * Node would otherwise read (and discard) a whole upload to keep the connection.
+ */
+function closeIfBody(request: import('fastify').FastifyRequest): { headers: Record<string, string> } {
+  const h = request.headers;
+  const hasBody = h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
+  return { headers: hasBody ? { connection: 'close' } : {} };
+}
+
 export function buildApp(opts: AppOptions): FastifyInstance {
+  const prefix = `${opts.mountPoint}/rest`;
+  const prefixSegments = prefix.split('/').filter((x) => x !== '').length;
+  const publicOrigin = opts.publicUrl === undefined ? undefined : new URL(opts.publicUrl).origin;
+  const inFlight = opts.fairness === undefined ? undefined : new PerKeyCounter(opts.fairness.maxRequestsPerIdentity);
   const app = Fastify({
     loggerInstance: opts.logger,
     // Our own one-line access log (onResponse hook) replaces Fastify's two lines.
@@ -59,7 +83,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     bodyLimit: 1024 * 1024 * 1024 * 1024,
     genReqId: () => randomBytes(6).toString('hex'),
     requestIdHeader: false,
-    rewriteUrl: (req) => stripAbsoluteForm(req.url ?? '/'),
+    rewriteUrl: (req) => collapseRouteSlashes(stripAbsoluteForm(req.url ?? '/'), prefixSegments),
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2000 },
     // Malformed URLs and headers rejected by the router still answer through our handler.
     frameworkErrors: (error: Error, req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) =>
@@ -82,12 +106,22 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     // Content-Type aside so the framework does not refuse the request with a 415.
     const ct = request.headers['content-type'];
     if (ct !== undefined && !/^[^\s/;]+\/[^\s/;]+/.test(ct.trim())) delete request.headers['content-type'];
+    const ownOrigins = [originOf(request.headers.host, opts.origin), opts.origin(), ...(publicOrigin === undefined ? [] : [publicOrigin])];
+    const crossSite = crossSiteRefusal({ method: request.method, secFetchSite: request.headers['sec-fetch-site'], origin: request.headers.origin, ownOrigins });
+    if (crossSite !== undefined) throw ceError('CE_ERR_HTTP_CROSS_SITE', `Cross-site request refused: ${crossSite}`, closeIfBody(request));
+    if (overConnectionLimit(request.raw.socket)) {
+      throw ceError('CE_ERR_HTTP_TOO_MANY_CONNECTIONS', undefined, { headers: { 'retry-after': String(OVER_LIMIT_GRACE_MS / 1000), connection: 'close' } });
+    }
+    if (inFlight !== undefined && opts.fairness !== undefined) {
+      const key = opts.fairness.keyOf(request.raw);
+      if (!inFlight.tryTake(key)) throw ceError('CE_ERR_HTTP_TOO_MANY_REQUESTS', undefined, { headers: { 'retry-after': '1', ...closeIfBody(request).headers } });
+      reply.raw.once('close', () => inFlight.give(key));
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  const prefix = `${opts.mountPoint}/rest`;
   const handler = async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply): Promise<unknown> => {
     const target = parseTarget(request.url);
     const below = target.path.slice(prefix.length);

@@ -107,6 +107,16 @@ export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthR
   return r;
 }
 
+/**
+ * The key per-identity limits count a connection under (http/fairness.ts): the verified
+ * DN, so all proxies of one user share it; without a verified identity, the remote address.
+ */
+export function connectionKey(socket: TLSSocket): string {
+  const r = (socket as AuthSocket)[PEER];
+  return r?.ok === true ? `dn:${r.identity.dn}` : `address:${socket.remoteAddress ?? 'unknown'}`;
+}
+
+
 const CHAIN = Symbol('ceres.peerChain');
 type ChainSocket = TLSSocket & { [CHAIN]?: PresentedChain };
 

@@ -36,16 +36,20 @@ export interface EngineDeps {
 
 export function createEngine(d: EngineDeps): EngineWiring {
   let scheduler: Scheduler | undefined;
+  let ready = false;
   let staging: StagingWiring | undefined;
   const pending: string[] = [];
   const sessionDir = (id: string): string => join(d.layout.sessions, id);
   const e = d.config.engine;
   return {
+    // Requests are served while the engine starts (the listener opens first), so until
+    // the scheduler has finished resuming jobs (backend recovery before any cancel),
+    // requests' events are queued and handed over afterwards.
     port: {
-      jobsSubmitted: (ids) => (scheduler ? scheduler.jobsSubmitted(ids) : void pending.push(...ids)),
+      jobsSubmitted: (ids) => (ready && scheduler ? scheduler.jobsSubmitted(ids) : void pending.push(...ids)),
       jobPoked: (id) => {
         staging?.poked(id);
-        if (scheduler) scheduler.poke(id);
+        if (ready && scheduler) scheduler.poke(id);
         else pending.push(id);
       },
     },
@@ -70,6 +74,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         cancelTimeoutSeconds: e.cancelTimeoutSeconds,
       });
       await scheduler.start();
+      ready = true;
       if (pending.length) scheduler.jobsSubmitted(pending.splice(0));
     },
     async stop() {

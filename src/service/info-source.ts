@@ -1,7 +1,9 @@
 /**
  * Feeds the GLUE2 builder (src/info) with live figures: configuration, job counters
  * from the store, host facts (read once), working-area space. The document is cached
- * for one second: brokers poll it, and counters a second old are live enough.
+ * for one second: brokers poll it, and counters a second old are live enough. The
+ * endpoint URL may follow the origin the client addressed, so the cache is per URL
+ * (a few entries: a client that varies its Host header only costs itself rebuilds).
  */
 import { statfsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -16,12 +18,14 @@ import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
 import type { JobStore } from '../jobs/store/job-store.js';
 
 export const CERES_VERSION = '0.1.0';
+const MAX_CACHED_URLS = 8;
 
 
 export interface InfoSourceOptions {
   readonly config: Config;
   readonly store: JobStore;
-  readonly endpointUrl: () => string;
+  /** The endpoint URL to publish, given the origin the client addressed (if known). */
+  readonly endpointUrl: (addressedOrigin?: string) => string;
   readonly hostname: string;
   readonly sessionRoot: string;
   readonly lrms: { name: string; version?: string };
@@ -33,10 +37,12 @@ export interface InfoSourceOptions {
 
 export function createInfoSource(o: InfoSourceOptions): InfoSource {
   const host = readHostFacts();
-  let cached: { at: number; doc: XmlElement } | undefined;
+  const cache = new Map<string, { at: number; doc: XmlElement }>();
   return {
-    document(): XmlElement {
+    document(addressedOrigin?: string): XmlElement {
       const now = Date.now();
+      const endpointUrl = o.endpointUrl(addressedOrigin);
+      const cached = cache.get(endpointUrl);
       if (cached && now - cached.at < 1000) return cached.doc;
       const entries: JobTallyEntry[] = [];
       for (const r of o.store.countByState()) {
@@ -52,7 +58,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       }
       const c = o.config.cluster;
       const doc = buildInfoDocument({
-        endpointUrl: o.endpointUrl(),
+        endpointUrl,
         hostname: o.hostname,
         clusterName: c.name,
         implementationVersion: CERES_VERSION,
@@ -72,7 +78,8 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         ...(o.issuerCa !== undefined ? { issuerCa: o.issuerCa } : {}),
         trustedCas: o.trustedCas,
       });
-      cached = { at: now, doc };
+      if (cache.size >= MAX_CACHED_URLS) cache.clear();
+      cache.set(endpointUrl, { at: now, doc });
       return doc;
     },
   };

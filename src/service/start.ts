@@ -1,7 +1,14 @@
 /**
  * The composition root: the only place that constructs components and wires them
- * together. Order: state layout → TLS credentials (configured, or the embedded dev
- * PKI) → database → domain services → engine → HTTP app → listen. `close()` reverses it.
+ * together. Order: state-directory lock → state layout → TLS credentials (configured,
+ * or the embedded dev PKI) → database → domain services → engine wiring → HTTP app →
+ * listen → engine start. `close()` reverses it.
+ *
+ * Invariants: nothing touches the state directory before its lock is held (one service
+ * per state directory, src/service/state-lock.ts), and the engine (which runs jobs)
+ * starts only once the listener is up: a service that cannot listen must not run jobs
+ * from the database. Any failure on the way undoes what was started and rejects with
+ * a StartError the command prints.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
@@ -17,7 +24,8 @@ import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument, localFileText, statusFileText } from '../jobs/activity.js';
 import { renderXml } from '../doc/render-xml.js';
 import { buildApp } from '../http/app.js';
-import { attachPeerIdentity, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
+import { attachPeerIdentity, connectionKey, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
+import { limitConnectionsPerIdentity } from '../http/fairness.js';
 import type { Authenticator } from '../http/caller.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
@@ -35,6 +43,9 @@ import { REST_STATES } from '../engine/states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
+import { lockStateDir, type StateLock } from './state-lock.js';
+import { listenError } from './start-error.js';
+import { defaultPublicHost } from './public-host.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -47,10 +58,23 @@ export interface RunningService {
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   useLargeStreamBuffers();
+  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  const lock = lockStateDir(config.stateDir);
+  try {
+    return await startLocked(config, log, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const L = stateLayout(config.stateDir);
   for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { host, port } = listenParts(config.listen);
-  const publicHost = config.cluster.hostname ?? (host === '127.0.0.1' || host === '::1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host);
+  // GLUE2 ids and the printed URL: the configured name, else the listen address as given.
+  const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
+  const urlHost = publicHost.includes(':') ? `[${publicHost}]` : publicHost;
 
   // TLS credentials and trust.
   let certPem: string;
@@ -75,8 +99,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
   let actualPort = port;
-  const origin = (): string => `https://${publicHost}:${actualPort}`;
+  const origin = (): string => `https://${urlHost}:${actualPort}`;
   const serviceUrl = (): string => config.publicUrl ?? `${origin()}${config.mountPoint}`;
+  // The URL the info document publishes, which the ARC client takes as the base of its
+  // job ids: the configured one, else the origin the client addressed (a validated Host),
+  // so jobs submitted to https://127.0.0.1/... get ids the user's later calls match.
+  const endpointUrl = (addressed?: string): string =>
+    config.publicUrl ?? (config.cluster.hostname === undefined && addressed !== undefined ? `${addressed}${config.mountPoint}` : serviceUrl());
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const engine = createEngine({ config, store, control, log, layout: L, delegations, serviceUrl });
@@ -96,7 +125,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const info = createInfoSource({
     config,
     store,
-    endpointUrl: serviceUrl,
+    endpointUrl,
     hostname: publicHost,
     sessionRoot: L.sessions,
     lrms: engine.lrmsInfo,
@@ -149,6 +178,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     authenticate,
     logger: log,
     origin,
+    publicUrl: config.publicUrl,
+    fairness: { maxRequestsPerIdentity: config.http.maxRequestsPerIdentity, keyOf: (req) => connectionKey(req.socket as TLSSocket) },
     fastify: {
       https: { ...tlsServerOptions({ certPem, keyPem, caPems: trust.pems }), handshakeTimeout: config.tls.handshakeTimeoutSeconds * 1000 },
       keepAliveTimeout: config.http.keepAliveTimeoutSeconds * 1000,
@@ -158,11 +189,30 @@ export async function startService(config: Config, log: Logger): Promise<Running
       connectionTimeout: 0,
     },
   });
-  attachPeerIdentity(app.server as unknown as import('node:tls').Server, trust, { log });
-  await engine.start();
-  await app.listen({ host, port });
+  const tlsServer = app.server as unknown as import('node:tls').Server;
+  attachPeerIdentity(tlsServer, trust, { log });
+  limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
+  const closeStores = async (): Promise<void> => {
+    await delegations.close();
+    db.close();
+  };
+  try {
+    await app.listen({ host, port });
+  } catch (e) {
+    await app.close().catch(() => undefined);
+    await closeStores();
+    throw listenError(host, port, e);
+  }
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
+  try {
+    await engine.start();
+  } catch (e) {
+    await app.close().catch(() => undefined);
+    await engine.stop().catch(() => undefined);
+    await closeStores();
+    throw e;
+  }
   log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname() }, 'service started');
 
   return {
@@ -172,8 +222,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     async close() {
       await app.close();
       await engine.stop();
-      await delegations.close();
-      db.close();
+      await closeStores();
+      lock.release();
     },
   };
 }

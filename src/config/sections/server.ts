@@ -22,6 +22,8 @@ export const serverSection = {
       requestTimeoutSeconds: Type.Number({ default: 3600, exclusiveMinimum: 0, description: 'Upper bound on receiving one request (large uploads need time)' }),
       maxControlBodyBytes: Type.Integer({ default: 16 * 1024 * 1024, minimum: 1024, description: 'Largest job-id list, delegation or other non-file request body' }),
       maxSubmitBodyBytes: Type.Integer({ default: 100 * 1024 * 1024, minimum: 1024, description: 'Largest job submission body (A-REX: 100 MiB)' }),
+      maxConnectionsPerIdentity: Type.Integer({ default: 64, minimum: 1, description: 'Open connections per identity (DN; remote address without one); requests on connections over it get 503 and the connection is closed' }),
+      maxRequestsPerIdentity: Type.Integer({ default: 32, minimum: 1, description: 'Requests in progress per identity (DN; remote address without one); more get 429 with Retry-After' }),
     },
     { default: {}, additionalProperties: false },
   ),

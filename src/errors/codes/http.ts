@@ -17,4 +17,7 @@ export const httpErrors = {
   CE_ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'Request body not received in time' },
   CE_ERR_HTTP_SHUTTING_DOWN: { status: 503, message: 'Service is shutting down' },
   CE_ERR_INTERNAL: { status: 500, message: 'Internal Server Error' },
+  CE_ERR_HTTP_CROSS_SITE: { status: 403, message: 'Cross-site request refused' },
+  CE_ERR_HTTP_TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests in progress for this identity' },
+  CE_ERR_HTTP_TOO_MANY_CONNECTIONS: { status: 503, message: 'Too many connections for this identity' },
 } as const satisfies ErrorTable;

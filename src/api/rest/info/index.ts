@@ -9,8 +9,11 @@ import { sendDoc } from '../../../http/send.js';
 import type { Resource } from '../resource.js';
 
 export interface InfoSource {
-  /** The current GLUE2 `InfoRoot` document (may be cached briefly by the source). */
-  document(): XmlElement;
+  /**
+   * The current GLUE2 `InfoRoot` document (may be cached briefly by the source).
+   * `addressedOrigin`: the origin the client addressed (`https://host[:port]`).
+   */
+  document(addressedOrigin?: string): XmlElement;
 }
 
 export function infoResource(source: InfoSource): Resource {
@@ -23,7 +26,7 @@ export function infoResource(source: InfoSource): Resource {
           if (schema === 'crr' && req.version === '1.0') throw ceError('CE_ERR_INFO_SCHEMA_NOT_OFFERED');
           throw ceError('CE_ERR_HTTP_SCHEMA_NOT_SUPPORTED', `unknown schema '${schema.slice(0, 32)}': only glue2 is supported`);
         }
-        return sendDoc(req.reply, req.format, 200, source.document());
+        return sendDoc(req.reply, req.format, 200, source.document(new URL(req.requestUrl).origin));
       },
     },
   };
