@@ -5,7 +5,7 @@
  * they are streamed to disk by the session handler.
  */
 import type { IncomingMessage } from 'node:http';
-import { ceError } from '../errors/ce-error.js';
+import { ceError, isCeError, type CeError } from '../errors/ce-error.js';
 
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
@@ -15,15 +15,40 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) {
-      req.resume();
-      throw ceError('CE_ERR_HTTP_BODY_TOO_LARGE', `request body larger than ${maxBytes} bytes`);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) {
+        req.resume();
+        throw ceError('CE_ERR_HTTP_BODY_TOO_LARGE', `request body larger than ${maxBytes} bytes`);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (e) {
+    throw bodyError(req, e);
   }
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+}
+
+/**
+ * What a failure while reading a request body means for the answer: a client that
+ * closed its connection mid-body is the client's doing (a 4xx that nobody receives,
+ * logged as a refusal), never a server error; CeErrors pass as they are.
+ */
+export function bodyError(req: IncomingMessage, e: unknown): unknown {
+  if (isCeError(e)) return e;
+  return clientGone(req, e) ? clientAborted(e) : e;
+}
+
+/** True when `e` is the request stream failing because the client went away. */
+export function clientGone(req: IncomingMessage, e: unknown): boolean {
+  const c = (e as NodeJS.ErrnoException | null)?.code;
+  if (c === 'ECONNRESET' || c === 'ERR_STREAM_PREMATURE_CLOSE' || c === 'EPIPE') return true;
+  return !req.complete && (req.destroyed || req.socket.destroyed);
+}
+
+export function clientAborted(cause: unknown): CeError {
+  return ceError('CE_ERR_HTTP_CLIENT_ABORTED', undefined, { cause });
 }
 
 /** The media type of a Content-Type header without parameters, lower-cased ('' if absent). */

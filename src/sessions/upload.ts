@@ -17,16 +17,19 @@
  * safe-fs.ts). Files are created 0600.
  */
 import { randomBytes } from 'node:crypto';
-import { constants as C, createWriteStream } from 'node:fs';
+import { constants as C } from 'node:fs';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { finished, Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { finished, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
+import { bodyError } from '../http/body.js';
 import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
 import { CHUNK_BYTES } from './chunk-pool.js';
+import { fileSink } from './file-sink.js';
 
 /** Chunk size of file streams: 1 MiB doubles throughput over the 64 KiB default. */
 export const FILE_STREAM_CHUNK = CHUNK_BYTES;
@@ -35,7 +38,7 @@ export interface UploadRequest {
   readonly jobId: string;
   readonly sessionDir: string;
   readonly path: SessionPath;
-  readonly body: Readable;
+  readonly body: IncomingMessage;
   /** Declared Content-Length, if any. */
   readonly contentLength: number | undefined;
   readonly range: ContentRange | undefined;
@@ -163,7 +166,7 @@ function openFailed(e: unknown): never {
  * destroy the request, and with it the connection, on a refusal, so the client would
  * never see the 4xx. Unpiped, the unread rest is discarded by the HTTP server.
  */
-async function streamInto(body: Readable, fh: FileHandle, offset: number, limit: number, overflow: () => Error): Promise<number> {
+async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number, limit: number, overflow: () => Error): Promise<number> {
   let n = 0;
   const counter = new Transform({
     highWaterMark: FILE_STREAM_CHUNK,
@@ -173,9 +176,8 @@ async function streamInto(body: Readable, fh: FileHandle, offset: number, limit:
       else cb(null, chunk);
     },
   });
-  // By descriptor number, not FileHandle: a stream on a FileHandle holds a reference
-  // that makes the later fh.close() wait; the caller owns and closes the handle.
-  const out = createWriteStream('', { fd: fh.fd, start: offset, highWaterMark: FILE_STREAM_CHUNK, autoClose: false });
+  // The caller owns `fh` and closes it once; the sink never does (file-sink.ts).
+  const out = fileSink(fh, offset, FILE_STREAM_CHUNK);
   const written = pipeline(counter, out);
   const cleanup = finished(body, (err) => {
     if (err) counter.destroy(err);
@@ -188,7 +190,7 @@ async function streamInto(body: Readable, fh: FileHandle, offset: number, limit:
     if (isCeError(e)) throw e;
     const c = (e as NodeJS.ErrnoException).code;
     if (c === 'ENOSPC' || c === 'EDQUOT' || c === 'EFBIG') throw ceError('CE_ERR_SESSION_NO_SPACE');
-    throw e;
+    throw bodyError(body, e);
   } finally {
     cleanup();
   }

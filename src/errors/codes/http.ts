@@ -17,4 +17,5 @@ export const httpErrors = {
   CE_ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'Request body not received in time' },
   CE_ERR_HTTP_SHUTTING_DOWN: { status: 503, message: 'Service is shutting down' },
   CE_ERR_INTERNAL: { status: 500, message: 'Internal Server Error' },
+  CE_ERR_HTTP_CLIENT_ABORTED: { status: 400, message: 'Request body incomplete: the client closed the connection' },
 } as const satisfies ErrorTable;
