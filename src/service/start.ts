@@ -92,7 +92,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
-  const files = new SessionFiles({ control, engine: engine.port });
+  const files = new SessionFiles({ control, engine: engine.port, maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
   const info = createInfoSource({
     config,
     store,

@@ -14,7 +14,8 @@
  *    keep its old tail). The body must be exactly b-a+1 bytes.
  *
  * Parents are created (0700) and nothing is ever written through a symlink (see
- * safe-fs.ts). Files are created 0600.
+ * safe-fs.ts). Files are created 0600. Every write counts against the job's upload
+ * quota (upload-quota.ts); a full disk or file system quota is a 507.
  */
 import { randomBytes } from 'node:crypto';
 import { constants as C } from 'node:fs';
@@ -28,6 +29,7 @@ import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
+import type { QuotaReservation, UploadQuota } from './upload-quota.js';
 import { CHUNK_BYTES } from './chunk-pool.js';
 import { fileSink } from './file-sink.js';
 
@@ -52,7 +54,14 @@ export interface UploadResult {
   readonly bytes: number;
 }
 
-export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Promise<UploadResult> {
+/** The in-memory books an upload updates. */
+export interface UploadLedgers {
+  readonly tracker: UploadTracker;
+  readonly quota: UploadQuota;
+}
+
+export async function writeUpload(u: UploadRequest, books: UploadLedgers): Promise<UploadResult> {
+  const { tracker } = books;
   const segs = u.path.segments;
   const name = segs[segs.length - 1];
   if (name === undefined || u.path.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
@@ -67,8 +76,11 @@ export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Pro
     throw tooLarge(u.maxFileBytes);
   }
 
-  const parent = await openDirChain(u.sessionDir, segs.slice(0, -1), true);
+  // Refused here, before the body is read, when the length is known.
+  const q = books.quota.begin(u.jobId, u.sessionDir, u.path.rel, r ? r.end + 1 : (u.contentLength ?? 0));
+  let parent: FileHandle | undefined;
   try {
+    parent = await openDirChain(u.sessionDir, segs.slice(0, -1), true);
     const existing = await lstatIn(parent, name);
     if (existing) {
       const k = kindOf(existing);
@@ -77,16 +89,17 @@ export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Pro
       if (k === 'other') throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
       if (!r && u.ifNoneMatchAny) throw ceError('CE_ERR_SESSION_FILE_EXISTS');
     }
-    if (r) return await writeRange(u, r, parent, name, tracker);
-    const bytes = await writeWhole(u, parent, name);
+    if (r) return await writeRange(u, r, parent, name, tracker, q);
+    const bytes = await writeWhole(u, parent, name, q);
     tracker.forget(u.jobId, u.path.rel);
     return { complete: true, bytes };
   } finally {
-    await parent.close();
+    q.release();
+    await parent?.close();
   }
 }
 
-async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle, name: string, tracker: UploadTracker): Promise<UploadResult> {
+async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle, name: string, tracker: UploadTracker, q: QuotaReservation): Promise<UploadResult> {
   let fh: FileHandle;
   try {
     fh = await open(inDir(parent, name), C.O_WRONLY | C.O_CREAT | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
@@ -104,11 +117,15 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
     if (complete && r.total !== undefined && (await fh.stat()).size > r.total) await fh.truncate(r.total);
     return { complete, bytes: got };
   } finally {
+    // Whatever happened, the file is now as long as it is (an aborted range may have
+    // extended it): that is what counts against the quota.
+    const size = await fh.stat().then((st) => st.size, () => undefined);
+    if (size !== undefined) q.commit(size);
     await fh.close();
   }
 }
 
-async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): Promise<number> {
+async function writeWhole(u: UploadRequest, parent: FileHandle, name: string, q: QuotaReservation): Promise<number> {
   const tmp = `${UPLOAD_TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
   let fh: FileHandle;
   try {
@@ -120,7 +137,7 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): P
   try {
     let got: number;
     try {
-      got = await streamInto(u.body, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes));
+      got = await streamInto(u.body, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes), (n) => q.grow(n));
     } finally {
       await fh.close();
     }
@@ -143,6 +160,7 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): P
       }
       placed = true;
     }
+    q.commit(got);
     return got;
   } finally {
     if (!placed) await unlink(inDir(parent, tmp)).catch(() => undefined);
@@ -164,16 +182,21 @@ function openFailed(e: unknown): never {
  *
  * The request is piped by hand rather than put into `pipeline`: a pipeline would
  * destroy the request, and with it the connection, on a refusal, so the client would
- * never see the 4xx. Unpiped, the unread rest is discarded by the HTTP server.
+ * never see the 4xx. Unpiped, the unread rest is read and dropped.
  */
-async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number, limit: number, overflow: () => Error): Promise<number> {
+async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number, limit: number, overflow: () => Error, onBytes?: (n: number) => void): Promise<number> {
   let n = 0;
   const counter = new Transform({
     highWaterMark: FILE_STREAM_CHUNK,
     transform(chunk: Buffer, _enc, cb: TransformCallback) {
       n += chunk.length;
-      if (n > limit) cb(overflow());
-      else cb(null, chunk);
+      if (n > limit) return cb(overflow());
+      try {
+        onBytes?.(n);
+      } catch (e) {
+        return cb(e as Error);
+      }
+      cb(null, chunk);
     },
   });
   // The caller owns `fh` and closes it once; the sink never does (file-sink.ts).
@@ -187,6 +210,9 @@ async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number,
     await written;
   } catch (e) {
     body.unpipe(counter);
+    // Read and drop the rest, so the answer reaches the client and the connection
+    // stays usable: the HTTP server drains only bodies nobody has started reading.
+    body.resume();
     if (isCeError(e)) throw e;
     const c = (e as NodeJS.ErrnoException).code;
     if (c === 'ENOSPC' || c === 'EDQUOT' || c === 'EFBIG') throw ceError('CE_ERR_SESSION_NO_SPACE');

@@ -14,6 +14,7 @@ import { addDevUser } from '../../src/pki/dev-pki.js';
 import { UPLOAD_TEMP_PREFIX } from '../../src/sessions/session-path.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { credential, head, readAll, send, tlsConnect, vanish, type Credential } from '../helpers/raw-tls.js';
+import { until } from '../helpers/poll.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -42,15 +43,6 @@ function tempFilesUnder(dir: string): string[] {
   };
   walk(dir);
   return found;
-}
-
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await cond()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Problems in the service's log: errors, 5xx answers, descriptor trouble. */
