@@ -16,6 +16,7 @@ import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument, localFileText, statusFileText } from '../jobs/activity.js';
 import { renderXml } from '../doc/render-xml.js';
+import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../http/app.js';
 import { attachPeerIdentity, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
 import type { Authenticator } from '../http/caller.js';
@@ -158,6 +159,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       connectionTimeout: 0,
     },
   });
+  app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   attachPeerIdentity(app.server as unknown as import('node:tls').Server, trust, { log });
   await engine.start();
   await app.listen({ host, port });

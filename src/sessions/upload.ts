@@ -20,11 +20,9 @@
 import { randomBytes } from 'node:crypto';
 import { constants as C } from 'node:fs';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
-import { finished, Transform, type TransformCallback } from 'node:stream';
+import { finished, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
-import { bodyError } from '../http/body.js';
 import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
@@ -40,7 +38,9 @@ export interface UploadRequest {
   readonly jobId: string;
   readonly sessionDir: string;
   readonly path: SessionPath;
-  readonly body: IncomingMessage;
+  readonly body: Readable;
+  /** Aborted (with the error to answer) when the body must no longer be waited for. */
+  readonly signal?: AbortSignal;
   /** Declared Content-Length, if any. */
   readonly contentLength: number | undefined;
   readonly range: ContentRange | undefined;
@@ -109,7 +109,7 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
   try {
     if (!(await fh.stat()).isFile()) throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
     const want = r.end - r.start + 1;
-    const got = await streamInto(u.body, fh, r.start, want, () =>
+    const got = await streamInto(u, fh, r.start, want, () =>
       ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
     );
     if (got !== want) throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
@@ -137,7 +137,7 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string, q:
   try {
     let got: number;
     try {
-      got = await streamInto(u.body, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes), (n) => q.grow(n));
+      got = await streamInto(u, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes), (n) => q.grow(n));
     } finally {
       await fh.close();
     }
@@ -177,14 +177,15 @@ function openFailed(e: unknown): never {
 
 /**
  * Pipes `body` into `fh` from `offset`, refusing (with `overflow()`) more than `limit`
- * bytes. Returns the number of bytes written. A client that disconnects makes this
- * reject (nothing is reported as received).
+ * bytes. Returns the number of bytes written. A client that disconnects, or an abort
+ * of `u.signal`, makes this reject (nothing is reported as received).
  *
  * The request is piped by hand rather than put into `pipeline`: a pipeline would
  * destroy the request, and with it the connection, on a refusal, so the client would
  * never see the 4xx. Unpiped, the unread rest is read and dropped.
  */
-async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number, limit: number, overflow: () => Error, onBytes?: (n: number) => void): Promise<number> {
+async function streamInto(u: UploadRequest, fh: FileHandle, offset: number, limit: number, overflow: () => Error, onBytes?: (n: number) => void): Promise<number> {
+  const { body, signal } = u;
   let n = 0;
   const counter = new Transform({
     highWaterMark: FILE_STREAM_CHUNK,
@@ -205,6 +206,8 @@ async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number,
   const cleanup = finished(body, (err) => {
     if (err) counter.destroy(err);
   });
+  const stop = (): void => void counter.destroy(signal?.reason as Error);
+  signal?.addEventListener('abort', stop);
   body.pipe(counter);
   try {
     await written;
@@ -212,13 +215,15 @@ async function streamInto(body: IncomingMessage, fh: FileHandle, offset: number,
     body.unpipe(counter);
     // Read and drop the rest, so the answer reaches the client and the connection
     // stays usable: the HTTP server drains only bodies nobody has started reading.
-    body.resume();
+    // An aborted body is not waited for (its connection closes after the answer).
+    if (signal?.aborted !== true) body.resume();
     if (isCeError(e)) throw e;
     const c = (e as NodeJS.ErrnoException).code;
     if (c === 'ENOSPC' || c === 'EDQUOT' || c === 'EFBIG') throw ceError('CE_ERR_SESSION_NO_SPACE');
-    throw bodyError(body, e);
+    throw e;
   } finally {
     cleanup();
+    signal?.removeEventListener('abort', stop);
   }
   return n;
 }

@@ -18,4 +18,5 @@ export const httpErrors = {
   CE_ERR_HTTP_SHUTTING_DOWN: { status: 503, message: 'Service is shutting down' },
   CE_ERR_INTERNAL: { status: 500, message: 'Internal Server Error' },
   CE_ERR_HTTP_CLIENT_ABORTED: { status: 400, message: 'Request body incomplete: the client closed the connection' },
+  CE_ERR_HTTP_BODY_TOO_SLOW: { status: 408, message: 'Request body arriving too slowly' },
 } as const satisfies ErrorTable;
