@@ -14,6 +14,10 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.resume();
     return Promise.reject(tooLarge(maxBytes));
   }
+  // Events, not `for await`: the body-rate floor must be able to stop this read without
+  // destroying the request (which would take the socket, and the 408, with it).
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (req.destroyed) return Promise.reject(clientAborted(undefined));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
