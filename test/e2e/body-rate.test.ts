@@ -55,7 +55,7 @@ describe('body-rate floor', () => {
     let closed = false;
     void all.then(() => (closed = true));
     // Well past the window the verdict is in: give up trickling then.
-    const giveUpAt = t0 + (WINDOW_S * 1.25 + 4) * 1000;
+    const giveUpAt = t0 + (WINDOW_S * 1.25 + 8) * 1000;
     for (let i = 0; i < body.length && !closed && Date.now() < giveUpAt; i++) {
       await sleep(everyMs);
       if (!closed) await send(s, body.subarray(i, i + 1));
@@ -70,7 +70,8 @@ describe('body-rate floor', () => {
   }
 
   const cutInTime = (o: Outcome, what: string): void => {
-    assert.ok(o.closedAfter >= WINDOW_S * 0.9 && o.closedAfter <= WINDOW_S * 1.25 + 1.5, `${what}: connection closed after ${o.closedAfter} s`);
+    // Cut after one to 1.25 windows; the slack is for a loaded machine's timers.
+    assert.ok(o.closedAfter >= WINDOW_S * 0.9 && o.closedAfter <= WINDOW_S * 1.25 + 3, `${what}: connection closed after ${o.closedAfter} s`);
   };
 
   const answered408 = (o: Outcome, what: string): void => {
@@ -117,13 +118,13 @@ describe('body-rate floor', () => {
     const data = randomBytes(16 * 1024 * 1024);
     const fast = await c.req('PUT', `/rest/1.1/jobs/${job}/session/fast.bin`, data);
     assert.equal(fast.status, 200);
-    // 2.5 windows at about twice the floor, in small pieces.
+    // 2.5 windows at about four times the floor, in small pieces.
     const s = await tlsConnect(ceres.port, cred);
     const all = readAll(s);
-    const total = Math.round(FLOOR * 2 * WINDOW_S * 2.5);
+    const total = Math.round(FLOOR * 4 * WINDOW_S * 2.5);
     await send(s, head('PUT', `${base}/rest/1.1/jobs/${job}/session/steady.bin`, { 'content-length': total, connection: 'close' }));
-    for (let sent = 0; sent < total; sent += 200) {
-      await send(s, Buffer.alloc(Math.min(200, total - sent), 2));
+    for (let sent = 0; sent < total; sent += 400) {
+      await send(s, Buffer.alloc(Math.min(400, total - sent), 2));
       await sleep(100);
     }
     const r = parseRaw(await all);

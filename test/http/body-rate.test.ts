@@ -72,7 +72,7 @@ describe('body-rate floor (plain HTTP, 1 s window)', () => {
     const doc = JSON.parse(r.body.toString());
     assert.equal(doc.code, 'CE_ERR_HTTP_BODY_TOO_SLOW');
     assert.match(doc.reason, /0 bytes in the last 1 s, at least 1000 required/);
-    assert.ok(Date.now() - t0 < 3000);
+    assert.ok(Date.now() - t0 < 5000, `answered after ${Date.now() - t0} ms`);
     // Off: the same request is still waiting after 3 windows.
     const s = connect(off.port, '127.0.0.1');
     let answered = false;
