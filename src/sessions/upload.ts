@@ -117,11 +117,12 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
     if (complete && r.total !== undefined && (await fh.stat()).size > r.total) await fh.truncate(r.total);
     return { complete, bytes: got };
   } finally {
-    // Whatever happened, the file is now as long as it is (an aborted range may have
-    // extended it): that is what counts against the quota.
-    const size = await fh.stat().then((st) => st.size, () => undefined);
-    if (size !== undefined) q.commit(size);
     await fh.close();
+    // Whatever happened, the file is now as long as it is (an aborted range may have
+    // extended it): that is what counts against the quota. Read after close(), which
+    // waits for a write still in flight.
+    const st = await lstatIn(parent, name).catch(() => undefined);
+    if (st?.isFile()) q.commit(st.size);
   }
 }
 
