@@ -176,6 +176,17 @@ describe('client aborts', () => {
       vanish(s, int(2) === 0);
       await closed;
     },
+    /** Cancelling: a job submitted, killed and cleaned at once (the other user submits meanwhile). */
+    async cancel() {
+      const sub = await bob.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/sleep")(arguments="5")');
+      assert.ok(sub.status < 500, `submit ${sub.status} ${sub.text}`);
+      const id = sub.json().job?.[0]?.id as string | undefined;
+      if (id === undefined) return;
+      for (const action of ['kill', 'clean']) {
+        const r = await bob.req('POST', `/rest/1.1/jobs?action=${action}`, JSON.stringify({ job: [{ id }] }), { 'content-type': 'application/json' });
+        assert.ok(r.status < 500, `${action} ${r.status} ${r.text}`);
+      }
+    },
     async download() {
       const s = await tlsConnect(ceres.port, bobCred);
       const want = int(6 * MiB);
