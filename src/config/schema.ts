@@ -11,6 +11,7 @@ import { jobsSection } from './sections/jobs.js';
 import { engineSection } from './sections/engine.js';
 import { stagingSection } from './sections/staging.js';
 import { delegationsSection } from './sections/delegations.js';
+import { sessionsSection } from './sections/sessions.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -20,6 +21,7 @@ export const ConfigSchema = Type.Object(
     ...engineSection,
     ...stagingSection,
     ...delegationsSection,
+    ...sessionsSection,
   },
   { additionalProperties: false },
 );

@@ -23,6 +23,7 @@ import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument, localFileText, statusFileText } from '../jobs/activity.js';
 import { renderXml } from '../doc/render-xml.js';
+import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../http/app.js';
 import { attachPeerIdentity, connectionKey, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
@@ -121,7 +122,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
-  const files = new SessionFiles({ control, engine: engine.port });
+  const files = new SessionFiles({ control, engine: engine.port, maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
   const info = createInfoSource({
     config,
     store,
@@ -189,6 +190,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       connectionTimeout: 0,
     },
   });
+  app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as import('node:tls').Server;
   attachPeerIdentity(tlsServer, trust, { log });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);

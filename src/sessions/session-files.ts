@@ -15,26 +15,32 @@ import { listEntries, openDirChain, openForRead, removeEntry, type DirEntry, typ
 import type { SessionPath } from './session-path.js';
 import { writeUpload, type UploadRequest, type UploadResult } from './upload.js';
 import { UploadTracker } from './upload-tracker.js';
+import { UploadQuota } from './upload-quota.js';
 
 export interface SessionFilesOptions {
   readonly control: Pick<ControlDir, 'append'>;
   readonly engine: Pick<EnginePort, 'jobPoked'>;
   /** Shared tracker of ranged uploads (default: a private one with default bounds). */
   readonly tracker?: UploadTracker;
-  /** Largest file (end offset) a PUT may create; default 1 TiB. */
+  /** Largest file (end offset) a PUT may create (config sessions.maxFileBytes). */
   readonly maxFileBytes?: number;
+  /** Upload quota of one job (config sessions.maxUploadBytesPerJob). */
+  readonly maxUploadBytesPerJob?: number;
 }
 
-export const DEFAULT_MAX_FILE_BYTES = 1024 ** 4;
+export const DEFAULT_MAX_FILE_BYTES = 32 * 1024 ** 3;
+export const DEFAULT_MAX_UPLOAD_BYTES_PER_JOB = 64 * 1024 ** 3;
 
 export class SessionFiles {
   readonly tracker: UploadTracker;
+  readonly quota: UploadQuota;
   readonly maxFileBytes: number;
   readonly #o: SessionFilesOptions;
 
   constructor(o: SessionFilesOptions) {
     this.#o = o;
     this.tracker = o.tracker ?? new UploadTracker();
+    this.quota = new UploadQuota(o.maxUploadBytesPerJob ?? DEFAULT_MAX_UPLOAD_BYTES_PER_JOB);
     this.maxFileBytes = o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   }
 
@@ -53,9 +59,9 @@ export class SessionFiles {
   }
 
   async put(u: Omit<UploadRequest, 'maxFileBytes'>): Promise<UploadResult> {
-    const r = await writeUpload({ ...u, maxFileBytes: this.maxFileBytes }, this.tracker);
+    const r = await writeUpload({ ...u, maxFileBytes: this.maxFileBytes }, this);
     if (r.complete) {
-      await this.#o.control.append(u.jobId, 'input_status', `/${u.path.rel}\n`);
+      await this.#o.control.append(u.jobId, 'input_status', `/${u.path.rel}\n`).catch(noSpace);
       this.#o.engine.jobPoked(u.jobId);
     }
     return r;
@@ -73,5 +79,13 @@ export class SessionFiles {
       await parent.close();
     }
     this.tracker.forget(jobId, path.rel, true);
+    this.quota.forget(jobId, path.rel, true);
   }
+}
+
+/** The file is in place but its completion could not be recorded: a full disk is a 507 too. */
+function noSpace(e: unknown): never {
+  const c = (e as NodeJS.ErrnoException).code;
+  if (c === 'ENOSPC' || c === 'EDQUOT') throw ceError('CE_ERR_SESSION_NO_SPACE');
+  throw e;
 }

@@ -14,10 +14,11 @@
  *    keep its old tail). The body must be exactly b-a+1 bytes.
  *
  * Parents are created (0700) and nothing is ever written through a symlink (see
- * safe-fs.ts). Files are created 0600.
+ * safe-fs.ts). Files are created 0600. Every write counts against the job's upload
+ * quota (upload-quota.ts); a full disk or file system quota is a 507.
  */
 import { randomBytes } from 'node:crypto';
-import { constants as C, createWriteStream } from 'node:fs';
+import { constants as C } from 'node:fs';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { finished, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,7 +27,9 @@ import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
+import type { QuotaReservation, UploadQuota } from './upload-quota.js';
 import { CHUNK_BYTES } from './chunk-pool.js';
+import { fileSink } from './file-sink.js';
 
 /** Chunk size of file streams: 1 MiB doubles throughput over the 64 KiB default. */
 export const FILE_STREAM_CHUNK = CHUNK_BYTES;
@@ -36,6 +39,8 @@ export interface UploadRequest {
   readonly sessionDir: string;
   readonly path: SessionPath;
   readonly body: Readable;
+  /** Aborted (with the error to answer) when the body must no longer be waited for. */
+  readonly signal?: AbortSignal;
   /** Declared Content-Length, if any. */
   readonly contentLength: number | undefined;
   readonly range: ContentRange | undefined;
@@ -49,7 +54,14 @@ export interface UploadResult {
   readonly bytes: number;
 }
 
-export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Promise<UploadResult> {
+/** The in-memory books an upload updates. */
+export interface UploadLedgers {
+  readonly tracker: UploadTracker;
+  readonly quota: UploadQuota;
+}
+
+export async function writeUpload(u: UploadRequest, books: UploadLedgers): Promise<UploadResult> {
+  const { tracker } = books;
   const segs = u.path.segments;
   const name = segs[segs.length - 1];
   if (name === undefined || u.path.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
@@ -64,8 +76,11 @@ export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Pro
     throw tooLarge(u.maxFileBytes);
   }
 
-  const parent = await openDirChain(u.sessionDir, segs.slice(0, -1), true);
+  // Refused here, before the body is read, when the length is known.
+  const q = books.quota.begin(u.jobId, u.sessionDir, u.path.rel, r ? r.end + 1 : (u.contentLength ?? 0));
+  let parent: FileHandle | undefined;
   try {
+    parent = await openDirChain(u.sessionDir, segs.slice(0, -1), true);
     const existing = await lstatIn(parent, name);
     if (existing) {
       const k = kindOf(existing);
@@ -74,16 +89,17 @@ export async function writeUpload(u: UploadRequest, tracker: UploadTracker): Pro
       if (k === 'other') throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
       if (!r && u.ifNoneMatchAny) throw ceError('CE_ERR_SESSION_FILE_EXISTS');
     }
-    if (r) return await writeRange(u, r, parent, name, tracker);
-    const bytes = await writeWhole(u, parent, name);
+    if (r) return await writeRange(u, r, parent, name, tracker, q);
+    const bytes = await writeWhole(u, parent, name, q);
     tracker.forget(u.jobId, u.path.rel);
     return { complete: true, bytes };
   } finally {
-    await parent.close();
+    q.release();
+    await parent?.close();
   }
 }
 
-async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle, name: string, tracker: UploadTracker): Promise<UploadResult> {
+async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle, name: string, tracker: UploadTracker, q: QuotaReservation): Promise<UploadResult> {
   let fh: FileHandle;
   try {
     fh = await open(inDir(parent, name), C.O_WRONLY | C.O_CREAT | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
@@ -93,7 +109,7 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
   try {
     if (!(await fh.stat()).isFile()) throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
     const want = r.end - r.start + 1;
-    const got = await streamInto(u.body, fh, r.start, want, () =>
+    const got = await streamInto(u, fh, r.start, want, () =>
       ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
     );
     if (got !== want) throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
@@ -102,10 +118,15 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
     return { complete, bytes: got };
   } finally {
     await fh.close();
+    // Whatever happened, the file is now as long as it is (an aborted range may have
+    // extended it): that is what counts against the quota. Read after close(), which
+    // waits for a write still in flight.
+    const st = await lstatIn(parent, name).catch(() => undefined);
+    if (st?.isFile()) q.commit(st.size);
   }
 }
 
-async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): Promise<number> {
+async function writeWhole(u: UploadRequest, parent: FileHandle, name: string, q: QuotaReservation): Promise<number> {
   const tmp = `${UPLOAD_TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
   let fh: FileHandle;
   try {
@@ -117,7 +138,7 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): P
   try {
     let got: number;
     try {
-      got = await streamInto(u.body, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes));
+      got = await streamInto(u, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes), (n) => q.grow(n));
     } finally {
       await fh.close();
     }
@@ -140,6 +161,7 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string): P
       }
       placed = true;
     }
+    q.commit(got);
     return got;
   } finally {
     if (!placed) await unlink(inDir(parent, tmp)).catch(() => undefined);
@@ -156,41 +178,53 @@ function openFailed(e: unknown): never {
 
 /**
  * Pipes `body` into `fh` from `offset`, refusing (with `overflow()`) more than `limit`
- * bytes. Returns the number of bytes written. A client that disconnects makes this
- * reject (nothing is reported as received).
+ * bytes. Returns the number of bytes written. A client that disconnects, or an abort
+ * of `u.signal`, makes this reject (nothing is reported as received).
  *
  * The request is piped by hand rather than put into `pipeline`: a pipeline would
  * destroy the request, and with it the connection, on a refusal, so the client would
- * never see the 4xx. Unpiped, the unread rest is discarded by the HTTP server.
+ * never see the 4xx. Unpiped, the unread rest is read and dropped.
  */
-async function streamInto(body: Readable, fh: FileHandle, offset: number, limit: number, overflow: () => Error): Promise<number> {
+async function streamInto(u: UploadRequest, fh: FileHandle, offset: number, limit: number, overflow: () => Error, onBytes?: (n: number) => void): Promise<number> {
+  const { body, signal } = u;
   let n = 0;
   const counter = new Transform({
     highWaterMark: FILE_STREAM_CHUNK,
     transform(chunk: Buffer, _enc, cb: TransformCallback) {
       n += chunk.length;
-      if (n > limit) cb(overflow());
-      else cb(null, chunk);
+      if (n > limit) return cb(overflow());
+      try {
+        onBytes?.(n);
+      } catch (e) {
+        return cb(e as Error);
+      }
+      cb(null, chunk);
     },
   });
-  // By descriptor number, not FileHandle: a stream on a FileHandle holds a reference
-  // that makes the later fh.close() wait; the caller owns and closes the handle.
-  const out = createWriteStream('', { fd: fh.fd, start: offset, highWaterMark: FILE_STREAM_CHUNK, autoClose: false });
+  // The caller owns `fh` and closes it once; the sink never does (file-sink.ts).
+  const out = fileSink(fh, offset, FILE_STREAM_CHUNK);
   const written = pipeline(counter, out);
   const cleanup = finished(body, (err) => {
     if (err) counter.destroy(err);
   });
+  const stop = (): void => void counter.destroy(signal?.reason as Error);
+  signal?.addEventListener('abort', stop);
   body.pipe(counter);
   try {
     await written;
   } catch (e) {
     body.unpipe(counter);
+    // Read and drop the rest, so the answer reaches the client and the connection
+    // stays usable: the HTTP server drains only bodies nobody has started reading.
+    // An aborted body is not waited for (its connection closes after the answer).
+    if (signal?.aborted !== true) body.resume();
     if (isCeError(e)) throw e;
     const c = (e as NodeJS.ErrnoException).code;
     if (c === 'ENOSPC' || c === 'EDQUOT' || c === 'EFBIG') throw ceError('CE_ERR_SESSION_NO_SPACE');
     throw e;
   } finally {
     cleanup();
+    signal?.removeEventListener('abort', stop);
   }
   return n;
 }

@@ -11,6 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { A, ALICE, makeFixture, parseRaw, type Fixture } from '../sessions/fixture.js';
+import { until } from '../helpers/poll.js';
 
 const MiB = 1024 * 1024;
 
@@ -30,14 +31,6 @@ function readUntil(sock: Socket, done: (b: Buffer) => boolean): Promise<Buffer> 
     sock.on('data', onData);
     sock.once('close', onClose);
   });
-}
-
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await cond()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('session transfers over real sockets', () => {

@@ -29,6 +29,7 @@ export interface FixtureOptions {
   readonly render?: DiagnoseRenderer;
   readonly tracker?: UploadTrackerOptions;
   readonly maxFileBytes?: number;
+  readonly maxUploadBytesPerJob?: number;
 }
 
 export async function makeFixture(o: FixtureOptions = {}) {
@@ -50,7 +51,13 @@ export async function makeFixture(o: FixtureOptions = {}) {
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
   const control = new ControlDir(join(root, 'control'));
-  const files = new SessionFiles({ control, engine, tracker: new UploadTracker(o.tracker), ...(o.maxFileBytes === undefined ? {} : { maxFileBytes: o.maxFileBytes }) });
+  const files = new SessionFiles({
+    control,
+    engine,
+    tracker: new UploadTracker(o.tracker),
+    ...(o.maxFileBytes === undefined ? {} : { maxFileBytes: o.maxFileBytes }),
+    ...(o.maxUploadBytesPerJob === undefined ? {} : { maxUploadBytesPerJob: o.maxUploadBytesPerJob }),
+  });
   const app = testApp({
     session: sessionResource({ jobs, files }),
     diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),

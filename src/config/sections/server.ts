@@ -20,6 +20,17 @@ export const serverSection = {
     {
       keepAliveTimeoutSeconds: Type.Number({ default: 75, exclusiveMinimum: 0, description: 'Idle keep-alive connections are closed after this' }),
       requestTimeoutSeconds: Type.Number({ default: 3600, exclusiveMinimum: 0, description: 'Upper bound on receiving one request (large uploads need time)' }),
+      minBodyBytesPerSecond: Type.Integer({
+        default: 1024,
+        minimum: 0,
+        description:
+          'Body-rate floor: a request body (upload, submission, id list, delegation) must average at least this over every bodyRateWindowSeconds, or it is answered 408 and its connection closed. Time the service itself is behind does not count. 0 turns it off',
+      }),
+      bodyRateWindowSeconds: Type.Number({
+        default: 120,
+        minimum: 1,
+        description: 'Window of the body-rate floor: a trickling client is cut after one to 1.25 windows (the default tolerates long stalls of a slow link)',
+      }),
       maxControlBodyBytes: Type.Integer({ default: 16 * 1024 * 1024, minimum: 1024, description: 'Largest job-id list, delegation or other non-file request body' }),
       maxSubmitBodyBytes: Type.Integer({ default: 100 * 1024 * 1024, minimum: 1024, description: 'Largest job submission body (A-REX: 100 MiB)' }),
       maxConnectionsPerIdentity: Type.Integer({ default: 64, minimum: 1, description: 'Open connections per identity (DN; remote address without one); requests on connections over it get 503 and the connection is closed' }),

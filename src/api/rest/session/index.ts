@@ -11,7 +11,7 @@
  * safe-fs.ts: 403 for symlinks). Other methods: 405 with Allow (router).
  * Deliberate differences from A-REX are listed in docs/sessions.md.
  */
-import { readBody } from '../../../http/body.js';
+import { bodyError, onBodyTooSlow, readBody } from '../../../http/body.js';
 import { sendDoc, sendEmpty } from '../../../http/send.js';
 import { ceError } from '../../../errors/ce-error.js';
 import type { JobService } from '../../../jobs/job-service.js';
@@ -82,15 +82,25 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const h = req.raw.headers;
     const cr = h['content-range'];
     const cl = h['content-length'];
-    await o.files.put({
-      jobId: t.id,
-      sessionDir: t.dir,
-      path: t.path,
-      body: req.raw,
-      contentLength: cl === undefined ? undefined : Number(cl),
-      range: cr === undefined ? undefined : parseContentRange(cr),
-      ifNoneMatchAny: h['if-none-match']?.trim() === '*',
-    });
+    // The body-rate floor stops the upload with its 408 through the signal.
+    const ac = new AbortController();
+    const unwatch = onBodyTooSlow(req.raw, (e) => ac.abort(e));
+    try {
+      await o.files.put({
+        jobId: t.id,
+        sessionDir: t.dir,
+        path: t.path,
+        body: req.raw,
+        signal: ac.signal,
+        contentLength: cl === undefined ? undefined : Number(cl),
+        range: cr === undefined ? undefined : parseContentRange(cr),
+        ifNoneMatchAny: h['if-none-match']?.trim() === '*',
+      });
+    } catch (e) {
+      throw bodyError(req.raw, e);
+    } finally {
+      unwatch();
+    }
     return sendEmpty(req.reply, 200);
   };
 
