@@ -60,7 +60,17 @@ export interface AttachOptions {
 }
 
 const PEER = Symbol('ceres.peerIdentity');
-type AuthSocket = TLSSocket & { [PEER]?: AuthResult };
+const RECHECK = Symbol('ceres.peerRecheck');
+/**
+ * How a kept-alive connection's identity is verified again when the CRLs change: the
+ * trust store and cache it was verified with, and the CRL generation of that verification.
+ */
+interface Recheck {
+  readonly store: TrustStore;
+  readonly cache: VerifiedChainCache;
+  generation: number;
+}
+type AuthSocket = TLSSocket & { [PEER]?: AuthResult; [RECHECK]?: Recheck };
 
 const NOT_ATTACHED: AuthResult = { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'the connection was not authenticated' };
 const cachesByStore = new WeakMap<TrustStore, VerifiedChainCache>();
@@ -79,7 +89,9 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
     try {
       const store = typeof trust === 'function' ? trust() : trust;
       const cache = opts.cache ?? cacheFor(store);
-      result = authenticateChain(readPeerChain(socket), store, cache, now());
+      const t = now();
+      result = authenticateChain(readPeerChain(socket), store, cache, t);
+      if (result.ok) s[RECHECK] = { store, cache, generation: store.refresh(t) };
     } catch (e) {
       // Fail closed; the reason given to the client stays generic.
       opts.log?.error({ err: e }, 'client certificate verification failed unexpectedly');
@@ -97,10 +109,20 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
 /**
  * The identity of the connection a request arrived on (cheap: a property read and a
  * clock comparison). Credentials that expire while a kept-alive connection is open
- * stop working at their notAfter.
+ * stop working at their notAfter, and a revocation published by a CRL reload applies to
+ * them from their next request: when the CRL generation has moved since the connection
+ * was verified, its chain (kept on the socket) is verified again, once per reload.
  */
 export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthResult {
-  const r = (socket as AuthSocket)[PEER] ?? NOT_ATTACHED;
+  const s = socket as AuthSocket;
+  const rc = s[RECHECK];
+  if (rc !== undefined && rc.store.refresh(now) !== rc.generation) {
+    const again = authenticateChain(readPeerChain(socket), rc.store, rc.cache, now);
+    rc.generation = rc.store.refresh(now);
+    s[PEER] = again;
+    if (!again.ok) s[RECHECK] = undefined;
+  }
+  const r = s[PEER] ?? NOT_ATTACHED;
   if (r.ok && now >= r.identity.notAfter.getTime()) {
     return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: `the client credentials expired at ${r.identity.notAfter.toISOString()}` };
   }

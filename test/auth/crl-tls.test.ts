@@ -57,6 +57,11 @@ const replace = (ca: TestCred, der: Buffer) => {
 };
 
 function call(...chain: TestCred[]): Promise<Answer> {
+  return callWith(false, ...chain);
+}
+
+/** `agent`: a keep-alive agent whose one connection is reused across calls. */
+function callWith(agent: https.Agent | false, ...chain: TestCred[]): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
@@ -67,7 +72,7 @@ function call(...chain: TestCred[]): Promise<Answer> {
         servername: 'localhost',
         cert: chain.map((c) => c.pem).join(''),
         key: (chain[0] as TestCred).keyPem,
-        agent: false,
+        agent,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -153,6 +158,30 @@ describe('CRLs over TLS', () => {
     assert.equal((await until(200, bob)).status, 200, 'lifted by a CRL renamed into place');
     assert.equal((await call(alice)).status, 401);
     assert.ok(logLines.some((l) => l.msg === 'CRLs loaded'));
+  });
+
+  it('a revocation also ends a kept-alive connection verified before it, from its next request', async () => {
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    let last: unknown;
+    const onRequest = (req: import('node:http').IncomingMessage) => (last = req.socket);
+    server.on('request', onRequest);
+    try {
+      const first = await callWith(agent, bob);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const kept = last;
+      rewrite(root, await makeCrl(root, [alice, bob]));
+      // Wait until a fresh connection sees the reload, then ask on the old one.
+      assert.equal((await until(401, bob)).status, 401);
+      const again = await callWith(agent, bob);
+      assert.equal(last, kept, 'both requests arrived on the same kept-alive connection');
+      assert.equal(again.status, 401, `the kept-alive connection is refused: ${JSON.stringify(again.body)}`);
+      assert.match(again.body.reason ?? '', /CN=Bob was revoked/);
+    } finally {
+      server.off('request', onRequest);
+      agent.destroy();
+      replace(root, await makeCrl(root, [alice]));
+      assert.equal((await until(200, bob)).status, 200);
+    }
   });
 
   it('a revoked intermediate CA: every user under it is refused, whether the client sends the CA or not', async () => {
