@@ -3,7 +3,6 @@
  * from the store, host facts (read once), working-area space. The document is cached
  * for one second: brokers poll it, and counters a second old are live enough.
  */
-import { statfsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/schema.js';
 import type { InfoSource } from '../api/rest/info/index.js';
@@ -23,7 +22,8 @@ export interface InfoSourceOptions {
   readonly store: JobStore;
   readonly endpointUrl: () => string;
   readonly hostname: string;
-  readonly sessionRoot: string;
+  /** Size and free space of the file system holding the sessions (through the kept folder handle). */
+  readonly sessionSpace: () => { totalBytes: number; freeBytes: number };
   readonly lrms: { name: string; version?: string };
   readonly issuerCa?: string | undefined;
   readonly trustedCas: readonly string[];
@@ -45,8 +45,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       }
       let space: { totalBytes: number; freeBytes: number } | undefined;
       try {
-        const s = statfsSync(o.sessionRoot);
-        space = { totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
+        space = o.sessionSpace();
       } catch {
         space = undefined;
       }

@@ -27,6 +27,7 @@ import { jobsResource } from '../api/rest/jobs/index.js';
 import { sessionResource } from '../api/rest/session/index.js';
 import { diagnoseResource } from '../api/rest/diagnose/index.js';
 import { SessionFiles } from '../sessions/session-files.js';
+import { SessionDirs } from '../sessions/session-dirs.js';
 import { createInfoSource } from './info-source.js';
 import { descriptionPort } from './description-port.js';
 import type { TLSSocket } from 'node:tls';
@@ -79,13 +80,14 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const serviceUrl = (): string => config.publicUrl ?? `${origin()}${config.mountPoint}`;
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, serviceUrl });
+  const sessions = await SessionDirs.open(L.sessions);
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
     delegations: delegations.port,
     engine: engine.port,
-    sessionRoot: L.sessions,
+    sessions,
     maxInstances: config.jobs.maxInstances,
     maxRerun: config.engine.maxReruns,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
@@ -98,7 +100,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     store,
     endpointUrl: serviceUrl,
     hostname: publicHost,
-    sessionRoot: L.sessions,
+    sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
@@ -120,7 +122,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
     }),
-    session: sessionResource({ jobs, files }),
+    session: sessionResource({ jobs, sessions, files }),
     diagnose: diagnoseResource({
       jobs,
       control,
@@ -173,6 +175,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       await app.close();
       await engine.stop();
       await delegations.close();
+      await sessions.close();
       db.close();
     },
   };

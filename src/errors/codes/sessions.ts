@@ -22,4 +22,5 @@ export const sessionErrors = {
   CE_ERR_SESSION_PERMISSION_DENIED: { status: 403, message: 'Permission denied' },
   CE_ERR_SESSION_BUSY: { status: 409, message: 'Directory changed during the operation' },
   CE_ERR_SESSION_NO_SPACE: { status: 507, message: 'Insufficient Storage' },
+  CE_ERR_SESSION_REPLACED: { status: 409, message: 'The session directory was replaced by the job; it is not accessed' },
 } as const satisfies ErrorTable;
