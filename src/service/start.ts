@@ -48,6 +48,7 @@ export interface RunningService {
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   useLargeStreamBuffers();
+  const startedAt = Date.now();
   const L = stateLayout(config.stateDir);
   for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { host, port } = listenParts(config.listen);
@@ -166,6 +167,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
   log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname() }, 'service started');
+  sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
 
   return {
     url: serviceUrl(),

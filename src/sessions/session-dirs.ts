@@ -30,6 +30,7 @@ import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import { DIR_FLAGS, emptyDir, inDir, rmdirIn, unlinkIn } from './safe-fs.js';
+import { sweepUploadDebris, type DebrisSweepResult } from './session-debris.js';
 
 /** `<dev>:<ino>` of a directory, exact (from bigint stats). */
 export type SessionIdentity = string;
@@ -53,6 +54,8 @@ export interface RemoveReport {
 
 export class SessionDirs {
   readonly #folder: FileHandle;
+  readonly #stop = new AbortController();
+  #sweep: Promise<unknown> | undefined;
   /** Path of the sessions folder as configured (for the batch backend: jobs run there). */
   readonly path: string;
 
@@ -66,8 +69,19 @@ export class SessionDirs {
     return new SessionDirs(path, await open(path, C.O_RDONLY | C.O_DIRECTORY));
   }
 
+  /** Stops a running sweep and waits for it (it uses the folder descriptor), then closes. */
   async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#sweep;
     await this.#folder.close();
+  }
+
+  /**
+   * Removes upload temporaries a crash left behind (session-debris.ts), in the
+   * background: the caller does not wait, the listener is not delayed.
+   */
+  sweepDebrisInBackground(before: number, report: (r: DebrisSweepResult | Error) => void): void {
+    this.#sweep = sweepUploadDebris(this.#folder, { before, signal: this.#stop.signal }).then(report, (e: unknown) => report(e instanceof Error ? e : new Error(String(e))));
   }
 
   /** The session directory's path, for the batch backend only (the job runs there). */
