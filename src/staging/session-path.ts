@@ -5,11 +5,12 @@
  * `out -> /etc/...` and have the service upload (or overwrite) a file it must not.
  * Components are checked with lstat and files opened with O_NOFOLLOW.
  */
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { stagingError } from './staging-error.js';
+import { isCeError } from '../errors/ce-error.js';
+import { openForRead, type Opened } from '../sessions/safe-fs.js';
 
 export interface SessionName {
   /** Relative POSIX path without leading or trailing '/'; '' = the session directory itself. */
@@ -69,24 +70,25 @@ export async function prepareWritePath(sessionDir: string, rel: string): Promise
   return target;
 }
 
-/** Open a regular session file for reading, never through a symlink. */
+/**
+ * Open a regular session file for reading, never through a symlink: one component at
+ * a time through directory descriptors (safe-fs.ts), so a directory swapped for a link
+ * after any check cannot redirect the read.
+ */
 export async function openSessionFile(sessionDir: string, rel: string): Promise<{ handle: FileHandle; size: number }> {
-  const st = await lstatInSession(sessionDir, rel);
-  if (st === undefined) throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
-  if (!st.isFile()) throw unsafe(rel);
-  let handle: FileHandle;
+  let o: Opened;
   try {
-    handle = await open(join(sessionDir, rel), constants.O_RDONLY | constants.O_NOFOLLOW);
+    o = await openForRead(sessionDir, rel === '' ? [] : rel.split('/'));
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw unsafe(rel);
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND') throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_SYMLINK') throw unsafe(rel);
     throw ioError(e, rel);
   }
-  const fst = await handle.stat();
-  if (!fst.isFile() || fst.ino !== st.ino) {
-    await handle.close();
+  if (o.kind !== 'file') {
+    await o.handle.close();
     throw unsafe(rel);
   }
-  return { handle, size: fst.size };
+  return { handle: o.handle, size: o.stat.size };
 }
 
 async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
