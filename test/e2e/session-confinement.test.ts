@@ -147,11 +147,19 @@ describe('a job that replaces its session directory', () => {
   it("stage-out of a job that linked its session to another user's session fails without pruning the target", async () => {
     const id = await finished(
       alice,
-      `&(executable="/bin/sh")(arguments="-c" "mv ../$RUNTIME_JOB_ID ../$RUNTIME_JOB_ID.moved && ln -s ${victimDir()} ../$RUNTIME_JOB_ID")(stdout="out.txt")`,
+      `&(executable="/bin/sh")(arguments="-c" "mv ../$RUNTIME_JOB_ID ../$RUNTIME_JOB_ID.moved && ln -s ${victimDir()} ../$RUNTIME_JOB_ID")(stdout="out.txt")(rerun="1")`,
       ['FAILED'],
     );
-    const errors = await alice.req('GET', `/rest/1.1/jobs/${id}/diagnose/errors`);
-    assert.match(errors.text, /replaced/);
+    const replacedLines = async (): Promise<number> => ((await alice.req('GET', `/rest/1.1/jobs/${id}/diagnose/errors`)).text.match(/Reason: The session directory of job \w+ was replaced/g) ?? []).length;
+    assert.equal(await replacedLines(), 1);
+    victimIntact();
+    // A restart stages in again (and would run the job there): refused the same way.
+    const [r] = await alice.action('restart', [id]);
+    assert.equal(r['status-code'], '202', JSON.stringify(r));
+    const deadline = Date.now() + 30_000;
+    while ((await replacedLines()) < 2 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    assert.equal(await replacedLines(), 2);
+    assert.equal((await alice.waitFor([id], ['FAILED'])).get(id), 'FAILED');
     victimIntact();
     await alice.action('clean', [id]);
     await alice.waitFor([id], ['HTTP404']);
