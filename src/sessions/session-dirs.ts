@@ -158,7 +158,7 @@ export class SessionDirs {
    * Removes the job's session directory and what the job left of it in the folder,
    * never anything through a link and never another job's directory (see the top).
    */
-  async remove(id: string, identity: SessionIdentity | null): Promise<RemoveReport> {
+  async remove(id: string, identity: SessionIdentity | null, o: { readonly findRenamed?: boolean } = {}): Promise<RemoveReport> {
     const s = await lstatBig(inDir(this.#folder, id));
     let found: RemoveReport['found'] = 'none';
     let keptForeign = false;
@@ -174,7 +174,9 @@ export class SessionDirs {
       // Possibly another job's directory the job moved here: not ours to delete.
       keptForeign = found === 'foreign';
     }
-    const leftovers = found === 'own' || identity === null ? [] : await this.#removeRenamed(id, identity);
+    // The search reads the whole folder: skipped when the directory was where it belongs,
+    // and when the caller knows it was removed before (a wiped job's final clean).
+    const leftovers = found === 'own' || identity === null || o.findRenamed === false ? [] : await this.#removeRenamed(id, identity);
     return { found, leftovers, keptForeign };
   }
 

@@ -131,6 +131,15 @@ describe('SessionDirs', () => {
     assert.equal(readFileSync(join(folder, 'job1.x', 'data'), 'utf8'), 'job2 data');
   });
 
+  it('remove without the search (a wiped job\'s final clean) does not read the folder for renamed directories', async () => {
+    const ident = dirs.createSync('job1');
+    await rename(join(folder, 'job1'), join(folder, 'job1.moved'));
+    const r = await dirs.remove('job1', ident, { findRenamed: false });
+    assert.deepEqual(r, { found: 'none', leftovers: [], keptForeign: false });
+    assert.ok(!gone(join(folder, 'job1.moved')));
+    assert.deepEqual((await dirs.remove('job1', ident)).leftovers, ['job1.moved']);
+  });
+
   it('remove of a job without a recorded identity: link unlinked, directory removed', async () => {
     await symlink(outside, join(folder, 'old1'));
     assert.equal((await dirs.remove('old1', null)).found, 'link');

@@ -20,5 +20,5 @@ export interface StagingPort {
  */
 export interface SessionsPort {
   check(id: string, identity: string | null): Promise<void>;
-  remove(id: string, identity: string | null): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
+  remove(id: string, identity: string | null, o?: { readonly findRenamed?: boolean }): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
 }

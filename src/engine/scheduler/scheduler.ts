@@ -266,7 +266,7 @@ export class Scheduler {
           if (j.failureReason) await this.#o.control.write(j.id, 'failed', `${j.failureReason}\n`);
           break;
         case 'wipe-session':
-          await this.#removeSession(j);
+          await this.#removeSession(j, true);
           await this.#o.control.removeAll(j.id, ['errors', 'failed', 'diag', 'statistics']);
           await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
           break;
@@ -391,7 +391,9 @@ export class Scheduler {
     this.#expiry.delete(j.id);
     this.#slots.set(j.id, j.owner, undefined);
     this.#slots.unwait(j.id);
-    await this.#removeSession(j);
+    // A wiped job's directory went at the wipe (with anything the job had renamed it to):
+    // its final clean does not search the whole sessions folder again.
+    await this.#removeSession(j, j.state !== 'DELETED');
     await this.#o.control.removeAll(j.id);
     await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
     const fresh = this.#o.store.get(j.id);
@@ -404,9 +406,9 @@ export class Scheduler {
    * the job renamed it. A failure is logged and does not keep the job's record (the
    * removal cannot become possible later by waiting).
    */
-  async #removeSession(j: JobRecord): Promise<void> {
+  async #removeSession(j: JobRecord, findRenamed: boolean): Promise<void> {
     try {
-      const r = await this.#o.sessions.remove(j.id, j.sessionIdent);
+      const r = await this.#o.sessions.remove(j.id, j.sessionIdent, { findRenamed });
       if (r.found === 'link' || r.found === 'other' || r.keptForeign || r.leftovers.length > 0) {
         this.#o.log.warn({ job: j.id, found: r.found, leftovers: r.leftovers, keptForeign: r.keptForeign }, 'session directory had been replaced by the job; removed without following it');
       }
