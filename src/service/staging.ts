@@ -50,14 +50,18 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
    * service read, write or prune elsewhere.
    */
   const inSession = async (j: JobRecord, fn: (sessionDir: string) => Promise<StageResult>): Promise<StageResult | { replaced: string }> => {
+    let entered = false;
     try {
-      return await d.sessions.withRoot(j.id, j.sessionIdent, fn);
+      return await d.sessions.withRoot(j.id, j.sessionIdent, (dir) => {
+        entered = true;
+        return fn(dir);
+      });
     } catch (e) {
-      if (isCeError(e) && (e.code === 'CE_ERR_SESSION_REPLACED' || e.code === 'CE_ERR_SESSION_NOT_FOUND')) {
-        await d.control.append(j.id, 'errors', logLine(e.message));
-        return { replaced: e.message };
-      }
-      throw e;
+      if (entered || !isCeError(e)) throw e;
+      // Refused before any transfer: replaced (409) or gone (the job removed it).
+      const reason = e.code === 'CE_ERR_SESSION_NOT_FOUND' ? `The session directory of job ${j.id} is missing` : e.message;
+      await d.control.append(j.id, 'errors', logLine(reason));
+      return { replaced: reason };
     }
   };
 
