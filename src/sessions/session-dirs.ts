@@ -29,7 +29,7 @@ import { constants as C, lstatSync, mkdirSync, rmdirSync, statfsSync, type BigIn
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
-import { DIR_FLAGS, emptyDir, inDir, rmdirIn, unlinkIn } from './safe-fs.js';
+import { DIR_FLAGS, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from './safe-fs.js';
 import { sweepUploadDebris, type DebrisSweepResult } from './session-debris.js';
 
 /** `<dev>:<ino>` of a directory, exact (from bigint stats). */
@@ -126,7 +126,7 @@ export class SessionDirs {
       const c = code(e);
       if (c === 'ENOENT') throw ceError('CE_ERR_SESSION_NOT_FOUND');
       if (c === 'ELOOP' || c === 'ENOTDIR') throw ceError('CE_ERR_SESSION_REPLACED', `The session directory of job ${id} was replaced by a link or a file`);
-      throw e;
+      return mapFsError(e); // e.g. the job made it unreadable: 403
     }
     if (identity !== null && identityOf(await h.stat({ bigint: true })) !== identity) {
       await h.close();
