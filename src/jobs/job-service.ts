@@ -4,9 +4,6 @@
  * missing one). The engine does the work; this service records requests durably and
  * pokes the engine.
  */
-import { mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import type { JobStore, NewJob } from './store/job-store.js';
 import { GroupCommit } from './store/group-commit.js';
@@ -14,6 +11,7 @@ import type { JobRecord } from './store/job-record.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort } from './ports.js';
 import type { JobDescription } from '../jobdesc/model.js';
+import type { SessionDirs } from '../sessions/session-dirs.js';
 
 export interface SubmitOptions {
   readonly queue?: string | undefined;
@@ -35,7 +33,7 @@ export interface JobServiceOptions {
   readonly descriptions: DescriptionPort;
   readonly delegations: DelegationPort;
   readonly engine: EnginePort;
-  readonly sessionRoot: string;
+  readonly sessions: Pick<SessionDirs, 'createSync' | 'removeCreatedSync' | 'pathOf'>;
   readonly maxInstances: number;
   readonly maxRerun: number;
   readonly initialState: { state: string; restState: string };
@@ -53,8 +51,9 @@ export class JobService {
     this.#commit = new GroupCommit(o.store);
   }
 
+  /** Where the job's session directory was made (tests; access goes through SessionDirs). */
   sessionDir(id: string): string {
-    return join(this.#o.sessionRoot, id);
+    return this.#o.sessions.pathOf(id);
   }
 
   /** The caller's job, or a 404 CeError. */
@@ -126,21 +125,21 @@ export class JobService {
       }
     }
     if (toCreate.length === 0) return results;
-    // Session directories first: if the process dies after the commit, recovery finds
-    // each stored job with its directory (and recreates one that is missing).
+    // Session directories first, their identities stored with the jobs (every later
+    // access checks it: session-dirs.ts). If the process dies before the commit, the
+    // empty directories stay behind, named by no job.
     // Synchronous on purpose: a mkdir takes microseconds, while an awaited one costs a
     // thread-pool round trip each, which made a 1,000-job submission wait on the event
     // loop a thousand times (the durable commit below blocks for its fsync anyway).
     const made: string[] = [];
     try {
       for (const j of toCreate) {
-        const d = this.sessionDir(j.id);
-        mkdirSync(d, { mode: 0o700 });
-        made.push(d);
+        j.sessionIdent = this.#o.sessions.createSync(j.id);
+        made.push(j.id);
       }
       await this.#commit.insert(toCreate);
     } catch (e) {
-      await Promise.all(made.map((d) => rm(d, { recursive: true, force: true })));
+      for (const id of made) this.#o.sessions.removeCreatedSync(id);
       throw e;
     }
     this.#o.engine.jobsSubmitted(toCreate.map((j) => j.id));

@@ -9,6 +9,7 @@ import type { JobStore } from '../jobs/store/job-store.js';
 import type { ControlDir } from '../jobs/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
+import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler } from '../engine/scheduler/scheduler.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
@@ -29,6 +30,7 @@ export interface EngineDeps {
   log: Logger;
   layout: StateLayout;
   delegations: DelegationsWiring;
+  sessions: SessionDirs;
   serviceUrl: () => string;
   /** Tests may replace data staging. */
   staging?: StagingPort;
@@ -39,7 +41,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
   let ready = false;
   let staging: StagingWiring | undefined;
   const pending: string[] = [];
-  const sessionDir = (id: string): string => join(d.layout.sessions, id);
+  const sessionDir = (id: string): string => d.sessions.pathOf(id);
   const e = d.config.engine;
   return {
     // Requests are served while the engine starts (the listener opens first), so until
@@ -56,7 +58,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
     lrmsInfo: { name: d.config.lrms.backend },
     async start() {
       const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
-      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessionDir, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
+      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
       scheduler = new Scheduler({
         store: d.store,
         control: d.control,
@@ -65,6 +67,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         limits: { maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser },
         log: d.log.child({ part: 'engine' }),
         sessionDir,
+        sessions: d.sessions,
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),
         rteScripts: new Map(d.config.cluster.runtimeEnvironments.map((r) => [r.name, r.script])),
         serviceUrl: d.serviceUrl,

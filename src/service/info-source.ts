@@ -5,7 +5,6 @@
  * endpoint URL may follow the origin the client addressed, so the cache is per URL
  * (a few entries: a client that varies its Host header only costs itself rebuilds).
  */
-import { statfsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/schema.js';
 import type { InfoSource } from '../api/rest/info/index.js';
@@ -27,7 +26,8 @@ export interface InfoSourceOptions {
   /** The endpoint URL to publish, given the origin the client addressed (if known). */
   readonly endpointUrl: (addressedOrigin?: string) => string;
   readonly hostname: string;
-  readonly sessionRoot: string;
+  /** Size and free space of the file system holding the sessions (through the kept folder handle). */
+  readonly sessionSpace: () => { totalBytes: number; freeBytes: number };
   readonly lrms: { name: string; version?: string };
   readonly issuerCa?: string | undefined;
   readonly trustedCas: readonly string[];
@@ -51,8 +51,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       }
       let space: { totalBytes: number; freeBytes: number } | undefined;
       try {
-        const s = statfsSync(o.sessionRoot);
-        space = { totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
+        space = o.sessionSpace();
       } catch {
         space = undefined;
       }

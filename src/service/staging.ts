@@ -10,12 +10,14 @@ import { logLine } from '../jobs/control-dir.js';
 import type { JobRecord } from '../jobs/store/job-record.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import type { DelegationsWiring } from './delegations.js';
+import type { SessionDirs } from '../sessions/session-dirs.js';
+import { isCeError } from '../errors/ce-error.js';
 import { FileCache, Stager, type StageInFile, type StageOutFile, type StageResult } from '../staging/index.js';
 
 export interface StagingDeps {
   config: Config;
   control: ControlDir;
-  sessionDir: (id: string) => string;
+  sessions: Pick<SessionDirs, 'withRoot'>;
   delegations: DelegationsWiring;
   log: Logger;
   cacheDir: string;
@@ -42,6 +44,27 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
     for (const f of r.failures) await d.control.append(j.id, 'errors', logLine(f));
   };
 
+  /**
+   * Staging works inside a lease on the job's verified session directory: a job that
+   * replaced it (link, other directory) fails with a reason instead of having the
+   * service read, write or prune elsewhere.
+   */
+  const inSession = async (j: JobRecord, fn: (sessionDir: string) => Promise<StageResult>): Promise<StageResult | { replaced: string }> => {
+    let entered = false;
+    try {
+      return await d.sessions.withRoot(j.id, j.sessionIdent, (dir) => {
+        entered = true;
+        return fn(dir);
+      });
+    } catch (e) {
+      if (entered || !isCeError(e)) throw e;
+      // Refused before any transfer: replaced (409) or gone (the job removed it).
+      const reason = e.code === 'CE_ERR_SESSION_NOT_FOUND' ? `The session directory of job ${j.id} is missing` : e.message;
+      await d.control.append(j.id, 'errors', logLine(reason));
+      return { replaced: reason };
+    }
+  };
+
   return {
     poked(id) {
       const w = waiters.get(id);
@@ -61,11 +84,11 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         ...(f.delegationId !== undefined ? { delegationId: f.delegationId } : {}),
       }));
       const uploaded = async (): Promise<Set<string>> => new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
-      const r = await stager.stageIn(
+      const r = await inSession(j, (sessionDir) => stager.stageIn(
         {
           id: j.id,
           owner: j.owner,
-          sessionDir: d.sessionDir(j.id),
+          sessionDir,
           files,
           ...(j.delegationId ? { delegationId: j.delegationId } : {}),
           preparingSince: new Date(j.updatedAt),
@@ -85,7 +108,8 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
           },
         },
         signal,
-      );
+      ));
+      if ('replaced' in r) return { ok: false, reason: r.replaced };
       await record(j, r, 'in');
       if (r.ok) return { ok: true };
       return { ok: false, reason: r.failureReason ?? 'Data download failed', ...(r.cancelled ? { aborted: true } : {}) };
@@ -109,7 +133,8 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
       if (mode !== 'success' && j.rerunsLeft > 0) {
         for (const f of desc.inputFiles) if (f.source === undefined && !listed.has(clean(f.name))) files.push({ name: f.name, when: { success: true, failure: true, cancel: true } });
       }
-      const r = await stager.stageOut({ id: j.id, owner: j.owner, sessionDir: d.sessionDir(j.id), files, ...(j.delegationId ? { delegationId: j.delegationId } : {}), outcome: mode }, signal);
+      const r = await inSession(j, (sessionDir) => stager.stageOut({ id: j.id, owner: j.owner, sessionDir, files, ...(j.delegationId ? { delegationId: j.delegationId } : {}), outcome: mode }, signal));
+      if ('replaced' in r) return { ok: false, reason: r.replaced };
       await record(j, r, 'out');
       if (r.ok) return { ok: true };
       return { ok: false, reason: r.failureReason ?? 'Data upload failed', ...(r.cancelled ? { aborted: true } : {}) };

@@ -36,6 +36,7 @@ import { jobsResource } from '../api/rest/jobs/index.js';
 import { sessionResource } from '../api/rest/session/index.js';
 import { diagnoseResource } from '../api/rest/diagnose/index.js';
 import { SessionFiles } from '../sessions/session-files.js';
+import { SessionDirs } from '../sessions/session-dirs.js';
 import { createInfoSource } from './info-source.js';
 import { descriptionPort } from './description-port.js';
 import type { TLSSocket } from 'node:tls';
@@ -70,6 +71,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
 }
 
 async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
+  const startedAt = Date.now();
   const L = stateLayout(config.stateDir);
   for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { host, port } = listenParts(config.listen);
@@ -109,13 +111,14 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     config.publicUrl ?? (config.cluster.hostname === undefined && addressed !== undefined ? `${addressed}${config.mountPoint}` : serviceUrl());
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, serviceUrl });
+  const sessions = await SessionDirs.open(L.sessions);
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
     delegations: delegations.port,
     engine: engine.port,
-    sessionRoot: L.sessions,
+    sessions,
     maxInstances: config.jobs.maxInstances,
     maxRerun: config.engine.maxReruns,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
@@ -128,7 +131,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     store,
     endpointUrl,
     hostname: publicHost,
-    sessionRoot: L.sessions,
+    sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
@@ -150,7 +153,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
     }),
-    session: sessionResource({ jobs, files }),
+    session: sessionResource({ jobs, sessions, files }),
     diagnose: diagnoseResource({
       jobs,
       control,
@@ -196,6 +199,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
     await delegations.close();
+    await sessions.close();
     db.close();
   };
   try {
@@ -216,6 +220,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     throw e;
   }
   log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname() }, 'service started');
+  sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
 
   return {
     url: serviceUrl(),

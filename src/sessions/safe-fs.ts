@@ -19,7 +19,7 @@ import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'nod
 import { ceError } from '../errors/ce-error.js';
 import { isAddressableName } from './session-path.js';
 
-const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
+export const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
 /** O_NONBLOCK: opening a FIFO the job made must not hang the request. */
 const READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
 
@@ -68,7 +68,11 @@ export async function lstatIn(dir: FileHandle, name: string): Promise<Stats | un
   }
 }
 
-/** The session directory itself (made by the service at submission; followed as configured). */
+/**
+ * The session directory itself. `sessionDir` is the confined path of a session lease
+ * (session-dirs.ts: `/proc/self/fd/<fd>/.`, the verified directory the job was given),
+ * so following it here follows nothing the job controls.
+ */
 export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
   try {
     return await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
@@ -85,11 +89,11 @@ export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
  * (or, with `create`, a file in the way 409 CE_ERR_SESSION_PARENT_NOT_DIRECTORY).
  * The caller closes the returned handle.
  */
-export async function openDirChain(sessionDir: string, segs: readonly string[], create = false): Promise<FileHandle> {
+export async function openDirChain(sessionDir: string, segs: readonly string[], create = false, mode = 0o700): Promise<FileHandle> {
   let cur = await openSessionRoot(sessionDir);
   try {
     for (const seg of segs) {
-      const next = await openChild(cur, seg, create);
+      const next = await openChild(cur, seg, create, mode);
       await cur.close();
       cur = next;
     }
@@ -100,7 +104,7 @@ export async function openDirChain(sessionDir: string, segs: readonly string[], 
   }
 }
 
-async function openChild(dir: FileHandle, name: string, create: boolean): Promise<FileHandle> {
+async function openChild(dir: FileHandle, name: string, create: boolean, mode: number): Promise<FileHandle> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await open(inDir(dir, name), DIR_FLAGS);
@@ -108,7 +112,7 @@ async function openChild(dir: FileHandle, name: string, create: boolean): Promis
       const c = code(e);
       if (c === 'ENOENT' && create && attempt === 0) {
         try {
-          await mkdir(inDir(dir, name), { mode: 0o700 });
+          await mkdir(inDir(dir, name), { mode });
         } catch (me) {
           if (code(me) !== 'EEXIST') mapFsError(me);
         }
@@ -215,7 +219,7 @@ export async function removeEntry(parent: FileHandle, name: string, mustBeDir = 
   return kind;
 }
 
-async function unlinkIn(dir: FileHandle, name: string): Promise<void> {
+export async function unlinkIn(dir: FileHandle, name: string): Promise<void> {
   try {
     await unlink(inDir(dir, name));
   } catch (e) {
@@ -239,31 +243,51 @@ async function removeDir(parent: FileHandle, name: string, depth: number): Promi
       return mapFsError(e);
     }
     try {
-      let names: string[];
-      try {
-        names = await readdir(`/proc/self/fd/${dir.fd}`);
-      } catch (e) {
-        return mapFsError(e);
-      }
-      for (const n of names) {
-        const s = await lstatIn(dir, n);
-        if (!s) continue;
-        if (s.isDirectory()) await removeDir(dir, n, depth + 1);
-        else await unlinkIn(dir, n);
-      }
+      await emptyDir(dir, depth);
     } finally {
       await dir.close();
     }
-    try {
-      await rmdir(inDir(parent, name));
-      return;
-    } catch (e) {
-      const c = code(e);
-      if (c === 'ENOENT') return;
-      if (c === 'ENOTEMPTY' || c === 'EEXIST') continue; // the job wrote meanwhile: empty it again
-      if (c === 'ENOTDIR') return unlinkIn(parent, name);
-      return mapFsError(e);
-    }
+    if (await rmdirIn(parent, name)) return;
   }
   throw ceError('CE_ERR_SESSION_BUSY');
+}
+
+/**
+ * Removes everything inside the open directory `dir` (at nesting `depth`), through
+ * descriptors: links and files are unlinked, directories emptied and removed.
+ */
+export async function emptyDir(dir: FileHandle, depth = 0): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(`/proc/self/fd/${dir.fd}`);
+  } catch (e) {
+    return mapFsError(e);
+  }
+  for (const n of names) {
+    const s = await lstatIn(dir, n);
+    if (!s) continue;
+    if (s.isDirectory()) await removeDir(dir, n, depth + 1);
+    else await unlinkIn(dir, n);
+  }
+}
+
+/**
+ * rmdir of `name` in `parent`: true when it is gone, false when it is not empty (the
+ * job wrote meanwhile: empty it again). rmdir never removes anything but an empty
+ * directory, so a swap of `name` meanwhile cannot make it delete files.
+ */
+export async function rmdirIn(parent: FileHandle, name: string): Promise<boolean> {
+  try {
+    await rmdir(inDir(parent, name));
+    return true;
+  } catch (e) {
+    const c = code(e);
+    if (c === 'ENOENT') return true;
+    if (c === 'ENOTEMPTY' || c === 'EEXIST') return false;
+    if (c === 'ENOTDIR') {
+      await unlinkIn(parent, name);
+      return true;
+    }
+    return mapFsError(e);
+  }
 }

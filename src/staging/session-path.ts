@@ -5,11 +5,12 @@
  * `out -> /etc/...` and have the service upload (or overwrite) a file it must not.
  * Components are checked with lstat and files opened with O_NOFOLLOW.
  */
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { stagingError } from './staging-error.js';
+import { isCeError } from '../errors/ce-error.js';
+import { inDir, lstatIn, openDirChain, openForRead, type Opened } from '../sessions/safe-fs.js';
 
 export interface SessionName {
   /** Relative POSIX path without leading or trailing '/'; '' = the session directory itself. */
@@ -42,51 +43,63 @@ export async function lstatInSession(sessionDir: string, rel: string): Promise<S
   return st ?? (await lstat(sessionDir));
 }
 
-/**
- * The absolute path for writing `rel`, creating missing parent directories (mode
- * 0755 less umask) and refusing parents that are symlinks or files.
- */
-export async function prepareWritePath(sessionDir: string, rel: string): Promise<string> {
-  if (rel === '') throw badName('/');
-  const parts = rel.split('/');
-  let path = sessionDir;
-  for (const p of parts.slice(0, -1)) {
-    path = join(path, p);
-    let st = await lstatOrUndefined(path);
-    if (st === undefined) {
-      try {
-        await mkdir(path);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, rel);
-      }
-      st = await lstat(path);
-    }
-    if (st.isSymbolicLink() || !st.isDirectory()) throw unsafe(rel);
-  }
-  const target = join(path, parts[parts.length - 1] as string);
-  const st = await lstatOrUndefined(target);
-  if (st?.isDirectory() === true) throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: a directory is in the way`);
-  return target;
+/** Where a staged input is written: a path valid only until `close()`. */
+export interface WriteTarget {
+  /** `/proc/self/fd/<parent>/<name>`: the parent directory is held open, not looked up again. */
+  readonly path: string;
+  close(): Promise<void>;
 }
 
-/** Open a regular session file for reading, never through a symlink. */
-export async function openSessionFile(sessionDir: string, rel: string): Promise<{ handle: FileHandle; size: number }> {
-  const st = await lstatInSession(sessionDir, rel);
-  if (st === undefined) throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
-  if (!st.isFile()) throw unsafe(rel);
-  let handle: FileHandle;
+/**
+ * Opens the parent directory of `rel` for writing, creating missing directories
+ * (mode 0777 less umask), one component at a time without following links
+ * (safe-fs.ts): a job swapping a directory for a link meanwhile cannot redirect the
+ * write. Refuses a parent that is a link or a file, and a directory at `rel`.
+ */
+export async function openWriteTarget(sessionDir: string, rel: string): Promise<WriteTarget> {
+  if (rel === '') throw badName('/');
+  const parts = rel.split('/');
+  const name = parts.pop() as string;
+  let parent: FileHandle;
   try {
-    handle = await open(join(sessionDir, rel), constants.O_RDONLY | constants.O_NOFOLLOW);
+    parent = await openDirChain(sessionDir, parts, true, 0o777);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw unsafe(rel);
+    if (isCeError(e) && (e.code === 'CE_ERR_SESSION_SYMLINK' || e.code === 'CE_ERR_SESSION_PARENT_NOT_DIRECTORY')) throw unsafe(rel);
     throw ioError(e, rel);
   }
-  const fst = await handle.stat();
-  if (!fst.isFile() || fst.ino !== st.ino) {
-    await handle.close();
+  let st;
+  try {
+    st = await lstatIn(parent, name);
+  } catch (e) {
+    await parent.close();
+    throw ioError(e, rel);
+  }
+  if (st?.isDirectory() === true) {
+    await parent.close();
+    throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: a directory is in the way`);
+  }
+  return { path: inDir(parent, name), close: () => parent.close() };
+}
+
+/**
+ * Open a regular session file for reading, never through a symlink: one component at
+ * a time through directory descriptors (safe-fs.ts), so a directory swapped for a link
+ * after any check cannot redirect the read.
+ */
+export async function openSessionFile(sessionDir: string, rel: string): Promise<{ handle: FileHandle; size: number }> {
+  let o: Opened;
+  try {
+    o = await openForRead(sessionDir, rel === '' ? [] : rel.split('/'));
+  } catch (e) {
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND') throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_SYMLINK') throw unsafe(rel);
+    throw ioError(e, rel);
+  }
+  if (o.kind !== 'file') {
+    await o.handle.close();
     throw unsafe(rel);
   }
-  return { handle, size: fst.size };
+  return { handle: o.handle, size: o.stat.size };
 }
 
 async function lstatOrUndefined(p: string): Promise<Stats | undefined> {

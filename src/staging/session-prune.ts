@@ -9,8 +9,8 @@
  *    linked directory is not descended into (a job cannot make the service delete or
  *    keep something outside its session).
  */
-import { readdir, rm, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open, readdir, type FileHandle } from 'node:fs/promises';
+import { DIR_FLAGS, inDir, lstatIn, openDirChain, openSessionRoot, removeEntry } from '../sessions/safe-fs.js';
 import { parseSessionName } from './session-path.js';
 
 export interface PruneResult {
@@ -35,32 +35,56 @@ export async function pruneSession(sessionDir: string, keep: readonly (string | 
     for (let i = 1; i < parts.length; i++) ancestors.add(parts.slice(0, i).join('/'));
   }
   let removed = 0;
-  const walk = async (dirRel: string): Promise<void> => {
-    const dir = dirRel === '' ? sessionDir : join(sessionDir, dirRel);
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const d of entries) {
-      const rel = dirRel === '' ? d.name : `${dirRel}/${d.name}`;
+  // Through descriptors (safe-fs.ts): a directory is entered only as opened with
+  // O_DIRECTORY|O_NOFOLLOW, so a job swapping it for a link meanwhile cannot redirect
+  // the pruning; removal unlinks links and never descends through them.
+  const walk = async (dir: FileHandle, dirRel: string): Promise<void> => {
+    const names = await readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[]);
+    for (const name of names) {
+      const rel = dirRel === '' ? name : `${dirRel}/${name}`;
       if (kept.has(rel)) continue;
-      const path = join(dir, d.name);
-      if (d.isDirectory() && ancestors.has(rel)) {
-        await walk(rel);
-      } else if (d.isDirectory()) {
-        // rm does not follow symlinks inside the tree (it lstat()s).
-        await rm(path, { recursive: true, force: true });
+      if (ancestors.has(rel)) {
+        const sub = await open(inDir(dir, name), DIR_FLAGS).catch(() => undefined);
+        if (sub !== undefined) {
+          try {
+            await walk(sub, rel);
+          } finally {
+            await sub.close();
+          }
+          continue;
+        }
+        // not a directory (a file or a link where a kept path leads): removed below
+      }
+      try {
+        await removeEntry(dir, name);
         removed++;
-      } else {
-        await unlink(path).catch(() => undefined);
-        removed++;
+      } catch {
+        // gone meanwhile, too deep, or the job keeps changing it: left for clean
       }
     }
   };
-  await walk('');
+  const root = await openSessionRoot(sessionDir).catch(() => undefined);
+  if (root === undefined) return { removed: 0, keptAll: false };
+  try {
+    await walk(root, '');
+  } finally {
+    await root.close();
+  }
   return { removed, keptAll: false };
 }
 
 /** Remove an uploaded output (a file, or a directory tree for `name/`), never through a link. */
 export async function removeOutput(sessionDir: string, rel: string, tree: boolean): Promise<void> {
-  const path = join(sessionDir, rel);
-  if (tree) await rm(path, { recursive: true, force: true });
-  else await unlink(path).catch(() => undefined);
+  const segs = rel.split('/');
+  const name = segs.pop() as string;
+  const parent = await openDirChain(sessionDir, segs).catch(() => undefined);
+  if (parent === undefined) return;
+  try {
+    const s = await lstatIn(parent, name);
+    if (s !== undefined && (tree || !s.isDirectory())) await removeEntry(parent, name);
+  } catch {
+    // already gone, or changing under the job's hands: clean removes it
+  } finally {
+    await parent.close();
+  }
 }

@@ -33,7 +33,8 @@ import { silentLogger, type StagingLogger } from './logger.js';
 import { withRetries, type AttemptTally, type RetryPolicy } from './retry.js';
 import { Semaphore } from './semaphore.js';
 import { pruneSession, removeOutput } from './session-prune.js';
-import { lstatInSession, openSessionFile, parseSessionName, prepareWritePath } from './session-path.js';
+import { openDirChain, unlinkIn } from '../sessions/safe-fs.js';
+import { lstatInSession, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
 import { StagingError, stagingError } from './staging-error.js';
 import { cacheMode, overwriteAllowed, parseTransferUrl, type TransferUrl } from './transfer-url.js';
 import type { FileResult, ProgressListener, StageInFile, StageInJob, StageOutFile, StageOutJob, StageResult } from './types.js';
@@ -216,9 +217,11 @@ export class Stager {
     const tu = parseTransferUrl(file.source as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
+    let target: WriteTarget | undefined;
     try {
       const expected = file.checksum === undefined ? undefined : parseChecksum(file.checksum);
-      const dest = await prepareWritePath(job.sessionDir, rel);
+      target = await openWriteTarget(job.sessionDir, rel);
+      const dest = target.path;
       const onProgress = (n: number): void => ctx.progress(file.name, n);
       const mode = cacheMode(tu);
       const cache = this.cache;
@@ -270,6 +273,8 @@ export class Stager {
       const r = failedResult(file.name, 'download', tu.display, e, tally.attempts, startTime);
       if (!ctx.signal.aborted) this.log.warn({ job: ctx.jobId, file: file.name, url: tu.display, attempts: tally.attempts, code: r.code, error: r.error }, 'input staging failed');
       return r;
+    } finally {
+      await target?.close();
     }
   }
 
@@ -309,11 +314,15 @@ export class Stager {
       }
     }
     for (const d of dirs) {
-      const st = await lstatInSession(job.sessionDir, d).catch(() => undefined);
-      if (st === undefined || !st.isDirectory()) continue;
-      const dir = d === '' ? job.sessionDir : join(job.sessionDir, d);
-      for (const n of await readdir(dir).catch(() => [] as string[])) {
-        if (/\.ceres-(part-)?[0-9a-f]{8}$/.test(n)) await rm(join(dir, n), { force: true });
+      // Through a descriptor: a directory swapped for a link is not entered.
+      const dir = await openDirChain(job.sessionDir, d === '' ? [] : d.split('/')).catch(() => undefined);
+      if (dir === undefined) continue;
+      try {
+        for (const n of await readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[])) {
+          if (/\.ceres-(part-)?[0-9a-f]{8}$/.test(n)) await unlinkIn(dir, n).catch(() => undefined);
+        }
+      } finally {
+        await dir.close();
       }
     }
   }

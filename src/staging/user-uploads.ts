@@ -5,12 +5,9 @@
  * recorded as complete. A declared checksum must match. The wait is bounded (A-REX:
  * 600 s from entering PREPARING): `User file: /<name> - Timeout waiting`.
  */
-import { createReadStream } from 'node:fs';
-import { chmod } from 'node:fs/promises';
-import { join } from 'node:path';
 import { checksumMatches, createHasher, type ExpectedChecksum } from './checksum.js';
 import { sleep } from './retry.js';
-import { lstatInSession } from './session-path.js';
+import { lstatInSession, openSessionFile } from './session-path.js';
 import { StagingError, stagingError } from './staging-error.js';
 import type { UploadWatch } from './types.js';
 import { sessionPath } from './control-lines.js';
@@ -91,13 +88,26 @@ async function judge(f: UserFile, opts: UserWaitOptions): Promise<number | undef
     if (st.isDirectory()) throw invalid('Expected file. Directory found.');
     if (!st.isFile()) throw invalid('Expected file. Something else found.');
   }
-  const path = join(opts.sessionDir, f.rel);
-  if (f.checksum !== undefined) {
-    const h = createHasher(f.checksum.algorithm);
-    for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) h.update(chunk as Buffer);
-    if (!checksumMatches(f.checksum, h.digest())) throw invalid('Delivered file has a wrong checksum.');
+  if (f.checksum === undefined && !f.executable) return st.size;
+  // Read and chmod through a descriptor opened without following links: the file
+  // judged above may have been swapped for a link since (chmod would follow it).
+  const { handle } = await openSessionFile(opts.sessionDir, f.rel);
+  try {
+    if (f.checksum !== undefined) {
+      const h = createHasher(f.checksum.algorithm);
+      const buf = Buffer.allocUnsafe(1024 * 1024);
+      for (let pos = 0; ; ) {
+        const { bytesRead } = await handle.read(buf, 0, buf.length, pos);
+        if (bytesRead === 0) break;
+        h.update(buf.subarray(0, bytesRead));
+        pos += bytesRead;
+      }
+      if (!checksumMatches(f.checksum, h.digest())) throw invalid('Delivered file has a wrong checksum.');
+    }
+    if (f.executable) await handle.chmod(((await handle.stat()).mode & 0o777) | 0o111);
+  } finally {
+    await handle.close();
   }
-  if (f.executable) await chmod(path, (st.mode & 0o777) | 0o111);
   return st.size;
 }
 

@@ -17,6 +17,7 @@ import { jobsResource } from '../../src/api/rest/jobs/index.js';
 import { buildConfig } from '../../src/config/load.js';
 import { descriptionPort } from '../../src/service/description-port.js';
 import { REST_STATES } from '../../src/engine/states.js';
+import { SessionDirs } from '../../src/sessions/session-dirs.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
 export const BOB = '/DC=org/DC=test/CN=Bob';
@@ -27,6 +28,7 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
   const root = await mkdtemp(join(tmpdir(), 'ceres-jobsapi-'));
   const sessionRoot = join(root, 'sessions');
   await mkdir(sessionRoot);
+  const sessions = await SessionDirs.open(sessionRoot);
   const db = openDatabase(join(root, 'db'));
   const store = new JobStore(db);
   const config = buildConfig({ cluster: { queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 7200 }], runtimeEnvironments: [{ name: 'ENV/PROXY' }] } });
@@ -42,7 +44,7 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
     descriptions: descriptionPort(config),
     delegations: { ownedBy: (id, owner) => delegationOwners.get(id) === owner },
     engine,
-    sessionRoot,
+    sessions,
     maxInstances: o.maxInstances ?? 10,
     maxRerun: 5,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
@@ -66,6 +68,7 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
     },
     async close() {
       await app.close();
+      await sessions.close();
       db.close();
       await rm(root, { recursive: true, force: true });
     },

@@ -18,13 +18,13 @@ import type { Resource } from '../../src/api/rest/resource.js';
 const notFound = (): never => {
   throw ceError('CE_ERR_JOB_NOT_FOUND');
 };
-const jobs = { visible: notFound, sessionDir: () => '/nonexistent' };
+const jobs = { visible: notFound };
 const deleg = delegationsResources({ service: new Proxy({}, { get: () => notFound }) as never, maxCertificateBodyBytes: 1024 });
 const routes = {
   versions: versionsResource,
   info: infoResource({ document: () => el('InfoRoot') }),
   jobs: jobsResource({ jobs: { list: () => [], submit: notFound } as never, actions: {} as never, restStates: ['FINISHED'], maxIdsPerRequest: 10, maxControlBodyBytes: 1024, maxSubmitBodyBytes: 1024 }),
-  session: sessionResource({ jobs: jobs as never, files: {} as never }),
+  session: sessionResource({ jobs: jobs as never, sessions: {} as never, files: {} as never }),
   diagnose: diagnoseResource({ jobs: jobs as never, control: {} as never }),
   delegations: deleg.collection,
   delegation: deleg.item,

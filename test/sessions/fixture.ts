@@ -18,6 +18,7 @@ import { newJobId } from '../../src/jobs/job-id.js';
 import { SessionFiles } from '../../src/sessions/session-files.js';
 import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';
 import { sessionResource } from '../../src/api/rest/session/index.js';
+import { SessionDirs } from '../../src/sessions/session-dirs.js';
 import { diagnoseResource, type DiagnoseRenderer } from '../../src/api/rest/diagnose/index.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
@@ -36,6 +37,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
   const root = await mkdtemp(join(tmpdir(), 'ceres-sessions-'));
   const sessionRoot = join(root, 'session');
   await mkdir(sessionRoot, { mode: 0o700 });
+  const sessions = await SessionDirs.open(sessionRoot);
   const db: Db = openDatabase(join(root, 'jobs.db'));
   const store = new JobStore(db);
   const pokes: string[] = [];
@@ -45,7 +47,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     descriptions: { split: () => ({ multi: false, items: [] }), accept: () => ({ ok: false, status: 500, reason: 'unused' }) },
     delegations: { ownedBy: () => false },
     engine,
-    sessionRoot,
+    sessions,
     maxInstances: 1,
     maxRerun: 0,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
@@ -59,7 +61,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     ...(o.maxUploadBytesPerJob === undefined ? {} : { maxUploadBytesPerJob: o.maxUploadBytesPerJob }),
   });
   const app = testApp({
-    session: sessionResource({ jobs, files }),
+    session: sessionResource({ jobs, sessions, files }),
     diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),
   });
   let port: number | undefined;
@@ -69,12 +71,14 @@ export async function makeFixture(o: FixtureOptions = {}) {
     app,
     store,
     jobs,
+    sessions,
     control,
     files,
     pokes,
     /** A new job of `owner` with an empty session directory, as submission leaves it. */
     async newJob(owner: string): Promise<string> {
       const id = newJobId();
+      const sessionIdent = sessions.createSync(id);
       store.insertMany([
         {
           id,
@@ -90,9 +94,9 @@ export async function makeFixture(o: FixtureOptions = {}) {
           createdAt: Date.now(),
           rerunsLeft: 0,
           clientHost: null,
+          sessionIdent,
         },
       ]);
-      await mkdir(jobs.sessionDir(id), { mode: 0o700 });
       return id;
     },
     sessionDir: (id: string) => jobs.sessionDir(id),
@@ -107,6 +111,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     },
     async close(): Promise<void> {
       await app.close();
+      await sessions.close();
       db.close();
       await rm(root, { recursive: true, force: true });
     },

@@ -12,3 +12,13 @@ export interface StagingPort {
   stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome>;
   stageOut(job: JobRecord, mode: StageOutMode, signal: AbortSignal): Promise<StageOutcome>;
 }
+
+/**
+ * What the scheduler needs from the sessions folder (src/sessions/session-dirs.ts):
+ * a check that the job's directory is still the one it was given (before the batch
+ * job starts there) and a removal that never follows what the job put in its place.
+ */
+export interface SessionsPort {
+  check(id: string, identity: string | null): Promise<void>;
+  remove(id: string, identity: string | null, o?: { readonly findRenamed?: boolean }): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
+}

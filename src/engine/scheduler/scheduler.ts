@@ -27,7 +27,7 @@ import { isFinal, machineStateOf, persistedFields, positionOf, type MachineState
 import { batchUpdateEvent } from '../batch-events.js';
 import { Slots, type Limits } from './slots.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
-import type { StagingPort } from './ports.js';
+import type { SessionsPort, StagingPort } from './ports.js';
 
 export interface SchedulerLog {
   debug(o: object, m: string): void;
@@ -43,7 +43,10 @@ export interface SchedulerOptions {
   readonly staging: StagingPort;
   readonly limits: Limits;
   readonly log: SchedulerLog;
+  /** Path of a job's session directory, for the batch backend (the job runs there). */
   readonly sessionDir: (id: string) => string;
+  /** Every other use of a session directory: checked and link-safe (session-dirs.ts). */
+  readonly sessions: SessionsPort;
   /** Root for per-attempt backend directories. */
   readonly lrmsJobsRoot: string;
   readonly rteScripts: ReadonlyMap<string, string | undefined>;
@@ -263,7 +266,7 @@ export class Scheduler {
           if (j.failureReason) await this.#o.control.write(j.id, 'failed', `${j.failureReason}\n`);
           break;
         case 'wipe-session':
-          await rm(this.#o.sessionDir(j.id), { recursive: true, force: true });
+          await this.#removeSession(j, true);
           await this.#o.control.removeAll(j.id, ['errors', 'failed', 'diag', 'statistics']);
           await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
           break;
@@ -302,7 +305,12 @@ export class Scheduler {
       rteScripts: this.#o.rteScripts,
       serviceUrl: this.#o.serviceUrl(),
     });
-    void this.#o.backend.submit(spec).then(
+    // The batch job gets a path: it must name the directory the job was given, not a
+    // link or a directory an earlier attempt put in its place.
+    void this.#o.sessions
+      .check(j.id, j.sessionIdent)
+      .then(() => this.#o.backend.submit(spec))
+      .then(
       (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
       (e: unknown) => {
         if (this.#stopping) return;
@@ -383,11 +391,30 @@ export class Scheduler {
     this.#expiry.delete(j.id);
     this.#slots.set(j.id, j.owner, undefined);
     this.#slots.unwait(j.id);
-    await rm(this.#o.sessionDir(j.id), { recursive: true, force: true });
+    // A wiped job's directory went at the wipe (with anything the job had renamed it to):
+    // its final clean does not search the whole sessions folder again.
+    await this.#removeSession(j, j.state !== 'DELETED');
     await this.#o.control.removeAll(j.id);
     await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
     const fresh = this.#o.store.get(j.id);
     if (fresh) this.#o.store.delete(fresh);
+  }
+
+  /**
+   * The session directory goes, and what the job made of it: a link in its place is
+   * removed, never followed; the job's own directory is found by its identity even if
+   * the job renamed it. A failure is logged and does not keep the job's record (the
+   * removal cannot become possible later by waiting).
+   */
+  async #removeSession(j: JobRecord, findRenamed: boolean): Promise<void> {
+    try {
+      const r = await this.#o.sessions.remove(j.id, j.sessionIdent, { findRenamed });
+      if (r.found === 'link' || r.found === 'other' || r.keptForeign || r.leftovers.length > 0) {
+        this.#o.log.warn({ job: j.id, found: r.found, leftovers: r.leftovers, keptForeign: r.keptForeign }, 'session directory had been replaced by the job; removed without following it');
+      }
+    } catch (e) {
+      this.#o.log.warn({ err: e, job: j.id }, 'session directory not fully removed');
+    }
   }
 
   /** Wake up exactly when a job's session lifetime (or wiped-record retention) ends. */

@@ -23,4 +23,5 @@ export const sessionErrors = {
   CE_ERR_SESSION_BUSY: { status: 409, message: 'Directory changed during the operation' },
   CE_ERR_SESSION_NO_SPACE: { status: 507, message: 'Insufficient Storage' },
   CE_ERR_SESSION_JOB_QUOTA: { status: 413, message: 'Upload quota of the job exceeded' },
+  CE_ERR_SESSION_REPLACED: { status: 409, message: 'The session directory was replaced by the job; it is not accessed' },
 } as const satisfies ErrorTable;

@@ -32,6 +32,8 @@ export interface JobRecord {
   readonly endedAt: number | null;
   readonly eraseAt: number | null;
   readonly clientHost: string | null;
+  /** Identity of the session directory made at submission; null for jobs stored before it was recorded. */
+  readonly sessionIdent: string | null;
   readonly engine: Readonly<Record<string, unknown>>;
   readonly version: number;
 }
@@ -63,6 +65,7 @@ export interface JobRow {
   ended_at: number | null;
   erase_at: number | null;
   client_host: string | null;
+  session_ident: string | null;
   engine: string;
   version: number;
 }
@@ -103,6 +106,7 @@ export function fromRow(r: JobRow): JobRecord {
     endedAt: r.ended_at,
     eraseAt: r.erase_at,
     clientHost: r.client_host,
+    sessionIdent: r.session_ident,
     get engine(): Record<string, unknown> {
       return (engine ??= JSON.parse(r.engine) as Record<string, unknown>);
     },

@@ -26,6 +26,8 @@ export interface NewJob {
   createdAt: number;
   rerunsLeft: number;
   clientHost: string | null;
+  /** Identity of the session directory (session-dirs.ts); absent = not recorded. */
+  sessionIdent?: string | null;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface NewJob {
  * bulk actions read records constantly and never need it (see `rawDescription`).
  */
 const COLUMNS =
-  'id, owner, state, pending, rest_state, lrms_state, outcome, queue, delegation_id, format, description, created_at, updated_at, local_id, exit_code, failed_state, failed_cause, failure_reason, kill_requested, clean_requested, restart_requested, reruns_left, started_at, ended_at, erase_at, client_host, engine, version';
+  'id, owner, state, pending, rest_state, lrms_state, outcome, queue, delegation_id, format, description, created_at, updated_at, local_id, exit_code, failed_state, failed_cause, failure_reason, kill_requested, clean_requested, restart_requested, reruns_left, started_at, ended_at, erase_at, client_host, session_ident, engine, version';
 
 export class JobStore {
   readonly #db: Db;
@@ -51,8 +53,8 @@ export class JobStore {
   constructor(db: Db) {
     this.#db = db;
     this.#insert = db.prepare(
-      `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, delegation_id, format, description, raw, created_at, updated_at, reruns_left, client_host)
-       VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost)`,
+      `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, delegation_id, format, description, raw, created_at, updated_at, reruns_left, client_host, session_ident)
+       VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost, @sessionIdent)`,
     );
     this.#insertDeleg = db.prepare('INSERT OR IGNORE INTO job_delegations (job_id, delegation_id) VALUES (?, ?)');
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`);
@@ -80,7 +82,7 @@ export class JobStore {
     this.#topLevel();
     durably(this.#db, () => {
       for (const j of jobs) {
-        this.#insert.run({ ...j, description: JSON.stringify(j.description) });
+        this.#insert.run({ ...j, sessionIdent: j.sessionIdent ?? null, description: JSON.stringify(j.description) });
         for (const d of j.delegationIds) this.#insertDeleg.run(j.id, d);
       }
     });

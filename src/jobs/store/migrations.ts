@@ -105,4 +105,15 @@ CREATE INDEX jobs_id_owner_rest ON jobs (id, owner, rest_state);
 DROP INDEX IF EXISTS jobs_id_owner_rest;
 `,
   },
+  {
+    // The identity (`<dev>:<ino>`) of the session directory made at submission: every
+    // access checks that the directory at the job's path is still that one, so a job
+    // that replaces it (link, other directory) cannot point the service elsewhere
+    // (src/sessions/session-dirs.ts). NULL for jobs stored before: links are still
+    // refused for them, but another real directory in their place cannot be told.
+    version: 5,
+    sql: `
+ALTER TABLE jobs ADD COLUMN session_ident TEXT;
+`,
+  },
 ];

@@ -8,7 +8,9 @@
  *
  * Every method first resolves the job as the caller's (another user's job is a 404,
  * like a missing one), then the path (session-path.ts: 400 for malformed paths;
- * safe-fs.ts: 403 for symlinks). Other methods: 405 with Allow (router).
+ * safe-fs.ts: 403 for symlinks), and works inside a lease on the job's verified
+ * session directory (session-dirs.ts: 409 CE_ERR_SESSION_REPLACED when the job put a
+ * link or another directory in its place). Other methods: 405 with Allow (router).
  * Deliberate differences from A-REX are listed in docs/sessions.md.
  */
 import { bodyError, onBodyTooSlow, readBody } from '../../../http/body.js';
@@ -22,12 +24,14 @@ import { LISTING_FORCED_ARRAYS, listingHtml, listingJson, listingXml } from '../
 import { checkPropfindBody, multistatus, parseDepth, renderMultistatus, type DavResource } from '../../../sessions/propfind.js';
 import { sendFileHandle } from '../../../sessions/send-file.js';
 import type { SessionFiles } from '../../../sessions/session-files.js';
+import type { SessionDirs } from '../../../sessions/session-dirs.js';
 import { parseSessionPath, type SessionPath } from '../../../sessions/session-path.js';
 import type { DirEntry } from '../../../sessions/safe-fs.js';
 import type { Resource, RestRequest } from '../resource.js';
 
 export interface SessionResourceOptions {
-  readonly jobs: Pick<JobService, 'visible' | 'sessionDir'>;
+  readonly jobs: Pick<JobService, 'visible'>;
+  readonly sessions: Pick<SessionDirs, 'withRoot'>;
   readonly files: SessionFiles;
   /** Cap on a PROPFIND request body (default 64 KiB; larger is a 413). */
   readonly maxPropfindBodyBytes?: number;
@@ -35,7 +39,7 @@ export interface SessionResourceOptions {
 
 interface Target {
   readonly id: string;
-  readonly dir: string;
+  readonly ident: string | null;
   readonly path: SessionPath;
 }
 
@@ -46,13 +50,15 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const caller = req.caller();
     const [rawId = '', ...rawPath] = req.rest;
     const id = decodeId(rawId);
-    o.jobs.visible(caller.dn, id);
-    return { id, dir: o.jobs.sessionDir(id), path: parseSessionPath(rawPath) };
+    const j = o.jobs.visible(caller.dn, id);
+    return { id, ident: j.sessionIdent, path: parseSessionPath(rawPath) };
   };
+  /** `fn` gets the confined path of the session directory, valid until it settles. */
+  const inSession = <T>(t: Target, fn: (dir: string) => Promise<T>): Promise<T> => o.sessions.withRoot(t.id, t.ident, fn);
 
   const get = async (req: RestRequest) => {
     const t = target(req);
-    const opened = await o.files.open(t.dir, t.path);
+    const opened = await inSession(t, (dir) => o.files.open(dir, t.path));
     if (opened.kind === 'file') {
       return sendFileHandle(req.raw, req.reply, opened.handle, opened.stat.size, { contentType: 'application/octet-stream', lastModified: opened.stat.mtime });
     }
@@ -86,16 +92,18 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const ac = new AbortController();
     const unwatch = onBodyTooSlow(req.raw, (e) => ac.abort(e));
     try {
-      await o.files.put({
-        jobId: t.id,
-        sessionDir: t.dir,
-        path: t.path,
-        body: req.raw,
-        signal: ac.signal,
-        contentLength: cl === undefined ? undefined : Number(cl),
-        range: cr === undefined ? undefined : parseContentRange(cr),
-        ifNoneMatchAny: h['if-none-match']?.trim() === '*',
-      });
+      await inSession(t, (sessionDir) =>
+        o.files.put({
+          jobId: t.id,
+          sessionDir,
+          path: t.path,
+          body: req.raw,
+          signal: ac.signal,
+          contentLength: cl === undefined ? undefined : Number(cl),
+          range: cr === undefined ? undefined : parseContentRange(cr),
+          ifNoneMatchAny: h['if-none-match']?.trim() === '*',
+        }),
+      );
     } catch (e) {
       throw bodyError(req.raw, e);
     } finally {
@@ -106,7 +114,7 @@ export function sessionResource(o: SessionResourceOptions): Resource {
 
   const del = async (req: RestRequest) => {
     const t = target(req);
-    await o.files.remove(t.id, t.dir, t.path);
+    await inSession(t, (dir) => o.files.remove(t.id, dir, t.path));
     return sendEmpty(req.reply, 204);
   };
 
@@ -114,7 +122,7 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const t = target(req);
     checkPropfindBody(await readBody(req.raw, maxPropfind));
     const depth = parseDepth(req.raw.headers.depth);
-    const opened = await o.files.open(t.dir, t.path);
+    const opened = await inSession(t, (dir) => o.files.open(dir, t.path));
     const segs = t.path.segments;
     const sessionUrl = `${originOf(req)}${req.basePath}/jobs/${encodeSegment(t.id)}/session`;
     const selfHref = `${sessionUrl}/${encodePath(segs)}${segs.length && opened.kind === 'dir' ? '/' : ''}`;

@@ -1,0 +1,63 @@
+// Migration 5 on a real database written by the previous schema: jobs stored before it
+// keep working with no session identity (the documented legacy behaviour), new jobs
+// store the identity of the directory made for them, durably.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/jobs/store/database.js';
+import { migrations } from '../../src/jobs/store/migrations.js';
+import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ceres-migr5-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const job = (id: string, extra: Partial<NewJob> = {}): NewJob => ({
+  id,
+  owner: '/CN=a',
+  state: 'FINISHED',
+  restState: 'FINISHED',
+  queue: '',
+  delegationId: null,
+  delegationIds: [],
+  format: 'xrsl',
+  description: {},
+  raw: '&(executable=/bin/true)',
+  createdAt: 1,
+  rerunsLeft: 0,
+  clientHost: null,
+  ...extra,
+});
+
+describe('migration 5: session directory identity', () => {
+  it('a job stored by the previous schema reads back with no identity; new jobs keep theirs across reopening', () => {
+    const file = join(dir, 'ceres.db');
+    // The database as the previous version left it: migrations 1-4 and one job.
+    const old = new Database(file);
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    for (const m of migrations.filter((x) => x.version <= 4)) {
+      old.exec(m.sql);
+      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, 1);
+    }
+    old
+      .prepare(`INSERT INTO jobs (id, owner, state, pending, rest_state, queue, format, description, raw, created_at, updated_at, reruns_left) VALUES ('oldjob', '/CN=a', 'FINISHED', 0, 'FINISHED', '', 'xrsl', '{}', 'x', 1, 1, 0)`)
+      .run();
+    old.close();
+
+    let db = openDatabase(file);
+    let store = new JobStore(db);
+    assert.equal(store.get('oldjob')?.sessionIdent, null);
+    store.insertMany([job('newjob', { sessionIdent: '2049:123456789012345678' }), job('noident')]);
+    db.close();
+
+    db = openDatabase(file);
+    store = new JobStore(db);
+    assert.equal(store.get('newjob')?.sessionIdent, '2049:123456789012345678', 'stored exactly (inode numbers beyond 2^53 too)');
+    assert.equal(store.get('noident')?.sessionIdent, null);
+    assert.equal(store.get('oldjob')?.sessionIdent, null);
+    assert.deepEqual((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v, migrations.at(-1)?.version);
+    db.close();
+  });
+});
