@@ -4,6 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { Agent, request, type ClientRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -179,10 +180,14 @@ describe('a full file system', () => {
   before(async () => {
     f = await makeFixture();
     id = await f.newJob(A['x-test-dn']);
-    // A 1 MiB tmpfs over the job's session directory (needs root; skipped otherwise).
+    // A 1 MiB tmpfs over a directory inside the job's session (needs root; skipped
+    // otherwise). Not over the session directory itself: that would be another directory
+    // than the one recorded at submission, which the service refuses to touch (409).
+    const disk = join(f.sessionDir(id), 'disk');
+    mkdirSync(disk, { mode: 0o700 });
     try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,mode=0700', 'tmpfs', f.sessionDir(id)], { stdio: 'pipe' });
-      mounted = f.sessionDir(id);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,mode=0700', 'tmpfs', disk], { stdio: 'pipe' });
+      mounted = disk;
     } catch (e) {
       why = `cannot mount a tmpfs here (${String((e as Error).message).split('\n')[0]})`;
     }
@@ -194,19 +199,19 @@ describe('a full file system', () => {
 
   it('an upload that fills the disk is 507 Insufficient Storage and leaves no temporary', async (t) => {
     if (!mounted) return t.skip(why);
-    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'big'), headers: J, payload: Buffer.alloc(2 * MiB, 1) });
+    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/big'), headers: J, payload: Buffer.alloc(2 * MiB, 1) });
     assert.equal(r.statusCode, 507);
     assert.equal(codeOf(r.body), 'CE_ERR_SESSION_NO_SPACE');
-    assert.deepEqual(await readdir(f.sessionDir(id)), []);
+    assert.deepEqual(await readdir(mounted), []);
     assert.equal(f.files.quota.usage(id), 0);
   });
 
   it('a ranged write that fills the disk is 507 too, and the service still answers', async (t) => {
     if (!mounted) return t.skip(why);
-    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'r'), headers: { ...J, 'content-range': `bytes 0-${2 * MiB - 1}/${2 * MiB}` }, payload: Buffer.alloc(2 * MiB, 1) });
+    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/r'), headers: { ...J, 'content-range': `bytes 0-${2 * MiB - 1}/${2 * MiB}` }, payload: Buffer.alloc(2 * MiB, 1) });
     assert.equal(r.statusCode, 507);
     assert.equal(codeOf(r.body), 'CE_ERR_SESSION_NO_SPACE');
-    assert.equal((await f.app.inject({ method: 'DELETE', url: f.url(id, 'r'), headers: J })).statusCode, 204);
-    assert.equal((await f.app.inject({ method: 'PUT', url: f.url(id, 'small'), headers: J, payload: 'fits' })).statusCode, 200);
+    assert.equal((await f.app.inject({ method: 'DELETE', url: f.url(id, 'disk/r'), headers: J })).statusCode, 204);
+    assert.equal((await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/small'), headers: J, payload: 'fits' })).statusCode, 200);
   });
 });
