@@ -117,10 +117,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
       actions,
       restStates: REST_STATES,
       maxIdsPerRequest: config.jobs.maxIdsPerRequest,
+      maxInfoIdsPerRequest: config.jobs.maxInfoIdsPerRequest,
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
     }),
-    session: sessionResource({ jobs, files }),
+    session: sessionResource({ jobs, files, maxListingEntries: config.jobs.maxListingEntries }),
     diagnose: diagnoseResource({
       jobs,
       control,

@@ -22,4 +22,6 @@ export const sessionErrors = {
   CE_ERR_SESSION_PERMISSION_DENIED: { status: 403, message: 'Permission denied' },
   CE_ERR_SESSION_BUSY: { status: 409, message: 'Directory changed during the operation' },
   CE_ERR_SESSION_NO_SPACE: { status: 507, message: 'Insufficient Storage' },
+  CE_ERR_SESSION_LISTING_TOO_LARGE: { status: 403, message: 'Directory has too many entries to list' },
+  CE_ERR_SESSION_CLIENT_GONE: { status: 499, message: 'Client closed the connection' },
 } as const satisfies ErrorTable;

@@ -10,7 +10,8 @@
  * that); answers with info documents, and HTML, take the general path.
  */
 import { el, type XmlElement } from '../../../doc/element.js';
-import { escapeText } from '../../../doc/render-xml.js';
+import { renderJson } from '../../../doc/render-json.js';
+import { escapeText, renderXml } from '../../../doc/render-xml.js';
 import { renderDoc } from '../../../http/send.js';
 import type { Format } from '../../../http/negotiate.js';
 import type { BulkItem } from '../../../jobs/job-actions.js';
@@ -42,6 +43,24 @@ export function renderBulk(items: readonly Item[], format: Format): string {
     return renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS);
   }
   return format === 'json' ? bulkJson(items) : bulkXml(items);
+}
+
+/**
+ * The bulk answer as a stream of pieces, one item at a time, for answers too big to
+ * hold (action=info: each item is an activity document). `items` is consumed lazily,
+ * so an item is computed only when the one before it was sent (text-stream.ts).
+ * Same bytes as renderDoc(bulkDocument(items)) for JSON and XML.
+ */
+export function* bulkPieces(items: Iterable<Item>, format: 'json' | 'xml'): Generator<string> {
+  let n = 0;
+  if (format === 'json') {
+    yield '{"job":[';
+    for (const it of items) yield (n++ > 0 ? ',' : '') + renderJson(bulkDocument([it]).children[0] as XmlElement);
+    yield ']}';
+    return;
+  }
+  for (const it of items) yield (n++ > 0 ? '' : '<jobs>') + renderXml(bulkDocument([it]).children[0] as XmlElement);
+  yield n > 0 ? '</jobs>' : '<jobs/>';
 }
 
 interface JsonItem {
