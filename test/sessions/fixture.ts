@@ -29,6 +29,7 @@ export interface FixtureOptions {
   readonly render?: DiagnoseRenderer;
   readonly tracker?: UploadTrackerOptions;
   readonly maxFileBytes?: number;
+  readonly maxListingEntries?: number;
 }
 
 export async function makeFixture(o: FixtureOptions = {}) {
@@ -52,7 +53,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
   const control = new ControlDir(join(root, 'control'));
   const files = new SessionFiles({ control, engine, tracker: new UploadTracker(o.tracker), ...(o.maxFileBytes === undefined ? {} : { maxFileBytes: o.maxFileBytes }) });
   const app = testApp({
-    session: sessionResource({ jobs, files }),
+    session: sessionResource({ jobs, files, ...(o.maxListingEntries === undefined ? {} : { maxListingEntries: o.maxListingEntries }) }),
     diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),
   });
   let port: number | undefined;
