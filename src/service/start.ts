@@ -88,6 +88,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     sessionRoot: L.sessions,
     maxInstances: config.jobs.maxInstances,
     maxRerun: config.engine.maxReruns,
+    maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };

@@ -15,6 +15,12 @@ export const jobsSection = {
         minimum: 1,
         description: 'Most entries a session directory may have to be listed (GET of a directory, PROPFIND); a bigger one is a 403, its files stay readable by name',
       }),
+      maxActiveJobsPerUser: Type.Integer({
+        default: 10_000,
+        minimum: 0,
+        description:
+          'Most jobs of one owner that have not ended (not FINISHED, FAILED, KILLED or WIPED); further descriptions of a submission get item status 503 `No more jobs allowed` and nothing is made for them; 0 = no limit',
+      }),
       maxInstances: Type.Integer({ default: 1000, minimum: 1, description: 'Most copies of one description per 1.1 `instances` request (A-REX caps by its job limit)' }),
       maxDescriptionBytes: Type.Integer({ default: 5 * 1024 * 1024, minimum: 1024, description: 'Largest single job description (A-REX maxjobdesc); a bigger one fails its item with 413' }),
       maxDescriptionsPerRequest: Type.Integer({ default: 10_000, minimum: 1, description: 'Most job descriptions in one submission request (bulk ADL or + xRSL)' }),

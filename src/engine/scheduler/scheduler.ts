@@ -170,7 +170,7 @@ export class Scheduler {
       if (dry) return this.#apply(id, { type: 'processing-failed', reason: 'Job has dryrun requested. Job skipped.' });
       // Decided and persisted synchronously (no await before the slot count is updated),
       // so concurrent pick-ups never over-admit.
-      const hold = !this.#slots.free('PREPARING') || this.#slots.ownerFull(j.owner);
+      const hold = !this.#slots.mayEnter('PREPARING', j.owner);
       return this.#apply(id, { type: 'picked-up', hold });
     }
   }
@@ -286,7 +286,7 @@ export class Scheduler {
         if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
         let ev: EngineEvent;
         if (dir === 'in') {
-          if (r.ok) ev = j.description.executable === undefined ? { type: 'no-executable' } : { type: 'staging-done', hold: !this.#slots.free('SUBMIT') };
+          if (r.ok) ev = j.description.executable === undefined ? { type: 'no-executable' } : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
           else ev = { type: 'staging-failed', reason: r.reason };
         } else {
           ev = r.ok ? { type: 'upload-done' } : { type: 'upload-failed', reason: r.reason };

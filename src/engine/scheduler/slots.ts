@@ -10,6 +10,11 @@
  *   SUBMIT      SUBMIT, INLRMS                         PENDING:PREPARING (REST PREPARED)
  *   FINISHING   FINISHING                              PENDING:INLRMS (REST EXECUTED)
  *   per user    the owner's jobs past ACCEPTED, not final PENDING:ACCEPTED
+ *   running per user  the owner's SUBMIT, INLRMS             PENDING:PREPARING (REST PREPARED)
+ *
+ * The running limit per user is what keeps a shared host usable: with it, one user's
+ * flood holds at most that many batch jobs, and a freed SUBMIT slot goes to the next
+ * owner in turn who is under the limit, so another user's single job starts at once.
  */
 import type { Position } from '../states.js';
 import type { SlotStep } from '../state-machine.js';
@@ -20,6 +25,8 @@ export interface Limits {
   readonly maxRunning: number;
   readonly maxFinishing: number;
   readonly maxPerUser: number;
+  /** Jobs of one owner in SUBMIT or INLRMS at once. */
+  readonly maxRunningPerUser: number;
 }
 
 /** Positions counted against the per-user limit: picked up and not yet ended. */
@@ -32,6 +39,7 @@ export class Slots {
   readonly #where = new Map<string, { pos: Position; owner: string }>();
   readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
   readonly #perOwner = new Map<string, number>();
+  readonly #runningPerOwner = new Map<string, number>();
   readonly #waiting: Record<SlotStep, Map<string, string[]>> = { PREPARING: new Map(), SUBMIT: new Map(), FINISHING: new Map() };
   readonly #turn: Record<SlotStep, string[]> = { PREPARING: [], SUBMIT: [], FINISHING: [] };
 
@@ -45,6 +53,7 @@ export class Slots {
     if (old) {
       const s = STEP_OF[old.pos];
       if (s) this.#inStep[s]--;
+      if (s === 'SUBMIT') bump(this.#runningPerOwner, old.owner, -1);
       if (IN_PROCESS(old.pos)) this.#perOwner.set(old.owner, (this.#perOwner.get(old.owner) ?? 1) - 1);
       this.#where.delete(id);
     }
@@ -52,6 +61,7 @@ export class Slots {
     this.#where.set(id, { pos, owner });
     const s = STEP_OF[pos];
     if (s) this.#inStep[s]++;
+    if (s === 'SUBMIT') bump(this.#runningPerOwner, owner, 1);
     if (IN_PROCESS(pos)) this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
   }
 
@@ -63,6 +73,20 @@ export class Slots {
   free(step: SlotStep): boolean {
     const max = step === 'PREPARING' ? this.#limits.maxPreparing : step === 'SUBMIT' ? this.#limits.maxRunning : this.#limits.maxFinishing;
     return max === 0 || this.#inStep[step] < max;
+  }
+
+  /** Whether a job of `owner` may enter `step` now: the step's limit and the owner's limit for it. */
+  mayEnter(step: SlotStep, owner: string): boolean {
+    return this.free(step) && !this.#ownerFullFor(step, owner);
+  }
+
+  #ownerFullFor(step: SlotStep, owner: string): boolean {
+    if (step === 'PREPARING') return this.ownerFull(owner);
+    if (step === 'SUBMIT') {
+      const max = this.#limits.maxRunningPerUser;
+      return max !== 0 && (this.#runningPerOwner.get(owner) ?? 0) >= max;
+    }
+    return false;
   }
 
   /** Whether the owner is at the per-user limit (a job of theirs about to be picked up must wait). */
@@ -103,7 +127,7 @@ export class Slots {
         this.#waiting[step].delete(owner);
         continue;
       }
-      if (step === 'PREPARING' && this.ownerFull(owner)) {
+      if (this.#ownerFullFor(step, owner)) {
         turn.push(owner);
         continue;
       }
@@ -121,10 +145,20 @@ export class Slots {
     return n;
   }
 
+  runningOf(owner: string): number {
+    return this.#runningPerOwner.get(owner) ?? 0;
+  }
+
   #dropOwner(step: SlotStep, owner: string): void {
     this.#waiting[step].delete(owner);
     const t = this.#turn[step];
     const i = t.indexOf(owner);
     if (i >= 0) t.splice(i, 1);
   }
+}
+
+function bump(m: Map<string, number>, k: string, by: number): void {
+  const n = (m.get(k) ?? 0) + by;
+  if (n > 0) m.set(k, n);
+  else m.delete(k);
 }
