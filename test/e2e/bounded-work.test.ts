@@ -13,6 +13,8 @@ import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../
 
 const FILES = 200_000;
 const INFO_CAP = 1000;
+const MANY_JOBS = 30_000;
+const WAITING = '(&(executable="/bin/cat")(arguments="in")(inputfiles=("in" "")))';
 /** Generous bounds: the unbounded code took 11 s and 1.8 GB for one such listing. */
 const P99_BOUND_MS = 1000;
 /** No single request of another user may wait behind a big answer for long. */
@@ -28,10 +30,11 @@ function rssMb(pid: number): number {
  * Runs `work` while a second user's client measures the latency of small requests, one
  * after the other, and the service's resident memory is sampled.
  */
-async function underLoad<T>(ceres: RunningCeres, probe: Client, work: () => Promise<T>): Promise<{ result: T; p99: number; max: number; samples: number; maxRssMb: number }> {
+async function underLoad<T>(ceres: RunningCeres, probe: Client, work: () => Promise<T>): Promise<{ result: T; p99: number; max: number; samples: number; maxRssMb: number; startRssMb: number }> {
   const pid = ceres.child.pid as number;
   let done = false;
-  let maxRssMb = rssMb(pid);
+  const startRssMb = rssMb(pid);
+  let maxRssMb = startRssMb;
   const sampler = setInterval(() => (maxRssMb = Math.max(maxRssMb, rssMb(pid))), 50);
   const latencies: number[] = [];
   const probing = (async () => {
@@ -52,7 +55,7 @@ async function underLoad<T>(ceres: RunningCeres, probe: Client, work: () => Prom
   }
   maxRssMb = Math.max(maxRssMb, rssMb(pid));
   const s = [...latencies].sort((a, b) => a - b);
-  return { result, p99: s[Math.max(0, Math.ceil(s.length * 0.99) - 1)] ?? Infinity, max: s[s.length - 1] ?? Infinity, samples: s.length, maxRssMb };
+  return { result, p99: s[Math.max(0, Math.ceil(s.length * 0.99) - 1)] ?? Infinity, max: s[s.length - 1] ?? Infinity, samples: s.length, maxRssMb, startRssMb };
 }
 
 /** User plus system CPU time of a process so far. */
@@ -82,12 +85,13 @@ describe('bounded work per request (real service)', () => {
   let bob: Client;
   let listed: string;
   let infoIds: string[];
+  let carol: Client;
 
   before(async () => {
     // tmpfs: making 200,000 files takes seconds there, not minutes.
     const stateDir = mkdtempSync(join('/dev/shm', 'ceres-bounded-'));
-    // One active job at a time: the info jobs below stay ACCEPTING and start nothing.
-    ceres = await startCeres({ stateDir, config: { engine: { maxActiveJobs: 1 } } });
+    // No per-user active cap: one user below owns many jobs.
+    ceres = await startCeres({ stateDir, config: { jobs: { maxActiveJobsPerUser: 0 } } });
     await addDevUser(ceres.pkiDir, 'bob');
     alice = Client.forUser(ceres);
     bob = new Client(ceres.url, join(ceres.pkiDir, 'bob-proxy.pem'), join(ceres.pkiDir, 'ca.pem'));
@@ -101,8 +105,8 @@ describe('bounded work per request (real service)', () => {
       if (i % 1000 === 0) writeSync(fd, 'abc');
       closeSync(fd);
     }
-    // Jobs that wait for a client upload: the first takes the one active slot and waits there.
-    const one = '(&(executable="/bin/cat")(arguments="in")(inputfiles=("in" "")))';
+    // Jobs that wait for a client upload: they start nothing.
+    const one = WAITING;
     const jobs = await alice.submit(`+${one.repeat(INFO_CAP)}`);
     infoIds = jobs.map((j) => j.id as string);
     assert.equal(infoIds.length, INFO_CAP);
@@ -111,6 +115,7 @@ describe('bounded work per request (real service)', () => {
   after(async () => {
     await alice?.close();
     await bob?.close();
+    await carol?.close();
     if (ceres) {
       await stopCeres(ceres);
       removeDir(ceres.stateDir);
@@ -245,5 +250,50 @@ describe('bounded work per request (real service)', () => {
     // Status of the same long list is still allowed (aCT polls that way).
     const st = await alice.req('POST', '/rest/1.1/jobs?action=status', JSON.stringify({ job: infoIds.slice(0, 5).concat('x').map((id) => ({ id })) }), { 'content-type': 'application/json' });
     assert.equal(st.status, 201);
+  });
+
+  it(`GET jobs of a user with ${MANY_JOBS} jobs, four at once (JSON, XML, HTML), keeps other users served and memory bounded`, async () => {
+    // A pilot factory's DN: many jobs (waiting for uploads: nothing runs while we measure).
+    await addDevUser(ceres.pkiDir, 'carol');
+    carol = new Client(ceres.url, join(ceres.pkiDir, 'carol-proxy.pem'), join(ceres.pkiDir, 'ca.pem'));
+    const t0 = Date.now();
+    for (let k = 0; k < MANY_JOBS / 10_000; k++) {
+      const made = await carol.submit(`+${WAITING.repeat(10_000)}`);
+      assert.equal(made.filter((j) => j['status-code'] === '201').length, 10_000);
+    }
+    console.log(`made ${MANY_JOBS} jobs in ${Date.now() - t0} ms`);
+    // Let the engine take them to their wait for uploads before measuring.
+    const t1 = Date.now();
+    for (let quick = 0; quick < 5 && Date.now() - t1 < 300_000; ) {
+      const t = performance.now();
+      await bob.req('GET', '/rest/1.1/jobs');
+      quick = performance.now() - t < 50 ? quick + 1 : 0;
+    }
+    console.log(`service answering promptly again ${Date.now() - t1} ms later`);
+    const { result, p99, max, samples, maxRssMb, startRssMb } = await underLoad(ceres, bob, () =>
+      Promise.all([
+        carol.req('GET', '/rest/1.1/jobs', undefined, { accept: 'application/json' }),
+        carol.req('GET', '/rest/1.1/jobs', undefined, { accept: 'application/json' }),
+        carol.req('GET', '/rest/1.1/jobs', undefined, { accept: 'application/xml' }),
+        carol.req('GET', '/rest/1.1/jobs', undefined, { accept: 'text/html' }),
+      ]),
+    );
+    const [j1, j2, xml, html] = result;
+    for (const r of [j1, j2]) {
+      assert.equal(r.status, 200);
+      const job = r.json().job as any[];
+      assert.equal(job.length, MANY_JOBS);
+      assert.equal(new Set(job.map((x) => x.id)).size, MANY_JOBS);
+      assert.ok(job.every((x) => x.state === 'PREPARING'), [...new Set(job.map((x) => x.state))].join());
+    }
+    const list = parseXml(xml.text, { maxElements: 4 * MANY_JOBS, maxBytes: 1 << 30 });
+    assert.equal(childrenNamed(list, 'job').length, MANY_JOBS);
+    assert.ok(html.text.endsWith('</table></body></html>'));
+    console.log(`GET jobs: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, RSS ${startRssMb.toFixed(0)} -> ${maxRssMb.toFixed(0)} MB`);
+    assert.ok(p99 < P99_BOUND_MS, `p99 latency of another user's small requests ${p99.toFixed(0)} ms`);
+    assert.ok(max < MAX_BOUND_MS, `slowest small request of another user ${max.toFixed(0)} ms`);
+    // Processing 30,000 new jobs grew the heap already (kept: --no-memory-reducer); the
+    // answers themselves must not add much.
+    assert.ok(maxRssMb - startRssMb < 300, `service RSS grew ${(maxRssMb - startRssMb).toFixed(0)} MB`);
   });
 });

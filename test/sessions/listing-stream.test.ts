@@ -5,12 +5,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { el, type XmlElement } from '../../src/doc/element.js';
+import { el } from '../../src/doc/element.js';
 import { renderJson } from '../../src/doc/render-json.js';
 import { renderXml } from '../../src/doc/render-xml.js';
 import { textStream } from '../../src/doc/text-stream.js';
-import { bulkDocument, bulkPieces, JOBS_FORCED_ARRAYS } from '../../src/api/rest/jobs/render.js';
-import { renderDoc } from '../../src/http/send.js';
 import type { DirTable } from '../../src/sessions/dir-table.js';
 import { isoSeconds, listingJson, listingXml } from '../../src/sessions/listing.js';
 import { multistatus, type DavResource } from '../../src/sessions/propfind.js';
@@ -117,24 +115,6 @@ describe('streamed renderers give the document model\'s bytes', () => {
   it('PROPFIND Depth 0 or of a file: the resource alone', () => {
     const self: DavResource = { href: 'https://h:1/s/f%20g', displayName: 'f g', kind: 'file', size: 12, mtimeMs: at(2), createdMs: at(2) };
     assert.equal([...multistatus(self)].join(''), oracleMultistatus([self]));
-  });
-
-  it('bulk info answers: JSON and XML, documents and 404 items, and no items at all', () => {
-    const doc = (id: string): XmlElement => el('ComputingActivity', [el('ID', `urn:${id}`), el('State', 'arcrest:ACCEPTING'), el('State', 'emies:accepted'), el('Other', 'a&b<c>')]);
-    const cases = [
-      [],
-      [{ status: 200, reason: 'OK', id: 'j1', infoDocument: doc('j1') }],
-      [
-        { status: 200, reason: 'OK', id: 'j1', infoDocument: doc('j1') },
-        { status: 404, reason: 'Job not found', id: 'zz', infoDocument: null },
-        { status: 200, reason: 'OK', id: 'j2', infoDocument: doc('j2') },
-      ],
-    ];
-    for (const items of cases) {
-      for (const format of ['json', 'xml'] as const) {
-        assert.equal([...bulkPieces(items, format)].join(''), renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS), `${format} of ${items.length}`);
-      }
-    }
   });
 });
 

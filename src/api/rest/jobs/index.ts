@@ -11,13 +11,13 @@
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
 import { contentTypeOf } from '../../../http/negotiate.js';
-import { sendDoc, sendRendered } from '../../../http/send.js';
+import { sendRendered } from '../../../http/send.js';
 import { sendStream } from '../../../http/send-stream.js';
 import type { JobService } from '../../../jobs/job-service.js';
 import type { JobActions } from '../../../jobs/job-actions.js';
 import type { Resource, RestRequest } from '../resource.js';
 import { parseIdList } from './id-list.js';
-import { bulkPieces, JOBS_FORCED_ARRAYS, listDocument, renderBulk } from './render.js';
+import { bulkPieces, listPieces, renderBulk } from './render.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -43,7 +43,8 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       const bad = states.find((s) => !o.restStates.includes(s));
       if (bad !== undefined) throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`);
     }
-    return sendDoc(req.reply, req.format, 200, listDocument(o.jobs.list(caller.dn, states)), JOBS_FORCED_ARRAYS);
+    // Streamed: a pilot factory's DN may own 100,000 jobs.
+    return sendStream(req.reply, 200, contentTypeOf[req.format], listPieces(o.jobs.list(caller.dn, states), req.format));
   };
 
   const post = async (req: RestRequest) => {
@@ -66,7 +67,7 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     }
     const body = await readBody(req.raw, o.maxControlBodyBytes);
     const ids = parseIdList(body, req.raw.headers['content-type'], a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest);
-    if (a === 'info' && req.format !== 'html') {
+    if (a === 'info') {
       // Streamed: each item's document is built when the one before it has been sent.
       const one = (id: string) => o.actions.info(caller.dn, [id]);
       req.reply.raw.statusMessage = 'Created';
