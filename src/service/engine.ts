@@ -58,7 +58,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         control: d.control,
         backend,
         staging: port,
-        limits: { maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser, maxRunningPerUser: e.maxRunningJobsPerUser },
+        limits: { maxActive: e.maxActiveJobs, maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser, maxRunningPerUser: e.maxRunningJobsPerUser },
         log: d.log.child({ part: 'engine' }),
         sessionDir,
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),

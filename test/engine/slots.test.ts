@@ -87,3 +87,63 @@ describe('per-user running limit', () => {
     assert.equal(s.waitingCount('SUBMIT'), 0);
   });
 });
+
+describe('active limit (jobs picked up at all)', () => {
+  it('0 means none; otherwise picked-up jobs and granted ones count', () => {
+    assert.equal(new Slots(limits({})).free('ACCEPT'), true);
+    const s = new Slots(limits({ maxActive: 2 }));
+    s.set('a0', 'a', 'ACCEPTED');
+    assert.equal(s.free('ACCEPT'), true, 'a job not picked up does not count');
+    s.set('a0', 'a', 'PENDING:ACCEPTED');
+    s.set('a1', 'a', 'PREPARING');
+    assert.equal(s.free('ACCEPT'), false);
+    s.set('b0', 'b', 'ACCEPTED');
+    s.wait('ACCEPT', 'b0', 'b');
+    assert.equal(s.takeNext('ACCEPT'), undefined);
+    s.set('a1', 'a', undefined);
+    assert.equal(s.takeNext('ACCEPT'), 'b0');
+    assert.equal(s.free('ACCEPT'), false, 'the grant holds the slot until b0 is picked up');
+    assert.equal(s.takeGrant('b0'), true);
+    assert.equal(s.takeGrant('b0'), false);
+    assert.equal(s.free('ACCEPT'), true, 'a grant given back frees the slot');
+  });
+
+  it('a picked-up job ends its grant', () => {
+    const s = new Slots(limits({ maxActive: 1 }));
+    s.set('a0', 'a', 'ACCEPTED');
+    s.wait('ACCEPT', 'a0', 'a');
+    assert.equal(s.takeNext('ACCEPT'), 'a0');
+    s.set('a0', 'a', 'PREPARING');
+    assert.equal(s.takeGrant('a0'), false);
+    assert.equal(s.free('ACCEPT'), false);
+    s.set('a0', 'a', undefined);
+    assert.equal(s.free('ACCEPT'), true);
+  });
+});
+
+describe('wait queues', () => {
+  it('waiting twice queues once; unwait of a job not waiting is harmless; a job waits for one step', () => {
+    const s = new Slots(limits({ maxRunning: 1 }));
+    s.set('x', 'a', 'SUBMIT');
+    s.wait('SUBMIT', 'a0', 'a');
+    s.wait('SUBMIT', 'a0', 'a');
+    assert.equal(s.waitingCount('SUBMIT'), 1);
+    s.unwait('nope');
+    s.wait('FINISHING', 'a0', 'a');
+    assert.equal(s.waitingCount('SUBMIT'), 0);
+    assert.equal(s.waitingCount('FINISHING'), 1);
+    s.unwait('a0');
+    assert.equal(s.waitingCount('FINISHING'), 0);
+  });
+
+  it('100,000 waiting jobs: queueing and unqueueing stay cheap', () => {
+    const s = new Slots(limits({ maxRunning: 1 }));
+    s.set('x', 'a', 'SUBMIT');
+    const t0 = performance.now();
+    for (let i = 0; i < 100_000; i++) s.wait('SUBMIT', `a${i}`, 'a');
+    for (let i = 0; i < 100_000; i++) s.unwait(`other${i}`);
+    const ms = performance.now() - t0;
+    assert.equal(s.waitingCount('SUBMIT'), 100_000);
+    assert.ok(ms < 1000, `${ms.toFixed(0)} ms`);
+  });
+});

@@ -11,6 +11,7 @@
  *   FINISHING   FINISHING                              PENDING:INLRMS (REST EXECUTED)
  *   per user    the owner's jobs past ACCEPTED, not final PENDING:ACCEPTED
  *   running per user  the owner's SUBMIT, INLRMS             PENDING:PREPARING (REST PREPARED)
+ *   ACCEPT      every job picked up, not final            ACCEPTED unprocessed (REST ACCEPTING)
  *
  * The running limit per user is what keeps a shared host usable: with it, one user's
  * flood holds at most that many batch jobs, and a freed SUBMIT slot goes to the next
@@ -19,7 +20,13 @@
 import type { Position } from '../states.js';
 import type { SlotStep } from '../state-machine.js';
 
+/** The steps a job may wait for; ACCEPT is being picked up at all (A-REX maxjobs, 1st field). */
+export type WaitStep = SlotStep | 'ACCEPT';
+const WAIT_STEPS: readonly WaitStep[] = ['ACCEPT', 'PREPARING', 'SUBMIT', 'FINISHING'];
+
 export interface Limits {
+  /** Jobs picked up (past ACCEPTED, pending included) and not final. */
+  readonly maxActive?: number;
   /** 0 = unlimited, for each. */
   readonly maxPreparing: number;
   readonly maxRunning: number;
@@ -40,8 +47,18 @@ export class Slots {
   readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
   readonly #perOwner = new Map<string, number>();
   readonly #runningPerOwner = new Map<string, number>();
-  readonly #waiting: Record<SlotStep, Map<string, string[]>> = { PREPARING: new Map(), SUBMIT: new Map(), FINISHING: new Map() };
-  readonly #turn: Record<SlotStep, string[]> = { PREPARING: [], SUBMIT: [], FINISHING: [] };
+  readonly #waiting: Record<WaitStep, Map<string, string[]>> = { ACCEPT: new Map(), PREPARING: new Map(), SUBMIT: new Map(), FINISHING: new Map() };
+  readonly #turn: Record<WaitStep, string[]> = { ACCEPT: [], PREPARING: [], SUBMIT: [], FINISHING: [] };
+  #pickedUp = 0;
+  /** Jobs handed an ACCEPT slot by takeNext, not yet picked up: counted as picked up. */
+  readonly #granted = new Set<string>();
+  /**
+   * Where each waiting job waits: a job waits for one step at a time, and this makes
+   * wait() and unwait() of a job that is not waiting O(1). Every transition unwaits its
+   * job; scanning all queues there made 30,000 waiting jobs cost seconds of CPU per
+   * thousand transitions.
+   */
+  readonly #queued = new Map<string, { step: WaitStep; owner: string }>();
 
   constructor(limits: Limits) {
     this.#limits = limits;
@@ -54,6 +71,7 @@ export class Slots {
       const s = STEP_OF[old.pos];
       if (s) this.#inStep[s]--;
       if (s === 'SUBMIT') bump(this.#runningPerOwner, old.owner, -1);
+      if (old.pos !== 'ACCEPTED') this.#pickedUp--;
       if (IN_PROCESS(old.pos)) this.#perOwner.set(old.owner, (this.#perOwner.get(old.owner) ?? 1) - 1);
       this.#where.delete(id);
     }
@@ -62,6 +80,10 @@ export class Slots {
     const s = STEP_OF[pos];
     if (s) this.#inStep[s]++;
     if (s === 'SUBMIT') bump(this.#runningPerOwner, owner, 1);
+    if (pos !== 'ACCEPTED') {
+      this.#pickedUp++;
+      this.#granted.delete(id);
+    }
     if (IN_PROCESS(pos)) this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
   }
 
@@ -70,17 +92,21 @@ export class Slots {
   }
 
   /** Whether a job may enter `step` now (it is not counted there yet). */
-  free(step: SlotStep): boolean {
+  free(step: WaitStep): boolean {
+    if (step === 'ACCEPT') {
+      const max = this.#limits.maxActive ?? 0;
+      return max === 0 || this.#pickedUp + this.#granted.size < max;
+    }
     const max = step === 'PREPARING' ? this.#limits.maxPreparing : step === 'SUBMIT' ? this.#limits.maxRunning : this.#limits.maxFinishing;
     return max === 0 || this.#inStep[step] < max;
   }
 
   /** Whether a job of `owner` may enter `step` now: the step's limit and the owner's limit for it. */
-  mayEnter(step: SlotStep, owner: string): boolean {
+  mayEnter(step: WaitStep, owner: string): boolean {
     return this.free(step) && !this.#ownerFullFor(step, owner);
   }
 
-  #ownerFullFor(step: SlotStep, owner: string): boolean {
+  #ownerFullFor(step: WaitStep, owner: string): boolean {
     if (step === 'PREPARING') return this.ownerFull(owner);
     if (step === 'SUBMIT') {
       const max = this.#limits.maxRunningPerUser;
@@ -95,29 +121,35 @@ export class Slots {
     return max !== 0 && this.activeOf(owner) >= max;
   }
 
-  wait(step: SlotStep, id: string, owner: string): void {
+  wait(step: WaitStep, id: string, owner: string): void {
+    const at = this.#queued.get(id);
+    if (at?.step === step) return;
+    if (at) this.unwait(id);
     let q = this.#waiting[step].get(owner);
     if (!q) {
       this.#waiting[step].set(owner, (q = []));
       this.#turn[step].push(owner);
     }
-    if (!q.includes(id)) q.push(id);
+    q.push(id);
+    this.#queued.set(id, { step, owner });
   }
 
   unwait(id: string): void {
-    for (const step of ['PREPARING', 'SUBMIT', 'FINISHING'] as const) {
-      for (const [owner, q] of this.#waiting[step]) {
-        const i = q.indexOf(id);
-        if (i >= 0) {
-          q.splice(i, 1);
-          if (q.length === 0) this.#dropOwner(step, owner);
-        }
-      }
-    }
+    const at = this.#queued.get(id);
+    if (!at) return;
+    this.#queued.delete(id);
+    const q = this.#waiting[at.step].get(at.owner);
+    if (!q) return;
+    const i = q.indexOf(id);
+    if (i >= 0) q.splice(i, 1);
+    if (q.length === 0) this.#dropOwner(at.step, at.owner);
   }
 
-  /** Next waiting job for `step`, owners in turn; undefined when none may go now. */
-  takeNext(step: SlotStep): string | undefined {
+  /**
+   * Next waiting job for `step`, owners in turn; undefined when none may go now. An
+   * ACCEPT job is granted its slot until it is picked up (takeGrant, set).
+   */
+  takeNext(step: WaitStep): string | undefined {
     if (!this.free(step)) return undefined;
     const turn = this.#turn[step];
     for (let n = 0; n < turn.length; n++) {
@@ -132,14 +164,21 @@ export class Slots {
         continue;
       }
       const id = q.shift() as string;
+      this.#queued.delete(id);
       if (q.length === 0) this.#waiting[step].delete(owner);
       else turn.push(owner);
+      if (step === 'ACCEPT') this.#granted.add(id);
       return id;
     }
     return undefined;
   }
 
-  waitingCount(step: SlotStep): number {
+  /** Whether `id` was granted an ACCEPT slot; the grant ends here (picked up or not). */
+  takeGrant(id: string): boolean {
+    return this.#granted.delete(id);
+  }
+
+  waitingCount(step: WaitStep): number {
     let n = 0;
     for (const q of this.#waiting[step].values()) n += q.length;
     return n;
@@ -149,7 +188,7 @@ export class Slots {
     return this.#runningPerOwner.get(owner) ?? 0;
   }
 
-  #dropOwner(step: SlotStep, owner: string): void {
+  #dropOwner(step: WaitStep, owner: string): void {
     this.#waiting[step].delete(owner);
     const t = this.#turn[step];
     const i = t.indexOf(owner);
