@@ -5,13 +5,13 @@
  * freed slot goes to the owners in turn (round robin), so one user's 10,000 jobs do
  * not starve another user's one.
  *
- *   step        counted positions                      a job waits as
- *   PREPARING   PREPARING                              PENDING:ACCEPTED (REST ACCEPTED)
- *   SUBMIT      SUBMIT, INLRMS                         PENDING:PREPARING (REST PREPARED)
- *   FINISHING   FINISHING                              PENDING:INLRMS (REST EXECUTED)
- *   per user    the owner's jobs past ACCEPTED, not final PENDING:ACCEPTED
- *   running per user  the owner's SUBMIT, INLRMS             PENDING:PREPARING (REST PREPARED)
- *   ACCEPT      every job picked up, not final            ACCEPTED unprocessed (REST ACCEPTING)
+ *   step              counted positions                       a job waits as
+ *   ACCEPT            every job picked up, not final          ACCEPTED unprocessed (REST ACCEPTING)
+ *   PREPARING         PREPARING                               PENDING:ACCEPTED (REST ACCEPTED)
+ *   SUBMIT            SUBMIT, INLRMS                          PENDING:PREPARING (REST PREPARED)
+ *   FINISHING         FINISHING                               PENDING:INLRMS (REST EXECUTED)
+ *   per user          the owner's jobs past ACCEPTED, not final  PENDING:ACCEPTED
+ *   running per user  the owner's SUBMIT, INLRMS              PENDING:PREPARING (REST PREPARED)
  *
  * The running limit per user is what keeps a shared host usable: with it, one user's
  * flood holds at most that many batch jobs, and a freed SUBMIT slot goes to the next
@@ -25,9 +25,8 @@ export type WaitStep = SlotStep | 'ACCEPT';
 const WAIT_STEPS: readonly WaitStep[] = ['ACCEPT', 'PREPARING', 'SUBMIT', 'FINISHING'];
 
 export interface Limits {
-  /** Jobs picked up (past ACCEPTED, pending included) and not final. */
+  /** 0 or absent = unlimited, for each. Jobs picked up (past ACCEPTED, pending included) and not final. */
   readonly maxActive?: number;
-  /** 0 = unlimited, for each. */
   readonly maxPreparing: number;
   readonly maxRunning: number;
   readonly maxFinishing: number;
