@@ -202,3 +202,35 @@ describe('the cap on listed entries', () => {
     assert.equal(g.body, 'x');
   });
 });
+
+describe('answers larger than one chunk', () => {
+  let f: Fixture;
+  let id: string;
+  before(async () => {
+    f = await makeFixture();
+    id = await f.newJob(A['x-test-dn']);
+    const d = f.sessionDir(id);
+    for (let i = 0; i < 3000; i++) await writeFile(join(d, `a-rather-long-file-name-${String(i).padStart(5, '0')}.root`), '');
+  });
+  after(() => f.close());
+
+  it('are sent chunked, complete; HEAD gives the same status and headers and no body', async () => {
+    for (const [method, headers, status] of [
+      ['GET', { accept: 'application/json' }, 200],
+      ['PROPFIND', { depth: '1' }, 207],
+    ] as const) {
+      const g = await f.app.inject({ method, url: f.url(id), headers: { ...A, ...headers } });
+      assert.equal(g.statusCode, status);
+      assert.ok(g.body.length > 64 * 1024);
+      assert.equal(g.headers['content-length'], undefined);
+      assert.equal(g.headers['transfer-encoding'], 'chunked');
+      if (method === 'GET') assert.equal(JSON.parse(g.body).file.length, 3000);
+      else assert.equal(g.body.split('<d:response>').length - 1, 3001);
+    }
+    const g = await f.app.inject({ method: 'GET', url: f.url(id), headers: { ...A, accept: 'application/xml' } });
+    const h = await f.app.inject({ method: 'HEAD', url: f.url(id), headers: { ...A, accept: 'application/xml' } });
+    assert.equal(h.statusCode, 200);
+    assert.equal(h.body, '');
+    assert.equal(h.headers['content-type'], g.headers['content-type']);
+  });
+});
