@@ -161,4 +161,12 @@ describe('per-user limits (real service, two users)', () => {
     const now = (await alice.req('GET', '/rest/1.1/jobs')).json().job.filter((j: any) => !ENDED.includes(j.state));
     assert.equal(now.length, ACTIVE_PER_USER);
   });
+
+  it('the info document publishes the running limits on each share (GLUE2 MaxRunningJobs, MaxUserRunningJobs)', async () => {
+    const r = await alice.req('GET', '/rest/1.1/info');
+    assert.equal(r.status, 200);
+    const text = JSON.stringify(r.json());
+    assert.match(text, new RegExp(`"MaxRunningJobs":"${RUNNING_ALL}"`));
+    assert.match(text, new RegExp(`"MaxUserRunningJobs":"${RUNNING_PER_USER}"`));
+  });
 });
