@@ -16,27 +16,39 @@ const STYLE =
   'td.k{background:#f4f4f4;font-weight:600;white-space:nowrap}h1{font-size:1.3em}.empty{color:#888}';
 
 export function renderHtml(root: XmlElement, title?: string): string {
-  const name = title ?? localName(root);
-  return (
-    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>' +
-    escapeHtml(name) +
-    ' - Ceres</title><style>' +
-    STYLE +
-    '</style></head><body><h1>' +
-    escapeHtml(name) +
-    '</h1>' +
-    body(root) +
-    '</body></html>'
-  );
+  return head(title ?? localName(root)) + body(root) + TAIL;
+}
+
+/**
+ * renderHtml of a root named `name` whose children are `kids` (no text), piece by piece:
+ * the streamed form for long lists (src/doc/render-stream.ts).
+ */
+export function* htmlPieces(name: string, kids: Iterable<XmlElement>): Generator<string> {
+  yield head(name);
+  let n = 0;
+  for (const k of kids) yield (n++ === 0 ? '<table>' : '') + row(k);
+  yield n === 0 ? EMPTY : '</table>';
+  yield TAIL;
+}
+
+const TAIL = '</body></html>';
+const EMPTY = '<span class="empty">(empty)</span>';
+
+function head(name: string): string {
+  return '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>' + escapeHtml(name) + ' - Ceres</title><style>' + STYLE + '</style></head><body><h1>' + escapeHtml(name) + '</h1>';
+}
+
+function row(k: XmlElement): string {
+  return '<tr><td class="k">' + escapeHtml(localName(k)) + '</td><td>' + body(k) + '</td></tr>';
 }
 
 function body(e: XmlElement): string {
   const kids = e.children.filter((c): c is XmlElement => typeof c !== 'string');
   if (kids.length === 0) {
     const t = e.children.filter((c): c is string => typeof c === 'string').join('').trim();
-    return t === '' ? '<span class="empty">(empty)</span>' : escapeHtml(t);
+    return t === '' ? EMPTY : escapeHtml(t);
   }
   let s = '<table>';
-  for (const k of kids) s += '<tr><td class="k">' + escapeHtml(localName(k)) + '</td><td>' + body(k) + '</td></tr>';
+  for (const k of kids) s += row(k);
   return s + '</table>';
 }

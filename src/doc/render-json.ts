@@ -21,6 +21,11 @@ export function renderJson(root: XmlElement, forcedArrays: readonly string[] = [
   return JSON.stringify(v);
 }
 
+/** The JSON value of a non-root element (a member of its parent's object), as text. */
+export function renderJsonMember(e: XmlElement): string {
+  return JSON.stringify(toJson(e, [], false));
+}
+
 function hasElementChildren(e: XmlElement): boolean {
   for (const c of e.children) if (typeof c !== 'string') return true;
   return false;

@@ -36,6 +36,8 @@ export interface JobServiceOptions {
   readonly sessions: Pick<SessionDirs, 'createSync' | 'removeCreatedSync' | 'pathOf'>;
   readonly maxInstances: number;
   readonly maxRerun: number;
+  /** Most jobs of one owner that have not ended; items over it are refused (0 or absent: no limit). */
+  readonly maxActivePerUser?: number;
   readonly initialState: { state: string; restState: string };
   readonly now?: () => number;
 }
@@ -44,11 +46,20 @@ export class JobService {
   readonly #o: JobServiceOptions;
   readonly #now: () => number;
   readonly #commit: GroupCommit;
+  /** Jobs of each owner being created (counted, not yet committed): concurrent submissions see them. */
+  readonly #creating = new Map<string, number>();
 
   constructor(o: JobServiceOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
     this.#commit = new GroupCommit(o.store);
+  }
+
+  /** How many more jobs `owner` may create now (Infinity without a limit). */
+  #room(owner: string): number {
+    const max = this.#o.maxActivePerUser ?? 0;
+    if (max === 0) return Infinity;
+    return max - this.#o.store.countActive(owner) - (this.#creating.get(owner) ?? 0);
   }
 
   /** Where the job's session directory was made (tests; access goes through SessionDirs). */
@@ -82,7 +93,15 @@ export class JobService {
     }
     if (instances > 1 && multi) throw ceError('CE_ERR_JOB_INSTANCES_WITH_BULK');
     if (instancesMin > this.#o.maxInstances) throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `at most ${this.#o.maxInstances} instances per request`);
-    const copies = Math.min(instances, this.#o.maxInstances);
+    let copies = Math.min(instances, this.#o.maxInstances);
+    // Per-user active cap, checked and reserved synchronously (no await until the
+    // reservation is taken), so concurrent submissions of one user never over-admit.
+    const room = this.#room(owner);
+    if (instances > 1) {
+      // A-REX's rule for its job limit: instances_min must fit, instances is trimmed to what does.
+      if (instancesMin > room) throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `${noMoreJobs(this.#o.maxActivePerUser ?? 0)}; room for ${Math.max(0, room)}`);
+      copies = Math.min(copies, room);
+    }
 
     const results: ItemResult[] = [];
     const toCreate: NewJob[] = [];
@@ -90,6 +109,10 @@ export class JobService {
     for (const item of parsed) {
       if (!item.ok) {
         results.push({ status: item.status, reason: item.reason });
+        continue;
+      }
+      if (toCreate.length + copies > room) {
+        results.push({ status: 503, reason: noMoreJobs(this.#o.maxActivePerUser ?? 0) });
         continue;
       }
       const acc = this.#o.descriptions.accept(item.description, { queue: opts.queue, delegationId: opts.delegationId });
@@ -132,6 +155,7 @@ export class JobService {
     // thread-pool round trip each, which made a 1,000-job submission wait on the event
     // loop a thousand times (the durable commit below blocks for its fsync anyway).
     const made: string[] = [];
+    this.#creating.set(owner, (this.#creating.get(owner) ?? 0) + toCreate.length);
     try {
       for (const j of toCreate) {
         j.sessionIdent = this.#o.sessions.createSync(j.id);
@@ -141,10 +165,19 @@ export class JobService {
     } catch (e) {
       for (const id of made) this.#o.sessions.removeCreatedSync(id);
       throw e;
+    } finally {
+      const left = (this.#creating.get(owner) ?? 0) - toCreate.length;
+      if (left > 0) this.#creating.set(owner, left);
+      else this.#creating.delete(owner);
     }
     this.#o.engine.jobsSubmitted(toCreate.map((j) => j.id));
     return results;
   }
+}
+
+/** A-REX's reason for a job limit, with the limit. */
+function noMoreJobs(max: number): string {
+  return `No more jobs allowed: at most ${max} active jobs per user`;
 }
 
 /** The main delegation and every per-file one, deduplicated, in order. */

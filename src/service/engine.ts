@@ -64,7 +64,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         control: d.control,
         backend,
         staging: port,
-        limits: { maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser },
+        limits: { maxActive: e.maxActiveJobs, maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser, maxRunningPerUser: e.maxRunningJobsPerUser },
         log: d.log.child({ part: 'engine' }),
         sessionDir,
         sessions: d.sessions,

@@ -66,7 +66,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         validitySeconds: 60,
         health: o.health?.() ?? { state: 'ok' },
         servingState: 'production',
-        queues: c.queues.map((q) => ({ ...q })),
+        queues: c.queues.map((q) => ({ ...q, ...enforcedLimits(o.config.engine) })),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}) })),
         jobs: tallyJobs(entries),
         lrms: o.lrms,
@@ -81,5 +81,13 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       cache.set(endpointUrl, { at: now, doc });
       return doc;
     },
+  };
+}
+
+/** The engine's limits every queue is subject to, as GLUE2 publishes them (only those set). */
+function enforcedLimits(e: { readonly maxRunningJobs: number; readonly maxRunningJobsPerUser: number }): { maxRunningJobs?: number; maxUserRunningJobs?: number } {
+  return {
+    ...(e.maxRunningJobs > 0 ? { maxRunningJobs: e.maxRunningJobs } : {}),
+    ...(e.maxRunningJobsPerUser > 0 ? { maxUserRunningJobs: e.maxRunningJobsPerUser } : {}),
   };
 }

@@ -121,6 +121,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     sessions,
     maxInstances: config.jobs.maxInstances,
     maxRerun: config.engine.maxReruns,
+    maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
@@ -150,10 +151,11 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       actions,
       restStates: REST_STATES,
       maxIdsPerRequest: config.jobs.maxIdsPerRequest,
+      maxInfoIdsPerRequest: config.jobs.maxInfoIdsPerRequest,
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
     }),
-    session: sessionResource({ jobs, sessions, files }),
+    session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
     diagnose: diagnoseResource({
       jobs,
       control,

@@ -31,6 +31,7 @@ export interface FixtureOptions {
   readonly tracker?: UploadTrackerOptions;
   readonly maxFileBytes?: number;
   readonly maxUploadBytesPerJob?: number;
+  readonly maxListingEntries?: number;
 }
 
 export async function makeFixture(o: FixtureOptions = {}) {
@@ -61,7 +62,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     ...(o.maxUploadBytesPerJob === undefined ? {} : { maxUploadBytesPerJob: o.maxUploadBytesPerJob }),
   });
   const app = testApp({
-    session: sessionResource({ jobs, sessions, files }),
+    session: sessionResource({ jobs, sessions, files, ...(o.maxListingEntries === undefined ? {} : { maxListingEntries: o.maxListingEntries }) }),
     diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),
   });
   let port: number | undefined;

@@ -16,6 +16,12 @@ export const engineSection = {
       maxRunningJobs: limit('Jobs submitted or in the batch system at once; others wait as PENDING:PREPARING (REST PREPARED)'),
       maxFinishingJobs: limit('Jobs in stage-out at once; others wait as PENDING:INLRMS (REST EXECUTED)'),
       maxJobsPerUser: limit('Active jobs of one owner; further ones wait as PENDING:ACCEPTED'),
+      maxRunningJobsPerUser: Type.Integer({
+        default: 100,
+        minimum: 0,
+        description:
+          'Jobs of one owner submitted or in the batch system at once; further ones wait as PENDING:PREPARING (REST PREPARED), freed slots go to owners in turn, so one user cannot take the host; 0 = no limit. Raise it for a large batch cluster',
+      }),
       maxReruns: Type.Integer({ default: 5, minimum: 0, description: 'Upper bound on the restarts a job description may ask for (A-REX maxrerun)' }),
       cancelTimeoutSeconds: Type.Number({
         default: 1 * HOUR,

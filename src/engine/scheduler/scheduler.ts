@@ -163,19 +163,30 @@ export class Scheduler {
 
   /** Decide what a job needs now, from its stored record. */
   async #look(id: string): Promise<void> {
+    // A slot granted by #release ends here: used by the pick-up below, or handed on.
+    const granted = this.#slots.takeGrant(id);
     const j = this.#o.store.get(id);
-    if (!j) return;
+    if (!j) return granted ? this.#release() : undefined;
     const m = ms(j);
     const flag = requestedEvent(m);
-    if (flag) return this.#apply(id, flag === 'restart-requested' ? { type: flag, inputsComplete: false } : { type: flag });
+    if (flag) {
+      await this.#apply(id, flag === 'restart-requested' ? { type: flag, inputsComplete: false } : { type: flag });
+      return granted ? this.#release() : undefined;
+    }
     if (m.state === 'ACCEPTED' && !m.pending) {
       const dry = j.description.dryRun;
-      if (dry) return this.#apply(id, { type: 'processing-failed', reason: 'Job has dryrun requested. Job skipped.' });
+      if (dry) {
+        await this.#apply(id, { type: 'processing-failed', reason: 'Job has dryrun requested. Job skipped.' });
+        return granted ? this.#release() : undefined;
+      }
+      // engine.maxActiveJobs: past it, new jobs stay unprocessed (REST ACCEPTING) in turn.
+      if (!granted && !this.#slots.free('ACCEPT')) return this.#slots.wait('ACCEPT', id, j.owner);
       // Decided and persisted synchronously (no await before the slot count is updated),
       // so concurrent pick-ups never over-admit.
-      const hold = !this.#slots.free('PREPARING') || this.#slots.ownerFull(j.owner);
+      const hold = !this.#slots.mayEnter('PREPARING', j.owner);
       return this.#apply(id, { type: 'picked-up', hold });
     }
+    if (granted) this.#release();
   }
 
   /** Apply one event to the job's current record; persist; run the effects. */
@@ -205,7 +216,7 @@ export class Scheduler {
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
       if (updated.killRequested || updated.cleanRequested || updated.restartRequested) this.poke(id);
-      if (stepOf(from) !== stepOf(to) || t.effects.some((e) => e.type === 'await-slot')) this.#release();
+      if (stepOf(from) !== stepOf(to) || isFinal(t.to) || t.effects.some((e) => e.type === 'await-slot')) this.#release();
       return;
     }
     this.#o.log.warn({ job: id, event: event.type }, 'job kept changing; event dropped, will be looked at again');
@@ -289,7 +300,7 @@ export class Scheduler {
         if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
         let ev: EngineEvent;
         if (dir === 'in') {
-          if (r.ok) ev = j.description.executable === undefined ? { type: 'no-executable' } : { type: 'staging-done', hold: !this.#slots.free('SUBMIT') };
+          if (r.ok) ev = j.description.executable === undefined ? { type: 'no-executable' } : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
           else ev = { type: 'staging-failed', reason: r.reason };
         } else {
           ev = r.ok ? { type: 'upload-done' } : { type: 'upload-failed', reason: r.reason };
@@ -438,6 +449,12 @@ export class Scheduler {
     if (this.#releasing || this.#stopping) return;
     this.#releasing = true;
     try {
+      for (;;) {
+        // Granted (counted) at once; picked up by #look in the job's turn.
+        const id = this.#slots.takeNext('ACCEPT');
+        if (id === undefined) break;
+        this.#serial(id, () => this.#look(id));
+      }
       for (const step of ['PREPARING', 'SUBMIT', 'FINISHING'] as const) {
         for (;;) {
           const id = this.#slots.takeNext(step);

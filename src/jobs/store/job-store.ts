@@ -10,6 +10,7 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
+import { REST_STATES, type RestState } from '../../engine/states.js';
 import { columnOf, fromRow, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
 
 export interface NewJob {
@@ -45,6 +46,7 @@ export class JobStore {
   readonly #getOwned;
   readonly #index = new JobIndex();
   readonly #listOwner;
+  readonly #countActive;
   readonly #delegsOf;
   readonly #delete;
   readonly #raw;
@@ -61,6 +63,10 @@ export class JobStore {
     this.#raw = db.prepare('SELECT raw FROM jobs WHERE id = ?').pluck();
     this.#getOwned = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND owner = ?`);
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
+    const ENDED_REST_STATES: readonly RestState[] = ['FINISHED', 'FAILED', 'KILLED', 'WIPED'];
+    // IN over the active states: one index range per state, finished jobs are not scanned.
+    const active = REST_STATES.filter((st) => !ENDED_REST_STATES.includes(st));
+    this.#countActive = db.prepare(`SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${active.map((st) => `'${st}'`).join(',')})`).pluck();
     this.#delegsOf = db.prepare('SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id');
     this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
     for (const [id, owner, restState] of db.prepare('SELECT id, owner, rest_state FROM jobs').raw().iterate() as IterableIterator<[string, string, string]>) {
@@ -115,6 +121,11 @@ export class JobStore {
     if (restStates.length === 0) return [];
     const marks = restStates.map(() => '?').join(',');
     return this.#db.prepare(`SELECT id, rest_state AS state FROM jobs WHERE owner = ? AND rest_state IN (${marks}) ORDER BY id`).all(owner, ...restStates) as { id: string; state: string }[];
+  }
+
+  /** Jobs of `owner` that have not ended (REST state other than FINISHED, FAILED, KILLED, WIPED). */
+  countActive(owner: string): number {
+    return this.#countActive.get(owner) as number;
   }
 
   delegationsOf(id: string): string[] {

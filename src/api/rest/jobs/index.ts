@@ -3,21 +3,29 @@
  * POST with `action=new` submits, with `info|status|kill|clean|restart|delegations`
  * acts on a job id list. Overall status 201 for every POST action, as A-REX and the
  * clients expect (arcstat requires 201 even for info).
+ *
+ * `action=info` has its own, lower id cap: an info item is a whole GLUE2 activity
+ * document (~1.5 KB rendered, much more while built), so 100,000 of them would be
+ * hundreds of MB held at once; status lists stay long (aCT polls them by the 10,000).
  */
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
-import { sendDoc, sendRendered } from '../../../http/send.js';
+import { contentTypeOf } from '../../../http/negotiate.js';
+import { sendRendered } from '../../../http/send.js';
+import { sendStream } from '../../../http/send-stream.js';
 import type { ItemResult, JobService } from '../../../jobs/job-service.js';
 import type { BulkItem, JobActions } from '../../../jobs/job-actions.js';
 import type { Resource, RestRequest } from '../resource.js';
-import { answerEach, parseIdList } from './id-list.js';
-import { JOBS_FORCED_ARRAYS, listDocument, renderBulk } from './render.js';
+import { answerEach, parseIdList, type IdEntry } from './id-list.js';
+import { bulkPieces, listPieces, renderBulk } from './render.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
   readonly actions: JobActions;
   readonly restStates: readonly string[];
   readonly maxIdsPerRequest: number;
+  /** Cap for `action=info` alone (default 1,000): each of its items is a whole activity document. */
+  readonly maxInfoIdsPerRequest?: number;
   readonly maxControlBodyBytes: number;
   readonly maxSubmitBodyBytes: number;
 }
@@ -35,7 +43,8 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       const bad = states.find((s) => !o.restStates.includes(s));
       if (bad !== undefined) throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`);
     }
-    return sendDoc(req.reply, req.format, 200, listDocument(o.jobs.list(caller.dn, states)), JOBS_FORCED_ARRAYS);
+    // Streamed: a pilot factory's DN may own 100,000 jobs.
+    return sendStream(req.reply, 200, contentTypeOf[req.format], listPieces(o.jobs.list(caller.dn, states), req.format));
   };
 
   const post = async (req: RestRequest) => {
@@ -57,13 +66,23 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
     const body = await readBody(req.raw, o.maxControlBodyBytes);
-    const entries = parseIdList(body, req.raw.headers['content-type'], o.maxIdsPerRequest);
-    // An info item always carries info_document (empty when failed), as A-REX answers.
-    const items = answerEach<BulkItem | ItemResult>(entries, (ids) => o.actions[a](caller.dn, ids), (reason) => ({ status: 400, reason, ...(a === 'info' ? { infoDocument: null } : {}) }));
+    const entries = parseIdList(body, req.raw.headers['content-type'], a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest);
+    if (a === 'info') {
+      // Streamed: each item's document is built when the one before it has been sent. An
+      // info item always carries info_document (empty when failed), as A-REX answers.
+      const one = (e: IdEntry): readonly (BulkItem | ItemResult)[] => (typeof e === 'string' ? o.actions.info(caller.dn, [e]) : [{ status: 400, reason: e.reason, infoDocument: null } as ItemResult]);
+      req.reply.raw.statusMessage = 'Created';
+      return sendStream(req.reply, 201, contentTypeOf[req.format], bulkPieces(flatMapLazy(entries, one), req.format));
+    }
+    const items = answerEach<BulkItem | ItemResult>(entries, (ids) => o.actions[a](caller.dn, ids), (reason) => ({ status: 400, reason }));
     return sendRendered(req.reply, req.format, 201, renderBulk(items, req.format), 'Created');
   };
 
   return { methods: { GET: list, POST: post } };
+}
+
+function* flatMapLazy<T, U>(xs: readonly T[], f: (x: T) => readonly U[]): Generator<U> {
+  for (const x of xs) yield* f(x);
 }
 
 function nonEmpty(s: string | undefined): string | undefined {

@@ -10,6 +10,7 @@
  * that); answers with info documents, and HTML, take the general path.
  */
 import { el, type XmlElement } from '../../../doc/element.js';
+import { docPieces } from '../../../doc/render-stream.js';
 import { escapeText } from '../../../doc/render-xml.js';
 import { renderDoc } from '../../../http/send.js';
 import type { Format } from '../../../http/negotiate.js';
@@ -21,20 +22,19 @@ export const JOBS_FORCED_ARRAYS = ['job'] as const;
 type Item = BulkItem | ItemResult;
 
 export function bulkDocument(items: readonly Item[]): XmlElement {
-  return el(
-    'jobs',
-    items.map((it) => {
-      const b = it as BulkItem;
-      return el('job', [
-        el('status-code', String(it.status)),
-        el('reason', it.reason),
-        it.id !== undefined && el('id', it.id),
-        it.state !== undefined && el('state', it.state),
-        b.infoDocument !== undefined && el('info_document', b.infoDocument ?? undefined),
-        b.delegationIds?.map((d) => el('delegation_id', d)),
-      ]);
-    }),
-  );
+  return el('jobs', items.map(bulkItemElement));
+}
+
+function bulkItemElement(it: Item): XmlElement {
+  const b = it as BulkItem;
+  return el('job', [
+    el('status-code', String(it.status)),
+    el('reason', it.reason),
+    it.id !== undefined && el('id', it.id),
+    it.state !== undefined && el('state', it.state),
+    b.infoDocument !== undefined && el('info_document', b.infoDocument ?? undefined),
+    b.delegationIds?.map((d) => el('delegation_id', d)),
+  ]);
 }
 
 export function renderBulk(items: readonly Item[], format: Format): string {
@@ -42,6 +42,25 @@ export function renderBulk(items: readonly Item[], format: Format): string {
     return renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS);
   }
   return format === 'json' ? bulkJson(items) : bulkXml(items);
+}
+
+/**
+ * The bulk answer as a stream of pieces, one item at a time, for answers too big to
+ * hold (action=info: each item is an activity document). `items` is consumed lazily,
+ * so an item is computed only when the one before it was sent (text-stream.ts).
+ * Same bytes as renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS).
+ */
+export function bulkPieces(items: Iterable<Item>, format: Format): Generator<string> {
+  return docPieces('jobs', 'job', mapLazy(items, bulkItemElement), format);
+}
+
+/** GET jobs as a stream of pieces; same bytes as renderDoc(listDocument(jobs), format, JOBS_FORCED_ARRAYS). */
+export function listPieces(jobs: Iterable<ListedJob>, format: Format): Generator<string> {
+  return docPieces('jobs', 'job', mapLazy(jobs, listItemElement), format);
+}
+
+function* mapLazy<T, U>(xs: Iterable<T>, f: (x: T) => U): Generator<U> {
+  for (const x of xs) yield f(x);
 }
 
 interface JsonItem {
@@ -81,9 +100,15 @@ function bulkXml(items: readonly Item[]): string {
   return s + '</jobs>';
 }
 
-export function listDocument(jobs: readonly { id: string; state: string }[]): XmlElement {
-  return el(
-    'jobs',
-    jobs.map((j) => el('job', [el('id', j.id), el('state', j.state)])),
-  );
+interface ListedJob {
+  readonly id: string;
+  readonly state: string;
+}
+
+export function listDocument(jobs: readonly ListedJob[]): XmlElement {
+  return el('jobs', jobs.map(listItemElement));
+}
+
+function listItemElement(j: ListedJob): XmlElement {
+  return el('job', [el('id', j.id), el('state', j.state)]);
 }

@@ -14,19 +14,21 @@
  * Deliberate differences from A-REX are listed in docs/sessions.md.
  */
 import { bodyError, onBodyTooSlow, readBody } from '../../../http/body.js';
-import { sendDoc, sendEmpty } from '../../../http/send.js';
+import { contentTypeOf } from '../../../http/negotiate.js';
+import { sendEmpty } from '../../../http/send.js';
+import { sendStream } from '../../../http/send-stream.js';
 import { ceError } from '../../../errors/ce-error.js';
 import type { JobService } from '../../../jobs/job-service.js';
 import { isPlausibleJobId } from '../../../jobs/job-id.js';
 import { parseContentRange } from '../../../sessions/byte-range.js';
 import { encodePath, encodeSegment } from '../../../sessions/href.js';
-import { LISTING_FORCED_ARRAYS, listingHtml, listingJson, listingXml } from '../../../sessions/listing.js';
-import { checkPropfindBody, multistatus, parseDepth, renderMultistatus, type DavResource } from '../../../sessions/propfind.js';
+import { readDirTable, type DirTable } from '../../../sessions/dir-table.js';
+import { listingHtml, listingJson, listingXml } from '../../../sessions/listing.js';
+import { checkPropfindBody, davResourceOf, multistatus, parseDepth } from '../../../sessions/propfind.js';
 import { sendFileHandle } from '../../../sessions/send-file.js';
 import type { SessionFiles } from '../../../sessions/session-files.js';
 import type { SessionDirs } from '../../../sessions/session-dirs.js';
 import { parseSessionPath, type SessionPath } from '../../../sessions/session-path.js';
-import type { DirEntry } from '../../../sessions/safe-fs.js';
 import type { Resource, RestRequest } from '../resource.js';
 
 export interface SessionResourceOptions {
@@ -35,6 +37,8 @@ export interface SessionResourceOptions {
   readonly files: SessionFiles;
   /** Cap on a PROPFIND request body (default 64 KiB; larger is a 413). */
   readonly maxPropfindBodyBytes?: number;
+  /** Most entries a listed directory may have (default 1,000,000; more is a 403). */
+  readonly maxListingEntries?: number;
 }
 
 interface Target {
@@ -43,8 +47,11 @@ interface Target {
   readonly path: SessionPath;
 }
 
+export const DEFAULT_MAX_LISTING_ENTRIES = 1_000_000;
+
 export function sessionResource(o: SessionResourceOptions): Resource {
   const maxPropfind = o.maxPropfindBodyBytes ?? 64 * 1024;
+  const listingLimits = (req: RestRequest) => ({ maxEntries: o.maxListingEntries ?? DEFAULT_MAX_LISTING_ENTRIES, gone: () => req.raw.socket.destroyed });
 
   const target = (req: RestRequest): Target => {
     const caller = req.caller();
@@ -62,22 +69,22 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     if (opened.kind === 'file') {
       return sendFileHandle(req.raw, req.reply, opened.handle, opened.stat.size, { contentType: 'application/octet-stream', lastModified: opened.stat.mtime });
     }
-    let entries: DirEntry[];
+    let table: DirTable;
     try {
-      entries = await o.files.list(opened);
+      table = await readDirTable(opened.handle, listingLimits(req));
     } finally {
       await opened.handle.close();
     }
     switch (req.format) {
       case 'xml':
-        return sendDoc(req.reply, 'xml', 200, listingXml(entries));
+        return sendStream(req.reply, 200, contentTypeOf.xml, listingXml(table));
       case 'json':
-        return sendDoc(req.reply, 'json', 200, listingJson(entries), LISTING_FORCED_ARRAYS);
+        return sendStream(req.reply, 200, contentTypeOf.json, listingJson(table));
       case 'html': {
         const segs = t.path.segments;
         const base = `${req.basePath}/jobs/${encodeSegment(t.id)}/session/${segs.length ? `${encodePath(segs)}/` : ''}`;
         const title = `${t.id}/session${segs.length ? `/${t.path.rel}` : ''}`;
-        return req.reply.code(200).header('content-type', 'text/html; charset=utf-8').send(listingHtml(entries, base, title));
+        return sendStream(req.reply, 200, 'text/html; charset=utf-8', listingHtml(table, base, title));
       }
     }
   };
@@ -126,17 +133,14 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const segs = t.path.segments;
     const sessionUrl = `${originOf(req)}${req.basePath}/jobs/${encodeSegment(t.id)}/session`;
     const selfHref = `${sessionUrl}/${encodePath(segs)}${segs.length && opened.kind === 'dir' ? '/' : ''}`;
-    const items: DavResource[] = [{ href: selfHref, displayName: segs[segs.length - 1] ?? t.id, kind: opened.kind, stat: opened.stat }];
+    const self = davResourceOf(selfHref, segs[segs.length - 1] ?? t.id, opened.kind, opened.stat);
+    let children: DirTable | undefined;
     try {
-      if (opened.kind === 'dir' && depth === 1) {
-        for (const e of await o.files.list(opened)) {
-          items.push({ href: `${selfHref}${encodeSegment(e.name)}${e.kind === 'dir' ? '/' : ''}`, displayName: e.name, kind: e.kind, stat: e.stat });
-        }
-      }
+      if (opened.kind === 'dir' && depth === 1) children = await readDirTable(opened.handle, listingLimits(req));
     } finally {
       await opened.handle.close();
     }
-    return req.reply.code(207).header('content-type', 'application/xml; charset=utf-8').send(renderMultistatus(multistatus(items)));
+    return sendStream(req.reply, 207, 'application/xml; charset=utf-8', multistatus(self, children));
   };
 
   return { methods: { GET: get, PUT: put, DELETE: del, PROPFIND: propfind } };
