@@ -9,7 +9,7 @@
  *  - the facts a listing shows are kept in typed arrays (about 60 bytes an entry with
  *    its name), not as one `Stats` object an entry;
  *  - between batches the read checks `gone()`: a client that disconnected stops it
- *    (CE_ERR_SESSION_CLIENT_GONE, never answered).
+ *    (CE_ERR_HTTP_CLIENT_ABORTED, never answered).
  *
  * Same rules as safe-fs.ts `listEntries`: links and special files are left out, names
  * no request could address too, sorted by name (code unit order); here files come
@@ -48,7 +48,7 @@ export async function readDirTable(dir: FileHandle, o: ReadDirOptions): Promise<
   const mtime = new Float64Array(n);
   const created = new Float64Array(n);
   for (let i = 0; i < n; i += STAT_BATCH) {
-    if (o.gone()) throw ceError('CE_ERR_SESSION_CLIENT_GONE');
+    if (o.gone()) throw ceError('CE_ERR_HTTP_CLIENT_ABORTED');
     const end = Math.min(n, i + STAT_BATCH);
     const stats = await Promise.all(names.slice(i, end).map((name) => lstatIn(dir, name)));
     for (let j = i; j < end; j++) {
@@ -87,7 +87,7 @@ async function readNames(dir: FileHandle, o: ReadDirOptions): Promise<string[]> 
     let seen = 0;
     for await (const e of d) {
       // Leaving the loop (throw) closes the directory stream.
-      if ((++seen & 4095) === 0 && o.gone()) throw ceError('CE_ERR_SESSION_CLIENT_GONE');
+      if ((++seen & 4095) === 0 && o.gone()) throw ceError('CE_ERR_HTTP_CLIENT_ABORTED');
       if (!isAddressableName(e.name)) continue;
       if (names.length >= o.maxEntries) {
         throw ceError('CE_ERR_SESSION_LISTING_TOO_LARGE', `Directory has more than ${o.maxEntries} entries; files in it can still be fetched by name`);

@@ -25,5 +25,4 @@ export const sessionErrors = {
   CE_ERR_SESSION_JOB_QUOTA: { status: 413, message: 'Upload quota of the job exceeded' },
   CE_ERR_SESSION_REPLACED: { status: 409, message: 'The session directory was replaced by the job; it is not accessed' },
   CE_ERR_SESSION_LISTING_TOO_LARGE: { status: 403, message: 'Directory has too many entries to list' },
-  CE_ERR_SESSION_CLIENT_GONE: { status: 499, message: 'Client closed the connection' },
 } as const satisfies ErrorTable;
