@@ -18,6 +18,7 @@ import type { Scenario, ScenarioRun } from '../harness/runner.js';
 import { interruption } from '../harness/runner.js';
 import { BenchError } from '../harness/failures.js';
 import { formatNumber } from '../harness/render.js';
+import { processAlive } from '../harness/proc.js';
 import { makeLedger } from '../soak/ledger.js';
 import { runSoak, type SoakReport } from '../soak/run.js';
 import { mixUsers, secondDevUser, type UserFiles } from '../soak/users.js';
@@ -54,6 +55,7 @@ export const soakScenario: Scenario = {
         settleS: SETTLE_S,
         runId: randomBytes(3).toString('hex'),
         interrupted: () => interruption.requested,
+        alive: async () => s.pids.length === 0 || (await Promise.all(s.pids.map(processAlive))).every(Boolean),
         cleanAtEnd: s.options.cleanup,
         progress: (t) => run.progress(t),
       });
@@ -72,6 +74,7 @@ export function soakProblems(r: SoakReport): string[] {
   if (r.fiveXx > 0) out.push(`${r.fiveXx} answers were 5xx`);
   if (r.transportFailures > 0) out.push(`${r.transportFailures} requests got no answer`);
   if (r.crashes.length > 0) out.push(`the service exited ${r.crashes.length} times by itself`);
+  else if (r.serviceGoneAfterS !== undefined) out.push(`the service process was gone ${r.serviceGoneAfterS} s into the run`);
   const g = r.rss.growth;
   if (g !== undefined && g.growthPct > SOAK_RSS_PCT) out.push(`RSS grew ${g.growthPct} % after the warm-up (${g.warmMiB} → ${g.endMiB} MiB)`);
   return [...out, ...verdictProblems(r.verdict)];

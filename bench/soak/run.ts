@@ -39,6 +39,8 @@ export interface SoakOptions {
   readonly chaos?: ChaosOptions;
   /** The service, when the harness started it: its crashes are reported, a dead one is not waited for. */
   readonly service?: CeresService;
+  /** Otherwise, whether the server process still runs (checked every 2 s); a soak stops when it is gone. */
+  readonly alive?: () => Promise<boolean>;
   /** Stop early (Ctrl-C, a scenario's budget). */
   readonly interrupted?: () => boolean;
   readonly progress?: (text: string) => void;
@@ -74,6 +76,8 @@ export interface SoakReport {
   readonly chaos?: ChaosReport;
   /** Exits of the service the harness did not cause (when it started the service). */
   readonly crashes: ServiceExit[];
+  /** Soak (no chaos): seconds into the run at which the service was found gone, when it was. */
+  readonly serviceGoneAfterS?: number;
 }
 
 async function killer(c: ChaosOptions, stop: () => boolean, progress?: (t: string) => void): Promise<ChaosReport> {
@@ -115,7 +119,10 @@ async function cleanJobs(users: readonly MixUser[], mix: Mix): Promise<void> {
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const t0 = performance.now();
   const end = t0 + o.seconds * 1000;
-  const stop = (): boolean => performance.now() >= end || o.interrupted?.() === true;
+  const service = o.chaos?.service ?? o.service;
+  // Without chaos a dead service ends the soak: its clients would only count refusals.
+  let goneAfterS: number | undefined;
+  const stop = (): boolean => performance.now() >= end || o.interrupted?.() === true || goneAfterS !== undefined;
   const mix = new Mix({ users: o.users, clients: o.clients, ledger: o.ledger, stop, runId: o.runId, ...(o.uploadBytes !== undefined ? { uploadBytes: o.uploadBytes } : {}) });
   const rss = new RssSampler(o.pids);
   await rss.sample();
@@ -124,6 +131,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const warmTimer = setTimeout(() => void rss.sample().then((s) => (warm = s)), o.warmupS * 1000);
   const ticker = setInterval(() => {
     const s = Math.round((performance.now() - t0) / 1000);
+    if (o.chaos === undefined && goneAfterS === undefined) {
+      void (service !== undefined ? Promise.resolve(service.running) : (o.alive?.() ?? Promise.resolve(true))).then((up) => {
+        if (!up) goneAfterS ??= s;
+      });
+    }
     o.progress?.(`${s}/${o.seconds} s, ${mix.tally.requests} requests, ${mix.tally.fiveXx} 5xx, ${mix.tally.transportFailures} without answer, ${mix.jobs.size} jobs`);
   }, 2000);
   let chaos: ChaosReport | undefined;
@@ -140,8 +152,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const last = await rss.sample();
   // Chaos: the checks are made against the service as it is after the last restart.
   if (o.chaos !== undefined && !o.chaos.service.running) await o.chaos.service.restart();
-  const service = o.chaos?.service ?? o.service;
-  const alive = service?.running ?? true;
+  const alive = goneAfterS === undefined && (service?.running ?? true);
   const settleMs = alive ? o.settleS * 1000 : 0;
   o.progress?.('uploading what is still owed');
   const owedUploads = await mix.finishUploads(Date.now() + (alive ? 60_000 : 0));
@@ -178,5 +189,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     verdict,
     ...(chaos !== undefined ? { chaos } : {}),
     crashes: service?.crashes ?? [],
+    ...(goneAfterS !== undefined ? { serviceGoneAfterS: goneAfterS } : {}),
   };
 }

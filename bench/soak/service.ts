@@ -129,8 +129,14 @@ export class CeresService {
   }
 }
 
+/** The last lines, each cut to 400 characters (a log line may carry a long stack). */
 export function tail(text: string, lines = 8): string {
-  return text.trim().split('\n').slice(-lines).join('\n');
+  return text
+    .trim()
+    .split('\n')
+    .slice(-lines)
+    .map((l) => (l.length > 400 ? `${l.slice(0, 400)}...` : l))
+    .join('\n');
 }
 
 /** "exit 134" / "signal SIGABRT", for messages. */
