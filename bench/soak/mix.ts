@@ -44,6 +44,11 @@ export interface SoakJob {
   /** Last state a status answer gave. */
   state?: string;
   cleaned: boolean;
+  /**
+   * A clean was sent and got no answer (the service was killed meanwhile): it may have
+   * been carried out, so the job's absence later is no loss.
+   */
+  cleanUnanswered?: boolean;
   /** Upload jobs: whether the input file was stored (2xx). */
   uploaded: boolean;
 }
@@ -182,7 +187,10 @@ export class Mix {
   async #bulk(c: ArcClient, action: string, ids: readonly string[]): Promise<boolean> {
     const route = `POST jobs?action=${action}`;
     const a = await this.#call(c, route, 'POST', `${c.restBase}/jobs?action=${action}`, { body: idListJson(ids), contentType: 'application/json' });
-    if (a === undefined) return false;
+    if (a === undefined) {
+      if (action === 'clean') for (const id of ids) Object.assign(this.jobs.get(id) ?? {}, { cleanUnanswered: true });
+      return false;
+    }
     if (a.status < 200 || a.status > 299) return true;
     try {
       for (const it of parseBulk(a.body.toString('utf8'))) {

@@ -28,7 +28,7 @@ export function soakMarkdown(title: string, meta: readonly string[], r: SoakRepo
     `| uploads still owed after the mix: made / jobs killed | ${r.owedUploads.uploaded} / ${r.owedUploads.killed}${Object.keys(r.owedUploads.answers).length ? ` (${Object.entries(r.owedUploads.answers).map(([k, n]) => `${n} × ${k}`).join(', ')})` : ''} |`,
     ...(r.rss.growth ? [`| RSS after warm-up → end | ${r.rss.growth.warmMiB} → ${r.rss.growth.endMiB} MiB (${r.rss.growth.growthPct >= 0 ? '+' : ''}${r.rss.growth.growthPct} %) |`] : []),
     ...(r.chaos ? [`| kill -9 / restarts (p50, max restart) | ${r.chaos.kills} / ${r.chaos.restarts} (${formatNumber(r.chaos.restartMs.p50)} ms, ${formatNumber(r.chaos.restartMs.max)} ms) |`] : []),
-    `| jobs acknowledged (201) | ${formatNumber(v.acknowledged)} (${formatNumber(v.cleaned)} cleaned during the run) |`,
+    `| jobs acknowledged (201) | ${formatNumber(v.acknowledged)} (${formatNumber(v.cleaned)} cleaned during the run, ${v.cleanedUnanswered} by a clean whose answer a kill cut off) |`,
     `| final states of the others | ${Object.entries(v.states).map(([k, n]) => `${formatNumber(n)} ${k}`).join(', ') || 'none'} |`,
     `| missing / not ended / ran twice / FINISHED without running | ${v.missing.length} / ${Object.keys(v.notEnded).length} / ${Object.keys(v.ranTwice).length} / ${v.finishedNotRun.length} |`,
     `| service exits not caused by the harness | ${r.crashes.length === 0 ? (r.serviceGoneAfterS !== undefined ? `gone ${r.serviceGoneAfterS} s into the run` : 'none') : r.crashes.map(exitText).join(', ')} |`,

@@ -149,7 +149,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     rss.stop();
   }
   const wall = (performance.now() - t0) / 1000;
-  const last = await rss.sample();
+  // A service that died has no RSS any more: its last sample stands for the end.
+  const last = (await rss.sample()) ?? rss.samples[rss.samples.length - 1];
   // Chaos: the checks are made against the service as it is after the last restart.
   if (o.chaos !== undefined && !o.chaos.service.running) await o.chaos.service.restart();
   const alive = goneAfterS === undefined && (service?.running ?? true);

@@ -129,12 +129,17 @@ export class CeresService {
   }
 }
 
-/** The last lines, each cut to 400 characters (a log line may carry a long stack). */
+/**
+ * The last lines, each cut to 400 characters (a log line may carry a long stack), with
+ * the build's and the temporary directories' locations taken out: the text goes into
+ * result files kept in the repository.
+ */
 export function tail(text: string, lines = 8): string {
   return text
     .trim()
     .split('\n')
     .slice(-lines)
+    .map((l) => l.replace(/file:\/\/\/\S*?\/dist\//g, '').replace(/\/tmp\/[^\s'"]+/g, '<tmp>'))
     .map((l) => (l.length > 400 ? `${l.slice(0, 400)}...` : l))
     .join('\n');
 }

@@ -21,6 +21,8 @@ export interface Verdict {
   readonly states: Record<string, number>;
   /** Acknowledged, not cleaned, and answered 404. */
   readonly missing: string[];
+  /** Answered 404 after a clean that got no answer (it was carried out before a kill): not a loss. */
+  readonly cleanedUnanswered: number;
   /** Not final when the settle time ran out: id -> "last state (or no answer) kind". */
   readonly notEnded: Record<string, string>;
   /** Tokens in the ledger more than once: token -> runs (any job, acknowledged or not). */
@@ -67,6 +69,7 @@ export async function verifyJobs(clients: readonly ArcClient[], jobs: ReadonlyMa
   const last = new Map<string, string>();
   const states: Record<string, number> = {};
   const missing: string[] = [];
+  let cleanedUnanswered = 0;
   while (pending.size > 0 && Date.now() < deadline) {
     for (const [u, client] of clients.entries()) {
       const ids = [...pending.values()].filter((j) => j.user === u).map((j) => j.id);
@@ -81,7 +84,8 @@ export async function verifyJobs(clients: readonly ArcClient[], jobs: ReadonlyMa
         for (const it of items) {
           if (it.id === undefined || !pending.has(it.id)) continue;
           if (it.status === 404) {
-            missing.push(it.id);
+            if (pending.get(it.id)?.cleanUnanswered === true) cleanedUnanswered++;
+            else missing.push(it.id);
             pending.delete(it.id);
           } else if (it.state !== undefined) {
             last.set(it.id, it.state);
@@ -110,6 +114,7 @@ export async function verifyJobs(clients: readonly ArcClient[], jobs: ReadonlyMa
     cleaned,
     states,
     missing,
+    cleanedUnanswered,
     notEnded,
     ranTwice,
     finishedNotRun,

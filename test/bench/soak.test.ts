@@ -45,7 +45,7 @@ it('a token on two ledger lines is a job that ran twice; the job script appends 
 });
 
 it('the checks name each kind of miss, and pass when there is none', () => {
-  const ok: Verdict = { acknowledged: 3, cleaned: 1, states: { FINISHED: 2 }, missing: [], notEnded: {}, ranTwice: {}, finishedNotRun: [], settleS: 1 };
+  const ok: Verdict = { acknowledged: 3, cleaned: 1, states: { FINISHED: 2 }, missing: [], cleanedUnanswered: 0, notEnded: {}, ranTwice: {}, finishedNotRun: [], settleS: 1 };
   assert.equal(verdictOk(ok), true);
   assert.deepEqual(verdictProblems(ok), []);
   const bad: Verdict = { ...ok, missing: ['m'], notEnded: { a: 'RUNNING quick', b: 'RUNNING kill' }, ranTwice: { t: 2 }, finishedNotRun: ['f (upload)'] };
