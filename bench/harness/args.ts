@@ -20,7 +20,12 @@ export const SCENARIO_NAMES = [
   'list-jobs',
   'memory',
 ] as const;
-export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+/**
+ * Scenarios that run only when named (`--scenario soak`): `all` and the default leave
+ * them out, because they take ten minutes or more on their own.
+ */
+export const OPT_IN_SCENARIOS = ['soak'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof OPT_IN_SCENARIOS)[number];
 
 /**
  * What fills the big store: trivial jobs killed right after submission (they end at
@@ -58,6 +63,10 @@ export interface Counts {
   /** delegation: action=new requests, milliseconds between them. */
   delegationRequests: number;
   delegationGapMs: number;
+  /** soak: clients, seconds of mixed work, seconds of warm-up before the first RSS figure. */
+  soakClients: number;
+  soakSeconds: number;
+  soakWarmupS: number;
 }
 
 export function defaultCounts(quick: boolean): Counts {
@@ -82,6 +91,9 @@ export function defaultCounts(quick: boolean): Counts {
         mixedClients: 64,
         delegationRequests: 10,
         delegationGapMs: 500,
+        soakClients: 64,
+        soakSeconds: 120,
+        soakWarmupS: 30,
       }
     : {
         bulkJobs: 1000,
@@ -103,6 +115,9 @@ export function defaultCounts(quick: boolean): Counts {
         mixedClients: 64,
         delegationRequests: 30,
         delegationGapMs: 500,
+        soakClients: 64,
+        soakSeconds: 600,
+        soakWarmupS: 60,
       };
 }
 
@@ -161,6 +176,9 @@ const COUNT_FLAGS: Record<string, keyof Counts> = {
   'mixed-clients': 'mixedClients',
   'delegation-requests': 'delegationRequests',
   'delegation-gap-ms': 'delegationGapMs',
+  'soak-clients': 'soakClients',
+  'soak-seconds': 'soakSeconds',
+  'soak-warmup': 'soakWarmupS',
 };
 
 const COMMON: NonNullable<ParseArgsConfig['options']> = {
@@ -205,9 +223,9 @@ export function parseScenarios(values: readonly string[] | undefined): ScenarioN
   for (const v of values) for (const s of v.split(',')) if (s.trim() !== '') wanted.add(s.trim());
   for (const s of wanted) {
     if (s === 'all') return [...SCENARIO_NAMES];
-    if (!(SCENARIO_NAMES as readonly string[]).includes(s)) throw new BenchError('usage', `unknown scenario '${s}' (known: ${SCENARIO_NAMES.join(', ')}, all)`);
+    if (![...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].includes(s as ScenarioName)) throw new BenchError('usage', `unknown scenario '${s}' (known: ${[...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].join(', ')}, all)`);
   }
-  return SCENARIO_NAMES.filter((s) => wanted.has(s));
+  return [...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].filter((s) => wanted.has(s));
 }
 
 /** https URL of a service (the mount point), without a trailing slash. */
@@ -229,7 +247,7 @@ function common(values: Record<string, unknown>): CommonOptions {
   const counts = defaultCounts(quick);
   for (const [flag, key] of Object.entries(COUNT_FLAGS)) {
     const v = values[flag];
-    if (typeof v === 'string') (counts[key] as number) = intArg(flag, v, key === 'latencyGapMs' || key === 'delegationGapMs' ? 0 : 1);
+    if (typeof v === 'string') (counts[key] as number) = intArg(flag, v, key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' ? 0 : 1);
   }
   if (typeof values['state-filter'] === 'string') {
     const f = values['state-filter'].trim();
@@ -347,7 +365,8 @@ The interface version (1.1 or 1.0) is taken from GET URL/rest.
   --cert FILE         client certificate (PEM); a proxy file holding cert, key and chain works
   --key FILE          private key (PEM); defaults to --cert
   --ca FILE           CA certificate(s) that signed the server certificate (PEM)
-  --scenario NAMES    comma-separated, repeatable; default all: ${SCENARIO_NAMES.join(', ')}
+  --scenario NAMES    comma-separated, repeatable; default all: ${SCENARIO_NAMES.join(', ')};
+                      run only when named: ${OPT_IN_SCENARIOS.join(', ')} (64 clients for 10 minutes: --soak-clients, --soak-seconds)
   --quick             smaller counts and shorter runs (about 10 minutes on a fast endpoint)
   --json FILE         write the results as JSON
   --pid N[,N...]      server process id(s) for RSS and CPU (default: the process listening on the port)

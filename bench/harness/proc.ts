@@ -143,3 +143,10 @@ export async function machineCpu(): Promise<{ busy: number; total: number } | un
   const s = await readText('/proc/stat');
   return s === undefined ? undefined : parseCpuLine(s);
 }
+
+/** The process exists and is not a zombie (a crashed server's pid is gone or Z until reaped). */
+export async function processAlive(pid: number): Promise<boolean> {
+  const s = await readText(`/proc/${pid}/stat`);
+  if (s === undefined) return false;
+  return s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3) !== 'Z';
+}

@@ -7,6 +7,7 @@
  *  3. latency and drain, which run jobs to the end;
  *  4. transfer, delegation (no jobs);
  *  5. list-jobs and memory last: they fill the store to 100,000 jobs.
+ * soak runs only when named (args.ts OPT_IN_SCENARIOS): ten minutes on its own.
  */
 import type { ScenarioName } from '../harness/args.js';
 import type { Scenario } from '../harness/runner.js';
@@ -18,6 +19,7 @@ import { drainScenario } from './drain.js';
 import { latencyScenario } from './latency.js';
 import { mixedLoadScenario } from './mixed-load.js';
 import { listJobsScenario, memoryScenario } from './store.js';
+import { soakScenario } from './soak.js';
 import { transferScenario } from './transfer.js';
 
 export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
@@ -32,4 +34,5 @@ export const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
   delegation: delegationScenario,
   'list-jobs': listJobsScenario,
   memory: memoryScenario,
+  soak: soakScenario,
 };

@@ -1,0 +1,70 @@
+// The pure parts of the soak harness: the tally by route, the ledger's run counts,
+// the checks' messages, the RSS growth figure, and the opt-in scenario name.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, appendFileSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Tally } from '../../bench/soak/tally.js';
+import { makeLedger, runsByToken, soakJob } from '../../bench/soak/ledger.js';
+import { verdictOk, verdictProblems, type Verdict } from '../../bench/soak/verify.js';
+import { growth } from '../../bench/soak/rss.js';
+import { parseScenarios, SCENARIO_NAMES } from '../../bench/harness/args.js';
+import { BenchError } from '../../bench/harness/failures.js';
+
+it('the tally counts 5xx by route, items included, and transport failures apart from answers', () => {
+  const t = new Tally();
+  t.answer('GET jobs', 200, 3);
+  t.answer('PUT session/<file>', 500, 5, Buffer.from('{"code":"CE_ERR_INTERNAL"}'));
+  t.answer('PUT session/<file>', 201, 4);
+  t.item('POST jobs?action=kill', 500, 'Internal');
+  t.item('POST jobs?action=kill', 202, '');
+  t.transport('GET jobs', new BenchError('closed', 'https://127.0.0.1:1/arex closed the connection'));
+  assert.equal(t.requests, 3);
+  assert.equal(t.fiveXx, 2);
+  assert.equal(t.transportFailures, 1);
+  assert.match(t.fiveXxText(), /PUT session\/<file>: 1 × 500 \(e\.g\. "500 \{"code":"CE_ERR_INTERNAL"\}"\)/);
+  assert.match(t.fiveXxText(), /POST jobs\?action=kill \[item\]: 1 × 500/);
+  assert.match(t.transportText(), /GET jobs: 1 × <endpoint> closed the connection/);
+});
+
+it('a token on two ledger lines is a job that ran twice; the job script appends token and id', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ceres-ledger-'));
+  try {
+    const l = await makeLedger(dir);
+    appendFileSync(l.path, 'a1 id1\nb2 id2\na1 id1\n');
+    const runs = await runsByToken(l);
+    assert.equal(runs.get('a1'), 2);
+    assert.equal(runs.get('b2'), 1);
+    assert.match(readFileSync(l.script, 'utf8'), /echo "\$1 \$RUNTIME_JOB_ID" >> /);
+    assert.match(soakJob(l, 'tok', 30, true), /\(arguments="tok" "30"\).*\(inputfiles=\("in\.dat" ""\)\)$/);
+    assert.doesNotMatch(soakJob(l, 'tok', 0, false), /inputfiles/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('the checks name each kind of miss, and pass when there is none', () => {
+  const ok: Verdict = { acknowledged: 3, cleaned: 1, states: { FINISHED: 2 }, missing: [], cleanedUnanswered: 0, notEnded: {}, ranTwice: {}, finishedNotRun: [], settleS: 1 };
+  assert.equal(verdictOk(ok), true);
+  assert.deepEqual(verdictProblems(ok), []);
+  const bad: Verdict = { ...ok, missing: ['m'], notEnded: { a: 'RUNNING quick', b: 'RUNNING kill' }, ranTwice: { t: 2 }, finishedNotRun: ['f (upload)'] };
+  assert.equal(verdictOk(bad), false);
+  const p = verdictProblems(bad).join('\n');
+  assert.match(p, /1 acknowledged jobs missing \(404\): m/);
+  assert.match(p, /2 jobs not ended after 1 s \(1 RUNNING quick, 1 RUNNING kill\)/);
+  assert.match(p, /1 jobs ran more than once: t ×2/);
+  assert.match(p, /1 jobs FINISHED without running: f \(upload\)/);
+});
+
+it('RSS growth is measured from the warm-up sample to the last one', () => {
+  assert.deepEqual(growth({ s: 60, mib: 200 }, { s: 600, mib: 230 }), { warmMiB: 200, endMiB: 230, growthMiB: 30, growthPct: 15 });
+  assert.equal(growth(undefined, { s: 1, mib: 1 }), undefined);
+});
+
+it('soak runs only when named: not in the default list nor in all', () => {
+  assert.deepEqual(parseScenarios(['soak']), ['soak']);
+  assert.deepEqual(parseScenarios(['status,soak']), ['status', 'soak']);
+  assert.equal(parseScenarios(undefined).includes('soak' as never), false);
+  assert.deepEqual(parseScenarios(['all']), [...SCENARIO_NAMES]);
+});

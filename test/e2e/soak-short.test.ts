@@ -1,0 +1,47 @@
+// A short soak: 16 clients of two users for ~40 s of mixed work against the real
+// service (submissions, status, info, uploads and aborted uploads, downloads, kills,
+// cleans, listings). The full run is the bench scenario `soak` (docs/performance.md).
+// One run, then one check per test: the service never died, no answer was a 5xx, no
+// request went unanswered, every acknowledged job exists and ends, none ran twice,
+// and the memory after the warm-up stays bounded (generous for so short a run).
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { verdictProblems } from '../../bench/soak/verify.js';
+import { crashText, runText, shortSoak, type ShortRun } from '../helpers/soak.js';
+
+describe('soak, short', { timeout: 600_000 }, () => {
+  let run: ShortRun;
+  before(async () => {
+    run = await shortSoak({ clients: 16, seconds: 40, warmupS: 10, settleS: 120 });
+  });
+  after(() => run?.cleanup());
+
+  it('did real work', () => {
+    const r = run.report;
+    assert.ok(r.verdict.acknowledged >= 50, runText(r));
+    assert.ok(r.abortedUploads >= 3, runText(r));
+  });
+
+  it('the service never exited by itself', () => {
+    assert.equal(run.report.crashes.length, 0, `${crashText(run.report)}\nservice log:\n${run.logErrors()}`);
+  });
+
+  it('no answer was a 5xx (requests and bulk items)', () => {
+    assert.equal(run.report.fiveXx, 0, `${run.report.fiveXxText}\nservice log:\n${run.logErrors()}`);
+  });
+
+  it('every request got an HTTP answer', () => {
+    assert.equal(run.report.transportFailures, 0, run.report.transportText);
+  });
+
+  it('every acknowledged job exists, ends, and ran at most once (FINISHED: exactly once)', () => {
+    assert.deepEqual(verdictProblems(run.report.verdict), [], runText(run.report));
+  });
+
+  it('RSS after the warm-up grows by at most 25 % or 50 MiB', () => {
+    const g = run.report.rss.growth;
+    const gone = run.report.serviceGoneAfterS;
+    assert.ok(g !== undefined, `RSS not measured after the warm-up${gone !== undefined ? ` (the service was gone ${gone} s into the run)` : ''}`);
+    assert.ok(g.growthPct <= 25 || g.growthMiB <= 50, `RSS ${g.warmMiB} MiB after the warm-up, ${g.endMiB} MiB at the end (+${g.growthPct} %)`);
+  });
+});
