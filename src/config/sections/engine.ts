@@ -51,6 +51,11 @@ export const engineSection = {
             minimum: 50,
             description: 'How often the status files of jobs started before a service restart are checked',
           }),
+          backstopIntervalMs: Type.Integer({
+            default: 10_000,
+            minimum: 100,
+            description: 'Backstop: how often every running job is checked for an end that was not reported (a stat of its status file and a read of its wrapper\'s /proc entry per job, one pass at a time)',
+          }),
         },
         { default: {}, additionalProperties: false },
       ),

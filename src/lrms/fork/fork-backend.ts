@@ -7,17 +7,24 @@
  *                                                                            └─fork─▶ sh job.sh ─▶ executable
  *
  * How the end of a job is noticed:
- *  - jobs started by this instance: the launcher reaps the wrapper and says so at once;
+ *  - jobs started by this instance: the launcher reaps the wrapper and says so at once.
+ *    In a burst the exit often arrives before submit() has registered the job: it is
+ *    kept until that submit consumes it. Past `maxUnclaimedExits` (or when the launcher
+ *    died meanwhile) the exit is not kept, and every submit that overlapped the loss
+ *    reads its job's status file instead: an exit is never forgotten;
  *  - jobs recovered after a restart, submitted twice, or left when the launcher died:
  *    the status file is polled (`pollIntervalMs`), and a wrapper that vanished without
- *    one (checked against its start time, so a reused pid does not count) is "lost".
+ *    one (checked against its start time, so a reused pid does not count) is "lost";
+ *  - the backstop, whatever went wrong above: every `backstopIntervalMs` one pass stats
+ *    the status file (and reads the wrapper's /proc stat line) of every running job, and
+ *    checks the job properly when either says it ended.
  * Either way the result comes from the status file the wrapper wrote before exiting.
  */
-import { mkdir } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchUpdate, BatchUpdateListener } from '../backend.js';
-import { JOB_SCRIPT, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
+import { JOB_SCRIPT, STATUS_FILE, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
 import { jobScript, validateSpec } from './job-script.js';
 import { LauncherClient } from './launcher-client.js';
 import { ensureWrapper, type WrapperBinary, type WrapperKind } from './wrapper-build.js';
@@ -41,6 +48,10 @@ export interface ForkBackendOptions {
   readonly sampleIntervalMs?: number;
   /** How often status files of jobs not started by this instance are checked. */
   readonly pollIntervalMs?: number;
+  /** At most this many wrapper exits are kept while their submit() has not registered the job. */
+  readonly maxUnclaimedExits?: number;
+  /** How often every running job's status file is looked at, whatever else reported its end. */
+  readonly backstopIntervalMs?: number;
   readonly log?: BackendLog;
 }
 
@@ -60,6 +71,11 @@ interface Tracked {
 }
 
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** Jobs looked at concurrently by one backstop pass. */
+const BACKSTOP_BATCH = 64;
+
+/** lstat: the name exists (whatever it is; the full check judges it). */
+const exists = (path: string): Promise<boolean> => lstat(path).then(() => true, () => false);
 
 export class ForkBackend implements BatchBackend {
   readonly name = 'fork';
@@ -67,12 +83,17 @@ export class ForkBackend implements BatchBackend {
   readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler'>> & { log: BackendLog | undefined };
   readonly #launcher: LauncherClient;
   readonly #jobs = new Map<string, Tracked>();
-  /** Wrappers the launcher saw exit before their submit() had registered them. */
-  readonly #exitedEarly = new Set<number>();
+  /** Wrappers (that claimed a job) the launcher saw exit before their submit() registered the job. */
+  readonly #unclaimedExits = new Set<number>();
+  /** Counts events that may have lost an exit (bound reached, launcher died): submits spanning one check the status file. */
+  #exitsMissed = 0;
   /** Jobs whose status file is polled. */
   readonly #polled = new Set<Tracked>();
   #listener: BatchUpdateListener | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #backstop: NodeJS.Timeout | undefined;
+  /** A backstop pass is running: at most one at a time. */
+  #backstopBusy = false;
   #closed = false;
 
   private constructor(options: ForkBackendOptions, wrapper: WrapperBinary) {
@@ -83,10 +104,12 @@ export class ForkBackend implements BatchBackend {
       killGraceSeconds: options.killGraceSeconds ?? 10,
       sampleIntervalMs: options.sampleIntervalMs ?? 1000,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
+      maxUnclaimedExits: options.maxUnclaimedExits ?? 100_000,
+      backstopIntervalMs: options.backstopIntervalMs ?? 10_000,
       log: options.log,
     };
     this.#launcher = new LauncherClient({
-      onExit: (pid) => this.#onWrapperExit(pid),
+      onExit: (pid, claimed) => this.#onWrapperExit(pid, claimed),
       onDeath: () => this.#onLauncherDeath(),
     });
   }
@@ -116,6 +139,7 @@ export class ForkBackend implements BatchBackend {
     const claimed = await readPidFile(spec.lrmsDir);
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
+    const missed = this.#exitsMissed;
     const started = await this.#launcher.spawn(this.wrapper.path, this.#wrapperArgs(spec), { PATH: this.#o.jobPath, HOME: spec.sessionDir });
     if (started.line === 'dup') {
       // Another wrapper claimed the directory first (a submit repeated after a crash).
@@ -125,13 +149,26 @@ export class ForkBackend implements BatchBackend {
     if (!started.line.startsWith('ok ')) {
       throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `The job wrapper did not start: ${started.line.replace(/^error /, '') || 'no answer'}`);
     }
-    const rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+    let rec: PidRecord;
+    try {
+      rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+    } catch (e) {
+      this.#unclaimedExits.delete(started.pid);
+      throw e;
+    }
+    // From here on synchronous: an exit reported later finds the job registered.
+    const exited = this.#unclaimedExits.delete(started.pid);
     const localId = String(rec.pid);
     // A concurrent submit of the same directory may have attached to it meanwhile.
-    if (this.#jobs.has(localId)) return localId;
+    const known = this.#jobs.get(localId);
+    if (known) {
+      if (exited) void this.#check(known);
+      return localId;
+    }
     const job = this.#track(spec, localId, rec, false);
     this.#queue(job, { kind: 'state', jobId: job.jobId, state: 'RUNNING' });
-    if (this.#exitedEarly.delete(rec.pid)) void this.#check(job);
+    // Its exit may have been one that could not be kept: the status file tells.
+    if (exited || this.#exitsMissed !== missed) void this.#check(job);
     return localId;
   }
 
@@ -170,6 +207,8 @@ export class ForkBackend implements BatchBackend {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    if (this.#backstop) clearInterval(this.#backstop);
+    this.#backstop = undefined;
     await this.#launcher.close();
   }
 
@@ -210,6 +249,7 @@ export class ForkBackend implements BatchBackend {
     };
     this.#jobs.set(job.localId, job);
     if (polled) this.#poll(job);
+    this.#startBackstop();
     return job;
   }
 
@@ -270,18 +310,23 @@ export class ForkBackend implements BatchBackend {
     });
   }
 
-  #onWrapperExit(pid: number): void {
+  #onWrapperExit(pid: number, claimed: boolean): void {
     const job = this.#jobs.get(String(pid));
-    if (job && !job.polled) void this.#check(job);
-    else if (!job) {
-      this.#exitedEarly.add(pid);
-      // Exits of wrappers that never became jobs (a "dup" answer) are not kept for long.
-      if (this.#exitedEarly.size > 1000) this.#exitedEarly.delete(this.#exitedEarly.values().next().value as number);
+    if (job) {
+      void this.#check(job);
+    } else if (claimed) {
+      // Its submit() has not registered the job yet (a wrapper that answered "dup" or an
+      // error ran no job: nothing to keep). Kept until that submit takes it; past the
+      // bound, the submits under way read their status files instead.
+      if (this.#unclaimedExits.size < this.#o.maxUnclaimedExits) this.#unclaimedExits.add(pid);
+      else this.#exitsMissed++;
     }
   }
 
   #onLauncherDeath(): void {
-    this.#exitedEarly.clear();
+    // Exits of wrappers whose submit is under way will not come: those submits check.
+    this.#exitsMissed++;
+    this.#unclaimedExits.clear();
     if (this.#closed) return;
     this.#o.log?.warn({}, 'fork backend: the job launcher ended unexpectedly; watching running jobs by their status files');
     for (const job of this.#jobs.values()) if (!job.ended) this.#poll(job);
@@ -291,6 +336,36 @@ export class ForkBackend implements BatchBackend {
     job.polled = true;
     this.#polled.add(job);
     this.#updateTimer();
+  }
+
+  /** The backstop runs while the backend is open; it costs nothing when no job runs. */
+  #startBackstop(): void {
+    if (this.#backstop !== undefined || this.#closed) return;
+    this.#backstop = setInterval(() => void this.#backstopPass(), this.#o.backstopIntervalMs);
+    this.#backstop.unref();
+  }
+
+  /**
+   * One look at every running job, cheap enough for tens of thousands: a stat of the
+   * status file and a read of the wrapper's /proc stat line (a small batch at a time, so the
+   * I/O threads stay available). Only a job that looks ended gets the full check.
+   */
+  async #backstopPass(): Promise<void> {
+    if (this.#backstopBusy || this.#closed) return;
+    this.#backstopBusy = true;
+    try {
+      const running = [...this.#jobs.values()].filter((j) => !j.ended);
+      for (let i = 0; i < running.length && !this.#closed; i += BACKSTOP_BATCH) {
+        await Promise.all(
+          running.slice(i, i + BACKSTOP_BATCH).map(async (job) => {
+            if (job.ended || job.checking) return;
+            if ((await exists(join(job.lrmsDir, STATUS_FILE))) || !(await wrapperAlive(job.rec))) await this.#check(job);
+          }),
+        );
+      }
+    } finally {
+      this.#backstopBusy = false;
+    }
   }
 
   /** Poll only while some job needs it, so an idle backend keeps no timer. */
