@@ -11,14 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkBackend, type ForkBackendOptions } from '../../src/lrms/fork/fork-backend.js';
 import type { BatchJobSpec, BatchResult } from '../../src/lrms/backend.js';
+import { until } from './backend.case.js';
 
-async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Keep the event loop busy: nothing of ours runs while the launcher and the jobs go on. */
 function blockFor(ms: number): void {

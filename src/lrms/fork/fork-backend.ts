@@ -20,18 +20,20 @@
  *    checks the job properly when either says it ended.
  * Either way the result comes from the status file the wrapper wrote before exiting.
  */
-import { lstat, mkdir } from 'node:fs/promises';
+import { lstat, mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchUpdate, BatchUpdateListener } from '../backend.js';
 import { JOB_SCRIPT, STATUS_FILE, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
 import { jobScript, validateSpec } from './job-script.js';
 import { LauncherClient } from './launcher-client.js';
+import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
 import { ensureWrapper, type WrapperBinary, type WrapperKind } from './wrapper-build.js';
 
 /** Where problems the backend cannot hand to a caller are reported (pino-compatible). */
 export interface BackendLog {
   warn(obj: object, msg: string): void;
+  info?(obj: object, msg: string): void;
 }
 
 export interface ForkBackendOptions {
@@ -52,6 +54,8 @@ export interface ForkBackendOptions {
   readonly maxUnclaimedExits?: number;
   /** How often every running job's status file is looked at, whatever else reported its end. */
   readonly backstopIntervalMs?: number;
+  /** `auto`: put each job in its own cgroup v2 when the service may create cgroups; `off`: never. */
+  readonly cgroups?: 'auto' | 'off';
   readonly log?: BackendLog;
 }
 
@@ -60,6 +64,8 @@ interface Tracked {
   readonly jobId: string;
   readonly lrmsDir: string;
   readonly rec: PidRecord;
+  /** A cancel was asked for: the end sweeps the job's processes thoroughly. */
+  cancelled: boolean;
   /** Not (or no longer) a child of our launcher: watch its status file. */
   polled: boolean;
   /** A status check is running. */
@@ -80,7 +86,10 @@ const exists = (path: string): Promise<boolean> => lstat(path).then(() => true, 
 export class ForkBackend implements BatchBackend {
   readonly name = 'fork';
   readonly wrapper: WrapperBinary;
-  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler'>> & { log: BackendLog | undefined };
+  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & { log: BackendLog | undefined };
+  /** Where jobs' cgroups are made; undefined: processes are tracked by mark and session only. */
+  readonly cgroupRoot: string | undefined;
+  readonly #sweeper: ProcessSweeper;
   readonly #launcher: LauncherClient;
   readonly #jobs = new Map<string, Tracked>();
   /** Wrappers (that claimed a job) the launcher saw exit before their submit() registered the job. */
@@ -96,8 +105,10 @@ export class ForkBackend implements BatchBackend {
   #backstopBusy = false;
   #closed = false;
 
-  private constructor(options: ForkBackendOptions, wrapper: WrapperBinary) {
+  private constructor(options: ForkBackendOptions, wrapper: WrapperBinary, cgroupRoot: string | undefined) {
     this.wrapper = wrapper;
+    this.cgroupRoot = cgroupRoot;
+    this.#sweeper = new ProcessSweeper(() => new Set([process.pid, this.#launcher.pid ?? 0]));
     this.#o = {
       workDir: options.workDir,
       jobPath: options.jobPath ?? DEFAULT_PATH,
@@ -120,7 +131,12 @@ export class ForkBackend implements BatchBackend {
     const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
       options.log?.warn({ why }, 'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
     );
-    return new ForkBackend(options, wrapper);
+    const cg = options.cgroups === 'off' ? { why: 'cgroups off (lrms.fork.cgroups)' } : await jobCgroupRoot(options.workDir);
+    options.log?.info?.(
+      { tracking: cg.root ? 'cgroup' : 'process-scan', why: cg.why },
+      cg.root ? "fork backend: each job's processes are held in its own cgroup v2" : "fork backend: jobs' processes are tracked by their environment mark and session (no usable cgroup v2)",
+    );
+    return new ForkBackend(options, wrapper, cg.root);
   }
 
   /** Process id of the launcher, once started. */
@@ -190,6 +206,7 @@ export class ForkBackend implements BatchBackend {
     const job = this.#jobs.get(localId);
     if (!job || this.#closed) return false;
     if (job.ended) return true; // its final update is on its way
+    job.cancelled = true;
     if (await wrapperAlive(job.rec)) {
       try {
         // The wrapper stops the job's whole process group and records the cancel.
@@ -203,6 +220,15 @@ export class ForkBackend implements BatchBackend {
     return true;
   }
 
+  /**
+   * The job's files are about to be removed (clean, end of the session lifetime): kill
+   * whatever of it may still run, e.g. a daemon that outlived a killed wrapper.
+   */
+  async release(ref: Pick<BatchJobRef, 'jobId' | 'lrmsDir'>): Promise<void> {
+    const mark = jobMark(ref.lrmsDir);
+    await this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark) });
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
@@ -210,6 +236,13 @@ export class ForkBackend implements BatchBackend {
     if (this.#backstop) clearInterval(this.#backstop);
     this.#backstop = undefined;
     await this.#launcher.close();
+    // Only empty: jobs still running keep theirs, and a new instance finds them.
+    if (this.cgroupRoot) await rmdir(this.cgroupRoot).catch(() => undefined);
+  }
+
+  #cgroupOf(mark: string): { cgroup?: string } {
+    const cgroup = jobCgroup(this.cgroupRoot, mark);
+    return cgroup ? { cgroup } : {};
   }
 
   #assertOpen(): void {
@@ -231,6 +264,8 @@ export class ForkBackend implements BatchBackend {
       String(memoryBytes === undefined ? 0 : Math.ceil(memoryBytes / 1024)),
       String(this.#o.killGraceSeconds),
       String(this.#o.sampleIntervalMs),
+      jobCgroup(this.cgroupRoot, jobMark(spec.lrmsDir)) ?? '',
+      jobMark(spec.lrmsDir),
     ];
   }
 
@@ -241,6 +276,7 @@ export class ForkBackend implements BatchBackend {
       jobId: ref.jobId,
       lrmsDir: ref.lrmsDir,
       rec,
+      cancelled: false,
       polled,
       checking: false,
       ended: false,
@@ -291,6 +327,19 @@ export class ForkBackend implements BatchBackend {
   #finish(job: Tracked, result: BatchResult): void {
     if (job.ended) return;
     job.ended = true;
+    // Nothing of the job may outlive its final update: its cgroup always, and when its
+    // wrapper did not see it to the end (lost) or it was cancelled, a scan for the rest.
+    const mark = jobMark(job.lrmsDir);
+    const thorough = job.cancelled || (result.failureReason ?? '').startsWith('job lost');
+    const cgroup = jobCgroup(this.cgroupRoot, mark);
+    const sweep = thorough
+      ? () => this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark), ...(job.rec.pid > 0 ? { wrapper: job.rec } : {}) })
+      : cgroup
+        ? () => sweepCgroup(cgroup)
+        : undefined;
+    if (sweep) {
+      job.chain = job.chain.then(sweep).catch((e: unknown) => this.#o.log?.warn({ err: e, localId: job.localId }, 'fork backend: cannot sweep the processes of a job'));
+    }
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
     this.#polled.delete(job);
     this.#updateTimer();
