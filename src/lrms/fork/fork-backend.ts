@@ -168,6 +168,8 @@ export class ForkBackend implements BatchBackend {
     let rec: PidRecord;
     try {
       rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+      // The job may already run and could have replaced the file: the launcher's pid is the truth.
+      if (rec.pid !== started.pid) rec = { pid: started.pid, startTicks: '0' };
     } catch (e) {
       this.#unclaimedExits.delete(started.pid);
       throw e;

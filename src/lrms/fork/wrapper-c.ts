@@ -314,7 +314,13 @@ int main(int argc, char **argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
   /* The job's cgroup: what the job cannot leave even when it kills this wrapper. */
-  if (cgroup[0] && mkdir(cgroup, 0755) != 0 && errno != EEXIST) cgroup = "";
+  if (cgroup[0]) {
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", cgroup);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) { *slash = 0; mkdir(parent, 0755); } /* removed when it was last empty */
+    if (mkdir(cgroup, 0755) != 0 && errno != EEXIST) cgroup = "";
+  }
 
   int errpipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) { errpipe[0] = -1; errpipe[1] = -1; }

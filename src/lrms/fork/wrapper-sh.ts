@@ -36,7 +36,7 @@ rm -f "$d/.pid.$$"
 echo "ok $$"
 exec </dev/null >/dev/null 2>&1
 # The job's cgroup (see the C wrapper); unusable: left to the backend's sweep by mark.
-if [ -n "$cg" ]; then mkdir "$cg" 2>/dev/null || [ -d "$cg" ] || cg=; fi
+if [ -n "$cg" ]; then mkdir -p "$cg" 2>/dev/null || cg=; fi
 
 alive() {
   [ -r "/proc/$1/stat" ] || { kill -0 "$1" 2>/dev/null; return; }
