@@ -19,6 +19,10 @@
  *    the status file (and reads the wrapper's /proc stat line) of every running job, and
  *    checks the job properly when either says it ended.
  * Either way the result comes from the status file the wrapper wrote before exiting.
+ *
+ * No process of a job outlives its final update: before delivering it the backend
+ * empties the job's cgroup and, when the wrapper did not see the job to the end (lost,
+ * cancelled), scans /proc for the job's mark and session (./job-processes.ts).
  */
 import { lstat, mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
