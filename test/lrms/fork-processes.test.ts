@@ -50,8 +50,8 @@ for (const mode of MODES) {
       await rm(root, { recursive: true, force: true });
     });
 
-    async function backend(t: TestContext): Promise<{ b: ForkBackend; final: (id: string) => Promise<BatchResult> }> {
-      const b = await ForkBackend.create({ workDir: join(root, 'backend'), wrapper: 'c', killGraceSeconds: 1, pollIntervalMs: 100, ...mode.opts });
+    async function backend(t: TestContext, extra: Partial<ForkBackendOptions> = {}): Promise<{ b: ForkBackend; final: (id: string) => Promise<BatchResult> }> {
+      const b = await ForkBackend.create({ workDir: join(root, 'backend'), wrapper: 'c', killGraceSeconds: 1, pollIntervalMs: 100, ...mode.opts, ...extra });
       t.after(() => b.close());
       const finals = new Map<string, BatchResult>();
       b.onUpdate((id, u) => {
@@ -103,6 +103,20 @@ for (const mode of MODES) {
       started.push(main);
       assert.equal(await b.cancel(id), true);
       await final(id);
+      assert.deepEqual([main, ...pids].filter(alive), [], 'neither the job nor its daemons survive the cancel');
+    });
+
+    it('killed: a job that stopped its wrapper (SIGSTOP) is still cancelled, and nothing of it is left', async (t) => {
+      const { b, final } = await backend(t, { cancelMarginMs: 300 });
+      const s = await spec(`${daemons(mode.cleanEnv)}\necho $$ > main.pid\nkill -STOP $PPID\nwhile :; do sleep 0.05; done`);
+      const id = await b.submit(s);
+      const pids = await daemonPids(s);
+      await until('the main process', () => pidIn(join(s.sessionDir, 'main.pid')) > 0);
+      const main = pidIn(join(s.sessionDir, 'main.pid'));
+      started.push(main);
+      assert.equal(await b.cancel(id), true);
+      const r = await final(id);
+      assert.equal(r.failureReason, 'cancelled');
       assert.deepEqual([main, ...pids].filter(alive), [], 'neither the job nor its daemons survive the cancel');
     });
 

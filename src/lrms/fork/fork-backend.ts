@@ -60,6 +60,8 @@ export interface ForkBackendOptions {
   readonly backstopIntervalMs?: number;
   /** `auto`: put each job in its own cgroup v2 when the service may create cgroups; `off`: never. */
   readonly cgroups?: 'auto' | 'off';
+  /** After the grace time, how long a cancelled job's wrapper has to finish before it is killed. */
+  readonly cancelMarginMs?: number;
   readonly log?: BackendLog;
 }
 
@@ -121,6 +123,8 @@ export class ForkBackend implements BatchBackend {
       pollIntervalMs: options.pollIntervalMs ?? 1000,
       maxUnclaimedExits: options.maxUnclaimedExits ?? 100_000,
       backstopIntervalMs: options.backstopIntervalMs ?? 10_000,
+      // The wrapper may spend up to 10 s reaping the job after the KILL.
+      cancelMarginMs: options.cancelMarginMs ?? 15_000,
       log: options.log,
     };
     this.#launcher = new LauncherClient({
@@ -220,10 +224,24 @@ export class ForkBackend implements BatchBackend {
       } catch {
         /* it ended meanwhile: its status file says how */
       }
+      // A wrapper that cannot act on it (its own job stopped it with SIGSTOP) is killed
+      // once it had the grace time and the time to reap everything; the end is then
+      // "lost", reported as cancelled, and the sweep stops what is left of the job.
+      setTimeout(() => void this.#forceEnd(job), this.#o.killGraceSeconds * 1000 + this.#o.cancelMarginMs).unref();
     } else {
       void this.#check(job);
     }
     return true;
+  }
+
+  async #forceEnd(job: Tracked): Promise<void> {
+    if (job.ended || this.#closed || !(await wrapperAlive(job.rec))) return;
+    try {
+      process.kill(job.rec.pid, 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+    this.#poll(job);
   }
 
   /**
@@ -336,7 +354,10 @@ export class ForkBackend implements BatchBackend {
     // Nothing of the job may outlive its final update: its cgroup always, and when its
     // wrapper did not see it to the end (lost) or it was cancelled, a scan for the rest.
     const mark = jobMark(job.lrmsDir);
-    const thorough = job.cancelled || (result.failureReason ?? '').startsWith('job lost');
+    const lost = (result.failureReason ?? '').startsWith('job lost');
+    const thorough = job.cancelled || lost;
+    // A cancelled job whose wrapper had to be killed ended because of the cancel.
+    if (job.cancelled && lost) result = { ...result, failureReason: 'cancelled' };
     const cgroup = jobCgroup(this.cgroupRoot, mark);
     const sweep = thorough
       ? () => this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark), ...(job.rec.pid > 0 ? { wrapper: job.rec } : {}) })
