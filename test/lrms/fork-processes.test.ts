@@ -93,22 +93,10 @@ for (const mode of MODES) {
       assert.deepEqual(pids.filter(alive), [], 'no daemon of the job survives its end');
     });
 
-    it('killed: a job that answers the cancel by killing its wrapper leaves nothing running', async (t) => {
-      const { b, final } = await backend(t);
-      const s = await spec(`${daemons(mode.cleanEnv)}\necho $$ > main.pid\ntrap 'kill -9 $PPID' TERM\nwhile :; do sleep 0.05; done`);
-      const id = await b.submit(s);
-      const pids = await daemonPids(s);
-      await until('the main process', () => pidIn(join(s.sessionDir, 'main.pid')) > 0);
-      const main = pidIn(join(s.sessionDir, 'main.pid'));
-      started.push(main);
-      assert.equal(await b.cancel(id), true);
-      await final(id);
-      assert.deepEqual([main, ...pids].filter(alive), [], 'neither the job nor its daemons survive the cancel');
-    });
-
-    it('killed: a job that stopped its wrapper (SIGSTOP) is still cancelled, and nothing of it is left', async (t) => {
-      const { b, final } = await backend(t, { cancelMarginMs: 300 });
-      const s = await spec(`${daemons(mode.cleanEnv)}\necho $$ > main.pid\nkill -STOP $PPID\nwhile :; do sleep 0.05; done`);
+    /** Run `after` (what the job does once its daemons run) in a job, cancel it, check nothing is left; the final result. */
+    async function cancelled(t: TestContext, after: string, extra: Partial<ForkBackendOptions> = {}): Promise<BatchResult> {
+      const { b, final } = await backend(t, extra);
+      const s = await spec(`${daemons(mode.cleanEnv)}\necho $$ > main.pid\n${after}\nwhile :; do sleep 0.05; done`);
       const id = await b.submit(s);
       const pids = await daemonPids(s);
       await until('the main process', () => pidIn(join(s.sessionDir, 'main.pid')) > 0);
@@ -116,8 +104,16 @@ for (const mode of MODES) {
       started.push(main);
       assert.equal(await b.cancel(id), true);
       const r = await final(id);
-      assert.equal(r.failureReason, 'cancelled');
       assert.deepEqual([main, ...pids].filter(alive), [], 'neither the job nor its daemons survive the cancel');
+      return r;
+    }
+
+    it('killed: a job that answers the cancel by killing its wrapper leaves nothing running', async (t) => {
+      await cancelled(t, "trap 'kill -9 $PPID' TERM");
+    });
+
+    it('killed: a job that stopped its wrapper (SIGSTOP) is still cancelled, and nothing of it is left', async (t) => {
+      assert.equal((await cancelled(t, 'kill -STOP $PPID', { cancelMarginMs: 300 })).failureReason, 'cancelled');
     });
 
     it('cleaned: release() kills a process of the job still running after its end', async (t) => {
