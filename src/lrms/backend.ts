@@ -150,6 +150,13 @@ export interface BatchBackend {
    */
   cancel(localId: string): Promise<boolean>;
 
+  /**
+   * The job's files are about to be removed (clean, end of its session lifetime), its
+   * final update long delivered: stop anything of it that still runs (e.g. a daemon
+   * that outlived the job) and drop what the backend keeps for it. Optional.
+   */
+  release?(job: Pick<BatchJobRef, 'jobId' | 'lrmsDir'>): Promise<void>;
+
   /** Stop watching and release the backend's own resources; batch jobs keep running. */
   close(): Promise<void>;
 }

@@ -82,7 +82,7 @@ class Recorder {
   }
 }
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+export async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
@@ -91,7 +91,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, timeo
 }
 
 /** The pid a job wrote to `file` (a complete line), or 0 while there is none. Never 0 for a kill: that is our own group. */
-function pidIn(file: string): number {
+export function pidIn(file: string): number {
   try {
     const m = /^([1-9]\d*)\n$/.exec(readFileSync(file, 'utf8'));
     return m ? Number(m[1]) : 0;

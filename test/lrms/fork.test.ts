@@ -155,7 +155,8 @@ describe('fork backend specifics', () => {
     await first.b.close();
     let main = 0;
     await until('the job to start', () => (main = pidIn(join(s.sessionDir, 'main.pid'))) > 0);
-    // The payload is its own process group and outlives its killed wrapper: ours to clean up.
+    // The payload outlives its killed wrapper; the backend that finds it lost sweeps it
+    // (test/lrms/fork-processes.test.ts). Cleaned up here too, should that fail.
     t.after(() => {
       try {
         process.kill(-main, 'SIGKILL');
@@ -252,6 +253,19 @@ describe('fork backend specifics', () => {
     assert.equal((await final(again)).exitCode, 0);
     assert.notEqual(b.launcherPid, launcher);
     assert.equal(finals.get(localId)?.length, 1);
+  });
+
+  it('the sh wrapper kills a job that ignores SIGTERM after the configured grace time', async (t) => {
+    const { b, final } = await backend(t, { wrapper: 'sh', killGraceSeconds: 1 });
+    const s = await spec({ arguments: ['-c', "trap '' TERM; echo started > started; while :; do sleep 0.1; done"] });
+    const localId = await b.submit(s);
+    await until('the job to start', () => existsSync(join(s.sessionDir, 'started')));
+    const t0 = Date.now();
+    assert.equal(await b.cancel(localId), true);
+    const r = await final(localId);
+    assert.equal(r.failureReason, 'cancelled');
+    // Not the 10 s the script once used whatever was configured.
+    assert.ok(Date.now() - t0 < 6000, `ended ${Date.now() - t0} ms after the cancel`);
   });
 
   it('wrapper auto falls back to sh when the compiler is missing, and says so', async (t) => {

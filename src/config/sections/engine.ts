@@ -57,6 +57,15 @@ export const engineSection = {
             minimum: 50,
             description: 'How often the status files of jobs started before a service restart are checked',
           }),
+          cgroups: Type.Union([Type.Literal('auto'), Type.Literal('off')], {
+            default: 'auto',
+            description: "Each job in its own cgroup v2 (which none of its processes can leave) when the service may create cgroups under its own; `off`: processes are tracked by their environment mark and session only. The log says which is active",
+          }),
+          backstopIntervalMs: Type.Integer({
+            default: 10_000,
+            minimum: 100,
+            description: 'Backstop: how often every running job is checked for an end that was not reported (a stat of its status file and a read of its wrapper\'s /proc entry per job, one pass at a time)',
+          }),
         },
         { default: {}, additionalProperties: false },
       ),

@@ -277,11 +277,13 @@ export class Scheduler {
           if (j.failureReason) await this.#o.control.write(j.id, 'failed', `${j.failureReason}\n`);
           break;
         case 'wipe-session':
+          await this.#releaseBatchJob(j);
           await this.#removeSession(j, true);
           await this.#o.control.removeAll(j.id, ['errors', 'failed', 'diag', 'statistics']);
           await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
           break;
         case 'remove-job':
+          await this.#releaseBatchJob(j);
           await this.#remove(j);
           break;
       }
@@ -426,6 +428,12 @@ export class Scheduler {
     } catch (e) {
       this.#o.log.warn({ err: e, job: j.id }, 'session directory not fully removed');
     }
+  }
+
+  /** Before a job's files go: the backend kills anything of it still running (a daemon that outlived it). */
+  async #releaseBatchJob(j: JobRecord): Promise<void> {
+    if (j.localId === null || !this.#o.backend.release) return;
+    await this.#o.backend.release({ jobId: j.id, lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) }).catch((e: unknown) => this.#o.log.warn({ err: e, job: j.id }, 'batch release failed'));
   }
 
   /** Wake up exactly when a job's session lifetime (or wiped-record retention) ends. */

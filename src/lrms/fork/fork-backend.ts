@@ -7,24 +7,37 @@
  *                                                                            └─fork─▶ sh job.sh ─▶ executable
  *
  * How the end of a job is noticed:
- *  - jobs started by this instance: the launcher reaps the wrapper and says so at once;
+ *  - jobs started by this instance: the launcher reaps the wrapper and says so at once.
+ *    In a burst the exit often arrives before submit() has registered the job: it is
+ *    kept until that submit consumes it. Past `maxUnclaimedExits` (or when the launcher
+ *    died meanwhile) the exit is not kept, and every submit that overlapped the loss
+ *    reads its job's status file instead: an exit is never forgotten;
  *  - jobs recovered after a restart, submitted twice, or left when the launcher died:
  *    the status file is polled (`pollIntervalMs`), and a wrapper that vanished without
- *    one (checked against its start time, so a reused pid does not count) is "lost".
+ *    one (checked against its start time, so a reused pid does not count) is "lost";
+ *  - the backstop, whatever went wrong above: every `backstopIntervalMs` one pass stats
+ *    the status file (and reads the wrapper's /proc stat line) of every running job, and
+ *    checks the job properly when either says it ended.
  * Either way the result comes from the status file the wrapper wrote before exiting.
+ *
+ * No process of a job outlives its final update: before delivering it the backend
+ * empties the job's cgroup and, when the wrapper did not see the job to the end (lost,
+ * cancelled), scans /proc for the job's mark and session (./job-processes.ts).
  */
-import { mkdir } from 'node:fs/promises';
+import { lstat, mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchUpdate, BatchUpdateListener } from '../backend.js';
-import { JOB_SCRIPT, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
+import { JOB_SCRIPT, STATUS_FILE, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
 import { jobScript, validateSpec } from './job-script.js';
 import { LauncherClient } from './launcher-client.js';
+import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
 import { ensureWrapper, type WrapperBinary, type WrapperKind } from './wrapper-build.js';
 
 /** Where problems the backend cannot hand to a caller are reported (pino-compatible). */
 export interface BackendLog {
   warn(obj: object, msg: string): void;
+  info?(obj: object, msg: string): void;
 }
 
 export interface ForkBackendOptions {
@@ -41,6 +54,14 @@ export interface ForkBackendOptions {
   readonly sampleIntervalMs?: number;
   /** How often status files of jobs not started by this instance are checked. */
   readonly pollIntervalMs?: number;
+  /** At most this many wrapper exits are kept while their submit() has not registered the job. */
+  readonly maxUnclaimedExits?: number;
+  /** How often every running job's status file is looked at, whatever else reported its end. */
+  readonly backstopIntervalMs?: number;
+  /** `auto`: put each job in its own cgroup v2 when the service may create cgroups; `off`: never. */
+  readonly cgroups?: 'auto' | 'off';
+  /** After the grace time, how long a cancelled job's wrapper has to finish before it is killed. */
+  readonly cancelMarginMs?: number;
   readonly log?: BackendLog;
 }
 
@@ -49,6 +70,8 @@ interface Tracked {
   readonly jobId: string;
   readonly lrmsDir: string;
   readonly rec: PidRecord;
+  /** A cancel was asked for: the end sweeps the job's processes thoroughly. */
+  cancelled: boolean;
   /** Not (or no longer) a child of our launcher: watch its status file. */
   polled: boolean;
   /** A status check is running. */
@@ -60,33 +83,52 @@ interface Tracked {
 }
 
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** Jobs looked at concurrently by one backstop pass. */
+const BACKSTOP_BATCH = 64;
+
+/** lstat: the name exists (whatever it is; the full check judges it). */
+const exists = (path: string): Promise<boolean> => lstat(path).then(() => true, () => false);
 
 export class ForkBackend implements BatchBackend {
   readonly name = 'fork';
   readonly wrapper: WrapperBinary;
-  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler'>> & { log: BackendLog | undefined };
+  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & { log: BackendLog | undefined };
+  /** Where jobs' cgroups are made; undefined: processes are tracked by mark and session only. */
+  readonly cgroupRoot: string | undefined;
+  readonly #sweeper: ProcessSweeper;
   readonly #launcher: LauncherClient;
   readonly #jobs = new Map<string, Tracked>();
-  /** Wrappers the launcher saw exit before their submit() had registered them. */
-  readonly #exitedEarly = new Set<number>();
+  /** Wrappers (that claimed a job) the launcher saw exit before their submit() registered the job. */
+  readonly #unclaimedExits = new Set<number>();
+  /** Counts events that may have lost an exit (bound reached, launcher died): submits spanning one check the status file. */
+  #exitsMissed = 0;
   /** Jobs whose status file is polled. */
   readonly #polled = new Set<Tracked>();
   #listener: BatchUpdateListener | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #backstop: NodeJS.Timeout | undefined;
+  /** A backstop pass is running: at most one at a time. */
+  #backstopBusy = false;
   #closed = false;
 
-  private constructor(options: ForkBackendOptions, wrapper: WrapperBinary) {
+  private constructor(options: ForkBackendOptions, wrapper: WrapperBinary, cgroupRoot: string | undefined) {
     this.wrapper = wrapper;
+    this.cgroupRoot = cgroupRoot;
+    this.#sweeper = new ProcessSweeper(() => new Set([process.pid, this.#launcher.pid ?? 0]));
     this.#o = {
       workDir: options.workDir,
       jobPath: options.jobPath ?? DEFAULT_PATH,
       killGraceSeconds: options.killGraceSeconds ?? 10,
       sampleIntervalMs: options.sampleIntervalMs ?? 1000,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
+      maxUnclaimedExits: options.maxUnclaimedExits ?? 100_000,
+      backstopIntervalMs: options.backstopIntervalMs ?? 10_000,
+      // The wrapper may spend up to 10 s reaping the job after the KILL.
+      cancelMarginMs: options.cancelMarginMs ?? 15_000,
       log: options.log,
     };
     this.#launcher = new LauncherClient({
-      onExit: (pid) => this.#onWrapperExit(pid),
+      onExit: (pid, claimed) => this.#onWrapperExit(pid, claimed),
       onDeath: () => this.#onLauncherDeath(),
     });
   }
@@ -97,7 +139,12 @@ export class ForkBackend implements BatchBackend {
     const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
       options.log?.warn({ why }, 'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
     );
-    return new ForkBackend(options, wrapper);
+    const cg = options.cgroups === 'off' ? { why: 'cgroups off (lrms.fork.cgroups)' } : await jobCgroupRoot(options.workDir);
+    options.log?.info?.(
+      { tracking: cg.root ? 'cgroup' : 'process-scan', why: cg.why },
+      cg.root ? "fork backend: each job's processes are held in its own cgroup v2" : "fork backend: jobs' processes are tracked by their environment mark and session (no usable cgroup v2)",
+    );
+    return new ForkBackend(options, wrapper, cg.root);
   }
 
   /** Process id of the launcher, once started. */
@@ -116,6 +163,7 @@ export class ForkBackend implements BatchBackend {
     const claimed = await readPidFile(spec.lrmsDir);
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
+    const missed = this.#exitsMissed;
     const started = await this.#launcher.spawn(this.wrapper.path, this.#wrapperArgs(spec), { PATH: this.#o.jobPath, HOME: spec.sessionDir });
     if (started.line === 'dup') {
       // Another wrapper claimed the directory first (a submit repeated after a crash).
@@ -125,13 +173,28 @@ export class ForkBackend implements BatchBackend {
     if (!started.line.startsWith('ok ')) {
       throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `The job wrapper did not start: ${started.line.replace(/^error /, '') || 'no answer'}`);
     }
-    const rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+    let rec: PidRecord;
+    try {
+      rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+      // The job may already run and could have replaced the file: the launcher's pid is the truth.
+      if (rec.pid !== started.pid) rec = { pid: started.pid, startTicks: '0' };
+    } catch (e) {
+      this.#unclaimedExits.delete(started.pid);
+      throw e;
+    }
+    // From here on synchronous: an exit reported later finds the job registered.
+    const exited = this.#unclaimedExits.delete(started.pid);
     const localId = String(rec.pid);
     // A concurrent submit of the same directory may have attached to it meanwhile.
-    if (this.#jobs.has(localId)) return localId;
+    const known = this.#jobs.get(localId);
+    if (known) {
+      if (exited) void this.#check(known);
+      return localId;
+    }
     const job = this.#track(spec, localId, rec, false);
     this.#queue(job, { kind: 'state', jobId: job.jobId, state: 'RUNNING' });
-    if (this.#exitedEarly.delete(rec.pid)) void this.#check(job);
+    // Its exit may have been one that could not be kept: the status file tells.
+    if (exited || this.#exitsMissed !== missed) void this.#check(job);
     return localId;
   }
 
@@ -153,6 +216,7 @@ export class ForkBackend implements BatchBackend {
     const job = this.#jobs.get(localId);
     if (!job || this.#closed) return false;
     if (job.ended) return true; // its final update is on its way
+    job.cancelled = true;
     if (await wrapperAlive(job.rec)) {
       try {
         // The wrapper stops the job's whole process group and records the cancel.
@@ -160,17 +224,49 @@ export class ForkBackend implements BatchBackend {
       } catch {
         /* it ended meanwhile: its status file says how */
       }
+      // A wrapper that cannot act on it (its own job stopped it with SIGSTOP) is killed
+      // once it had the grace time and the time to reap everything; the end is then
+      // "lost", reported as cancelled, and the sweep stops what is left of the job.
+      setTimeout(() => void this.#forceEnd(job), this.#o.killGraceSeconds * 1000 + this.#o.cancelMarginMs).unref();
     } else {
       void this.#check(job);
     }
     return true;
   }
 
+  async #forceEnd(job: Tracked): Promise<void> {
+    if (job.ended || this.#closed || !(await wrapperAlive(job.rec))) return;
+    try {
+      process.kill(job.rec.pid, 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+    this.#poll(job);
+  }
+
+  /**
+   * The job's files are about to be removed (clean, end of the session lifetime): kill
+   * whatever of it may still run, e.g. a daemon that outlived a killed wrapper.
+   */
+  async release(ref: Pick<BatchJobRef, 'jobId' | 'lrmsDir'>): Promise<void> {
+    const mark = jobMark(ref.lrmsDir);
+    await this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark) });
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    if (this.#backstop) clearInterval(this.#backstop);
+    this.#backstop = undefined;
     await this.#launcher.close();
+    // Only empty: jobs still running keep theirs, and a new instance finds them.
+    if (this.cgroupRoot) await rmdir(this.cgroupRoot).catch(() => undefined);
+  }
+
+  #cgroupOf(mark: string): { cgroup?: string } {
+    const cgroup = jobCgroup(this.cgroupRoot, mark);
+    return cgroup ? { cgroup } : {};
   }
 
   #assertOpen(): void {
@@ -192,6 +288,8 @@ export class ForkBackend implements BatchBackend {
       String(memoryBytes === undefined ? 0 : Math.ceil(memoryBytes / 1024)),
       String(this.#o.killGraceSeconds),
       String(this.#o.sampleIntervalMs),
+      jobCgroup(this.cgroupRoot, jobMark(spec.lrmsDir)) ?? '',
+      jobMark(spec.lrmsDir),
     ];
   }
 
@@ -202,6 +300,7 @@ export class ForkBackend implements BatchBackend {
       jobId: ref.jobId,
       lrmsDir: ref.lrmsDir,
       rec,
+      cancelled: false,
       polled,
       checking: false,
       ended: false,
@@ -210,6 +309,7 @@ export class ForkBackend implements BatchBackend {
     };
     this.#jobs.set(job.localId, job);
     if (polled) this.#poll(job);
+    this.#startBackstop();
     return job;
   }
 
@@ -251,6 +351,22 @@ export class ForkBackend implements BatchBackend {
   #finish(job: Tracked, result: BatchResult): void {
     if (job.ended) return;
     job.ended = true;
+    // Nothing of the job may outlive its final update: its cgroup always, and when its
+    // wrapper did not see it to the end (lost) or it was cancelled, a scan for the rest.
+    const mark = jobMark(job.lrmsDir);
+    const lost = (result.failureReason ?? '').startsWith('job lost');
+    const thorough = job.cancelled || lost;
+    // A cancelled job whose wrapper had to be killed ended because of the cancel.
+    if (job.cancelled && lost) result = { ...result, failureReason: 'cancelled' };
+    const cgroup = jobCgroup(this.cgroupRoot, mark);
+    const sweep = thorough
+      ? () => this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark), ...(job.rec.pid > 0 ? { wrapper: job.rec } : {}) })
+      : cgroup
+        ? () => sweepCgroup(cgroup)
+        : undefined;
+    if (sweep) {
+      job.chain = job.chain.then(sweep).catch((e: unknown) => this.#o.log?.warn({ err: e, localId: job.localId }, 'fork backend: cannot sweep the processes of a job'));
+    }
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
     this.#polled.delete(job);
     this.#updateTimer();
@@ -270,18 +386,23 @@ export class ForkBackend implements BatchBackend {
     });
   }
 
-  #onWrapperExit(pid: number): void {
+  #onWrapperExit(pid: number, claimed: boolean): void {
     const job = this.#jobs.get(String(pid));
-    if (job && !job.polled) void this.#check(job);
-    else if (!job) {
-      this.#exitedEarly.add(pid);
-      // Exits of wrappers that never became jobs (a "dup" answer) are not kept for long.
-      if (this.#exitedEarly.size > 1000) this.#exitedEarly.delete(this.#exitedEarly.values().next().value as number);
+    if (job) {
+      void this.#check(job);
+    } else if (claimed) {
+      // Its submit() has not registered the job yet (a wrapper that answered "dup" or an
+      // error ran no job: nothing to keep). Kept until that submit takes it; past the
+      // bound, the submits under way read their status files instead.
+      if (this.#unclaimedExits.size < this.#o.maxUnclaimedExits) this.#unclaimedExits.add(pid);
+      else this.#exitsMissed++;
     }
   }
 
   #onLauncherDeath(): void {
-    this.#exitedEarly.clear();
+    // Exits of wrappers whose submit is under way will not come: those submits check.
+    this.#exitsMissed++;
+    this.#unclaimedExits.clear();
     if (this.#closed) return;
     this.#o.log?.warn({}, 'fork backend: the job launcher ended unexpectedly; watching running jobs by their status files');
     for (const job of this.#jobs.values()) if (!job.ended) this.#poll(job);
@@ -291,6 +412,36 @@ export class ForkBackend implements BatchBackend {
     job.polled = true;
     this.#polled.add(job);
     this.#updateTimer();
+  }
+
+  /** The backstop runs while the backend is open; it costs nothing when no job runs. */
+  #startBackstop(): void {
+    if (this.#backstop !== undefined || this.#closed) return;
+    this.#backstop = setInterval(() => void this.#backstopPass(), this.#o.backstopIntervalMs);
+    this.#backstop.unref();
+  }
+
+  /**
+   * One look at every running job, cheap enough for tens of thousands: a stat of the
+   * status file and a read of the wrapper's /proc stat line (a small batch at a time, so the
+   * I/O threads stay available). Only a job that looks ended gets the full check.
+   */
+  async #backstopPass(): Promise<void> {
+    if (this.#backstopBusy || this.#closed) return;
+    this.#backstopBusy = true;
+    try {
+      const running = [...this.#jobs.values()].filter((j) => !j.ended);
+      for (let i = 0; i < running.length && !this.#closed; i += BACKSTOP_BATCH) {
+        await Promise.all(
+          running.slice(i, i + BACKSTOP_BATCH).map(async (job) => {
+            if (job.ended || job.checking) return;
+            if ((await exists(join(job.lrmsDir, STATUS_FILE))) || !(await wrapperAlive(job.rec))) await this.#check(job);
+          }),
+        );
+      }
+    } finally {
+      this.#backstopBusy = false;
+    }
   }
 
   /** Poll only while some job needs it, so an idle backend keeps no timer. */

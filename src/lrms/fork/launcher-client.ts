@@ -17,13 +17,13 @@ export interface Started {
 }
 
 export interface LauncherHandlers {
-  /** A wrapper started through this launcher has ended (it was reaped). */
-  onExit(pid: number): void;
+  /** A wrapper started through this launcher has ended (it was reaped); `claimed`: it had answered "ok". */
+  onExit(pid: number, claimed: boolean): void;
   /** The launcher went away unexpectedly; exits of running wrappers will not be reported. */
   onDeath(): void;
 }
 
-type Answer = { op: 'started'; id: number; pid: number; line: string } | { op: 'error'; id: number; message: string } | { op: 'exit'; pid: number };
+type Answer = { op: 'started'; id: number; pid: number; line: string } | { op: 'error'; id: number; message: string } | { op: 'exit'; pid: number; claimed?: boolean };
 
 const LAUNCHER_SCRIPT = fileURLToPath(new URL('./launcher.js', import.meta.url));
 // A small heap is all the launcher needs; a small process keeps every fork() cheap.
@@ -70,7 +70,7 @@ export class LauncherClient {
       return;
     }
     if (msg.op === 'exit') {
-      this.#handlers.onExit(msg.pid);
+      this.#handlers.onExit(msg.pid, msg.claimed === true);
       return;
     }
     const p = this.#pending.get(msg.id);

@@ -8,7 +8,8 @@
  *   → {"op":"spawn","id":N,"file":PATH,"args":[...],"env":{...}}
  *   ← {"op":"started","id":N,"pid":P,"line":"ok P"}     first line the wrapper printed
  *   ← {"op":"error","id":N,"message":"..."}             could not start it
- *   ← {"op":"exit","pid":P,"code":C,"signal":S}         the wrapper ended (after "started")
+ *   ← {"op":"exit","pid":P,"code":C,"signal":S,"claimed":B}  the wrapper ended (after "started");
+ *                                                       B: it had answered "ok" (ran a job)
  * Wrappers run detached (own session); when stdin closes (the service went away) the
  * launcher lets go of them and ends, and they keep running.
  *
@@ -58,7 +59,8 @@ function start(req: SpawnRequest): void {
     children.delete(child);
     if (child.pid === undefined) return;
     answer({ op: 'started', id: req.id, pid: child.pid, line: out.trim() });
-    send({ op: 'exit', pid: child.pid, code, signal });
+    // `claimed`: the wrapper answered "ok" (it ran a job), not "dup" or an error.
+    send({ op: 'exit', pid: child.pid, code, signal, claimed: out.startsWith('ok ') });
   });
 }
 

@@ -4,11 +4,14 @@
  * string so it travels with the compiled JavaScript. Design: docs/batch-backends.md.
  *
  * Command line (the same for the sh fallback, ./wrapper-sh.ts):
- *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS
+ *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK
  * DIR is the job's lrms directory holding job.sh; STDIN/STDOUT/STDERR are
  * session-relative ('' = /dev/null); JOIN 1 sends stderr to stdout; WALL/GRACE in
  * seconds, CPU in seconds, MEMKB in KiB (0 = no limit); SAMPLEMS is the memory/CPU
- * sampling period.
+ * sampling period. CGROUP ('' = none) is a cgroup v2 directory the wrapper creates and
+ * puts the job in (a process cannot leave it by itself); MARK goes into the job's
+ * environment as CERES_JOB_MARK, what the backend's process sweep looks for
+ * (./job-processes.ts).
  *
  * Protocol with the launcher: the wrapper claims DIR by hard-linking a pid file
  * (`pid`: "<pid> <start ticks>"); it prints "ok <pid>" (claimed) or "dup" (another
@@ -38,6 +41,7 @@ export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). 
 #endif
 
 static const char *dir;
+static const char *cgroup = "";  /* the job's cgroup v2 directory, or "" */
 static pid_t job = -1;          /* main process of the job; also its process group */
 static char reason[600];        /* failure reason, first one wins */
 static int stopping = 0, killed = 0;
@@ -147,15 +151,48 @@ static void stop(const char *why, double grace) {
   kill_at = mono() + grace;
 }
 
-/* Kill and reap every process left: the job's group and any orphan adopted by this subreaper. */
+/* Write text to the existing file p; 0 on success. */
+static int put(const char *p, const char *text) {
+  int fd = open(p, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t w = write(fd, text, strlen(text));
+  close(fd);
+  return w == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* SIGKILL every process of the job's cgroup; 1 while any is left. */
+static int kill_cgroup(void) {
+  if (!cgroup[0]) return 0;
+  char p[4200], buf[4096];
+  snprintf(p, sizeof p, "%s/cgroup.kill", cgroup);
+  int killed = put(p, "1") == 0;
+  snprintf(p, sizeof p, "%s/cgroup.procs", cgroup);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t r = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (r <= 0) return 0;
+  buf[r] = 0;
+  if (!killed) { /* no cgroup.kill (before Linux 5.14): one by one */
+    char *save = NULL;
+    for (char *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) if (atol(t) > 0) kill((pid_t)atol(t), SIGKILL);
+  }
+  return 1;
+}
+
+/* Kill and reap every process left: the job's group, its cgroup and any orphan adopted by this subreaper. */
 static void reap_all(void) {
   double until = mono() + 10;
   for (;;) {
     kill(-job, SIGKILL);
+    int in_cgroup = kill_cgroup();
     pid_t w;
     int st;
     while ((w = waitpid(-1, &st, WNOHANG)) > 0) {}
-    if (w < 0 && errno == ECHILD) return; /* the usual case: nothing left, no /proc scan */
+    if (w < 0 && errno == ECHILD && !in_cgroup) {
+      if (cgroup[0]) rmdir(cgroup);
+      return; /* the usual case: nothing left, no /proc scan */
+    }
     DIR *d = opendir("/proc");
     if (d) {
       struct dirent *e;
@@ -221,8 +258,8 @@ static int open_or(const char *name, int flags, int fd_err, const char *what) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 12) {
-    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS\n", argv[0]);
+  if (argc != 14) {
+    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK\n", argv[0]);
     return 2;
   }
   dir = argv[1];
@@ -234,6 +271,8 @@ int main(int argc, char **argv) {
   double grace = atof(argv[10]);
   double sample_every = atof(argv[11]) / 1000.0;
   if (sample_every <= 0) sample_every = 1;
+  cgroup = argv[12];
+  const char *mark = argv[13];
 
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
@@ -274,6 +313,14 @@ int main(int argc, char **argv) {
   /* Orphans of the job are re-parented here, so they can be reaped and killed. */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
+  /* The job's cgroup: what the job cannot leave even when it kills this wrapper. */
+  if (cgroup[0]) {
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", cgroup);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) { *slash = 0; mkdir(parent, 0755); } /* removed when it was last empty */
+    if (mkdir(cgroup, 0755) != 0 && errno != EEXIST) cgroup = "";
+  }
 
   int errpipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) { errpipe[0] = -1; errpipe[1] = -1; }
@@ -291,6 +338,12 @@ int main(int argc, char **argv) {
     signal(SIGHUP, SIG_DFL);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (errpipe[0] >= 0) close(errpipe[0]);
+    if (cgroup[0]) {
+      char procs[4200];
+      snprintf(procs, sizeof procs, "%s/cgroup.procs", cgroup);
+      put(procs, "0"); /* best effort: the backend's sweep by mark and session still applies */
+    }
+    setenv("CERES_JOB_MARK", mark, 1);
     if (chdir(session) != 0) child_fail(errpipe[1], "cannot enter the session directory", NULL);
     int i = open_or(in, O_RDONLY, errpipe[1], "cannot open the stdin file");
     int o = open_or(out, O_WRONLY | O_CREAT | O_TRUNC, errpipe[1], "cannot open the stdout file");

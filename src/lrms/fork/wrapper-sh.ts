@@ -11,9 +11,9 @@
  */
 export const WRAPPER_SH_SOURCE = String.raw`#!/bin/sh
 # Ceres job wrapper (fork backend), POSIX sh fallback. Generated: do not edit.
-# usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS
-[ $# -eq 11 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS" >&2; exit 2; }
-d=$1 session=$2 in=$3 out=$4 err=$5 join=$6 wall=$7 cpu=$8 grace=${10}
+# usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK
+[ $# -eq 13 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK" >&2; exit 2; }
+d=$1 session=$2 in=$3 out=$4 err=$5 join=$6 wall=$7 cpu=$8 grace=${"$"}{10} cg=${"$"}{12} mark=${"$"}{13}
 trap '' HUP PIPE
 # A cancel before the job starts is remembered; the job is then not started at all.
 early=
@@ -35,6 +35,8 @@ fi
 rm -f "$d/.pid.$$"
 echo "ok $$"
 exec </dev/null >/dev/null 2>&1
+# The job's cgroup (see the C wrapper); unusable: left to the backend's sweep by mark.
+if [ -n "$cg" ]; then mkdir -p "$cg" 2>/dev/null || cg=; fi
 
 alive() {
   [ -r "/proc/$1/stat" ] || { kill -0 "$1" 2>/dev/null; return; }
@@ -76,6 +78,9 @@ if [ -n "$early" ]; then
   ( exit 143 ) &
 else (
   trap - HUP PIPE
+  # echo is built in: the subshell itself (and so the whole job) joins the cgroup.
+  [ -n "$cg" ] && { echo 0 > "$cg/cgroup.procs"; } 2>/dev/null
+  CERES_JOB_MARK=$mark; export CERES_JOB_MARK
   fail() { printf '%s\n' "$1" > "$d/failure"; exit 127; }
   cd "$session" 2>/dev/null || fail "cannot enter the session directory"
   if [ -n "$in" ]; then [ -r "$in" ] || fail "cannot open the stdin file $in"; exec < "$in"; fi
@@ -104,6 +109,16 @@ if [ "$rc" -gt 128 ]; then wait "$job"; r2=$?; [ "$r2" -ne 127 ] && rc=$r2; fi
 set -- $(date -u '+%s %Y%m%d%H%M%SZ')
 end=$1 t1=$2
 [ -n "$wd" ] && kill "$wd" 2>/dev/null
+# Whatever the job left in its cgroup (daemons in their own session) goes too.
+if [ -n "$cg" ]; then
+  n=0
+  # (cgroup files report size 0: read them)
+  while [ -n "$(cat "$cg/cgroup.procs" 2>/dev/null)" ] && [ $n -lt 50 ]; do
+    { echo 1 > "$cg/cgroup.kill"; } 2>/dev/null || for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    sleep 0.1 2>/dev/null || sleep 1; n=$((n + 1))
+  done
+  rmdir "$cg" 2>/dev/null
+fi
 # times must run in this shell (not in a command substitution) to see the job's times.
 times > "$d/.times"
 { read -r _; read -r cu cs; } < "$d/.times"
