@@ -12,12 +12,12 @@ import type { StagingPort } from '../engine/scheduler/ports.js';
 import type { DelegationsWiring } from './delegations.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
 import { isCeError } from '../errors/ce-error.js';
-import { FileCache, Stager, type StageInFile, type StageOutFile, type StageResult } from '../staging/index.js';
+import { FileCache, Stager, type SessionAccess, type StageInFile, type StageOutFile, type StageResult } from '../staging/index.js';
 
 export interface StagingDeps {
   config: Config;
   control: ControlDir;
-  sessions: Pick<SessionDirs, 'withRoot'>;
+  sessions: Pick<SessionDirs, 'withRoot' | 'check'>;
   delegations: DelegationsWiring;
   log: Logger;
   cacheDir: string;
@@ -45,24 +45,22 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
   };
 
   /**
-   * Staging works inside a lease on the job's verified session directory: a job that
-   * replaced it (link, other directory) fails with a reason instead of having the
-   * service read, write or prune elsewhere.
+   * Staging takes a lease on the job's verified session directory for each operation
+   * (SessionAccess): a job that replaced it (link, other directory) fails with a reason
+   * instead of having the service read, write or prune elsewhere, and a job waiting for
+   * uploads or a transfer slot holds no descriptor meanwhile.
    */
-  const inSession = async (j: JobRecord, fn: (sessionDir: string) => Promise<StageResult>): Promise<StageResult | { replaced: string }> => {
-    let entered = false;
+  const inSession = async (j: JobRecord, fn: (session: SessionAccess) => Promise<StageResult>): Promise<StageResult | { replaced: string }> => {
     try {
-      return await d.sessions.withRoot(j.id, j.sessionIdent, (dir) => {
-        entered = true;
-        return fn(dir);
-      });
+      await d.sessions.check(j.id, j.sessionIdent);
     } catch (e) {
-      if (entered || !isCeError(e)) throw e;
+      if (!isCeError(e)) throw e;
       // Refused before any transfer: replaced (409) or gone (the job removed it).
       const reason = e.code === 'CE_ERR_SESSION_NOT_FOUND' ? `The session directory of job ${j.id} is missing` : e.message;
       await d.control.append(j.id, 'errors', logLine(reason));
       return { replaced: reason };
     }
+    return fn((op) => d.sessions.withRoot(j.id, j.sessionIdent, op));
   };
 
   return {
@@ -84,11 +82,11 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         ...(f.delegationId !== undefined ? { delegationId: f.delegationId } : {}),
       }));
       const uploaded = async (): Promise<Set<string>> => new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
-      const r = await inSession(j, (sessionDir) => stager.stageIn(
+      const r = await inSession(j, (session) => stager.stageIn(
         {
           id: j.id,
           owner: j.owner,
-          sessionDir,
+          session,
           files,
           ...(j.delegationId ? { delegationId: j.delegationId } : {}),
           preparingSince: new Date(j.updatedAt),
@@ -133,7 +131,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
       if (mode !== 'success' && j.rerunsLeft > 0) {
         for (const f of desc.inputFiles) if (f.source === undefined && !listed.has(clean(f.name))) files.push({ name: f.name, when: { success: true, failure: true, cancel: true } });
       }
-      const r = await inSession(j, (sessionDir) => stager.stageOut({ id: j.id, owner: j.owner, sessionDir, files, ...(j.delegationId ? { delegationId: j.delegationId } : {}), outcome: mode }, signal));
+      const r = await inSession(j, (session) => stager.stageOut({ id: j.id, owner: j.owner, session, files, ...(j.delegationId ? { delegationId: j.delegationId } : {}), outcome: mode }, signal));
       if ('replaced' in r) return { ok: false, reason: r.replaced };
       await record(j, r, 'out');
       if (r.ok) return { ok: true };

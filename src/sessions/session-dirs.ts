@@ -52,9 +52,39 @@ export interface RemoveReport {
   readonly keptForeign: boolean;
 }
 
+/**
+ * Most session directories held open at once by leases (`withRoot`, `check`). Each lease
+ * is a descriptor; without a bound, 30,000 jobs starting their stage-in together opened
+ * 30,000 and the process ran out (EMFILE for every user). Over the bound a lease waits,
+ * in order, for one to end; leases are short (one operation), never held across a wait.
+ */
+export const MAX_OPEN_SESSION_ROOTS = 512;
+
+/** A counting gate with a FIFO queue: never drops a waiter. */
+class Gate {
+  #free: number;
+  readonly #queue: (() => void)[] = [];
+  constructor(limit: number) {
+    this.#free = limit;
+  }
+  async enter(): Promise<void> {
+    if (this.#free > 0 && this.#queue.length === 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#queue.push(resolve));
+  }
+  leave(): void {
+    const next = this.#queue.shift();
+    if (next !== undefined) next();
+    else this.#free++;
+  }
+}
+
 export class SessionDirs {
   readonly #folder: FileHandle;
   readonly #stop = new AbortController();
+  readonly #gate = new Gate(MAX_OPEN_SESSION_ROOTS);
   #sweep: Promise<unknown> | undefined;
   /** Path of the sessions folder as configured (for the batch backend: jobs run there). */
   readonly path: string;
@@ -141,17 +171,22 @@ export class SessionDirs {
    * kept or used after that.
    */
   async withRoot<T>(id: string, identity: SessionIdentity | null, fn: (dir: string) => Promise<T>): Promise<T> {
-    const h = await this.openRoot(id, identity);
+    await this.#gate.enter();
     try {
-      return await fn(`/proc/self/fd/${h.fd}/.`);
+      const h = await this.openRoot(id, identity);
+      try {
+        return await fn(`/proc/self/fd/${h.fd}/.`);
+      } finally {
+        await h.close();
+      }
     } finally {
-      await h.close();
+      this.#gate.leave();
     }
   }
 
   /** Throws as `openRoot` does when the session directory is not the job's. */
   async check(id: string, identity: SessionIdentity | null): Promise<void> {
-    await (await this.openRoot(id, identity)).close();
+    await this.withRoot(id, identity, async () => undefined);
   }
 
   /**

@@ -37,7 +37,7 @@ import { openDirChain, unlinkIn } from '../sessions/safe-fs.js';
 import { lstatInSession, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
 import { StagingError, stagingError } from './staging-error.js';
 import { cacheMode, overwriteAllowed, parseTransferUrl, type TransferUrl } from './transfer-url.js';
-import type { FileResult, ProgressListener, StageInFile, StageInJob, StageOutFile, StageOutJob, StageResult } from './types.js';
+import { withSession, type FileResult, type ProgressListener, type StageInFile, type StageInJob, type StageOutFile, type StageOutJob, type StageResult } from './types.js';
 import { waitForUserFiles, type UserFile } from './user-uploads.js';
 
 export interface StagerOptions {
@@ -164,7 +164,7 @@ export class Stager {
       if (release === undefined) return;
       try {
         await runLimited(remote, this.cfg.maxTransfersPerJob, jobSignal, async ({ index, file, rel }) => {
-          const r = await this.downloads.with(() => this.downloadInput(ctx, job, file, rel), jobSignal).catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
+          const r = await this.downloads.with(() => withSession(job, (dir) => this.downloadInput(ctx, job, dir, file, rel)), jobSignal).catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
           if (r.ok) results[index] = r;
           else if (!isConsequence(r, jobSignal)) fail(index, r);
         });
@@ -182,7 +182,7 @@ export class Stager {
         const pollSeconds = job.uploads?.changed !== undefined ? Math.max(this.cfg.userUploadPollSeconds, 60) : this.cfg.userUploadPollSeconds;
         await waitForUserFiles(
           user,
-          { sessionDir: job.sessionDir, deadline: since + this.cfg.userUploadWaitSeconds * 1000, pollMs: pollSeconds * 1000, ...(job.uploads === undefined ? {} : { uploads: job.uploads }) },
+          { session: (fn) => withSession(job, fn), deadline: since + this.cfg.userUploadWaitSeconds * 1000, pollMs: pollSeconds * 1000, ...(job.uploads === undefined ? {} : { uploads: job.uploads }) },
           jobSignal,
           (f, outcome) => {
             const name = job.files[f.index]?.name ?? f.rel;
@@ -209,18 +209,18 @@ export class Stager {
       results[index] = { name: file.name, kind: file.source === undefined ? 'user' : 'download', ok: false, bytes: 0, attempts: 0, ...(file.source === undefined ? {} : { url: safeSource(file) }), ...errorFields(`${file.name}: ${why.message}`, why) };
     }
     const done = results as FileResult[];
-    if (!done.every((r) => r.ok)) await this.removePartial(job, done);
+    if (!done.every((r) => r.ok)) await withSession(job, (dir) => this.removePartial(dir, done)).catch(() => undefined);
     return this.result(done, cancelled, 'in');
   }
 
-  private async downloadInput(ctx: JobContext, job: StageInJob, file: StageInFile, rel: string): Promise<FileResult> {
+  private async downloadInput(ctx: JobContext, job: StageInJob, sessionDir: string, file: StageInFile, rel: string): Promise<FileResult> {
     const tu = parseTransferUrl(file.source as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
     let target: WriteTarget | undefined;
     try {
       const expected = file.checksum === undefined ? undefined : parseChecksum(file.checksum);
-      target = await openWriteTarget(job.sessionDir, rel);
+      target = await openWriteTarget(sessionDir, rel);
       const dest = target.path;
       const onProgress = (n: number): void => ctx.progress(file.name, n);
       const mode = cacheMode(tu);
@@ -301,7 +301,7 @@ export class Stager {
   }
 
   /** After a failed stage-in: half-written files go (A-REX); complete inputs stay for a restart. */
-  private async removePartial(job: StageInJob, results: readonly FileResult[]): Promise<void> {
+  private async removePartial(sessionDir: string, results: readonly FileResult[]): Promise<void> {
     const dirs = new Set<string>();
     for (const r of results) {
       if (r.kind !== 'download') continue;
@@ -315,7 +315,7 @@ export class Stager {
     }
     for (const d of dirs) {
       // Through a descriptor: a directory swapped for a link is not entered.
-      const dir = await openDirChain(job.sessionDir, d === '' ? [] : d.split('/')).catch(() => undefined);
+      const dir = await openDirChain(sessionDir, d === '' ? [] : d.split('/')).catch(() => undefined);
       if (dir === undefined) continue;
       try {
         for (const n of await readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[])) {
@@ -331,15 +331,23 @@ export class Stager {
 
   async stageOut(job: StageOutJob, signal: AbortSignal, progress?: ProgressListener): Promise<StageResult> {
     const results: FileResult[] = [];
-    let outputs: StageOutFile[];
-    try {
-      outputs = await expandDynamicOutputs(job.sessionDir, job.files);
-    } catch (e) {
-      outputs = job.files.filter((f) => !f.name.startsWith('@'));
-      this.log.warn({ job: job.id, error: errorText(e) }, 'dynamic output list unreadable');
-    }
-    // Pruning first, as A-REX: outputs still to upload and outputs for the client stay.
-    await pruneSession(job.sessionDir, outputs);
+    const outputs = await withSession(job, async (dir): Promise<StageOutFile[]> => {
+      let expanded: StageOutFile[];
+      try {
+        expanded = await expandDynamicOutputs(dir, job.files);
+      } catch (e) {
+        expanded = job.files.filter((f) => !f.name.startsWith('@'));
+        this.log.warn({ job: job.id, error: errorText(e) }, 'dynamic output list unreadable');
+      }
+      // Pruning first, as A-REX: outputs still to upload and outputs for the client stay.
+      await pruneSession(dir, expanded);
+      return expanded;
+    }).catch((e: unknown) => {
+      // The session directory is no longer the job's (replaced meanwhile): nothing is
+      // pruned; the uploads below fail on their own leases with the reason.
+      this.log.warn({ job: job.id, error: errorText(e) }, 'session directory not pruned');
+      return job.files.filter((f) => !f.name.startsWith('@'));
+    });
 
     const uploads: { file: StageOutFile; rel: string; tree: boolean }[] = [];
     for (const file of outputs) {
@@ -363,7 +371,7 @@ export class Stager {
         if (release !== undefined) {
           try {
             await runLimited(uploads, this.cfg.maxTransfersPerJob, signal, async (u) => {
-              const r = await this.uploads.with(() => this.uploadOutput(ctx, job, u.file, u.rel, u.tree), signal).catch((e: unknown) => failedResult(u.file.name, 'upload', safeTarget(u.file), e, 0, undefined, 'upload'));
+              const r = await this.uploads.with(() => withSession(job, (dir) => this.uploadOutput(ctx, job, dir, u.file, u.rel, u.tree)), signal).catch((e: unknown) => failedResult(u.file.name, 'upload', safeTarget(u.file), e, 0, undefined, 'upload'));
               if (r.ok || !isConsequence(r, signal)) results.push(r);
             });
           } finally {
@@ -386,20 +394,20 @@ export class Stager {
     return this.result(results, cancelled, 'out');
   }
 
-  private async uploadOutput(ctx: JobContext, job: StageOutJob, file: StageOutFile, rel: string, tree: boolean): Promise<FileResult> {
+  private async uploadOutput(ctx: JobContext, job: StageOutJob, sessionDir: string, file: StageOutFile, rel: string, tree: boolean): Promise<FileResult> {
     const tu = parseTransferUrl(file.target as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
     try {
       if (tu.scheme === 'file') throw stagingError('CE_ERR_STAGING_BAD_URL', 'file URLs cannot be upload targets');
-      const files = tree ? await listTree(job.sessionDir, rel) : [{ rel, sub: '' }];
+      const files = tree ? await listTree(sessionDir, rel) : [{ rel, sub: '' }];
       let bytes = 0;
       for (const f of files) {
         const url = new URL(tu.url.href);
         if (f.sub !== '') url.pathname = `${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}${f.sub.split('/').map(encodeURIComponent).join('/')}`;
-        bytes += await this.uploadOne(ctx, job, file, tu, url, f.rel, tally);
+        bytes += await this.uploadOne(ctx, sessionDir, file, tu, url, f.rel, tally);
       }
-      if (this.cfg.removeUploadedOutputs) await removeOutput(job.sessionDir, rel, tree);
+      if (this.cfg.removeUploadedOutputs) await removeOutput(sessionDir, rel, tree);
       const endTime = new Date();
       this.log.info({ job: ctx.jobId, file: file.name, url: tu.display, bytes, attempts: tally.attempts, ms: endTime.getTime() - startTime.getTime() }, 'output staged');
       return { name: file.name, url: tu.display, kind: 'upload', ok: true, bytes, attempts: tally.attempts, startTime, endTime };
@@ -410,10 +418,10 @@ export class Stager {
     }
   }
 
-  private async uploadOne(ctx: JobContext, job: StageOutJob, file: StageOutFile, tu: TransferUrl, url: URL, rel: string, tally: AttemptTally): Promise<number> {
+  private async uploadOne(ctx: JobContext, sessionDir: string, file: StageOutFile, tu: TransferUrl, url: URL, rel: string, tally: AttemptTally): Promise<number> {
     // Opened (without following links) once to learn the size, then again for every PUT sent.
     const open = async (): Promise<{ stream: Readable; size: number }> => {
-      const { handle, size } = await openSessionFile(job.sessionDir, rel);
+      const { handle, size } = await openSessionFile(sessionDir, rel);
       return { stream: handle.createReadStream({ highWaterMark: this.cfg.highWaterMarkBytes }), size };
     };
     const first = await open();

@@ -46,27 +46,42 @@ export interface UploadWatch {
   changed?(signal: AbortSignal): Promise<void>;
 }
 
-export interface StageInJob {
+/**
+ * Access to the job's session directory for the length of one operation: `fn` gets a
+ * path that stays valid (and confined to the job's real directory) until it settles.
+ * Staging takes it per operation (one download, one upload, one look at a client's file,
+ * the pruning), never across a wait: jobs waiting for client uploads or for a transfer
+ * slot hold no descriptor, however many there are.
+ */
+export type SessionAccess = <T>(fn: (sessionDir: string) => Promise<T>) => Promise<T>;
+
+/** The session directory as a plain path (trusted callers, tests) or through leases. */
+export type SessionRef = { readonly sessionDir: string } | { readonly session: SessionAccess };
+
+/** Runs `fn` with the session directory of `ref`. */
+export function withSession<T>(ref: SessionRef, fn: (sessionDir: string) => Promise<T>): Promise<T> {
+  return 'session' in ref ? ref.session(fn) : fn(ref.sessionDir);
+}
+
+export type StageInJob = SessionRef & {
   readonly id: string;
   /** Owner identity (DN), passed to the CredentialSource and used for cache permissions. */
   readonly owner: string;
-  readonly sessionDir: string;
   readonly files: readonly StageInFile[];
   /** The job's main delegation. */
   readonly delegationId?: string;
   readonly uploads?: UploadWatch;
   /** When the job entered PREPARING: the user-upload wait is measured from here (default: now). */
   readonly preparingSince?: Date;
-}
+};
 
-export interface StageOutJob {
+export type StageOutJob = SessionRef & {
   readonly id: string;
   readonly owner: string;
-  readonly sessionDir: string;
   readonly files: readonly StageOutFile[];
   readonly delegationId?: string;
   readonly outcome: Outcome;
-}
+};
 
 export type TransferKind = 'download' | 'upload' | 'user' | 'kept';
 

@@ -9,7 +9,7 @@ import { checksumMatches, createHasher, type ExpectedChecksum } from './checksum
 import { sleep } from './retry.js';
 import { lstatInSession, openSessionFile } from './session-path.js';
 import { StagingError, stagingError } from './staging-error.js';
-import type { UploadWatch } from './types.js';
+import type { SessionAccess, UploadWatch } from './types.js';
 import { sessionPath } from './control-lines.js';
 
 export interface UserFile {
@@ -23,7 +23,8 @@ export interface UserFile {
 export type UserFileOutcome = { readonly ok: true; readonly bytes: number } | { readonly ok: false; readonly error: StagingError };
 
 export interface UserWaitOptions {
-  readonly sessionDir: string;
+  /** Each look at the files takes the session directory for that look only. */
+  readonly session: SessionAccess;
   readonly uploads?: UploadWatch;
   /** Epoch ms after which waiting files fail. */
   readonly deadline: number;
@@ -44,7 +45,7 @@ export async function waitForUserFiles(
       signal.throwIfAborted();
       let outcome: UserFileOutcome | undefined;
       try {
-        const bytes = await judge(f, opts);
+        const bytes = await opts.session((dir) => judge(f, dir, opts));
         if (bytes !== undefined) outcome = { ok: true, bytes };
       } catch (e) {
         outcome = { ok: false, error: e instanceof StagingError ? e : stagingError('CE_ERR_STAGING_LOCAL_IO', `User file: ${sessionPath(f.rel)} - cannot be read`, { cause: e }) };
@@ -65,12 +66,12 @@ export async function waitForUserFiles(
 }
 
 /** Bytes of a complete, valid file; undefined while still arriving; throws when it can never be right. */
-async function judge(f: UserFile, opts: UserWaitOptions): Promise<number | undefined> {
+async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Promise<number | undefined> {
   const label = `User file: ${sessionPath(f.rel)} -`;
   const invalid = (why: string): StagingError => stagingError('CE_ERR_STAGING_USER_FILE_INVALID', `${label} ${why}`);
   let st;
   try {
-    st = await lstatInSession(opts.sessionDir, f.rel);
+    st = await lstatInSession(sessionDir, f.rel);
   } catch (e) {
     if (e instanceof StagingError && e.code === 'CE_ERR_STAGING_UNSAFE_PATH') throw invalid('Expected file. Symbolic link found.');
     throw e;
@@ -91,7 +92,7 @@ async function judge(f: UserFile, opts: UserWaitOptions): Promise<number | undef
   if (f.checksum === undefined && !f.executable) return st.size;
   // Read and chmod through a descriptor opened without following links: the file
   // judged above may have been swapped for a link since (chmod would follow it).
-  const { handle } = await openSessionFile(opts.sessionDir, f.rel);
+  const { handle } = await openSessionFile(sessionDir, f.rel);
   try {
     if (f.checksum !== undefined) {
       const h = createHasher(f.checksum.algorithm);
