@@ -98,6 +98,8 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
                 if (!set) waiters.set(j.id, (set = new Set()));
                 const done = (): void => {
                   set?.delete(done);
+                  // An abandoned wait (job killed or cleaned) leaves no empty entry behind.
+                  if (set?.size === 0 && waiters.get(j.id) === set) waiters.delete(j.id);
                   resolve();
                 };
                 set.add(done);

@@ -126,7 +126,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
-  const files = new SessionFiles({ control, engine: engine.port, maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
+  const files = new SessionFiles({ control, engine: engine.port, jobExists: (id) => store.has(id), maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
   const info = createInfoSource({
     config,
     store,

@@ -26,6 +26,8 @@ export interface SessionFilesOptions {
   readonly maxFileBytes?: number;
   /** Upload quota of one job (config sessions.maxUploadBytesPerJob). */
   readonly maxUploadBytesPerJob?: number;
+  /** Whether a job still exists: the quota forgets the others. */
+  readonly jobExists: (jobId: string) => boolean;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 32 * 1024 ** 3;
@@ -40,7 +42,7 @@ export class SessionFiles {
   constructor(o: SessionFilesOptions) {
     this.#o = o;
     this.tracker = o.tracker ?? new UploadTracker();
-    this.quota = new UploadQuota(o.maxUploadBytesPerJob ?? DEFAULT_MAX_UPLOAD_BYTES_PER_JOB);
+    this.quota = new UploadQuota(o.maxUploadBytesPerJob ?? DEFAULT_MAX_UPLOAD_BYTES_PER_JOB, o.jobExists);
     this.maxFileBytes = o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   }
 

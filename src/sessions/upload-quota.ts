@@ -11,14 +11,14 @@
  *
  * Kept in memory, like the range tracker: a restart starts every job from zero. A
  * file deleted through the API stops counting; files the job itself writes or
- * removes do not change the ledger. Jobs whose session directory is gone (cleaned,
- * wiped) are dropped by a sweep whenever the ledger has doubled since the last one.
+ * removes do not change the ledger. Jobs that no longer exist (cleaned) are dropped by a
+ * sweep whenever the ledger has doubled since the last one. The sweep asks by job id:
+ * writes reach the session through a leased descriptor path, which names another
+ * directory (or nothing) once the lease has ended, so a path says nothing about the job.
  */
-import { access } from 'node:fs/promises';
 import { ceError } from '../errors/ce-error.js';
 
 interface JobLedger {
-  readonly sessionDir: string;
   /** Extent of every file written through the API. */
   readonly files: Map<string, number>;
   /** Sum of `files`. */
@@ -43,7 +43,16 @@ export class UploadQuota {
   readonly #jobs = new Map<string, JobLedger>();
   #sweepAt = MIN_SWEEP_AT;
 
-  constructor(readonly maxBytesPerJob: number) {}
+  /** `jobExists`: whether a job still exists (its ledger is dropped by the next sweep once not). */
+  constructor(
+    readonly maxBytesPerJob: number,
+    readonly jobExists: (jobId: string) => boolean,
+  ) {}
+
+  /** Jobs with a ledger (tests, metrics). */
+  get size(): number {
+    return this.#jobs.size;
+  }
 
   /** Bytes the job's uploaded files take, uploads in flight included. */
   usage(jobId: string): number {
@@ -52,8 +61,8 @@ export class UploadQuota {
   }
 
   /** Starts a write that makes `path` at least `extent` bytes long; 413 over the quota. */
-  begin(jobId: string, sessionDir: string, path: string, extent: number): QuotaReservation {
-    const j = this.#ledger(jobId, sessionDir);
+  begin(jobId: string, path: string, extent: number): QuotaReservation {
+    const j = this.#ledger(jobId);
     const base = j.files.get(path) ?? 0;
     let growth = 0;
     let open = true;
@@ -100,31 +109,21 @@ export class UploadQuota {
     }
   }
 
-  #ledger(jobId: string, sessionDir: string): JobLedger {
+  #ledger(jobId: string): JobLedger {
     let j = this.#jobs.get(jobId);
     if (!j) {
-      j = { sessionDir, files: new Map(), committed: 0, inflight: 0 };
+      j = { files: new Map(), committed: 0, inflight: 0 };
       this.#jobs.set(jobId, j);
-      if (this.#jobs.size >= this.#sweepAt) void this.sweep();
+      if (this.#jobs.size >= this.#sweepAt) this.sweep();
     }
     return j;
   }
 
-  /** Drops the ledgers of jobs whose session directory no longer exists. */
-  async sweep(): Promise<void> {
-    this.#sweepAt = Number.POSITIVE_INFINITY;
-    for (const [id, j] of [...this.#jobs]) {
-      if (j.inflight === 0 && !(await exists(j.sessionDir))) this.#jobs.delete(id);
+  /** Drops the ledgers of jobs that no longer exist (nothing in flight for them). */
+  sweep(): void {
+    for (const [id, j] of this.#jobs) {
+      if (j.inflight === 0 && !this.jobExists(id)) this.#jobs.delete(id);
     }
     this.#sweepAt = Math.max(MIN_SWEEP_AT, 2 * this.#jobs.size);
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code !== 'ENOENT';
   }
 }

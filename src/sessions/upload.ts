@@ -77,7 +77,7 @@ export async function writeUpload(u: UploadRequest, books: UploadLedgers): Promi
   }
 
   // Refused here, before the body is read, when the length is known.
-  const q = books.quota.begin(u.jobId, u.sessionDir, u.path.rel, r ? r.end + 1 : (u.contentLength ?? 0));
+  const q = books.quota.begin(u.jobId, u.path.rel, r ? r.end + 1 : (u.contentLength ?? 0));
   let parent: FileHandle | undefined;
   try {
     parent = await openDirChain(u.sessionDir, segs.slice(0, -1), true);

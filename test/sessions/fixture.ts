@@ -58,6 +58,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     control,
     engine,
     tracker: new UploadTracker(o.tracker),
+    jobExists: (id) => store.has(id),
     ...(o.maxFileBytes === undefined ? {} : { maxFileBytes: o.maxFileBytes }),
     ...(o.maxUploadBytesPerJob === undefined ? {} : { maxUploadBytesPerJob: o.maxUploadBytesPerJob }),
   });

@@ -45,6 +45,10 @@ export class JobIndex {
     this.#byId.delete(id);
   }
 
+  has(id: string): boolean {
+    return this.#byId.has(id);
+  }
+
   /** The REST state of `id` if it exists and belongs to `owner` (exact string match). */
   restStateOwned(id: string, owner: string): string | undefined {
     const e = this.#byId.get(id);

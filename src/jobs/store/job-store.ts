@@ -112,6 +112,11 @@ export class JobStore {
   }
 
   /** The REST state of `id` if it exists and belongs to `owner` (bulk status; from memory). */
+  /** Whether a job record exists (the in-memory index: no database read). */
+  has(id: string): boolean {
+    return this.#index.has(id);
+  }
+
   restStateOwned(id: string, owner: string): string | undefined {
     return this.#index.restStateOwned(id, owner);
   }
