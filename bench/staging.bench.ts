@@ -5,7 +5,7 @@
  *   - 1,000 small files (default 32 KiB each) in one job.
  * The server runs in its own process (this file with `--serve`), so neither client
  * shares an event loop with it; bodies are generated (no disk reads) and 1 MiB
- * highWaterMark streams are used on both sides (machine-limits §6).
+ * highWaterMark streams are used on both sides (measured on the development machine).
  *
  *   node dist/bench/staging.bench.js [--large-mib 1024] [--small-count 1000]
  *                                    [--small-kib 32] [--runs 5] [--json]

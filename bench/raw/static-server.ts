@@ -2,7 +2,7 @@
  * The raw loopback baseline for file transfers: the least an HTTPS file server in
  * Node can do. `PUT /file` streams the body to a file, `GET /file` streams it back,
  * both with 1 MiB stream chunks (the 64 KiB default halves throughput:
- * machine-limits.md §6). No authentication, no checks, no logging.
+ * measured on the development machine). No authentication, no checks, no logging.
  *
  * Run as its own process (like the service under test):
  *   node static-server.js --cert F --key F --dir D

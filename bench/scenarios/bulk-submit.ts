@@ -5,7 +5,7 @@
  * The jobs are killed right after each POST (outside the timing) so the endpoint does
  * not spend the rest of the run executing them; they are cleaned only at the end of
  * the run, because deleting thousands of job directories makes new ones slow to create
- * on this machine's ext4 for minutes (machine-limits.md, finding 4), which would slow
+ * on this machine's ext4 for minutes (measured), which would slow
  * down whatever is measured next.
  */
 import type { Scenario, ScenarioRun } from '../harness/runner.js';

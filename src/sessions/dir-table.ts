@@ -11,8 +11,9 @@
  *  - between batches the read checks `gone()`: a client that disconnected stops it
  *    (CE_ERR_HTTP_CLIENT_ABORTED, never answered).
  *
- * Same rules as safe-fs.ts `listEntries`: links and special files are left out, names
- * no request could address too, sorted by name (code unit order); here files come
+ * What is listed: regular files and directories whose names a request could address
+ * (links, FIFOs, sockets, devices, upload temporaries and unaddressable names are left
+ * out, so every listed entry can be fetched), sorted by name in code unit order, files
  * first, then directories, which is the order every listing shows.
  */
 import { opendir, type FileHandle } from 'node:fs/promises';

@@ -17,7 +17,6 @@
 import { constants as C, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { ceError } from '../errors/ce-error.js';
-import { isAddressableName } from './session-path.js';
 
 export const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
 /** O_NONBLOCK: opening a FIFO the job made must not hang the request. */
@@ -160,40 +159,6 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
   if (kind === 'file' || kind === 'dir') return { kind, handle: h, stat };
   await h.close();
   throw ceError('CE_ERR_SESSION_NOT_FOUND');
-}
-
-export interface DirEntry {
-  readonly name: string;
-  readonly kind: 'file' | 'dir';
-  readonly stat: Stats;
-}
-
-/**
- * Regular files and directories in the open directory `dir`, sorted by name (code
- * unit order, stable across runs). Links, FIFOs, sockets, devices, in-progress
- * upload temporaries and names no request could address are left out.
- */
-export async function listEntries(dir: FileHandle): Promise<DirEntry[]> {
-  let names: string[];
-  try {
-    names = await readdir(`/proc/self/fd/${dir.fd}`);
-  } catch (e) {
-    return mapFsError(e);
-  }
-  names = names.filter(isAddressableName).sort(compareNames);
-  const out: DirEntry[] = [];
-  // lstat in small batches: bounded concurrency on huge directories.
-  for (let i = 0; i < names.length; i += 32) {
-    const batch = names.slice(i, i + 32);
-    const stats = await Promise.all(batch.map((n) => lstatIn(dir, n)));
-    batch.forEach((name, j) => {
-      const s = stats[j];
-      if (!s) return; // removed meanwhile
-      const kind = kindOf(s);
-      if (kind === 'file' || kind === 'dir') out.push({ name, kind, stat: s });
-    });
-  }
-  return out;
 }
 
 export function compareNames(a: string, b: string): number {

@@ -11,7 +11,7 @@
 import { ceError } from '../errors/ce-error.js';
 import type { ControlDir } from '../jobs/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
-import { listEntries, openDirChain, openForRead, removeEntry, type DirEntry, type Opened } from './safe-fs.js';
+import { openDirChain, openForRead, removeEntry, type Opened } from './safe-fs.js';
 import type { SessionPath } from './session-path.js';
 import { writeUpload, type UploadRequest, type UploadResult } from './upload.js';
 import { UploadTracker } from './upload-tracker.js';
@@ -56,9 +56,6 @@ export class SessionFiles {
     return o;
   }
 
-  async list(opened: Opened): Promise<DirEntry[]> {
-    return listEntries(opened.handle);
-  }
 
   async put(u: Omit<UploadRequest, 'maxFileBytes'>): Promise<UploadResult> {
     const r = await writeUpload({ ...u, maxFileBytes: this.maxFileBytes }, this);

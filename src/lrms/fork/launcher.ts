@@ -1,7 +1,7 @@
 /**
  * The launcher: a small, long-lived helper process that starts job wrappers for the
  * fork backend. It exists because fork() cost grows with the parent's memory
- * (machine-limits finding 3): the service may hold many jobs in memory, this process
+ * (measured: 1.2 ms at 41 MiB, 13 ms at 299 MiB): the service may hold many jobs in memory, this process
  * holds nothing, so each spawn stays cheap and never blocks the service.
  *
  * Protocol: newline-delimited JSON. stdin carries requests, stdout the answers.
