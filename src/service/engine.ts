@@ -41,7 +41,6 @@ export function createEngine(d: EngineDeps): EngineWiring {
   let ready = false;
   let staging: StagingWiring | undefined;
   const pending: string[] = [];
-  const sessionDir = (id: string): string => d.sessions.pathOf(id);
   const e = d.config.engine;
   return {
     // Requests are served while the engine starts (the listener opens first), so until
@@ -66,7 +65,6 @@ export function createEngine(d: EngineDeps): EngineWiring {
         staging: port,
         limits: { maxActive: e.maxActiveJobs, maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser, maxRunningPerUser: e.maxRunningJobsPerUser },
         log: d.log.child({ part: 'engine' }),
-        sessionDir,
         sessions: d.sessions,
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),
         rteScripts: new Map(d.config.cluster.runtimeEnvironments.map((r) => [r.name, r.script])),

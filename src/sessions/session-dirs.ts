@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import { DIR_FLAGS, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from './safe-fs.js';
 import { sweepUploadDebris, type DebrisSweepResult } from './session-debris.js';
+import { Semaphore } from '../staging/semaphore.js';
 
 /** `<dev>:<ino>` of a directory, exact (from bigint stats). */
 export type SessionIdentity = string;
@@ -60,31 +61,11 @@ export interface RemoveReport {
  */
 export const MAX_OPEN_SESSION_ROOTS = 512;
 
-/** A counting gate with a FIFO queue: never drops a waiter. */
-class Gate {
-  #free: number;
-  readonly #queue: (() => void)[] = [];
-  constructor(limit: number) {
-    this.#free = limit;
-  }
-  async enter(): Promise<void> {
-    if (this.#free > 0 && this.#queue.length === 0) {
-      this.#free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#queue.push(resolve));
-  }
-  leave(): void {
-    const next = this.#queue.shift();
-    if (next !== undefined) next();
-    else this.#free++;
-  }
-}
-
 export class SessionDirs {
   readonly #folder: FileHandle;
   readonly #stop = new AbortController();
-  readonly #gate = new Gate(MAX_OPEN_SESSION_ROOTS);
+  /** FIFO: a lease waits in order, none is dropped. */
+  readonly #leases = new Semaphore(MAX_OPEN_SESSION_ROOTS);
   #sweep: Promise<unknown> | undefined;
   /** Path of the sessions folder as configured (for the batch backend: jobs run there). */
   readonly path: string;
@@ -170,18 +151,15 @@ export class SessionDirs {
    * names the directory through a descriptor held until `fn` settles: it must not be
    * kept or used after that.
    */
-  async withRoot<T>(id: string, identity: SessionIdentity | null, fn: (dir: string) => Promise<T>): Promise<T> {
-    await this.#gate.enter();
-    try {
+  withRoot<T>(id: string, identity: SessionIdentity | null, fn: (dir: string) => Promise<T>): Promise<T> {
+    return this.#leases.with(async () => {
       const h = await this.openRoot(id, identity);
       try {
         return await fn(`/proc/self/fd/${h.fd}/.`);
       } finally {
         await h.close();
       }
-    } finally {
-      this.#gate.leave();
-    }
+    });
   }
 
   /** Throws as `openRoot` does when the session directory is not the job's. */
@@ -253,11 +231,6 @@ export class SessionDirs {
       if (await rmdirIn(this.#folder, name)) return true;
     }
     throw ceError('CE_ERR_SESSION_BUSY');
-  }
-
-  /** Descriptor of the folder, for the start-up sweep (session-debris.ts). */
-  get folderHandle(): FileHandle {
-    return this.#folder;
   }
 }
 

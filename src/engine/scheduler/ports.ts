@@ -19,6 +19,8 @@ export interface StagingPort {
  * job starts there) and a removal that never follows what the job put in its place.
  */
 export interface SessionsPort {
+  /** The session directory's path, for the batch backend only (the job runs there). */
+  pathOf(id: string): string;
   check(id: string, identity: string | null): Promise<void>;
   remove(id: string, identity: string | null, o?: { readonly findRenamed?: boolean }): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
 }

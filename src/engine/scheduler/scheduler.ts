@@ -43,9 +43,7 @@ export interface SchedulerOptions {
   readonly staging: StagingPort;
   readonly limits: Limits;
   readonly log: SchedulerLog;
-  /** Path of a job's session directory, for the batch backend (the job runs there). */
-  readonly sessionDir: (id: string) => string;
-  /** Every other use of a session directory: checked and link-safe (session-dirs.ts). */
+  /** Session directories: checked and link-safe (session-dirs.ts); the plain path only for the batch backend. */
   readonly sessions: SessionsPort;
   /** Root for per-attempt backend directories. */
   readonly lrmsJobsRoot: string;
@@ -101,7 +99,7 @@ export class Scheduler {
       if (m.state === 'ACCEPTED' && !m.pending) this.poke(j.id);
       const effects = resumeEffects(m).filter((e) => {
         if (e.type !== 'recover-batch-job') return true;
-        refs.push({ jobId: j.id, localId: e.localId, sessionDir: this.#o.sessionDir(j.id), lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) });
+        refs.push({ jobId: j.id, localId: e.localId, sessionDir: this.#o.sessions.pathOf(j.id), lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) });
         return false;
       });
       if (effects.length) later.push([j, effects]);
@@ -313,7 +311,7 @@ export class Scheduler {
 
   #submit(j: JobRecord): void {
     const spec = batchSpec(j, {
-      sessionDir: this.#o.sessionDir(j.id),
+      sessionDir: this.#o.sessions.pathOf(j.id),
       lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j),
       rteScripts: this.#o.rteScripts,
       serviceUrl: this.#o.serviceUrl(),
