@@ -185,6 +185,10 @@ describe('a job that replaces its session directory', () => {
     await replace(id, { link: ceres.stateDir });
     const st = await alice.waitFor([id], ['WIPED'], 30_000);
     assert.equal(st.get(id), 'WIPED');
+    // The wipe is recorded before its effect runs (every transition is persisted first):
+    // on a loaded machine the removal may still be under way when the state says WIPED.
+    const gone = () => !exists(join(sessions, id)) && !exists(join(sessions, `${id}.moved`));
+    for (const deadline = Date.now() + 30_000; !gone() && Date.now() < deadline; ) await new Promise((res) => setTimeout(res, 50));
     assert.ok(!exists(join(sessions, id)));
     assert.ok(!exists(join(sessions, `${id}.moved`)));
     stateIntact();

@@ -38,10 +38,13 @@ describe('soak, short', { timeout: 600_000 }, () => {
     assert.deepEqual(verdictProblems(run.report.verdict), [], runText(run.report));
   });
 
-  it('RSS after the warm-up grows by at most 25 % or 50 MiB', () => {
+  // A bound for gross leaks only: under load the process keeps memory it freed (V8 pages,
+  // the malloc heap; docs/performance.md, "Soak memory"), which a short run on a busy
+  // machine cannot tell from growth. The full soak reports the 10 % target.
+  it('RSS after the warm-up grows by at most 50 % or 100 MiB', () => {
     const g = run.report.rss.growth;
     const gone = run.report.serviceGoneAfterS;
     assert.ok(g !== undefined, `RSS not measured after the warm-up${gone !== undefined ? ` (the service was gone ${gone} s into the run)` : ''}`);
-    assert.ok(g.growthPct <= 25 || g.growthMiB <= 50, `RSS ${g.warmMiB} MiB after the warm-up, ${g.endMiB} MiB at the end (+${g.growthPct} %)`);
+    assert.ok(g.growthPct <= 50 || g.growthMiB <= 100, `RSS ${g.warmMiB} MiB after the warm-up, ${g.endMiB} MiB at the end (+${g.growthPct} %)`);
   });
 });
