@@ -19,6 +19,23 @@ export interface X509Identity {
   readonly notAfter: Date;
   /** SHA-256 of the leaf certificate's DER, lower-case hex. */
   readonly leafFingerprint: string;
+  /**
+   * VOMS attributes of the proxy chain, present only when an attribute certificate was
+   * found AND verified against the configured VOMS trust (vomsDir and the trusted CAs).
+   */
+  readonly voms?: VomsAttributes;
+}
+
+/** Verified VOMS attributes (one attribute certificate: one VO). */
+export interface VomsAttributes {
+  /** The VO the attribute certificate was issued for, e.g. `atlas`. */
+  readonly vo: string;
+  /** FQANs in the order the VOMS server issued them (the first is the primary), e.g. `/atlas/Role=production/Capability=NULL`. */
+  readonly fqans: readonly string[];
+  /** Subject DN of the VOMS server that signed the attribute certificate, one-line form. */
+  readonly serverDn: string;
+  /** End of the attribute certificate's validity. */
+  readonly notAfter: Date;
 }
 
 export type Identity = X509Identity;

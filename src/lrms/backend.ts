@@ -77,6 +77,11 @@ export interface BatchJobSpec {
   readonly queue?: string;
   /** Job name for the batch system. */
   readonly name?: string;
+  /**
+   * Local account the job runs as (the owner's mapped account, docs/security.md); absent:
+   * the service's own user. The backend resolves the name and switches to it itself.
+   */
+  readonly localAccount?: string;
 }
 
 /** What identifies a batch job to recover: the local id and the directories of its spec. */
