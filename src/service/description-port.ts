@@ -19,6 +19,7 @@ export function descriptionPort(config: Config): DescriptionPort {
         defaultQueue: c.defaultQueue ?? c.queues[0]?.name,
         ...(defaults.queue !== undefined ? { requestQueue: defaults.queue } : {}),
         ...(defaults.delegationId !== undefined ? { requestDelegationId: defaults.delegationId } : {}),
+        ...(defaults.authorisedQueues !== undefined ? { authorisedQueues: defaults.authorisedQueues } : {}),
         runtimeEnvironments: rtes,
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
         maxRerun: config.engine.maxReruns,

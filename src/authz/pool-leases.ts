@@ -1,0 +1,99 @@
+/**
+ * Pool accounts leased to DNs, in SQLite (table `account_leases`, migration 6), so a
+ * DN keeps its account across restarts and two DNs never share one.
+ *
+ *  - A DN holds at most one account of a pool; asking again returns the same account.
+ *  - A lease is idle when its DN has made no request for the pool's idle time AND no
+ *    job of the account still holds a session directory (any job record not WIPED):
+ *    stricter than "no active job", because a finished job's files stay readable by the
+ *    account until its session is removed, and the next DN must not inherit them.
+ *  - Idle leases are released when the pool needs an account and has none free (a
+ *    lease nobody needs is harmless); an exhausted pool answers undefined.
+ *  - Requests refresh the lease's last use in memory; the row is written at most once
+ *    per `touchEveryMs`, so a busy DN does not cost a write per request.
+ */
+import type { Db } from '../jobs/store/database.js';
+
+export interface Pool {
+  readonly accounts: readonly string[];
+  readonly idleMs: number;
+}
+
+export class PoolLeases {
+  readonly #now: () => number;
+  readonly #touchEveryMs: number;
+  readonly #byDn;
+  readonly #leased;
+  readonly #insert;
+  readonly #touch;
+  readonly #release;
+  readonly #busy;
+  /** account → last use written to the row. */
+  readonly #written = new Map<string, number>();
+  /** Called after leases were released (decisions cached with them are stale). */
+  onRelease: (accounts: readonly string[]) => void = () => undefined;
+
+  constructor(db: Db, o: { now?: () => number; touchEveryMs?: number } = {}) {
+    this.#now = o.now ?? Date.now;
+    this.#touchEveryMs = o.touchEveryMs ?? 60_000;
+    this.#byDn = db.prepare('SELECT account, last_used AS lastUsed FROM account_leases WHERE dn = ?');
+    this.#leased = db.prepare('SELECT account, dn, last_used AS lastUsed FROM account_leases');
+    this.#insert = db.prepare('INSERT INTO account_leases (account, dn, leased_at, last_used) VALUES (?, ?, ?, ?)');
+    this.#touch = db.prepare('UPDATE account_leases SET last_used = ? WHERE account = ? AND last_used < ?');
+    this.#release = db.prepare('DELETE FROM account_leases WHERE account = ? AND last_used = ?');
+    this.#busy = db.prepare("SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != 'WIPED' LIMIT 1").pluck();
+    this.lease = db.transaction(this.lease.bind(this)) as typeof this.lease;
+  }
+
+  /** The DN's account in `pool`: its lease, else a free account newly leased, else undefined (exhausted). */
+  lease(pool: Pool, dn: string): string | undefined {
+    const now = this.#now();
+    const mine = (this.#byDn.all(dn) as { account: string; lastUsed: number }[]).find((r) => pool.accounts.includes(r.account));
+    if (mine) {
+      this.#touchRow(mine.account, mine.lastUsed, now);
+      return mine.account;
+    }
+    let free = this.#free(pool);
+    if (free === undefined && this.#releaseIdle(pool, now) > 0) free = this.#free(pool);
+    if (free === undefined) return undefined;
+    this.#insert.run(free, dn, now, now);
+    this.#written.set(free, now);
+    return free;
+  }
+
+  /** The DN made a request with this account (cheap: writes at most once per touch interval). */
+  touch(account: string): void {
+    const now = this.#now();
+    this.#touchRow(account, this.#written.get(account) ?? 0, now);
+  }
+
+  #touchRow(account: string, lastWritten: number, now: number): void {
+    if (now - lastWritten < this.#touchEveryMs) return;
+    this.#touch.run(now, account, now);
+    this.#written.set(account, now);
+  }
+
+  #free(pool: Pool): string | undefined {
+    const taken = new Set((this.#leased.all() as { account: string }[]).map((r) => r.account));
+    return pool.accounts.find((a) => !taken.has(a));
+  }
+
+  #releaseIdle(pool: Pool, now: number): number {
+    const released: string[] = [];
+    for (const r of this.#leased.all() as { account: string; lastUsed: number }[]) {
+      if (!pool.accounts.includes(r.account) || now - r.lastUsed < pool.idleMs) continue;
+      if (this.#busy.get(r.account) !== undefined) continue;
+      if (this.#release.run(r.account, r.lastUsed).changes === 1) {
+        released.push(r.account);
+        this.#written.delete(r.account);
+      }
+    }
+    if (released.length > 0) this.onRelease(released);
+    return released.length;
+  }
+
+  /** All leases (operations and tests). */
+  list(): { account: string; dn: string; lastUsed: number }[] {
+    return this.#leased.all() as { account: string; dn: string; lastUsed: number }[];
+  }
+}
