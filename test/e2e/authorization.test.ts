@@ -7,6 +7,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 
@@ -14,6 +15,16 @@ const TRUE_JOB = '&(executable="/bin/true")';
 
 function sessions(c: RunningCeres): string[] {
   return readdirSync(join(c.stateDir, 'sessions')).filter((n) => !n.startsWith('.'));
+}
+
+/** The service's job records, read from its database (WAL: a second reader is fine). */
+function jobRows(c: RunningCeres, owner: string): { id: string; local_account: string | null }[] {
+  const db = new Database(join(c.stateDir, 'ceres.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT id, local_account FROM jobs WHERE owner = ?').all(owner) as { id: string; local_account: string | null }[];
+  } finally {
+    db.close();
+  }
 }
 
 async function info(c: Client, id: string): Promise<any> {
@@ -74,6 +85,7 @@ describe('authorization and mapping (real service)', () => {
     const act = await info(client('alice'), item.id);
     assert.equal(act.LocalOwner, 'alice_acct', 'the first account of the grid-mapfile line');
     assert.equal(act.Owner, dns.alice);
+    assert.deepEqual(jobRows(ceres, dns.alice!), [{ id: item.id, local_account: 'alice_acct' }], 'recorded with the job');
     await client('alice').waitFor([item.id], ['FINISHED']);
   });
 
@@ -86,6 +98,7 @@ describe('authorization and mapping (real service)', () => {
     assert.equal((await client('default').req('GET', '/rest/1.1/jobs')).status, 403);
     assert.equal((await client('default').req('POST', '/rest/1.1/delegations?action=new')).status, 403);
     assert.deepEqual(sessions(ceres), before, 'no session directory');
+    assert.deepEqual(jobRows(ceres, dns.default!), [], 'no job record');
     // The public resources stay readable.
     assert.equal((await client('default').req('GET', '/rest')).status, 200);
     assert.equal((await client('default').req('GET', '/rest/1.1/info')).status, 200);
@@ -98,6 +111,7 @@ describe('authorization and mapping (real service)', () => {
     assert.equal(r.json().code, 'CE_ERR_AUTHZ_NO_MAPPING');
     assert.match(r.json().reason, /no mapping rule applies/);
     assert.deepEqual(sessions(ceres), before);
+    assert.deepEqual(jobRows(ceres, dns.carol!), []);
   });
 
   it('in one bulk submission, the item for a queue the group may not use fails with 403, the other is created', async () => {
@@ -121,6 +135,7 @@ describe('authorization and mapping (real service)', () => {
     assert.equal(r.status, 403);
     assert.equal(r.json().code, 'CE_ERR_AUTHZ_POOL_EXHAUSTED');
     assert.match(r.json().reason, /all 1 pool accounts are leased/);
+    assert.deepEqual(jobRows(ceres, dns.dave!), []);
   });
 
   it('a grid-mapfile edited while the service runs applies without a restart', async () => {
