@@ -37,6 +37,8 @@ export interface AuthorizerOptions {
   readonly now?: () => number;
   readonly onFileLoad?: (e: FileEvent) => void;
   readonly fileCheckMs?: number;
+  /** Leases of accounts no configured pool holds any more were dropped at start. */
+  readonly onLeasesDropped?: (accounts: readonly string[]) => void;
 }
 
 export class Authorizer {
@@ -55,6 +57,8 @@ export class Authorizer {
     this.#files = new WatchedGridMaps(paths, { intervalMs: o.fileCheckMs ?? FILE_CHECK_MS, ...(o.now ? { now: o.now } : {}), ...(o.onFileLoad ? { onLoad: o.onFileLoad } : {}) });
     this.#leases = new PoolLeases(db, o.now ? { now: o.now } : {});
     this.#leases.onRelease = () => this.#cache.clear();
+    const dropped = this.#leases.forgetOthers(new Set(mapping.flatMap((m) => m.pool?.accounts ?? [])));
+    if (dropped.length > 0) o.onLeasesDropped?.(dropped);
     this.#allow = new Set(authz.allow);
     this.#groups = new Groups(authz, this.#files);
     this.#mapper = new AccountMapper(mapping, this.#files, this.#leases);

@@ -92,6 +92,18 @@ export class PoolLeases {
     return released.length;
   }
 
+  /**
+   * Drop the leases of accounts that are in no configured pool any more (the
+   * configuration changed): no pool would ever release them, and they map nobody. A
+   * lease whose account still has a job with a session stays until a later start, so
+   * an account put back into a pool is not handed to another DN under a live job.
+   */
+  forgetOthers(pooled: ReadonlySet<string>): string[] {
+    const gone = (this.#leased.all() as { account: string; lastUsed: number }[]).filter((r) => !pooled.has(r.account) && this.#busy.get(r.account) === undefined);
+    for (const r of gone) this.#release.run(r.account, r.lastUsed);
+    return gone.map((r) => r.account);
+  }
+
   /** All leases (operations and tests). */
   list(): { account: string; dn: string; lastUsed: number }[] {
     return this.#leased.all() as { account: string; dn: string; lastUsed: number }[];

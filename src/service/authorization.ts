@@ -33,6 +33,7 @@ export function createAuth(config: Config, db: Db, log: Logger): AuthWiring {
       else log.info({ file: e.path, entries: e.entries, badLines: e.problems.length }, 'grid-mapfile loaded');
       for (const p of e.problems.slice(0, 20)) log.warn({ file: e.path, line: p.line, reason: p.reason }, 'grid-mapfile line skipped');
     },
+    onLeasesDropped: (accounts) => log.info({ accounts }, 'pool leases of accounts no longer in a pool dropped'),
   });
   const authorize: HttpAuthorizer = (req, caller) => {
     const r = peerIdentity(req.socket as TLSSocket);

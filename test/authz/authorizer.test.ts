@@ -162,6 +162,21 @@ describe('pool leases', () => {
     db.close();
   });
 
+  it('leases of accounts no configured pool holds any more are dropped at start', () => {
+    const db = open('dropped');
+    new PoolLeases(db).lease({ accounts: ['old1', 'kept'], idleMs: DAY_MS }, '/CN=a');
+    new PoolLeases(db).lease({ accounts: ['kept'], idleMs: DAY_MS }, '/CN=b');
+    db.close();
+    const dropped: string[][] = [];
+    const cfg = buildConfig({ authorization: { groups: [{ name: 'g', match: [{ all: true }] }], allow: ['g'] }, mapping: [{ group: 'g', pool: { accounts: ['kept', 'new1'] } }] });
+    const db2 = open('dropped');
+    const a = new Authorizer(cfg.authorization!, cfg.mapping, cfg.cluster.queues, db2, { onLeasesDropped: (x) => dropped.push([...x]) });
+    assert.deepEqual(dropped, [['old1']]);
+    assert.deepEqual(a.leases().map((r) => [r.account, r.dn]), [['kept', '/CN=b']]);
+    assert.equal(a.authorize(cert('/CN=a'), '/CN=a').localAccount, 'new1');
+    db2.close();
+  });
+
   it('touches are written at most once per interval', () => {
     const db = open('touch');
     let t = 0;
