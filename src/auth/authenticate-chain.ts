@@ -34,7 +34,8 @@ export function trustGeneration(trust: TrustStore, attributes: AttributeVerifier
 export function authenticateChain(chain: PresentedChain, trust: TrustStore, cache: VerifiedChainCache | undefined, now: number = Date.now(), attributes?: AttributeVerifier): AuthResult {
   if (chain.ders.length === 0) return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no client certificate was presented' };
   // CRLs (or the VOMS directory) may have changed since a chain was cached: then every entry is dropped.
-  cache?.follow(trustGeneration(trust, attributes, now));
+  const generation = trustGeneration(trust, attributes, now); // not inside `cache?.`: it also brings the trust data up to date
+  cache?.follow(generation);
   const key = chainKey(chain.fingerprints);
   const hit = cache?.get(key, now);
   if (hit !== undefined) return { ok: true, identity: hit };
