@@ -15,7 +15,7 @@ import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from '../../../src/pki/certificate.js';
 import { appendCn } from '../../../src/pki/dn.js';
 import { createCaCertificate, createEndEntityCertificate, issueCertificate } from '../../../src/pki/issue.js';
-import { generateRsaKeyPair, privateKeyToPem, privateKeyToProxyPem } from '../../../src/pki/keys.js';
+import { generateRsaKeyPair, importSigningKeyPem, privateKeyToPem, privateKeyToProxyPem } from '../../../src/pki/keys.js';
 import { OID_PROXY_CERT_INFO, PROXY_POLICY, encodeProxyCertInfo } from '../../../src/pki/proxy-cert-info.js';
 import { x509, type CryptoKeyPair } from '../../../src/pki/x509-lib.js';
 
@@ -115,10 +115,20 @@ export async function vomsWorld(dir: string, ns = `/DC=org/DC=ceres-voms-${proce
   };
 }
 
+/** A VOMS server certificate for `host` issued by a CA given by its files (the service's dev PKI), written under `dir`. */
+export async function serverFromCaFiles(dir: string, caCertFile: string, caKeyFile: string, host: string): Promise<Cred> {
+  const caDer = pemBlocks(readFileSync(caCertFile, 'utf8'))[0] as Buffer;
+  const caKey = await importSigningKeyPem(readFileSync(caKeyFile, 'utf8'));
+  const keys = await generateRsaKeyPair();
+  const dn = parseCertificate(caDer).subjectOneline.replace(/\/CN=[^/]*$/, `/CN=${host}`);
+  const der = await createEndEntityCertificate({ dn, kind: 'host', publicKey: keys.publicKey, issuer: { certDer: caDer, key: caKey }, days: 30 });
+  return save(dir, `voms-${host}-${++counter}`, der, keys);
+}
+
 export interface FakeProxyOptions {
   readonly vo: string;
   readonly fqans: readonly string[];
-  readonly server: Cred;
+  readonly server: { readonly certFile: string; readonly keyFile: string };
   /** Host name in the AC's policy authority (`vo://host:15000`). */
   readonly host: string;
   /** Legacy VOMS AC encoding (holder named by the user's subject). */
@@ -141,9 +151,14 @@ export interface Proxy {
 }
 
 /** A VOMS proxy of `user` made by voms-proxy-fake. */
-export async function fakeProxy(w: VomsWorld, user: Cred, o: FakeProxyOptions): Promise<Proxy> {
-  const out = join(w.dir, `proxy-${++counter}.pem`);
-  const args = ['-cert', user.certFile, '-key', user.keyFile, '-certdir', w.caDir, '-out', out, '-rfc', '-q'];
+export function fakeProxy(w: VomsWorld, user: Cred, o: FakeProxyOptions): Promise<Proxy> {
+  return runVomsProxyFake(w.dir, w.caDir, user, o);
+}
+
+/** voms-proxy-fake for a user given by its certificate and key files; the proxy is written under `dir`. */
+export async function runVomsProxyFake(dir: string, caDir: string, user: { readonly certFile: string; readonly keyFile: string }, o: FakeProxyOptions): Promise<Proxy> {
+  const out = join(dir, `proxy-${++counter}.pem`);
+  const args = ['-cert', user.certFile, '-key', user.keyFile, '-certdir', caDir, '-out', out, '-rfc', '-q'];
   args.push('-hostcert', o.server.certFile, '-hostkey', o.server.keyFile, '-voms', o.vo, '-uri', `${o.host}:15000`);
   for (const f of o.fqans) args.push('-fqan', f);
   if (o.oldFormat !== true) args.push('-newformat');
@@ -152,7 +167,7 @@ export async function fakeProxy(w: VomsWorld, user: Cred, o: FakeProxyOptions): 
   if (o.pastac !== undefined) args.push('-pastac', o.pastac);
   if (o.pastproxy !== undefined) args.push('-pastproxy', o.pastproxy);
   // RANDFILE: voms-proxy-fake complains about a missing ~/.rnd otherwise (harmless).
-  await run(VOMS_PROXY_FAKE, args, { timeout: 60_000, env: { ...process.env, RANDFILE: join(w.dir, '.rnd') } });
+  await run(VOMS_PROXY_FAKE, args, { timeout: 60_000, env: { ...process.env, RANDFILE: join(dir, '.rnd') } });
   const pem = readFileSync(out, 'utf8');
   return { pem, ders: pemBlocks(pem) };
 }
