@@ -54,9 +54,12 @@ export class VomsDir {
     return this.#present === true;
   }
 
-  /** Look again if `recheckMs` has passed; the result changes whenever the content did. */
+  /**
+   * Look again if `recheckMs` has passed (or the clock went back: a look stamped in the
+   * future must not stop the next ones); the result changes whenever the content did.
+   */
   refresh(now: number): number {
-    if (now - this.#checkedAt < this.recheckMs) return this.#generation;
+    if (now >= this.#checkedAt && now - this.#checkedAt < this.recheckMs) return this.#generation;
     this.#checkedAt = now;
     this.#scan();
     return this.#generation;

@@ -38,13 +38,14 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
   let caPem: string;
   let port: number;
   let httpServer: https.Server;
+  let handshakes = 0;
   const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
   const push = (level: string) => (obj: object, msg: string) => lines.push({ level, obj: obj as Record<string, unknown>, msg });
   const log: AuthLog & { warn(obj: object, msg: string): void } = { debug: push('debug'), info: push('info'), warn: push('warn'), error: push('error') };
 
-  const call = (p: Proxy): Promise<Seen> =>
+  const call = (p: Proxy, o: { agent?: https.Agent; path?: string } = {}): Promise<Seen> =>
     new Promise((resolve, reject) => {
-      const req = https.request({ host: '127.0.0.1', port, path: '/', ca: caPem, servername: 'localhost', cert: p.pem, key: p.pem, agent: false }, (res) => {
+      const req = https.request({ host: '127.0.0.1', port, path: o.path ?? '/', ca: caPem, servername: 'localhost', cert: p.pem, key: p.pem, agent: o.agent ?? false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, ...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as object) }));
@@ -63,12 +64,14 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
     const hostDer = await createEndEntityCertificate({ dn: `${w.ca.dn.replace(/\/CN=[^/]*$/, '')}/CN=localhost`, kind: 'host', dnsNames: ['localhost'], publicKey: hostKeys.publicKey, issuer: { certDer: w.ca.der, key: w.ca.keys.privateKey } });
     const trust = loadTrustStore(w.caDir);
     httpServer = https.createServer(tlsServerOptions({ certPem: toPem(hostDer), keyPem: privateKeyToPem(hostKeys.privateKey), caPems: trust.pems }), (req, res) => {
-      const r = peerIdentity(req.socket as TLSSocket);
+      // `/in-90-minutes`: the identity of the same connection an hour and a half from now.
+      const r = peerIdentity(req.socket as TLSSocket, Date.now() + (req.url === '/in-90-minutes' ? 90 * 60_000 : 0));
       res.writeHead(r.ok ? 200 : 401, { 'content-type': 'application/json' });
       res.end(JSON.stringify(r.ok ? { dn: r.identity.dn, voms: r.identity.voms } : { reason: r.reason }));
     });
     // Looked at again every 100 ms, so the test of a directory edited while running stays short.
     attachPeerIdentity(httpServer, trust, { log, attributes: new VomsVerifier({ dir: w.vomsDir, recheckMs: 100, log }) });
+    httpServer.on('secureConnection', () => handshakes++);
     await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
     port = (httpServer.address() as AddressInfo).port;
   });
@@ -105,5 +108,39 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
     assert.equal(r.status, 200);
     assert.equal(r.dn, alice.dn);
     assert.equal(r.voms, undefined);
+  });
+
+  it('drops the attributes of a kept-alive connection when its AC expires, keeping the certificate identity', async () => {
+    w.writeLsc('atlas', HOST, [server.dn, w.ca.dn]);
+    const short = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server, host: HOST, vomslife: 1, hours: 12 });
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      assert.deepEqual((await call(short, { agent })).voms?.fqans, FQANS);
+      const later = await call(short, { agent, path: '/in-90-minutes' });
+      assert.equal(later.status, 200);
+      assert.equal(later.dn, alice.dn);
+      assert.equal(later.voms, undefined);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('applies an LSC removed while a connection is kept alive from its next request', async () => {
+    w.writeLsc('atlas', HOST, [server.dn, w.ca.dn]);
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const before = handshakes;
+      const first = await call(proxy, { agent });
+      assert.deepEqual(first.voms?.fqans, FQANS);
+      w.removeLsc('atlas', HOST);
+      let r: Seen = first;
+      await until(async () => (r = await call(proxy, { agent })).voms === undefined, 'the removed LSC to apply');
+      assert.equal(r.status, 200);
+      assert.equal(r.dn, alice.dn);
+      assert.equal(handshakes - before, 1, 'one kept-alive connection throughout');
+    } finally {
+      agent.destroy();
+      w.writeLsc('atlas', HOST, [server.dn, w.ca.dn]);
+    }
   });
 });
