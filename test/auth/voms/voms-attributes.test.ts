@@ -5,14 +5,16 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authenticateChain } from '../../../src/auth/authenticate-chain.js';
 import { VerifiedChainCache } from '../../../src/auth/chain-cache.js';
 import type { X509Identity } from '../../../src/auth/identity.js';
 import { VomsVerifier } from '../../../src/auth/voms/voms-verifier.js';
+import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { encodeTlv } from '../../../src/pki/der.js';
+import { makeCrl } from '../../helpers/pki.js';
 import { loadTrustStore, type TrustStore } from '../../../src/pki/trust-store.js';
 import { acExtension, fakeProxy, fingerprints, flipIn, proxyWithAc, vomsSkip, vomsWorld, type Cred, type Proxy, type VomsWorld } from './voms-fixture.js';
 
@@ -152,6 +154,44 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
     w.writeLsc('atlas', 'voms.rogue.org', [rogue.dn, rogueCa.dn]);
     const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server: rogue, host: 'voms.rogue.org' });
     ignored(p, /VOMS server certificate .*voms\.rogue\.org is not trusted/);
+  });
+
+  it('follows an LSC of three lines up a chain through an intermediate CA, and refuses one whose third line is wrong', async () => {
+    const inter = await w.intermediateCa();
+    const interTrust = loadTrustStore(w.caDir);
+    const deep = await w.server('voms.deep.org', inter);
+    const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server: deep, host: 'voms.deep.org' });
+    const check = (lines: string[]): X509Identity => {
+      w.writeLsc('atlas', 'voms.deep.org', lines);
+      const r = authenticateChain({ ders: p.ders, fingerprints: fingerprints(p.ders) }, interTrust, undefined, Date.now(), verifier());
+      assert.ok(r.ok);
+      return r.identity;
+    };
+    assert.deepEqual(check([deep.dn, inter.dn, w.ca.dn]).voms?.fqans, FQANS);
+    assert.deepEqual(check([deep.dn, inter.dn]).voms?.fqans, FQANS);
+    assert.equal(check([deep.dn, inter.dn, inter.dn]).voms, undefined);
+    assert.equal(check([deep.dn, w.ca.dn]).voms, undefined);
+  });
+
+  it('ignores an AC whose VOMS server certificate is revoked by its CA', async () => {
+    const revokedServer = await w.server(HOST);
+    const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server: revokedServer, host: HOST });
+    w.writeLsc('atlas', HOST, lscLines(revokedServer));
+    try {
+      assert.deepEqual(auth(p).voms?.fqans, FQANS, 'accepted before the CRL');
+      const caDir = join(dir, 'certificates-with-crl');
+      cpSync(w.caDir, caDir, { recursive: true });
+      const crl = await makeCrl({ ...w.ca, pem: '', keyPem: '' }, [{ ...revokedServer, pem: '', keyPem: '' }]);
+      writeFileSync(join(caDir, `${caDirEntry(w.ca.der).hash}.r0`), crl);
+      const withCrl = loadTrustStore(caDir);
+      logs.length = 0;
+      const r = authenticateChain({ ders: p.ders, fingerprints: fingerprints(p.ders) }, withCrl, undefined, Date.now(), verifier());
+      assert.ok(r.ok, 'the user is not revoked');
+      assert.equal(r.identity.voms, undefined);
+      assert.match(String(logs.find((l) => l.msg === 'VOMS attributes ignored')?.obj.reason), /is not trusted: .*was revoked/);
+    } finally {
+      w.writeLsc('atlas', HOST, lscLines(server));
+    }
   });
 
   it('ignores an undecodable VOMS extension without refusing the client', async () => {

@@ -64,6 +64,8 @@ export interface VomsWorld {
   server(host: string, issuer?: Cred): Promise<Cred>;
   /** A CA that is not trusted. */
   untrustedCa(): Promise<Cred>;
+  /** An intermediate CA under the trusted one, itself in the trusted CA directory (as IGTF ships them). */
+  intermediateCa(): Promise<Cred>;
   writeLsc(vo: string, host: string, lines: readonly string[]): void;
   removeLsc(vo: string, host: string): void;
 }
@@ -106,6 +108,25 @@ export async function vomsWorld(dir: string, ns = `/DC=org/DC=ceres-voms-${proce
     untrustedCa: async () => {
       const keys = await generateRsaKeyPair();
       return save(dir, `rogue-ca-${++counter}`, await createCaCertificate({ dn: `${ns}/CN=Rogue CA`, keys, now }), keys);
+    },
+    intermediateCa: async () => {
+      const keys = await generateRsaKeyPair();
+      const der = await issueCertificate({
+        subject: `${ns}/CN=Intermediate CA ${++counter}`,
+        publicKey: keys.publicKey,
+        issuer: { certDer: ca.der, key: ca.keys.privateKey },
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 365 * 24 * 3600 * 1000),
+        extensions: [
+          new x509.BasicConstraintsExtension(true, undefined, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+        ],
+      });
+      const cred = await save(dir, `intermediate-${counter}`, der, keys);
+      const e = caDirEntry(der);
+      writeFileSync(join(caDir, e.certFile), e.certPem);
+      return cred;
     },
     writeLsc: (vo, host, lines) => {
       mkdirSync(join(vomsDir, vo), { recursive: true });
