@@ -49,6 +49,8 @@ const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const POLICY_AUTHORITY = /^([^:/]+):\/\/([^:/]+)(?::\d+)?$/;
 /** Longest issuer path looked at for the LSC comparison. */
 const MAX_PATH = 8;
+/** ACs looked at per proxy (one per VO; real proxies carry one or two): each costs signature checks. */
+const MAX_ACS = 8;
 
 export interface VomsContext {
   readonly trust: TrustStore;
@@ -95,7 +97,7 @@ export function verifyVomsAttributes(chain: readonly ParsedCertificate[], proxyD
   }
   const reasons: string[] = [];
   let soon = false;
-  for (const ac of acs) {
+  for (const ac of acs.slice(0, MAX_ACS)) {
     try {
       return { ok: true, attributes: verifyAc(ac, eec, ctx, now) };
     } catch (e) {
