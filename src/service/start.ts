@@ -28,6 +28,7 @@ import { buildApp } from '../http/app.js';
 import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
 import { createAuth } from './authorization.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
+import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
 import { versionsResource } from '../api/rest/versions/index.js';
@@ -194,7 +195,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as import('node:tls').Server;
-  attachPeerIdentity(tlsServer, trust, { log });
+  const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
+  voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
+  attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
     await delegations.close();
