@@ -14,6 +14,8 @@
  */
 import type { Db } from '../jobs/store/database.js';
 
+const SWEEP_EVERY_MS = 10_000;
+
 export interface Pool {
   readonly accounts: readonly string[];
   readonly idleMs: number;
@@ -28,6 +30,10 @@ export class PoolLeases {
   readonly #touch;
   readonly #release;
   readonly #busy;
+  /** pool (its accounts) → time of its last idle sweep. */
+  readonly #sweptAt = new Map<string, number>();
+  /** Leased accounts: a copy of the table's keys (this class is its only writer), so a full pool costs no table read. */
+  readonly #taken: Set<string>;
   /** account → last use written to the row. */
   readonly #written = new Map<string, number>();
   /** Called after leases were released (decisions cached with them are stale). */
@@ -42,6 +48,7 @@ export class PoolLeases {
     this.#touch = db.prepare('UPDATE account_leases SET last_used = ? WHERE account = ? AND last_used < ?');
     this.#release = db.prepare('DELETE FROM account_leases WHERE account = ? AND last_used = ?');
     this.#busy = db.prepare("SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != 'WIPED' LIMIT 1").pluck();
+    this.#taken = new Set((this.#leased.all() as { account: string }[]).map((r) => r.account));
     this.lease = db.transaction(this.lease.bind(this)) as typeof this.lease;
   }
 
@@ -54,9 +61,10 @@ export class PoolLeases {
       return mine.account;
     }
     let free = this.#free(pool);
-    if (free === undefined && this.#releaseIdle(pool, now) > 0) free = this.#free(pool);
+    if (free === undefined && this.#sweepDue(pool, now) && this.#releaseIdle(pool, now) > 0) free = this.#free(pool);
     if (free === undefined) return undefined;
     this.#insert.run(free, dn, now, now);
+    this.#taken.add(free);
     this.#written.set(free, now);
     return free;
   }
@@ -73,9 +81,20 @@ export class PoolLeases {
     this.#written.set(account, now);
   }
 
+  /**
+   * An exhausted pool looks for idle leases at most once per SWEEP_EVERY_MS: callers
+   * refused for a full pool retry at will, and each sweep reads every lease.
+   */
+  #sweepDue(pool: Pool, now: number): boolean {
+    const key = pool.accounts.join(',');
+    const last = this.#sweptAt.get(key);
+    if (last !== undefined && now - last < SWEEP_EVERY_MS) return false;
+    this.#sweptAt.set(key, now);
+    return true;
+  }
+
   #free(pool: Pool): string | undefined {
-    const taken = new Set((this.#leased.all() as { account: string }[]).map((r) => r.account));
-    return pool.accounts.find((a) => !taken.has(a));
+    return pool.accounts.find((a) => !this.#taken.has(a));
   }
 
   #releaseIdle(pool: Pool, now: number): number {
@@ -85,6 +104,7 @@ export class PoolLeases {
       if (this.#busy.get(r.account) !== undefined) continue;
       if (this.#release.run(r.account, r.lastUsed).changes === 1) {
         released.push(r.account);
+        this.#taken.delete(r.account);
         this.#written.delete(r.account);
       }
     }
@@ -100,7 +120,10 @@ export class PoolLeases {
    */
   forgetOthers(pooled: ReadonlySet<string>): string[] {
     const gone = (this.#leased.all() as { account: string; lastUsed: number }[]).filter((r) => !pooled.has(r.account) && this.#busy.get(r.account) === undefined);
-    for (const r of gone) this.#release.run(r.account, r.lastUsed);
+    for (const r of gone) {
+      this.#release.run(r.account, r.lastUsed);
+      this.#taken.delete(r.account);
+    }
     return gone.map((r) => r.account);
   }
 

@@ -12,7 +12,8 @@ import type { Db } from '../jobs/store/database.js';
 import type { Authenticator, Authorizer as HttpAuthorizer } from '../http/caller.js';
 import { peerIdentity } from '../http/tls-options.js';
 import { Authorizer } from '../authz/authorizer.js';
-import { subjectOfIdentity } from '../authz/subject.js';
+import { subjectOfIdentity, type AuthzSubject } from '../authz/subject.js';
+import type { Identity } from '../auth/identity.js';
 
 export interface AuthWiring {
   readonly authenticate: Authenticator;
@@ -35,11 +36,16 @@ export function createAuth(config: Config, db: Db, log: Logger): AuthWiring {
     },
     onLeasesDropped: (accounts) => log.info({ accounts }, 'pool leases of accounts no longer in a pool dropped'),
   });
+  // The identity object is kept per connection (and per verified chain): its subject is
+  // built once, not per request.
+  const subjects = new WeakMap<Identity, AuthzSubject>();
   const authorize: HttpAuthorizer = (req, caller) => {
     const r = peerIdentity(req.socket as TLSSocket);
     // authenticate() succeeded for this request; the connection's identity is the same.
     if (!r.ok) return caller;
-    const g = authorizer.authorize(subjectOfIdentity(r.identity), caller.dn);
+    let s = subjects.get(r.identity);
+    if (s === undefined) subjects.set(r.identity, (s = subjectOfIdentity(r.identity)));
+    const g = authorizer.authorize(s, caller.dn);
     return { ...caller, ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}), ...(g.queues !== undefined ? { queues: g.queues } : {}) };
   };
   return { authenticate, authorize };

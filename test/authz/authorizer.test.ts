@@ -154,6 +154,8 @@ describe('pool leases', () => {
     t = 12 * DAY_MS;
     assert.equal(l.lease(pool, '/CN=c'), undefined, 'p1 used 7 days ago, p2 has a finished job with its session');
     store.update(store.get('job1')!, { restState: 'WIPED' });
+    assert.equal(l.lease(pool, '/CN=c'), undefined, 'an exhausted pool looks for idle leases at most every 10 s');
+    t += 10_000;
     assert.equal(l.lease(pool, '/CN=c'), 'p2', 'the wiped job no longer holds p2');
     assert.deepEqual(released, [['p2']]);
     t = 16 * DAY_MS;
