@@ -25,6 +25,7 @@ import { parseTarget, stripAbsoluteForm } from './query.js';
 import { handleError } from './error-handler.js';
 import type { Authenticator, Authorizer, Caller } from './caller.js';
 import { route, type RestRoutes } from '../api/rest/router.js';
+import { operationOf } from '../api/rest/operation.js';
 import { allowHeader, type RestRequest } from '../api/rest/resource.js';
 import { collapseRouteSlashes } from './route-slashes.js';
 import { crossSiteRefusal } from './cross-site.js';
@@ -135,12 +136,14 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     let caller: Caller | undefined;
     // Presented-but-invalid credentials are refused everywhere, public or not;
     // missing credentials only where a caller is needed.
-    const r = opts.authenticate(request.raw);
-    if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw ceError(r.code, r.reason);
+    const r = await opts.authenticate(request.raw);
+    const refusal = () => (r.ok ? undefined : ceError(r.code, r.reason, r.headers === undefined ? undefined : { headers: { ...r.headers } }));
+    if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw refusal();
     const resolveCaller = (): Caller => {
       if (caller) return caller;
-      if (!r.ok) throw ceError(r.code, r.reason);
-      return (caller = opts.authorize ? opts.authorize(request.raw, r.caller) : r.caller);
+      if (!r.ok) throw refusal();
+      const op = operationOf(opts.routes, m.resource, method, target.query.get('action'));
+      return (caller = opts.authorize ? opts.authorize(request.raw, r.caller, op) : r.caller);
     };
     // Authorized before any handler runs: a refused caller reaches no resource, even one
     // whose handler would fail earlier for another reason.

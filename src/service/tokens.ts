@@ -1,0 +1,51 @@
+/**
+ * Wiring of bearer-token authentication for the composition root: the trusted issuers
+ * of the configuration (plus the development issuer when the development PKI is in
+ * use), their keys fetched over https verified with the trusted grid CAs and the
+ * system's roots (token issuers usually have public-CA certificates), and the accepted
+ * audiences (by default the service URL, its origin and the WLCG "any" audience).
+ * Undefined when no issuer is trusted: a bearer token is then refused as untrusted.
+ */
+import { rootCertificates } from 'node:tls';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { IssuerKeys } from '../auth/token/issuer-keys.js';
+import { httpsGetJson } from '../auth/token/https-get.js';
+import { TokenAuthenticator } from '../auth/token/token-authenticator.js';
+import { ANY_AUDIENCE, type DevIssuer } from '../auth/token/dev-issuer.js';
+
+export interface TokenWiringDeps {
+  readonly config: Config;
+  readonly log: Logger;
+  /** Trusted grid CAs (PEM). */
+  readonly caPems: readonly string[];
+  /** The service URL as published (after listen: the port is known then). */
+  readonly serviceUrl: () => string;
+  readonly devIssuer?: DevIssuer | undefined;
+}
+
+export function createTokenAuth(d: TokenWiringDeps): TokenAuthenticator | undefined {
+  const t = d.config.tokens;
+  const sources = [...t.issuers, ...(d.devIssuer === undefined ? [] : [{ issuer: d.devIssuer.issuer, jwksFile: d.devIssuer.jwksFile }])];
+  if (sources.length === 0) return undefined;
+  const ca = [...rootCertificates, ...d.caPems];
+  const log = d.log.child({ part: 'tokens' });
+  const issuers = new Map<string, IssuerKeys>();
+  for (const s of sources) {
+    issuers.set(
+      s.issuer,
+      new IssuerKeys(s, {
+        refreshMs: t.keysRefreshSeconds * 1000,
+        maxAgeMs: t.keysMaxAgeSeconds * 1000,
+        getJson: (url) => httpsGetJson(url, { ca }),
+        onLoad: (e) => (e.error === undefined ? log.info(e, 'token issuer keys loaded') : log.warn(e, 'token issuer keys not loaded')),
+      }),
+    );
+  }
+  const audiences = (): string[] => {
+    if (t.audiences !== undefined) return t.audiences;
+    const url = d.serviceUrl();
+    return [...new Set([url, new URL(url).origin, ANY_AUDIENCE])];
+  };
+  return new TokenAuthenticator({ issuers, audiences, clockSkewSeconds: t.clockSkewSeconds });
+}
