@@ -1,8 +1,8 @@
 /**
- * Who is calling. The HTTP layer resolves it once per request from the connection's
- * verified TLS client certificate (and later from a bearer token); domain services
- * only ever see `Caller`. `dn` is the owner key of jobs and delegations: the
- * end-entity subject DN in OpenSSL one-line form (`/C=../O=../CN=..`).
+ * Who is calling. The HTTP layer resolves it once per request from the request's bearer
+ * token or else the connection's verified TLS client certificate; domain services only
+ * ever see `Caller`. `dn` is the owner key of jobs and delegations: the end-entity
+ * subject DN in OpenSSL one-line form (`/C=../O=../CN=..`), or `<iss>#<sub>` for a token.
  */
 import type { IncomingMessage } from 'node:http';
 import type { ErrorCode } from '../errors/catalog.js';
