@@ -39,6 +39,6 @@ export const tokensSection = {
         description: 'With the development PKI (no tls.hostCert configured): trust the development token issuer whose key is kept in the PKI folder (`ceres token issue`)',
       }),
     },
-    { default: {}, additionalProperties: false },
+    { default: {}, additionalProperties: false, description: 'Bearer tokens (WLCG JWT profile) accepted instead of, or with, a client certificate' },
   ),
 };
