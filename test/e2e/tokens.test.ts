@@ -8,10 +8,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initDevPki } from '../../src/pki/dev-pki.js';
+import { signProxyFromCsr } from '../../src/pki/issue.js';
+import { pemBlocks, toPem } from '../../src/pki/certificate.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { hmac, newKey, sign, startJwksServer, unsigned, type JwksServer, type TestKey } from '../auth/token/fixture.js';
 import { until } from '../helpers/poll.js';
@@ -221,6 +224,29 @@ describe('bearer tokens (real service, no client certificate)', () => {
     const sub = await c.req('POST', `/rest/1.1/jobs?action=new&delegation_id=${ownId}`, WAITING_JOB);
     const jid = sub.json().job[0].id as string;
     assert.deepEqual(([] as string[]).concat((await c.action('delegations', [jid]))[0].delegation_id), [ownId]);
+  });
+
+  it('a token caller delegates an X.509 proxy (for data staging); an unverifiable chain is still refused', async () => {
+    const c = tokenClient(await issue('erin', 'compute.create compute.read'));
+    const proxyFile = readFileSync(join(pkiDir, 'userproxy.pem'), 'utf8');
+    const certs = pemBlocks(proxyFile).map((d) => toPem(d));
+    const key = /-----BEGIN (?:RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA )?PRIVATE KEY-----\n?/.exec(proxyFile)?.[0] as string;
+    const newDelegation = async () => {
+      const r = await c.req('POST', '/rest/1.1/delegations?action=new');
+      assert.equal(r.status, 201, r.text);
+      return { id: String(r.headers.location).split('/').pop() as string, csr: r.text };
+    };
+    const d = await newDelegation();
+    const signed = await signProxyFromCsr(d.csr, certs.join(''), key);
+    const put = await c.req('PUT', `/rest/1.1/delegations/${d.id}`, signed.chainPem, { 'content-type': 'application/x-pem-file' });
+    assert.equal(put.status, 200, put.text);
+    const listed = await c.req('GET', '/rest/1.1/delegations');
+    assert.ok(JSON.stringify(listed.json()).includes(d.id));
+    // The proxy alone: a token caller has no connection chain to complete it with.
+    const lone = await newDelegation();
+    const alone = await signProxyFromCsr(lone.csr, certs.join(''), key);
+    const refused = await c.req('PUT', `/rest/1.1/delegations/${lone.id}`, toPem(pemBlocks(alone.chainPem)[0] as Buffer), { 'content-type': 'application/x-pem-file' });
+    assert.ok(refused.status >= 400 && refused.status < 500, `${refused.status} ${refused.text}`);
   });
 
   it('a rotated issuer key is fetched on first use; a flood of unknown keys costs one fetch per interval', async () => {
