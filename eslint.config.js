@@ -7,7 +7,10 @@ import tseslint from 'typescript-eslint';
 
 /** The no-unsafe-* family: where values are `any` by nature (see the two blocks below). */
 const unsafeAnyOff = Object.fromEntries(
-  ['member-access', 'argument', 'assignment', 'call', 'return'].map((r) => [`@typescript-eslint/no-unsafe-${r}`, 'off']),
+  ['member-access', 'argument', 'assignment', 'call', 'return'].map((r) => [
+    `@typescript-eslint/no-unsafe-${r}`,
+    'off',
+  ]),
 );
 
 export default defineConfig(
@@ -33,7 +36,11 @@ export default defineConfig(
         {
           // node:test's test()/describe() return promises the runner itself awaits.
           allowForKnownSafeCalls: [
-            { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'only', 'skip', 'todo'] },
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'it', 'describe', 'suite', 'only', 'skip', 'todo'],
+            },
           ],
         },
       ],
@@ -53,7 +60,10 @@ export default defineConfig(
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
       eqeqeq: 'error',
       // Rethrowing what a caught error or an abort signal carries is how failures travel here.
-      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       // Off: async without await is deliberate (a promise-returning interface; a synchronous
       // throw turned into a rejection); forgotten awaits are caught by no-floating-promises.
       '@typescript-eslint/require-await': 'off',
