@@ -26,11 +26,19 @@ export interface TokenWiringDeps {
 
 export function createTokenAuth(d: TokenWiringDeps): TokenAuthenticator | undefined {
   const t = d.config.tokens;
-  const sources = [...t.issuers, ...(d.devIssuer === undefined ? [] : [{ issuer: d.devIssuer.issuer, jwksFile: d.devIssuer.jwksFile }])];
+  const sources = [
+    ...t.issuers,
+    ...(d.devIssuer === undefined ? [] : [{ issuer: d.devIssuer.issuer, jwksFile: d.devIssuer.jwksFile }]),
+  ];
   // A token rule naming an issuer that is not trusted can never match: say so at start.
   const trusted = new Set(sources.map((s) => s.issuer));
   for (const g of d.config.authorization?.groups ?? []) {
-    for (const r of g.match) if (r.token !== undefined && !trusted.has(r.token.issuer)) d.log.warn({ group: g.name, issuer: r.token.issuer }, 'a token match rule names an issuer not in tokens.issuers: it matches nobody');
+    for (const r of g.match)
+      if (r.token !== undefined && !trusted.has(r.token.issuer))
+        d.log.warn(
+          { group: g.name, issuer: r.token.issuer },
+          'a token match rule names an issuer not in tokens.issuers: it matches nobody',
+        );
   }
   if (sources.length === 0) return undefined;
   const ca = [...rootCertificates, ...d.caPems];
@@ -43,7 +51,8 @@ export function createTokenAuth(d: TokenWiringDeps): TokenAuthenticator | undefi
         refreshMs: t.keysRefreshSeconds * 1000,
         maxAgeMs: t.keysMaxAgeSeconds * 1000,
         getJson: (url) => httpsGetJson(url, { ca }),
-        onLoad: (e) => (e.error === undefined ? log.info(e, 'token issuer keys loaded') : log.warn(e, 'token issuer keys not loaded')),
+        onLoad: (e) =>
+          e.error === undefined ? log.info(e, 'token issuer keys loaded') : log.warn(e, 'token issuer keys not loaded'),
       }),
     );
   }

@@ -26,7 +26,9 @@ describe('tokens and authorization groups (real service)', () => {
   const accountOf = (owner: string): (string | null)[] => {
     const db = new Database(join(stateDir, 'ceres.db'), { readonly: true });
     try {
-      return (db.prepare('SELECT local_account FROM jobs WHERE owner = ?').all(owner) as { local_account: string | null }[]).map((r) => r.local_account);
+      return (
+        db.prepare('SELECT local_account FROM jobs WHERE owner = ?').all(owner) as { local_account: string | null }[]
+      ).map((r) => r.local_account);
     } finally {
       db.close();
     }

@@ -22,7 +22,8 @@ import { until } from '../helpers/poll.js';
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const ALL = 'compute.create compute.read compute.modify compute.cancel';
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
-const UPLOAD_JOB = '&(executable="/bin/sh")(arguments="-c" "tr a-z A-Z < in.txt")(inputfiles=("in.txt" ""))(stdout="out.txt")';
+const UPLOAD_JOB =
+  '&(executable="/bin/sh")(arguments="-c" "tr a-z A-Z < in.txt")(inputfiles=("in.txt" ""))(stdout="out.txt")';
 const WAITING_JOB = '&(executable="/bin/echo")(inputfiles=("never" ""))';
 
 describe('bearer tokens (real service, no client certificate)', () => {
@@ -36,7 +37,18 @@ describe('bearer tokens (real service, no client certificate)', () => {
   const clients: Client[] = [];
 
   const issue = async (sub: string, scope = ALL, extra: string[] = []): Promise<string> => {
-    const { stdout } = await promisify(execFile)(process.execPath, [MAIN, 'token', 'issue', '--dir', pkiDir, '--sub', sub, '--scope', scope, ...extra]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      MAIN,
+      'token',
+      'issue',
+      '--dir',
+      pkiDir,
+      '--sub',
+      sub,
+      '--scope',
+      scope,
+      ...extra,
+    ]);
     const t = stdout.trim();
     used.push(t);
     return t;
@@ -47,8 +59,14 @@ describe('bearer tokens (real service, no client certificate)', () => {
     clients.push(c);
     return c;
   };
-  const raw = (token: string | undefined, method: string, path: string, body?: string, headers: Record<string, string> = {}) => {
-    const c = token === undefined ? new Client(ceres.url, undefined, join(pkiDir, 'ca.pem')) : tokenClient(token);
+  const raw = (
+    token: string | undefined,
+    method: string,
+    path: string,
+    body?: string,
+    headers: Record<string, string> = {},
+  ) => {
+    const c = token === undefined ? new Client(ceres.url, null, join(pkiDir, 'ca.pem')) : tokenClient(token);
     if (token === undefined) clients.push(c);
     return c.req(method, path, body, headers);
   };
@@ -58,7 +76,10 @@ describe('bearer tokens (real service, no client certificate)', () => {
     pkiDir = (await initDevPki(join(stateDir, 'pki'))).dir;
     [k1, k2] = await Promise.all([newKey('RS256'), newKey('ES256')]);
     jwks = await startJwksServer(pkiDir, [k1]);
-    ceres = await startCeres({ stateDir, config: { log: { level: 'debug' }, tokens: { issuers: [{ issuer: jwks.issuer }], keysRefreshSeconds: 1 } } });
+    ceres = await startCeres({
+      stateDir,
+      config: { log: { level: 'debug' }, tokens: { issuers: [{ issuer: jwks.issuer }], keysRefreshSeconds: 1 } },
+    });
   });
   after(async () => {
     for (const c of clients) await c.close();
@@ -68,7 +89,10 @@ describe('bearer tokens (real service, no client certificate)', () => {
   });
 
   it('start prints the development token issuer, whose tokens `ceres token issue` makes', async () => {
-    assert.match(ceres.output(), /^ceres: token issuer https:\/\/ceres-dev\.invalid\/issuer\/[\w-]+ \(ceres token issue\)$/m);
+    assert.match(
+      ceres.output(),
+      /^ceres: token issuer https:\/\/ceres-dev\.invalid\/issuer\/[\w-]+ \(ceres token issue\)$/m,
+    );
     const r = await raw(await issue('alice', 'compute.read'), 'GET', '/rest/1.1/jobs');
     assert.equal(r.status, 200, r.text);
   });
@@ -91,7 +115,11 @@ describe('bearer tokens (real service, no client certificate)', () => {
     assert.equal(killed['status-code'], '202');
     assert.ok(FINAL.includes((await c.waitFor([waiting.id], FINAL)).get(waiting.id) as string));
     for (const id of [job.id, waiting.id]) assert.equal((await c.action('clean', [id]))[0]['status-code'], '202');
-    await until(async () => (await c.status([job.id, waiting.id])).get(job.id) === 'HTTP404', 'the cleaned job to disappear', 30_000);
+    await until(
+      async () => (await c.status([job.id, waiting.id])).get(job.id) === 'HTTP404',
+      'the cleaned job to disappear',
+      30_000,
+    );
   });
 
   it('no credentials: 401 with the bearer challenge; public resources stay public', async () => {
@@ -144,7 +172,12 @@ describe('bearer tokens (real service, no client certificate)', () => {
     const expect403 = async (c: Client, method: string, path: string, scope: string, body?: string) => {
       const r = await c.req(method, path, body, body === undefined ? {} : { 'content-type': 'application/json' });
       assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
-      assert.match(String(r.headers['www-authenticate']), new RegExp(`^Bearer realm="ceres", error="insufficient_scope", error_description="[^"]*${scope}[^"]*", scope="${scope}"$`));
+      assert.match(
+        String(r.headers['www-authenticate']),
+        new RegExp(
+          `^Bearer realm="ceres", error="insufficient_scope", error_description="[^"]*${scope}[^"]*", scope="${scope}"$`,
+        ),
+      );
     };
     const ids = JSON.stringify({ job: [{ id: job.id }] });
     await expect403(reader, 'POST', '/rest/1.1/jobs?action=new', 'compute.create', WAITING_JOB);
@@ -172,7 +205,11 @@ describe('bearer tokens (real service, no client certificate)', () => {
     const [job] = await alice.submit(WAITING_JOB);
     for (const c of [bob, otherAlice]) {
       assert.equal((await c.status([job.id])).get(job.id), 'HTTP404');
-      assert.ok(!(c === bob ? (await c.req('GET', '/rest/1.1/jobs')).text : (await c.req('GET', '/rest/1.1/jobs')).text).includes(job.id));
+      assert.ok(
+        !(
+          c === bob ? (await c.req('GET', '/rest/1.1/jobs')).text : (await c.req('GET', '/rest/1.1/jobs')).text
+        ).includes(job.id),
+      );
       assert.equal((await c.req('GET', `/rest/1.1/jobs/${job.id}/session/`)).status, 404);
       assert.equal((await c.action('kill', [job.id]))[0]['status-code'], '404');
     }
@@ -181,7 +218,9 @@ describe('bearer tokens (real service, no client certificate)', () => {
 
   it('certificate and token together: the token owns and is authorized', async () => {
     const token = await issue('carol', 'compute.read compute.create');
-    const both = new Client(ceres.url, join(pkiDir, 'userproxy.pem'), join(pkiDir, 'ca.pem'), { authorization: `Bearer ${token}` });
+    const both = new Client(ceres.url, join(pkiDir, 'userproxy.pem'), join(pkiDir, 'ca.pem'), {
+      authorization: `Bearer ${token}`,
+    });
     const certOnly = Client.forUser(ceres);
     const tokenOnly = tokenClient(token);
     clients.push(both, certOnly);
@@ -190,9 +229,18 @@ describe('bearer tokens (real service, no client certificate)', () => {
     assert.notEqual((await tokenOnly.status([job.id])).get(job.id), 'HTTP404');
     assert.equal((await certOnly.status([job.id])).get(job.id), 'HTTP404');
     // The token's scopes bind even with a certificate: no compute.cancel.
-    assert.equal((await both.req('POST', '/rest/1.1/jobs?action=kill', JSON.stringify({ job: [{ id: job.id }] }), { 'content-type': 'application/json' })).status, 403);
+    assert.equal(
+      (
+        await both.req('POST', '/rest/1.1/jobs?action=kill', JSON.stringify({ job: [{ id: job.id }] }), {
+          'content-type': 'application/json',
+        })
+      ).status,
+      403,
+    );
     // A bad token is refused, not passed over for the certificate.
-    const bad = new Client(ceres.url, join(pkiDir, 'userproxy.pem'), join(pkiDir, 'ca.pem'), { authorization: 'Bearer not.a.token' });
+    const bad = new Client(ceres.url, join(pkiDir, 'userproxy.pem'), join(pkiDir, 'ca.pem'), {
+      authorization: 'Bearer not.a.token',
+    });
     clients.push(bad);
     assert.equal((await bad.req('GET', '/rest/1.1/jobs')).status, 401);
   });
@@ -215,11 +263,15 @@ describe('bearer tokens (real service, no client certificate)', () => {
     assert.equal(await get(), t2);
     // The client renews it with a token of its choice (pyarcrest style).
     const t3 = await issue('dora', 'compute.read', ['--lifetime', '1800']);
-    const r = await c.req('POST', `/rest/1.1/delegations/${id}?action=renew`, undefined, { 'x-token-delegation': `Bearer ${t3}` });
+    const r = await c.req('POST', `/rest/1.1/delegations/${id}?action=renew`, undefined, {
+      'x-token-delegation': `Bearer ${t3}`,
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(await get(), t3);
     // A job naming its own delegation keeps it.
-    const own = await c.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, { 'x-token-delegation': t1 });
+    const own = await c.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, {
+      'x-token-delegation': t1,
+    });
     const ownId = String(own.headers.location).split('/').pop() as string;
     const sub = await c.req('POST', `/rest/1.1/jobs?action=new&delegation_id=${ownId}`, WAITING_JOB);
     const jid = sub.json().job[0].id as string;
@@ -230,7 +282,9 @@ describe('bearer tokens (real service, no client certificate)', () => {
     const c = tokenClient(await issue('erin', 'compute.create compute.read'));
     const proxyFile = readFileSync(join(pkiDir, 'userproxy.pem'), 'utf8');
     const certs = pemBlocks(proxyFile).map((d) => toPem(d));
-    const key = /-----BEGIN (?:RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA )?PRIVATE KEY-----\n?/.exec(proxyFile)?.[0] as string;
+    const key = /-----BEGIN (?:RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA )?PRIVATE KEY-----\n?/.exec(
+      proxyFile,
+    )?.[0] as string;
     const newDelegation = async () => {
       const r = await c.req('POST', '/rest/1.1/delegations?action=new');
       assert.equal(r.status, 201, r.text);
@@ -238,26 +292,40 @@ describe('bearer tokens (real service, no client certificate)', () => {
     };
     const d = await newDelegation();
     const signed = await signProxyFromCsr(d.csr, certs.join(''), key);
-    const put = await c.req('PUT', `/rest/1.1/delegations/${d.id}`, signed.chainPem, { 'content-type': 'application/x-pem-file' });
+    const put = await c.req('PUT', `/rest/1.1/delegations/${d.id}`, signed.chainPem, {
+      'content-type': 'application/x-pem-file',
+    });
     assert.equal(put.status, 200, put.text);
     const listed = await c.req('GET', '/rest/1.1/delegations');
     assert.ok(JSON.stringify(listed.json()).includes(d.id));
     // The proxy alone: a token caller has no connection chain to complete it with.
     const lone = await newDelegation();
     const alone = await signProxyFromCsr(lone.csr, certs.join(''), key);
-    const refused = await c.req('PUT', `/rest/1.1/delegations/${lone.id}`, toPem(pemBlocks(alone.chainPem)[0] as Buffer), { 'content-type': 'application/x-pem-file' });
+    const refused = await c.req(
+      'PUT',
+      `/rest/1.1/delegations/${lone.id}`,
+      toPem(pemBlocks(alone.chainPem)[0] as Buffer),
+      { 'content-type': 'application/x-pem-file' },
+    );
     assert.ok(refused.status >= 400 && refused.status < 500, `${refused.status} ${refused.text}`);
   });
 
   it('a rotated issuer key is fetched on first use; a flood of unknown keys costs one fetch per interval', async () => {
     jwks.keys = [k1, k2];
     const t = await sign(k2, { iss: jwks.issuer, scope: 'compute.read' });
-    await until(async () => (await raw(t, 'GET', '/rest/1.1/jobs')).status === 200, 'the rotated key to be fetched', 10_000);
+    await until(
+      async () => (await raw(t, 'GET', '/rest/1.1/jobs')).status === 200,
+      'the rotated key to be fetched',
+      10_000,
+    );
     const start = Date.now();
     const before = jwks.hits.jwks;
-    const forged = await Promise.all(Array.from({ length: 40 }, (_, i) => sign(k2, { iss: jwks.issuer, kid: `forged-${i}` })));
+    const forged = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => sign(k2, { iss: jwks.issuer, kid: `forged-${i}` })),
+    );
     const c = tokenClient(await issue('x', 'compute.read'));
-    for (const f of forged) assert.equal((await c.req('GET', '/rest/1.1/jobs', undefined, { authorization: `Bearer ${f}` })).status, 401);
+    for (const f of forged)
+      assert.equal((await c.req('GET', '/rest/1.1/jobs', undefined, { authorization: `Bearer ${f}` })).status, 401);
     const seconds = (Date.now() - start) / 1000;
     assert.ok(jwks.hits.jwks - before <= Math.ceil(seconds) + 1, `${jwks.hits.jwks - before} fetches in ${seconds} s`);
   });
@@ -269,7 +337,9 @@ describe('bearer tokens (real service, no client certificate)', () => {
     assert.equal(versions.status, 200);
     assert.ok(([] as string[]).concat(versions.json().version).includes('1.1'));
     assert.equal((await c.req('GET', '/rest/1.1/info')).status, 200);
-    const deleg = await c.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, { 'x-token-delegation': `Bearer ${token}` });
+    const deleg = await c.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, {
+      'x-token-delegation': `Bearer ${token}`,
+    });
     assert.equal(deleg.status, 201);
     const did = String(deleg.headers.location).split('/').pop() as string;
     const adl =
@@ -277,7 +347,9 @@ describe('bearer tokens (real service, no client certificate)', () => {
       '<ActivityIdentification><Name>pyarcrest-token</Name></ActivityIdentification>' +
       '<Application><Executable><Path>/bin/cat</Path><Argument>in.txt</Argument></Executable><Output>out.txt</Output></Application>' +
       `<DataStaging><nordugrid-adl:DelegationID>${did}</nordugrid-adl:DelegationID><InputFile><Name>in.txt</Name></InputFile><OutputFile><Name>out.txt</Name></OutputFile></DataStaging></ActivityDescription>`;
-    const sub = await c.req('POST', `/rest/1.1/jobs?action=new&delegation_id=${did}`, adl, { 'content-type': 'application/xml' });
+    const sub = await c.req('POST', `/rest/1.1/jobs?action=new&delegation_id=${did}`, adl, {
+      'content-type': 'application/xml',
+    });
     assert.equal(sub.status, 201, sub.text);
     const [job] = sub.json().job;
     assert.equal(job['status-code'], '201');
@@ -290,11 +362,17 @@ describe('bearer tokens (real service, no client certificate)', () => {
     const listing = await c.req('GET', `/rest/1.1/jobs/${job.id}/session/`);
     assert.ok(([] as string[]).concat(listing.json().file).includes('out.txt'));
     assert.equal((await c.req('GET', `/rest/1.1/jobs/${job.id}/session/out.txt`)).text, 'from pyarcrest\n');
-    const delegs = await c.req('POST', '/rest/1.1/jobs?action=delegations', one, { 'content-type': 'application/json' });
+    const delegs = await c.req('POST', '/rest/1.1/jobs?action=delegations', one, {
+      'content-type': 'application/json',
+    });
     assert.deepEqual(([] as string[]).concat(delegs.json().job[0].delegation_id), [did]);
-    const renew = await c.req('POST', `/rest/1.1/delegations/${did}?action=renew`, undefined, { 'x-token-delegation': `Bearer ${await issue('pyarcrest', ALL)}` });
+    const renew = await c.req('POST', `/rest/1.1/delegations/${did}?action=renew`, undefined, {
+      'x-token-delegation': `Bearer ${await issue('pyarcrest', ALL)}`,
+    });
     assert.equal(renew.status, 200);
-    const second = await c.req('POST', `/rest/1.1/jobs?action=new&delegation_id=${did}`, adl, { 'content-type': 'application/xml' });
+    const second = await c.req('POST', `/rest/1.1/jobs?action=new&delegation_id=${did}`, adl, {
+      'content-type': 'application/xml',
+    });
     const other = JSON.stringify({ job: { id: second.json().job[0].id } });
     const kill = await c.req('POST', '/rest/1.1/jobs?action=kill', other, { 'content-type': 'application/json' });
     assert.equal(kill.json().job[0]['status-code'], '202');

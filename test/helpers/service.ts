@@ -74,18 +74,19 @@ export class Client {
   readonly agent: Agent;
   constructor(
     readonly base: string,
-    credentialFile: string | undefined,
+    /** PEM credential file (proxy: cert + key + chain); null: no client certificate. */
+    credentialFile: string | null,
     caFile: string,
     /** Sent with every request (e.g. `authorization: Bearer ...`). */
     readonly headers: Record<string, string> = {},
   ) {
-    const pem = credentialFile === undefined ? undefined : readFileSync(credentialFile, 'utf8');
+    const pem = credentialFile === null ? undefined : readFileSync(credentialFile, 'utf8');
     this.agent = new Agent({ connect: { ...(pem === undefined ? {} : { cert: pem, key: pem }), ca: readFileSync(caFile, 'utf8') } });
   }
 
   /** A client without a client certificate, authenticated by a bearer token only. */
   static withToken(c: RunningCeres, token: string): Client {
-    return new Client(c.url, undefined, join(c.pkiDir, 'ca.pem'), { authorization: `Bearer ${token}` });
+    return new Client(c.url, null, join(c.pkiDir, 'ca.pem'), { authorization: `Bearer ${token}` });
   }
 
   static forUser(c: RunningCeres, credential = 'userproxy.pem'): Client {

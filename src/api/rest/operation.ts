@@ -14,7 +14,12 @@ import type { Operation } from '../../http/caller.js';
 import type { RestRoutes } from './router.js';
 import type { Resource } from './resource.js';
 
-export function operationOf(routes: RestRoutes, resource: Resource, method: string, action: string | undefined): Operation {
+export function operationOf(
+  routes: RestRoutes,
+  resource: Resource,
+  method: string,
+  action: string | undefined,
+): Operation {
   const reads = method === 'GET' || method === 'HEAD' || method === 'PROPFIND';
   if (resource === routes.jobs) {
     if (reads) return 'read';
@@ -31,6 +36,7 @@ export function operationOf(routes: RestRoutes, resource: Resource, method: stri
     }
   }
   if (resource === routes.session) return reads ? 'read' : method === 'DELETE' ? 'cancel' : 'create';
-  if (resource === routes.delegations || resource === routes.delegation) return reads || action === 'get' ? 'read' : 'create';
+  if (resource === routes.delegations || resource === routes.delegation)
+    return reads || action === 'get' ? 'read' : 'create';
   return 'read';
 }

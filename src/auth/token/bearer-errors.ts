@@ -19,11 +19,15 @@ function quoted(s: string): string {
 export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
 
 export function invalidTokenHeaders(reason: string): Record<string, string> {
-  return { 'www-authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${quoted(reason)}"` };
+  return {
+    'www-authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${quoted(reason)}"`,
+  };
 }
 
 export function insufficientScope(scope: string, reason: string): CeError {
   return ceError('CE_ERR_AUTH_TOKEN_SCOPE', reason, {
-    headers: { 'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", error_description="${quoted(reason)}", scope="${quoted(scope)}"` },
+    headers: {
+      'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", error_description="${quoted(reason)}", scope="${quoted(scope)}"`,
+    },
   });
 }

@@ -55,7 +55,10 @@ export async function issueDevToken(pkiDir: string, r: DevTokenRequest, now: num
   let pem = await readFile(join(pkiDir, DEV_ISSUER_FILES.key), 'utf8').catch(() => undefined);
   if (pem === undefined) {
     // A development PKI made before the issuer existed, or never started: make it now.
-    if (!existsSync(join(pkiDir, 'ca.pem'))) throw new Error(`${pkiDir} holds no development PKI (start the service once, or run \`ceres pki init --dir ${pkiDir}\`)`);
+    if (!existsSync(join(pkiDir, 'ca.pem')))
+      throw new Error(
+        `${pkiDir} holds no development PKI (start the service once, or run \`ceres pki init --dir ${pkiDir}\`)`,
+      );
     pem = await readFile((await ensureDevIssuer(pkiDir)).keyFile, 'utf8');
   }
   const pub = await publicJwk(pem);
@@ -65,7 +68,7 @@ export async function issueDevToken(pkiDir: string, r: DevTokenRequest, now: num
   if (r.scope !== undefined && r.scope.trim() !== '') claims.scope = r.scope.trim().split(/\s+/).join(' ');
   if (r.groups !== undefined && r.groups.length > 0) claims['wlcg.groups'] = [...r.groups];
   return new SignJWT(claims)
-    .setProtectedHeader({ alg: ALG, typ: 'JWT', kid: pub.kid as string })
+    .setProtectedHeader({ alg: ALG, typ: 'JWT', kid: pub.kid })
     .setIssuer(issuerOf(pub))
     .setSubject(r.sub)
     .setAudience(r.aud ?? ANY_AUDIENCE)

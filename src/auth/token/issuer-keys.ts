@@ -51,7 +51,8 @@ export class IssuerKeys {
   /** The key for a token's header; throws jose's JWKSNoMatchingKey (or a load error) when there is none. */
   async keyFor(header: JWTHeaderParameters, token: FlattenedJWSInput): Promise<ResolvedKey> {
     if (this.#set === undefined || this.#now() - this.#loadedAt >= this.#o.maxAgeMs) await this.#load();
-    if (this.#set === undefined) throw new errors.JWKSNoMatchingKey(`the keys of issuer ${this.#src.issuer} could not be loaded`);
+    if (this.#set === undefined)
+      throw new errors.JWKSNoMatchingKey(`the keys of issuer ${this.#src.issuer} could not be loaded`);
     try {
       return await this.#set(header, token);
     } catch (e) {
@@ -79,7 +80,10 @@ export class IssuerKeys {
     const from = this.#src.jwksFile ?? `${this.#src.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     this.loads++;
     try {
-      const jwks = this.#src.jwksFile !== undefined ? (JSON.parse(await readFile(this.#src.jwksFile, 'utf8')) as unknown) : await this.#discover(from);
+      const jwks =
+        this.#src.jwksFile !== undefined
+          ? (JSON.parse(await readFile(this.#src.jwksFile, 'utf8')) as unknown)
+          : await this.#discover(from);
       if (!isJwks(jwks)) throw new Error('not a JWK set (no "keys" array)');
       this.#set = createLocalJWKSet(jwks);
       this.#loadedAt = this.#now();
@@ -92,7 +96,8 @@ export class IssuerKeys {
   async #discover(url: string): Promise<unknown> {
     const doc = await this.#o.getJson(url);
     const uri = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>).jwks_uri : undefined;
-    if (typeof uri !== 'string' || !uri.startsWith('https://')) throw new Error('the discovery document names no https jwks_uri');
+    if (typeof uri !== 'string' || !uri.startsWith('https://'))
+      throw new Error('the discovery document names no https jwks_uri');
     return this.#o.getJson(uri);
   }
 }

@@ -31,5 +31,8 @@ export function checkScope(t: Pick<TokenIdentity, 'scopes'>, op: Operation): voi
 /** A token without compute scopes when no authorization groups are configured. */
 export function noScopeNoGroups(op: Operation): never {
   const need = SCOPE_OF[op];
-  throw insufficientScope(need, `the token carries no compute scope and no authorization group admits tokens: ${need} is needed`);
+  throw insufficientScope(
+    need,
+    `the token carries no compute scope and no authorization group admits tokens: ${need} is needed`,
+  );
 }

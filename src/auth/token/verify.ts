@@ -30,13 +30,15 @@ export interface VerifyContext {
   readonly now?: () => number;
 }
 
-export type TokenResult = { readonly ok: true; readonly identity: TokenIdentity } | { readonly ok: false; readonly reason: string };
+export type TokenResult =
+  { readonly ok: true; readonly identity: TokenIdentity } | { readonly ok: false; readonly reason: string };
 
 const refuse = (reason: string): TokenResult => ({ ok: false, reason });
 
 export async function verifyToken(token: string, ctx: VerifyContext): Promise<TokenResult> {
   if (token.length > MAX_TOKEN_BYTES) return refuse(`the token is longer than ${MAX_TOKEN_BYTES} bytes`);
-  if (!COMPACT_JWS.test(token)) return refuse('the token is not a JWT (expected three base64url parts separated by dots)');
+  if (!COMPACT_JWS.test(token))
+    return refuse('the token is not a JWT (expected three base64url parts separated by dots)');
   let alg: unknown;
   let iss: unknown;
   try {
@@ -47,7 +49,8 @@ export async function verifyToken(token: string, ctx: VerifyContext): Promise<To
   }
   if (alg === 'none' || typeof alg !== 'string') return refuse('unsigned tokens (alg none) are not accepted');
   if (alg.startsWith('HS')) return refuse(`symmetric signatures (${alg}) are not accepted`);
-  if (!(ALGORITHMS as readonly string[]).includes(alg)) return refuse(`signature algorithm ${alg.slice(0, 16)} is not accepted`);
+  if (!(ALGORITHMS as readonly string[]).includes(alg))
+    return refuse(`signature algorithm ${alg.slice(0, 16)} is not accepted`);
   if (typeof iss !== 'string') return refuse('the token has no issuer (iss)');
   const keys = ctx.issuers.get(iss);
   if (keys === undefined) return refuse('the token issuer is not trusted');
@@ -65,9 +68,11 @@ export async function verifyToken(token: string, ctx: VerifyContext): Promise<To
   } catch (e) {
     return refuse(reasonOf(e));
   }
-  if (typeof payload.iat === 'number' && payload.iat > nowMs / 1000 + ctx.clockSkewSeconds) return refuse('the token was issued in the future (iat)');
+  if (typeof payload.iat === 'number' && payload.iat > nowMs / 1000 + ctx.clockSkewSeconds)
+    return refuse('the token was issued in the future (iat)');
   const ver = payload['wlcg.ver'];
-  if (ver !== undefined && !(typeof ver === 'string' && /^1(\.\d+)?$/.test(ver))) return refuse('unsupported WLCG token profile version (wlcg.ver): major version 1 is accepted');
+  if (ver !== undefined && !(typeof ver === 'string' && /^1(\.\d+)?$/.test(ver)))
+    return refuse('unsupported WLCG token profile version (wlcg.ver): major version 1 is accepted');
   const sub = payload.sub;
   if (typeof sub !== 'string' || sub === '') return refuse('the token has no subject (sub)');
   const scope = payload.scope;
@@ -103,7 +108,8 @@ function reasonOf(e: unknown): string {
     }
   }
   if (e instanceof errors.JWKSNoMatchingKey) return "no key of the token issuer matches the token's key id (kid)";
-  if (e instanceof errors.JWKSMultipleMatchingKeys) return 'the token names no key id (kid) and its issuer has several keys';
+  if (e instanceof errors.JWKSMultipleMatchingKeys)
+    return 'the token names no key id (kid) and its issuer has several keys';
   if (e instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
   if (e instanceof errors.JOSEAlgNotAllowed) return 'the token signature algorithm is not accepted';
   if (e instanceof errors.JWTInvalid || e instanceof errors.JWSInvalid) return 'the token is malformed';

@@ -10,7 +10,8 @@ import { operationOf } from '../../../src/api/rest/operation.js';
 import type { RestRoutes } from '../../../src/api/rest/router.js';
 import type { Resource } from '../../../src/api/rest/resource.js';
 
-const req = (authorization?: string) => ({ headers: authorization === undefined ? {} : { authorization } }) as IncomingMessage;
+const req = (authorization?: string) =>
+  ({ headers: authorization === undefined ? {} : { authorization } }) as IncomingMessage;
 
 describe('bearer header, challenges, operations', () => {
   it('reads the token of a Bearer Authorization header only', () => {
@@ -26,15 +27,29 @@ describe('bearer header, challenges, operations', () => {
   });
 
   it('quotes descriptions as RFC 6750 allows (no quote or backslash can break out)', () => {
-    assert.equal(invalidTokenHeaders('bad "x" \\ y\n')['www-authenticate'], 'Bearer realm="ceres", error="invalid_token", error_description="bad ?x? ? y?"');
+    assert.equal(
+      invalidTokenHeaders('bad "x" \\ y\n')['www-authenticate'],
+      'Bearer realm="ceres", error="invalid_token", error_description="bad ?x? ? y?"',
+    );
     const e = insufficientScope('compute.read', 'needs "compute.read"');
     assert.equal(e.statusCode, 403);
-    assert.equal(e.headers['www-authenticate'], 'Bearer realm="ceres", error="insufficient_scope", error_description="needs ?compute.read?", scope="compute.read"');
+    assert.equal(
+      e.headers['www-authenticate'],
+      'Bearer realm="ceres", error="insufficient_scope", error_description="needs ?compute.read?", scope="compute.read"',
+    );
   });
 
   it('maps each request to its operation class', () => {
     const r = (n: string): Resource => ({ methods: {}, ...(n === 'info' || n === 'versions' ? { public: true } : {}) });
-    const routes: RestRoutes = { versions: r('versions'), info: r('info'), jobs: r('jobs'), session: r('session'), diagnose: r('diagnose'), delegations: r('delegations'), delegation: r('delegation') };
+    const routes: RestRoutes = {
+      versions: r('versions'),
+      info: r('info'),
+      jobs: r('jobs'),
+      session: r('session'),
+      diagnose: r('diagnose'),
+      delegations: r('delegations'),
+      delegation: r('delegation'),
+    };
     const cases: [keyof RestRoutes, string, string | undefined, string][] = [
       ['jobs', 'GET', undefined, 'read'],
       ['jobs', 'POST', 'new', 'create'],

@@ -41,16 +41,44 @@ describe('development token issuer', () => {
     let out = '';
     const program = new Command().exitOverride();
     registerTokenCommands(program, (t) => (out += t));
-    await program.parseAsync(['token', 'issue', '--dir', pki, '--sub', 'alice', '--scope', 'compute.read  compute.create', '--groups', '/vo, /vo/prod', '--lifetime', '120', '--aud', 'https://ce.example'], { from: 'user' });
+    await program.parseAsync(
+      [
+        'token',
+        'issue',
+        '--dir',
+        pki,
+        '--sub',
+        'alice',
+        '--scope',
+        'compute.read  compute.create',
+        '--groups',
+        '/vo, /vo/prod',
+        '--lifetime',
+        '120',
+        '--aud',
+        'https://ce.example',
+      ],
+      { from: 'user' },
+    );
     assert.match(out, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const token = out.trim();
     const iss = await ensureDevIssuer(pki);
     const claims = decodeJwt(token);
     assert.equal(decodeProtectedHeader(token).alg, 'ES256');
-    assert.deepEqual([claims.iss, claims.sub, claims.aud, claims.scope, claims['wlcg.groups'], claims['wlcg.ver']], [iss.issuer, 'alice', 'https://ce.example', 'compute.read compute.create', ['/vo', '/vo/prod'], '1.0']);
+    assert.deepEqual(
+      [claims.iss, claims.sub, claims.aud, claims.scope, claims['wlcg.groups'], claims['wlcg.ver']],
+      [iss.issuer, 'alice', 'https://ce.example', 'compute.read compute.create', ['/vo', '/vo/prod'], '1.0'],
+    );
     assert.equal((claims.exp as number) - (claims.iat as number), 120);
-    const keys = new IssuerKeys({ issuer: iss.issuer, jwksFile: iss.jwksFile }, { refreshMs: 1000, maxAgeMs: 60_000, getJson: () => Promise.reject(new Error('offline')) });
-    const r = await verifyToken(token, { issuers: new Map([[iss.issuer, keys]]), audiences: () => ['https://ce.example'], clockSkewSeconds: 0 });
+    const keys = new IssuerKeys(
+      { issuer: iss.issuer, jwksFile: iss.jwksFile },
+      { refreshMs: 1000, maxAgeMs: 60_000, getJson: () => Promise.reject(new Error('offline')) },
+    );
+    const r = await verifyToken(token, {
+      issuers: new Map([[iss.issuer, keys]]),
+      audiences: () => ['https://ce.example'],
+      clockSkewSeconds: 0,
+    });
     assert.ok(r.ok, JSON.stringify(r));
   });
 
@@ -63,7 +91,11 @@ describe('development token issuer', () => {
     const program = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
     program.commands.forEach((c) => c.exitOverride());
     registerTokenCommands(program, () => undefined);
-    for (const c of program.commands) for (const s of c.commands) s.exitOverride().configureOutput({ writeErr: () => undefined });
-    await assert.rejects(program.parseAsync(['token', 'issue', '--dir', pki, '--sub', 'x', '--lifetime', '0'], { from: 'user' }), /positive whole number/);
+    for (const c of program.commands)
+      for (const s of c.commands) s.exitOverride().configureOutput({ writeErr: () => undefined });
+    await assert.rejects(
+      program.parseAsync(['token', 'issue', '--dir', pki, '--sub', 'x', '--lifetime', '0'], { from: 'user' }),
+      /positive whole number/,
+    );
   });
 });

@@ -90,20 +90,23 @@ export async function startJwksServer(pkiDir: string, keys: TestKey[]): Promise<
   const hits = { discovery: 0, jwks: 0 };
   const state = { keys };
   let issuer = '';
-  const server: Server = createServer({ cert: readFileSync(join(pkiDir, 'hostcert.pem')), key: readFileSync(join(pkiDir, 'hostkey.pem')) }, (req, res) => {
-    if (req.url === '/.well-known/openid-configuration') {
-      hits.discovery++;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    } else if (req.url === '/jwks') {
-      hits.jwks++;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ keys: state.keys.map((k) => k.jwk) }));
-    } else {
-      res.statusCode = 404;
-      res.end();
-    }
-  });
+  const server: Server = createServer(
+    { cert: readFileSync(join(pkiDir, 'hostcert.pem')), key: readFileSync(join(pkiDir, 'hostkey.pem')) },
+    (req, res) => {
+      if (req.url === '/.well-known/openid-configuration') {
+        hits.discovery++;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+      } else if (req.url === '/jwks') {
+        hits.jwks++;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ keys: state.keys.map((k) => k.jwk) }));
+      } else {
+        res.statusCode = 404;
+        res.end();
+      }
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   issuer = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

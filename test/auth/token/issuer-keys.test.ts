@@ -23,8 +23,21 @@ describe('issuer keys: discovery, cache, rotation, rate limit', () => {
   const loads: { error?: string }[] = [];
 
   const keysOf = (refreshMs = 60_000, maxAgeMs = 3_600_000) =>
-    new IssuerKeys({ issuer: server.issuer }, { refreshMs, maxAgeMs, now: () => clock, getJson: (u) => httpsGetJson(u, { ca: [ca] }), onLoad: (e) => loads.push(e) });
-  const ctxOf = (keys: IssuerKeys): VerifyContext => ({ issuers: new Map([[server.issuer, keys]]), audiences: () => ['https://wlcg.cern.ch/jwt/v1/any'], clockSkewSeconds: 60 });
+    new IssuerKeys(
+      { issuer: server.issuer },
+      {
+        refreshMs,
+        maxAgeMs,
+        now: () => clock,
+        getJson: (u) => httpsGetJson(u, { ca: [ca] }),
+        onLoad: (e) => loads.push(e),
+      },
+    );
+  const ctxOf = (keys: IssuerKeys): VerifyContext => ({
+    issuers: new Map([[server.issuer, keys]]),
+    audiences: () => ['https://wlcg.cern.ch/jwt/v1/any'],
+    clockSkewSeconds: 60,
+  });
 
   before(async () => {
     dir = tempDir('jwks');
@@ -46,7 +59,10 @@ describe('issuer keys: discovery, cache, rotation, rate limit', () => {
       const r = await verifyToken(await sign(k1, { iss: server.issuer, sub: `u${i}` }), ctx);
       assert.ok(r.ok, JSON.stringify(r));
     }
-    assert.deepEqual({ d: server.hits.discovery - before.discovery, j: server.hits.jwks - before.jwks }, { d: 1, j: 1 });
+    assert.deepEqual(
+      { d: server.hits.discovery - before.discovery, j: server.hits.jwks - before.jwks },
+      { d: 1, j: 1 },
+    );
   });
 
   it('a rotated key (unknown kid) makes one fetch, and tokens of the new key verify', async () => {
@@ -68,9 +84,12 @@ describe('issuer keys: discovery, cache, rotation, rate limit', () => {
     assert.ok((await verifyToken(await sign(k1, { iss: server.issuer }), ctx)).ok);
     clock += 61_000;
     const before = server.hits.jwks;
-    const forged = await Promise.all(Array.from({ length: 50 }, (_, i) => sign(k2, { iss: server.issuer, kid: `made-up-${i}` })));
+    const forged = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => sign(k2, { iss: server.issuer, kid: `made-up-${i}` })),
+    );
     const rs = await Promise.all(forged.map((t) => verifyToken(t, ctx)));
-    for (const r of rs) assert.deepEqual(r, { ok: false, reason: "no key of the token issuer matches the token's key id (kid)" });
+    for (const r of rs)
+      assert.deepEqual(r, { ok: false, reason: "no key of the token issuer matches the token's key id (kid)" });
     for (const t of forged) assert.equal((await verifyToken(t, ctx)).ok, false);
     assert.equal(server.hits.jwks - before, 1, 'one fetch within the interval');
     clock += 61_000;
@@ -85,9 +104,20 @@ describe('issuer keys: discovery, cache, rotation, rate limit', () => {
     const keys = keysOf(1000, 60_000);
     const ctx = ctxOf(keys);
     assert.ok((await verifyToken(await sign(k1, { iss: server.issuer }), ctx)).ok);
-    const unreachable = new IssuerKeys({ issuer: 'https://127.0.0.1:1' }, { refreshMs: 1000, maxAgeMs: 60_000, now: () => clock, getJson: (u) => httpsGetJson(u, { ca: [ca], timeoutMs: 2000 }) });
+    const unreachable = new IssuerKeys(
+      { issuer: 'https://127.0.0.1:1' },
+      {
+        refreshMs: 1000,
+        maxAgeMs: 60_000,
+        now: () => clock,
+        getJson: (u) => httpsGetJson(u, { ca: [ca], timeoutMs: 2000 }),
+      },
+    );
     const bad = ctxOf(unreachable);
-    const r = await verifyToken(await sign(k1, { iss: server.issuer }), { ...bad, issuers: new Map([[server.issuer, unreachable]]) });
+    const r = await verifyToken(await sign(k1, { iss: server.issuer }), {
+      ...bad,
+      issuers: new Map([[server.issuer, unreachable]]),
+    });
     assert.equal(r.ok, false);
     // The held keys survive an expired cache whose refresh fails.
     await server.close().catch(() => undefined);
@@ -99,7 +129,10 @@ describe('issuer keys: discovery, cache, rotation, rate limit', () => {
   });
 
   it('a server whose certificate the CAs do not vouch for is not trusted', async () => {
-    const keys = new IssuerKeys({ issuer: server.issuer }, { refreshMs: 1, maxAgeMs: 60_000, getJson: (u) => httpsGetJson(u, { ca: [] }) });
+    const keys = new IssuerKeys(
+      { issuer: server.issuer },
+      { refreshMs: 1, maxAgeMs: 60_000, getJson: (u) => httpsGetJson(u, { ca: [] }) },
+    );
     const r = await verifyToken(await sign(k1, { iss: server.issuer }), ctxOf(keys));
     assert.equal(r.ok, false);
   });
@@ -108,11 +141,27 @@ describe('issuer keys: discovery, cache, rotation, rate limit', () => {
     const file = join(dir, 'jwks.json');
     writeFileSync(file, JSON.stringify({ keys: [k1.jwk] }));
     const iss = 'https://file-issuer.example';
-    const keys = new IssuerKeys({ issuer: iss, jwksFile: file }, { refreshMs: 60_000, maxAgeMs: 3_600_000, now: () => clock, getJson: () => Promise.reject(new Error('no network')) });
-    const ctx: VerifyContext = { issuers: new Map([[iss, keys]]), audiences: () => ['https://wlcg.cern.ch/jwt/v1/any'], clockSkewSeconds: 0 };
+    const keys = new IssuerKeys(
+      { issuer: iss, jwksFile: file },
+      {
+        refreshMs: 60_000,
+        maxAgeMs: 3_600_000,
+        now: () => clock,
+        getJson: () => Promise.reject(new Error('no network')),
+      },
+    );
+    const ctx: VerifyContext = {
+      issuers: new Map([[iss, keys]]),
+      audiences: () => ['https://wlcg.cern.ch/jwt/v1/any'],
+      clockSkewSeconds: 0,
+    };
     assert.ok((await verifyToken(await sign(k1, { iss }), ctx)).ok);
     writeFileSync(file, JSON.stringify({ keys: [k1.jwk, k2.jwk] }));
-    assert.equal((await verifyToken(await sign(k2, { iss }), ctx)).ok, false, 'within the interval the file is not read again');
+    assert.equal(
+      (await verifyToken(await sign(k2, { iss }), ctx)).ok,
+      false,
+      'within the interval the file is not read again',
+    );
     clock += 60_000;
     assert.ok((await verifyToken(await sign(k2, { iss }), ctx)).ok);
     assert.equal(keys.loads, 2);

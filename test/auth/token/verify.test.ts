@@ -28,7 +28,10 @@ describe('bearer token verification', () => {
     if (!r.ok) {
       assert.match(r.reason, reason);
       const body = token.split('.')[1] ?? '';
-      assert.ok(!r.reason.includes(token) && (body.length < 8 || !r.reason.includes(body)), 'the reason never holds the token');
+      assert.ok(
+        !r.reason.includes(token) && (body.length < 8 || !r.reason.includes(body)),
+        'the reason never holds the token',
+      );
     }
   };
 
@@ -37,14 +40,25 @@ describe('bearer token verification', () => {
     [rsa, ec, stranger] = await Promise.all([newKey('RS256'), newKey('ES256'), newKey('ES256')]);
     const file = join(dir, 'jwks.json');
     writeFileSync(file, JSON.stringify({ keys: [rsa.jwk, ec.jwk] }));
-    const keys = new IssuerKeys({ issuer: ISS, jwksFile: file }, { refreshMs: 60_000, maxAgeMs: 3_600_000, getJson: () => Promise.reject(new Error('offline')) });
+    const keys = new IssuerKeys(
+      { issuer: ISS, jwksFile: file },
+      { refreshMs: 60_000, maxAgeMs: 3_600_000, getJson: () => Promise.reject(new Error('offline')) },
+    );
     ctx = { issuers: new Map([[ISS, keys]]), audiences: () => [SERVICE, ANY], clockSkewSeconds: 30 };
   });
   after(() => removeDir(dir));
 
   it('accepts RS256 and ES256 tokens and reads the identity from the claims', async () => {
     for (const k of [rsa, ec]) {
-      const r = await verifyToken(await sign(k, { iss: ISS, sub: 'alice', scope: 'openid compute.read  compute.create', groups: ['/cms', '/cms/uscms'] }), ctx);
+      const r = await verifyToken(
+        await sign(k, {
+          iss: ISS,
+          sub: 'alice',
+          scope: 'openid compute.read  compute.create',
+          groups: ['/cms', '/cms/uscms'],
+        }),
+        ctx,
+      );
       assert.ok(r.ok, JSON.stringify(r));
       if (!r.ok) continue;
       assert.equal(r.identity.owner, `${ISS}#alice`);
@@ -63,12 +77,21 @@ describe('bearer token verification', () => {
 
   it('refuses alg none', async () => {
     const now = Math.floor(Date.now() / 1000);
-    await refused(unsigned({ iss: ISS, sub: 'alice', aud: ANY, exp: now + 600, iat: now, 'wlcg.ver': '1.0' }), /alg none/);
+    await refused(
+      unsigned({ iss: ISS, sub: 'alice', aud: ANY, exp: now + 600, iat: now, 'wlcg.ver': '1.0' }),
+      /alg none/,
+    );
   });
 
   it('refuses HMAC, also with the issuer public key as the secret (algorithm confusion)', async () => {
-    await refused(await hmac(new TextEncoder().encode('a shared secret of enough length!!'), { iss: ISS }), /symmetric signatures \(HS256\)/);
-    const pubPem = createPublicKey({ key: rsa.jwk as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string;
+    await refused(
+      await hmac(new TextEncoder().encode('a shared secret of enough length!!'), { iss: ISS }),
+      /symmetric signatures \(HS256\)/,
+    );
+    const pubPem = createPublicKey({ key: rsa.jwk as never, format: 'jwk' }).export({
+      type: 'spki',
+      format: 'pem',
+    }) as string;
     await refused(await hmac(new TextEncoder().encode(pubPem), { iss: ISS }), /symmetric/);
   });
 
@@ -77,7 +100,9 @@ describe('bearer token verification', () => {
     await refused(await sign(stranger, { iss: ISS, kid: ec.kid }), /signature does not verify/);
     const good = await sign(ec, { iss: ISS, sub: 'alice' });
     const [h, , s] = good.split('.');
-    const payload = Buffer.from(JSON.stringify({ iss: ISS, sub: 'root', aud: ANY, exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ iss: ISS, sub: 'root', aud: ANY, exp: Math.floor(Date.now() / 1000) + 600 }),
+    ).toString('base64url');
     await refused(`${h}.${payload}.${s}`, /signature does not verify/);
   });
 
@@ -87,13 +112,19 @@ describe('bearer token verification', () => {
   });
 
   it('refuses a wrong audience', async () => {
-    await refused(await sign(ec, { iss: ISS, aud: 'https://other-ce.example:8443' }), /audience \(aud\) does not include this service/);
+    await refused(
+      await sign(ec, { iss: ISS, aud: 'https://other-ce.example:8443' }),
+      /audience \(aud\) does not include this service/,
+    );
     await refused(await sign(ec, { iss: ISS, aud: 'https://ce.example:8443/arex/' }), /audience/);
   });
 
   it('refuses expired, not yet valid and future-issued tokens, within the skew allowance only', async () => {
     await refused(await sign(ec, { iss: ISS, exp: -31, iat: -600 }), /expired \(exp\)/);
-    assert.ok((await verifyToken(await sign(ec, { iss: ISS, exp: -10, iat: -600 }), ctx)).ok, 'expired within the skew');
+    assert.ok(
+      (await verifyToken(await sign(ec, { iss: ISS, exp: -10, iat: -600 }), ctx)).ok,
+      'expired within the skew',
+    );
     await refused(await sign(ec, { iss: ISS, nbf: 120 }), /not yet valid \(nbf\)/);
     assert.ok((await verifyToken(await sign(ec, { iss: ISS, nbf: 10 }), ctx)).ok, 'nbf within the skew');
     await refused(await sign(ec, { iss: ISS, iat: 300 }), /issued in the future \(iat\)/);
