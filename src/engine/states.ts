@@ -98,7 +98,7 @@ export const FINAL_STATES: readonly InternalState[] = ['FINISHED', 'DELETED'];
 
 /**
  * The job fields the state machine reads and writes. Names and meanings are those of
- * the job store's columns (src/jobs/store/job-record.ts), so a transition persists as
+ * the job store's columns (src/store/job-record.ts), so a transition persists as
  * a plain column update (see `persistedFields`).
  */
 export interface MachineState {

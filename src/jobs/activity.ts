@@ -8,7 +8,7 @@ import { buildComputingActivity } from '../info/computing-activity.js';
 import type { ActivityView } from '../info/activity-view.js';
 import type { GmState, RestState } from '../info/job-states.js';
 import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
-import type { JobRecord } from './store/job-record.js';
+import type { JobRecord } from '../store/job-record.js';
 
 
 export interface ActivityOptions {

@@ -14,7 +14,7 @@ import { readHostFacts } from '../info/host-facts.js';
 import { tallyJobs, type JobTallyEntry } from '../info/job-tally.js';
 import type { GmState } from '../info/job-states.js';
 import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
-import type { JobStore } from '../jobs/store/job-store.js';
+import type { JobStore } from '../store/job-store.js';
 
 export const CERES_VERSION = '0.1.0';
 const MAX_CACHED_URLS = 8;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { ControlDir } from '../jobs/control-dir.js';
 import { logLine } from '../jobs/control-dir.js';
-import type { JobRecord } from '../jobs/store/job-record.js';
+import type { JobRecord } from '../store/job-record.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import type { DelegationsWiring } from './delegations.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';

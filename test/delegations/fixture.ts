@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildConfig } from '../../src/config/load.js';
-import { openDatabase, type Db } from '../../src/jobs/store/database.js';
+import { openDatabase, type Db } from '../../src/store/database.js';
 import { createDelegations, type DelegationsWiring } from '../../src/service/delegations.js';
 import { trustStoreFromPems, type TrustStore } from '../../src/pki/trust-store.js';
 import { signProxyFromCsr, type ProxyParams } from '../../src/pki/issue.js';

@@ -3,7 +3,7 @@
  * Both calls resolve (never reject) with a readable reason on failure; an aborted
  * transfer resolves `{ ok: false, aborted: true }`.
  */
-import type { JobRecord } from '../../jobs/store/job-record.js';
+import type { JobRecord } from '../../store/job-record.js';
 import type { StageOutMode } from '../state-machine.js';
 
 export type StageOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly aborted?: boolean };

@@ -14,7 +14,7 @@
 import { ceError } from '../../../errors/ce-error.js';
 import { isDiagnoseName, type ControlDir, type DiagnoseName } from '../../../jobs/control-dir.js';
 import type { JobService } from '../../../jobs/job-service.js';
-import type { JobRecord } from '../../../jobs/store/job-record.js';
+import type { JobRecord } from '../../../store/job-record.js';
 import { sendBuffer, sendFileHandle } from '../../../sessions/send-file.js';
 import type { Resource, RestRequest } from '../resource.js';
 

@@ -10,7 +10,7 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
-import { REST_STATES, type RestState } from '../../engine/states.js';
+import { REST_STATES, type RestState } from '../engine/states.js';
 import { columnOf, fromRow, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
 
 export interface NewJob {

@@ -3,7 +3,7 @@
  * meaning of `state`/`pending`/`lrmsState`/`outcome` (src/engine/states.ts); the store
  * only persists them and compares-and-sets on `version`.
  */
-import type { JobDescription } from '../../jobdesc/model.js';
+import type { JobDescription } from '../jobdesc/model.js';
 
 export interface JobRecord {
   readonly id: string;
