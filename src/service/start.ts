@@ -24,7 +24,7 @@ import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument, localFileText, statusFileText } from '../jobs/activity.js';
 import { renderXml } from '../doc/render-xml.js';
 import { bodyRateHook } from '../http/body-rate.js';
-import { buildApp } from '../http/app.js';
+import { buildApp } from '../api/app.js';
 import { attachPeerIdentity, connectionKey, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
 import type { Authenticator } from '../http/caller.js';

@@ -15,7 +15,7 @@ import { createDelegations, type DelegationsWiring } from '../../src/service/del
 import { trustStoreFromPems, type TrustStore } from '../../src/pki/trust-store.js';
 import { signProxyFromCsr, type ProxyParams } from '../../src/pki/issue.js';
 import { makeCa, makeProxy, makeUser, type TestCred } from '../helpers/pki.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import { headerAuthenticator, testRoutes } from '../helpers/app.js';
 
 export interface User {

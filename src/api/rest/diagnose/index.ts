@@ -15,7 +15,7 @@ import { ceError } from '../../../errors/ce-error.js';
 import { isDiagnoseName, type ControlDir, type DiagnoseName } from '../../../jobs/control-dir.js';
 import type { JobService } from '../../../jobs/job-service.js';
 import type { JobRecord } from '../../../store/job-record.js';
-import { sendBuffer, sendFileHandle } from '../../../sessions/send-file.js';
+import { sendBuffer, sendFileHandle } from '../send-file.js';
 import type { Resource, RestRequest } from '../resource.js';
 
 /** Content of a diagnose item rendered from the record; undefined: read the control file. */

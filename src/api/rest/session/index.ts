@@ -25,7 +25,7 @@ import { encodePath, encodeSegment } from '../../../sessions/href.js';
 import { readDirTable, type DirTable } from '../../../sessions/dir-table.js';
 import { listingHtml, listingJson, listingXml } from '../../../sessions/listing.js';
 import { checkPropfindBody, davResourceOf, multistatus, parseDepth } from '../../../sessions/propfind.js';
-import { sendFileHandle } from '../../../sessions/send-file.js';
+import { sendFileHandle } from '../send-file.js';
 import type { SessionFiles } from '../../../sessions/session-files.js';
 import type { SessionDirs } from '../../../sessions/session-dirs.js';
 import { parseSessionPath, type SessionPath } from '../../../sessions/session-path.js';
