@@ -21,13 +21,13 @@ import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../jobs/control-dir.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
-import { activityDocument, localFileText, statusFileText } from '../jobs/activity.js';
-import { renderXml } from '../doc/render-xml.js';
+import { activityDocument } from '../jobs/activity.js';
+import { diagnoseItemRenderer } from '../jobs/diagnose-items.js';
 import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../api/app.js';
-import { attachPeerIdentity, connectionKey, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
+import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
+import { tlsAuthenticator } from '../http/tls-authenticator.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
-import type { Authenticator } from '../http/caller.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
 import { versionsResource } from '../api/rest/versions/index.js';
@@ -37,8 +37,8 @@ import { sessionResource } from '../api/rest/session/index.js';
 import { diagnoseResource } from '../api/rest/diagnose/index.js';
 import { SessionFiles } from '../sessions/session-files.js';
 import { SessionDirs } from '../sessions/session-dirs.js';
-import { createInfoSource } from './info-source.js';
-import { descriptionPort } from './description-port.js';
+import { createInfoSource } from '../info/info-source.js';
+import { descriptionPort } from '../jobs/description-port.js';
 import type { TLSSocket } from 'node:tls';
 import type { Resource } from '../api/rest/resource.js';
 import { REST_STATES } from '../engine/states.js';
@@ -47,7 +47,7 @@ import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
-import { defaultPublicHost } from './public-host.js';
+import { defaultPublicHost } from '../config/public-host.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -138,11 +138,6 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     startTime: new Date(),
   });
 
-  const authenticate: Authenticator = (req) => {
-    const r = peerIdentity(req.socket as TLSSocket);
-    if (!r.ok) return r;
-    return { ok: true, caller: { dn: r.identity.dn, kind: 'x509', notAfter: r.identity.notAfter } };
-  };
   const routes = {
     versions: versionsResource,
     info: infoResource(info),
@@ -159,20 +154,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     diagnose: diagnoseResource({
       jobs,
       control,
-      render: (j, name) => {
-        switch (name) {
-          case 'description':
-            return store.rawDescription(j.id);
-          case 'status':
-            return statusFileText(j);
-          case 'local':
-            return localFileText(j, serviceUrl());
-          case 'xml':
-            return renderXml(activityDocument(j, activity));
-          default:
-            return undefined;
-        }
-      },
+      render: diagnoseItemRenderer({ rawDescription: (id) => store.rawDescription(id), serviceUrl, activity }),
     }),
     delegations: delegations.collection as Resource,
     delegation: delegations.item as Resource,
@@ -181,7 +163,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   const app = buildApp({
     mountPoint: config.mountPoint,
     routes,
-    authenticate,
+    authenticate: tlsAuthenticator,
     logger: log,
     origin,
     publicUrl: config.publicUrl,

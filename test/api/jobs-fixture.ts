@@ -15,7 +15,7 @@ import { JobActions } from '../../src/jobs/job-actions.js';
 import { activityDocument } from '../../src/jobs/activity.js';
 import { jobsResource } from '../../src/api/rest/jobs/index.js';
 import { buildConfig } from '../../src/config/load.js';
-import { descriptionPort } from '../../src/service/description-port.js';
+import { descriptionPort } from '../../src/jobs/description-port.js';
 import { REST_STATES } from '../../src/engine/states.js';
 import { SessionDirs } from '../../src/sessions/session-dirs.js';
 

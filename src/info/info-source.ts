@@ -7,18 +7,25 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/schema.js';
-import type { InfoSource } from '../api/rest/info/index.js';
 import type { XmlElement } from '../doc/element.js';
-import { buildInfoDocument } from '../info/info-document.js';
-import { readHostFacts } from '../info/host-facts.js';
-import { tallyJobs, type JobTallyEntry } from '../info/job-tally.js';
-import type { GmState } from '../info/job-states.js';
+import { buildInfoDocument } from './info-document.js';
+import { readHostFacts } from './host-facts.js';
+import { tallyJobs, type JobTallyEntry } from './job-tally.js';
+import type { GmState } from './job-states.js';
 import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
 import type { JobStore } from '../store/job-store.js';
 
 export const CERES_VERSION = '0.1.0';
 const MAX_CACHED_URLS = 8;
 
+
+export interface InfoSource {
+  /**
+   * The current GLUE2 `InfoRoot` document (may be cached briefly by the source).
+   * `addressedOrigin`: the origin the client addressed (`https://host[:port]`).
+   */
+  document(addressedOrigin?: string): XmlElement;
+}
 
 export interface InfoSourceOptions {
   readonly config: Config;
