@@ -34,8 +34,10 @@
  * no free slot; the job then stays in its state as PENDING (REST ACCEPTED, PREPARED,
  * EXECUTED) until `limit-release`. Failure paths never wait for a slot.
  */
-import type { FailedCause, InternalState, LrmsSubState, MachineState, Outcome, Position } from './states.js';
-import { isFinal, positionOf, restState, splitPosition } from './states.js';
+import type { MachineState } from './states.js';
+import type { FailedCause, InternalState, LrmsSubState, Outcome, Position } from '../vocabulary/job-states.js';
+import { isFinal } from './states.js';
+import { positionOf, restState, splitPosition } from '../vocabulary/job-states.js';
 
 export type EngineEvent =
   /** The scheduler takes up a new job (ACCEPTED); `hold` when no stage-in slot is free. */

@@ -11,8 +11,7 @@ import type { XmlElement } from '../doc/element.js';
 import { buildInfoDocument } from './info-document.js';
 import { readHostFacts } from './host-facts.js';
 import { tallyJobs, type JobTallyEntry } from './job-tally.js';
-import type { GmState } from './job-states.js';
-import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
+import { lrmsLetter, type InternalState, type LrmsSubState } from '../vocabulary/job-states.js';
 import type { JobStore } from '../store/job-store.js';
 
 export const CERES_VERSION = '0.1.0';
@@ -53,7 +52,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       if (cached && now - cached.at < 1000) return cached.doc;
       const entries: JobTallyEntry[] = [];
       for (const r of o.store.countByState()) {
-        const e: JobTallyEntry = { gmState: r.state as GmState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}) };
+        const e: JobTallyEntry = { gmState: r.state as InternalState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}) };
         for (let i = 0; i < r.n; i++) entries.push(e);
       }
       let space: { totalBytes: number; freeBytes: number } | undefined;

@@ -21,10 +21,12 @@
  *    refuses them).
  *  - After `close()` no listener is called; batch jobs keep running.
  */
-import type { LrmsSubState } from '../engine/states.js';
-
-/** Batch-system state of a job, in REST terms (the state of an INLRMS job). */
-export type BatchState = LrmsSubState;
+/**
+ * Batch-system state of a job as a backend reports it, in the REST terms of the interface
+ * (a backend maps its system's own states onto these; `OTHER` for anything else).
+ */
+export const BATCH_STATES = ['QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
 
 export interface RuntimeEnvironmentRun {
   /** RTE name, e.g. `ENV/PROXY` (for logs and the diag file). */

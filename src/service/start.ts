@@ -41,7 +41,7 @@ import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
 import type { TLSSocket } from 'node:tls';
 import type { Resource } from '../api/rest/resource.js';
-import { REST_STATES } from '../engine/states.js';
+import { REST_STATES } from '../vocabulary/job-states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';

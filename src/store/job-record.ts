@@ -1,6 +1,6 @@
 /**
  * A job as stored: the row of `jobs` mapped to a typed record. The engine owns the
- * meaning of `state`/`pending`/`lrmsState`/`outcome` (src/engine/states.ts); the store
+ * meaning of `state`/`pending`/`lrmsState`/`outcome` (src/engine/states.ts, names in src/vocabulary/job-states.ts); the store
  * only persists them and compares-and-sets on `version`.
  */
 import type { JobDescription } from '../jobdesc/model.js';

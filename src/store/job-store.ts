@@ -10,7 +10,7 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
-import { REST_STATES, type RestState } from '../engine/states.js';
+import { ENDED_REST_STATES, REST_STATES } from '../vocabulary/job-states.js';
 import { columnOf, fromRow, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
 
 export interface NewJob {
@@ -63,7 +63,6 @@ export class JobStore {
     this.#raw = db.prepare('SELECT raw FROM jobs WHERE id = ?').pluck();
     this.#getOwned = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND owner = ?`);
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
-    const ENDED_REST_STATES: readonly RestState[] = ['FINISHED', 'FAILED', 'KILLED', 'WIPED'];
     // IN over the active states: one index range per state, finished jobs are not scanned.
     const active = REST_STATES.filter((st) => !ENDED_REST_STATES.includes(st));
     this.#countActive = db.prepare(`SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${active.map((st) => `'${st}'`).join(',')})`).pluck();

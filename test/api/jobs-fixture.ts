@@ -16,7 +16,7 @@ import { activityDocument } from '../../src/jobs/activity.js';
 import { jobsResource } from '../../src/api/rest/jobs/index.js';
 import { buildConfig } from '../../src/config/load.js';
 import { descriptionPort } from '../../src/jobs/description-port.js';
-import { REST_STATES } from '../../src/engine/states.js';
+import { REST_STATES } from '../../src/vocabulary/job-states.js';
 import { SessionDirs } from '../../src/sessions/session-dirs.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
