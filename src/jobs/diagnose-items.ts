@@ -7,7 +7,7 @@
 import { renderXml } from '../doc/render-xml.js';
 import type { JobRecord } from '../store/job-record.js';
 import { activityDocument, localFileText, statusFileText, type ActivityOptions } from './activity.js';
-import type { DiagnoseName } from './control-dir.js';
+import type { DiagnoseName } from '../store/control-dir.js';
 
 export interface DiagnoseItemSources {
   /** The description text exactly as submitted. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { JobStore } from '../store/job-store.js';
-import type { ControlDir } from '../jobs/control-dir.js';
+import type { ControlDir } from '../store/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';

@@ -18,7 +18,7 @@ import { listenParts } from '../config/load.js';
 import { stateLayout } from './layout.js';
 import { openDatabase } from '../store/database.js';
 import { JobStore } from '../store/job-store.js';
-import { ControlDir } from '../jobs/control-dir.js';
+import { ControlDir } from '../store/control-dir.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument } from '../jobs/activity.js';

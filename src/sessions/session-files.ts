@@ -9,7 +9,7 @@
  * session directory it is given and enforces everything about paths.
  */
 import { ceError } from '../errors/ce-error.js';
-import type { ControlDir } from '../jobs/control-dir.js';
+import type { ControlDir } from '../store/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
 import { openDirChain, openForRead, removeEntry, type Opened } from './safe-fs.js';
 import type { SessionPath } from './session-path.js';

@@ -13,7 +13,7 @@ import { testApp } from '../helpers/app.js';
 import { openDatabase, type Db } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { JobService } from '../../src/jobs/job-service.js';
-import { ControlDir } from '../../src/jobs/control-dir.js';
+import { ControlDir } from '../../src/store/control-dir.js';
 import { newJobId } from '../../src/jobs/job-id.js';
 import { SessionFiles } from '../../src/sessions/session-files.js';
 import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';

@@ -20,8 +20,8 @@ import type { BatchBackend, BatchJobRef, BatchUpdate } from '../../lrms/backend.
 import { readJobFile } from '../../lrms/job-file.js';
 import type { JobStore } from '../../store/job-store.js';
 import type { JobChanges, JobRecord } from '../../store/job-record.js';
-import type { ControlDir } from '../../jobs/control-dir.js';
-import { logLine } from '../../jobs/control-dir.js';
+import type { ControlDir } from '../../store/control-dir.js';
+import { logLine } from '../../store/control-dir.js';
 import { next, requestedEvent, resumeEffects, type Effect, type EngineEvent, type SlotStep } from '../state-machine.js';
 import { isFinal, machineStateOf, persistedFields, type MachineState } from '../states.js';
 import { ACTIVE_STATES, positionOf, type Position } from '../../vocabulary/job-states.js';

@@ -5,11 +5,9 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
-import type { ControlDir } from '../../jobs/control-dir.js';
-import { logLine } from '../../jobs/control-dir.js';
+import { logLine, type ControlDir } from '../../store/control-dir.js';
 import type { JobRecord } from '../../store/job-record.js';
-import type { StagingPort } from './ports.js';
-import type { SessionDirs } from '../../sessions/session-dirs.js';
+import type { SessionsPort, StagingPort } from './ports.js';
 import { isCeError } from '../../errors/ce-error.js';
 import { FileCache, Stager, type SessionAccess, type StageInFile, type StageOutFile, type StageResult } from '../../staging/index.js';
 import type { CredentialSource } from '../../staging/credentials.js';
@@ -17,7 +15,7 @@ import type { CredentialSource } from '../../staging/credentials.js';
 export interface StagingDeps {
   config: Config;
   control: ControlDir;
-  sessions: Pick<SessionDirs, 'withRoot' | 'check'>;
+  sessions: Pick<SessionsPort, 'withRoot' | 'check'>;
   /** The job owner's delegated credentials (the delegation service). */
   credentials: CredentialSource;
   log: Logger;

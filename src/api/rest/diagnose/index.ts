@@ -12,7 +12,7 @@
  * directory, and an absent file is 404 `Not found`. Other methods: 405 (router).
  */
 import { ceError } from '../../../errors/ce-error.js';
-import { isDiagnoseName, type ControlDir, type DiagnoseName } from '../../../jobs/control-dir.js';
+import { isDiagnoseName, type ControlDir, type DiagnoseName } from '../../../store/control-dir.js';
 import type { JobService } from '../../../jobs/job-service.js';
 import type { JobRecord } from '../../../store/job-record.js';
 import { sendBuffer, sendFileHandle } from '../send-file.js';
