@@ -7,7 +7,7 @@
  *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info
  *   job engine src/engine
  *   adapters src/lrms src/staging src/store
- *   leaves: src/vocabulary src/errors src/doc src/config src/pki src/auth
+ *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
  *
  * The composition root (src/service) is above them all and only the command line
  * (src/cli) starts it.
@@ -60,13 +60,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(lrms|staging|store)/' },
       // The store keeps what the domain defines (a job's description, a delegation's type).
-      to: { path: ABOVE_ADAPTERS, pathNot: '^src/(jobdesc/model|delegations/types|sessions/safe-fs)\\.ts$' },
+      to: { path: ABOVE_ADAPTERS, pathNot: '^src/(jobdesc/model|delegations/types)\\.ts$' },
     },
     {
       name: 'leaves-import-no-layer',
-      comment: 'The vocabulary, errors, documents, configuration schema, PKI and authentication sit under every layer.',
+      comment: 'The vocabulary, errors, documents, configuration schema, safe file access, PKI and authentication sit under every layer.',
       severity: 'error',
-      from: { path: '^src/(vocabulary|errors|doc|config|pki|auth)/' },
+      from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
       to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|engine|lrms|staging|store)/' },
     },
     {

@@ -8,7 +8,7 @@
  *
  * Every method first resolves the job as the caller's (another user's job is a 404,
  * like a missing one), then the path (session-path.ts: 400 for malformed paths;
- * safe-fs.ts: 403 for symlinks), and works inside a lease on the job's verified
+ * src/fs/safe-fs.ts: 403 for symlinks), and works inside a lease on the job's verified
  * session directory (session-dirs.ts: 409 CE_ERR_SESSION_REPLACED when the job put a
  * link or another directory in its place). Other methods: 405 with Allow (router).
  * Deliberate differences from A-REX are listed in docs/sessions.md.
