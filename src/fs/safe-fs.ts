@@ -65,6 +65,15 @@ export function mapFsError(e: unknown): never {
   }
 }
 
+/** The names in the open directory `dir`. */
+export async function namesIn(dir: FileHandle): Promise<string[]> {
+  try {
+    return await readdir(dirPath(dir));
+  } catch (e) {
+    return mapFsError(e);
+  }
+}
+
 export async function lstatIn(dir: FileHandle, name: string): Promise<Stats | undefined> {
   try {
     return await lstat(inDir(dir, name));
@@ -209,13 +218,7 @@ export async function listFiles(sessionDir: string, segs: readonly string[]): Pr
   const out: string[] = [];
   const walk = async (dir: FileHandle, prefix: string, depth: number): Promise<void> => {
     if (depth >= MAX_REMOVE_DEPTH) throw ceError('CE_ERR_SESSION_TREE_TOO_DEEP');
-    let names: string[];
-    try {
-      names = await readdir(dirPath(dir));
-    } catch (e) {
-      return mapFsError(e);
-    }
-    for (const n of names) {
+    for (const n of await namesIn(dir)) {
       const s = await lstatIn(dir, n);
       if (s?.isFile()) out.push(prefix + n);
       else if (s?.isDirectory()) {
@@ -305,13 +308,7 @@ async function removeDir(parent: FileHandle, name: string, depth: number): Promi
  * descriptors: links and files are unlinked, directories emptied and removed.
  */
 export async function emptyDir(dir: FileHandle, depth = 0): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dirPath(dir));
-  } catch (e) {
-    return mapFsError(e);
-  }
-  for (const n of names) {
+  for (const n of await namesIn(dir)) {
     const s = await lstatIn(dir, n);
     if (!s) continue;
     if (s.isDirectory()) await removeDir(dir, n, depth + 1);
