@@ -15,7 +15,7 @@
  *
  * Bodies are never parsed by Fastify: a catch-all content-type parser leaves the
  * stream untouched, so handlers stream uploads to disk and sniff job descriptions
- * by content (clients send wrong or missing Content-Types; see compatibility notes).
+ * by content (clients send wrong or missing Content-Types; docs/compatibility.md).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

@@ -12,7 +12,6 @@ import { sessionErrors } from './codes/sessions.js';
 import { delegationErrors } from './codes/delegations.js';
 import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
-import { configErrors } from './codes/config.js';
 import { storeErrors } from './codes/store.js';
 
 export const catalog = {
@@ -24,7 +23,6 @@ export const catalog = {
   ...delegationErrors,
   ...engineErrors,
   ...stagingErrors,
-  ...configErrors,
   ...storeErrors,
 } as const;
 

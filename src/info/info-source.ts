@@ -13,10 +13,9 @@ import { readHostFacts } from './host-facts.js';
 import { tallyJobs, type JobTallyEntry } from './job-tally.js';
 import { lrmsLetter, type InternalState, type LrmsSubState } from '../vocabulary/job-states.js';
 import type { JobStore } from '../store/job-store.js';
+import { CERES_VERSION } from '../config/version.js';
 
-export const CERES_VERSION = '0.1.0';
 const MAX_CACHED_URLS = 8;
-
 
 export interface InfoSource {
   /**

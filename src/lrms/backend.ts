@@ -52,7 +52,7 @@ export interface BatchJobSpec {
   readonly sessionDir: string;
   /**
    * Directory for this attempt's backend files, owned by the backend while the job
-   * runs; the backend writes `diag` (§8.4 key=value accounting) there before the final
+   * runs; the backend writes `diag` (A-REX §8.4 key=value accounting) there before the final
    * update. Submitting again with the same directory while it holds a started job does
    * not start a second one: the first job's local id is returned and its end reported
    * (a submit repeated after a crash never runs a job twice). Use an empty directory

@@ -95,7 +95,7 @@ export interface RestStateInput {
 const FINISHED_REST: Readonly<Record<Outcome, RestState>> = { success: 'FINISHED', failed: 'FAILED', killed: 'KILLED' };
 
 /**
- * The REST state of a job (spec §3; A-REX's info-provider mapping, docs/references.md),
+ * The REST state of a job (spec §3; A-REX §7.6: its info provider's mapping),
  * except that a killed job is KILLED (A-REX's own mapping never says so).
  */
 export function restState(s: RestStateInput): RestState {

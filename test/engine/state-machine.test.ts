@@ -444,7 +444,7 @@ describe('batch updates', () => {
   });
 });
 
-describe('restart (arex-behaviour §7.5)', () => {
+describe('restart (A-REX §7.5)', () => {
   const finishedFailedIn = (failedState: InternalState, extra: Partial<MachineState> = {}): MachineState => ({
     ...AT.FINISHED,
     failedState,

@@ -1,5 +1,5 @@
 /**
- * `GET|HEAD {base}/jobs/<id>/diagnose/<name>` (spec §4.6; A-REX reference §5.8): a
+ * `GET|HEAD {base}/jobs/<id>/diagnose/<name>` (spec §4.6; A-REX §5.8): a
  * control file of the caller's job, for debugging (arcget saves all 14 as the job's
  * log directory; `arccat -l` reads `errors`; job-description retrieval reads
  * `description`).

@@ -1,5 +1,5 @@
 /**
- * `{base}/jobs/<id>/session[/<path>]` (spec §4.4; A-REX reference §5.7, §9.2, §9.6):
+ * `{base}/jobs/<id>/session[/<path>]` (spec §4.4; A-REX §5.7, §9.2, §9.6):
  *
  *   GET|HEAD  file: content (streamed, single Range → 206); directory: listing
  *   PUT       file: stored (streamed; Content-Range writes at an offset; parents made)
