@@ -4,7 +4,7 @@
  * never up:
  *
  *   transport src/http  ·  REST src/api
- *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info
+ *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info src/authz
  *   job engine src/engine
  *   adapters src/lrms src/staging src/store
  *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
@@ -13,8 +13,8 @@
  * (src/cli) starts it.
  */
 const ABOVE_DOMAIN = '^src/(http|api|service|cli)/';
-const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info)/';
-const ABOVE_ADAPTERS = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|engine)/';
+const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz)/';
+const ABOVE_ADAPTERS = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -44,7 +44,7 @@ module.exports = {
       name: 'domain-knows-no-http',
       comment: 'Domain services take a caller and plain values; only src/http and src/api speak HTTP.',
       severity: 'error',
-      from: { path: '^src/(jobs|jobdesc|sessions|delegations|info)/' },
+      from: { path: '^src/(jobs|jobdesc|sessions|delegations|info|authz)/' },
       to: { path: ABOVE_DOMAIN },
     },
     {
@@ -67,7 +67,9 @@ module.exports = {
       comment: 'The vocabulary, errors, documents, configuration schema, safe file access, PKI and authentication sit under every layer.',
       severity: 'error',
       from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
-      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|engine|lrms|staging|store)/' },
+      // Loading the configuration runs the authorization section's own checks (group
+      // references, FQAN patterns): those two modules import only the schema.
+      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store)/', pathNot: '^src/authz/(config-check|fqan)\\.ts$' },
     },
     {
       name: 'vocabulary-is-a-leaf',

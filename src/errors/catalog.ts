@@ -13,6 +13,7 @@ import { delegationErrors } from './codes/delegations.js';
 import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
 import { storeErrors } from './codes/store.js';
+import { authzErrors } from './codes/authz.js';
 
 export const catalog = {
   ...httpErrors,
@@ -24,6 +25,7 @@ export const catalog = {
   ...engineErrors,
   ...stagingErrors,
   ...storeErrors,
+  ...authzErrors,
 } as const;
 
 export type ErrorCode = keyof typeof catalog;

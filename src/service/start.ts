@@ -26,8 +26,9 @@ import { diagnoseItemRenderer } from '../jobs/diagnose-items.js';
 import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../api/app.js';
 import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
-import { tlsAuthenticator } from '../http/tls-authenticator.js';
+import { createAuth } from './authorization.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
+import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
 import { versionsResource } from '../api/rest/versions/index.js';
@@ -138,6 +139,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     startTime: new Date(),
   });
 
+  const { authenticate, authorize } = createAuth(config, db, log);
   const routes = {
     versions: versionsResource,
     info: infoResource(info),
@@ -163,7 +165,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   const app = buildApp({
     mountPoint: config.mountPoint,
     routes,
-    authenticate: tlsAuthenticator,
+    authenticate,
+    ...(authorize ? { authorize } : {}),
     logger: log,
     origin,
     publicUrl: config.publicUrl,
@@ -179,7 +182,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as import('node:tls').Server;
-  attachPeerIdentity(tlsServer, trust, { log });
+  const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
+  voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
+  attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
     await delegations.close();

@@ -42,6 +42,12 @@ const intOrNull = field(NullableInt, same<number | null>, same<number | null>);
 const flag = field(Bit, (v) => v !== 0, (v: boolean): 0 | 1 => (v ? 1 : 0));
 /** A JSON document kept as TEXT, parsed on first access only. */
 const json = <T>() => field(Text, (v) => JSON.parse(v) as T, (v: T) => JSON.stringify(v));
+/** A list of strings kept as a JSON array; an empty list as NULL. */
+const textList = field(
+  NullableText,
+  (v): readonly string[] => (v === null ? [] : (JSON.parse(v) as string[])),
+  (v: readonly string[]) => (v.length > 0 ? JSON.stringify(v) : null),
+);
 /** The description language; anything else reads as ADL (the default language). */
 const format = field(Text, (v): 'adl' | 'xrsl' => (v === 'xrsl' ? 'xrsl' : 'adl'), same<string>);
 
@@ -78,6 +84,10 @@ export const JOB_FIELDS = {
   clientHost: textOrNull('client_host', insert),
   /** Identity of the session directory made at submission; null for jobs stored before it was recorded. */
   sessionIdent: textOrNull('session_ident', insert),
+  /** Local account the owner was mapped to at submission (src/authz); null: not mapped. */
+  localAccount: textOrNull('local_account', insert),
+  /** The owner's verified VOMS FQANs at submission; empty: none. */
+  fqans: textList('fqans', insert),
   engine: json<Readonly<Record<string, unknown>>>()('engine', changeLazy),
   version: int('version'),
 } as const;

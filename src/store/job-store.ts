@@ -17,10 +17,14 @@ import { COLUMNS, columnOf, fromRow, INSERTED_KEYS, toColumn, type InsertedField
  * One job of a submission: the record fields given at submission (job-fields.ts, flag
  * `insert`), the description text as submitted, and the delegations the job names.
  */
-export interface NewJob extends Omit<InsertedFields, 'description' | 'sessionIdent'> {
+export interface NewJob extends Omit<InsertedFields, 'description' | 'sessionIdent' | 'localAccount' | 'fqans'> {
   description: unknown;
   /** Identity of the session directory (session-dirs.ts); absent = not recorded. */
   sessionIdent?: string | null;
+  /** Mapped local account (src/authz); null: not mapped. */
+  localAccount?: string | null;
+  /** The owner's verified VOMS FQANs at submission; null: none. */
+  fqans?: readonly string[] | null;
   raw: string;
   delegationIds: readonly string[];
 }
@@ -182,7 +186,13 @@ export class JobStore {
 
 function insertParams(j: NewJob): Record<string, unknown> {
   const params: Record<string, unknown> = { raw: j.raw };
-  const given: InsertedFields = { ...j, description: j.description as InsertedFields['description'], sessionIdent: j.sessionIdent ?? null };
+  const given: InsertedFields = {
+    ...j,
+    description: j.description as InsertedFields['description'],
+    sessionIdent: j.sessionIdent ?? null,
+    localAccount: j.localAccount ?? null,
+    fqans: j.fqans ?? [],
+  };
   for (const k of INSERTED_KEYS) params[k] = toColumn(k, given[k] as never);
   return params;
 }

@@ -16,7 +16,7 @@ function job(id: string): NewJob {
   return {
     id, owner: '/CN=alice', state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: 'd1', delegationIds: ['d1'],
     format: 'xrsl', description: { executable: '/bin/true' }, raw: '&(executable=/bin/true)', createdAt: 1000, rerunsLeft: 2, clientHost: '10.0.0.1',
-    sessionIdent: '1:2',
+    sessionIdent: '1:2', localAccount: 'pool01', fqans: ['/atlas'],
   };
 }
 
@@ -52,7 +52,7 @@ test('a submission stores the given fields and the defaults; every field reads b
       id: 'j1', owner: '/CN=alice', state: 'ACCEPTED', pending: false, restState: 'ACCEPTING', lrmsState: null, outcome: null, queue: 'main',
       delegationId: 'd1', format: 'xrsl', description: { executable: '/bin/true' }, createdAt: 1000, updatedAt: 1000, localId: null, exitCode: null,
       failedState: null, failedCause: null, failureReason: null, killRequested: false, cleanRequested: false, restartRequested: false, rerunsLeft: 2,
-      startedAt: null, endedAt: null, eraseAt: null, clientHost: '10.0.0.1', sessionIdent: '1:2', engine: {}, version: 0,
+      startedAt: null, endedAt: null, eraseAt: null, clientHost: '10.0.0.1', sessionIdent: '1:2', localAccount: 'pool01', fqans: ['/atlas'], engine: {}, version: 0,
     },
   );
   assert.equal(store.rawDescription('j1'), '&(executable=/bin/true)');
@@ -116,6 +116,6 @@ function rowOf(): JobRow {
     id: 'j1', owner: 'o', state: 'ACCEPTED', pending: 0, rest_state: 'ACCEPTING', lrms_state: null, outcome: null, queue: 'q', delegation_id: null,
     format: 'xrsl', description: '{}', created_at: 1, updated_at: 1, local_id: null, exit_code: null, failed_state: null, failed_cause: null,
     failure_reason: null, kill_requested: 0, clean_requested: 0, restart_requested: 0, reruns_left: 0, started_at: null, ended_at: null, erase_at: null,
-    client_host: null, session_ident: null, engine: '{}', version: 0,
+    client_host: null, session_ident: null, local_account: null, fqans: null, engine: '{}', version: 0,
   };
 }
