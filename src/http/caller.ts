@@ -33,8 +33,9 @@ export type CallerResult =
  */
 export type Authenticator = (req: IncomingMessage) => CallerResult | Promise<CallerResult>;
 
-/** What a request does, for token scopes (src/auth/token/scopes.ts); absent for public resources. */
-export type Operation = 'read' | 'create' | 'modify' | 'cancel';
+/** What a request does, for token scopes (src/auth/token/scopes.ts). */
+export type { Operation } from '../auth/token/scopes.js';
+import type { Operation } from '../auth/token/scopes.js';
 
 /**
  * Decides whether an authenticated caller may use the non-public resources, and adds

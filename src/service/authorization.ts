@@ -15,9 +15,10 @@
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 import type { Authenticator, Authorizer as HttpAuthorizer, Caller } from '../http/caller.js';
 import { peerIdentity } from '../http/tls-options.js';
+import { tlsAuthenticator } from '../http/tls-authenticator.js';
 import { Authorizer } from '../authz/authorizer.js';
 import { subjectOfIdentity, type AuthzSubject } from '../authz/subject.js';
 import type { Identity } from '../auth/identity.js';
@@ -33,15 +34,15 @@ export interface AuthWiring {
 
 export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenAuthenticator): AuthWiring {
   const certificateCaller: Authenticator = (req) => {
-    const r = peerIdentity(req.socket as TLSSocket);
-    if (!r.ok) {
-      return r.code === 'CE_ERR_AUTH_NO_CREDENTIALS' && tokens !== undefined ? { ...r, reason: 'no client certificate or bearer token was presented', headers: { 'www-authenticate': BEARER_CHALLENGE } } : r;
+    const r = tlsAuthenticator(req);
+    // With a trusted issuer, a request without credentials is told that a token would do.
+    if (!r.ok && r.code === 'CE_ERR_AUTH_NO_CREDENTIALS' && tokens !== undefined) {
+      return { ...r, reason: 'no client certificate or bearer token was presented', headers: { 'www-authenticate': BEARER_CHALLENGE } };
     }
-    const fqans = r.identity.voms?.fqans;
-    return { ok: true, caller: { dn: r.identity.dn, kind: 'x509', notAfter: r.identity.notAfter, ...(fqans !== undefined && fqans.length > 0 ? { fqans } : {}) } };
+    return r;
   };
   const authenticate: Authenticator = (req) => {
-    const b = bearerOf(req);
+    const b = bearerOf(req.headers.authorization);
     if (b === undefined) return certificateCaller(req);
     const refuse = (reason: string) => ({ ok: false as const, code: 'CE_ERR_AUTH_TOKEN_INVALID' as const, reason: `Bearer token refused: ${reason}`, headers: invalidTokenHeaders(reason) });
     if ('malformed' in b) return refuse('the Authorization header holds no single token');

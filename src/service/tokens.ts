@@ -10,7 +10,7 @@ import { rootCertificates } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { IssuerKeys } from '../auth/token/issuer-keys.js';
-import { httpsGetJson } from '../auth/token/https-get.js';
+import { httpsGetJson } from '../http/https-get-json.js';
 import { TokenAuthenticator } from '../auth/token/token-authenticator.js';
 import { ANY_AUDIENCE, type DevIssuer } from '../auth/token/dev-issuer.js';
 

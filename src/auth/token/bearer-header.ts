@@ -3,12 +3,10 @@
  * query strings end up in logs and are not accepted). The scheme is case-insensitive;
  * an Authorization header of another scheme is not a token and is ignored.
  */
-import type { IncomingMessage } from 'node:http';
-
 export type BearerHeader = { readonly token: string } | { readonly malformed: true } | undefined;
 
-export function bearerOf(req: IncomingMessage): BearerHeader {
-  const h = req.headers.authorization;
+/** `authorization`: the request's Authorization header. */
+export function bearerOf(h: string | undefined): BearerHeader {
   if (h === undefined) return undefined;
   const m = /^\s*bearer(?:\s+(.*))?$/is.exec(h);
   if (m === null) return undefined;

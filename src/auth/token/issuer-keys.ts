@@ -23,7 +23,7 @@ export interface IssuerKeySource {
 export interface IssuerKeysOptions {
   readonly refreshMs: number;
   readonly maxAgeMs: number;
-  /** Fetches a JSON document over https (src/auth/token/https-get.ts). */
+  /** Fetches a JSON document over https with the trusted CAs (the root passes src/http/https-get-json.ts). */
   readonly getJson: (url: string) => Promise<unknown>;
   readonly now?: () => number;
   /** Told about each load (for the log): what was loaded from where, or why it failed. */

@@ -6,9 +6,11 @@
  * and refused when none are configured. Only compute scopes count: nearly every token
  * carries some unrelated scope, which says nothing about compute.
  */
-import type { Operation } from '../../http/caller.js';
 import type { TokenIdentity } from '../identity.js';
 import { insufficientScope } from './bearer-errors.js';
+
+/** What a request does, in the four classes of the compute scopes (src/api/rest/operation.ts decides). */
+export type Operation = 'read' | 'create' | 'modify' | 'cancel';
 
 export const SCOPE_OF: Readonly<Record<Operation, string>> = {
   read: 'compute.read',

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initDevPki } from '../../../src/pki/dev-pki.js';
 import { IssuerKeys } from '../../../src/auth/token/issuer-keys.js';
-import { httpsGetJson } from '../../../src/auth/token/https-get.js';
+import { httpsGetJson } from '../../../src/http/https-get-json.js';
 import { verifyToken, type VerifyContext } from '../../../src/auth/token/verify.js';
 import { removeDir, tempDir } from '../../helpers/service.js';
 import { newKey, sign, startJwksServer, type JwksServer, type TestKey } from './fixture.js';

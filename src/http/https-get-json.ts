@@ -1,5 +1,6 @@
 /**
- * A small bounded HTTPS GET for issuer discovery documents and key sets: https only,
+ * A small bounded HTTPS GET of a JSON document (token issuers' discovery documents and
+ * key sets): https only,
  * verified against the given CAs, size and time bounded, no redirects followed (a
  * discovery document names the key set's URL itself).
  */
