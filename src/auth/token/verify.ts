@@ -6,9 +6,9 @@
  *   public key as the secret is the classic confusion attack); `iss` one of the trusted
  *   issuers; signature with that issuer's key for the header's `kid`; `aud` one of the
  *   accepted audiences; `exp` required and `nbf` and `iat` not in the future, each with
- *   the clock-skew allowance; `sub` present; `wlcg.ver`, when present, of major 1 (a
- *   newer minor is accepted, an unknown major refused; tokens of SciTokens issuers carry
- *   none). Unknown claims are ignored.
+ *   the clock-skew allowance; `sub` present, printable and at most 256 characters;
+ *   `wlcg.ver`, when present, of major 1 (a newer minor is accepted, an unknown major
+ *   refused; tokens of SciTokens issuers carry none). Unknown claims are ignored.
  *
  * A refusal carries a reason naming the failed check, never the token or a claim value
  * the client did not choose.
@@ -21,6 +21,8 @@ import type { IssuerKeys } from './issuer-keys.js';
 export const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'] as const;
 /** Longest token accepted (real WLCG tokens are 1-3 KB). */
 export const MAX_TOKEN_BYTES = 16 * 1024;
+/** Longest subject accepted (issuers use UUIDs or short names). */
+const MAX_SUBJECT_CHARS = 256;
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export interface VerifyContext {
@@ -75,6 +77,10 @@ export async function verifyToken(token: string, ctx: VerifyContext): Promise<To
     return refuse('unsupported WLCG token profile version (wlcg.ver): major version 1 is accepted');
   const sub = payload.sub;
   if (typeof sub !== 'string' || sub === '') return refuse('the token has no subject (sub)');
+  // The subject becomes part of the owner key, which goes into log lines and the job's
+  // control files (one key=value per line): no control characters, bounded length.
+  if (sub.length > MAX_SUBJECT_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(sub))
+    return refuse('the token subject (sub) is too long or holds control characters');
   const scope = payload.scope;
   const groups = payload['wlcg.groups'];
   const identity: TokenIdentity = {

@@ -136,6 +136,14 @@ describe('bearer token verification', () => {
     await refused(await sign(ec, { iss: ISS, sub: '' }), /claim sub|subject/);
   });
 
+  it('refuses a subject with control characters (it goes into control files and logs) or over 256 characters', async () => {
+    await refused(await sign(ec, { iss: ISS, sub: 'alice\nowner=/O=Grid/CN=root' }), /control characters/);
+    await refused(await sign(ec, { iss: ISS, sub: 'x\u0000' }), /control characters/);
+    await refused(await sign(ec, { iss: ISS, sub: 'a'.repeat(257) }), /too long/);
+    assert.ok((await verifyToken(await sign(ec, { iss: ISS, sub: 'a'.repeat(256) }), ctx)).ok);
+    assert.ok((await verifyToken(await sign(ec, { iss: ISS, sub: 'Jürgen Müller 1f2e' }), ctx)).ok);
+  });
+
   it('refuses what is not a compact JWS, and tokens over the size limit', async () => {
     await refused('not-a-token', /not a JWT/);
     await refused('a.b.c', /not a JWT/);
