@@ -35,6 +35,7 @@ import { Semaphore } from './semaphore.js';
 import { pruneSession, removeOutput } from './session-prune.js';
 import { openDirChain, unlinkIn } from '../sessions/safe-fs.js';
 import { lstatInSession, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
+import { giveFile } from '../sessions/session-owner.js';
 import { StagingError, stagingError } from './staging-error.js';
 import { cacheMode, overwriteAllowed, parseTransferUrl, type TransferUrl } from './transfer-url.js';
 import { withSession, type FileResult, type ProgressListener, type StageInFile, type StageInJob, type StageOutFile, type StageOutJob, type StageResult } from './types.js';
@@ -266,6 +267,9 @@ export class Stager {
           throw e;
         }
       }
+      // The job's own file under its local account; a link to a cache file stays the
+      // cache's (read-only for the job: it must not change what other jobs get).
+      await giveFile(dest, target.owner);
       const endTime = new Date();
       this.log.info({ job: ctx.jobId, file: file.name, url: tu.display, bytes, attempts: tally.attempts, fromCache, ms: endTime.getTime() - startTime.getTime() }, 'input staged');
       return { name: file.name, url: tu.display, kind: 'download', ok: true, bytes, attempts: tally.attempts, fromCache, startTime, endTime };
