@@ -16,6 +16,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
 import { stateLayout } from './layout.js';
+import { setStateModes } from './state-modes.js';
+import { checkAccountsAtStart, type MappingAccounts } from './account-checks.js';
+import { AccountResolver } from '../accounts/resolve-account.js';
 import { openDatabase } from '../jobs/store/database.js';
 import { JobStore } from '../jobs/store/job-store.js';
 import { ControlDir } from '../jobs/control-dir.js';
@@ -72,8 +75,17 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
 async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const startedAt = Date.now();
-  const L = stateLayout(config.stateDir);
-  for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const L = stateLayout(config.stateDir, config.sessions.root);
+  for (const d of [L.root, L.control, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
+  setStateModes(L);
+  // Jobs under local accounts: refuse what cannot work before anything else starts.
+  await checkAccountsAtStart({
+    mapping: (config as { mapping?: readonly MappingAccounts[] }).mapping,
+    sessionsDir: L.sessions,
+    resolver: new AccountResolver(),
+    warn: (msg, obj) => log.warn(obj, msg),
+  });
   const { host, port } = listenParts(config.listen);
   // GLUE2 ids and the printed URL: the configured name, else the listen address as given.
   const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
@@ -99,6 +111,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
   const db = openDatabase(L.db);
+  setStateModes(L); // again: the database files exist now
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
   let actualPort = port;
