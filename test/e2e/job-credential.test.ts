@@ -1,0 +1,71 @@
+// The job's own copy of its delegated credential through the running service: a job
+// with a token delegation finds it in BEARER_TOKEN_FILE (mode 0600), sees the new token
+// when the delegation is renewed while it runs, and the copy is gone once it ended; a
+// job without a delegation gets no such variable.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
+import { fakeJwt } from '../delegations/fixture.js';
+
+describe("a job's copy of its delegated credential", () => {
+  let ceres: RunningCeres;
+  let client: Client;
+  before(async () => {
+    ceres = await startCeres();
+    client = Client.forUser(ceres);
+  });
+  after(async () => {
+    await client?.close();
+    if (ceres) await stopCeres(ceres);
+    if (ceres) removeDir(ceres.stateDir);
+  });
+
+  const file = async (job: string, name: string): Promise<string | undefined> => {
+    const r = await client.req('GET', `/rest/1.1/jobs/${job}/session/${name}`, undefined, { accept: '*/*' });
+    return r.status === 200 ? r.text : undefined;
+  };
+  async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = await f();
+      if (v !== undefined) return v;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('is given as BEARER_TOKEN_FILE, follows a renewal while the job runs, and goes when the job ends', async () => {
+    const t1 = fakeJwt({ sub: 'first' });
+    const made = await client.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, { 'x-delegation': `bearer ${t1}` });
+    assert.equal(made.status, 201, made.text);
+    const delegation = String(made.headers.location).split('/').pop() as string;
+    const script = [
+      'echo "$BEARER_TOKEN_FILE" > path',
+      'stat -c %a "$BEARER_TOKEN_FILE" > mode',
+      'cp "$BEARER_TOKEN_FILE" first',
+      'n=0; while cmp -s "$BEARER_TOKEN_FILE" first && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done',
+      'cp "$BEARER_TOKEN_FILE" second',
+    ].join('; ');
+    const [item] = await client.submit(`&(executable="/bin/sh")(arguments="-c" "${script.replaceAll('"', '""')}")(delegationid="${delegation}")(stderr="e")(outputfiles=("second" "")("e" ""))`);
+    const job = item.id as string;
+    assert.equal(await until('the first copy', () => file(job, 'first')), t1);
+    const path = (await file(job, 'path'))?.trim() ?? '';
+    assert.equal(path, join(ceres.stateDir, 'job-credentials', job, 'token'));
+    assert.equal((await file(job, 'mode'))?.trim(), '600');
+
+    const t2 = fakeJwt({ sub: 'second' });
+    const renewed = await client.req('POST', `/rest/1.1/delegations/${delegation}?action=renew`, undefined, { 'x-token-delegation': `Bearer ${t2}` });
+    assert.equal(renewed.status, 200, renewed.text);
+    assert.deepEqual([...(await client.waitFor([job], ['FINISHED', 'FAILED'])).values()], ['FINISHED']);
+    assert.equal(await file(job, "second"), t2, `the running job saw the renewed token (stderr: ${await file(job, "e")})`);
+    assert.equal(existsSync(join(ceres.stateDir, 'job-credentials', job)), false, 'the copy is removed when the job ended');
+  });
+
+  it('a job without a delegation gets neither variable', async () => {
+    const [item] = await client.submit('&(executable="/bin/sh")(arguments="-c" "echo [$X509_USER_PROXY][$BEARER_TOKEN_FILE]")(stdout="o")');
+    assert.deepEqual([...(await client.waitFor([item.id], ['FINISHED', 'FAILED'])).values()], ['FINISHED']);
+    assert.equal(await file(item.id, 'o'), '[][]\n');
+  });
+});
