@@ -30,6 +30,7 @@ import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../http/app.js';
 import { attachPeerIdentity, connectionKey, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
+import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import type { Authenticator } from '../http/caller.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
@@ -210,7 +211,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as import('node:tls').Server;
-  attachPeerIdentity(tlsServer, trust, { log });
+  const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
+  voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
+  attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
     await delegations.close();
