@@ -9,7 +9,8 @@
  *   <state>/cache/          shared input-file cache
  *   <state>/pki/            embedded development PKI (only when no host cert configured)
  *   <state>/lrms/           batch backend working files
- *   <state>/job-credentials/  each active job's copy of its delegated credential (0711; src/accounts/job-credentials.ts)
+ *   <state>/job-credentials/  each active job's copy of its delegated credential (0711; src/accounts/job-credentials.ts);
+ *                           `<sessions.root>/.ceres-credentials/` when the sessions are elsewhere
  *
  * Modes (state-modes.ts): the state directory and the sessions folder 0711 (a job
  * under a local account can pass through to its own session directory, not list
@@ -40,6 +41,8 @@ export function stateLayout(root: string, sessionRoot?: string): StateLayout {
     cache: join(root, 'cache'),
     pki: join(root, 'pki'),
     lrms: join(root, 'lrms'),
-    jobCredentials: join(root, 'job-credentials'),
+    // Beside the sessions when they are on a shared file system: a batch job on another
+    // node must find its credential there too. `.` never starts a job id.
+    jobCredentials: sessionRoot !== undefined ? join(sessionRoot, '.ceres-credentials') : join(root, 'job-credentials'),
   };
 }

@@ -47,8 +47,9 @@ describe('state directory modes against a local account', { skip: skipUnlessRoot
     for (const f of readdirSync(s).filter((n) => n.startsWith('ceres.db'))) assert.equal(mode(join(s, f)), 0o600, f);
   });
 
-  it('puts the session directories under sessions.root', () => {
+  it('puts the session directories under sessions.root, and the credential copies beside them', () => {
     assert.equal(readdirSync(sessionRoot).filter((n) => !n.startsWith('.')).length, 1);
+    assert.equal(statSync(join(sessionRoot, '.ceres-credentials')).mode & 0o777, 0o711);
     assert.deepEqual(readdirSync(join(ceres.stateDir)).filter((n) => n === 'sessions'), []);
   });
 

@@ -155,17 +155,37 @@ describe('fork backend: jobs run as their local account', { skip: skipUnlessRoot
     assert.equal(readFileSync(target, 'utf8'), 'keep\n');
   });
 
-  it('cancel kills every process of the job, a daemon in its own session included', async () => {
-    const s = await spec(a, 'setsid sh -c \'echo $$ > d.pid; exec sleep 1000\' & echo $$ > main.pid; while :; do sleep 0.05; done');
-    const id = await backend.submit(s);
-    await until('the daemon', () => pidIn(join(s.sessionDir, 'd.pid')) > 0 && pidIn(join(s.sessionDir, 'main.pid')) > 0);
-    const pids = [pidIn(join(s.sessionDir, 'd.pid')), pidIn(join(s.sessionDir, 'main.pid'))];
-    started.push(...pids);
-    for (const p of pids) assert.equal(statSync(`/proc/${p}`).uid, a.uid, 'the processes run as the account');
-    assert.equal(await backend.cancel(id), true);
-    await until('the final update', () => finals.has(id));
-    assert.equal(finals.get(id)?.failureReason, 'cancelled');
-    await until('no process of the job is left', () => pids.every((p) => !alive(p)), 10_000);
+  for (const cgroups of ['auto', 'off'] as const) {
+    it(`cancel kills every process of the job, a daemon in its own session included (cgroups ${cgroups})`, async (t) => {
+      const be = cgroups === 'auto' ? backend : await ForkBackend.create({ workDir: join(root, 'lrms', 'fork-scan'), wrapper: 'c', cgroups, killGraceSeconds: 1, pollIntervalMs: 100 });
+      if (be !== backend) {
+        t.after(() => be.close());
+        be.onUpdate((id, u) => {
+          if (u.kind === 'final') finals.set(id, u.result);
+        });
+      }
+      const s = await spec(a, 'setsid sh -c \'echo $$ > d.pid; exec sleep 1000\' & echo $$ > main.pid; while :; do sleep 0.05; done');
+      const id = await be.submit(s);
+      await until('the daemon', () => pidIn(join(s.sessionDir, 'd.pid')) > 0 && pidIn(join(s.sessionDir, 'main.pid')) > 0);
+      const pids = [pidIn(join(s.sessionDir, 'd.pid')), pidIn(join(s.sessionDir, 'main.pid'))];
+      started.push(...pids);
+      for (const p of pids) assert.equal(statSync(`/proc/${p}`).uid, a.uid, 'the processes run as the account');
+      assert.equal(await be.cancel(id), true);
+      await until('the final update', () => finals.has(id));
+      assert.equal(finals.get(id)?.failureReason, 'cancelled');
+      await until('no process of the job is left', () => pids.every((p) => !alive(p)), 10_000);
+    });
+  }
+
+  it('release() (clean) kills a daemon of the account that outlived its job', async () => {
+    const s = await spec(a, 'setsid sh -c \'echo $$ > d.pid; exec sleep 1000\' & while [ ! -s d.pid ]; do sleep 0.02; done; exit 0');
+    const { r } = await run(s);
+    assert.equal(r.exitCode, 0);
+    const d = pidIn(join(s.sessionDir, 'd.pid'));
+    started.push(d);
+    // The wrapper kills what is left of the job when it ends; release() is the net for the rest.
+    await backend.release({ jobId: s.jobId, lrmsDir: s.lrmsDir });
+    await until('the daemon to be gone', () => !alive(d), 10_000);
   });
 
   for (const [what, account, code] of [
