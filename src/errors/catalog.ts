@@ -13,6 +13,7 @@ import { delegationErrors } from './codes/delegations.js';
 import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
 import { configErrors } from './codes/config.js';
+import { authzErrors } from './codes/authz.js';
 import { accountErrors } from './codes/accounts.js';
 
 export const catalog = {
@@ -25,6 +26,7 @@ export const catalog = {
   ...engineErrors,
   ...stagingErrors,
   ...configErrors,
+  ...authzErrors,
   ...accountErrors,
 } as const;
 
