@@ -17,8 +17,9 @@ import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
 import { stateLayout } from './layout.js';
 import { setStateModes } from './state-modes.js';
-import { checkAccountsAtStart, type MappingAccounts } from './account-checks.js';
+import { checkAccountsAtStart } from './account-checks.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
+import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { openDatabase } from '../jobs/store/database.js';
 import { JobStore } from '../jobs/store/job-store.js';
 import { ControlDir } from '../jobs/control-dir.js';
@@ -81,10 +82,11 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
   setStateModes(L);
   // Jobs under local accounts: refuse what cannot work before anything else starts.
+  const accounts = new AccountResolver();
   await checkAccountsAtStart({
-    mapping: (config as { mapping?: readonly MappingAccounts[] }).mapping,
+    mapping: config.mapping,
     sessionsDir: L.sessions,
-    resolver: new AccountResolver(),
+    resolver: accounts,
     warn: (msg, obj) => log.warn(obj, msg),
   });
   const { host, port } = listenParts(config.listen);
@@ -137,6 +139,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     maxRerun: config.engine.maxReruns,
     maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
