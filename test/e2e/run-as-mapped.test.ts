@@ -1,13 +1,15 @@
 // Jobs under mapped local accounts through the real service (root, real accounts, the dev
 // PKI's users mapped by a grid-mapfile): each user's job runs as its account; it cannot
 // read the other account's session files, the host key, the database, the delegations or
-// the control files (Permission denied); a file uploaded with PUT is the account's; an
-// account that does not exist fails the job with the reason, and nothing runs.
+// the control files (Permission denied); a file uploaded with PUT and the copy of its
+// delegated token are the account's; an account that does not exist fails the job with
+// the reason, and nothing runs.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
+import { fakeJwt } from '../delegations/fixture.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { assertRoot, createAccount, removeAccounts, skipUnlessRoot, type TestAccount } from '../helpers/local-accounts.js';
 
@@ -70,7 +72,16 @@ describe('jobs under mapped local accounts (real service)', { skip: skipUnlessRo
       `ls ${join(s, 'control')}`,
       `ls ${join(s, 'sessions')}`,
     ];
-    const [aj] = await alice.submit(sh(['id -un', 'cat in.txt', ...attempts.map((c) => `${c} > /dev/null`), 'exit 0'].join('; '), { extra: '(inputfiles=("in.txt" ""))' }));
+    const token = fakeJwt({ sub: 'alice' });
+    const d = await alice.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, { 'x-delegation': `bearer ${token}` });
+    assert.equal(d.status, 201, d.text);
+    const delegation = String(d.headers.location).split('/').pop() as string;
+    const [aj] = await alice.submit(
+      sh(['id -un', 'cat in.txt', ...attempts.map((c) => `${c} > /dev/null`), 'cat "$BEARER_TOKEN_FILE" > tok', 'stat -c "%U %a" "$BEARER_TOKEN_FILE" >> tok', 'exit 0'].join('; '), {
+        outputs: ['tok'],
+        extra: `(inputfiles=("in.txt" ""))(delegationid="${delegation}")`,
+      }),
+    );
     const put = await alice.req('PUT', `/rest/1.1/jobs/${aj.id}/session/in.txt`, 'uploaded\n', { 'content-type': 'application/octet-stream' });
     assert.equal(put.status, 200, put.text);
     const up = statSync(join(s, 'sessions', aj.id, 'in.txt'));
@@ -82,6 +93,7 @@ describe('jobs under mapped local accounts (real service)', { skip: skipUnlessRo
     const err = await file(alice, aj.id, 'err');
     const denied = err.split('\n').filter((l) => /Permission denied/.test(l));
     assert.equal(denied.length, attempts.length, `every attempt is refused:\n${err}`);
+    assert.equal(await file(alice, aj.id, 'tok'), `${token}${a.name} 600\n`, "the job reads its credential copy, the account's, 0600");
   });
 
   it('an account that does not exist: the job fails with the reason, and nothing runs', async () => {
