@@ -11,25 +11,35 @@
  *    directory on the way must let it pass. The accounts that cannot are named.
  */
 import { constants as C, type Stats } from 'node:fs';
-import { access, chown, mkdir, rmdir, stat } from 'node:fs/promises';
+import { access, chown, mkdir, readFile, rmdir, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { AccountResolver, LocalAccount } from '../accounts/resolve-account.js';
 import { StartError } from './start-error.js';
 import { PASSABLE } from './state-modes.js';
+import { parseGridMapFile } from '../authz/grid-mapfile.js';
 
-/** The part of a `mapping` entry that names accounts statically (grid-mapfiles name theirs per caller). */
+/** The part of a `mapping` entry that names accounts. */
 export interface MappingAccounts {
   readonly account?: string | undefined;
   readonly pool?: { readonly accounts: readonly string[] } | undefined;
+  readonly gridMapFile?: string | undefined;
 }
 
-/** Accounts a mapping names in the configuration itself (fixed and pool accounts), once each. */
-export function mappedAccountNames(mapping: readonly MappingAccounts[]): string[] {
+/**
+ * Accounts a mapping names, once each: fixed and pool accounts, and the accounts of the
+ * grid-mapfiles as they read now (one that cannot be read names none; the authorizer
+ * reports it).
+ */
+export async function mappedAccountNames(mapping: readonly MappingAccounts[]): Promise<string[]> {
   const names = new Set<string>();
   for (const m of mapping) {
     if (m.account !== undefined) names.add(m.account);
     for (const a of m.pool?.accounts ?? []) names.add(a);
+    if (m.gridMapFile !== undefined) {
+      const text = await readFile(m.gridMapFile, 'utf8').catch(() => '');
+      for (const a of parseGridMapFile(text).accounts.values()) names.add(a);
+    }
   }
   return [...names];
 }
@@ -142,5 +152,5 @@ export async function checkAccountsAtStart(o: {
 }): Promise<void> {
   const mapping = o.mapping ?? [];
   refuseMappingWithoutRoot(mapping);
-  await checkSessionRoot({ dir: o.sessionsDir, accounts: mappedAccountNames(mapping), resolver: o.resolver, warn: o.warn });
+  await checkSessionRoot({ dir: o.sessionsDir, accounts: await mappedAccountNames(mapping), resolver: o.resolver, warn: o.warn });
 }

@@ -3,7 +3,7 @@
 // directories), and the accounts that cannot reach it are named.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canPass, checkSessionRoot, mappedAccountNames, refuseMappingWithoutRoot, unreachableBy } from '../../src/service/account-checks.js';
@@ -26,8 +26,16 @@ describe('refusing a mapping the service cannot honour', () => {
     refuseMappingWithoutRoot([], 1000);
   });
 
-  it('lists the accounts a mapping names, once each', () => {
-    assert.deepEqual(mappedAccountNames(mapping), ['atlas001', 'atlas002']);
+  it('lists the accounts a mapping names, once each, grid-mapfile accounts included', async () => {
+    assert.deepEqual(await mappedAccountNames(mapping), ['atlas001', 'atlas002']);
+    const dir = await mkdtemp(join(tmpdir(), 'ceres-gridmap-'));
+    try {
+      const file = join(dir, 'grid-mapfile');
+      await writeFile(file, '"/O=Site/CN=Jane" jane,other\n"/O=Site/CN=Joe" atlas001\n"/O=Site/CN=Unclosed x\n');
+      assert.deepEqual(await mappedAccountNames([...mapping, { gridMapFile: file }, { gridMapFile: join(dir, 'missing') }]), ['atlas001', 'atlas002', 'jane']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('decides passage by owner, then group, then other bits', () => {
@@ -86,7 +94,6 @@ describe('the sessions folder and mapped accounts', { skip: skipUnlessRoot('chec
   });
 
   it('refuses a sessions folder that is a file', async () => {
-    const { writeFile } = await import('node:fs/promises');
     await writeFile(join(root, 'afile'), '');
     await assert.rejects(checkSessionRoot({ dir: join(root, 'afile'), accounts: [], resolver: new AccountResolver(), warn: () => undefined }), StartError);
   });
