@@ -6,6 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { untilValue as until } from '../helpers/poll.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { fakeJwt } from '../delegations/fixture.js';
 import { signProxyFromCsr } from '../../src/pki/issue.js';
@@ -28,15 +29,6 @@ describe("a job's copy of its delegated credential", () => {
     const r = await client.req('GET', `/rest/1.1/jobs/${job}/session/${name}`, undefined, { accept: '*/*' });
     return r.status === 200 ? r.text : undefined;
   };
-  async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await f();
-      if (v !== undefined) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 
   it('is given as BEARER_TOKEN_FILE, follows a renewal while the job runs, and goes when the job ends', async () => {
     const t1 = fakeJwt({ sub: 'first' });

@@ -10,7 +10,8 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 import { fakeJwt } from '../delegations/fixture.js';
-import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import { untilValue as until } from '../helpers/poll.js';
+import { Client, processAlive, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { assertRoot, createAccount, removeAccounts, skipUnlessRoot, type TestAccount } from '../helpers/local-accounts.js';
 
 describe('jobs under mapped local accounts (real service)', { skip: skipUnlessRoot('running mapped jobs as local accounts') }, () => {
@@ -94,6 +95,20 @@ describe('jobs under mapped local accounts (real service)', { skip: skipUnlessRo
     const denied = err.split('\n').filter((l) => /Permission denied/.test(l));
     assert.equal(denied.length, attempts.length, `every attempt is refused:\n${err}`);
     assert.equal(await file(alice, aj.id, 'tok'), `${token}${a.name} 600\n`, "the job reads its credential copy, the account's, 0600");
+  });
+
+  it('kill stops every process of the job, a daemon of the account in its own session included', async () => {
+    const [kj] = await alice.submit(sh("setsid sh -c 'echo $$ > d.pid; exec sleep 1000' & echo $$ > main.pid; while :; do sleep 0.05; done"));
+    const pid = async (f: string): Promise<number | undefined> => {
+      const t = await file(alice, kj.id, f);
+      return /^\d+\n$/.test(t) ? Number(t) : undefined;
+    };
+    const pids = [await until('the daemon', () => pid('d.pid')), await until('the main process', () => pid('main.pid'))];
+    for (const p of pids) assert.equal(statSync(`/proc/${p}`).uid, a.uid, 'the processes run as the account');
+    const [k] = await alice.action('kill', [kj.id]);
+    assert.equal(k['status-code'], '202', JSON.stringify(k));
+    await alice.waitFor([kj.id], ['KILLED', 'FINISHED', 'FAILED']);
+    await until('no process of the job is left', async () => (pids.every((p) => !processAlive(p)) ? true : undefined), 15_000);
   });
 
   it('an account that does not exist: the job fails with the reason, and nothing runs', async () => {
