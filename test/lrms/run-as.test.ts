@@ -6,6 +6,7 @@
 // submission and nothing runs (never as the service user).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod, chown, lchown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -198,6 +199,23 @@ describe('fork backend: jobs run as their local account', { skip: skipUnlessRoot
       await assert.rejects(backend.submit(s), (e: unknown) => e instanceof CeError && e.code === code && e.message.includes(account));
       assert.ok(!existsSync(join(root, `ran-${n}`)), 'the job did not run');
       assert.ok(!existsSync(join(s.lrmsDir, 'pid')), 'no wrapper claimed the job');
+    });
+  }
+
+  for (const [what, cred] of [
+    ['uid 0', '0:0:0'],
+    ['a malformed CRED', 'x:1:2'],
+    ['a group list that is not numbers', '1000:1000:1,abc'],
+  ] as const) {
+    it(`the C wrapper itself refuses ${what} and starts nothing`, async () => {
+      const s = await spec(a, 'true');
+      await mkdir(s.lrmsDir, { recursive: true, mode: 0o700 });
+      await writeFile(join(s.lrmsDir, 'job.sh'), `#!/bin/sh\ntouch ${join(root, 'ran-cred')}\n`);
+      const args = [s.lrmsDir, s.sessionDir, '', 'out', 'err', '0', '0', '0', '0', '1', '1000', '', 'mark', cred];
+      const r = spawnSync(backend.wrapper.path, args, { encoding: 'utf8' });
+      assert.match(r.stdout, /^error invalid account credentials/, r.stdout + r.stderr);
+      assert.ok(!existsSync(join(s.lrmsDir, 'pid')), 'the wrapper did not claim the job');
+      assert.ok(!existsSync(join(root, 'ran-cred')), 'nothing ran');
     });
   }
 
