@@ -168,8 +168,8 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
   }
   const stat = await h.stat();
   // Under a local account the service reads for the job's owner only what the account
-  // could read itself: its own files, or files anyone may read (inputs linked from the
-  // cache). A hard link the job made to a file of root's is not served.
+  // could read itself: its own files, or files anyone may read. A hard link the job made
+  // to a file of root's is not served.
   if (owner !== undefined && stat.uid !== owner.uid && (stat.mode & 0o004) === 0) {
     await h.close();
     throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', 'The file is not readable by the job owner\'s local account');

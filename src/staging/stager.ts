@@ -247,7 +247,9 @@ export class Stager {
             throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: ${lease.size} bytes, ${file.size} expected`);
           }
           if (expected !== undefined) await verifyChecksum(expected, await lease.checksum(expected.algorithm), () => lease.invalidate());
-          await linkOrCopy(lease.path, dest, { copy: mode === 'copy' || file.executable, mode: fileMode });
+          // Under a local account the input is a copy of its own: a link would share the
+          // cache file (the service's, 0600) with the job (docs/security.md).
+          await linkOrCopy(lease.path, dest, { copy: mode === 'copy' || file.executable || target.owner !== undefined, mode: fileMode });
           bytes = lease.size;
           fromCache = lease.fromCache;
           if (fromCache) onProgress(bytes);
@@ -267,8 +269,7 @@ export class Stager {
           throw e;
         }
       }
-      // The job's own file under its local account; a link to a cache file stays the
-      // cache's (read-only for the job: it must not change what other jobs get).
+      // The job's own file under its local account.
       await giveFile(dest, target.owner);
       const endTime = new Date();
       this.log.info({ job: ctx.jobId, file: file.name, url: tu.display, bytes, attempts: tally.attempts, fromCache, ms: endTime.getTime() - startTime.getTime() }, 'input staged');

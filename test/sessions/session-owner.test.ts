@@ -68,7 +68,7 @@ describe('session directories of jobs under a local account', { skip: skipUnless
     assert.equal(await readFile(secret, 'utf8'), 'root only\n');
   });
 
-  it("serves the account's own files and world-readable ones (inputs linked from the cache)", async () => {
+  it("serves the account's own files and world-readable ones", async () => {
     await writeFile(join(dir, 'shared'), 'anyone\n', { mode: 0o644 });
     const r = await f.app.inject({ method: 'GET', url: f.url(id, 'shared'), headers: A });
     assert.equal(r.statusCode, 200);
