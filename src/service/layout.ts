@@ -12,8 +12,8 @@
  *   <state>/job-credentials/  each active job's copy of its delegated credential (0711; src/accounts/job-credentials.ts);
  *                           `<sessions.root>/.ceres-credentials/` when the sessions are elsewhere
  *
- * Modes (state-modes.ts): the state directory and the sessions folder 0711 (a job
- * under a local account can pass through to its own session directory, not list
+ * Modes (state-modes.ts): the state directory, the sessions folder and lrms/ 0711 (a
+ * job under a local account can pass through to its own session directory, not list
  * them); everything else 0700, the database files 0600.
  */
 import { join } from 'node:path';

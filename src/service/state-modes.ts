@@ -6,7 +6,11 @@
  *   <state>/            0711  passable, not listable: the way to the sessions folder
  *   <state>/sessions/   0711  passable, not listable: a job finds only its own directory
  *                             (each session directory is 0700 and its account's)
- *   control/ delegations/ cache/ lrms/ pki/   0700
+ *   control/ delegations/ cache/ pki/   0700
+ *   lrms/                0711  passable, not listable: each batch attempt directory in it is
+ *                              the backend's to protect (the fork backend makes them 0700; a
+ *                              backend whose job writes its own results there, as Slurm's under
+ *                              an account, hands that one directory to the account)
  *   ceres.db (and its -wal, -shm)             0600
  *
  * A sessions folder outside the state directory (`sessions.root`) gets 0711 too.
@@ -21,6 +25,7 @@ export const PRIVATE_FILE = 0o600;
 export function setStateModes(L: StateLayout): void {
   chmodSync(L.root, PASSABLE);
   chmodSync(L.sessions, PASSABLE);
-  for (const d of [L.control, L.delegations, L.cache, L.lrms, L.pki]) if (existsSync(d)) chmodSync(d, PRIVATE_DIR);
+  chmodSync(L.lrms, PASSABLE);
+  for (const d of [L.control, L.delegations, L.cache, L.pki]) if (existsSync(d)) chmodSync(d, PRIVATE_DIR);
   for (const f of [L.db, `${L.db}-wal`, `${L.db}-shm`]) if (existsSync(f)) chmodSync(f, PRIVATE_FILE);
 }

@@ -43,7 +43,9 @@ describe('state directory modes against a local account', { skip: skipUnlessRoot
     const s = ceres.stateDir;
     assert.equal(mode(s), 0o711);
     assert.equal(mode(sessionRoot), 0o711);
-    for (const d of ['control', 'delegations', 'cache', 'lrms', 'pki']) assert.equal(mode(join(s, d)), 0o700, d);
+    for (const d of ['control', 'delegations', 'cache', 'pki']) assert.equal(mode(join(s, d)), 0o700, d);
+    assert.equal(mode(join(s, 'lrms')), 0o711, 'lrms: passable, each attempt directory private');
+    for (const d of ['lrms/jobs', 'lrms/fork']) assert.equal(mode(join(s, d)), 0o700, d);
     for (const f of readdirSync(s).filter((n) => n.startsWith('ceres.db'))) assert.equal(mode(join(s, f)), 0o600, f);
   });
 
@@ -61,6 +63,7 @@ describe('state directory modes against a local account', { skip: skipUnlessRoot
       `ls ${join(s, 'delegations')}`,
       `ls ${join(s, 'control')}`,
       `ls ${join(s, 'lrms')}`,
+      `ls ${join(s, 'lrms', 'jobs')}`,
       `ls ${s}`,
       `ls ${sessionRoot}`,
     ];

@@ -24,7 +24,7 @@
  * empties the job's cgroup and, when the wrapper did not see the job to the end (lost,
  * cancelled), scans /proc for the job's mark and session (./job-processes.ts).
  */
-import { lstat, mkdir, rmdir } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import { AccountResolver } from '../../accounts/resolve-account.js';
@@ -140,7 +140,9 @@ export class ForkBackend implements BatchBackend {
 
   /** Prepare the work directory and the wrapper (compiling it on first use). */
   static async create(options: ForkBackendOptions): Promise<ForkBackend> {
-    await mkdir(options.workDir, { recursive: true });
+    // The wrapper binary and the cgroup bookkeeping: the service's alone.
+    await mkdir(options.workDir, { recursive: true, mode: 0o700 });
+    await chmod(options.workDir, 0o700);
     const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
       options.log?.warn({ why }, 'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
     );
