@@ -59,7 +59,12 @@ export class JobCredentials {
   /** Per job: one write at a time, in order. */
   readonly #chains = new Map<string, Promise<unknown>>();
 
-  private constructor(dir: string, source: JobCredentialSource, accounts: AccountResolver, log: JobCredentialLog | undefined) {
+  private constructor(
+    dir: string,
+    source: JobCredentialSource,
+    accounts: AccountResolver,
+    log: JobCredentialLog | undefined,
+  ) {
     this.#dir = dir;
     this.#source = source;
     this.#accounts = accounts;
@@ -67,7 +72,12 @@ export class JobCredentials {
   }
 
   /** Opens (makes) the folder and learns the copies an earlier run placed, so renewals reach them. */
-  static async open(o: { dir: string; source: JobCredentialSource; accounts: AccountResolver; log?: JobCredentialLog }): Promise<JobCredentials> {
+  static async open(o: {
+    dir: string;
+    source: JobCredentialSource;
+    accounts: AccountResolver;
+    log?: JobCredentialLog;
+  }): Promise<JobCredentials> {
     await mkdir(o.dir, { recursive: true, mode: 0o711 });
     await chmod(o.dir, 0o711);
     const c = new JobCredentials(o.dir, o.source, o.accounts, o.log);
@@ -84,7 +94,12 @@ export class JobCredentials {
    * service's user) and returns the environment entries naming it; none when the job
    * has no delegation or it holds no usable credential now.
    */
-  async place(jobId: string, delegationId: string | null, owner: string, account: string | undefined): Promise<{ name: string; value: string }[]> {
+  async place(
+    jobId: string,
+    delegationId: string | null,
+    owner: string,
+    account: string | undefined,
+  ): Promise<{ name: string; value: string }[]> {
     if (delegationId === null) return [];
     const p: Placed = { delegationId, owner, account };
     const written = await this.#serial(jobId, () => this.#write(jobId, p));
@@ -101,7 +116,9 @@ export class JobCredentials {
         this.#serial(jobId, async () => {
           const p = this.#placed.get(jobId);
           if (p === undefined || p.delegationId !== delegationId) return; // removed meanwhile
-          await this.#write(jobId, p).catch((e: unknown) => this.#log?.warn({ err: e, job: jobId, delegation: delegationId }, "cannot refresh a job's credential copy"));
+          await this.#write(jobId, p).catch((e: unknown) =>
+            this.#log?.warn({ err: e, job: jobId, delegation: delegationId }, "cannot refresh a job's credential copy"),
+          );
         }),
       ),
     );
@@ -151,7 +168,12 @@ export class JobCredentials {
 }
 
 /** Writes `name` in `dir` (the service's own folder) as a new 0600 file, given to `owner`, renamed into place. */
-async function writeNew(dir: string, name: string, text: string, owner: { uid: number; gid: number } | undefined): Promise<void> {
+async function writeNew(
+  dir: string,
+  name: string,
+  text: string,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<void> {
   const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
   try {

@@ -37,18 +37,21 @@ async function query(cmd: string, args: readonly string[]): Promise<string | und
     // getent: 2 = not found; id: 1 = no such user. Anything else (a timeout, no
     // getent at all) is also "cannot resolve": the caller fails the job either way.
     const code = (e as { code?: unknown }).code;
-    if (code === 'ENOENT') throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `cannot ask the name service: ${cmd} is not installed`);
+    if (code === 'ENOENT')
+      throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `cannot ask the name service: ${cmd} is not installed`);
     return undefined;
   }
 }
 
 /** Resolves `name` now, without the cache. */
 export async function lookUpAccount(name: string): Promise<LocalAccount> {
-  if (!NAME.test(name)) throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${JSON.stringify(name)} is not a valid account name`);
+  if (!NAME.test(name))
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${JSON.stringify(name)} is not a valid account name`);
   const pw = (await query('getent', ['passwd', name]))?.split('\n')[0];
   // name:password:uid:gid:gecos:home:shell
   const f = pw?.split(':');
-  if (f === undefined || f.length < 7 || f[0] !== name) throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} does not exist`);
+  if (f === undefined || f.length < 7 || f[0] !== name)
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} does not exist`);
   const uid = Number(f[2]);
   const gid = Number(f[3]);
   if (!Number.isSafeInteger(uid) || !Number.isSafeInteger(gid) || uid < 0 || gid < 0) {
@@ -58,7 +61,8 @@ export async function lookUpAccount(name: string): Promise<LocalAccount> {
   const ids = await query('id', ['-G', '--', name]);
   if (ids === undefined) throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `cannot list the groups of local account ${name}`);
   const groups = [...new Set([gid, ...ids.trim().split(/\s+/).filter(Boolean).map(Number)])];
-  if (groups.some((g) => !Number.isSafeInteger(g) || g < 0)) throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} has invalid group ids`);
+  if (groups.some((g) => !Number.isSafeInteger(g) || g < 0))
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} has invalid group ids`);
   return { name, uid, gid, groups, home: f[5] ?? '/' };
 }
 
@@ -83,7 +87,8 @@ export class AccountResolver {
       if (this.#cache.get(name)?.account === account) this.#cache.delete(name);
     });
     // Bounded: names come from the mapping, but a long-running service sees many.
-    if (this.#cache.size > 10_000) for (const [k, v] of this.#cache) if (now - v.at >= this.ttlMs) this.#cache.delete(k);
+    if (this.#cache.size > 10_000)
+      for (const [k, v] of this.#cache) if (now - v.at >= this.ttlMs) this.#cache.delete(k);
     return account;
   }
 }

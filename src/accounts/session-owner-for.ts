@@ -12,14 +12,20 @@ export interface AccountOwner {
   readonly gid: number;
 }
 
-export function sessionOwnerFor(resolver: AccountResolver, warn: (obj: object, msg: string) => void): (account: string) => Promise<AccountOwner | undefined> {
+export function sessionOwnerFor(
+  resolver: AccountResolver,
+  warn: (obj: object, msg: string) => void,
+): (account: string) => Promise<AccountOwner | undefined> {
   return async (account) => {
     if ((process.geteuid?.() ?? -1) !== 0) return undefined;
     try {
       const a = await resolver.resolve(account);
       return { uid: a.uid, gid: a.gid };
     } catch (e) {
-      warn({ account, why: e instanceof Error ? e.message : String(e) }, 'the mapped local account does not resolve: the session directory stays the service\'s and the job will fail');
+      warn(
+        { account, why: e instanceof Error ? e.message : String(e) },
+        "the mapped local account does not resolve: the session directory stays the service's and the job will fail",
+      );
       return undefined;
     }
   };

@@ -103,7 +103,9 @@ export async function checkSessionRoot(c: SessionRootCheck): Promise<void> {
     if (!(await stat(c.dir)).isDirectory()) throw new Error('not a directory');
     await access(c.dir, C.W_OK | C.X_OK);
   } catch (e) {
-    throw new StartError(`the sessions folder ${c.dir} is not usable: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new StartError(`the sessions folder ${c.dir} is not usable: ${e instanceof Error ? e.message : String(e)}`, {
+      cause: e,
+    });
   }
   if (c.accounts.length === 0) return;
   const resolved: LocalAccount[] = [];
@@ -111,7 +113,10 @@ export async function checkSessionRoot(c: SessionRootCheck): Promise<void> {
     try {
       resolved.push(await c.resolver.resolve(name));
     } catch (e) {
-      c.warn('a mapped local account does not resolve now: jobs mapped to it fail until it does', { account: name, why: e instanceof Error ? e.message : String(e) });
+      c.warn('a mapped local account does not resolve now: jobs mapped to it fail until it does', {
+        account: name,
+        why: e instanceof Error ? e.message : String(e),
+      });
     }
   }
   const blocked = await unreachableBy(c.dir, resolved);
@@ -152,5 +157,10 @@ export async function checkAccountsAtStart(o: {
 }): Promise<void> {
   const mapping = o.mapping ?? [];
   refuseMappingWithoutRoot(mapping);
-  await checkSessionRoot({ dir: o.sessionsDir, accounts: await mappedAccountNames(mapping), resolver: o.resolver, warn: o.warn });
+  await checkSessionRoot({
+    dir: o.sessionsDir,
+    accounts: await mappedAccountNames(mapping),
+    resolver: o.resolver,
+    warn: o.warn,
+  });
 }

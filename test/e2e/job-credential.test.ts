@@ -32,7 +32,9 @@ describe("a job's copy of its delegated credential", () => {
 
   it('is given as BEARER_TOKEN_FILE, follows a renewal while the job runs, and goes when the job ends', async () => {
     const t1 = fakeJwt({ sub: 'first' });
-    const made = await client.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, { 'x-delegation': `bearer ${t1}` });
+    const made = await client.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, {
+      'x-delegation': `bearer ${t1}`,
+    });
     assert.equal(made.status, 201, made.text);
     const delegation = String(made.headers.location).split('/').pop() as string;
     const script = [
@@ -42,7 +44,9 @@ describe("a job's copy of its delegated credential", () => {
       'n=0; while cmp -s "$BEARER_TOKEN_FILE" first && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done',
       'cp "$BEARER_TOKEN_FILE" second',
     ].join('; ');
-    const [item] = await client.submit(`&(executable="/bin/sh")(arguments="-c" "${script.replaceAll('"', '""')}")(delegationid="${delegation}")(stderr="e")(outputfiles=("second" "")("e" ""))`);
+    const [item] = await client.submit(
+      `&(executable="/bin/sh")(arguments="-c" "${script.replaceAll('"', '""')}")(delegationid="${delegation}")(stderr="e")(outputfiles=("second" "")("e" ""))`,
+    );
     const job = item.id as string;
     assert.equal(await until('the first copy', () => file(job, 'first')), t1);
     const path = (await file(job, 'path'))?.trim() ?? '';
@@ -50,19 +54,33 @@ describe("a job's copy of its delegated credential", () => {
     assert.equal((await file(job, 'mode'))?.trim(), '600');
 
     const t2 = fakeJwt({ sub: 'second' });
-    const renewed = await client.req('POST', `/rest/1.1/delegations/${delegation}?action=renew`, undefined, { 'x-token-delegation': `Bearer ${t2}` });
+    const renewed = await client.req('POST', `/rest/1.1/delegations/${delegation}?action=renew`, undefined, {
+      'x-token-delegation': `Bearer ${t2}`,
+    });
     assert.equal(renewed.status, 200, renewed.text);
     assert.deepEqual([...(await client.waitFor([job], ['FINISHED', 'FAILED'])).values()], ['FINISHED']);
-    assert.equal(await file(job, "second"), t2, `the running job saw the renewed token (stderr: ${await file(job, "e")})`);
-    assert.equal(existsSync(join(ceres.stateDir, 'job-credentials', job)), false, 'the copy is removed when the job ended');
+    assert.equal(
+      await file(job, 'second'),
+      t2,
+      `the running job saw the renewed token (stderr: ${await file(job, 'e')})`,
+    );
+    assert.equal(
+      existsSync(join(ceres.stateDir, 'job-credentials', job)),
+      false,
+      'the copy is removed when the job ended',
+    );
   });
 
   /** A delegation request (new or renew) signed with the dev user's proxy and PUT; the signed proxy's PEM. */
-  async function delegateX509(query: string, path = '/rest/1.1/delegations'): Promise<{ id: string; proxyPem: string }> {
+  async function delegateX509(
+    query: string,
+    path = '/rest/1.1/delegations',
+  ): Promise<{ id: string; proxyPem: string }> {
     const r = await client.req('POST', `${path}?action=${query}`, '', { accept: '' });
     assert.ok(r.status === 200 || r.status === 201, r.text);
     // new: 201 with the Location of the delegation; renew: the same delegation.
-    const id = query === 'new' ? (String(r.headers.location).split('/').pop() as string) : (path.split('/').pop() as string);
+    const id =
+      query === 'new' ? (String(r.headers.location).split('/').pop() as string) : (path.split('/').pop() as string);
     const userProxy = readFileSync(join(ceres.pkiDir, 'userproxy.pem'), 'utf8');
     const signed = await signProxyFromCsr(r.text, userProxy, userProxy);
     const put = await client.req('PUT', `/rest/1.1/delegations/${id}`, signed.chainPem);
@@ -77,11 +95,17 @@ describe("a job's copy of its delegated credential", () => {
       'n=0; while cmp -s "$X509_USER_PROXY" first && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done',
       'cp "$X509_USER_PROXY" second',
     ].join('; ');
-    const [item] = await client.submit(`&(executable="/bin/sh")(arguments="-c" "${script.replaceAll('"', '""')}")(delegationid="${first.id}")(outputfiles=("first" "")("second" ""))`);
+    const [item] = await client.submit(
+      `&(executable="/bin/sh")(arguments="-c" "${script.replaceAll('"', '""')}")(delegationid="${first.id}")(outputfiles=("first" "")("second" ""))`,
+    );
     const job = item.id as string;
     const f1 = await until('the first copy', () => file(job, 'first'));
     const blocks = (t: string): string[] => [...t.matchAll(/-----BEGIN ([A-Z ]+)-----/g)].map((m) => m[1] as string);
-    assert.deepEqual(blocks(f1).slice(0, 2), ['CERTIFICATE', 'RSA PRIVATE KEY'], 'the proxy, then its key, then the chain');
+    assert.deepEqual(
+      blocks(f1).slice(0, 2),
+      ['CERTIFICATE', 'RSA PRIVATE KEY'],
+      'the proxy, then its key, then the chain',
+    );
     assert.deepEqual(pemBlocks(f1)[0], pemBlocks(first.proxyPem)[0]);
     const renewed = await delegateX509('renew', `/rest/1.1/delegations/${first.id}`);
     assert.deepEqual([...(await client.waitFor([job], ['FINISHED', 'FAILED'])).values()], ['FINISHED']);
@@ -90,7 +114,9 @@ describe("a job's copy of its delegated credential", () => {
   });
 
   it('a job without a delegation gets neither variable', async () => {
-    const [item] = await client.submit('&(executable="/bin/sh")(arguments="-c" "echo [$X509_USER_PROXY][$BEARER_TOKEN_FILE]")(stdout="o")');
+    const [item] = await client.submit(
+      '&(executable="/bin/sh")(arguments="-c" "echo [$X509_USER_PROXY][$BEARER_TOKEN_FILE]")(stdout="o")',
+    );
     assert.deepEqual([...(await client.waitFor([item.id], ['FINISHED', 'FAILED'])).values()], ['FINISHED']);
     assert.equal(await file(item.id, 'o'), '[][]\n');
   });

@@ -7,7 +7,13 @@ import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeDir, tempDir } from '../helpers/service.js';
-import { assertRoot, createAccount, removeAccounts, skipUnlessRoot, type TestAccount } from '../helpers/local-accounts.js';
+import {
+  assertRoot,
+  createAccount,
+  removeAccounts,
+  skipUnlessRoot,
+  type TestAccount,
+} from '../helpers/local-accounts.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -32,7 +38,24 @@ describe('a mapping without root', { skip: skipUnlessRoot('starting the service 
     chownSync(dir, acct.uid, acct.gid);
     const cfg = join(dir, 'config.json');
     writeFileSync(cfg, JSON.stringify({ log: { level: 'warn' }, ...config }));
-    const r = spawnSync('runuser', ['-u', acct.name, '--', process.execPath, MAIN, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(dir, 'state'), '--config', cfg], { encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(
+      'runuser',
+      [
+        '-u',
+        acct.name,
+        '--',
+        process.execPath,
+        MAIN,
+        'serve',
+        '--listen',
+        '127.0.0.1:0',
+        '--state-dir',
+        join(dir, 'state'),
+        '--config',
+        cfg,
+      ],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
     return { status: r.status, out: `${r.stdout}${r.stderr}` };
   }
 

@@ -28,7 +28,10 @@ export function skipUnlessRoot(what: string): string | false {
 
 /** Throws (in `before`) when root is required but missing, so the run fails clearly. */
 export function assertRoot(): void {
-  if (!isRoot) throw new Error('CERES_REQUIRE_ROOT is set but the tests do not run as root: jobs under local accounts cannot be tested');
+  if (!isRoot)
+    throw new Error(
+      'CERES_REQUIRE_ROOT is set but the tests do not run as root: jobs under local accounts cannot be tested',
+    );
 }
 
 const made: string[] = [];

@@ -6,18 +6,37 @@ import assert from 'node:assert/strict';
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canPass, checkSessionRoot, mappedAccountNames, refuseMappingWithoutRoot, unreachableBy } from '../../src/service/account-checks.js';
+import {
+  canPass,
+  checkSessionRoot,
+  mappedAccountNames,
+  refuseMappingWithoutRoot,
+  unreachableBy,
+} from '../../src/service/account-checks.js';
 import { StartError } from '../../src/service/start-error.js';
 import { AccountResolver, lookUpAccount } from '../../src/accounts/resolve-account.js';
-import { assertRoot, createAccount, createGroup, removeAccounts, skipUnlessRoot, type TestAccount } from '../helpers/local-accounts.js';
+import {
+  assertRoot,
+  createAccount,
+  createGroup,
+  removeAccounts,
+  skipUnlessRoot,
+  type TestAccount,
+} from '../helpers/local-accounts.js';
 
 describe('refusing a mapping the service cannot honour', () => {
-  const mapping = [{ group: 'atlas', pool: { accounts: ['atlas001', 'atlas002'] } }, { group: 'x', account: 'atlas001' }];
+  const mapping = [
+    { group: 'atlas', pool: { accounts: ['atlas001', 'atlas002'] } },
+    { group: 'x', account: 'atlas001' },
+  ];
 
   it('refuses a mapping when the service is not root, saying why and what to do', () => {
     assert.throws(
       () => refuseMappingWithoutRoot(mapping, 1000),
-      (e: unknown) => e instanceof StartError && /runs as uid 1000, not root/.test(e.message) && /remove the mapping section/.test(e.message),
+      (e: unknown) =>
+        e instanceof StartError &&
+        /runs as uid 1000, not root/.test(e.message) &&
+        /remove the mapping section/.test(e.message),
     );
   });
 
@@ -32,7 +51,10 @@ describe('refusing a mapping the service cannot honour', () => {
     try {
       const file = join(dir, 'grid-mapfile');
       await writeFile(file, '"/O=Site/CN=Jane" jane,other\n"/O=Site/CN=Joe" atlas001\n"/O=Site/CN=Unclosed x\n');
-      assert.deepEqual(await mappedAccountNames([...mapping, { gridMapFile: file }, { gridMapFile: join(dir, 'missing') }]), ['atlas001', 'atlas002', 'jane']);
+      assert.deepEqual(
+        await mappedAccountNames([...mapping, { gridMapFile: file }, { gridMapFile: join(dir, 'missing') }]),
+        ['atlas001', 'atlas002', 'jane'],
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -49,52 +71,82 @@ describe('refusing a mapping the service cannot honour', () => {
   });
 });
 
-describe('the sessions folder and mapped accounts', { skip: skipUnlessRoot('checking the sessions folder against local accounts') }, () => {
-  let a: TestAccount;
-  let b: TestAccount;
-  let g: { name: string; gid: number };
-  let root = '';
-  before(async () => {
-    assertRoot();
-    a = createAccount();
-    b = createAccount();
-    g = createGroup([a.name]);
-    root = await mkdtemp(join(tmpdir(), 'ceres-sroot-'));
-    await chmod(root, 0o711);
-  });
-  after(async () => {
-    removeAccounts();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+describe(
+  'the sessions folder and mapped accounts',
+  { skip: skipUnlessRoot('checking the sessions folder against local accounts') },
+  () => {
+    let a: TestAccount;
+    let b: TestAccount;
+    let g: { name: string; gid: number };
+    let root = '';
+    before(async () => {
+      assertRoot();
+      a = createAccount();
+      b = createAccount();
+      g = createGroup([a.name]);
+      root = await mkdtemp(join(tmpdir(), 'ceres-sroot-'));
+      await chmod(root, 0o711);
+    });
+    after(async () => {
+      removeAccounts();
+      if (root) await rm(root, { recursive: true, force: true });
+    });
 
-  it('names the accounts that cannot pass a directory on the way, and where they stop', async () => {
-    const gate = join(root, 'gate');
-    await mkdir(join(gate, 'sessions'), { recursive: true });
-    await chmod(gate, 0o710);
-    await chown(gate, 0, g.gid); // a's group may pass, b may not
-    const accounts = [await lookUpAccount(a.name), await lookUpAccount(b.name)];
-    assert.deepEqual(await unreachableBy(join(gate, 'sessions'), accounts), [{ account: b.name, dir: gate }]);
-    await assert.rejects(
-      checkSessionRoot({ dir: join(gate, 'sessions'), accounts: [a.name, b.name], resolver: new AccountResolver(), warn: () => undefined }),
-      (e: unknown) => e instanceof StartError && e.message.includes(`${b.name} (stopped at ${gate})`) && !e.message.includes(`${a.name} (`),
-    );
-  });
+    it('names the accounts that cannot pass a directory on the way, and where they stop', async () => {
+      const gate = join(root, 'gate');
+      await mkdir(join(gate, 'sessions'), { recursive: true });
+      await chmod(gate, 0o710);
+      await chown(gate, 0, g.gid); // a's group may pass, b may not
+      const accounts = [await lookUpAccount(a.name), await lookUpAccount(b.name)];
+      assert.deepEqual(await unreachableBy(join(gate, 'sessions'), accounts), [{ account: b.name, dir: gate }]);
+      await assert.rejects(
+        checkSessionRoot({
+          dir: join(gate, 'sessions'),
+          accounts: [a.name, b.name],
+          resolver: new AccountResolver(),
+          warn: () => undefined,
+        }),
+        (e: unknown) =>
+          e instanceof StartError &&
+          e.message.includes(`${b.name} (stopped at ${gate})`) &&
+          !e.message.includes(`${a.name} (`),
+      );
+    });
 
-  it('passes a folder every mapped account reaches, making it 0711 when missing', async () => {
-    const dir = join(root, 'open', 'sessions');
-    await mkdir(join(root, 'open'), { mode: 0o711 });
-    await checkSessionRoot({ dir, accounts: [a.name, b.name], resolver: new AccountResolver(), warn: () => undefined });
-  });
+    it('passes a folder every mapped account reaches, making it 0711 when missing', async () => {
+      const dir = join(root, 'open', 'sessions');
+      await mkdir(join(root, 'open'), { mode: 0o711 });
+      await checkSessionRoot({
+        dir,
+        accounts: [a.name, b.name],
+        resolver: new AccountResolver(),
+        warn: () => undefined,
+      });
+    });
 
-  it('warns about a mapped account that does not resolve, without refusing to start', async () => {
-    const warned: unknown[] = [];
-    await checkSessionRoot({ dir: join(root, 'open2'), accounts: ['nosuchacct-ceres', a.name], resolver: new AccountResolver(), warn: (_m, o) => warned.push(o) });
-    assert.equal(warned.length, 1);
-    assert.match(JSON.stringify(warned[0]), /nosuchacct-ceres/);
-  });
+    it('warns about a mapped account that does not resolve, without refusing to start', async () => {
+      const warned: unknown[] = [];
+      await checkSessionRoot({
+        dir: join(root, 'open2'),
+        accounts: ['nosuchacct-ceres', a.name],
+        resolver: new AccountResolver(),
+        warn: (_m, o) => warned.push(o),
+      });
+      assert.equal(warned.length, 1);
+      assert.match(JSON.stringify(warned[0]), /nosuchacct-ceres/);
+    });
 
-  it('refuses a sessions folder that is a file', async () => {
-    await writeFile(join(root, 'afile'), '');
-    await assert.rejects(checkSessionRoot({ dir: join(root, 'afile'), accounts: [], resolver: new AccountResolver(), warn: () => undefined }), StartError);
-  });
-});
+    it('refuses a sessions folder that is a file', async () => {
+      await writeFile(join(root, 'afile'), '');
+      await assert.rejects(
+        checkSessionRoot({
+          dir: join(root, 'afile'),
+          accounts: [],
+          resolver: new AccountResolver(),
+          warn: () => undefined,
+        }),
+        StartError,
+      );
+    });
+  },
+);

@@ -21,7 +21,11 @@ export interface WrapperCredentials {
   readonly env: Record<string, string>;
 }
 
-export async function wrapperCredentials(account: string | undefined, accounts: AccountResolver, wrapper: WrapperKind): Promise<WrapperCredentials> {
+export async function wrapperCredentials(
+  account: string | undefined,
+  accounts: AccountResolver,
+  wrapper: WrapperKind,
+): Promise<WrapperCredentials> {
   if (account === undefined) return { cred: '', env: {} };
   const a = await accounts.resolve(account);
   const env = { USER: a.name, LOGNAME: a.name };
@@ -29,8 +33,15 @@ export async function wrapperCredentials(account: string | undefined, accounts: 
   if (self !== 0) {
     // Already that account: nothing to switch (groups stay the service's own).
     if (a.uid === self) return { cred: '', env };
-    throw ceError('CE_ERR_ACCOUNT_SWITCH_IMPOSSIBLE', `the service does not run as root and cannot run a job as local account ${a.name}`);
+    throw ceError(
+      'CE_ERR_ACCOUNT_SWITCH_IMPOSSIBLE',
+      `the service does not run as root and cannot run a job as local account ${a.name}`,
+    );
   }
-  if (wrapper !== 'c') throw ceError('CE_ERR_ACCOUNT_SWITCH_IMPOSSIBLE', `the sh job wrapper cannot run a job as local account ${a.name}: install a C compiler (lrms.fork.compiler)`);
+  if (wrapper !== 'c')
+    throw ceError(
+      'CE_ERR_ACCOUNT_SWITCH_IMPOSSIBLE',
+      `the sh job wrapper cannot run a job as local account ${a.name}: install a C compiler (lrms.fork.compiler)`,
+    );
   return { cred: `${a.uid}:${a.gid}:${a.groups.join(',')}`, env };
 }
