@@ -24,7 +24,13 @@ export const PRIVATE_FILE = 0o600;
 
 export function setStateModes(L: StateLayout): void {
   chmodSync(L.root, PASSABLE);
-  chmodSync(L.sessions, PASSABLE);
+  try {
+    chmodSync(L.sessions, PASSABLE);
+  } catch (e) {
+    // A sessions.root the service does not own (an administrator's folder, the service
+    // not root): left as it is; the start-up check says whether it is usable.
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
+  }
   chmodSync(L.lrms, PASSABLE);
   for (const d of [L.control, L.delegations, L.cache, L.pki]) if (existsSync(d)) chmodSync(d, PRIVATE_DIR);
   for (const f of [L.db, `${L.db}-wal`, `${L.db}-shm`]) if (existsSync(f)) chmodSync(f, PRIVATE_FILE);
