@@ -8,10 +8,11 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { chmod, chown, lchown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lchown, mkdir, mkdtemp, open, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
+import { jobScript } from '../../src/lrms/fork/job-script.js';
 import type { BatchJobSpec, BatchResult } from '../../src/lrms/backend.js';
 import { CeError } from '../../src/errors/ce-error.js';
 import { pidIn, until } from './backend.case.js';
@@ -129,6 +130,47 @@ describe(
       assert.equal(made.uid, a.uid, 'files the job makes belong to the account');
       // The stdout file is opened as the account too.
       assert.equal(statSync(join(root, 'sessions', `s${n}`, 'out')).uid, a.uid);
+    });
+
+    it("does not inherit a descriptor the wrapper's parent left open (a file only root may read)", async () => {
+      const secret = join(root, 'root-secret.txt');
+      await writeFile(secret, 'root secret\n', { mode: 0o600 });
+      const s = await spec(a, 'cat <&5; ls -l /proc/$$/fd');
+      await mkdir(s.lrmsDir, { recursive: true, mode: 0o700 });
+      await writeFile(join(s.lrmsDir, 'job.sh'), jobScript(s));
+      const leaked = await open(secret, 'r');
+      try {
+        // As a parent that forgot close-on-exec would: the descriptor is the wrapper's fd 5.
+        const args = [
+          s.lrmsDir,
+          s.sessionDir,
+          '',
+          'out',
+          'err',
+          '0',
+          '0',
+          '0',
+          '0',
+          '1',
+          '1000',
+          '',
+          'mark',
+          `${a.uid}:${a.gid}:${a.gid}`,
+        ];
+        const r = spawnSync(backend.wrapper.path, args, {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore', 'ignore', 'ignore', leaked.fd],
+        });
+        assert.match(r.stdout, /^ok \d+/, r.stdout);
+      } finally {
+        await leaked.close();
+      }
+      await until('the job to end', () => existsSync(join(s.lrmsDir, 'status')));
+      const out = readFileSync(join(s.sessionDir, 'out'), 'utf8');
+      assert.doesNotMatch(out, /root secret/, 'the job could not read through the descriptor');
+      assert.match(readFileSync(join(s.sessionDir, 'err'), 'utf8'), /Bad file descriptor/);
+      const extra = [...out.matchAll(/ (\d+) -> (.*)$/gm)].filter((m) => !['0', '1', '2'].includes(m[1] ?? ''));
+      assert.ok(extra.every((m) => (m[2] ?? '').endsWith('/job.sh')) && extra.length <= 1, out);
     });
 
     it("cannot read another account's session, its own wrapper files, or the backend's directory", async () => {

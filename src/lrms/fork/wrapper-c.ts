@@ -311,6 +311,29 @@ static void become(int fd_err, uid_t uid, gid_t gid, int ngroups) {
   if (setuid(0) == 0 || setgid(0) == 0) { errno = EPERM; child_fail(fd_err, "the job could regain root after the account switch", NULL); }
 }
 
+/*
+ * In the child: close every descriptor above 3 but keep1 and keep2, so the job inherits
+ * nothing the wrapper's ancestors had open without close-on-exec (a log pipe, a socket
+ * of the service's parent, a file only root may read).
+ */
+static void close_others(int keep1, int keep2) {
+  int fds[4096], n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) {
+    for (int fd = 4; fd < 4096; fd++) if (fd != keep1 && fd != keep2) close(fd);
+    return;
+  }
+  int own = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && n < 4096) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    int fd = atoi(e->d_name);
+    if (fd > 3 && fd != keep1 && fd != keep2 && fd != own) fds[n++] = fd;
+  }
+  closedir(d);
+  for (int i = 0; i < n; i++) close(fds[i]);
+}
+
 static int open_or(const char *name, int flags, int fd_err, const char *what) {
   int fd = name[0] ? open(name, flags | O_CLOEXEC, 0644) : open("/dev/null", flags | O_CLOEXEC);
   if (fd < 0) child_fail(fd_err, what, name);
@@ -438,6 +461,7 @@ int main(int argc, char **argv) {
     snprintf(via, sizeof via, "/proc/self/fd/%d", script);
     int flags = fcntl(script, F_GETFD);
     if (flags < 0 || fcntl(script, F_SETFD, flags & ~FD_CLOEXEC) != 0) child_fail(errpipe[1], "cannot pass the job script", NULL);
+    close_others(script, errpipe[1]); /* errpipe[1] is close-on-exec: it goes at the exec */
     /* Without an account the path works as well (and needs no /proc). */
     execl("/bin/sh", "sh", cred[0] ? via : jobsh, (char *)NULL);
     child_fail(errpipe[1], "cannot start the job shell", NULL);
