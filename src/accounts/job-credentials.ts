@@ -102,9 +102,16 @@ export class JobCredentials {
   ): Promise<{ name: string; value: string }[]> {
     if (delegationId === null) return [];
     const p: Placed = { delegationId, owner, account };
-    const written = await this.#serial(jobId, () => this.#write(jobId, p));
-    if (written === undefined) return [];
+    // Known before the write: a renewal arriving meanwhile rewrites the copy after it.
     this.#remember(jobId, p);
+    const written = await this.#serial(jobId, () => this.#write(jobId, p)).catch((e: unknown) => {
+      this.#forget(jobId);
+      throw e;
+    });
+    if (written === undefined) {
+      this.#forget(jobId);
+      return [];
+    }
     return [{ name: written.kind === 'x509' ? PROXY_VARIABLE : TOKEN_VARIABLE, value: written.path }];
   }
 
@@ -127,11 +134,15 @@ export class JobCredentials {
   /** The job no longer runs (or is cleaned): its copy goes. */
   async remove(jobId: string): Promise<void> {
     await this.#serial(jobId, async () => {
-      const p = this.#placed.get(jobId);
-      this.#placed.delete(jobId);
-      if (p) this.#byDelegation.get(p.delegationId)?.delete(jobId);
+      this.#forget(jobId);
       await rm(join(this.#dir, jobId), { recursive: true, force: true });
     });
+  }
+
+  #forget(jobId: string): void {
+    const p = this.#placed.get(jobId);
+    this.#placed.delete(jobId);
+    if (p) this.#byDelegation.get(p.delegationId)?.delete(jobId);
   }
 
   #remember(jobId: string, p: Placed): void {
