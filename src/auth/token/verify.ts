@@ -79,7 +79,7 @@ export async function verifyToken(token: string, ctx: VerifyContext): Promise<To
   if (typeof sub !== 'string' || sub === '') return refuse('the token has no subject (sub)');
   // The subject becomes part of the owner key, which goes into log lines and the job's
   // control files (one key=value per line): no control characters, bounded length.
-  if (sub.length > MAX_SUBJECT_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(sub))
+  if (sub.length > MAX_SUBJECT_CHARS || /[\p{Cc}\u2028\u2029]/u.test(sub))
     return refuse('the token subject (sub) is too long or holds control characters');
   const scope = payload.scope;
   const groups = payload['wlcg.groups'];
