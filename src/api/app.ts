@@ -28,6 +28,7 @@ import type { Authenticator, Authorizer, Caller, CallerResult } from '../http/ca
 import { route, type RestRoutes } from './rest/router.js';
 import { allowHeader, type RestRequest } from './rest/resource.js';
 import { operationOf } from './rest/operation.js';
+import { withoutQueryToken } from '../auth/token/bearer-header.js';
 import { collapseRouteSlashes } from '../http/route-slashes.js';
 import { crossSiteRefusal } from '../http/cross-site.js';
 import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
@@ -126,7 +127,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     }
   });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    request.log.info({ method: request.method, url: withoutQueryToken(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {

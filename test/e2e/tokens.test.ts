@@ -380,7 +380,11 @@ describe('bearer tokens (real service, no client certificate)', () => {
     assert.equal(clean.json().job[0]['status-code'], '202');
   });
 
-  it('no token ever appears in the service log', () => {
+  it('no token ever appears in the service log, not even one sent in the query string', async () => {
+    const t = await issue('query', 'compute.read');
+    const r = await raw(undefined, 'GET', `/rest/1.1/jobs?access_token=${t}&state=FINISHED`);
+    assert.equal(r.status, 401, 'query-string tokens are not accepted');
+    await until(() => ceres.output().includes('access_token=[redacted]'), 'the request line', 10_000);
     const log = ceres.output();
     assert.ok(log.includes('"msg":"request"'), 'request lines are logged at this level');
     for (const t of used) {

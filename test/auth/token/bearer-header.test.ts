@@ -3,7 +3,7 @@
 // the scope, of each kind of request.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { bearerOf } from '../../../src/auth/token/bearer-header.js';
+import { bearerOf, withoutQueryToken } from '../../../src/auth/token/bearer-header.js';
 import { insufficientScope, invalidTokenHeaders } from '../../../src/auth/token/bearer-errors.js';
 import { operationOf } from '../../../src/api/rest/operation.js';
 import type { RestRoutes } from '../../../src/api/rest/router.js';
@@ -23,6 +23,15 @@ describe('bearer header, challenges, operations', () => {
     assert.deepEqual(bearerOf(req('Bearer')), { malformed: true });
     assert.deepEqual(bearerOf(req('Bearer ')), { malformed: true });
     assert.deepEqual(bearerOf(req('Bearer a b')), { malformed: true });
+  });
+
+  it('redacts a query-string token in what is logged', () => {
+    assert.equal(
+      withoutQueryToken('/a/rest/1.1/jobs?access_token=abc.def&state=X'),
+      '/a/rest/1.1/jobs?access_token=[redacted]&state=X',
+    );
+    assert.equal(withoutQueryToken('/a?x=1&ACCESS_TOKEN=abc'), '/a?x=1&ACCESS_TOKEN=[redacted]');
+    assert.equal(withoutQueryToken('/a/rest/1.1/jobs?state=X'), '/a/rest/1.1/jobs?state=X');
   });
 
   it('quotes descriptions as RFC 6750 allows (no quote or backslash can break out)', () => {
