@@ -1,0 +1,63 @@
+/**
+ * The sbatch command line for a job spec. Limits map onto Slurm's own, with a margin on
+ * the time limit: the job wrapper enforces the exact wall time (and CPU time and memory)
+ * itself and reports which limit was hit; Slurm's limit, a minute or more later, is the
+ * backstop that also holds when the wrapper cannot act. Pure: builds arguments, no I/O.
+ */
+import { createHash } from 'node:crypto';
+import type { BatchJobSpec } from '../backend.js';
+import { LRMS_FILES } from './lrms-files.js';
+
+export interface SbatchSettings {
+  /** Job names are this prefix followed by the Ceres job id. */
+  readonly jobNamePrefix: string;
+  /** Partition for jobs that name no queue; empty: Slurm's default partition. */
+  readonly defaultPartition: string;
+  /** Seconds the wrapper gives a stopped job between TERM and KILL (part of the time margin). */
+  readonly killGraceSeconds: number;
+  /** Site options added to every submission (e.g. `--account=grid`, `--qos=...`). */
+  readonly extraArgs: readonly string[];
+}
+
+/** The marker that ties a Slurm job to one attempt (lrms directory) of one Ceres job. */
+export function attemptTag(spec: Pick<BatchJobSpec, 'jobId' | 'lrmsDir'>): string {
+  return `ceres:${spec.jobId}:${createHash('sha256').update(spec.lrmsDir).digest('hex').slice(0, 12)}`;
+}
+
+export function jobName(settings: Pick<SbatchSettings, 'jobNamePrefix'>, jobId: string): string {
+  return `${settings.jobNamePrefix}${jobId}`;
+}
+
+/** Whole minutes for `--time`: the limit, the wrapper's grace time and a minute of margin, rounded up. */
+export function timeLimitMinutes(spec: Pick<BatchJobSpec, 'limits' | 'slots'>, killGraceSeconds: number): number | undefined {
+  const { wallTimeSeconds, cpuTimeSeconds } = spec.limits;
+  // Without a wall time, the CPU time spread over the slots bounds the wall time (as A-REX does).
+  const seconds = wallTimeSeconds ?? (cpuTimeSeconds !== undefined ? cpuTimeSeconds / Math.max(1, spec.slots) : undefined);
+  if (seconds === undefined) return undefined;
+  return Math.ceil((seconds + killGraceSeconds + 60) / 60);
+}
+
+/** Arguments of `sbatch` (without the script path, which comes last). */
+export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string[] {
+  const out = `${spec.lrmsDir}/${LRMS_FILES.slurmOut}`;
+  const args = [
+    '--parsable',
+    `--job-name=${jobName(settings, spec.jobId)}`,
+    `--comment=${attemptTag(spec)}`,
+    `--chdir=${spec.sessionDir}`,
+    // The wrapper's own messages; the job's stdout and stderr go where the spec says.
+    `--output=${out}`,
+    `--error=${out}`,
+    // The service's environment is not the job's business: the script sets what jobs get.
+    '--export=NONE',
+    '--no-requeue',
+    `--ntasks=${spec.slots}`,
+  ];
+  const partition = spec.queue !== undefined && spec.queue !== '' ? spec.queue : settings.defaultPartition;
+  if (partition !== '') args.push(`--partition=${partition}`);
+  const minutes = timeLimitMinutes(spec, settings.killGraceSeconds);
+  if (minutes !== undefined) args.push(`--time=${minutes}`);
+  if (spec.limits.memoryBytes !== undefined) args.push(`--mem=${Math.max(1, Math.ceil(spec.limits.memoryBytes / (1024 * 1024)))}M`);
+  args.push(...settings.extraArgs);
+  return args;
+}
