@@ -47,12 +47,14 @@ need() {
 write_conf() {
   local host cpus mem port
   host=$(hostname)
-  cpus=$(nproc)
+  # More CPUs than the host has (at least 8): test jobs mostly wait, and Slurm starts at most one job per CPU.
+  cpus=${SLURM_DEV_CPUS:-$(( $(nproc) > 8 ? $(nproc) : 8 ))}
   port=${SLURM_DEV_PORT:-6817}
   # Leave the host some memory; every job asks for DefMemPerCPU unless it says otherwise.
   mem=$(awk '/^MemTotal:/ { m = int($2 / 1024 / 2); print (m > 256 ? m : 256) }' /proc/meminfo)
   mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
-  chmod 700 "$dir/munge"
+  # Other accounts submit too (runuser -u ACCOUNT -- sbatch): they need the socket and the configuration.
+  chmod 755 "$dir" "$dir/munge"
   cat > "$conf.tmp" <<CONF
 # Written by scripts/slurm-dev.sh: a single-node Slurm on loopback.
 ClusterName=ceres
@@ -79,6 +81,8 @@ SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=100000
 MpiDefault=none
 ReturnToService=2
+# The node may claim more CPUs than the host has (see cpus above).
+SlurmdParameters=config_overrides
 MinJobAge=300
 MaxJobCount=20000
 KillWait=5
@@ -116,7 +120,7 @@ start() {
     i=$((i + 1))
     if [ $i -gt 300 ]; then
       echo "$0: the node did not become idle within 30 s; logs in $dir" >&2
-      tail -5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
+      tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
       stop_all quiet
       exit 1
     fi

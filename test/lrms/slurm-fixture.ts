@@ -4,7 +4,7 @@
 // turns that skip into a failure.
 import { after, before } from 'node:test';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,8 +35,10 @@ export interface SlurmCluster {
   dir: string;
   /** Run a Slurm tool against this cluster. */
   cmd(tool: string, args: string[]): string;
-  /** Stop or start it again (the controller alone: `ctld`). */
+  /** Run scripts/slurm-dev.sh on the cluster. */
   script(action: 'start' | 'stop' | 'status'): void;
+  /** The controller alone: kill it, freeze it (SIGSTOP), thaw it, start it again (it recovers its saved state). */
+  ctld(action: 'kill' | 'freeze' | 'thaw' | 'start'): void;
 }
 
 /** Start a private Slurm before the tests of the file and stop it after them. */
@@ -50,6 +52,27 @@ export function useSlurm(): SlurmCluster {
     script(action) {
       const r = spawnSync(SLURM_DEV, [action, cluster.dir], { env: { ...process.env, SLURM_DEV_PORT: port }, encoding: 'utf8' });
       if (r.status !== 0 && action !== 'status') throw new Error(`slurm-dev.sh ${action} failed: ${r.stderr}${r.stdout}`);
+    },
+    ctld(action) {
+      const pidFile = join(cluster.dir, 'slurmctld.pid');
+      if (action === 'start') {
+        execFileSync('/usr/sbin/slurmctld', [], { env: { ...process.env, SLURM_CONF: cluster.conf } });
+        return;
+      }
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      if (!(pid > 0)) throw new Error('no slurmctld pid');
+      process.kill(pid, action === 'kill' ? 'SIGKILL' : action === 'freeze' ? 'SIGSTOP' : 'SIGCONT');
+      if (action === 'kill') {
+        // Wait until it is gone so that a restart can bind its port.
+        for (let i = 0; i < 200; i++) {
+          try {
+            process.kill(pid, 0);
+          } catch {
+            return;
+          }
+          execFileSync('sleep', ['0.05']);
+        }
+      }
     },
   };
   // A port of its own, so that a leftover cluster elsewhere does not answer.

@@ -6,6 +6,7 @@
  * retried: waiting would not change Slurm's answer.
  */
 import { execFile } from 'node:child_process';
+import { Semaphore } from '../../staging/semaphore.js';
 
 export interface CommandResult {
   readonly stdout: string;
@@ -34,6 +35,12 @@ export interface RunnerOptions {
   readonly attempts: number;
   /** First backoff; doubled after each failed attempt, capped at 30 s. */
   readonly backoffMs: number;
+  /**
+   * Slurm commands running at once. A burst of submissions then queues here instead of
+   * starting hundreds of sbatch processes that compete for the CPU and for the
+   * controller's RPC threads (each also holds a munge credential and a connection).
+   */
+  readonly maxConcurrent: number;
   readonly log?: { warn(obj: object, msg: string): void };
 }
 
@@ -54,12 +61,14 @@ export function slurmMessage(stderr: string): string {
   return (lines.at(-1) ?? '').slice(0, 300);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class SlurmRunner {
   readonly #o: RunnerOptions;
+  readonly #slots: Semaphore;
   constructor(options: RunnerOptions) {
     this.#o = options;
+    this.#slots = new Semaphore(options.maxConcurrent);
   }
 
   /** `command` is a Slurm tool name (`sbatch`) or, with `prefix`, e.g. `runuser -u A --`. */
@@ -68,7 +77,7 @@ export class SlurmRunner {
     let delay = this.#o.backoffMs;
     for (let i = 1; ; i++) {
       try {
-        return await this.#once(command, args, opts.prefix ?? []);
+        return await this.#slots.with(() => this.#once(command, args, opts.prefix ?? []));
       } catch (e) {
         const err = e instanceof SlurmCommandError ? e : new SlurmCommandError(String(e), false);
         if (!err.transient || i >= attempts) throw err;

@@ -39,6 +39,8 @@ export interface SlurmBackendOptions {
   /** Attempts of sbatch, scancel, scontrol while the controller is unreachable. */
   readonly commandAttempts?: number;
   readonly backoffMs?: number;
+  /** Slurm commands (sbatch, squeue, ...) running at once. */
+  readonly maxConcurrentCommands?: number;
   /** After Slurm says a started job ended, how long its status file may take to appear (shared file systems lag). */
   readonly statusGraceMs?: number;
   readonly wrapper?: 'auto' | WrapperKind;
@@ -57,7 +59,8 @@ interface Tracked {
   readonly lrmsDir: string;
   /** Squeue answers from calls that started before this time may not show the job yet. */
   readonly knownSince: number;
-  cancelled: boolean;
+  /** When a cancel was asked for (0: never). */
+  cancelledAt: number;
   /** scancel has not been confirmed as sent: retried at each poll. */
   cancelPending: boolean;
   /** What was last reported (state + native), to report changes only. */
@@ -98,6 +101,7 @@ export class SlurmBackend implements BatchBackend {
       commandTimeoutMs: o.commandTimeoutMs ?? 30_000,
       commandAttempts: o.commandAttempts ?? 6,
       backoffMs: o.backoffMs ?? 1000,
+      maxConcurrentCommands: o.maxConcurrentCommands ?? 4,
       statusGraceMs: o.statusGraceMs ?? 10_000,
       jobPath: o.jobPath ?? '/usr/local/bin:/usr/bin:/bin',
       killGraceSeconds: o.killGraceSeconds ?? 10,
@@ -113,6 +117,7 @@ export class SlurmBackend implements BatchBackend {
       timeoutMs: this.#o.commandTimeoutMs,
       attempts: this.#o.commandAttempts,
       backoffMs: this.#o.backoffMs,
+      maxConcurrent: this.#o.maxConcurrentCommands,
       ...(log ? { log } : {}),
     });
     this.#submit = {
@@ -176,11 +181,24 @@ export class SlurmBackend implements BatchBackend {
     await mkdir(spec.lrmsDir, { recursive: true });
     const localId = await submitOnce(this.#runner, spec, this.#submit);
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED');
+    const known = this.#jobs.get(localId);
+    if (known && known.lrmsDir !== spec.lrmsDir) await this.#idReused(known);
     if (!this.#jobs.has(localId)) {
       const job = this.#track(spec, localId);
       this.#report(job, 'QUEUING', 'PENDING');
     }
     return localId;
+  }
+
+  /**
+   * Slurm gave a new job the id of one still tracked: the controller lost its saved state
+   * (restarted without it), and with it the older job. Its status file may still tell.
+   */
+  async #idReused(old: Tracked): Promise<void> {
+    this.#o.log?.warn({ localId: old.localId, job: old.jobId }, 'slurm: a job id was given again; Slurm lost the earlier job of that id');
+    this.#jobs.delete(old.localId);
+    const done = await readStatus(old.lrmsDir).catch(() => undefined);
+    await this.#finish(old, done ?? lostResult(`Slurm gave its job id ${old.localId} to another job (the controller lost its state)`));
   }
 
   async recover(refs: readonly BatchJobRef[]): Promise<void> {
@@ -199,7 +217,7 @@ export class SlurmBackend implements BatchBackend {
     const job = this.#jobs.get(localId);
     if (!job || this.#closed) return false;
     if (job.ended) return true;
-    job.cancelled = true;
+    job.cancelledAt = Date.now();
     job.cancelPending = true;
     await this.#scancel(job);
     return true;
@@ -231,7 +249,7 @@ export class SlurmBackend implements BatchBackend {
       jobId: ref.jobId,
       lrmsDir: ref.lrmsDir,
       knownSince,
-      cancelled: false,
+      cancelledAt: 0,
       cancelPending: false,
       reported: '',
       endSeenAt: 0,
@@ -328,9 +346,11 @@ export class SlurmBackend implements BatchBackend {
   async #finish(job: Tracked, result: BatchResult): Promise<void> {
     if (job.ended) return;
     job.ended = true;
-    // A cancelled job that did not end cleanly, nor over a limit, ended because of the cancel.
-    const clean = result.exitCode === 0 && result.failureReason === undefined;
-    if (job.cancelled && !clean && !/^(wall|cpu|memory) /.test(result.failureReason ?? '')) result = { ...result, failureReason: 'cancelled' };
+    // Slurm signals every process of a cancelled job at once, so the job may end "cleanly"
+    // (a shell whose child died first) before its wrapper sees the cancel: a job that ended
+    // after the cancel was asked for ended because of it, unless a limit stopped it.
+    const first = result.endTime !== null && job.cancelledAt > 0 && result.endTime.getTime() < job.cancelledAt;
+    if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? '')) result = { ...result, failureReason: 'cancelled' };
     await writeDiagIfMissing(job.lrmsDir, result).catch((e: unknown) => this.#o.log?.warn({ err: e, job: job.jobId }, 'slurm: cannot write the diag file'));
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
   }

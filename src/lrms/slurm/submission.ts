@@ -37,7 +37,7 @@ export interface SubmitSettings extends SbatchSettings, ScriptSettings {
 
 const run = promisify(execFile);
 const exists = (p: string): Promise<boolean> => lstat(p).then(() => true, () => false);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** uid and gid of a local account (cached: accounts do not change under a running service). */
 const ids = new Map<string, Promise<{ uid: number; gid: number }>>();
