@@ -6,12 +6,15 @@
  * returned while `now` is before the chain's earliest notAfter. Only successes are
  * cached: a refused chain may become valid (not-yet-valid) and costs a full
  * handshake to present anyway. Entries are dropped when the CRLs change (`follow`).
+ * An identity with VOMS attributes is returned only until the attribute certificate's
+ * notAfter (usually before the chain's): then the chain is verified again, and its
+ * identity comes back without them.
  */
 import type { X509Identity } from './identity.js';
 
 export class VerifiedChainCache {
   private readonly entries = new Map<string, X509Identity>();
-  private generation: number | undefined;
+  private generation: number | string | undefined;
 
   constructor(readonly maxEntries = 1024) {}
 
@@ -19,7 +22,7 @@ export class VerifiedChainCache {
    * Keep entries only while the trust store's revocation data is the one they were
    * verified with: a new generation (CRLs reloaded) empties the cache.
    */
-  follow(generation: number): void {
+  follow(generation: number | string): void {
     if (generation !== this.generation) {
       this.entries.clear();
       this.generation = generation;
@@ -31,6 +34,7 @@ export class VerifiedChainCache {
     if (hit === undefined) return undefined;
     this.entries.delete(key);
     if (now >= hit.notAfter.getTime()) return undefined;
+    if (hit.voms !== undefined && now >= hit.voms.notAfter.getTime()) return undefined;
     this.entries.set(key, hit); // most recently used goes last
     return hit;
   }

@@ -81,17 +81,25 @@ const refuse = (kind: RefusalKind, reason: string): never => {
   throw new Refusal(kind, reason);
 };
 
+export interface VerifyChainOptions {
+  /**
+   * Skip the TLS-client extended key usage check: for a certificate that signs
+   * something other than a TLS handshake (a VOMS server signing attribute certificates).
+   */
+  readonly anyPurpose?: boolean;
+}
+
 /** Verify a client chain (DER, leaf first) against the trust store at time `now`. */
-export function verifyClientChain(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date = new Date()): ChainResult {
+export function verifyClientChain(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date = new Date(), opts: VerifyChainOptions = {}): ChainResult {
   try {
-    return { ok: true, identity: verify(chainDer, trust, now) };
+    return { ok: true, identity: verify(chainDer, trust, now, opts) };
   } catch (e) {
     if (e instanceof Refusal) return { ok: false, kind: e.kind, reason: e.message };
     throw e;
   }
 }
 
-function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date): X509Identity {
+function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, opts: VerifyChainOptions): X509Identity {
   if (chainDer.length === 0) refuse('no-certificate', 'no client certificate was presented');
   if (chainDer.length > MAX_CHAIN_LENGTH) refuse('malformed', `certificate chain longer than ${MAX_CHAIN_LENGTH}`);
   const chain = chainDer.map((der, i) => {
@@ -128,7 +136,7 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date): 
   }
   if (eec.basicConstraints?.ca === true) refuse('not-allowed', `${eecWhat} is a CA certificate, not a user certificate`);
   if (eec.keyUsage !== undefined && !eec.keyUsage(KU.digitalSignature)) refuse('not-allowed', `the key usage of ${eecWhat} does not allow digital signatures`);
-  if (eec.extKeyUsage !== undefined && !eec.extKeyUsage.includes(OID.ekuClientAuth) && !eec.extKeyUsage.includes(OID.ekuAny)) {
+  if (opts.anyPurpose !== true && eec.extKeyUsage !== undefined && !eec.extKeyUsage.includes(OID.ekuClientAuth) && !eec.extKeyUsage.includes(OID.ekuAny)) {
     refuse('not-allowed', `${eecWhat} is not valid for TLS client authentication (extended key usage)`);
   }
   checkCommon(eec, eecWhat, t);

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
+import { checkAuthorizationConfig, resolveAuthorizationPaths } from '../authz/config-check.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -58,7 +59,7 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolve(base, cfg.stateDir);
   const tls = { ...cfg.tls };
   for (const k of ['hostCert', 'hostKey', 'caDir'] as const) if (tls[k] !== undefined) tls[k] = resolve(base, tls[k]);
-  return deepFreeze({ ...cfg, stateDir, tls }) as Config;
+  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls }) as Config;
 }
 
 function checkSemantics(cfg: Config): void {
@@ -73,6 +74,8 @@ function checkSemantics(cfg: Config): void {
     names.add(q.name);
   });
   if (cfg.cluster.defaultQueue !== undefined && !names.has(cfg.cluster.defaultQueue)) throw new ConfigError('cluster.defaultQueue', `'${cfg.cluster.defaultQueue}' is not one of the configured queues`);
+  const authz = checkAuthorizationConfig(cfg);
+  if (authz) throw new ConfigError(authz.key, authz.message);
 }
 
 export function listenParts(listen: string): { host: string; port: number } {

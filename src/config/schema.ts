@@ -12,6 +12,7 @@ import { engineSection } from './sections/engine.js';
 import { stagingSection } from './sections/staging.js';
 import { delegationsSection } from './sections/delegations.js';
 import { sessionsSection } from './sections/sessions.js';
+import { authorizationSection } from './sections/authorization.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -22,6 +23,7 @@ export const ConfigSchema = Type.Object(
     ...stagingSection,
     ...delegationsSection,
     ...sessionsSection,
+    ...authorizationSection,
   },
   { additionalProperties: false },
 );

@@ -13,6 +13,7 @@ import { delegationErrors } from './codes/delegations.js';
 import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
 import { configErrors } from './codes/config.js';
+import { authzErrors } from './codes/authz.js';
 
 export const catalog = {
   ...httpErrors,
@@ -24,6 +25,7 @@ export const catalog = {
   ...engineErrors,
   ...stagingErrors,
   ...configErrors,
+  ...authzErrors,
 } as const;
 
 export type ErrorCode = keyof typeof catalog;

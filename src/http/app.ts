@@ -23,7 +23,7 @@ import { ceError } from '../errors/ce-error.js';
 import { negotiate } from './negotiate.js';
 import { parseTarget, stripAbsoluteForm } from './query.js';
 import { handleError } from './error-handler.js';
-import type { Authenticator, Caller } from './caller.js';
+import type { Authenticator, Authorizer, Caller } from './caller.js';
 import { route, type RestRoutes } from '../api/rest/router.js';
 import { allowHeader, type RestRequest } from '../api/rest/resource.js';
 import { collapseRouteSlashes } from './route-slashes.js';
@@ -37,6 +37,8 @@ export interface AppOptions {
   mountPoint: string;
   routes: RestRoutes;
   authenticate: Authenticator;
+  /** Authorization of the caller of a non-public resource (absent: every authenticated caller). */
+  authorize?: Authorizer;
   logger: FastifyBaseLogger;
   /** Extra Fastify options (e.g. `https` from server.ts). */
   fastify?: Partial<FastifyServerOptions> & Record<string, unknown>;
@@ -131,17 +133,18 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     const h = m.resource.methods[method] ?? (method === 'HEAD' ? m.resource.methods.GET : undefined);
     if (!h) throw ceError('CE_ERR_HTTP_METHOD_NOT_ALLOWED', undefined, { headers: { allow: allowHeader(m.resource) } });
     let caller: Caller | undefined;
-    const resolveCaller = (): Caller => {
-      if (caller) return caller;
-      const r = opts.authenticate(request.raw);
-      if (!r.ok) throw ceError(r.code, r.reason);
-      return (caller = r.caller);
-    };
     // Presented-but-invalid credentials are refused everywhere, public or not;
     // missing credentials only where a caller is needed.
     const r = opts.authenticate(request.raw);
     if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw ceError(r.code, r.reason);
-    if (r.ok) caller = r.caller;
+    const resolveCaller = (): Caller => {
+      if (caller) return caller;
+      if (!r.ok) throw ceError(r.code, r.reason);
+      return (caller = opts.authorize ? opts.authorize(request.raw, r.caller) : r.caller);
+    };
+    // Authorized before any handler runs: a refused caller reaches no resource, even one
+    // whose handler would fail earlier for another reason.
+    if (!m.resource.public) resolveCaller();
     const rr: RestRequest = {
       raw: request.raw,
       reply,

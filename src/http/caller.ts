@@ -12,6 +12,12 @@ export interface Caller {
   readonly kind: 'x509' | 'token';
   /** Earliest notAfter of the presented chain (or token expiry), if known. */
   readonly notAfter?: Date;
+  /** Verified VOMS FQANs of the caller's proxy (recorded with its jobs); absent without VOMS attributes. */
+  readonly fqans?: readonly string[];
+  /** The local account the caller is mapped to (src/authz); absent when no mapping is configured. */
+  readonly localAccount?: string;
+  /** Queues the caller may use (src/authz); absent: all. */
+  readonly queues?: readonly string[];
 }
 
 export type CallerResult =
@@ -20,3 +26,10 @@ export type CallerResult =
 
 /** Resolves the caller of a request; must be cheap (called once per request). */
 export type Authenticator = (req: IncomingMessage) => CallerResult;
+
+/**
+ * Decides whether an authenticated caller may use the non-public resources, and adds
+ * what the decision yields (local account, queues); throws a 403 CeError to refuse.
+ * Not consulted for public resources (versions, info), which any caller may read.
+ */
+export type Authorizer = (req: IncomingMessage, caller: Caller) => Caller;

@@ -17,7 +17,7 @@
 import { constants, type X509Certificate } from 'node:crypto';
 import type { ServerOptions } from 'node:https';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import { authenticateChain, type PresentedChain } from '../auth/authenticate-chain.js';
+import { authenticateChain, trustGeneration, type AttributeVerifier, type PresentedChain } from '../auth/authenticate-chain.js';
 import { VerifiedChainCache } from '../auth/chain-cache.js';
 import type { AuthResult } from '../auth/identity.js';
 import { MAX_CHAIN_LENGTH } from '../auth/x509-chain.js';
@@ -57,18 +57,22 @@ export interface AttachOptions {
   readonly cache?: VerifiedChainCache;
   /** Clock in ms (tests). */
   readonly now?: () => number;
+  /** Attributes of the chain (VOMS) to verify and add to the identity. */
+  readonly attributes?: AttributeVerifier;
 }
 
 const PEER = Symbol('ceres.peerIdentity');
 const RECHECK = Symbol('ceres.peerRecheck');
 /**
- * How a kept-alive connection's identity is verified again when the CRLs change: the
- * trust store and cache it was verified with, and the CRL generation of that verification.
+ * How a kept-alive connection's identity is verified again when the CRLs (or the VOMS
+ * directory) change: the trust store, attribute verifier and cache it was verified
+ * with, and the generation of that verification.
  */
 interface Recheck {
   readonly store: TrustStore;
   readonly cache: VerifiedChainCache;
-  generation: number;
+  readonly attributes: AttributeVerifier | undefined;
+  generation: string;
 }
 type AuthSocket = TLSSocket & { [PEER]?: AuthResult; [RECHECK]?: Recheck };
 
@@ -90,8 +94,8 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
       const store = typeof trust === 'function' ? trust() : trust;
       const cache = opts.cache ?? cacheFor(store);
       const t = now();
-      result = authenticateChain(readPeerChain(socket), store, cache, t);
-      if (result.ok) s[RECHECK] = { store, cache, generation: store.refresh(t) };
+      result = authenticateChain(readPeerChain(socket), store, cache, t, opts.attributes);
+      if (result.ok) s[RECHECK] = { store, cache, attributes: opts.attributes, generation: trustGeneration(store, opts.attributes, t) };
     } catch (e) {
       // Fail closed; the reason given to the client stays generic.
       opts.log?.error({ err: e }, 'client certificate verification failed unexpectedly');
@@ -99,7 +103,8 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
     }
     s[PEER] = result;
     if (result.ok) {
-      opts.log?.debug({ dn: result.identity.dn, proxy: result.identity.isProxy, remote: socket.remoteAddress }, 'client authenticated');
+      const v = result.identity.voms;
+      opts.log?.debug({ dn: result.identity.dn, proxy: result.identity.isProxy, remote: socket.remoteAddress, ...(v === undefined ? {} : { vo: v.vo, fqans: v.fqans }) }, 'client authenticated');
     } else if (result.code === 'CE_ERR_AUTH_CERT_INVALID') {
       opts.log?.info({ reason: result.reason, remote: socket.remoteAddress }, 'client certificate refused');
     }
@@ -116,15 +121,21 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
 export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthResult {
   const s = socket as AuthSocket;
   const rc = s[RECHECK];
-  if (rc !== undefined && rc.store.refresh(now) !== rc.generation) {
-    const again = authenticateChain(readPeerChain(socket), rc.store, rc.cache, now);
-    rc.generation = rc.store.refresh(now);
+  if (rc !== undefined && trustGeneration(rc.store, rc.attributes, now) !== rc.generation) {
+    const again = authenticateChain(readPeerChain(socket), rc.store, rc.cache, now, rc.attributes);
+    rc.generation = trustGeneration(rc.store, rc.attributes, now);
     s[PEER] = again;
     if (!again.ok) s[RECHECK] = undefined;
   }
   const r = s[PEER] ?? NOT_ATTACHED;
   if (r.ok && now >= r.identity.notAfter.getTime()) {
     return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: `the client credentials expired at ${r.identity.notAfter.toISOString()}` };
+  }
+  if (r.ok && r.identity.voms !== undefined && now >= r.identity.voms.notAfter.getTime()) {
+    // The attribute certificate expired on a kept-alive connection: the certificate still authenticates.
+    const { voms: _expired, ...rest } = r.identity;
+    s[PEER] = { ok: true, identity: rest };
+    return s[PEER];
   }
   return r;
 }

@@ -42,6 +42,8 @@ export interface ActivityView {
   readonly ownerDn?: string;
   /** Local account the job runs as. */
   readonly localOwner?: string;
+  /** The owner's verified VOMS FQANs at submission (published as OtherInfo `VOMSFQAN=`). */
+  readonly fqans?: readonly string[];
 
   readonly requestedWallTimeSeconds?: number;
   readonly requestedCpuTimeSeconds?: number;

@@ -65,6 +65,7 @@ export function buildComputingActivity(job: ActivityView, ctx: ActivityContext):
     leaf('ID', computingActivityId(ctx.hostname, job.id)),
     leaf('Name', nonEmpty(job.name)),
     leaf('OtherInfo', `SubmittedVia=${REST_INTERFACE_NAME}`),
+    (job.fqans ?? []).map((f) => el('OtherInfo', `VOMSFQAN=${f}`)),
     leaf('Type', 'single'),
     leaf('IDFromEndpoint', idFromEndpoint(job.id)),
     leaf('LocalIDFromManager', nonEmpty(job.localId)),

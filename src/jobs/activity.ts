@@ -30,6 +30,8 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
     pending: j.pending,
     descriptionLanguage: j.format === 'xrsl' ? 'nordugrid:xrsl' : 'emies:adl',
     ownerDn: j.owner,
+    ...(j.localAccount !== null ? { localOwner: j.localAccount } : {}),
+    ...(j.fqans.length > 0 ? { fqans: j.fqans } : {}),
     queue: j.queue,
     requestedSlots: slots,
     submissionTime: new Date(j.createdAt),

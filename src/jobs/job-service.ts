@@ -19,6 +19,12 @@ export interface SubmitOptions {
   readonly instances?: number | undefined;
   readonly instancesMin?: number | undefined;
   readonly clientHost?: string | undefined;
+  /** The caller's mapped local account (src/authz), recorded with each job. */
+  readonly localAccount?: string | undefined;
+  /** The caller's verified VOMS FQANs, recorded with each job. */
+  readonly fqans?: readonly string[] | undefined;
+  /** Queues the caller may use; an item for another queue fails with 403. Absent: all. */
+  readonly queues?: readonly string[] | undefined;
 }
 
 export interface ItemResult {
@@ -115,7 +121,7 @@ export class JobService {
         results.push({ status: 503, reason: noMoreJobs(this.#o.maxActivePerUser ?? 0) });
         continue;
       }
-      const acc = this.#o.descriptions.accept(item.description, { queue: opts.queue, delegationId: opts.delegationId });
+      const acc = this.#o.descriptions.accept(item.description, { queue: opts.queue, delegationId: opts.delegationId, authorisedQueues: opts.queues });
       if (!acc.ok) {
         results.push({ status: acc.status, reason: acc.reason });
         continue;
@@ -143,6 +149,8 @@ export class JobService {
           createdAt: now,
           rerunsLeft: Math.min(desc.rerun ?? 0, this.#o.maxRerun),
           clientHost: opts.clientHost ?? null,
+          localAccount: opts.localAccount ?? null,
+          fqans: opts.fqans ?? null,
         });
         results.push({ status: 201, reason: 'Created', id, state: this.#o.initialState.restState });
       }

@@ -10,6 +10,8 @@ export type ParsedItem = { readonly ok: true; readonly text: string; readonly de
 export interface AcceptanceDefaults {
   readonly queue?: string | undefined;
   readonly delegationId?: string | undefined;
+  /** Queues the caller may use (authorization); absent: all. */
+  readonly authorisedQueues?: readonly string[] | undefined;
 }
 
 export interface DescriptionPort {

@@ -25,9 +25,10 @@ import { activityDocument, localFileText, statusFileText } from '../jobs/activit
 import { renderXml } from '../doc/render-xml.js';
 import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../http/app.js';
-import { attachPeerIdentity, connectionKey, peerIdentity, tlsServerOptions } from '../http/tls-options.js';
+import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
+import { createAuth } from './authorization.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
-import type { Authenticator } from '../http/caller.js';
+import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
 import { versionsResource } from '../api/rest/versions/index.js';
@@ -138,11 +139,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     startTime: new Date(),
   });
 
-  const authenticate: Authenticator = (req) => {
-    const r = peerIdentity(req.socket as TLSSocket);
-    if (!r.ok) return r;
-    return { ok: true, caller: { dn: r.identity.dn, kind: 'x509', notAfter: r.identity.notAfter } };
-  };
+  const { authenticate, authorize } = createAuth(config, db, log);
   const routes = {
     versions: versionsResource,
     info: infoResource(info),
@@ -182,6 +179,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     mountPoint: config.mountPoint,
     routes,
     authenticate,
+    ...(authorize ? { authorize } : {}),
     logger: log,
     origin,
     publicUrl: config.publicUrl,
@@ -197,7 +195,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as import('node:tls').Server;
-  attachPeerIdentity(tlsServer, trust, { log });
+  const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
+  voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
+  attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
     await delegations.close();

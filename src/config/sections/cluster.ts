@@ -11,6 +11,7 @@ const queue = Type.Object(
     maxCpuTimeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
     maxMemoryBytes: Type.Optional(Type.Integer({ minimum: 1 })),
     maxSlotsPerJob: Type.Optional(Type.Integer({ minimum: 1 })),
+    allow: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Authorization groups whose members may use this queue; absent: every allowed caller' })),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,12 @@ export const serverSection = {
     },
     { default: {}, additionalProperties: false },
   ),
+  vomsDir: Type.String({
+    default: '/etc/grid-security/vomsdir',
+    minLength: 1,
+    description:
+      'VOMS trust directory: <vo>/<voms-host>.lsc files (the VOMS server subject DN, then its issuer DN) and optionally VOMS server certificates (*.pem). Re-read when it changes; an absent directory turns VOMS attributes off',
+  }),
   http: Type.Object(
     {
       keepAliveTimeoutSeconds: Type.Number({ default: 75, exclusiveMinimum: 0, description: 'Idle keep-alive connections are closed after this' }),

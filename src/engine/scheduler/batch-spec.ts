@@ -54,6 +54,7 @@ export function batchSpec(j: JobRecord, ctx: SpecContext): BatchJobSpec {
     limits,
     slots,
     queue: j.queue,
+    ...(j.localAccount !== null ? { localAccount: j.localAccount } : {}),
     ...(d.jobName !== undefined ? { name: d.jobName } : {}),
   };
 }

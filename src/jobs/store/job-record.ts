@@ -34,6 +34,10 @@ export interface JobRecord {
   readonly clientHost: string | null;
   /** Identity of the session directory made at submission; null for jobs stored before it was recorded. */
   readonly sessionIdent: string | null;
+  /** Local account the owner was mapped to at submission (src/authz); null: not mapped. */
+  readonly localAccount: string | null;
+  /** The owner's verified VOMS FQANs at submission; empty: none. */
+  readonly fqans: readonly string[];
   readonly engine: Readonly<Record<string, unknown>>;
   readonly version: number;
 }
@@ -66,6 +70,8 @@ export interface JobRow {
   erase_at: number | null;
   client_host: string | null;
   session_ident: string | null;
+  local_account: string | null;
+  fqans: string | null;
   engine: string;
   version: number;
 }
@@ -107,6 +113,8 @@ export function fromRow(r: JobRow): JobRecord {
     eraseAt: r.erase_at,
     clientHost: r.client_host,
     sessionIdent: r.session_ident,
+    localAccount: r.local_account,
+    fqans: r.fqans === null ? [] : (JSON.parse(r.fqans) as string[]),
     get engine(): Record<string, unknown> {
       return (engine ??= JSON.parse(r.engine) as Record<string, unknown>);
     },

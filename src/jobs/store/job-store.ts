@@ -29,6 +29,10 @@ export interface NewJob {
   clientHost: string | null;
   /** Identity of the session directory (session-dirs.ts); absent = not recorded. */
   sessionIdent?: string | null;
+  /** Mapped local account (src/authz); null: not mapped. */
+  localAccount?: string | null;
+  /** The owner's verified VOMS FQANs at submission; null: none. */
+  fqans?: readonly string[] | null;
 }
 
 /**
@@ -36,7 +40,7 @@ export interface NewJob {
  * bulk actions read records constantly and never need it (see `rawDescription`).
  */
 const COLUMNS =
-  'id, owner, state, pending, rest_state, lrms_state, outcome, queue, delegation_id, format, description, created_at, updated_at, local_id, exit_code, failed_state, failed_cause, failure_reason, kill_requested, clean_requested, restart_requested, reruns_left, started_at, ended_at, erase_at, client_host, session_ident, engine, version';
+  'id, owner, state, pending, rest_state, lrms_state, outcome, queue, delegation_id, format, description, created_at, updated_at, local_id, exit_code, failed_state, failed_cause, failure_reason, kill_requested, clean_requested, restart_requested, reruns_left, started_at, ended_at, erase_at, client_host, session_ident, local_account, fqans, engine, version';
 
 export class JobStore {
   readonly #db: Db;
@@ -55,8 +59,8 @@ export class JobStore {
   constructor(db: Db) {
     this.#db = db;
     this.#insert = db.prepare(
-      `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, delegation_id, format, description, raw, created_at, updated_at, reruns_left, client_host, session_ident)
-       VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost, @sessionIdent)`,
+      `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, delegation_id, format, description, raw, created_at, updated_at, reruns_left, client_host, session_ident, local_account, fqans)
+       VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost, @sessionIdent, @localAccount, @fqans)`,
     );
     this.#insertDeleg = db.prepare('INSERT OR IGNORE INTO job_delegations (job_id, delegation_id) VALUES (?, ?)');
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`);
@@ -88,7 +92,7 @@ export class JobStore {
     this.#topLevel();
     durably(this.#db, () => {
       for (const j of jobs) {
-        this.#insert.run({ ...j, sessionIdent: j.sessionIdent ?? null, description: JSON.stringify(j.description) });
+        this.#insert.run({ ...j, sessionIdent: j.sessionIdent ?? null, localAccount: j.localAccount ?? null, fqans: j.fqans ? JSON.stringify(j.fqans) : null, description: JSON.stringify(j.description) });
         for (const d of j.delegationIds) this.#insertDeleg.run(j.id, d);
       }
     });

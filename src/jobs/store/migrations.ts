@@ -116,4 +116,24 @@ DROP INDEX IF EXISTS jobs_id_owner_rest;
 ALTER TABLE jobs ADD COLUMN session_ident TEXT;
 `,
   },
+  {
+    // Authorization and account mapping (src/authz/): the local account a job was mapped
+    // to and the caller's verified VOMS FQANs (JSON array) at submission, both NULL when
+    // not configured / not presented; and the pool-account leases, one account per DN,
+    // kept across restarts. The partial index answers "does a job of this account still
+    // hold a session directory" when a lease is about to be released.
+    version: 6,
+    sql: `
+ALTER TABLE jobs ADD COLUMN local_account TEXT;
+ALTER TABLE jobs ADD COLUMN fqans TEXT;
+CREATE INDEX jobs_local_account ON jobs (local_account, rest_state) WHERE local_account IS NOT NULL;
+CREATE TABLE account_leases (
+  account    TEXT PRIMARY KEY,
+  dn         TEXT NOT NULL,
+  leased_at  INTEGER NOT NULL,
+  last_used  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX account_leases_dn ON account_leases (dn);
+`,
+  },
 ];

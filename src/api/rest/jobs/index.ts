@@ -62,6 +62,9 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         instances: is11 ? intParam(req.query.get('instances')) : undefined,
         instancesMin: is11 ? intParam(req.query.get('instances_min')) : undefined,
         clientHost: req.raw.socket.remoteAddress,
+        localAccount: caller.localAccount,
+        fqans: caller.fqans,
+        queues: caller.queues,
       });
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }

@@ -1,0 +1,134 @@
+/**
+ * Pool accounts leased to DNs, in SQLite (table `account_leases`, migration 6), so a
+ * DN keeps its account across restarts and two DNs never share one.
+ *
+ *  - A DN holds at most one account of a pool; asking again returns the same account.
+ *  - A lease is idle when its DN has made no request for the pool's idle time AND no
+ *    job of the account still holds a session directory (any job record not WIPED):
+ *    stricter than "no active job", because a finished job's files stay readable by the
+ *    account until its session is removed, and the next DN must not inherit them.
+ *  - Idle leases are released when the pool needs an account and has none free (a
+ *    lease nobody needs is harmless); an exhausted pool answers undefined.
+ *  - Requests refresh the lease's last use in memory; the row is written at most once
+ *    per `touchEveryMs`, so a busy DN does not cost a write per request.
+ */
+import type { Db } from '../jobs/store/database.js';
+
+const SWEEP_EVERY_MS = 10_000;
+
+export interface Pool {
+  readonly accounts: readonly string[];
+  readonly idleMs: number;
+}
+
+export class PoolLeases {
+  readonly #now: () => number;
+  readonly #touchEveryMs: number;
+  readonly #byDn;
+  readonly #leased;
+  readonly #insert;
+  readonly #touch;
+  readonly #release;
+  readonly #busy;
+  /** pool (its accounts) → time of its last idle sweep. */
+  readonly #sweptAt = new Map<string, number>();
+  /** Leased accounts: a copy of the table's keys (this class is its only writer), so a full pool costs no table read. */
+  readonly #taken: Set<string>;
+  /** account → last use written to the row. */
+  readonly #written = new Map<string, number>();
+  /** Called after leases were released (decisions cached with them are stale). */
+  onRelease: (accounts: readonly string[]) => void = () => undefined;
+
+  constructor(db: Db, o: { now?: () => number; touchEveryMs?: number } = {}) {
+    this.#now = o.now ?? Date.now;
+    this.#touchEveryMs = o.touchEveryMs ?? 60_000;
+    this.#byDn = db.prepare('SELECT account, last_used AS lastUsed FROM account_leases WHERE dn = ?');
+    this.#leased = db.prepare('SELECT account, dn, last_used AS lastUsed FROM account_leases');
+    this.#insert = db.prepare('INSERT INTO account_leases (account, dn, leased_at, last_used) VALUES (?, ?, ?, ?)');
+    this.#touch = db.prepare('UPDATE account_leases SET last_used = ? WHERE account = ? AND last_used < ?');
+    this.#release = db.prepare('DELETE FROM account_leases WHERE account = ? AND last_used = ?');
+    this.#busy = db.prepare("SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != 'WIPED' LIMIT 1").pluck();
+    this.#taken = new Set((this.#leased.all() as { account: string }[]).map((r) => r.account));
+    this.lease = db.transaction(this.lease.bind(this)) as typeof this.lease;
+  }
+
+  /** The DN's account in `pool`: its lease, else a free account newly leased, else undefined (exhausted). */
+  lease(pool: Pool, dn: string): string | undefined {
+    const now = this.#now();
+    const mine = (this.#byDn.all(dn) as { account: string; lastUsed: number }[]).find((r) => pool.accounts.includes(r.account));
+    if (mine) {
+      this.#touchRow(mine.account, mine.lastUsed, now);
+      return mine.account;
+    }
+    let free = this.#free(pool);
+    if (free === undefined && this.#sweepDue(pool, now) && this.#releaseIdle(pool, now) > 0) free = this.#free(pool);
+    if (free === undefined) return undefined;
+    this.#insert.run(free, dn, now, now);
+    this.#taken.add(free);
+    this.#written.set(free, now);
+    return free;
+  }
+
+  /** The DN made a request with this account (cheap: writes at most once per touch interval). */
+  touch(account: string): void {
+    const now = this.#now();
+    this.#touchRow(account, this.#written.get(account) ?? 0, now);
+  }
+
+  #touchRow(account: string, lastWritten: number, now: number): void {
+    if (now - lastWritten < this.#touchEveryMs) return;
+    this.#touch.run(now, account, now);
+    this.#written.set(account, now);
+  }
+
+  /**
+   * An exhausted pool looks for idle leases at most once per SWEEP_EVERY_MS: callers
+   * refused for a full pool retry at will, and each sweep reads every lease.
+   */
+  #sweepDue(pool: Pool, now: number): boolean {
+    const key = pool.accounts.join(',');
+    const last = this.#sweptAt.get(key);
+    if (last !== undefined && now - last < SWEEP_EVERY_MS) return false;
+    this.#sweptAt.set(key, now);
+    return true;
+  }
+
+  #free(pool: Pool): string | undefined {
+    return pool.accounts.find((a) => !this.#taken.has(a));
+  }
+
+  #releaseIdle(pool: Pool, now: number): number {
+    const released: string[] = [];
+    for (const r of this.#leased.all() as { account: string; lastUsed: number }[]) {
+      if (!pool.accounts.includes(r.account) || now - r.lastUsed < pool.idleMs) continue;
+      if (this.#busy.get(r.account) !== undefined) continue;
+      if (this.#release.run(r.account, r.lastUsed).changes === 1) {
+        released.push(r.account);
+        this.#taken.delete(r.account);
+        this.#written.delete(r.account);
+      }
+    }
+    if (released.length > 0) this.onRelease(released);
+    return released.length;
+  }
+
+  /**
+   * Drop the leases of accounts that are in no configured pool any more (the
+   * configuration changed): no pool would ever release them, and they map nobody. A
+   * lease whose account still has a job with a session stays until a later start, so
+   * an account put back into a pool is not handed to another DN under a live job.
+   */
+  forgetOthers(pooled: ReadonlySet<string>): string[] {
+    const gone = (this.#leased.all() as { account: string; lastUsed: number }[]).filter((r) => !pooled.has(r.account) && this.#busy.get(r.account) === undefined);
+    for (const r of gone) {
+      this.#release.run(r.account, r.lastUsed);
+      this.#taken.delete(r.account);
+    }
+    return gone.map((r) => r.account);
+  }
+
+  /** All leases (operations and tests). */
+  list(): { account: string; dn: string; lastUsed: number }[] {
+    return this.#leased.all() as { account: string; dn: string; lastUsed: number }[];
+  }
+}

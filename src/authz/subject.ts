@@ -1,0 +1,44 @@
+/**
+ * What the match rules see of a caller. Certificate callers now; the bearer-token
+ * work adds a `token` kind built from the verified claims, and the rules already know
+ * how to match it (`token` rules match tokens only, certificate rules certificates only).
+ */
+import type { Identity } from '../auth/identity.js';
+import { parseFqanPattern, type Fqan } from './fqan.js';
+
+export interface X509Subject {
+  readonly kind: 'x509';
+  readonly dn: string;
+  readonly issuerDn: string;
+  /** Verified FQANs as issued (empty without a VOMS attribute certificate). */
+  readonly fqans: readonly string[];
+  /** The same, parsed (an unparsable FQAN is left out: it can match no rule). */
+  readonly parsedFqans: readonly Fqan[];
+}
+
+export interface TokenSubject {
+  readonly kind: 'token';
+  readonly issuer: string;
+  readonly subject: string;
+  readonly scopes: readonly string[];
+  readonly groups: readonly string[];
+}
+
+export type AuthzSubject = X509Subject | TokenSubject;
+
+export function subjectOfIdentity(id: Identity): AuthzSubject {
+  const fqans = id.voms?.fqans ?? [];
+  const parsedFqans: Fqan[] = [];
+  for (const f of fqans) {
+    const p = parseFqanPattern(f);
+    if (typeof p !== 'string') parsedFqans.push(p);
+  }
+  return { kind: 'x509', dn: id.dn, issuerDn: id.issuerDn, fqans, parsedFqans };
+}
+
+/** Cache key: everything a decision depends on besides the configured files. */
+export function subjectKey(s: AuthzSubject): string {
+  return s.kind === 'x509'
+    ? JSON.stringify(['x509', s.dn, s.issuerDn, s.fqans])
+    : JSON.stringify(['token', s.issuer, s.subject, s.scopes, s.groups]);
+}
