@@ -13,12 +13,15 @@ import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler } from '../engine/scheduler/scheduler.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
+import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingWiring } from './staging.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
   readonly lrmsInfo: { name: string; version?: string };
+  /** The batch system's own view of its queues and slots, when the backend gives one. */
+  clusterInfo(): BatchClusterInfo | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -40,6 +43,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
   let scheduler: Scheduler | undefined;
   let ready = false;
   let staging: StagingWiring | undefined;
+  let backendRef: BatchBackend | undefined;
   const pending: string[] = [];
   const e = d.config.engine;
   return {
@@ -55,8 +59,10 @@ export function createEngine(d: EngineDeps): EngineWiring {
       },
     },
     lrmsInfo: { name: d.config.lrms.backend },
+    clusterInfo: () => backendRef?.clusterInfo?.(),
     async start() {
       const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
+      backendRef = backend;
       const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
       scheduler = new Scheduler({
         store: d.store,

@@ -15,6 +15,8 @@ import { tallyJobs, type JobTallyEntry } from '../info/job-tally.js';
 import type { GmState } from '../info/job-states.js';
 import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
 import type { JobStore } from '../jobs/store/job-store.js';
+import type { BatchClusterInfo } from '../lrms/backend.js';
+import type { QueueInfo } from '../info/info-snapshot.js';
 
 export const CERES_VERSION = '0.1.0';
 const MAX_CACHED_URLS = 8;
@@ -33,6 +35,8 @@ export interface InfoSourceOptions {
   readonly trustedCas: readonly string[];
   readonly startTime: Date;
   readonly health?: () => { state: 'ok' | 'warning' | 'critical'; info?: string };
+  /** What the batch system says about its queues and slots (a cached value; undefined: describe this host). */
+  readonly cluster?: () => BatchClusterInfo | undefined;
 }
 
 export function createInfoSource(o: InfoSourceOptions): InfoSource {
@@ -56,6 +60,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         space = undefined;
       }
       const c = o.config.cluster;
+      const lrms = o.cluster?.();
       const doc = buildInfoDocument({
         endpointUrl,
         hostname: o.hostname,
@@ -66,13 +71,14 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         validitySeconds: 60,
         health: o.health?.() ?? { state: 'ok' },
         servingState: 'production',
-        queues: c.queues.map((q) => ({ ...q, ...enforcedLimits(o.config.engine) })),
+        queues: c.queues.map((q) => ({ ...batchQueueFacts(lrms, q.name), ...q, ...enforcedLimits(o.config.engine) })),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}) })),
         jobs: tallyJobs(entries),
         lrms: o.lrms,
-        totalSlots: availableParallelism(),
-        totalLogicalCpus: availableParallelism(),
-        host,
+        totalSlots: lrms?.totalSlots ?? availableParallelism(),
+        ...(lrms ? { freeSlots: lrms.freeSlots } : {}),
+        totalLogicalCpus: lrms?.totalSlots ?? availableParallelism(),
+        host: lrms ? { ...host, totalInstances: lrms.totalNodes } : host,
         workingArea: { ...(space ?? {}), shared: true, lifetimeSeconds: c.sessionLifetimeSeconds },
         ...(o.issuerCa !== undefined ? { issuerCa: o.issuerCa } : {}),
         trustedCas: o.trustedCas,
@@ -81,6 +87,20 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       cache.set(endpointUrl, { at: now, doc });
       return doc;
     },
+  };
+}
+
+/** A queue's limits, free slots and job counts as the batch system reports them (configured values win). */
+function batchQueueFacts(lrms: BatchClusterInfo | undefined, name: string): Partial<QueueInfo> {
+  const p = lrms?.queues.find((x) => x.name === name);
+  if (!p) return {};
+  return {
+    ...(p.maxWallTimeSeconds !== undefined ? { maxWallTimeSeconds: p.maxWallTimeSeconds } : {}),
+    ...(p.defaultWallTimeSeconds !== undefined ? { defaultWallTimeSeconds: p.defaultWallTimeSeconds } : {}),
+    freeSlots: p.up ? p.freeSlots : 0,
+    localRunningJobs: p.runningJobs,
+    localWaitingJobs: p.waitingJobs,
+    ...(p.up ? {} : { servingState: 'closed' as const }),
   };
 }
 

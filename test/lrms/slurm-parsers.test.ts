@@ -16,6 +16,7 @@ import { batchScript } from '../../src/lrms/slurm/batch-script.js';
 import { parseJobId } from '../../src/lrms/slurm/lrms-files.js';
 import { SlurmCommandError, SlurmRunner, isTransient, slurmMessage } from '../../src/lrms/slurm/run-command.js';
 import { resultFromSlurm } from '../../src/lrms/slurm/job-result.js';
+import { clusterInfo, limitSeconds, parseNodes, parsePartitions } from '../../src/lrms/slurm/sinfo.js';
 import type { BatchJobSpec } from '../../src/lrms/backend.js';
 
 const spec = (patch: Partial<BatchJobSpec> = {}): BatchJobSpec => ({
@@ -217,5 +218,34 @@ describe('command runner', () => {
     assert.ok(isTransient('sbatch: error: Batch job submission failed: Socket timed out on send/recv operation'));
     assert.ok(!isTransient('sbatch: error: Batch job submission failed: Requested time limit is invalid'));
     assert.equal(slurmMessage('a: error: one\nb: error: two\n\n'), 'two');
+  });
+});
+
+describe('sinfo output', () => {
+  it('partitions with limits and CPUs, merged when sinfo splits one; nodes counted once', () => {
+    const parts = parsePartitions('debug|up|1:00:00|n/a|2/6/0/8\nlong|up|infinite|30:00|1/3/0/4\nlong|up|infinite|30:00|0/4/0/4\ndown|down|2-00:00:00|n/a|0/0/4/4\ngarbage\n|up|1|n/a|0/0/0/0\n');
+    assert.deepEqual(parts.map((p) => p.name), ['debug', 'long', 'down']);
+    assert.equal(parts[0]?.maxWallTimeSeconds, 3600);
+    assert.equal(parts[1]?.maxWallTimeSeconds, undefined);
+    assert.equal(parts[1]?.defaultWallTimeSeconds, 1800);
+    assert.equal(parts[1]?.total, 8);
+    assert.equal(parts[1]?.idle, 7);
+    assert.equal(parts[2]?.up, false);
+    assert.equal(parts[2]?.maxWallTimeSeconds, 172800);
+    const nodes = parseNodes('n1|2/6/0/8\nn1|2/6/0/8\nn2|0/4/0/4\nbad line\n');
+    assert.deepEqual(nodes, { nodes: 2, total: 12, idle: 10 });
+    const q = parseSqueue('1|RUNNING|None|debug|u|a\n2|PENDING|Priority|debug,long|u|b\n3|COMPLETED|None|debug|u|c\n');
+    const info = clusterInfo(parts, nodes, q);
+    assert.deepEqual(
+      info.queues.map((x) => [x.name, x.runningJobs, x.waitingJobs]),
+      [
+        ['debug', 1, 1],
+        ['long', 0, 1],
+        ['down', 0, 0],
+      ],
+    );
+    assert.equal(info.totalSlots, 12);
+    assert.equal(limitSeconds('45'), 2700);
+    assert.equal(limitSeconds('n/a'), undefined);
   });
 });

@@ -23,6 +23,7 @@ export const lrmsSlurmSection = Type.Object(
     commandAttempts: Type.Integer({ default: 6, minimum: 1, description: 'Attempts of sbatch, scancel and scontrol while the controller is unreachable; then the job fails with the reason' }),
     backoffMs: Type.Integer({ default: 1000, minimum: 10, description: 'Wait before the first retry of a Slurm command; doubled each time, at most 30 s' }),
     maxConcurrentCommands: Type.Integer({ default: 4, minimum: 1, description: 'Slurm commands running at once (a burst of submissions queues here)' }),
+    infoRefreshMs: Type.Integer({ default: 30_000, minimum: 100, description: 'How old the partitions, slots and job counts in the info document may get before sinfo is asked again (asked only while the document is read)' }),
     statusGraceMs: Type.Integer({
       default: 10_000,
       minimum: 0,

@@ -11,7 +11,7 @@
  */
 import { lstat, mkdir } from 'node:fs/promises';
 import { ceError } from '../../errors/ce-error.js';
-import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchState, BatchUpdate, BatchUpdateListener } from '../backend.js';
+import type { BatchBackend, BatchClusterInfo, BatchJobRef, BatchJobSpec, BatchResult, BatchState, BatchUpdate, BatchUpdateListener } from '../backend.js';
 import { PID_FILE, lostResult, readStatus } from '../fork/job-files.js';
 import { validateSpec } from '../fork/job-script.js';
 import { ensureWrapper, type WrapperKind } from '../fork/wrapper-build.js';
@@ -22,7 +22,8 @@ import { Poller } from './poller.js';
 import { SlurmCommandError, SlurmRunner } from './run-command.js';
 import { isUnknownJob, parseScontrolJob } from './scontrol.js';
 import { FINAL_STATES, batchState } from './slurm-state.js';
-import type { ParsedQueue, QueueEntry } from './squeue.js';
+import { SQUEUE_ARGS, parseSqueue, type ParsedQueue, type QueueEntry } from './squeue.js';
+import { SINFO_NODES_ARGS, SINFO_PARTITIONS_ARGS, clusterInfo, parseNodes, parsePartitions } from './sinfo.js';
 import { submitOnce, type SubmitSettings } from './submission.js';
 
 export interface SlurmBackendOptions {
@@ -41,6 +42,8 @@ export interface SlurmBackendOptions {
   readonly backoffMs?: number;
   /** Slurm commands (sbatch, squeue, ...) running at once. */
   readonly maxConcurrentCommands?: number;
+  /** How old the cluster information (sinfo, job counts) may get before it is asked again. */
+  readonly infoRefreshMs?: number;
   /** After Slurm says a started job ended, how long its status file may take to appear (shared file systems lag). */
   readonly statusGraceMs?: number;
   readonly wrapper?: 'auto' | WrapperKind;
@@ -89,6 +92,8 @@ export class SlurmBackend implements BatchBackend {
   #closed = false;
   /** The last squeue answer (for the info document); undefined before the first. */
   #lastQueue: { queue: ParsedQueue; at: number } | undefined;
+  #cluster: { info: BatchClusterInfo; at: number } | undefined;
+  #clusterRefresh: Promise<void> | undefined;
 
   private constructor(o: SlurmBackendOptions, wrapperPath: string) {
     this.#o = {
@@ -102,6 +107,7 @@ export class SlurmBackend implements BatchBackend {
       commandAttempts: o.commandAttempts ?? 6,
       backoffMs: o.backoffMs ?? 1000,
       maxConcurrentCommands: o.maxConcurrentCommands ?? 4,
+      infoRefreshMs: o.infoRefreshMs ?? 30_000,
       statusGraceMs: o.statusGraceMs ?? 10_000,
       jobPath: o.jobPath ?? '/usr/local/bin:/usr/bin:/bin',
       killGraceSeconds: o.killGraceSeconds ?? 10,
@@ -149,14 +155,29 @@ export class SlurmBackend implements BatchBackend {
     return new SlurmBackend(options, wrapper.path);
   }
 
-  /** The runner of Slurm commands (for cluster information from the same settings). */
-  get runner(): SlurmRunner {
-    return this.#runner;
+  clusterInfo(): BatchClusterInfo | undefined {
+    if (!this.#closed && (this.#cluster === undefined || Date.now() - this.#cluster.at > this.#o.infoRefreshMs)) void this.refreshClusterInfo();
+    return this.#cluster?.info;
   }
 
-  /** The last squeue answer, when one arrived within `maxAgeMs`. */
-  lastQueue(maxAgeMs: number): ParsedQueue | undefined {
-    return this.#lastQueue && Date.now() - this.#lastQueue.at <= maxAgeMs ? this.#lastQueue.queue : undefined;
+  /** Ask sinfo (and squeue, unless the poll's answer is fresh) now; one refresh at a time. */
+  refreshClusterInfo(): Promise<void> {
+    this.#clusterRefresh ??= (async () => {
+      try {
+        const [parts, nodes] = await Promise.all([this.#runner.run('sinfo', SINFO_PARTITIONS_ARGS, { attempts: 1 }), this.#runner.run('sinfo', SINFO_NODES_ARGS, { attempts: 1 })]);
+        let queue = this.#lastQueue && Date.now() - this.#lastQueue.at <= this.#o.infoRefreshMs ? this.#lastQueue.queue : undefined;
+        if (!queue) {
+          queue = parseSqueue((await this.#runner.run('squeue', SQUEUE_ARGS, { attempts: 1 })).stdout);
+          this.#lastQueue = { queue, at: Date.now() };
+        }
+        this.#cluster = { info: clusterInfo(parsePartitions(parts.stdout), parseNodes(nodes.stdout), queue), at: Date.now() };
+      } catch (e) {
+        this.#o.log?.warn({ error: String(e) }, 'slurm: cannot read the cluster information (sinfo); the info document keeps the last one');
+      } finally {
+        this.#clusterRefresh = undefined;
+      }
+    })();
+    return this.#clusterRefresh;
   }
 
   onUpdate(listener: BatchUpdateListener): void {
