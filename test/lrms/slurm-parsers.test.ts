@@ -138,7 +138,7 @@ describe('sbatch options', () => {
     assert.ok(args.includes('--time=3'), args.join(' ')); // 90 s + 10 s grace + 60 s margin → 3 min
     assert.ok(args.includes('--mem=1536M'));
     assert.ok(args.includes('--chdir=/srv/sessions/abc123'));
-    assert.ok(args.includes('--export=NONE'));
+    assert.ok(args.includes('--export=ALL'));
   });
   it('no queue: the configured default partition, or none; no limits: no --time or --mem', () => {
     assert.ok(!sbatchArgs(spec(), settings).some((a) => /^--(partition|time|mem)=/.test(a)));
@@ -187,6 +187,7 @@ describe('command runner', () => {
       await chmod(join(bin, name), 0o755);
     };
     await tool('ok', 'echo "conf=$SLURM_CONF args=$*"');
+    await tool('envdump', 'env');
     await tool('down', `n=$(cat "${bin}/count" 2>/dev/null || echo 0); echo $((n + 1)) > "${bin}/count"; echo "down: error: Unable to contact slurm controller (connect failure)" >&2; exit 1`);
     await tool('bad', 'echo "sbatch: error: invalid partition specified: nope" >&2; echo "sbatch: error: Batch job submission failed: Invalid partition name specified" >&2; exit 1');
     await tool('hang', `echo x >> "${bin}/hangs"; exec sleep 60`);
@@ -197,6 +198,17 @@ describe('command runner', () => {
   it('passes SLURM_CONF and arguments, no shell', async () => {
     const r = await runner().run('ok', ['a b', '$HOME']);
     assert.equal(r.stdout, 'conf=/etc/x.conf args=a b $HOME\n');
+  });
+  it("keeps the service's environment away from Slurm commands (sbatch passes its own to the job)", async () => {
+    process.env.CERES_TEST_LEAK = 'secret';
+    try {
+      const { stdout } = await runner().run('envdump', []);
+      assert.doesNotMatch(stdout, /CERES_TEST_LEAK/);
+      assert.match(stdout, /^SLURM_CONF=\/etc\/x\.conf$/m);
+      assert.match(stdout, /^PATH=/m);
+    } finally {
+      delete process.env.CERES_TEST_LEAK;
+    }
   });
   it('retries a transient failure, then gives up with Slurm\'s message', async () => {
     await assert.rejects(runner(3).run('down', []), (e: unknown) => e instanceof SlurmCommandError && e.transient && /Unable to contact slurm controller/.test(e.message));

@@ -18,7 +18,7 @@ export const lrmsSlurmSection = Type.Object(
       pattern: '^[A-Za-z0-9._-]+$',
       description: 'Slurm job names are this prefix and the Ceres job id (give each Ceres instance fronting one cluster its own)',
     }),
-    pollIntervalMs: Type.Integer({ default: 3000, minimum: 100, description: 'How often one squeue call fetches the state of every job' }),
+    pollIntervalMs: Type.Integer({ default: 1000, minimum: 100, description: 'How often one squeue call fetches the state of every job (raise it to 10-30 s for tens of thousands of jobs)' }),
     commandTimeoutMs: Type.Integer({ default: 30_000, minimum: 100, description: 'A Slurm command that has not answered by then is killed (and retried when that may help)' }),
     commandAttempts: Type.Integer({ default: 6, minimum: 1, description: 'Attempts of sbatch, scancel and scontrol while the controller is unreachable; then the job fails with the reason' }),
     backoffMs: Type.Integer({ default: 1000, minimum: 10, description: 'Wait before the first retry of a Slurm command; doubled each time, at most 30 s' }),

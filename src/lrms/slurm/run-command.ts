@@ -91,7 +91,9 @@ export class SlurmRunner {
   #once(command: string, args: readonly string[], prefix: readonly string[]): Promise<CommandResult> {
     const tool = this.#o.binDir ? `${this.#o.binDir}/${command}` : command;
     const argv = [...prefix, tool, ...args];
-    const env = this.#o.slurmConf ? { ...process.env, SLURM_CONF: this.#o.slurmConf } : process.env;
+    // A minimal environment: sbatch hands its environment to the job (--export=ALL).
+    const conf = this.#o.slurmConf || process.env.SLURM_CONF;
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', ...(conf ? { SLURM_CONF: conf } : {}) };
     return new Promise((resolve, reject) => {
       execFile(
         argv[0] as string,

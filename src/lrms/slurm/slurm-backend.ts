@@ -102,7 +102,7 @@ export class SlurmBackend implements BatchBackend {
       binDir: o.binDir ?? '',
       jobNamePrefix: o.jobNamePrefix ?? 'ceres-',
       defaultPartition: o.defaultPartition ?? '',
-      pollIntervalMs: o.pollIntervalMs ?? 3000,
+      pollIntervalMs: o.pollIntervalMs ?? 1000,
       commandTimeoutMs: o.commandTimeoutMs ?? 30_000,
       commandAttempts: o.commandAttempts ?? 6,
       backoffMs: o.backoffMs ?? 1000,
