@@ -9,20 +9,27 @@ import { join } from 'node:path';
 import { arcClientLifecycle } from './arc-client.case.js';
 import { slurmSkip, useSlurm } from '../lrms/slurm-fixture.js';
 
+const skip = slurmSkip();
 arcClientLifecycle({
   title: 'the real ARC client against Ceres on Slurm',
-  ...(slurmSkip() !== undefined ? { skip: slurmSkip() as string } : {}),
+  ...(skip !== undefined ? { skip } : {}),
   queue: 'debug',
   prepare: () => {
     // Registered first, so it runs before the cluster is stopped: the jobs did run in Slurm.
     after(() => {
       const done = readFileSync(join(slurm.dir, 'jobcomp.txt'), 'utf8');
-      assert.ok((done.match(/ Name=ceres-\S+ JobState=COMPLETED /g) ?? []).length >= 4, `Slurm's completed jobs:\n${done}`);
+      assert.ok(
+        (done.match(/ Name=ceres-\S+ JobState=COMPLETED /g) ?? []).length >= 4,
+        `Slurm's completed jobs:\n${done}`,
+      );
     });
     const slurm = useSlurm();
     return () => ({
       cluster: { queues: [{ name: 'debug' }, { name: 'long' }] },
-      lrms: { backend: 'slurm', slurm: { slurmConf: slurm.conf, pollIntervalMs: 500, killGraceSeconds: 2, statusGraceMs: 3000, backoffMs: 200 } },
+      lrms: {
+        backend: 'slurm',
+        slurm: { slurmConf: slurm.conf, pollIntervalMs: 500, killGraceSeconds: 2, statusGraceMs: 3000, backoffMs: 200 },
+      },
     });
   },
 });

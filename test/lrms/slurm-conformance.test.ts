@@ -12,7 +12,15 @@ describe('slurm backend on a real Slurm', { ...(skip !== undefined ? { skip } : 
   runBackendSuite({
     name: 'slurm',
     newBackend: ({ workDir }) =>
-      SlurmBackend.create({ workDir, slurmConf: slurm.conf, pollIntervalMs: 300, killGraceSeconds: 2, sampleIntervalMs: 100, statusGraceMs: 2000, backoffMs: 200 }),
+      SlurmBackend.create({
+        workDir,
+        slurmConf: slurm.conf,
+        pollIntervalMs: 300,
+        killGraceSeconds: 2,
+        sampleIntervalMs: 100,
+        statusGraceMs: 2000,
+        backoffMs: 200,
+      }),
     manyJobs: 100,
     settleMs: 1500,
   });

@@ -15,7 +15,8 @@ export const SLURM_DEV = join(process.cwd(), 'scripts', 'slurm-dev.sh');
 export function slurmMissing(): string | undefined {
   if (process.getuid?.() !== 0) return 'the Slurm tests need root (the daemons switch users)';
   for (const p of ['/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/sbin/munged', '/usr/bin/sbatch']) {
-    if (!existsSync(p)) return `Slurm is not installed (no ${p}): apt-get install -y --no-install-recommends slurm-wlm munge`;
+    if (!existsSync(p))
+      return `Slurm is not installed (no ${p}): apt-get install -y --no-install-recommends slurm-wlm munge`;
   }
   return undefined;
 }
@@ -50,8 +51,12 @@ export function useSlurm(): SlurmCluster {
       return execFileSync(tool, args, { env: { ...process.env, SLURM_CONF: cluster.conf }, encoding: 'utf8' });
     },
     script(action) {
-      const r = spawnSync(SLURM_DEV, [action, cluster.dir], { env: { ...process.env, SLURM_DEV_PORT: port }, encoding: 'utf8' });
-      if (r.status !== 0 && action !== 'status') throw new Error(`slurm-dev.sh ${action} failed: ${r.stderr}${r.stdout}`);
+      const r = spawnSync(SLURM_DEV, [action, cluster.dir], {
+        env: { ...process.env, SLURM_DEV_PORT: port },
+        encoding: 'utf8',
+      });
+      if (r.status !== 0 && action !== 'status')
+        throw new Error(`slurm-dev.sh ${action} failed: ${r.stderr}${r.stdout}`);
     },
     ctld(action) {
       const pidFile = join(cluster.dir, 'slurmctld.pid');

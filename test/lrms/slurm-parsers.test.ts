@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parseIdComment, parseSqueue } from '../../src/lrms/slurm/squeue.js';
-import { expandHostList, isUnknownJob, parseKeyValues, parseScontrolJob, slurmDuration } from '../../src/lrms/slurm/scontrol.js';
+import {
+  expandHostList,
+  isUnknownJob,
+  parseKeyValues,
+  parseScontrolJob,
+  slurmDuration,
+} from '../../src/lrms/slurm/scontrol.js';
 import { batchState, finalReason } from '../../src/lrms/slurm/slurm-state.js';
 import { attemptTag, sbatchArgs, timeLimitMinutes } from '../../src/lrms/slurm/sbatch-options.js';
 import { batchScript } from '../../src/lrms/slurm/batch-script.js';
@@ -35,14 +41,18 @@ const settings = { jobNamePrefix: 'ceres-', defaultPartition: '', killGraceSecon
 
 describe('squeue output', () => {
   it('parses every job line, names with | included', () => {
-    const q = parseSqueue('12|RUNNING|None|debug|root|ceres-a\n13|PENDING|Priority|long|alice|odd|name\n14_2|PENDING|JobHeldUser|debug|bob|x\n');
+    const q = parseSqueue(
+      '12|RUNNING|None|debug|root|ceres-a\n13|PENDING|Priority|long|alice|odd|name\n14_2|PENDING|JobHeldUser|debug|bob|x\n',
+    );
     assert.deepEqual([...q.jobs.keys()], ['12', '13', '14_2']);
     assert.equal(q.jobs.get('13')?.name, 'odd|name');
     assert.equal(q.jobs.get('13')?.partition, 'long');
     assert.deepEqual(q.bad, []);
   });
   it('reports garbage lines without failing on the good ones', () => {
-    const q = parseSqueue('squeue: error: something\n\n12|RUNNING|None|debug|root|n\nnot|a|job\nabc|RUNNING|None|p|u|n\n15|running lower|x|p|u|n\n');
+    const q = parseSqueue(
+      'squeue: error: something\n\n12|RUNNING|None|debug|root|n\nnot|a|job\nabc|RUNNING|None|p|u|n\n15|running lower|x|p|u|n\n',
+    );
     assert.deepEqual([...q.jobs.keys()], ['12']);
     assert.equal(q.bad.length, 4);
   });
@@ -96,7 +106,9 @@ describe('scontrol show job -o', () => {
     assert.ok(r.start && r.end && r.end.getTime() - r.start.getTime() === 62_000);
   });
   it('a signal becomes 128+n and its name', () => {
-    const r = parseScontrolJob('JobId=8 JobState=CANCELLED Reason=None ExitCode=0:15 RunTime=00:00:05 StartTime=Unknown EndTime=None NodeList=(null)');
+    const r = parseScontrolJob(
+      'JobId=8 JobState=CANCELLED Reason=None ExitCode=0:15 RunTime=00:00:05 StartTime=Unknown EndTime=None NodeList=(null)',
+    );
     assert.ok(r);
     const res = resultFromSlurm(r, '');
     assert.equal(res.exitCode, 143);
@@ -108,7 +120,10 @@ describe('scontrol show job -o', () => {
   it('a job that ended without the wrapper is lost, with what Slurm said', () => {
     const r = parseScontrolJob('JobId=9 JobState=COMPLETED Reason=None ExitCode=0:0');
     assert.ok(r);
-    assert.match(resultFromSlurm(r, 'error cannot claim the job directory').failureReason ?? '', /^job lost: .*COMPLETED.*cannot claim/);
+    assert.match(
+      resultFromSlurm(r, 'error cannot claim the job directory').failureReason ?? '',
+      /^job lost: .*COMPLETED.*cannot claim/,
+    );
   });
   it('garbage and unknown jobs', () => {
     assert.equal(parseScontrolJob(''), undefined);
@@ -129,7 +144,10 @@ describe('scontrol show job -o', () => {
 
 describe('sbatch options', () => {
   it('carries the job id in the name and the attempt in the comment; partition, time, memory, tasks', () => {
-    const args = sbatchArgs(spec({ queue: 'long', slots: 4, limits: { wallTimeSeconds: 90, memoryBytes: 1.5 * 1024 ** 3 } }), settings);
+    const args = sbatchArgs(
+      spec({ queue: 'long', slots: 4, limits: { wallTimeSeconds: 90, memoryBytes: 1.5 * 1024 ** 3 } }),
+      settings,
+    );
     assert.ok(args.includes('--parsable'));
     assert.ok(args.includes('--job-name=ceres-abc123'));
     assert.ok(args.includes(`--comment=${attemptTag(spec())}`));
@@ -158,11 +176,18 @@ describe('sbatch options', () => {
 
 describe('batch script', () => {
   it('records the Slurm job id and execs the wrapper with quoted arguments', () => {
-    const text = batchScript(spec({ sessionDir: "/srv/it's here", stdout: 'out', stderr: 'out' }), { jobPath: '/usr/bin:/bin', killGraceSeconds: 5, sampleIntervalMs: 500 });
+    const text = batchScript(spec({ sessionDir: "/srv/it's here", stdout: 'out', stderr: 'out' }), {
+      jobPath: '/usr/bin:/bin',
+      killGraceSeconds: 5,
+      sampleIntervalMs: 500,
+    });
     assert.match(text, /^#!\/bin\/sh\n/);
     assert.match(text, /PATH='\/usr\/bin:\/bin'; export PATH/);
     assert.match(text, /slurm-job' \] \|\| printf '%s\\n' "\$SLURM_JOB_ID"/);
-    assert.match(text, /exec '\/srv\/lrms\/ab\/abc123\/r0\/wrapper' '\/srv\/lrms\/ab\/abc123\/r0' '\/srv\/it'\\''s here' '' 'out' '' '1' /);
+    assert.match(
+      text,
+      /exec '\/srv\/lrms\/ab\/abc123\/r0\/wrapper' '\/srv\/lrms\/ab\/abc123\/r0' '\/srv\/it'\\''s here' '' 'out' '' '1' /,
+    );
     // The script is valid sh.
     execFileSync('sh', ['-n'], { input: text });
   });
@@ -188,12 +213,19 @@ describe('command runner', () => {
     };
     await tool('ok', 'echo "conf=$SLURM_CONF args=$*"');
     await tool('envdump', 'env');
-    await tool('down', `n=$(cat "${bin}/count" 2>/dev/null || echo 0); echo $((n + 1)) > "${bin}/count"; echo "down: error: Unable to contact slurm controller (connect failure)" >&2; exit 1`);
-    await tool('bad', 'echo "sbatch: error: invalid partition specified: nope" >&2; echo "sbatch: error: Batch job submission failed: Invalid partition name specified" >&2; exit 1');
+    await tool(
+      'down',
+      `n=$(cat "${bin}/count" 2>/dev/null || echo 0); echo $((n + 1)) > "${bin}/count"; echo "down: error: Unable to contact slurm controller (connect failure)" >&2; exit 1`,
+    );
+    await tool(
+      'bad',
+      'echo "sbatch: error: invalid partition specified: nope" >&2; echo "sbatch: error: Batch job submission failed: Invalid partition name specified" >&2; exit 1',
+    );
     await tool('hang', `echo x >> "${bin}/hangs"; exec sleep 60`);
   });
   after(() => rm(bin, { recursive: true, force: true }));
-  const runner = (attempts = 3, timeoutMs = 5000): SlurmRunner => new SlurmRunner({ binDir: bin, slurmConf: '/etc/x.conf', timeoutMs, attempts, backoffMs: 20, maxConcurrent: 2 });
+  const runner = (attempts = 3, timeoutMs = 5000): SlurmRunner =>
+    new SlurmRunner({ binDir: bin, slurmConf: '/etc/x.conf', timeoutMs, attempts, backoffMs: 20, maxConcurrent: 2 });
 
   it('passes SLURM_CONF and arguments, no shell', async () => {
     const r = await runner().run('ok', ['a b', '$HOME']);
@@ -210,21 +242,37 @@ describe('command runner', () => {
       delete process.env.CERES_TEST_LEAK;
     }
   });
-  it('retries a transient failure, then gives up with Slurm\'s message', async () => {
-    await assert.rejects(runner(3).run('down', []), (e: unknown) => e instanceof SlurmCommandError && e.transient && /Unable to contact slurm controller/.test(e.message));
+  it("retries a transient failure, then gives up with Slurm's message", async () => {
+    await assert.rejects(
+      runner(3).run('down', []),
+      (e: unknown) =>
+        e instanceof SlurmCommandError && e.transient && /Unable to contact slurm controller/.test(e.message),
+    );
     assert.equal((await readFile(join(bin, 'count'), 'utf8')).trim(), '3');
   });
   it('does not retry a permanent error', async () => {
-    await assert.rejects(runner(5).run('bad', []), (e: unknown) => e instanceof SlurmCommandError && !e.transient && e.message === 'bad: Batch job submission failed: Invalid partition name specified');
+    await assert.rejects(
+      runner(5).run('bad', []),
+      (e: unknown) =>
+        e instanceof SlurmCommandError &&
+        !e.transient &&
+        e.message === 'bad: Batch job submission failed: Invalid partition name specified',
+    );
   });
   it('kills a hanging command at its timeout and retries it', async () => {
     const t0 = Date.now();
-    await assert.rejects(runner(2, 300).run('hang', []), (e: unknown) => e instanceof SlurmCommandError && e.timedOut && e.transient);
+    await assert.rejects(
+      runner(2, 300).run('hang', []),
+      (e: unknown) => e instanceof SlurmCommandError && e.timedOut && e.transient,
+    );
     assert.ok(Date.now() - t0 < 5000);
     assert.equal((await readFile(join(bin, 'hangs'), 'utf8')).trim().split('\n').length, 2);
   });
   it('a missing tool is a permanent error', async () => {
-    await assert.rejects(runner().run('no-such-tool', []), (e: unknown) => e instanceof SlurmCommandError && !e.transient && /not installed/.test(e.message));
+    await assert.rejects(
+      runner().run('no-such-tool', []),
+      (e: unknown) => e instanceof SlurmCommandError && !e.transient && /not installed/.test(e.message),
+    );
   });
   it('classifies messages', () => {
     assert.ok(isTransient('sbatch: error: Batch job submission failed: Socket timed out on send/recv operation'));
@@ -235,8 +283,13 @@ describe('command runner', () => {
 
 describe('sinfo output', () => {
   it('partitions with limits and CPUs, merged when sinfo splits one; nodes counted once', () => {
-    const parts = parsePartitions('debug|up|1:00:00|n/a|2/6/0/8\nlong|up|infinite|30:00|1/3/0/4\nlong|up|infinite|30:00|0/4/0/4\ndown|down|2-00:00:00|n/a|0/0/4/4\ngarbage\n|up|1|n/a|0/0/0/0\n');
-    assert.deepEqual(parts.map((p) => p.name), ['debug', 'long', 'down']);
+    const parts = parsePartitions(
+      'debug|up|1:00:00|n/a|2/6/0/8\nlong|up|infinite|30:00|1/3/0/4\nlong|up|infinite|30:00|0/4/0/4\ndown|down|2-00:00:00|n/a|0/0/4/4\ngarbage\n|up|1|n/a|0/0/0/0\n',
+    );
+    assert.deepEqual(
+      parts.map((p) => p.name),
+      ['debug', 'long', 'down'],
+    );
     assert.equal(parts[0]?.maxWallTimeSeconds, 3600);
     assert.equal(parts[1]?.maxWallTimeSeconds, undefined);
     assert.equal(parts[1]?.defaultWallTimeSeconds, 1800);

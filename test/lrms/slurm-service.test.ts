@@ -33,7 +33,8 @@ describe('Ceres on a real Slurm: the info document', { ...(skip !== undefined ? 
     if (work) removeDir(work);
   });
 
-  const info = async (): Promise<string> => (await client.req('GET', '/rest/1.0/info', undefined, { accept: 'application/xml' })).text;
+  const info = async (): Promise<string> =>
+    (await client.req('GET', '/rest/1.0/info', undefined, { accept: 'application/xml' })).text;
   const share = (doc: string, name: string): string => {
     const m = doc.split('<ComputingShare ').find((s) => s.includes(`<Name>${name}</Name>`));
     assert.ok(m, `no ComputingShare ${name} in ${doc.slice(0, 2000)}`);
@@ -54,8 +55,8 @@ describe('Ceres on a real Slurm: the info document', { ...(skip !== undefined ? 
     });
     const debug = share(doc, 'debug');
     const long = share(doc, 'long');
-    assert.equal(value(debug, 'MaxWallTime'), '3600', 'the partition\'s MaxTime (60 minutes)');
-    assert.equal(value(long, 'MaxWallTime'), '7200', 'a configured limit wins over the partition\'s (infinite)');
+    assert.equal(value(debug, 'MaxWallTime'), '3600', "the partition's MaxTime (60 minutes)");
+    assert.equal(value(long, 'MaxWallTime'), '7200', "a configured limit wins over the partition's (infinite)");
     assert.equal(value(debug, 'MappingQueue'), 'debug');
     const free = Number(value(debug, 'FreeSlots'));
     const total = Number(value(doc, 'TotalSlots'));

@@ -109,9 +109,12 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     await h.final(id2);
   });
 
-  it('a partition that does not exist, or a time limit over the partition\'s, is refused at submit with Slurm\'s reason', async (t) => {
+  it("a partition that does not exist, or a time limit over the partition's, is refused at submit with Slurm's reason", async (t) => {
     const h = await backend(t);
-    await assert.rejects(h.b.submit(await spec({ queue: 'nope' })), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED' && /Invalid partition/.test(e.message));
+    await assert.rejects(
+      h.b.submit(await spec({ queue: 'nope' })),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED' && /Invalid partition/.test(e.message),
+    );
     await assert.rejects(
       h.b.submit(await spec({ queue: 'debug', limits: { wallTimeSeconds: 2 * 3600 } })),
       (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED' && /time limit/i.test(e.message),
@@ -122,7 +125,8 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     const h = await backend(t, { extraSbatchArgs: ['--hold'] });
     const s = await spec({ arguments: ['-c', 'sleep 1; exit 7'] });
     const id = await h.b.submit(s);
-    const states = (): string[] => (h.updates.get(id) ?? []).flatMap((u) => (u.kind === 'state' ? [`${u.state}/${u.native ?? ''}`] : []));
+    const states = (): string[] =>
+      (h.updates.get(id) ?? []).flatMap((u) => (u.kind === 'state' ? [`${u.state}/${u.native ?? ''}`] : []));
     await until('the HELD state', () => states().includes('HELD/PENDING'));
     slurm.cmd('scontrol', ['release', id]);
     const r = await h.final(id);
@@ -182,7 +186,7 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     assert.equal(readFileSync(join(s.sessionDir, 'runs.txt'), 'utf8'), 'once\n');
   });
 
-  it('jobs run as the spec\'s local account (runuser), and Slurm accounts them to it', async (t) => {
+  it("jobs run as the spec's local account (runuser), and Slurm accounts them to it", async (t) => {
     const h = await backend(t);
     const s = await spec({ arguments: ['-c', 'id -un'], localAccount: 'nobody' });
     await chmod(s.sessionDir, 0o777);
@@ -191,12 +195,17 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     const r = await h.final(id);
     assert.equal(r.exitCode, 0, r.failureReason);
     assert.equal(readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'), 'nobody\n');
-    await assert.rejects(h.b.submit(await spec({ localAccount: 'no-such-account-x' })), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED');
+    await assert.rejects(
+      h.b.submit(await spec({ localAccount: 'no-such-account-x' })),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED',
+    );
   });
 
   it('slurmctld killed while jobs run and while one is submitted: nothing lost, nothing submitted twice', async (t) => {
     const h = await backend(t, { commandTimeoutMs: 3000, commandAttempts: 30, backoffMs: 200 });
-    const specs = await Promise.all([1, 2, 3].map(() => spec({ arguments: ['-c', 'while [ ! -e go ]; do sleep 0.1; done; echo done'] })));
+    const specs = await Promise.all(
+      [1, 2, 3].map(() => spec({ arguments: ['-c', 'while [ ! -e go ]; do sleep 0.1; done; echo done'] })),
+    );
     const ids = await Promise.all(specs.map((s) => h.b.submit(s)));
     await until('the jobs to run', () => specs.every((s) => existsSync(join(s.lrmsDir, 'pid'))));
     // A controller killed before it saved its state forgets the newest jobs and gives their
@@ -253,7 +262,10 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     slurm.ctld('kill');
     try {
       const t0 = Date.now();
-      await assert.rejects(h.b.submit(await spec()), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED' && /after 3 attempts/.test(e.message));
+      await assert.rejects(
+        h.b.submit(await spec()),
+        (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED' && /after 3 attempts/.test(e.message),
+      );
       assert.ok(Date.now() - t0 < 30_000);
     } finally {
       slurm.ctld('start');
@@ -262,7 +274,9 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
 
   it('500 jobs submitted at once all end correctly, each reported once', { timeout: 600_000 }, async (t) => {
     const h = await backend(t, { pollIntervalMs: 1000 });
-    const specs = await Promise.all(Array.from({ length: 500 }, (_, i) => spec({ executable: '/bin/echo', arguments: [`job ${i}`] })));
+    const specs = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => spec({ executable: '/bin/echo', arguments: [`job ${i}`] })),
+    );
     const ids = await Promise.all(specs.map((s) => h.b.submit(s)));
     assert.equal(new Set(ids).size, 500);
     const results = await Promise.all(ids.map((id) => h.final(id, 540_000)));

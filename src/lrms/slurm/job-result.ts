@@ -37,7 +37,12 @@ export { lostResult };
 
 /** 20261125033201Z: the diag file's time format. */
 function mdsTime(d: Date | null): string | undefined {
-  return d ? d.toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z') : undefined;
+  return d
+    ? d
+        .toISOString()
+        .replace(/[-:T]/g, '')
+        .replace(/\.\d+Z$/, 'Z')
+    : undefined;
 }
 
 /** Write `diag` from a result, unless the wrapper wrote its own. */

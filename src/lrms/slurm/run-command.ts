@@ -72,7 +72,11 @@ export class SlurmRunner {
   }
 
   /** `command` is a Slurm tool name (`sbatch`) or, with `prefix`, e.g. `runuser -u A --`. */
-  async run(command: string, args: readonly string[], opts: { prefix?: readonly string[]; input?: string; attempts?: number } = {}): Promise<CommandResult> {
+  async run(
+    command: string,
+    args: readonly string[],
+    opts: { prefix?: readonly string[]; input?: string; attempts?: number } = {},
+  ): Promise<CommandResult> {
     const attempts = opts.attempts ?? this.#o.attempts;
     let delay = this.#o.backoffMs;
     for (let i = 1; ; i++) {
@@ -81,7 +85,10 @@ export class SlurmRunner {
       } catch (e) {
         const err = e instanceof SlurmCommandError ? e : new SlurmCommandError(String(e), false);
         if (!err.transient || i >= attempts) throw err;
-        this.#o.log?.warn({ command, attempt: i, of: attempts, retryInMs: delay, error: err.message }, 'slurm: command failed, retrying');
+        this.#o.log?.warn(
+          { command, attempt: i, of: attempts, retryInMs: delay, error: err.message },
+          'slurm: command failed, retrying',
+        );
         await sleep(delay);
         delay = Math.min(delay * 2, 30_000);
       }
@@ -93,7 +100,11 @@ export class SlurmRunner {
     const argv = [...prefix, tool, ...args];
     // A minimal environment: sbatch hands its environment to the job (--export=ALL).
     const conf = this.#o.slurmConf || process.env.SLURM_CONF;
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', ...(conf ? { SLURM_CONF: conf } : {}) };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      LANG: 'C',
+      ...(conf ? { SLURM_CONF: conf } : {}),
+    };
     return new Promise((resolve, reject) => {
       execFile(
         argv[0] as string,
@@ -103,7 +114,9 @@ export class SlurmRunner {
           if (!error) return resolve({ stdout, stderr });
           const e = error as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null };
           if (e.killed || e.signal === 'SIGKILL') {
-            return reject(new SlurmCommandError(`${command} did not answer within ${this.#o.timeoutMs} ms`, true, true));
+            return reject(
+              new SlurmCommandError(`${command} did not answer within ${this.#o.timeoutMs} ms`, true, true),
+            );
           }
           if (e.code === 'ENOENT') return reject(new SlurmCommandError(`${argv[0]} is not installed`, false));
           const msg = slurmMessage(stderr) || e.message;

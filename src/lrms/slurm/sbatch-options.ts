@@ -29,10 +29,14 @@ export function jobName(settings: Pick<SbatchSettings, 'jobNamePrefix'>, jobId: 
 }
 
 /** Whole minutes for `--time`: the limit, the wrapper's grace time and a minute of margin, rounded up. */
-export function timeLimitMinutes(spec: Pick<BatchJobSpec, 'limits' | 'slots'>, killGraceSeconds: number): number | undefined {
+export function timeLimitMinutes(
+  spec: Pick<BatchJobSpec, 'limits' | 'slots'>,
+  killGraceSeconds: number,
+): number | undefined {
   const { wallTimeSeconds, cpuTimeSeconds } = spec.limits;
   // Without a wall time, the CPU time spread over the slots bounds the wall time (as A-REX does).
-  const seconds = wallTimeSeconds ?? (cpuTimeSeconds !== undefined ? cpuTimeSeconds / Math.max(1, spec.slots) : undefined);
+  const seconds =
+    wallTimeSeconds ?? (cpuTimeSeconds !== undefined ? cpuTimeSeconds / Math.max(1, spec.slots) : undefined);
   if (seconds === undefined) return undefined;
   return Math.ceil((seconds + killGraceSeconds + 60) / 60);
 }
@@ -59,7 +63,8 @@ export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string
   if (partition !== '') args.push(`--partition=${partition}`);
   const minutes = timeLimitMinutes(spec, settings.killGraceSeconds);
   if (minutes !== undefined) args.push(`--time=${minutes}`);
-  if (spec.limits.memoryBytes !== undefined) args.push(`--mem=${Math.max(1, Math.ceil(spec.limits.memoryBytes / (1024 * 1024)))}M`);
+  if (spec.limits.memoryBytes !== undefined)
+    args.push(`--mem=${Math.max(1, Math.ceil(spec.limits.memoryBytes / (1024 * 1024)))}M`);
   args.push(...settings.extraArgs);
   return args;
 }

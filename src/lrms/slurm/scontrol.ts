@@ -66,7 +66,8 @@ export function expandHostList(v: string | undefined): string[] {
         out.push(`${m[1]}${a}${m[3]}`);
         continue;
       }
-      for (let n = Number(a); n <= Number(b) && out.length < 10_000; n++) out.push(`${m[1]}${String(n).padStart(a.length, '0')}${m[3]}`);
+      for (let n = Number(a); n <= Number(b) && out.length < 10_000; n++)
+        out.push(`${m[1]}${String(n).padStart(a.length, '0')}${m[3]}`);
     }
   }
   return out;

@@ -95,7 +95,11 @@ function jobCounts(queue: ParsedQueue | undefined): Map<string, { running: numbe
   return out;
 }
 
-export function clusterInfo(partitions: readonly PartitionLine[], nodes: { nodes: number; total: number; idle: number }, queue: ParsedQueue | undefined): BatchClusterInfo {
+export function clusterInfo(
+  partitions: readonly PartitionLine[],
+  nodes: { nodes: number; total: number; idle: number },
+  queue: ParsedQueue | undefined,
+): BatchClusterInfo {
   const counts = jobCounts(queue);
   const queues: BatchQueueInfo[] = partitions.map((p) => ({
     name: p.name,

@@ -11,7 +11,16 @@
  */
 import { lstat, mkdir } from 'node:fs/promises';
 import { ceError } from '../../errors/ce-error.js';
-import type { BatchBackend, BatchClusterInfo, BatchJobRef, BatchJobSpec, BatchResult, BatchState, BatchUpdate, BatchUpdateListener } from '../backend.js';
+import type {
+  BatchBackend,
+  BatchClusterInfo,
+  BatchJobRef,
+  BatchJobSpec,
+  BatchResult,
+  BatchState,
+  BatchUpdate,
+  BatchUpdateListener,
+} from '../backend.js';
 import { PID_FILE, lostResult, readStatus } from '../fork/job-files.js';
 import { validateSpec } from '../fork/job-script.js';
 import { ensureWrapper, type WrapperKind } from '../fork/wrapper-build.js';
@@ -75,7 +84,11 @@ interface Tracked {
   chain: Promise<void>;
 }
 
-const exists = (p: string): Promise<boolean> => lstat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
 /** Jobs whose status files are read concurrently while Slurm cannot be asked. */
 const STATUS_BATCH = 64;
 
@@ -150,13 +163,17 @@ export class SlurmBackend implements BatchBackend {
   static async create(options: SlurmBackendOptions): Promise<SlurmBackend> {
     await mkdir(options.workDir, { recursive: true });
     const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
-      options.log?.warn({ why }, 'slurm backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
+      options.log?.warn(
+        { why },
+        'slurm backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)',
+      ),
     );
     return new SlurmBackend(options, wrapper.path);
   }
 
   clusterInfo(): BatchClusterInfo | undefined {
-    if (!this.#closed && (this.#cluster === undefined || Date.now() - this.#cluster.at > this.#o.infoRefreshMs)) void this.refreshClusterInfo();
+    if (!this.#closed && (this.#cluster === undefined || Date.now() - this.#cluster.at > this.#o.infoRefreshMs))
+      void this.refreshClusterInfo();
     return this.#cluster?.info;
   }
 
@@ -164,15 +181,27 @@ export class SlurmBackend implements BatchBackend {
   refreshClusterInfo(): Promise<void> {
     this.#clusterRefresh ??= (async () => {
       try {
-        const [parts, nodes] = await Promise.all([this.#runner.run('sinfo', SINFO_PARTITIONS_ARGS, { attempts: 1 }), this.#runner.run('sinfo', SINFO_NODES_ARGS, { attempts: 1 })]);
-        let queue = this.#lastQueue && Date.now() - this.#lastQueue.at <= this.#o.infoRefreshMs ? this.#lastQueue.queue : undefined;
+        const [parts, nodes] = await Promise.all([
+          this.#runner.run('sinfo', SINFO_PARTITIONS_ARGS, { attempts: 1 }),
+          this.#runner.run('sinfo', SINFO_NODES_ARGS, { attempts: 1 }),
+        ]);
+        let queue =
+          this.#lastQueue && Date.now() - this.#lastQueue.at <= this.#o.infoRefreshMs
+            ? this.#lastQueue.queue
+            : undefined;
         if (!queue) {
           queue = parseSqueue((await this.#runner.run('squeue', SQUEUE_ARGS, { attempts: 1 })).stdout);
           this.#lastQueue = { queue, at: Date.now() };
         }
-        this.#cluster = { info: clusterInfo(parsePartitions(parts.stdout), parseNodes(nodes.stdout), queue), at: Date.now() };
+        this.#cluster = {
+          info: clusterInfo(parsePartitions(parts.stdout), parseNodes(nodes.stdout), queue),
+          at: Date.now(),
+        };
       } catch (e) {
-        this.#o.log?.warn({ error: String(e) }, 'slurm: cannot read the cluster information (sinfo); the info document keeps the last one');
+        this.#o.log?.warn(
+          { error: String(e) },
+          'slurm: cannot read the cluster information (sinfo); the info document keeps the last one',
+        );
       } finally {
         this.#clusterRefresh = undefined;
       }
@@ -216,10 +245,16 @@ export class SlurmBackend implements BatchBackend {
    * (restarted without it), and with it the older job. Its status file may still tell.
    */
   async #idReused(old: Tracked): Promise<void> {
-    this.#o.log?.warn({ localId: old.localId, job: old.jobId }, 'slurm: a job id was given again; Slurm lost the earlier job of that id');
+    this.#o.log?.warn(
+      { localId: old.localId, job: old.jobId },
+      'slurm: a job id was given again; Slurm lost the earlier job of that id',
+    );
     this.#jobs.delete(old.localId);
     const done = await readStatus(old.lrmsDir).catch(() => undefined);
-    await this.#finish(old, done ?? lostResult(`Slurm gave its job id ${old.localId} to another job (the controller lost its state)`));
+    await this.#finish(
+      old,
+      done ?? lostResult(`Slurm gave its job id ${old.localId} to another job (the controller lost its state)`),
+    );
   }
 
   async recover(refs: readonly BatchJobRef[]): Promise<void> {
@@ -252,7 +287,10 @@ export class SlurmBackend implements BatchBackend {
       if (e instanceof SlurmCommandError && isUnknownJob(e.message)) {
         job.cancelPending = false; // nothing left to cancel: the poll reports the end
       } else {
-        this.#o.log?.warn({ localId: job.localId, job: job.jobId, error: String(e) }, 'slurm: scancel failed; retried at the next poll');
+        this.#o.log?.warn(
+          { localId: job.localId, job: job.jobId, error: String(e) },
+          'slurm: scancel failed; retried at the next poll',
+        );
       }
     }
     // The final update waits for Slurm to confirm (the job leaves the queue or reaches a final state).
@@ -293,7 +331,11 @@ export class SlurmBackend implements BatchBackend {
 
   async #onQueue(queue: ParsedQueue, startedAt: number): Promise<void> {
     this.#lastQueue = { queue, at: Date.now() };
-    if (queue.bad.length > 0) this.#o.log?.warn({ lines: queue.bad.slice(0, 3), count: queue.bad.length }, 'slurm: squeue lines not understood');
+    if (queue.bad.length > 0)
+      this.#o.log?.warn(
+        { lines: queue.bad.slice(0, 3), count: queue.bad.length },
+        'slurm: squeue lines not understood',
+      );
     const checks: Promise<void>[] = [];
     for (const job of this.#jobs.values()) {
       if (job.ended) continue;
@@ -313,7 +355,10 @@ export class SlurmBackend implements BatchBackend {
 
   async #onPollFailure(error: Error, streak: number): Promise<void> {
     if (streak === 1 || streak % 10 === 0) {
-      this.#o.log?.warn({ error: error.message, failures: streak }, 'slurm: squeue failed; job states are not updated until it answers (ends are still seen from status files)');
+      this.#o.log?.warn(
+        { error: error.message, failures: streak },
+        'slurm: squeue failed; job states are not updated until it answers (ends are still seen from status files)',
+      );
     }
     // Slurm cannot tell: the jobs' own status files still can.
     const open = [...this.#jobs.values()].filter((j) => !j.ended && !j.checking);
@@ -341,7 +386,10 @@ export class SlurmBackend implements BatchBackend {
       if (started && now - job.endSeenAt < this.#o.statusGraceMs) return;
       await this.#finish(job, await this.#resultFromSlurm(job, entry));
     } catch (e) {
-      this.#o.log?.warn({ err: e, localId: job.localId, job: job.jobId }, 'slurm: cannot find the result of a job; tried again at the next poll');
+      this.#o.log?.warn(
+        { err: e, localId: job.localId, job: job.jobId },
+        'slurm: cannot find the result of a job; tried again at the next poll',
+      );
     } finally {
       job.checking = false;
     }
@@ -371,8 +419,11 @@ export class SlurmBackend implements BatchBackend {
     // (a shell whose child died first) before its wrapper sees the cancel: a job that ended
     // after the cancel was asked for ended because of it, unless a limit stopped it.
     const first = result.endTime !== null && job.cancelledAt > 0 && result.endTime.getTime() < job.cancelledAt;
-    if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? '')) result = { ...result, failureReason: 'cancelled' };
-    await writeDiagIfMissing(job.lrmsDir, result).catch((e: unknown) => this.#o.log?.warn({ err: e, job: job.jobId }, 'slurm: cannot write the diag file'));
+    if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? ''))
+      result = { ...result, failureReason: 'cancelled' };
+    await writeDiagIfMissing(job.lrmsDir, result).catch((e: unknown) =>
+      this.#o.log?.warn({ err: e, job: job.jobId }, 'slurm: cannot write the diag file'),
+    );
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
   }
 
@@ -384,7 +435,10 @@ export class SlurmBackend implements BatchBackend {
       try {
         await listener(job.localId, update);
       } catch (e) {
-        this.#o.log?.warn({ err: e, localId: job.localId, update: update.kind }, 'slurm backend: update listener failed');
+        this.#o.log?.warn(
+          { err: e, localId: job.localId, update: update.kind },
+          'slurm backend: update listener failed',
+        );
       }
     });
   }

@@ -36,7 +36,11 @@ export interface SubmitSettings extends SbatchSettings, ScriptSettings {
 }
 
 const run = promisify(execFile);
-const exists = (p: string): Promise<boolean> => lstat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** uid and gid of a local account (cached: accounts do not change under a running service). */
@@ -44,7 +48,10 @@ const ids = new Map<string, Promise<{ uid: number; gid: number }>>();
 function accountIds(account: string): Promise<{ uid: number; gid: number }> {
   let p = ids.get(account);
   if (!p) {
-    p = Promise.all([run('id', ['-u', '--', account]), run('id', ['-g', '--', account])]).then(([u, g]) => ({ uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) }));
+    p = Promise.all([run('id', ['-u', '--', account]), run('id', ['-g', '--', account])]).then(([u, g]) => ({
+      uid: Number(u.stdout.trim()),
+      gid: Number(g.stdout.trim()),
+    }));
     p.catch(() => ids.delete(account));
     ids.set(account, p);
   }
@@ -57,7 +64,11 @@ export function switchUserPrefix(how: 'runuser' | 'sudo', account: string | unde
 }
 
 /** The Slurm job of this attempt, if an earlier submission got through. */
-export async function findSubmitted(runner: SlurmRunner, spec: BatchJobSpec, s: SbatchSettings): Promise<string | undefined> {
+export async function findSubmitted(
+  runner: SlurmRunner,
+  spec: BatchJobSpec,
+  s: SbatchSettings,
+): Promise<string | undefined> {
   const recorded = await readJobIdFile(spec.lrmsDir, LRMS_FILES.slurmId);
   if (recorded) return recorded;
   if (!(await exists(`${spec.lrmsDir}/${LRMS_FILES.submitting}`))) return undefined;
@@ -116,7 +127,11 @@ export async function submitOnce(runner: SlurmRunner, spec: BatchJobSpec, s: Sub
       if (!err.transient || attempt >= s.submitAttempts) {
         // Nothing of this attempt is in Slurm unless a timed-out answer was lost: keep the marker then.
         if (!err.timedOut) await rm(`${spec.lrmsDir}/${LRMS_FILES.submitting}`, { force: true });
-        throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `sbatch failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${err.message.replace(/^sbatch: /, '')}`, { cause: e });
+        throw ceError(
+          'CE_ERR_LRMS_SUBMIT_FAILED',
+          `sbatch failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${err.message.replace(/^sbatch: /, '')}`,
+          { cause: e },
+        );
       }
       s.log?.warn({ job: spec.jobId, attempt, retryInMs: delay, error: err.message }, 'slurm: sbatch failed, retrying');
       await sleep(delay);
