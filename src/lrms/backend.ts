@@ -73,6 +73,10 @@ export interface BatchJobSpec {
   readonly limits: BatchLimits;
   /** Slots (cores) requested; at least 1. */
   readonly slots: number;
+  /** Slots on each host (xRSL countpernode, ADL SlotsPerHost); divides `slots`. Absent: wherever they fit. */
+  readonly slotsPerNode?: number;
+  /** The job's hosts run nothing else (ADL ExclusiveExecution). Backends of one host ignore it. */
+  readonly exclusive?: boolean;
   /** Batch queue / partition; the fork backend has one and ignores it. */
   readonly queue?: string;
   /** Job name for the batch system. */

@@ -17,7 +17,7 @@ import {
   slurmDuration,
 } from '../../src/lrms/slurm/scontrol.js';
 import { batchState, finalReason } from '../../src/lrms/slurm/slurm-state.js';
-import { attemptTag, sbatchArgs, timeLimitMinutes } from '../../src/lrms/slurm/sbatch-options.js';
+import { attemptTag, sbatchArgs, slurmSpecProblem, timeLimitMinutes } from '../../src/lrms/slurm/sbatch-options.js';
 import { batchScript } from '../../src/lrms/slurm/batch-script.js';
 import { parseJobId } from '../../src/lrms/slurm/lrms-files.js';
 import { SlurmCommandError, SlurmRunner, isTransient, slurmMessage } from '../../src/lrms/slurm/run-command.js';
@@ -154,9 +154,23 @@ describe('sbatch options', () => {
     assert.ok(args.includes('--partition=long'));
     assert.ok(args.includes('--ntasks=4'));
     assert.ok(args.includes('--time=3'), args.join(' ')); // 90 s + 10 s grace + 60 s margin → 3 min
-    assert.ok(args.includes('--mem=1536M'));
+    assert.ok(args.includes('--mem-per-cpu=384M'), 'memory per slot: --mem would be per node');
     assert.ok(args.includes('--chdir=/srv/sessions/abc123'));
     assert.ok(args.includes('--export=ALL'));
+  });
+  it('slots per node and exclusive hosts', () => {
+    const args = sbatchArgs(spec({ slots: 6, slotsPerNode: 2, exclusive: true }), settings);
+    assert.ok(args.includes('--ntasks=6'));
+    assert.ok(args.includes('--ntasks-per-node=2'));
+    assert.ok(args.includes('--nodes=3'));
+    assert.ok(args.includes('--exclusive'));
+    assert.ok(!sbatchArgs(spec(), settings).some((a) => /^--(nodes|ntasks-per-node|exclusive)/.test(a)));
+    assert.equal(
+      slurmSpecProblem(spec({ slots: 6, slotsPerNode: 4 })),
+      'slots per node (4) must be a positive integer dividing the slots (6)',
+    );
+    assert.ok(slurmSpecProblem(spec({ slots: 2, slotsPerNode: 0 })));
+    assert.equal(slurmSpecProblem(spec({ slots: 4, slotsPerNode: 2 })), undefined);
   });
   it('no queue: the configured default partition, or none; no limits: no --time or --mem', () => {
     assert.ok(!sbatchArgs(spec(), settings).some((a) => /^--(partition|time|mem)=/.test(a)));

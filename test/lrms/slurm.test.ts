@@ -99,7 +99,7 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     assert.equal(field(id, 'Partition'), 'long');
     assert.equal(field(id, 'TimeLimit'), '00:12:00'); // 600 s + 2 s grace + 60 s margin, in whole minutes
     assert.equal(field(id, 'NumTasks'), '2');
-    assert.match(field(id, 'MinMemoryNode'), /^300M$/);
+    assert.equal(field(id, 'MinMemoryCPU'), '150M', '300 MiB over 2 slots');
     assert.equal(field(id, 'JobName'), `ceres-${s.jobId}`);
     assert.equal(field(id, 'Comment'), attemptTag(s));
     assert.equal((await h.final(id)).exitCode, 0);
@@ -107,6 +107,19 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     const id2 = await h.b.submit(d);
     assert.equal(field(id2, 'Partition'), 'debug', 'no queue: the default partition');
     await h.final(id2);
+  });
+
+  it('slots per node and exclusive hosts reach Slurm; slots per node that do not divide the slots are refused', async (t) => {
+    const h = await backend(t);
+    const id = await h.b.submit(await spec({ slots: 2, slotsPerNode: 2, exclusive: true }));
+    assert.match(field(id, 'NumNodes'), /^1(-1)?$/);
+    assert.match(slurm.cmd('scontrol', ['show', 'job', '-o', id]), /NtasksPerN:B:S:C=2:/);
+    assert.equal(field(id, 'OverSubscribe'), 'NO');
+    assert.equal((await h.final(id)).exitCode, 0);
+    await assert.rejects(
+      h.b.submit(await spec({ slots: 3, slotsPerNode: 2 })),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_BAD_SPEC',
+    );
   });
 
   it("a partition that does not exist, or a time limit over the partition's, is refused at submit with Slurm's reason", async (t) => {

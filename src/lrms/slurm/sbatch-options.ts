@@ -41,6 +41,15 @@ export function timeLimitMinutes(
   return Math.ceil((seconds + killGraceSeconds + 60) / 60);
 }
 
+/** What only the Slurm backend checks (the common checks are validateSpec's). */
+export function slurmSpecProblem(spec: BatchJobSpec): string | undefined {
+  const per = spec.slotsPerNode;
+  if (per !== undefined && !(Number.isInteger(per) && per >= 1 && spec.slots % per === 0)) {
+    return `slots per node (${per}) must be a positive integer dividing the slots (${spec.slots})`;
+  }
+  return undefined;
+}
+
 /** Arguments of `sbatch` (without the script path, which comes last). */
 export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string[] {
   const out = `${spec.lrmsDir}/${LRMS_FILES.slurmOut}`;
@@ -61,10 +70,15 @@ export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string
   ];
   const partition = spec.queue !== undefined && spec.queue !== '' ? spec.queue : settings.defaultPartition;
   if (partition !== '') args.push(`--partition=${partition}`);
+  if (spec.slotsPerNode !== undefined) {
+    args.push(`--ntasks-per-node=${spec.slotsPerNode}`, `--nodes=${Math.ceil(spec.slots / spec.slotsPerNode)}`);
+  }
+  if (spec.exclusive === true) args.push('--exclusive');
   const minutes = timeLimitMinutes(spec, settings.killGraceSeconds);
   if (minutes !== undefined) args.push(`--time=${minutes}`);
-  if (spec.limits.memoryBytes !== undefined)
-    args.push(`--mem=${Math.max(1, Math.ceil(spec.limits.memoryBytes / (1024 * 1024)))}M`);
+  // Per slot: --mem would be per node, wrong for a job spread over several.
+  const memory = spec.limits.memoryBytes;
+  if (memory !== undefined) args.push(`--mem-per-cpu=${Math.max(1, Math.ceil(memory / spec.slots / (1024 * 1024)))}M`);
   args.push(...settings.extraArgs);
   return args;
 }

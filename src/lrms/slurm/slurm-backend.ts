@@ -34,6 +34,7 @@ import { FINAL_STATES, batchState } from './slurm-state.js';
 import { SQUEUE_ARGS, parseSqueue, type ParsedQueue, type QueueEntry } from './squeue.js';
 import { SINFO_NODES_ARGS, SINFO_PARTITIONS_ARGS, clusterInfo, parseNodes, parsePartitions } from './sinfo.js';
 import { submitOnce, type SubmitSettings } from './submission.js';
+import { slurmSpecProblem } from './sbatch-options.js';
 
 export interface SlurmBackendOptions {
   /** The backend's own directory (the compiled wrapper lives in `bin/`; each job gets a link to it in its lrms directory). */
@@ -217,6 +218,8 @@ export class SlurmBackend implements BatchBackend {
     if (this.#closed) return Promise.reject(ceError('CE_ERR_LRMS_CLOSED'));
     try {
       validateSpec(spec);
+      const problem = slurmSpecProblem(spec);
+      if (problem !== undefined) throw ceError('CE_ERR_LRMS_BAD_SPEC', problem);
     } catch (e) {
       return Promise.reject(e);
     }
