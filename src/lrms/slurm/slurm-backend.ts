@@ -76,6 +76,7 @@ interface Tracked {
   cancelledAt: number;
   /** scancel has not been confirmed as sent: retried at each poll. */
   cancelPending: boolean;
+  scancelRunning: boolean;
   /** What was last reported (state + native), to report changes only. */
   reported: string;
   /** When a poll first saw the job over (or gone) without a status file. */
@@ -283,6 +284,9 @@ export class SlurmBackend implements BatchBackend {
   }
 
   async #scancel(job: Tracked): Promise<void> {
+    // One scancel (with its retries) at a time per job: a poll during a slow one adds none.
+    if (job.scancelRunning) return;
+    job.scancelRunning = true;
     try {
       await this.#runner.run('scancel', [job.localId]);
       job.cancelPending = false;
@@ -295,6 +299,8 @@ export class SlurmBackend implements BatchBackend {
           'slurm: scancel failed; retried at the next poll',
         );
       }
+    } finally {
+      job.scancelRunning = false;
     }
     // The final update waits for Slurm to confirm (the job leaves the queue or reaches a final state).
     this.#poller.soon();
@@ -313,6 +319,7 @@ export class SlurmBackend implements BatchBackend {
       knownSince,
       cancelledAt: 0,
       cancelPending: false,
+      scancelRunning: false,
       reported: '',
       endSeenAt: 0,
       checking: false,
