@@ -24,7 +24,7 @@ describe('Ceres on a real Slurm', { ...(skip !== undefined ? { skip } : {}) }, (
     ceres = await startCeres({
       stateDir: join(work, 'state'),
       config: {
-        cluster: { queues: [{ name: 'debug' }, { name: 'long', maxWallTimeSeconds: 7200 }] },
+        cluster: { queues: [{ name: 'debug' }, { name: 'long', maxWallTimeSeconds: 7200 }, { name: 'gone' }] },
         lrms: {
           backend: 'slurm',
           slurm: { slurmConf: slurm.conf, pollIntervalMs: 300, infoRefreshMs: 300, killGraceSeconds: 2 },
@@ -61,6 +61,16 @@ describe('Ceres on a real Slurm', { ...(skip !== undefined ? { skip } : {}) }, (
     const st = await client.waitFor([id], ['KILLED', 'FAILED', 'FINISHED'], 60_000);
     assert.equal(st.get(id), 'KILLED');
     assert.equal(slurmJobs(id)[0]?.split('|')[1], 'CANCELLED', 'Slurm confirms the cancel');
+  });
+
+  it("a queue Slurm refuses: the job fails with Slurm's reason in its errors", async () => {
+    const [job] = await client.submit('&(executable="/bin/true")(queue="gone")');
+    const id = job.id as string;
+    const st = await client.waitFor([id], ['FINISHED', 'FAILED', 'KILLED'], 60_000);
+    assert.equal(st.get(id), 'FAILED');
+    const errors = await client.req('GET', `/rest/1.1/jobs/${id}/diagnose/errors`, undefined, { accept: 'text/plain' });
+    assert.match(errors.text, /Invalid partition name specified/, errors.text);
+    assert.deepEqual(slurmJobs(id), [], 'nothing reached Slurm');
   });
 
   it('a service crash while a Slurm job runs: after the restart the job is followed to its end, submitted once', async () => {
