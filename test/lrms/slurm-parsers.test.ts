@@ -23,6 +23,7 @@ import { parseJobId } from '../../src/lrms/slurm/lrms-files.js';
 import { SlurmCommandError, SlurmRunner, isTransient, slurmMessage } from '../../src/lrms/slurm/run-command.js';
 import { resultFromSlurm } from '../../src/lrms/slurm/job-result.js';
 import { clusterInfo, limitSeconds, parseNodes, parsePartitions } from '../../src/lrms/slurm/sinfo.js';
+import { parseSacct, sacctBytes } from '../../src/lrms/slurm/sacct.js';
 import type { BatchJobSpec } from '../../src/lrms/backend.js';
 
 const spec = (patch: Partial<BatchJobSpec> = {}): BatchJobSpec => ({
@@ -326,5 +327,36 @@ describe('sinfo output', () => {
     assert.equal(info.totalSlots, 12);
     assert.equal(limitSeconds('45'), 2700);
     assert.equal(limitSeconds('n/a'), undefined);
+  });
+});
+
+describe('sacct output (a job the controller purged, where slurmdbd keeps accounting)', () => {
+  it('the allocation line gives state, exit code and times; the steps the largest resident set', () => {
+    const r = parseSacct(
+      'FAILED|3:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n[1-2]|\nFAILED|3:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n1|2048K\nCOMPLETED|0:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n1|1.5M\n',
+    );
+    assert.ok(r);
+    assert.equal(r.state, 'FAILED');
+    assert.equal(r.exitCode, 3);
+    assert.equal(r.runSeconds, 62);
+    assert.deepEqual(r.nodes, ['n1', 'n2']);
+    assert.equal(r.maxRssBytes, 2048 * 1024);
+    assert.equal(
+      resultFromSlurm(r, '').failureReason?.startsWith('job lost: '),
+      true,
+      'no status file: the reason says so',
+    );
+  });
+  it('"CANCELLED by 0" is CANCELLED; garbage and empty answers are nothing', () => {
+    assert.equal(
+      parseSacct('CANCELLED by 0|0:15|00:00:01|2026-11-25T03:32:01|2026-11-25T03:32:02|vm|\n')?.state,
+      'CANCELLED',
+    );
+    assert.equal(parseSacct(''), undefined);
+    assert.equal(parseSacct('Slurm accounting storage is disabled\n'), undefined);
+    assert.equal(parseSacct('lower case|0:0|x|y|z|n|\n'), undefined);
+    assert.equal(sacctBytes('12K'), 12288);
+    assert.equal(sacctBytes(''), 0);
+    assert.equal(sacctBytes('junk'), 0);
   });
 });

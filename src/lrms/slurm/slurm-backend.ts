@@ -35,6 +35,7 @@ import { SQUEUE_ARGS, parseSqueue, type ParsedQueue, type QueueEntry } from './s
 import { SINFO_NODES_ARGS, SINFO_PARTITIONS_ARGS, clusterInfo, parseNodes, parsePartitions } from './sinfo.js';
 import { submitOnce, type SubmitSettings } from './submission.js';
 import { slurmSpecProblem } from './sbatch-options.js';
+import { parseSacct, sacctArgs } from './sacct.js';
 
 export interface SlurmBackendOptions {
   /** The backend's own directory (the compiled wrapper lives in `bin/`; each job gets a link to it in its lrms directory). */
@@ -421,6 +422,13 @@ export class SlurmBackend implements BatchBackend {
     } catch (e) {
       if (!(e instanceof SlurmCommandError && isUnknownJob(e.message))) throw e;
     }
+    // Purged by the controller: accounting (slurmdbd), where there is one, still knows.
+    const acct = await this.#runner.run('sacct', sacctArgs(job.localId), { attempts: 1 }).then(
+      (r) => parseSacct(r.stdout),
+      () => undefined,
+    );
+    if (acct && FINAL_STATES.has(acct.state))
+      return { ...resultFromSlurm(acct, detail), maxRssBytes: acct.maxRssBytes };
     return lostResult(
       entry
         ? `Slurm ended it (${entry.state}) and its job wrapper left no exit status${detail ? `: ${detail}` : ''}`
