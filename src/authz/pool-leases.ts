@@ -12,7 +12,7 @@
  *  - Requests refresh the lease's last use in memory; the row is written at most once
  *    per `touchEveryMs`, so a busy DN does not cost a write per request.
  */
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 
 const SWEEP_EVERY_MS = 10_000;
 

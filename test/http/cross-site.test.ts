@@ -3,7 +3,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import { crossSiteRefusal } from '../../src/http/cross-site.js';
 import { headerAuthenticator, testRoutes } from '../helpers/app.js';
 import type { Resource } from '../../src/api/rest/resource.js';

@@ -1,6 +1,6 @@
 /**
  * Bulk answers as documents: `<jobs><job><status-code/><reason/><id/>...</job></jobs>`,
- * element order status-code, reason, id, then the action's field (reference §4.2).
+ * element order status-code, reason, id, then the action's field (A-REX §4.2).
  * In JSON `job` is always an array.
  *
  * `renderBulk` writes the common answers (status, kill, clean, restart, submission,

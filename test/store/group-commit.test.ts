@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/jobs/store/database.js';
-import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
-import { GroupCommit } from '../../src/jobs/store/group-commit.js';
+import { openDatabase } from '../../src/store/database.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
+import { GroupCommit } from '../../src/store/group-commit.js';
 
 function job(id: string, owner = 'alice'): NewJob {
   return {

@@ -4,8 +4,8 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Db } from '../../src/jobs/store/database.js';
-import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
+import { openDatabase, type Db } from '../../src/store/database.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
 
 function job(id: string, owner: string, restState = 'ACCEPTING'): NewJob {
   return {

@@ -1,6 +1,7 @@
 /**
- * Builds the HTTP application (a Fastify instance) and never listens: server.ts owns
- * sockets, TLS and signals, tests call `inject` or listen on port 0.
+ * Builds the REST application (a Fastify instance) and never listens: the composition
+ * root (src/service/start.ts) owns sockets and TLS, the `serve` command (src/cli) the
+ * signals; tests call `inject` or listen on port 0.
  *
  * Request flow:
  *   TLS connection (client chain verified once per connection, src/auth)
@@ -14,21 +15,21 @@
  *
  * Bodies are never parsed by Fastify: a catch-all content-type parser leaves the
  * stream untouched, so handlers stream uploads to disk and sniff job descriptions
- * by content (clients send wrong or missing Content-Types; see compatibility notes).
+ * by content (clients send wrong or missing Content-Types; docs/compatibility.md).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { ceError } from '../errors/ce-error.js';
-import { negotiate } from './negotiate.js';
-import { parseTarget, stripAbsoluteForm } from './query.js';
-import { handleError } from './error-handler.js';
-import type { Authenticator, Authorizer, Caller } from './caller.js';
-import { route, type RestRoutes } from '../api/rest/router.js';
-import { allowHeader, type RestRequest } from '../api/rest/resource.js';
-import { collapseRouteSlashes } from './route-slashes.js';
-import { crossSiteRefusal } from './cross-site.js';
-import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from './fairness.js';
+import { negotiate } from '../http/negotiate.js';
+import { parseTarget, stripAbsoluteForm } from '../http/query.js';
+import { handleError } from '../http/error-handler.js';
+import type { Authenticator, Authorizer, Caller } from '../http/caller.js';
+import { route, type RestRoutes } from './rest/router.js';
+import { allowHeader, type RestRequest } from './rest/resource.js';
+import { collapseRouteSlashes } from '../http/route-slashes.js';
+import { crossSiteRefusal } from '../http/cross-site.js';
+import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE'] as const;
