@@ -16,6 +16,8 @@ import { createBatchBackend } from '../lrms/create-backend.js';
 import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingWiring } from '../engine/scheduler/staging-port.js';
+import { JobCredentials } from '../accounts/job-credentials.js';
+import { AccountResolver } from '../accounts/resolve-account.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -64,7 +66,15 @@ export function createEngine(d: EngineDeps): EngineWiring {
       const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
       backendRef = backend;
       const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) }, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
+      const credentials = await JobCredentials.open({
+        dir: d.layout.jobCredentials,
+        source: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
+        accounts: new AccountResolver(),
+        log: d.log.child({ part: 'engine' }),
+      });
+      d.delegations.onRenewed((id) => void credentials.refresh(id));
       scheduler = new Scheduler({
+        credentials,
         store: d.store,
         control: d.control,
         backend,
