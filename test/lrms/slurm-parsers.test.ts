@@ -18,7 +18,9 @@ import {
 } from '../../src/lrms/slurm/scontrol.js';
 import { batchState, finalReason } from '../../src/lrms/slurm/slurm-state.js';
 import { attemptTag, sbatchArgs, slurmSpecProblem, timeLimitMinutes } from '../../src/lrms/slurm/sbatch-options.js';
-import { batchScript } from '../../src/lrms/slurm/batch-script.js';
+import { batchScript, wrapperArgs } from '../../src/lrms/slurm/batch-script.js';
+import { WRAPPER_C_SOURCE } from '../../src/lrms/fork/wrapper-c.js';
+import { WRAPPER_SH_SOURCE } from '../../src/lrms/fork/wrapper-sh.js';
 import { parseJobId } from '../../src/lrms/slurm/lrms-files.js';
 import { SlurmCommandError, SlurmRunner, isTransient, slurmMessage } from '../../src/lrms/slurm/run-command.js';
 import { resultFromSlurm } from '../../src/lrms/slurm/job-result.js';
@@ -190,6 +192,13 @@ describe('sbatch options', () => {
 });
 
 describe('batch script', () => {
+  it("passes the wrapper exactly the arguments its usage line names (the fork backend's wrappers)", () => {
+    const want = Number(/if \(argc != (\d+)\)/.exec(WRAPPER_C_SOURCE)?.[1]) - 1;
+    assert.ok(want > 0);
+    assert.equal(wrapperArgs(spec(), { jobPath: '/bin', killGraceSeconds: 1, sampleIntervalMs: 100 }).length, want);
+    assert.match(WRAPPER_SH_SOURCE, new RegExp(`\\[ \\$# -eq ${want} \\]`));
+  });
+
   it('records the Slurm job id and execs the wrapper with quoted arguments', () => {
     const text = batchScript(spec({ sessionDir: "/srv/it's here", stdout: 'out', stderr: 'out' }), {
       jobPath: '/usr/bin:/bin',

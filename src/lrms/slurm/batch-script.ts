@@ -39,6 +39,8 @@ export function wrapperArgs(spec: BatchJobSpec, s: ScriptSettings): string[] {
     // No cgroup of our own: Slurm's proctrack plugin holds the job's processes.
     '',
     jobMark(spec.lrmsDir),
+    // No identity switch in the wrapper: Slurm already runs the job as its account (sbatch through runuser).
+    '',
   ];
 }
 

@@ -10,6 +10,7 @@
  *          from squeue ──▶ the status file (or scontrol, or "lost") ──▶ the final update
  */
 import { lstat, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import type {
   BatchBackend,
@@ -235,7 +236,12 @@ export class SlurmBackend implements BatchBackend {
   }
 
   async #doSubmit(spec: BatchJobSpec): Promise<string> {
-    await mkdir(spec.lrmsDir, { recursive: true });
+    // The way to it passable, not listable (as the state directory's lrms folder); the
+    // directory itself private, and handed to the job's account when there is one.
+    await mkdir(dirname(spec.lrmsDir), { recursive: true, mode: 0o711 });
+    await mkdir(spec.lrmsDir, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
     const localId = await submitOnce(this.#runner, spec, this.#submit);
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED');
     const known = this.#jobs.get(localId);
