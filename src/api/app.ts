@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { ceError } from '../errors/ce-error.js';
 import { negotiate } from '../http/negotiate.js';
 import { parseTarget, stripAbsoluteForm } from '../http/query.js';
@@ -65,7 +65,7 @@ function originOf(host: string | undefined, fallback: () => string): string {
  * Refusals answered before the body is read close the connection when a body follows:
  * Node would otherwise read (and discard) a whole upload to keep the connection.
  */
-function closeIfBody(request: import('fastify').FastifyRequest): { headers: Record<string, string> } {
+function closeIfBody(request: FastifyRequest): { headers: Record<string, string> } {
   const h = request.headers;
   const hasBody = h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
   return { headers: hasBody ? { connection: 'close' } : {} };
@@ -89,8 +89,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     rewriteUrl: (req) => collapseRouteSlashes(stripAbsoluteForm(req.url ?? '/'), prefixSegments),
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2000 },
     // Malformed URLs and headers rejected by the router still answer through our handler.
-    frameworkErrors: (error: Error, req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) =>
-      handleError(ceError('CE_ERR_HTTP_BAD_REQUEST', 'malformed request target', { cause: error }), req, reply),
+    frameworkErrors: (error: Error, req: FastifyRequest, reply: FastifyReply) => {
+      // handleError sends the answer; the reply it returns is thenable only for async
+      // handlers, and nothing here waits for it.
+      void handleError(ceError('CE_ERR_HTTP_BAD_REQUEST', 'malformed request target', { cause: error }), req, reply);
+    },
     ...(opts.fastify ?? {}),
   } as FastifyServerOptions) as unknown as FastifyInstance;
 
@@ -125,7 +128,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  const handler = async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply): Promise<unknown> => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const target = parseTarget(request.url);
     const below = target.path.slice(prefix.length);
     const segments = below === '' ? [] : below.slice(1).split('/');

@@ -49,7 +49,7 @@ export class PoolLeases {
     this.#release = db.prepare('DELETE FROM account_leases WHERE account = ? AND last_used = ?');
     this.#busy = db.prepare("SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != 'WIPED' LIMIT 1").pluck();
     this.#taken = new Set((this.#leased.all() as { account: string }[]).map((r) => r.account));
-    this.lease = db.transaction(this.lease.bind(this)) as typeof this.lease;
+    this.lease = db.transaction(this.lease.bind(this));
   }
 
   /** The DN's account in `pool`: its lease, else a free account newly leased, else undefined (exhausted). */

@@ -285,7 +285,7 @@ export class DelegationService {
       (row.expiresAt !== null && row.expiresAt < now - this.#o.settings.expiredRetentionMs) ||
       (row.credFile === null && (row.reqExpiresAt ?? 0) < now);
     if (gone) throw ceError('CE_ERR_DELEG_NOT_FOUND', isWellFormedDelegationId(id) ? `No such delegation: ${id}` : undefined);
-    return row as DelegationRow;
+    return row;
   }
 
   #offered(row: DelegationRow, now: number): boolean {

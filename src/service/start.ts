@@ -40,8 +40,7 @@ import { SessionFiles } from '../sessions/session-files.js';
 import { SessionDirs } from '../sessions/session-dirs.js';
 import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
-import type { TLSSocket } from 'node:tls';
-import type { Resource } from '../api/rest/resource.js';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { REST_STATES } from '../vocabulary/job-states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
@@ -125,7 +124,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
-  const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
+  const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
   const files = new SessionFiles({ control, engine: engine.port, jobExists: (id) => store.has(id), maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
   const info = createInfoSource({
@@ -158,8 +157,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       control,
       render: diagnoseItemRenderer({ rawDescription: (id) => store.rawDescription(id), serviceUrl, activity }),
     }),
-    delegations: delegations.collection as Resource,
-    delegation: delegations.item as Resource,
+    delegations: delegations.collection,
+    delegation: delegations.item,
   };
 
   const app = buildApp({
@@ -181,7 +180,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     },
   });
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
-  const tlsServer = app.server as unknown as import('node:tls').Server;
+  const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
   attachPeerIdentity(tlsServer, trust, { log, attributes: voms });

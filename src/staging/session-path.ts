@@ -21,6 +21,7 @@ export interface SessionName {
 
 export function parseSessionName(name: string): SessionName {
   // Control characters would break the line-based control files and logs.
+  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(name)) throw badName(name);
   const dir = name.endsWith('/');
   const parts = name.split('/').filter((p) => p !== '' && p !== '.');

@@ -9,7 +9,7 @@
  * names but the database lacks (a missing migration) or holding another type fails
  * loudly there, with the job and the column, instead of as an odd value later.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ceError } from '../errors/ce-error.js';
 import { JOB_FIELDS, type Field, type JobFields } from './job-fields.js';

@@ -643,7 +643,7 @@ describe('stored fields', () => {
   for (const [name, patch] of bad) {
     it(`machineStateOf rejects a record with ${name}`, () => {
       assert.throws(
-        () => machineStateOf({ ...stored(base), ...patch } as Parameters<typeof machineStateOf>[0]),
+        () => machineStateOf({ ...stored(base), ...patch }),
         (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ENGINE_BAD_RECORD',
       );
     });

@@ -146,7 +146,7 @@ export function rawRequest(port: number, head: string, body?: Buffer | string): 
       try {
         resolve(parseRaw(Buffer.concat(chunks)));
       } catch (e) {
-        reject(e as Error);
+        reject(e);
       }
     });
     sock.write(`${head}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);

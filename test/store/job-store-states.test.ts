@@ -132,7 +132,7 @@ test('restStateOwned: equals the table after random inserts, updates, stale upda
           } catch {
             assert.ok(current, 'only an existing id may fail to insert');
           }
-        } else if (kind === 1) store.update(current, { restState: states[st] as string });
+        } else if (kind === 1) store.update(current, { restState: states[st] });
         else if (kind === 2) assert.equal(store.update({ id, version: current.version - 1 }, { restState: 'STALE' }), undefined);
         else store.delete(current);
       }

@@ -22,7 +22,6 @@ import type { SlotStep } from '../state-machine.js';
 
 /** The steps a job may wait for; ACCEPT is being picked up at all (A-REX maxjobs, 1st field). */
 export type WaitStep = SlotStep | 'ACCEPT';
-const WAIT_STEPS: readonly WaitStep[] = ['ACCEPT', 'PREPARING', 'SUBMIT', 'FINISHING'];
 
 export interface Limits {
   /** 0 or absent = unlimited, for each. Jobs picked up (past ACCEPTED, pending included) and not final. */
