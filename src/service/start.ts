@@ -19,6 +19,10 @@ import { stateLayout } from './layout.js';
 import { openDatabase } from '../store/database.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
+import { setStateModes } from './state-modes.js';
+import { checkAccountsAtStart } from './account-checks.js';
+import { AccountResolver } from '../accounts/resolve-account.js';
+import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument } from '../jobs/activity.js';
@@ -72,8 +76,18 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
 async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const startedAt = Date.now();
-  const L = stateLayout(config.stateDir);
-  for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const L = stateLayout(config.stateDir, config.sessions.root);
+  for (const d of [L.root, L.control, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
+  setStateModes(L);
+  // Jobs under local accounts: refuse what cannot work before anything else starts.
+  const accounts = new AccountResolver();
+  await checkAccountsAtStart({
+    mapping: config.mapping,
+    sessionsDir: L.sessions,
+    resolver: accounts,
+    warn: (msg, obj) => log.warn(obj, msg),
+  });
   const { host, port } = listenParts(config.listen);
   // GLUE2 ids and the printed URL: the configured name, else the listen address as given.
   const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
@@ -99,6 +113,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
   const db = openDatabase(L.db);
+  setStateModes(L); // again: the database files exist now
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
   let actualPort = port;
@@ -123,6 +138,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     maxRerun: config.engine.maxReruns,
     maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
@@ -134,6 +150,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     hostname: publicHost,
     sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
+    cluster: () => engine.clusterInfo(),
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
   });
