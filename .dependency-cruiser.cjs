@@ -6,7 +6,7 @@
  *   transport src/http  ·  REST src/api
  *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info src/authz
  *   job engine src/engine
- *   adapters src/lrms src/staging src/store
+ *   adapters src/lrms src/staging src/store src/accounts
  *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
  *
  * The composition root (src/service) is above them all and only the command line
@@ -56,9 +56,9 @@ module.exports = {
     },
     {
       name: 'adapters-not-up',
-      comment: 'Batch backends, data staging and the store serve the engine and the services; they import neither.',
+      comment: 'Batch backends, data staging, the store and local accounts serve the engine and the services; they import neither.',
       severity: 'error',
-      from: { path: '^src/(lrms|staging|store)/' },
+      from: { path: '^src/(lrms|staging|store|accounts)/' },
       // The store keeps what the domain defines (a job's description, a delegation's type).
       to: { path: ABOVE_ADAPTERS, pathNot: '^src/(jobdesc/model|delegations/types)\\.ts$' },
     },
@@ -69,7 +69,7 @@ module.exports = {
       from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
       // Loading the configuration runs the authorization section's own checks (group
       // references, FQAN patterns): those two modules import only the schema.
-      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store)/', pathNot: '^src/authz/(config-check|fqan)\\.ts$' },
+      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/', pathNot: '^src/authz/(config-check|fqan)\\.ts$' },
     },
     {
       name: 'vocabulary-is-a-leaf',

@@ -22,8 +22,8 @@ export default defineConfig(
       globals: { ...globals.node },
       parserOptions: {
         projectService: {
-          // The scripts and this file are plain JavaScript outside tsconfig.json.
-          allowDefaultProject: ['scripts/*.mjs', 'eslint.config.js'],
+          // The scripts, this file and the layer rules are plain JavaScript outside tsconfig.json.
+          allowDefaultProject: ['scripts/*.mjs', 'eslint.config.js', '.dependency-cruiser.cjs'],
         },
         tsconfigRootDir: import.meta.dirname,
       },

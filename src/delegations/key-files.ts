@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { syncDir } from '../fs/atomic-write.js';
 
 export type KeyFileKind = 'req' | 'proxy' | 'jwt';
 
@@ -52,7 +53,7 @@ export class KeyFiles {
     } finally {
       await fh.close();
     }
-    await this.#syncDir();
+    await syncDir(this.dir);
   }
 
   async read(name: string): Promise<string> {
@@ -80,12 +81,4 @@ export class KeyFiles {
     return dead.length;
   }
 
-  async #syncDir(): Promise<void> {
-    const d = await open(this.dir, 'r');
-    try {
-      await d.sync();
-    } finally {
-      await d.close();
-    }
-  }
 }

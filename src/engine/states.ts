@@ -34,6 +34,7 @@
  *    only, and only when `outcome` is failed or killed.
  */
 import { ceError } from '../errors/ce-error.js';
+import type { JobRecord } from '../store/job-record.js';
 import {
   FAILED_CAUSES,
   FINAL_STATES,
@@ -128,22 +129,8 @@ export function persistedFields(s: MachineState): PersistedFields {
   };
 }
 
-/** The stored fields as read back (strings for the enumerations). */
-export interface StoredMachineFields {
-  readonly state: string;
-  readonly pending: boolean;
-  readonly lrmsState: string | null;
-  readonly outcome: string | null;
-  readonly failedState: string | null;
-  readonly failedCause: string | null;
-  readonly failureReason: string | null;
-  readonly killRequested: boolean;
-  readonly cleanRequested: boolean;
-  readonly restartRequested: boolean;
-  readonly rerunsLeft: number;
-  readonly localId: string | null;
-  readonly exitCode: number | null;
-}
+/** The stored fields as read back (strings for the enumerations): the record's own. */
+export type StoredMachineFields = Pick<JobRecord, keyof MachineState>;
 
 function member<T extends string>(values: readonly T[], v: string | null, field: string, nullable: boolean): T | null {
   if (v === null) {

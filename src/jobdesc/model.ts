@@ -15,10 +15,12 @@
  * docs/job-descriptions.md documents every field and where it comes from.
  */
 
+import type { InternalState } from '../vocabulary/job-states.js';
+
 export type SourceFormat = 'adl' | 'xrsl';
 
-/** Grid-manager states a notification can be sent on (xRSL flags b q f e d c, ADL OnState). */
-export type NotifyState = 'ACCEPTED' | 'PREPARING' | 'INLRMS' | 'FINISHING' | 'FINISHED' | 'DELETED' | 'CANCELING';
+/** Grid-manager states a notification can be sent on (xRSL flags b q f e d c, ADL OnState): all but SUBMIT. */
+export type NotifyState = Exclude<InternalState, 'SUBMIT'>;
 
 /** A replica location for a file, with its own URL options. */
 export interface FileLocation {

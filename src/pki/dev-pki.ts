@@ -19,6 +19,7 @@
  */
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../fs/atomic-write.js';
 import { isIP } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { caDirEntry } from './ca-dir.js';
@@ -398,14 +399,8 @@ async function writeFileMode(path: string, data: string, mode: number): Promise<
 }
 
 async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
-  const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
-  try {
-    await writeFileMode(tmp, data, mode);
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
+  // exactMode: the umask may have removed bits we want (0644 files).
+  await writeFileAtomic(path, data, { mode, exactMode: true });
 }
 
 function stamp(d: Date): string {

@@ -7,9 +7,9 @@
  * `description`, `local`, `status` and `xml` are rendered from the record on read
  * (always current); the writer also keeps files for them for admins' tools.
  */
-import { mkdir, rename, writeFile, appendFile, readFile, rm, open } from 'node:fs/promises';
+import { mkdir, appendFile, readFile, rm, open } from 'node:fs/promises';
+import { writeFileAtomic } from '../fs/atomic-write.js';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 export const DIAGNOSE_NAMES = ['failed', 'local', 'errors', 'description', 'diag', 'comment', 'status', 'acl', 'xml', 'input', 'output', 'input_status', 'output_status', 'statistics'] as const;
 export type DiagnoseName = (typeof DIAGNOSE_NAMES)[number];
@@ -44,9 +44,8 @@ export class ControlDir {
   /** Atomic replace: readers see the old or the new content, never a mix. */
   async write(id: string, name: string, content: string | Buffer, mode = 0o600): Promise<void> {
     const dir = await this.ensure(id);
-    const tmp = join(dir, `.${name}.${randomBytes(4).toString('hex')}.tmp`);
-    await writeFile(tmp, content, { mode });
-    await rename(tmp, join(dir, name));
+    // Not fsync'd: control files are views of the database, rewritten when the job moves.
+    await writeFileAtomic(join(dir, name), content, { mode, durable: false });
   }
 
   async append(id: string, name: string, content: string): Promise<void> {

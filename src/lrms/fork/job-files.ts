@@ -10,8 +10,7 @@
  * The start ticks (field 22 of /proc/<pid>/stat) tell a live wrapper from an unrelated
  * process that reused its pid after a restart.
  */
-import { randomBytes } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { NotAJobFileError, readJobFile } from '../job-file.js';
 import type { BatchResult } from '../backend.js';
 
@@ -27,9 +26,8 @@ export interface PidRecord {
 
 /** Replace `path` atomically: a wrapper already running the old file keeps reading it whole. */
 export async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
+  // Not fsync'd: a submission repeated after a crash writes it again.
+  await writeFileAtomic(path, text, { durable: false });
 }
 
 /** The file's text; a name that is not a real record (job-file.ts) throws NotAJobFileError. */

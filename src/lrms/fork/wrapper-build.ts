@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { access, chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,9 +37,7 @@ async function executable(path: string): Promise<boolean> {
 
 /** Write `text` to `path` atomically with mode 0755. */
 async function install(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(tmp, text, { mode: 0o755 });
-  await rename(tmp, path);
+  await writeFileAtomic(path, text, { mode: 0o755 });
 }
 
 async function buildC(binDir: string, compiler: string): Promise<WrapperBinary> {
