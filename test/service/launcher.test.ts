@@ -13,12 +13,20 @@ import { fileURLToPath } from 'node:url';
 import { removeDir, tempDir } from '../helpers/service.js';
 
 const LAUNCHER = fileURLToPath(new URL('../../../bin/ceres', import.meta.url));
-const JEMALLOC = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2', '/usr/lib64/libjemalloc.so.2', '/usr/lib/libjemalloc.so.2'].find((f) => existsSync(f));
+const JEMALLOC = [
+  '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2',
+  '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2',
+  '/usr/lib64/libjemalloc.so.2',
+  '/usr/lib/libjemalloc.so.2',
+].find((f) => existsSync(f));
 
 async function serve(stateDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
   const config = join(stateDir, 'test-config.json');
   writeFileSync(config, JSON.stringify({ log: { level: 'warn' } }));
-  const child = spawn(LAUNCHER, ['serve', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(LAUNCHER, ['serve', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--config', config], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -61,9 +69,16 @@ describe('bin/ceres', () => {
     const { child } = await serve(state, { CERES_MALLOC: '' });
     try {
       const argv = argvOf(child.pid as number);
-      assert.match(argv[0] ?? '', /node$/, `pid ${child.pid} runs ${argv.join(' ')}, not node: the launcher did not exec`);
+      assert.match(
+        argv[0] ?? '',
+        /node$/,
+        `pid ${child.pid} runs ${argv.join(' ')}, not node: the launcher did not exec`,
+      );
       assert.ok(argv.includes('--no-memory-reducer'), argv.join(' '));
-      assert.ok(argv.some((a) => /^--heap-growing-percent=\d+$/.test(a)), `no heap growth cap in ${argv.join(' ')}`);
+      assert.ok(
+        argv.some((a) => /^--heap-growing-percent=\d+$/.test(a)),
+        `no heap growth cap in ${argv.join(' ')}`,
+      );
       assert.ok(argv.includes('serve'), argv.join(' '));
       assert.ok(!mapsOf(child.pid as number).includes('libjemalloc'), 'jemalloc loaded without CERES_MALLOC=jemalloc');
     } finally {
@@ -71,21 +86,32 @@ describe('bin/ceres', () => {
     }
   });
 
-  it('preloads jemalloc with CERES_MALLOC=jemalloc', { skip: JEMALLOC === undefined && 'libjemalloc.so.2 is not installed here (CI installs libjemalloc2)' }, async () => {
-    const { child } = await serve(state, { CERES_MALLOC: 'jemalloc' });
-    try {
-      assert.match(argvOf(child.pid as number)[0] ?? '', /node$/);
-      assert.ok(mapsOf(child.pid as number).includes('libjemalloc'), 'CERES_MALLOC=jemalloc but jemalloc is not loaded');
-    } finally {
-      await stop(child);
-    }
-  });
+  it(
+    'preloads jemalloc with CERES_MALLOC=jemalloc',
+    { skip: JEMALLOC === undefined && 'libjemalloc.so.2 is not installed here (CI installs libjemalloc2)' },
+    async () => {
+      const { child } = await serve(state, { CERES_MALLOC: 'jemalloc' });
+      try {
+        assert.match(argvOf(child.pid as number)[0] ?? '', /node$/);
+        assert.ok(
+          mapsOf(child.pid as number).includes('libjemalloc'),
+          'CERES_MALLOC=jemalloc but jemalloc is not loaded',
+        );
+      } finally {
+        await stop(child);
+      }
+    },
+  );
 
-  it('refuses CERES_MALLOC=jemalloc where jemalloc is not installed', { skip: JEMALLOC !== undefined && 'libjemalloc.so.2 is installed here' }, async () => {
-    const r = await runHelp({ CERES_MALLOC: 'jemalloc' });
-    assert.equal(r.code, 2);
-    assert.match(r.err, /libjemalloc2/);
-  });
+  it(
+    'refuses CERES_MALLOC=jemalloc where jemalloc is not installed',
+    { skip: JEMALLOC !== undefined && 'libjemalloc.so.2 is installed here' },
+    async () => {
+      const r = await runHelp({ CERES_MALLOC: 'jemalloc' });
+      assert.equal(r.code, 2);
+      assert.match(r.err, /libjemalloc2/);
+    },
+  );
 
   it('refuses an unknown CERES_MALLOC with a clear message instead of guessing', async () => {
     const r = await runHelp({ CERES_MALLOC: 'tcmalloc' });
