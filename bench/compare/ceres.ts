@@ -6,13 +6,12 @@
  * harness spends no CPU reading the service's access log during a measurement.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BenchError } from '../harness/failures.js';
+import { ceresCommand } from '../harness/launcher.js';
 
 export interface CeresInstance {
   readonly url: string;
@@ -37,19 +36,23 @@ function tail(text: string, lines = 8): string {
 export const BENCH_DEFAULTS = { jobs: { maxActiveJobsPerUser: 0 }, engine: { maxRunningJobsPerUser: 0 } } as const;
 
 export async function startCeres(configFile: string | undefined, timeoutS = 60): Promise<CeresInstance> {
-  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-  if (!existsSync(cli)) throw new BenchError('usage', `the Ceres build is missing (${cli}): run npm run build first`);
+  let ceres: ReturnType<typeof ceresCommand>;
+  try {
+    ceres = ceresCommand();
+  } catch (e) {
+    throw new BenchError('usage', (e as Error).message);
+  }
   const root = await mkdtemp(join(tmpdir(), 'ceres-bench-'));
   const logPath = join(root, 'ceres.log');
   const log = await open(logPath, 'a');
-  // As `npm start` runs it (docs/operations.md: the flag keeps uploads at full speed after an idle spell).
-  const args = ['--no-memory-reducer', cli, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(root, 'state')];
+  // As `npm start` runs it (docs/operations.md: its flags, and jemalloc where installed).
+  const args = [...ceres.args, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(root, 'state')];
   // Without a configuration of its own, the per-user limits that protect a shared host are
   // lifted: A-REX has none by default, and the benchmark's one user drives thousands of jobs.
   const config = configFile ?? join(root, 'bench-config.json');
   if (configFile === undefined) await writeFile(config, JSON.stringify(BENCH_DEFAULTS));
   args.push('--config', config);
-  const child = spawn(process.execPath, args, { stdio: ['ignore', log.fd, log.fd] });
+  const child = spawn(ceres.file, args, { stdio: ['ignore', log.fd, log.fd] });
   await log.close();
   // Set by the exit listener: the cast keeps TypeScript from narrowing it to null for good.
   let exited = null as number | string | null;

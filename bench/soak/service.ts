@@ -6,12 +6,11 @@
  * signal) is the evidence a soak or chaos report needs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseServeOutput } from '../compare/ceres.js';
+import { ceresCommand } from '../harness/launcher.js';
 
 export interface ServiceExit {
   readonly pid: number;
@@ -65,14 +64,13 @@ export class CeresService {
   /** Starts the service (again), on the same port after the first start; resolves when it is ready. */
   async restart(timeoutS = 120): Promise<void> {
     if (this.running) throw new Error('the service is still running');
-    const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-    if (!existsSync(cli)) throw new Error(`the Ceres build is missing (${cli}): run npm run build first`);
+    const ceres = ceresCommand();
     const from = await stat(this.logPath).then((s) => s.size, () => 0);
     const log = await open(this.logPath, 'a');
     const listen = `127.0.0.1:${this.#port}`;
     // As `npm start` runs it (docs/operations.md).
-    const args = ['--no-memory-reducer', cli, 'serve', '--listen', listen, '--state-dir', join(this.root, 'state'), '--config', this.configPath];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', log.fd, log.fd] });
+    const args = [...ceres.args, 'serve', '--listen', listen, '--state-dir', join(this.root, 'state'), '--config', this.configPath];
+    const child = spawn(ceres.file, args, { stdio: ['ignore', log.fd, log.fd] });
     await log.close();
     this.#child = child;
     this.#expecting = false;
