@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { JobStore } from '../jobs/store/job-store.js';
+import type { JobRecord } from '../jobs/store/job-record.js';
 import type { ControlDir } from '../jobs/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
@@ -32,6 +33,8 @@ export interface EngineDeps {
   delegations: DelegationsWiring;
   sessions: SessionDirs;
   serviceUrl: () => string;
+  /** A job run reached a final state (accounting). */
+  onEnded?: (job: JobRecord) => Promise<unknown>;
   /** Tests may replace data staging. */
   staging?: StagingPort;
 }
@@ -73,6 +76,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         maxSessionLifetimeSeconds: d.config.cluster.maxSessionLifetimeSeconds,
         wipedRetentionSeconds: d.config.jobs.wipedRecordRetentionSeconds,
         cancelTimeoutSeconds: e.cancelTimeoutSeconds,
+        ...(d.onEnded ? { onEnded: d.onEnded } : {}),
       });
       await scheduler.start();
       ready = true;

@@ -16,7 +16,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
 import { stateLayout } from './layout.js';
-import { openDatabase } from '../jobs/store/database.js';
+import { openDatabase, SchemaTooNewError } from '../jobs/store/database.js';
+import { StartError } from './start-error.js';
+import { createOperations } from './operations.js';
 import { JobStore } from '../jobs/store/job-store.js';
 import { ControlDir } from '../jobs/control-dir.js';
 import { JobService } from '../jobs/job-service.js';
@@ -99,7 +101,13 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   }
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
-  const db = openDatabase(L.db);
+  let db;
+  try {
+    db = openDatabase(L.db);
+  } catch (e) {
+    if (e instanceof SchemaTooNewError) throw new StartError(e.message, { cause: e });
+    throw e;
+  }
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
   let actualPort = port;
@@ -113,7 +121,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const sessions = await SessionDirs.open(L.sessions);
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl });
+  const ops = createOperations({ db, store, control, log, serviceUrl });
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl, onEnded: ops.onEnded });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
@@ -124,6 +133,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     maxRerun: config.engine.maxReruns,
     maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    draining: ops.draining,
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
@@ -137,6 +147,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     lrms: engine.lrmsInfo,
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
+    drainedQueues: ops.drainedQueues,
   });
 
   const { authenticate, authorize } = createAuth(config, db, log);
@@ -214,7 +225,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
   try {
+    await ops.catchUp();
     await engine.start();
+    ops.startRequests({ actions, store, delegations: delegations.service });
   } catch (e) {
     await app.close().catch(() => undefined);
     await engine.stop().catch(() => undefined);
@@ -230,6 +243,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     port: actualPort,
     async close() {
       await app.close();
+      await ops.stop();
       await engine.stop();
       await closeStores();
       lock.release();
