@@ -95,6 +95,14 @@ export function sync(records: readonly AccountingRecord[], o: ApelOptions): stri
     counts.set(k, c);
   }
   const out = ['APEL-sync-message: v0.1'];
-  for (const c of counts.values()) out.push(`Site: ${o.site}`, `SubmitHost: ${c.host}`, `NumberOfJobs: ${c.n}`, `Month: ${c.month}`, `Year: ${c.year}`, '%%');
+  for (const c of counts.values())
+    out.push(
+      `Site: ${o.site}`,
+      `SubmitHost: ${c.host}`,
+      `NumberOfJobs: ${c.n}`,
+      `Month: ${c.month}`,
+      `Year: ${c.year}`,
+      '%%',
+    );
   return `${out.join('\n')}\n`;
 }

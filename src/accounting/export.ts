@@ -5,13 +5,17 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 import { fromRow, type AccountingRecord, type AccountingRow } from './record.js';
 import { summaries, sync, type ApelOptions } from './apel.js';
 import { usageRecordXml } from './usage-record.js';
 
 export function recordsBetween(db: Db, fromMs: number, toMs: number): AccountingRecord[] {
-  return (db.prepare('SELECT * FROM accounting_records WHERE ended_at >= ? AND ended_at < ? ORDER BY ended_at, job_id').all(fromMs, toMs) as AccountingRow[]).map(fromRow);
+  return (
+    db
+      .prepare('SELECT * FROM accounting_records WHERE ended_at >= ? AND ended_at < ? ORDER BY ended_at, job_id')
+      .all(fromMs, toMs) as AccountingRow[]
+  ).map(fromRow);
 }
 
 export interface ExportResult {
@@ -19,7 +23,10 @@ export interface ExportResult {
   readonly files: readonly string[];
 }
 
-export function exportAccounting(db: Db, o: ApelOptions & { fromMs: number; toMs: number; outDir: string; machineName: string; label: string }): ExportResult {
+export function exportAccounting(
+  db: Db,
+  o: ApelOptions & { fromMs: number; toMs: number; outDir: string; machineName: string; label: string },
+): ExportResult {
   const records = recordsBetween(db, o.fromMs, o.toMs);
   const apelDir = join(o.outDir, 'apel');
   const urDir = join(o.outDir, 'usage-records');
@@ -34,6 +41,7 @@ export function exportAccounting(db: Db, o: ApelOptions & { fromMs: number; toMs
     write(join(apelDir, `summaries-${o.label}.txt`), summaries(records, o));
     write(join(apelDir, `sync-${o.label}.txt`), sync(records, o));
   }
-  for (const r of records) write(join(urDir, `${r.jobId}-${r.endedAt}.xml`), usageRecordXml(r, { site: o.site, machineName: o.machineName }));
+  for (const r of records)
+    write(join(urDir, `${r.jobId}-${r.endedAt}.xml`), usageRecordXml(r, { site: o.site, machineName: o.machineName }));
   return { records: records.length, files };
 }

@@ -6,8 +6,8 @@
  * makes every later write of the same run a no-op (written once, idempotent). Records
  * have no reference to the job row: they stay when the job is cleaned or wiped.
  */
-import type { Db } from '../jobs/store/database.js';
-import type { JobRecord } from '../jobs/store/job-record.js';
+import type { Db } from '../store/database.js';
+import type { JobRecord } from '../store/job-record.js';
 import type { AccountingRecord } from './record.js';
 import { toRow, voOf } from './record.js';
 
@@ -53,7 +53,9 @@ export class AccountingRecorder {
   }
 
   async build(job: JobRecord): Promise<AccountingRecord> {
-    const usage = (job.engine.usage ?? {}) as Partial<Record<'wallTimeSeconds' | 'userTimeSeconds' | 'kernelTimeSeconds' | 'cpuTimeSeconds' | 'maxRssBytes', number>> & { nodes?: string[] };
+    const usage = (job.engine.usage ?? {}) as Partial<
+      Record<'wallTimeSeconds' | 'userTimeSeconds' | 'kernelTimeSeconds' | 'cpuTimeSeconds' | 'maxRssBytes', number>
+    > & { nodes?: string[] };
     const bytes = transferBytes(await this.#d.statistics(job.id).catch(() => undefined));
     const d = job.description;
     return {

@@ -49,7 +49,11 @@ export function usageRecordXml(r: AccountingRecord, o: { site: string; machineNa
     el('NodeCount', Math.max(1, r.nodes.length)) +
     el('Processors', r.cores) +
     r.nodes.map((n) => el('Host', n)).join('') +
-    el('Memory', r.maxRssBytes === null ? null : Math.ceil(r.maxRssBytes / 1024), ' urf:storageUnit="KB" urf:metric="max" urf:type="physical"') +
+    el(
+      'Memory',
+      r.maxRssBytes === null ? null : Math.ceil(r.maxRssBytes / 1024),
+      ' urf:storageUnit="KB" urf:metric="max" urf:type="physical"',
+    ) +
     el('Network', r.stageInBytes, ' urf:storageUnit="B" urf:metric="total" urf:description="stage-in"') +
     el('Network', r.stageOutBytes, ' urf:storageUnit="B" urf:metric="total" urf:description="stage-out"') +
     r.runtimeEnvironments.map((e) => el('Resource', e, ' urf:description="RuntimeEnvironment"')).join('') +

@@ -7,7 +7,7 @@
  * process acts on jobs, so the engine's invariants (compare-and-set transitions, one
  * chain per job) hold unchanged.
  */
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 
 export type AdminAction = 'kill' | 'clean' | 'restart' | 'revoke-delegation';
 export const ADMIN_ACTIONS: readonly AdminAction[] = ['kill', 'clean', 'restart', 'revoke-delegation'];
@@ -23,7 +23,8 @@ export interface AdminRequest {
   readonly reason: string | null;
 }
 
-const COLS = 'id, action, target, requested_by AS requestedBy, requested_at AS requestedAt, done_at AS doneAt, status, reason';
+const COLS =
+  'id, action, target, requested_by AS requestedBy, requested_at AS requestedAt, done_at AS doneAt, status, reason';
 
 export class AdminRequests {
   readonly #db: Db;
@@ -34,15 +35,21 @@ export class AdminRequests {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#insert = db.prepare('INSERT INTO admin_requests (action, target, requested_by, requested_at) VALUES (?, ?, ?, ?)');
+    this.#insert = db.prepare(
+      'INSERT INTO admin_requests (action, target, requested_by, requested_at) VALUES (?, ?, ?, ?)',
+    );
     this.#open = db.prepare(`SELECT ${COLS} FROM admin_requests WHERE done_at IS NULL ORDER BY id LIMIT ?`);
-    this.#done = db.prepare('UPDATE admin_requests SET done_at = ?, status = ?, reason = ? WHERE id = ? AND done_at IS NULL');
+    this.#done = db.prepare(
+      'UPDATE admin_requests SET done_at = ?, status = ?, reason = ? WHERE id = ? AND done_at IS NULL',
+    );
     this.#get = db.prepare(`SELECT ${COLS} FROM admin_requests WHERE id = ?`);
   }
 
   /** Record one request per target, in one transaction; returns their ids in order. */
   enqueue(action: AdminAction, targets: readonly string[], by: string, now = Date.now()): number[] {
-    return this.#db.transaction(() => targets.map((t) => Number(this.#insert.run(action, t, by, now).lastInsertRowid)))();
+    return this.#db.transaction(() =>
+      targets.map((t) => Number(this.#insert.run(action, t, by, now).lastInsertRowid)),
+    )();
   }
 
   open(limit = 100): AdminRequest[] {

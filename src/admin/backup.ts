@@ -13,12 +13,20 @@
  * Restore unpacks into an empty state directory while no service runs on it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { SCHEMA_VERSION, schemaVersionOf } from '../jobs/store/database.js';
-import { stateLayout } from '../service/layout.js';
-import { AdminError, servicePid } from './state-db.js';
+import { SCHEMA_VERSION, schemaVersionOf } from '../store/database.js';
+import { AdminError } from './state-db.js';
 
 const MANIFEST = 'ceres-backup.json';
 const DIRS = ['delegations', 'control', 'lrms', 'pki'] as const;
@@ -29,24 +37,59 @@ export interface BackupResult {
   readonly included: readonly string[];
 }
 
-export async function backup(stateDir: string, file: string, o: { withSessions?: boolean } = {}): Promise<BackupResult> {
-  const L = stateLayout(stateDir);
-  if (!existsSync(L.db)) throw new AdminError(`no Ceres database in ${stateDir}: check --state-dir or --config`);
+/** `dbFile`: the state directory's database (its name comes from the service's layout). */
+export async function backup(
+  stateDir: string,
+  dbFile: string,
+  file: string,
+  o: { withSessions?: boolean } = {},
+): Promise<BackupResult> {
+  if (!existsSync(dbFile)) throw new AdminError(`no Ceres database in ${stateDir}: check --state-dir or --config`);
   const out = resolve(file);
   const tmp = mkdtempSync(join(dirname(out), '.ceres-backup-'));
   try {
-    const db = new Database(L.db, { readonly: true, fileMustExist: true });
+    const db = new Database(dbFile, { readonly: true, fileMustExist: true });
     let schemaVersion: number;
     try {
       db.pragma('busy_timeout = 5000');
       schemaVersion = schemaVersionOf(db);
-      await db.backup(join(tmp, 'ceres.db'));
+      await db.backup(join(tmp, basename(dbFile)));
     } finally {
       db.close();
     }
-    const included = ['ceres.db', ...[...DIRS, ...(o.withSessions ? ['sessions'] : [])].filter((d) => existsSync(join(stateDir, d)))];
-    writeFileSync(join(tmp, MANIFEST), JSON.stringify({ format: 'ceres-backup', formatVersion: 1, schemaVersion, createdAt: new Date().toISOString(), from: stateDir, included }, null, 2));
-    const args = ['-czf', out, '--exclude=*.sock', '--exclude=*.socket', '-C', tmp, MANIFEST, 'ceres.db', '-C', stateDir, ...included.slice(1)];
+    const dbName = basename(dbFile);
+    const included = [
+      dbName,
+      ...[...DIRS, ...(o.withSessions ? ['sessions'] : [])].filter((d) => existsSync(join(stateDir, d))),
+    ];
+    writeFileSync(
+      join(tmp, MANIFEST),
+      JSON.stringify(
+        {
+          format: 'ceres-backup',
+          formatVersion: 1,
+          schemaVersion,
+          createdAt: new Date().toISOString(),
+          from: stateDir,
+          included,
+        },
+        null,
+        2,
+      ),
+    );
+    const args = [
+      '-czf',
+      out,
+      '--exclude=*.sock',
+      '--exclude=*.socket',
+      '-C',
+      tmp,
+      MANIFEST,
+      dbName,
+      '-C',
+      stateDir,
+      ...included.slice(1),
+    ];
     tar(args, true);
     chmodSync(out, 0o600);
     return { file: out, schemaVersion, included };
@@ -58,10 +101,19 @@ export async function backup(stateDir: string, file: string, o: { withSessions?:
   }
 }
 
-export function restore(file: string, stateDir: string): { schemaVersion: number; included: string[] } {
+/** `serviceRunning`: a service holds `stateDir` now; `dbFile`: where its database belongs. */
+export function restore(
+  file: string,
+  stateDir: string,
+  dbFile: string,
+  serviceRunning: boolean,
+): { schemaVersion: number; included: string[] } {
   if (!existsSync(file)) throw new AdminError(`${file} does not exist`);
-  if (servicePid(stateDir) !== undefined) throw new AdminError(`a service is running on ${stateDir}: stop it first`);
-  if (existsSync(stateDir) && readdirSync(stateDir).length > 0) throw new AdminError(`${stateDir} is not empty: restore into a new or empty directory (move the old one aside first)`);
+  if (serviceRunning) throw new AdminError(`a service is running on ${stateDir}: stop it first`);
+  if (existsSync(stateDir) && readdirSync(stateDir).length > 0)
+    throw new AdminError(
+      `${stateDir} is not empty: restore into a new or empty directory (move the old one aside first)`,
+    );
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   chmodSync(stateDir, 0o700);
   tar(['-xzf', file, '-C', stateDir, '--no-same-owner'], false);
@@ -74,14 +126,17 @@ export function restore(file: string, stateDir: string): { schemaVersion: number
   }
   if (manifest.format !== 'ceres-backup') throw new AdminError(`${file} is not a Ceres backup`);
   rmSync(mf);
-  const db = new Database(stateLayout(stateDir).db, { fileMustExist: true });
+  const db = new Database(dbFile, { fileMustExist: true });
   let v: number;
   try {
     v = schemaVersionOf(db);
   } finally {
     db.close();
   }
-  if (v > SCHEMA_VERSION) throw new AdminError(`the backup's database has schema version ${v}, newer than this ceres (${SCHEMA_VERSION}): restore it with the release that made it`);
+  if (v > SCHEMA_VERSION)
+    throw new AdminError(
+      `the backup's database has schema version ${v}, newer than this ceres (${SCHEMA_VERSION}): restore it with the release that made it`,
+    );
   return { schemaVersion: v, included: manifest.included ?? [] };
 }
 

@@ -5,7 +5,7 @@
  * runs; the service reads it at every submission and info-document build (one indexed
  * read of a table with a handful of rows), so a drain applies to the next request.
  */
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 
 /** The whole service (all queues). */
 export const ALL_QUEUES = '';
@@ -26,7 +26,9 @@ export class Drains {
 
   constructor(db: Db) {
     this.#list = db.prepare('SELECT queue, reason, since, by FROM drains ORDER BY queue');
-    this.#set = db.prepare('INSERT INTO drains (queue, reason, since, by) VALUES (@queue, @reason, @since, @by) ON CONFLICT (queue) DO UPDATE SET reason = excluded.reason, by = excluded.by');
+    this.#set = db.prepare(
+      'INSERT INTO drains (queue, reason, since, by) VALUES (@queue, @reason, @since, @by) ON CONFLICT (queue) DO UPDATE SET reason = excluded.reason, by = excluded.by',
+    );
     this.#clear = db.prepare('DELETE FROM drains WHERE queue = ?');
     this.#clearAll = db.prepare('DELETE FROM drains');
   }
@@ -50,7 +52,8 @@ export class Drains {
    */
   refusal(queue?: string): string | undefined {
     const ds = this.list();
-    const d = ds.find((x) => x.queue === ALL_QUEUES) ?? (queue !== undefined ? ds.find((x) => x.queue === queue) : undefined);
+    const d =
+      ds.find((x) => x.queue === ALL_QUEUES) ?? (queue !== undefined ? ds.find((x) => x.queue === queue) : undefined);
     if (d === undefined) return undefined;
     const what = d.queue === ALL_QUEUES ? 'the service is draining' : `queue ${d.queue} is draining`;
     return `${what} (no new jobs accepted; running jobs continue): ${d.reason}`;

@@ -2,7 +2,7 @@
  * Parsing of the admin command's job filters; every bad value is refused with what was
  * expected (an admin's typo must not silently list nothing or everything).
  */
-import { REST_STATES } from '../engine/states.js';
+import { REST_STATES } from '../vocabulary/job-states.js';
 import { AdminError } from './state-db.js';
 
 export interface JobFilter {
@@ -27,9 +27,13 @@ export function parseAge(text: string, option: string): number {
 }
 
 export function parseStates(text: string): string[] {
-  const states = text.split(',').map((s) => s.trim().toUpperCase()).filter((s) => s !== '');
+  const states = text
+    .split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter((s) => s !== '');
   const bad = states.filter((s) => !(REST_STATES as readonly string[]).includes(s));
-  if (states.length === 0 || bad.length) throw new AdminError(`--state: unknown state ${bad.join(', ') || "''"}; known: ${REST_STATES.join(', ')}`);
+  if (states.length === 0 || bad.length)
+    throw new AdminError(`--state: unknown state ${bad.join(', ') || "''"}; known: ${REST_STATES.join(', ')}`);
   return states;
 }
 
@@ -39,7 +43,14 @@ export function parseLimit(text: string): number {
   return n;
 }
 
-export function jobFilter(o: { owner?: string; state?: string; queue?: string; olderThan?: string; newerThan?: string; limit?: string }): JobFilter {
+export function jobFilter(o: {
+  owner?: string;
+  state?: string;
+  queue?: string;
+  olderThan?: string;
+  newerThan?: string;
+  limit?: string;
+}): JobFilter {
   return {
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
     ...(o.state !== undefined ? { states: parseStates(o.state) } : {}),

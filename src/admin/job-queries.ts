@@ -2,8 +2,8 @@
  * Read-only questions the admin command asks the database about jobs, delegations and
  * the service, across all owners (the REST interface only ever shows a caller's own).
  */
-import type { Db } from '../jobs/store/database.js';
-import { fromRow, type JobRecord, type JobRow } from '../jobs/store/job-record.js';
+import type { Db } from '../store/database.js';
+import { fromRow, type JobRecord, type JobRow } from '../store/job-record.js';
 import type { JobFilter } from './filters.js';
 
 export interface JobLine {
@@ -20,7 +20,7 @@ export function listJobs(db: Db, f: JobFilter, now = Date.now()): JobLine[] {
   const where: string[] = [];
   const args: unknown[] = [];
   if (f.owner !== undefined) {
-    where.push("instr(owner, ?) > 0");
+    where.push('instr(owner, ?) > 0');
     args.push(f.owner);
   }
   if (f.states !== undefined) {
@@ -50,7 +50,10 @@ export function getJob(db: Db, id: string): JobRecord | undefined {
 }
 
 export function jobDelegations(db: Db, id: string): string[] {
-  return db.prepare('SELECT delegation_id FROM job_delegations WHERE job_id = ? ORDER BY delegation_id').pluck().all(id) as string[];
+  return db
+    .prepare('SELECT delegation_id FROM job_delegations WHERE job_id = ? ORDER BY delegation_id')
+    .pluck()
+    .all(id) as string[];
 }
 
 export interface DelegationLine {
@@ -68,7 +71,11 @@ const DELEG = `SELECT d.id, d.owner, d.type, d.expires_at AS expiresAt, d.create
   (SELECT count(*) FROM job_delegations jd WHERE jd.delegation_id = d.id) AS jobs FROM delegations d`;
 
 export function listDelegations(db: Db, owner?: string): DelegationLine[] {
-  return (owner === undefined ? db.prepare(`${DELEG} ORDER BY d.owner, d.id`).all() : db.prepare(`${DELEG} WHERE instr(d.owner, ?) > 0 ORDER BY d.owner, d.id`).all(owner)) as DelegationLine[];
+  return (
+    owner === undefined
+      ? db.prepare(`${DELEG} ORDER BY d.owner, d.id`).all()
+      : db.prepare(`${DELEG} WHERE instr(d.owner, ?) > 0 ORDER BY d.owner, d.id`).all(owner)
+  ) as DelegationLine[];
 }
 
 export function getDelegation(db: Db, id: string): DelegationLine | undefined {
@@ -76,7 +83,10 @@ export function getDelegation(db: Db, id: string): DelegationLine | undefined {
 }
 
 export function delegationJobs(db: Db, id: string): string[] {
-  return db.prepare('SELECT job_id FROM job_delegations WHERE delegation_id = ? ORDER BY job_id').pluck().all(id) as string[];
+  return db
+    .prepare('SELECT job_id FROM job_delegations WHERE delegation_id = ? ORDER BY job_id')
+    .pluck()
+    .all(id) as string[];
 }
 
 export interface ServiceCounts {
@@ -90,9 +100,16 @@ export interface ServiceCounts {
 
 export function serviceCounts(db: Db): ServiceCounts {
   const byState: Record<string, number> = {};
-  for (const r of db.prepare('SELECT rest_state AS s, count(*) AS n FROM jobs GROUP BY rest_state ORDER BY rest_state').all() as { s: string; n: number }[]) byState[r.s] = r.n;
+  for (const r of db
+    .prepare('SELECT rest_state AS s, count(*) AS n FROM jobs GROUP BY rest_state ORDER BY rest_state')
+    .all() as { s: string; n: number }[])
+    byState[r.s] = r.n;
   const byQueue: Record<string, number> = {};
-  for (const r of db.prepare('SELECT queue AS q, count(*) AS n FROM jobs GROUP BY queue ORDER BY queue').all() as { q: string; n: number }[]) byQueue[r.q] = r.n;
+  for (const r of db.prepare('SELECT queue AS q, count(*) AS n FROM jobs GROUP BY queue ORDER BY queue').all() as {
+    q: string;
+    n: number;
+  }[])
+    byQueue[r.q] = r.n;
   const one = (sql: string): number => db.prepare(sql).pluck().get() as number;
   return {
     jobsByState: byState,

@@ -7,9 +7,16 @@
  */
 import type { AdminRequests } from './admin-requests.js';
 import type { JobActions } from '../jobs/job-actions.js';
-import type { JobStore } from '../jobs/store/job-store.js';
+import type { JobStore } from '../store/job-store.js';
 import type { DelegationService } from '../delegations/delegation-service.js';
 import { CeError } from '../errors/ce-error.js';
+
+type BulkAction = (a: JobActions, owner: string, ids: string[]) => ReturnType<JobActions['kill']>;
+const ACTIONS: Record<string, BulkAction | undefined> = {
+  kill: (a, owner, ids) => a.kill(owner, ids),
+  clean: (a, owner, ids) => a.clean(owner, ids),
+  restart: (a, owner, ids) => a.restart(owner, ids),
+};
 
 export interface RequestPollerDeps {
   readonly requests: AdminRequests;
@@ -55,7 +62,10 @@ export class RequestPoller {
     for (const r of requests.open()) {
       const { status, reason } = await this.#carryOut(r.action, r.target);
       requests.complete(r.id, status, reason);
-      log.info({ request: r.id, action: r.action, target: r.target, by: r.requestedBy, status, reason }, 'admin request');
+      log.info(
+        { request: r.id, action: r.action, target: r.target, by: r.requestedBy, status, reason },
+        'admin request',
+      );
     }
   }
 
@@ -74,9 +84,9 @@ export class RequestPoller {
     }
     const job = store.get(target);
     if (!job) return { status: 404, reason: 'Job not found' };
-    const act = action === 'kill' ? actions.kill : action === 'clean' ? actions.clean : action === 'restart' ? actions.restart : undefined;
+    const act = ACTIONS[action];
     if (!act) return { status: 400, reason: `unknown action ${action}` };
-    const [item] = act.call(actions, job.owner, [target]);
+    const [item] = act(actions, job.owner, [target]);
     return { status: item!.status, reason: item!.reason };
   }
 }

@@ -7,18 +7,16 @@
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SCHEMA_VERSION, schemaVersionOf, type Db } from '../jobs/store/database.js';
-import { stateLayout } from '../service/layout.js';
-import { LOCK_FILE, lockHolder } from '../service/state-lock.js';
-import { join } from 'node:path';
+import { SCHEMA_VERSION, schemaVersionOf, type Db } from '../store/database.js';
 
 export class AdminError extends Error {
   override readonly name = 'AdminError';
 }
 
-export function openStateDb(stateDir: string): Db {
-  const file = stateLayout(stateDir).db;
-  if (!existsSync(file)) throw new AdminError(`no Ceres database in ${stateDir} (${file} does not exist): check --state-dir or --config`);
+/** `file`: the database of the state directory `stateDir` (named in messages). */
+export function openStateDb(stateDir: string, file: string): Db {
+  if (!existsSync(file))
+    throw new AdminError(`no Ceres database in ${stateDir} (${file} does not exist): check --state-dir or --config`);
   const db = new Database(file, { fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   const found = schemaVersionOf(db);
@@ -31,10 +29,4 @@ export function openStateDb(stateDir: string): Db {
     );
   }
   return db;
-}
-
-/** The pid of the service holding the state directory, or undefined when none runs (Linux: /proc/locks). */
-export function servicePid(stateDir: string): number | undefined {
-  const lock = join(stateDir, LOCK_FILE);
-  return existsSync(lock) ? lockHolder(lock) : undefined;
 }

@@ -64,7 +64,7 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   const log = cfg.log.file !== undefined ? { ...cfg.log, file: resolve(base, cfg.log.file) } : cfg.log;
   const runtimeEnvironments = cfg.cluster.runtimeEnvironments.map((r) => (r.script !== undefined ? { ...r, script: resolve(base, r.script) } : r));
   const cluster = { ...cfg.cluster, runtimeEnvironments };
-  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls, log, cluster, vomsDir: resolve(base, cfg.vomsDir) }) as Config;
+  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls, log, cluster, vomsDir: resolve(base, cfg.vomsDir) });
 }
 
 function checkSemantics(cfg: Config): void {

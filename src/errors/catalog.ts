@@ -12,7 +12,7 @@ import { sessionErrors } from './codes/sessions.js';
 import { delegationErrors } from './codes/delegations.js';
 import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
-import { configErrors } from './codes/config.js';
+import { storeErrors } from './codes/store.js';
 import { authzErrors } from './codes/authz.js';
 
 export const catalog = {
@@ -24,7 +24,7 @@ export const catalog = {
   ...delegationErrors,
   ...engineErrors,
   ...stagingErrors,
-  ...configErrors,
+  ...storeErrors,
   ...authzErrors,
 } as const;
 

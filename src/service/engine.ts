@@ -5,9 +5,9 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { JobStore } from '../jobs/store/job-store.js';
-import type { JobRecord } from '../jobs/store/job-record.js';
-import type { ControlDir } from '../jobs/control-dir.js';
+import type { JobStore } from '../store/job-store.js';
+import type { ControlDir } from '../store/control-dir.js';
+import type { JobRecord } from '../store/job-record.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
@@ -15,7 +15,7 @@ import type { DelegationsWiring } from './delegations.js';
 import { Scheduler } from '../engine/scheduler/scheduler.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
-import { createStagingPort, type StagingWiring } from './staging.js';
+import { createStagingPort, type StagingWiring } from '../engine/scheduler/staging-port.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -60,7 +60,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
     lrmsInfo: { name: d.config.lrms.backend },
     async start() {
       const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
-      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
+      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) }, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
       scheduler = new Scheduler({
         store: d.store,
         control: d.control,

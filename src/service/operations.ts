@@ -4,10 +4,10 @@
  * leaves in the database for the running service (src/admin/admin-requests.ts).
  */
 import type { Logger } from 'pino';
-import type { Db } from '../jobs/store/database.js';
-import type { JobStore } from '../jobs/store/job-store.js';
-import type { JobRecord } from '../jobs/store/job-record.js';
-import type { ControlDir } from '../jobs/control-dir.js';
+import type { Db } from '../store/database.js';
+import type { JobStore } from '../store/job-store.js';
+import type { JobRecord } from '../store/job-record.js';
+import type { ControlDir } from '../store/control-dir.js';
 import type { JobActions } from '../jobs/job-actions.js';
 import type { DelegationService } from '../delegations/delegation-service.js';
 import { Drains } from '../admin/drains.js';
@@ -36,7 +36,11 @@ export interface OperationsWiring {
 export function createOperations(d: OperationsDeps): OperationsWiring {
   const log = d.log.child({ part: 'admin' });
   const drains = new Drains(d.db);
-  const recorder = new AccountingRecorder({ db: d.db, endpoint: d.serviceUrl, statistics: async (id) => (await d.control.read(id, 'statistics'))?.toString('utf8') });
+  const recorder = new AccountingRecorder({
+    db: d.db,
+    endpoint: d.serviceUrl,
+    statistics: async (id) => (await d.control.read(id, 'statistics'))?.toString('utf8'),
+  });
   const ownerOf = d.db.prepare('SELECT owner FROM delegations WHERE id = ?').pluck();
   let poller: RequestPoller | undefined;
   return {
@@ -49,10 +53,18 @@ export function createOperations(d: OperationsDeps): OperationsWiring {
         const j = d.store.get(id);
         if (j) await recorder.record(j);
       }
-      if (ids.length) log.info({ jobs: ids.length }, 'accounting records written for runs that ended before the last stop');
+      if (ids.length)
+        log.info({ jobs: ids.length }, 'accounting records written for runs that ended before the last stop');
     },
     startRequests(w) {
-      poller = new RequestPoller({ requests: new AdminRequests(d.db), store: w.store, actions: w.actions, delegations: w.delegations, delegationOwner: (id) => ownerOf.get(id) as string | undefined, log });
+      poller = new RequestPoller({
+        requests: new AdminRequests(d.db),
+        store: w.store,
+        actions: w.actions,
+        delegations: w.delegations,
+        delegationOwner: (id) => ownerOf.get(id) as string | undefined,
+        log,
+      });
       poller.start();
     },
     async stop() {

@@ -43,7 +43,8 @@ describe('ceres admin: jobs, delegations, status', () => {
   });
 
   it('list filters by state, queue, owner and age', async () => {
-    const ids = async (...f: string[]) => ((await admin(ceres.stateDir, '--json', 'list', ...f)).json() as { id: string }[]).map((x) => x.id);
+    const ids = async (...f: string[]) =>
+      ((await admin(ceres.stateDir, '--json', 'list', ...f)).json() as { id: string }[]).map((x) => x.id);
     assert.deepEqual(await ids('--state', 'failed'), [failed]);
     assert.deepEqual(await ids('--state', 'FINISHED,FAILED', '--queue', 'main'), [finished]);
     assert.deepEqual(await ids('--owner', 'CN=nobody-such'), []);
@@ -106,7 +107,9 @@ describe('ceres admin: jobs, delegations, status', () => {
   });
 
   it('delegations list, show and revoke (any owner); unknown ids fail', async () => {
-    const created = await c.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, { 'x-delegation': `bearer ${fakeJwt()}` });
+    const created = await c.req('POST', '/rest/1.1/delegations?action=new&type=jwt', undefined, {
+      'x-delegation': `bearer ${fakeJwt()}`,
+    });
     assert.equal(created.status, 201, created.text);
     const id = String(created.headers.location).split('/').pop()!;
     const l = await admin(ceres.stateDir, 'delegations', 'list');

@@ -15,7 +15,13 @@ const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 describe('ceres admin: drain, config check, accounting, backup, schema', () => {
   const dir = tempDir('admin-ops');
   const stateDir = join(dir, 'state');
-  const config = { cluster: { name: 'testsite', queues: [{ name: 'main' }, { name: 'short' }], runtimeEnvironments: [{ name: 'ENV/TEST', script: 'rte/test.sh' }] } };
+  const config = {
+    cluster: {
+      name: 'testsite',
+      queues: [{ name: 'main' }, { name: 'short' }],
+      runtimeEnvironments: [{ name: 'ENV/TEST', script: 'rte/test.sh' }],
+    },
+  };
   const configFile = join(stateDir, 'test-config.json');
   let ceres: RunningCeres;
   let c: Client;
@@ -54,15 +60,25 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     assert.match(d.stdout, /\(service\)\s+\S+\s+\S+\s+disk replacement until 14:00/);
     const r = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")');
     assert.equal(r.status, 503);
-    assert.match(r.text, /the service is draining \(no new jobs accepted; running jobs continue\): disk replacement until 14:00/);
+    assert.match(
+      r.text,
+      /the service is draining \(no new jobs accepted; running jobs continue\): disk replacement until 14:00/,
+    );
     const info = await c.req('GET', '/rest/1.1/info');
     assert.match(info.text, /"ServingState":"draining"/);
     assert.doesNotMatch(info.text, /"ServingState":"production"/);
     assert.equal((await c.waitFor([running.id], FINAL, 30_000)).get(running.id), 'FINISHED');
-    assert.match((await admin(stateDir, 'status')).stdout, /accepting jobs: no, draining: service \(disk replacement until 14:00\)/);
+    assert.match(
+      (await admin(stateDir, 'status')).stdout,
+      /accepting jobs: no, draining: service \(disk replacement until 14:00\)/,
+    );
     await stop();
     await start();
-    assert.equal((await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")')).status, 503, 'still draining after a restart');
+    assert.equal(
+      (await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")')).status,
+      503,
+      'still draining after a restart',
+    );
     const u = await admin(stateDir, 'undrain');
     assert.equal(u.code, 0, u.stderr);
     assert.match(u.stdout, /nothing is drained/);
@@ -105,15 +121,29 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     const value = await admin(stateDir, 'config', 'check', f('value.json', '{"cluster": {"queues": []}}'));
     assert.equal(value.code, 1);
     assert.match(value.stderr, /cluster\.queues/);
-    const missing = await admin(stateDir, 'config', 'check', f('rte.json', '{"cluster": {"runtimeEnvironments": [{"name": "X", "script": "nowhere/x.sh"}]}}'));
+    const missing = await admin(
+      stateDir,
+      'config',
+      'check',
+      f('rte.json', '{"cluster": {"runtimeEnvironments": [{"name": "X", "script": "nowhere/x.sh"}]}}'),
+    );
     assert.equal(missing.code, 1);
-    assert.match(missing.stderr, new RegExp(`cluster\\.runtimeEnvironments\\.0\\.script': ${dir}/nowhere/x\\.sh: does not exist`));
+    assert.match(
+      missing.stderr,
+      new RegExp(`cluster\\.runtimeEnvironments\\.0\\.script': ${dir}/nowhere/x\\.sh: does not exist`),
+    );
     assert.equal((await admin(stateDir, 'config', 'check', join(dir, 'absent.json'))).code, 1);
   });
 
   it('accounting: one record per finished run with its figures, across kill -9 and restart, kept after clean; a lost record is written at the next start', async () => {
-    const [a] = await c.submit('&(executable="/bin/sh")(arguments="-c" "test $CERES_TEST_RTE = yes")(runtimeenvironment="ENV/TEST")(count=2)');
-    assert.equal((await c.waitFor([a.id], FINAL)).get(a.id), 'FINISHED', 'the relative RTE script was found and sourced');
+    const [a] = await c.submit(
+      '&(executable="/bin/sh")(arguments="-c" "test $CERES_TEST_RTE = yes")(runtimeenvironment="ENV/TEST")(count=2)',
+    );
+    assert.equal(
+      (await c.waitFor([a.id], FINAL)).get(a.id),
+      'FINISHED',
+      'the relative RTE script was found and sourced',
+    );
     const mine = () => records().filter((r) => r.job_id === a.id) as any[];
     assert.equal(mine().length, 1);
     const rec = mine()[0];
@@ -143,20 +173,56 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     const out = join(dir, 'export');
     const today = new Date().toISOString().slice(0, 10);
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const r = await ceresCli(['accounting', '--state-dir', stateDir, 'export', '--from', today, '--to', tomorrow, '--out', out, '--site', 'TEST-SITE', '--benchmark', 'HEPscore23=10.5']);
+    const r = await ceresCli([
+      'accounting',
+      '--state-dir',
+      stateDir,
+      'export',
+      '--from',
+      today,
+      '--to',
+      tomorrow,
+      '--out',
+      out,
+      '--site',
+      'TEST-SITE',
+      '--benchmark',
+      'HEPscore23=10.5',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const n = records().length;
     assert.match(r.stdout, new RegExp(`^${n} record\\(s\\) exported`));
     const apel = readdirSync(join(out, 'apel'));
-    const summary = readFileSync(join(out, 'apel', apel.find((f) => f.startsWith('summaries-'))!), 'utf8');
+    const summary = readFileSync(
+      join(
+        out,
+        'apel',
+        apel.find((f) => f.startsWith('summaries-'))!,
+      ),
+      'utf8',
+    );
     assert.match(summary, /^APEL-summary-job-message: v0\.3\nSite: TEST-SITE\n/);
     assert.match(summary, /ServiceLevelType: HEPscore23\nServiceLevel: 10\.5/);
     assert.match(summary, /Processors: 2/);
     const jobs = [...summary.matchAll(/NumberOfJobs: (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
     assert.equal(jobs, n);
-    const syncText = readFileSync(join(out, 'apel', apel.find((f) => f.startsWith('sync-'))!), 'utf8');
-    assert.match(syncText, /^APEL-sync-message: v0\.1\nSite: TEST-SITE\nSubmitHost: https:\/\/\S+\nNumberOfJobs: \d+\nMonth: \d+\nYear: \d{4}\n%%\n/);
-    assert.equal([...syncText.matchAll(/NumberOfJobs: (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0), n, 'jobs per month and endpoint add up');
+    const syncText = readFileSync(
+      join(
+        out,
+        'apel',
+        apel.find((f) => f.startsWith('sync-'))!,
+      ),
+      'utf8',
+    );
+    assert.match(
+      syncText,
+      /^APEL-sync-message: v0\.1\nSite: TEST-SITE\nSubmitHost: https:\/\/\S+\nNumberOfJobs: \d+\nMonth: \d+\nYear: \d{4}\n%%\n/,
+    );
+    assert.equal(
+      [...syncText.matchAll(/NumberOfJobs: (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0),
+      n,
+      'jobs per month and endpoint add up',
+    );
     const urs = readdirSync(join(out, 'usage-records'));
     assert.equal(urs.length, n);
     const ur = readFileSync(join(out, 'usage-records', urs[0]!), 'utf8');
@@ -166,7 +232,8 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
   });
 
   it('accounting export refuses bad dates, an empty period, a bad benchmark and a missing site', async () => {
-    const exp = (...a: string[]) => ceresCli(['accounting', '--state-dir', stateDir, 'export', '--out', join(dir, 'x'), ...a]);
+    const exp = (...a: string[]) =>
+      ceresCli(['accounting', '--state-dir', stateDir, 'export', '--out', join(dir, 'x'), ...a]);
     const bad = await exp('--from', '2026-13-01', '--to', '2027-01', '--site', 's');
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--from: '2026-13-01' is not a date/);
@@ -226,7 +293,10 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
       async (s) => (await stopCeres(s), 'the service started'),
       (e: Error) => e.message,
     );
-    assert.match(outcome, /schema version 999, newer than this ceres supports \(\d+\).*restore a backup made before the upgrade/s);
+    assert.match(
+      outcome,
+      /schema version 999, newer than this ceres supports \(\d+\).*restore a backup made before the upgrade/s,
+    );
     const a = await admin(copy, 'list');
     assert.equal(a.code, 1);
     assert.match(a.stderr, /schema version 999, newer than this ceres/);

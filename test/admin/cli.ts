@@ -13,10 +13,16 @@ export interface CliResult {
 
 export function ceresCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1;
-      resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
-    });
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code =
+          err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
+        resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+      },
+    );
   });
 }
 

@@ -30,7 +30,9 @@ export function registerConfigCheck(admin: Command): void {
       if (problems.length) process.exitCode = 1;
       if (json) return printJson({ file, ok: problems.length === 0, problems });
       if (problems.length === 0) {
-        print(`${file}: OK (listen ${config!.listen}, state directory ${config!.stateDir}, ${config!.cluster.queues.length} queue(s))`);
+        print(
+          `${file}: OK (listen ${config!.listen}, state directory ${config!.stateDir}, ${config!.cluster.queues.length} queue(s))`,
+        );
         return;
       }
       for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
@@ -44,11 +46,14 @@ function missingFiles(c: Config): string[] {
     if (path === undefined) return;
     try {
       const st = statSync(path);
-      if (kind === 'dir' ? !st.isDirectory() : !st.isFile()) throw new Error(`not a ${kind === 'dir' ? 'directory' : 'file'}`);
+      if (kind === 'dir' ? !st.isDirectory() : !st.isFile())
+        throw new Error(`not a ${kind === 'dir' ? 'directory' : 'file'}`);
       accessSync(path, constants.R_OK);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      out.push(`config key '${key}': ${path}: ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'not readable' : (e as Error).message}`);
+      out.push(
+        `config key '${key}': ${path}: ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'not readable' : (e as Error).message}`,
+      );
     }
   };
   need('tls.hostCert', c.tls.hostCert, 'file');

@@ -6,8 +6,9 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
-import type { Db } from '../../jobs/store/database.js';
+import type { Db } from '../../store/database.js';
 import { openStateDb } from '../../admin/state-db.js';
+import { dbFileOf } from './service-state.js';
 
 export interface GlobalOptions {
   stateDir?: string;
@@ -38,7 +39,7 @@ export function stateDirOf(o: GlobalOptions): string {
 /** Run `fn` with the state directory's database, closed afterwards. */
 export async function withDb<T>(o: GlobalOptions, fn: (db: Db, stateDir: string) => T | Promise<T>): Promise<T> {
   const stateDir = stateDirOf(o);
-  const db = openStateDb(stateDir);
+  const db = openStateDb(stateDir, dbFileOf(stateDir));
   try {
     return await fn(db, stateDir);
   } finally {

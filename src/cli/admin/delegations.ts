@@ -15,7 +15,12 @@ export function registerDelegationCommands(admin: Command): void {
       const o = globals(cmd);
       const rows = await withDb(o, (db) => listDelegations(db, opts.owner));
       if (o.json) return printJson(rows);
-      print(table(['ID', 'TYPE', 'EXPIRES', 'JOBS', 'OWNER'], rows.map((r) => [r.id, r.type, iso(r.expiresAt), String(r.jobs), r.owner])));
+      print(
+        table(
+          ['ID', 'TYPE', 'EXPIRES', 'JOBS', 'OWNER'],
+          rows.map((r) => [r.id, r.type, iso(r.expiresAt), String(r.jobs), r.owner]),
+        ),
+      );
       print(`${rows.length} delegation(s)`);
     });
   d.command('show')
@@ -30,15 +35,18 @@ export function registerDelegationCommands(admin: Command): void {
       });
       if (o.json) return printJson(out);
       print(
-        table(['FIELD', 'VALUE'], [
-          ['id', out.id],
-          ['owner', out.owner],
-          ['type', out.type],
-          ['expires', iso(out.expiresAt)],
-          ['created', iso(out.createdAt)],
-          ['updated', iso(out.updatedAt)],
-          ['jobs', out.jobIds.join(', ') || '-'],
-        ]),
+        table(
+          ['FIELD', 'VALUE'],
+          [
+            ['id', out.id],
+            ['owner', out.owner],
+            ['type', out.type],
+            ['expires', iso(out.expiresAt)],
+            ['created', iso(out.createdAt)],
+            ['updated', iso(out.updatedAt)],
+            ['jobs', out.jobIds.join(', ') || '-'],
+          ],
+        ),
       );
     });
   d.command('revoke')
@@ -47,7 +55,17 @@ export function registerDelegationCommands(admin: Command): void {
     .option('--wait <seconds>', 'how long to wait for the service to answer (default 30)', '30')
     .action(async (ids: string[], opts: { wait: string }, cmd: Command) => {
       const o = globals(cmd);
-      const out = await withDb(o, (db, stateDir) => runRequests(db, stateDir, 'revoke-delegation', ids, (id) => getDelegation(db, id) !== undefined, 'Delegation not found', opts.wait));
+      const out = await withDb(o, (db, stateDir) =>
+        runRequests(
+          db,
+          stateDir,
+          'revoke-delegation',
+          ids,
+          (id) => getDelegation(db, id) !== undefined,
+          'Delegation not found',
+          opts.wait,
+        ),
+      );
       report(out, o.json === true);
     });
 }

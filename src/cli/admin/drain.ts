@@ -38,7 +38,13 @@ export function registerDrainCommands(admin: Command): void {
       const list = await withDb(o, (db) => {
         const d = new Drains(db);
         if (d.undrain(opts.queue ?? ALL_QUEUES, opts.all === true) === 0) {
-          throw new AdminError(opts.queue !== undefined ? `queue ${opts.queue} is not drained` : opts.all ? 'nothing is drained' : 'the service is not drained (queues drained one by one need --queue or --all)');
+          throw new AdminError(
+            opts.queue !== undefined
+              ? `queue ${opts.queue} is not drained`
+              : opts.all
+                ? 'nothing is drained'
+                : 'the service is not drained (queues drained one by one need --queue or --all)',
+          );
         }
         return d.list();
       });
@@ -50,11 +56,17 @@ function checkQueue(o: { config?: string }, queue: string | undefined): void {
   const config = configOf(o);
   if (queue === undefined || config === undefined) return;
   const names = config.cluster.queues.map((q) => q.name);
-  if (!names.includes(queue)) throw new AdminError(`--queue: '${queue}' is not a configured queue (${names.join(', ') || 'none configured'})`);
+  if (!names.includes(queue))
+    throw new AdminError(`--queue: '${queue}' is not a configured queue (${names.join(', ') || 'none configured'})`);
 }
 
 function show(list: { queue: string; reason: string; since: number; by: string }[], json: boolean): void {
   if (json) return printJson({ draining: list });
   if (list.length === 0) return print('accepting jobs: nothing is drained');
-  print(table(['DRAINED', 'SINCE', 'BY', 'REASON'], list.map((d) => [d.queue === ALL_QUEUES ? '(service)' : d.queue, iso(d.since), d.by, d.reason])));
+  print(
+    table(
+      ['DRAINED', 'SINCE', 'BY', 'REASON'],
+      list.map((d) => [d.queue === ALL_QUEUES ? '(service)' : d.queue, iso(d.since), d.by, d.reason]),
+    ),
+  );
 }

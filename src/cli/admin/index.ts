@@ -15,7 +15,11 @@ import { registerAccountingCommands } from './accounting.js';
 import { withStateOptions } from './context.js';
 
 export function registerAdminCommands(program: Command): void {
-  const admin = withStateOptions(program.command('admin').description('administer a Ceres service: jobs of all users, delegations, drain, status, backup'));
+  const admin = withStateOptions(
+    program
+      .command('admin')
+      .description('administer a Ceres service: jobs of all users, delegations, drain, status, backup'),
+  );
   registerStatus(admin);
   registerJobCommands(admin);
   registerJobActions(admin);

@@ -7,9 +7,9 @@ import type { Command } from 'commander';
 import { userInfo } from 'node:os';
 import { getJob } from '../../admin/job-queries.js';
 import { requestAndWait, type RequestOutcome } from '../../admin/request-client.js';
-import { servicePid } from '../../admin/state-db.js';
 import type { AdminAction } from '../../admin/admin-requests.js';
-import type { Db } from '../../jobs/store/database.js';
+import type { Db } from '../../store/database.js';
+import { servicePid } from './service-state.js';
 import { globals, print, printJson, withDb } from './context.js';
 import { table } from './table.js';
 
@@ -26,19 +26,33 @@ export function registerJobActions(admin: Command): void {
       .option('--wait <seconds>', 'how long to wait for the service to answer (default 30)', '30')
       .action(async (ids: string[], opts: { wait: string }, cmd: Command) => {
         const o = globals(cmd);
-        const out = await withDb(o, (db, stateDir) => runRequests(db, stateDir, action, ids, (id) => getJob(db, id) !== undefined, 'Job not found', opts.wait));
+        const out = await withDb(o, (db, stateDir) =>
+          runRequests(db, stateDir, action, ids, (id) => getJob(db, id) !== undefined, 'Job not found', opts.wait),
+        );
         report(out, o.json === true);
       });
   }
 }
 
 /** Shared by the job actions and `delegations revoke`. */
-export async function runRequests(db: Db, stateDir: string, action: AdminAction, targets: string[], exists: (t: string) => boolean, missing: string, wait: string): Promise<RequestOutcome[]> {
+export async function runRequests(
+  db: Db,
+  stateDir: string,
+  action: AdminAction,
+  targets: string[],
+  exists: (t: string) => boolean,
+  missing: string,
+  wait: string,
+): Promise<RequestOutcome[]> {
   const waitS = Number(wait);
   if (!(waitS >= 0)) throw new Error(`--wait: '${wait}' is not a number of seconds`);
   const known = [...new Set(targets)].filter(exists);
   const answered = known.length
-    ? await requestAndWait(db, action, known, { by: `${userInfo().username} (ceres admin)`, serviceRunning: servicePid(stateDir) !== undefined, waitMs: waitS * 1000 })
+    ? await requestAndWait(db, action, known, {
+        by: `${userInfo().username} (ceres admin)`,
+        serviceRunning: servicePid(stateDir) !== undefined,
+        waitMs: waitS * 1000,
+      })
     : [];
   return targets.map((t) => answered.find((a) => a.target === t) ?? { target: t, status: 404, reason: missing });
 }
@@ -46,5 +60,10 @@ export async function runRequests(db: Db, stateDir: string, action: AdminAction,
 export function report(out: RequestOutcome[], json: boolean): void {
   if (out.some((r) => r.status !== null && r.status >= 300)) process.exitCode = 1;
   if (json) return printJson(out);
-  print(table(['ID', 'STATUS', 'RESULT'], out.map((r) => [r.target, r.status === null ? 'recorded' : String(r.status), r.reason])));
+  print(
+    table(
+      ['ID', 'STATUS', 'RESULT'],
+      out.map((r) => [r.target, r.status === null ? 'recorded' : String(r.status), r.reason]),
+    ),
+  );
 }

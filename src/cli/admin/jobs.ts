@@ -23,8 +23,15 @@ export function registerJobCommands(admin: Command): void {
       const jobs = await withDb(o, (db) => listJobs(db, filter));
       if (o.json) return printJson(jobs);
       const now = Date.now();
-      print(table(['ID', 'STATE', 'QUEUE', 'AGE', 'OWNER'], jobs.map((j) => [j.id, j.state, j.queue || '-', age(now - j.createdAt), j.owner])));
-      print(`${jobs.length} job(s)${jobs.length === filter.limit ? ` (limit ${filter.limit} reached: narrow the filter or raise --limit)` : ''}`);
+      print(
+        table(
+          ['ID', 'STATE', 'QUEUE', 'AGE', 'OWNER'],
+          jobs.map((j) => [j.id, j.state, j.queue || '-', age(now - j.createdAt), j.owner]),
+        ),
+      );
+      print(
+        `${jobs.length} job(s)${jobs.length === filter.limit ? ` (limit ${filter.limit} reached: narrow the filter or raise --limit)` : ''}`,
+      );
     });
 
   admin
@@ -36,7 +43,9 @@ export function registerJobCommands(admin: Command): void {
       const out = await withDb(o, (db) => {
         const j = getJob(db, id);
         if (!j) throw new AdminError(`no job ${id}`);
-        const accounting = (db.prepare('SELECT * FROM accounting_records WHERE job_id = ? ORDER BY ended_at').all(id) as AccountingRow[]).map(fromRow);
+        const accounting = (
+          db.prepare('SELECT * FROM accounting_records WHERE job_id = ? ORDER BY ended_at').all(id) as AccountingRow[]
+        ).map(fromRow);
         return {
           id: j.id,
           owner: j.owner,
@@ -64,10 +73,22 @@ export function registerJobCommands(admin: Command): void {
       if (o.json) return printJson(out);
       const rows: [string, string][] = Object.entries(out)
         .filter(([k]) => k !== 'accounting' && k !== 'usage' && k !== 'requests')
-        .map(([k, v]) => [k, v === null ? '-' : Array.isArray(v) ? v.join(', ') || '-' : String(v)]);
-      rows.push(['requests', Object.entries(out.requests).filter(([, v]) => v).map(([k]) => k).join(', ') || '-']);
+        .map(([k, v]) => [
+          k,
+          v === null ? '-' : Array.isArray(v) ? (v as string[]).join(', ') || '-' : String(v as string | number),
+        ]);
+      rows.push([
+        'requests',
+        Object.entries(out.requests)
+          .filter(([, v]) => v)
+          .map(([k]) => k)
+          .join(', ') || '-',
+      ]);
       if (out.usage) rows.push(['usage', JSON.stringify(out.usage)]);
-      rows.push(['accounting', out.accounting.length ? out.accounting.map((a) => `${a.finalState} ended ${iso(a.endedAt)}`).join('; ') : '-']);
+      rows.push([
+        'accounting',
+        out.accounting.length ? out.accounting.map((a) => `${a.finalState} ended ${iso(a.endedAt)}`).join('; ') : '-',
+      ]);
       print(table(['FIELD', 'VALUE'], rows));
     });
 }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { statfsSync } from 'node:fs';
 import { Drains, ALL_QUEUES } from '../../admin/drains.js';
 import { serviceCounts } from '../../admin/job-queries.js';
-import { servicePid } from '../../admin/state-db.js';
+import { servicePid } from './service-state.js';
 import { globals, print, printJson, withDb } from './context.js';
 
 export function registerStatus(admin: Command): void {
@@ -25,8 +25,13 @@ export function registerStatus(admin: Command): void {
       });
       if (o.json) return printJson(out);
       const gib = (b: number): string => `${(b / 2 ** 30).toFixed(1)} GiB`;
-      const counts = (r: Record<string, number>): string => Object.entries(r).map(([k, n]) => `${k || '-'} ${n}`).join(', ') || 'none';
-      const drains = out.draining.map((d) => `${d.queue === ALL_QUEUES ? 'service' : `queue ${d.queue}`} (${d.reason})`).join(', ');
+      const counts = (r: Record<string, number>): string =>
+        Object.entries(r)
+          .map(([k, n]) => `${k || '-'} ${n}`)
+          .join(', ') || 'none';
+      const drains = out.draining
+        .map((d) => `${d.queue === ALL_QUEUES ? 'service' : `queue ${d.queue}`} (${d.reason})`)
+        .join(', ');
       print(
         [
           `service:        ${out.service.running ? `running (pid ${out.service.pid})` : 'not running'}`,
