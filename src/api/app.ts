@@ -124,8 +124,20 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       reply.raw.once('close', () => inFlight.give(key));
     }
   });
+  // The access line names who called from where (docs/operations.md, docs/security.md):
+  // the verified identity (cached per connection, so asking again is a map lookup) and
+  // the peer address, taken when the request arrived (a closed socket forgets it).
+  const remotes = new WeakMap<FastifyRequest, string>();
+  app.addHook('onRequest', async (request) => {
+    const remote = request.raw.socket.remoteAddress;
+    if (remote !== undefined) remotes.set(request, remote);
+  });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    const who = opts.authenticate(request.raw);
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, dn: who.ok ? who.caller.dn : undefined, remote: remotes.get(request) },
+      'request',
+    );
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
