@@ -14,6 +14,7 @@ import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
 import { storeErrors } from './codes/store.js';
 import { authzErrors } from './codes/authz.js';
+import { accountErrors } from './codes/accounts.js';
 
 export const catalog = {
   ...httpErrors,
@@ -26,6 +27,7 @@ export const catalog = {
   ...stagingErrors,
   ...storeErrors,
   ...authzErrors,
+  ...accountErrors,
 } as const;
 
 export type ErrorCode = keyof typeof catalog;

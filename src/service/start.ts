@@ -21,6 +21,10 @@ import { StartError } from './start-error.js';
 import { createOperations } from './operations.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
+import { setStateModes } from './state-modes.js';
+import { checkAccountsAtStart } from './account-checks.js';
+import { AccountResolver } from '../accounts/resolve-account.js';
+import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument } from '../jobs/activity.js';
@@ -74,8 +78,18 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
 async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const startedAt = Date.now();
-  const L = stateLayout(config.stateDir);
-  for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const L = stateLayout(config.stateDir, config.sessions.root);
+  for (const d of [L.root, L.control, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
+  setStateModes(L);
+  // Jobs under local accounts: refuse what cannot work before anything else starts.
+  const accounts = new AccountResolver();
+  await checkAccountsAtStart({
+    mapping: config.mapping,
+    sessionsDir: L.sessions,
+    resolver: accounts,
+    warn: (msg, obj) => log.warn(obj, msg),
+  });
   const { host, port } = listenParts(config.listen);
   // GLUE2 ids and the printed URL: the configured name, else the listen address as given.
   const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
@@ -107,6 +121,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     if (e instanceof SchemaTooNewError) throw new StartError(e.message, { cause: e });
     throw e;
   }
+  setStateModes(L); // again: the database files exist now
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
   let actualPort = port;
@@ -133,6 +148,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     draining: ops.draining,
+    sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
@@ -144,6 +160,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     hostname: publicHost,
     sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
+    cluster: () => engine.clusterInfo(),
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
     drainedQueues: ops.drainedQueues,
