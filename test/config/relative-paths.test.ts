@@ -18,7 +18,13 @@ describe('relative paths in the configuration file', () => {
       stateDir: 'state',
       log: { file: 'logs/ceres.log' },
       vomsDir: 'vomsdir',
-      cluster: { runtimeEnvironments: [{ name: 'ENV/A', script: 'rte/a.sh' }, { name: 'ENV/B', script: '/opt/rte/b.sh' }, { name: 'ENV/C' }] },
+      cluster: {
+        runtimeEnvironments: [
+          { name: 'ENV/A', script: 'rte/a.sh' },
+          { name: 'ENV/B', script: '/opt/rte/b.sh' },
+          { name: 'ENV/C' },
+        ],
+      },
     }),
   );
 
