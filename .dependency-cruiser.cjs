@@ -5,6 +5,7 @@
  *
  *   transport src/http  ·  REST src/api
  *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info src/authz
+ *     src/admin src/accounting
  *   job engine src/engine
  *   adapters src/lrms src/staging src/store src/accounts
  *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
@@ -13,8 +14,8 @@
  * (src/cli) starts it.
  */
 const ABOVE_DOMAIN = '^src/(http|api|service|cli)/';
-const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz)/';
-const ABOVE_ADAPTERS = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/';
+const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/';
+const ABOVE_ADAPTERS = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

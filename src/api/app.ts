@@ -126,8 +126,27 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       reply.raw.once('close', () => inFlight.give(key));
     }
   });
+  // The access line names who called from where (docs/operations.md, docs/security.md):
+  // the verified identity (cached per connection, so asking again is a map lookup) and
+  // the peer address, taken when the request arrived (a closed socket forgets it).
+  const remotes = new WeakMap<FastifyRequest, string>();
+  const callers = new WeakMap<FastifyRequest, string>();
+  app.addHook('onRequest', async (request) => {
+    const remote = request.raw.socket.remoteAddress;
+    if (remote !== undefined) remotes.set(request, remote);
+  });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: withoutQueryToken(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    // Known from the handler; a request refused before it (404, 405, cross-site) is
+    // identified here (per connection cached for certificates).
+    let dn = callers.get(request);
+    if (dn === undefined) {
+      const who = await opts.authenticate(request.raw);
+      if (who.ok) dn = who.caller.dn;
+    }
+    request.log.info(
+      { method: request.method, url: withoutQueryToken(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, dn, remote: remotes.get(request) },
+      'request',
+    );
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
@@ -142,6 +161,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     // Presented-but-invalid credentials are refused everywhere, public or not;
     // missing credentials only where a caller is needed.
     const r = await opts.authenticate(request.raw);
+    if (r.ok) callers.set(request, r.caller.dn);
     const refusal = (x: Extract<CallerResult, { ok: false }>) => ceError(x.code, x.reason, x.headers === undefined ? undefined : { headers: { ...x.headers } });
     if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw refusal(r);
     const resolveCaller = (): Caller => {

@@ -6,12 +6,14 @@
 import { Command } from 'commander';
 import { registerServeCommand } from './serve-command.js';
 import { registerPkiCommands } from './pki-command.js';
+import { registerAdminCommands } from './admin/index.js';
 import { registerTokenCommands } from './token-command.js';
 
 const program = new Command();
 program.name('ceres').description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)').showHelpAfterError();
 registerServeCommand(program);
 registerPkiCommands(program);
+registerAdminCommands(program);
 registerTokenCommands(program);
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`ceres: ${e instanceof Error ? e.message : String(e)}\n`);

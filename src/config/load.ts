@@ -59,7 +59,12 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolve(base, cfg.stateDir);
   const tls = { ...cfg.tls };
   for (const k of ['hostCert', 'hostKey', 'caDir'] as const) if (tls[k] !== undefined) tls[k] = resolve(base, tls[k]);
-  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls });
+  // Every path key of the file is relative to the file (a relative RTE script used to be
+  // taken relative to wherever the job ran, failing every job that asked for it).
+  const log = cfg.log.file !== undefined ? { ...cfg.log, file: resolve(base, cfg.log.file) } : cfg.log;
+  const runtimeEnvironments = cfg.cluster.runtimeEnvironments.map((r) => (r.script !== undefined ? { ...r, script: resolve(base, r.script) } : r));
+  const cluster = { ...cfg.cluster, runtimeEnvironments };
+  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls, log, cluster, vomsDir: resolve(base, cfg.vomsDir) });
 }
 
 function checkSemantics(cfg: Config): void {

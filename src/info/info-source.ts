@@ -40,6 +40,8 @@ export interface InfoSourceOptions {
   readonly trustedCas: readonly string[];
   readonly startTime: Date;
   readonly health?: () => { state: 'ok' | 'warning' | 'critical'; info?: string };
+  /** Drained queues ('' = the whole service): published as ServingState `draining`. */
+  readonly drainedQueues?: () => readonly string[];
   /** What the batch system says about its queues and slots (a cached value; undefined: describe this host). */
   readonly cluster?: () => BatchClusterInfo | undefined;
 }
@@ -65,6 +67,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         space = undefined;
       }
       const c = o.config.cluster;
+      const drained = o.drainedQueues?.() ?? [];
       const lrms = o.cluster?.();
       const doc = buildInfoDocument({
         endpointUrl,
@@ -75,8 +78,8 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         startTime: o.startTime,
         validitySeconds: 60,
         health: o.health?.() ?? { state: 'ok' },
-        servingState: 'production',
-        queues: c.queues.map((q) => ({ ...batchQueueFacts(lrms, q.name), ...q, ...enforcedLimits(o.config.engine) })),
+        servingState: drained.includes('') ? 'draining' : 'production',
+        queues: c.queues.map((q) => ({ ...batchQueueFacts(lrms, q.name), ...q, ...enforcedLimits(o.config.engine), ...(drained.includes(q.name) ? { servingState: 'draining' as const } : {}) })),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}) })),
         jobs: tallyJobs(entries),
         lrms: o.lrms,

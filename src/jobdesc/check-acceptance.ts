@@ -72,6 +72,10 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
   const slots = checkSlots(desc);
   if (slots) return slots;
   if (desc.coprocessor !== undefined && desc.coprocessor !== '') return itemFailure('CE_ERR_JOBDESC_COPROCESSOR');
+  // Parsed (A-REX accepts both) but not acted on here: refused with the reason rather than
+  // dropped, so a user relying on them learns it at submission.
+  if (desc.notify.length > 0) return itemFailure('CE_ERR_JOBDESC_NOTIFY');
+  if (desc.jobReportUrls.length > 0) return itemFailure('CE_ERR_JOBDESC_JOB_REPORT');
 
   // A-REX 14: main delegation = description, else the 1.1 parameter, else (only for
   // dynamic output lists) the first per-file delegation.

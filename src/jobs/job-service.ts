@@ -46,6 +46,8 @@ export interface JobServiceOptions {
   readonly maxActivePerUser?: number;
   readonly initialState: { state: string; restState: string };
   readonly now?: () => number;
+  /** Why submissions to a queue (undefined: any) are refused now (a drain), or undefined. */
+  readonly draining?: (queue?: string) => string | undefined;
   /** Owner of the session directories of jobs mapped to `account` (src/accounts/session-owner-for.ts); undefined: the service's. */
   readonly sessionOwner?: (account: string) => Promise<{ uid: number; gid: number } | undefined>;
 }
@@ -93,6 +95,8 @@ export class JobService {
    * 201 that follows is never a lie.
    */
   async submit(owner: string, body: Buffer, opts: SubmitOptions): Promise<ItemResult[]> {
+    const drained = this.#o.draining?.();
+    if (drained !== undefined) throw ceError('CE_ERR_JOB_DRAINING', drained);
     const { multi, items: parsed } = this.#o.descriptions.split(body);
     const instances = opts.instances ?? 1;
     const instancesMin = opts.instancesMin ?? 1;
@@ -129,6 +133,11 @@ export class JobService {
         continue;
       }
       const desc = acc.description;
+      const queueDrained = this.#o.draining?.(desc.queue);
+      if (queueDrained !== undefined) {
+        results.push({ status: 503, reason: queueDrained });
+        continue;
+      }
       const delegs = delegationIdsOf(desc);
       const foreign = delegs.find((d) => !this.#o.delegations.ownedBy(d, owner));
       if (foreign !== undefined) {

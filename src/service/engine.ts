@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { JobStore } from '../store/job-store.js';
 import type { ControlDir } from '../store/control-dir.js';
+import type { JobRecord } from '../store/job-record.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
@@ -37,6 +38,8 @@ export interface EngineDeps {
   delegations: DelegationsWiring;
   sessions: SessionDirs;
   serviceUrl: () => string;
+  /** A job run reached a final state (accounting). */
+  onEnded?: (job: JobRecord) => Promise<unknown>;
   /** Tests may replace data staging. */
   staging?: StagingPort;
 }
@@ -89,6 +92,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         maxSessionLifetimeSeconds: d.config.cluster.maxSessionLifetimeSeconds,
         wipedRetentionSeconds: d.config.jobs.wipedRecordRetentionSeconds,
         cancelTimeoutSeconds: e.cancelTimeoutSeconds,
+        ...(d.onEnded ? { onEnded: d.onEnded } : {}),
       });
       await scheduler.start();
       ready = true;

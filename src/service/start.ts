@@ -16,7 +16,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
 import { stateLayout } from './layout.js';
-import { openDatabase } from '../store/database.js';
+import { openDatabase, SchemaTooNewError } from '../store/database.js';
+import { StartError } from './start-error.js';
+import { createOperations } from './operations.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
 import { setStateModes } from './state-modes.js';
@@ -119,7 +121,13 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   }
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
-  const db = openDatabase(L.db);
+  let db;
+  try {
+    db = openDatabase(L.db);
+  } catch (e) {
+    if (e instanceof SchemaTooNewError) throw new StartError(e.message, { cause: e });
+    throw e;
+  }
   setStateModes(L); // again: the database files exist now
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
@@ -134,7 +142,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const sessions = await SessionDirs.open(L.sessions);
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl });
+  const ops = createOperations({ db, store, control, log, serviceUrl });
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl, onEnded: ops.onEnded });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
@@ -145,6 +154,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     maxRerun: config.engine.maxReruns,
     maxActivePerUser: config.jobs.maxActiveJobsPerUser,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    draining: ops.draining,
     sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
@@ -160,6 +170,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     cluster: () => engine.clusterInfo(),
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
+    drainedQueues: ops.drainedQueues,
   });
 
   const tokens = createTokenAuth({ config, log, caPems: trust.pems, serviceUrl, devIssuer });
@@ -227,7 +238,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
   try {
+    await ops.catchUp();
     await engine.start();
+    ops.startRequests({ actions, store, delegations: delegations.service });
   } catch (e) {
     await app.close().catch(() => undefined);
     await engine.stop().catch(() => undefined);
@@ -244,6 +257,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     port: actualPort,
     async close() {
       await app.close();
+      await ops.stop();
       await engine.stop();
       await closeStores();
       lock.release();

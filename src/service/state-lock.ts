@@ -65,7 +65,7 @@ export function lockStateDir(stateDir: string): StateLock {
 }
 
 /** The pid holding a POSIX write lock on `file`, from /proc/locks (Linux); for the message only. */
-function lockHolder(file: string): number | undefined {
+export function lockHolder(file: string): number | undefined {
   try {
     const ino = statSync(file).ino;
     for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {

@@ -19,7 +19,12 @@ export function openDatabase(file: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
   return db;
 }
 
@@ -33,8 +38,35 @@ export function durably<T>(db: Db, fn: () => T): T {
   }
 }
 
+/** The schema version this code writes (the last migration's number). */
+export const SCHEMA_VERSION = migrations[migrations.length - 1]!.version;
+
+/**
+ * The database was written by a newer Ceres: its schema has migrations this code does
+ * not know, so running on it could lose or misread data. Downgrades are not supported;
+ * the message says what to do instead.
+ */
+export class SchemaTooNewError extends Error {
+  override readonly name = 'SchemaTooNewError';
+  constructor(
+    readonly file: string,
+    readonly found: number,
+  ) {
+    super(`the database ${file} has schema version ${found}, newer than this ceres supports (${SCHEMA_VERSION}): it was upgraded by a newer release; run that release, or restore a backup made before the upgrade`);
+  }
+}
+
+/** The highest migration applied to `db` (0: none). */
+export function schemaVersionOf(db: Db): number {
+  const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!has) return 0;
+  return (db.prepare('SELECT max(version) FROM schema_migrations').pluck().get() as number | null) ?? 0;
+}
+
 function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const found = schemaVersionOf(db);
+  if (found > SCHEMA_VERSION) throw new SchemaTooNewError(db.name, found);
   const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
   for (const m of migrations) {
     if (done.has(m.version)) continue;

@@ -136,4 +136,63 @@ CREATE TABLE account_leases (
 CREATE INDEX account_leases_dn ON account_leases (dn);
 `,
   },
+  {
+    // Operations (src/admin, src/accounting):
+    //  - accounting_records: one row per run of a job that reached a final state, keyed
+    //    by (job id, end time) so writing it again (a retry, a restart of the service
+    //    between the final transition and the write) changes nothing, while a restarted
+    //    job's later run gets its own row. No foreign key: records outlive the job's
+    //    clean and wipe by design.
+    //  - admin_requests: actions an administrator asked for from the command line
+    //    (kill/clean/restart a job, revoke a delegation) that only the running engine
+    //    may carry out; the service polls for rows with no result yet.
+    //  - drains: '' drains the whole service, a queue name that queue; kept across restarts.
+    version: 7,
+    sql: `
+CREATE TABLE accounting_records (
+  job_id            TEXT NOT NULL,
+  ended_at          INTEGER NOT NULL,
+  local_id          TEXT,
+  endpoint          TEXT NOT NULL,
+  queue             TEXT NOT NULL,
+  owner             TEXT NOT NULL,
+  vo                TEXT,
+  fqans             TEXT NOT NULL DEFAULT '[]',
+  local_account     TEXT,
+  final_state       TEXT NOT NULL,
+  exit_code         INTEGER,
+  submitted_at      INTEGER NOT NULL,
+  started_at        INTEGER,
+  wall_seconds      REAL,
+  user_cpu_seconds  REAL,
+  system_cpu_seconds REAL,
+  cores             INTEGER NOT NULL,
+  nodes             TEXT NOT NULL DEFAULT '[]',
+  max_rss_bytes     INTEGER,
+  stage_in_bytes    INTEGER NOT NULL DEFAULT 0,
+  stage_out_bytes   INTEGER NOT NULL DEFAULT 0,
+  runtime_envs      TEXT NOT NULL DEFAULT '[]',
+  recorded_at       INTEGER NOT NULL,
+  PRIMARY KEY (job_id, ended_at)
+) STRICT;
+CREATE INDEX accounting_records_end ON accounting_records (ended_at);
+CREATE TABLE admin_requests (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  action        TEXT NOT NULL CHECK (action IN ('kill', 'clean', 'restart', 'revoke-delegation')),
+  target        TEXT NOT NULL,
+  requested_by  TEXT NOT NULL,
+  requested_at  INTEGER NOT NULL,
+  done_at       INTEGER,
+  status        INTEGER,
+  reason        TEXT
+) STRICT;
+CREATE INDEX admin_requests_open ON admin_requests (id) WHERE done_at IS NULL;
+CREATE TABLE drains (
+  queue   TEXT PRIMARY KEY,
+  reason  TEXT NOT NULL,
+  since   INTEGER NOT NULL,
+  by      TEXT NOT NULL
+) STRICT;
+`,
+  },
 ];

@@ -194,7 +194,7 @@ describe('checkAcceptance: normalisation', () => {
   });
 
   it('returns JSON-serialisable data', () => {
-    const out = accepted(xrslOk('&(executable=x)(inputfiles=("a" "https://h/a" "threads=2"))(notify="a@b")(runtimeenvironment=ENV/PROXY)'));
+    const out = accepted(xrslOk('&(executable=x)(inputfiles=("a" "https://h/a" "threads=2"))(runtimeenvironment=ENV/PROXY)'));
     assert.deepEqual(JSON.parse(JSON.stringify(out)), out);
   });
 });

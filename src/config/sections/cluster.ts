@@ -30,7 +30,7 @@ export const clusterSection = {
   cluster: Type.Object(
     {
       name: Type.String({ default: 'ceres', minLength: 1, description: 'Site / admin-domain name published in GLUE2' }),
-      hostname: Type.Optional(Type.String({ minLength: 1, description: 'Host name in GLUE2 ids and the service URL; default: the listen address as given (localhost for a wildcard address)' })),
+      hostname: Type.Optional(Type.String({ minLength: 1, description: 'Host name in GLUE2 ids and the service URL; default: the listen address as given (the machine host name for a wildcard address)' })),
       queues: Type.Array(queue, { default: [{ name: 'main' }], minItems: 1, description: 'Batch queues (GLUE2 ComputingShare per queue)' }),
       defaultQueue: Type.Optional(Type.String({ description: 'Queue used when a job names none; default: the first queue' })),
       runtimeEnvironments: Type.Array(rte, { default: [], description: 'Runtime environments jobs may request' }),

@@ -58,6 +58,8 @@ export interface SchedulerOptions {
   readonly cancelTimeoutSeconds: number;
   /** Lifetime sweep period (ms). */
   readonly sweepIntervalMs?: number;
+  /** A job run reached a final state (persisted): its accounting record is written here. */
+  readonly onEnded?: (job: JobRecord) => Promise<unknown>;
   readonly now?: () => number;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
@@ -281,6 +283,7 @@ export class Scheduler {
           break;
         case 'record-end':
           if (j.failureReason) await this.#o.control.write(j.id, 'failed', `${j.failureReason}\n`);
+          await this.#o.onEnded?.(j).catch((e: unknown) => this.#o.log.error({ err: e, job: j.id }, 'accounting record not written; written at the next start'));
           break;
         case 'wipe-session':
           await this.#releaseBatchJob(j);
@@ -381,6 +384,8 @@ export class Scheduler {
               usage: {
                 wallTimeSeconds: r.wallTimeSeconds,
                 cpuTimeSeconds: r.cpuTimeSeconds,
+                userTimeSeconds: r.userTimeSeconds,
+                kernelTimeSeconds: r.kernelTimeSeconds,
                 maxRssBytes: r.maxRssBytes,
                 nodes: r.nodes,
                 ...(r.startTime ? { startTime: r.startTime.getTime() } : {}),

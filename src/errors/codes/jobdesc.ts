@@ -42,4 +42,9 @@ export const jobdescErrors = {
   CE_ERR_JOBDESC_BAD_PATH: { status: 422, message: 'File name must stay inside the session directory' },
   CE_ERR_JOBDESC_RTE_UNKNOWN: { status: 422, message: 'Requested RunTimeEnvironment is missing, broken or not enabled.' },
   CE_ERR_JOBDESC_QUEUE_LIMIT: { status: 422, message: 'Requested resources exceed the limits of the queue' },
+  CE_ERR_JOBDESC_NOTIFY: { status: 422, message: 'E-mail notification (notify) is not supported by this service: remove the attribute; the job state can be polled' },
+  CE_ERR_JOBDESC_JOB_REPORT: {
+    status: 422,
+    message: 'Job reports to accounting services (jobreport, RemoteLogging) are not sent by this service: remove the attribute; the site publishes accounting records itself',
+  },
 } as const satisfies ErrorTable;

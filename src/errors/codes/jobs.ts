@@ -12,4 +12,5 @@ export const jobErrors = {
   CE_ERR_JOB_TOO_MANY_IDS: { status: 413, message: 'Too many job ids in one request' },
   CE_ERR_JOB_BAD_STATE_FILTER: { status: 400, message: 'Unknown job state in state filter' },
   CE_ERR_JOB_BAD_ID_LIST_TYPE: { status: 415, message: 'Job id list must be XML or JSON' },
+  CE_ERR_JOB_DRAINING: { status: 503, message: 'The service is draining: no new jobs are accepted' },
 } as const satisfies ErrorTable;

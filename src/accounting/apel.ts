@@ -1,0 +1,108 @@
+/**
+ * APEL summary and sync messages (the text format the APEL client hands to SSM): one
+ * summary per month, user, VO (group and role), endpoint, node count and processor
+ * count; records separated by `%%`. The site's publisher sends the files; Ceres only
+ * writes them.
+ */
+import type { AccountingRecord } from './record.js';
+
+export interface ApelOptions {
+  readonly site: string;
+  /** Benchmark published as ServiceLevel (e.g. HEPscore23 and the per-core value); absent: none written. */
+  readonly benchmark?: { readonly type: string; readonly value: number };
+}
+
+interface Group {
+  readonly key: Record<string, string | number>;
+  earliest: number;
+  latest: number;
+  wall: number;
+  cpu: number;
+  jobs: number;
+}
+
+/** VOGroup and VORole of the first FQAN: `/atlas/uk/Role=production` → `/atlas/uk`, `Role=production`. */
+export function voGroupRole(fqans: readonly string[]): { group: string; role: string } {
+  const f = fqans[0];
+  if (f === undefined) return { group: 'None', role: 'None' };
+  const parts = f.split('/').filter((p) => p !== '');
+  const groups = parts.filter((p) => !p.includes('='));
+  const role = parts.find((p) => p.startsWith('Role=') && p !== 'Role=NULL');
+  return { group: `/${groups.join('/')}`, role: role ?? 'None' };
+}
+
+export function summaries(records: readonly AccountingRecord[], o: ApelOptions): string {
+  const groups = new Map<string, Group>();
+  for (const r of records) {
+    const end = new Date(r.endedAt);
+    const { group, role } = voGroupRole(r.fqans);
+    const key = {
+      Month: end.getUTCMonth() + 1,
+      Year: end.getUTCFullYear(),
+      GlobalUserName: r.owner,
+      VO: r.vo ?? 'None',
+      VOGroup: group,
+      VORole: role,
+      SubmitHost: r.endpoint,
+      NodeCount: Math.max(1, r.nodes.length),
+      Processors: r.cores,
+    };
+    const k = JSON.stringify(key);
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = { key, earliest: r.endedAt, latest: r.endedAt, wall: 0, cpu: 0, jobs: 0 }));
+    g.earliest = Math.min(g.earliest, r.endedAt);
+    g.latest = Math.max(g.latest, r.endedAt);
+    // APEL's WallDuration is per job (not times cores); CpuDuration is user + system.
+    g.wall += Math.round(r.wallSeconds ?? 0);
+    g.cpu += Math.round((r.userCpuSeconds ?? 0) + (r.systemCpuSeconds ?? 0));
+    g.jobs += 1;
+  }
+  const out = ['APEL-summary-job-message: v0.3'];
+  for (const g of groups.values()) {
+    const k = g.key;
+    out.push(
+      `Site: ${o.site}`,
+      `Month: ${k.Month}`,
+      `Year: ${k.Year}`,
+      `GlobalUserName: ${k.GlobalUserName}`,
+      `VO: ${k.VO}`,
+      `VOGroup: ${k.VOGroup}`,
+      `VORole: ${k.VORole}`,
+      `SubmitHost: ${k.SubmitHost}`,
+      'InfrastructureType: grid',
+      ...(o.benchmark ? [`ServiceLevelType: ${o.benchmark.type}`, `ServiceLevel: ${o.benchmark.value}`] : []),
+      `NodeCount: ${k.NodeCount}`,
+      `Processors: ${k.Processors}`,
+      `EarliestEndTime: ${Math.floor(g.earliest / 1000)}`,
+      `LatestEndTime: ${Math.floor(g.latest / 1000)}`,
+      `WallDuration: ${g.wall}`,
+      `CpuDuration: ${g.cpu}`,
+      `NumberOfJobs: ${g.jobs}`,
+      '%%',
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** The sync message: jobs per month and endpoint, so the repository can tell what it is missing. */
+export function sync(records: readonly AccountingRecord[], o: ApelOptions): string {
+  const counts = new Map<string, { host: string; month: number; year: number; n: number }>();
+  for (const r of records) {
+    const end = new Date(r.endedAt);
+    const k = `${r.endpoint}\u0000${end.getUTCFullYear()}-${end.getUTCMonth() + 1}`;
+    const c = counts.get(k) ?? { host: r.endpoint, month: end.getUTCMonth() + 1, year: end.getUTCFullYear(), n: 0 };
+    c.n += 1;
+    counts.set(k, c);
+  }
+  const out = ['APEL-sync-message: v0.1'];
+  for (const c of counts.values())
+    out.push(
+      `Site: ${o.site}`,
+      `SubmitHost: ${c.host}`,
+      `NumberOfJobs: ${c.n}`,
+      `Month: ${c.month}`,
+      `Year: ${c.year}`,
+      '%%',
+    );
+  return `${out.join('\n')}\n`;
+}

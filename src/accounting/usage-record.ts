@@ -1,0 +1,62 @@
+/**
+ * One OGF Usage Record (UR 1.0, GFD.98, namespace urf 2003/09) per job run, as XML, with
+ * the VO attributes in the SGAS extension many repositories accept. Durations are
+ * xsd:duration, times xsd:dateTime in UTC.
+ */
+import type { AccountingRecord } from './record.js';
+
+const URF = 'http://schema.ogf.org/urf/2003/09/urf';
+const VO = 'http://www.sgas.se/namespaces/2009/05/ur/vo';
+
+function esc(s: string): string {
+  return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
+
+const dur = (s: number): string => `PT${Math.round(s)}S`;
+const time = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export function usageRecordXml(r: AccountingRecord, o: { site: string; machineName: string }): string {
+  const el = (name: string, value: string | number | null | undefined, attrs = ''): string =>
+    value === null || value === undefined ? '' : `  <urf:${name}${attrs}>${esc(String(value))}</urf:${name}>\n`;
+  const status = r.finalState === 'FINISHED' ? 'completed' : r.finalState === 'KILLED' ? 'aborted' : 'failed';
+  const globalJobId = `${r.endpoint.replace(/\/+$/, '')}/rest/1.0/jobs/${r.jobId}`;
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<urf:UsageRecord xmlns:urf="${URF}" xmlns:vo="${VO}">\n` +
+    `  <urf:RecordIdentity urf:recordId="${esc(`${o.machineName}:${r.jobId}:${r.endedAt}`)}" urf:createTime="${time(r.recordedAt)}"/>\n` +
+    '  <urf:JobIdentity>\n' +
+    `    <urf:GlobalJobId>${esc(globalJobId)}</urf:GlobalJobId>\n` +
+    (r.localId !== null ? `    <urf:LocalJobId>${esc(r.localId)}</urf:LocalJobId>\n` : '') +
+    '  </urf:JobIdentity>\n' +
+    '  <urf:UserIdentity>\n' +
+    (r.localAccount !== null ? `    <urf:LocalUserId>${esc(r.localAccount)}</urf:LocalUserId>\n` : '') +
+    `    <urf:GlobalUserName>${esc(r.owner)}</urf:GlobalUserName>\n` +
+    (r.vo !== null
+      ? `    <vo:VO vo:type="voms">\n      <vo:Name>${esc(r.vo)}</vo:Name>\n${r.fqans.map((f) => `      <vo:Attribute><vo:Group>${esc(f)}</vo:Group></vo:Attribute>\n`).join('')}    </vo:VO>\n`
+      : '') +
+    '  </urf:UserIdentity>\n' +
+    el('Status', status) +
+    el('ExitStatus', r.exitCode) +
+    el('WallDuration', r.wallSeconds === null ? null : dur(r.wallSeconds)) +
+    el('CpuDuration', r.userCpuSeconds === null ? null : dur(r.userCpuSeconds), ' urf:usageType="user"') +
+    el('CpuDuration', r.systemCpuSeconds === null ? null : dur(r.systemCpuSeconds), ' urf:usageType="system"') +
+    el('StartTime', r.startedAt === null ? null : time(r.startedAt)) +
+    el('EndTime', time(r.endedAt)) +
+    el('MachineName', o.machineName) +
+    el('SubmitHost', r.endpoint) +
+    el('Queue', r.queue) +
+    el('Site', o.site) +
+    el('NodeCount', Math.max(1, r.nodes.length)) +
+    el('Processors', r.cores) +
+    r.nodes.map((n) => el('Host', n)).join('') +
+    el(
+      'Memory',
+      r.maxRssBytes === null ? null : Math.ceil(r.maxRssBytes / 1024),
+      ' urf:storageUnit="KB" urf:metric="max" urf:type="physical"',
+    ) +
+    el('Network', r.stageInBytes, ' urf:storageUnit="B" urf:metric="total" urf:description="stage-in"') +
+    el('Network', r.stageOutBytes, ' urf:storageUnit="B" urf:metric="total" urf:description="stage-out"') +
+    r.runtimeEnvironments.map((e) => el('Resource', e, ' urf:description="RuntimeEnvironment"')).join('') +
+    '</urf:UsageRecord>\n'
+  );
+}

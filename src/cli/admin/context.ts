@@ -1,0 +1,56 @@
+/**
+ * What every `ceres admin` subcommand shares: which state directory it works on
+ * (`--state-dir`, else the `stateDir` of `--config`, else the service's default), the
+ * database opened there, and `--json` output.
+ */
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import type { Db } from '../../store/database.js';
+import { openStateDb } from '../../admin/state-db.js';
+import { dbFileOf } from './service-state.js';
+
+export interface GlobalOptions {
+  stateDir?: string;
+  config?: string;
+  json?: boolean;
+}
+
+/** The options that say where the state is and how to print, on `admin` and `accounting`. */
+export function withStateOptions(cmd: Command): Command {
+  return cmd
+    .option('--state-dir <dir>', 'state directory (default: from --config, else ./var)')
+    .option('--config <file>', 'configuration file (JSON) of the service')
+    .option('--json', 'machine-readable output');
+}
+
+export function globals(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals<GlobalOptions>();
+}
+
+export function configOf(o: GlobalOptions): Config | undefined {
+  return o.config !== undefined ? loadConfig(o.config) : undefined;
+}
+
+export function stateDirOf(o: GlobalOptions): string {
+  return loadConfig(o.config, { stateDir: o.stateDir }).stateDir;
+}
+
+/** Run `fn` with the state directory's database, closed afterwards. */
+export async function withDb<T>(o: GlobalOptions, fn: (db: Db, stateDir: string) => T | Promise<T>): Promise<T> {
+  const stateDir = stateDirOf(o);
+  const db = openStateDb(stateDir, dbFileOf(stateDir));
+  try {
+    return await fn(db, stateDir);
+  } finally {
+    db.close();
+  }
+}
+
+export function print(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export function printJson(value: unknown): void {
+  print(JSON.stringify(value, null, 2));
+}

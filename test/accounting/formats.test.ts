@@ -1,0 +1,94 @@
+// The accounting formats on their own: APEL summaries grouped per month, user, VO and
+// endpoint; VO group/role from FQANs; transfer bytes from statistics lines (malformed
+// lines ignored); usage records escape what users control.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { summaries, sync, voGroupRole } from '../../src/accounting/apel.js';
+import { transferBytes } from '../../src/accounting/recorder.js';
+import { usageRecordXml } from '../../src/accounting/usage-record.js';
+import { voOf, type AccountingRecord } from '../../src/accounting/record.js';
+
+const base: AccountingRecord = {
+  jobId: 'j1',
+  localId: '42',
+  endpoint: 'https://ce.example.org/arex',
+  queue: 'main',
+  owner: '/DC=org/CN=Jane Doe',
+  vo: 'atlas',
+  fqans: ['/atlas/uk/Role=production/Capability=NULL'],
+  localAccount: 'atlas001',
+  finalState: 'FINISHED',
+  exitCode: 0,
+  submittedAt: Date.UTC(2026, 9, 31, 23, 0),
+  startedAt: Date.UTC(2026, 9, 31, 23, 10),
+  endedAt: Date.UTC(2026, 9, 31, 23, 40),
+  wallSeconds: 1800,
+  userCpuSeconds: 1700,
+  systemCpuSeconds: 50,
+  cores: 1,
+  nodes: ['n1'],
+  maxRssBytes: 1 << 20,
+  stageInBytes: 10,
+  stageOutBytes: 20,
+  runtimeEnvironments: ['ENV/PROXY'],
+  recordedAt: Date.UTC(2026, 10, 1),
+};
+
+describe('accounting formats', () => {
+  it('VO, group and role come from the first FQAN; none without FQANs', () => {
+    assert.deepEqual(voGroupRole(base.fqans), { group: '/atlas/uk', role: 'Role=production' });
+    assert.deepEqual(voGroupRole(['/cms/Role=NULL/Capability=NULL']), { group: '/cms', role: 'None' });
+    assert.deepEqual(voGroupRole([]), { group: 'None', role: 'None' });
+    assert.equal(voOf(['/dteam/x']), 'dteam');
+    assert.equal(voOf([]), null);
+  });
+
+  it('summaries group per month (UTC end time), user and VO, adding wall and CPU time', () => {
+    const nov = { ...base, jobId: 'j2', endedAt: Date.UTC(2026, 10, 1, 0, 5) };
+    const other = { ...base, jobId: 'j3', owner: '/DC=org/CN=Other', vo: null, fqans: [] };
+    const text = summaries([base, { ...base, jobId: 'j4' }, nov, other], { site: 'SITE' });
+    const records = text.split('%%\n').filter((r) => r.includes('Site:'));
+    assert.equal(records.length, 3);
+    assert.match(
+      records[0]!,
+      /Month: 10\nYear: 2026\nGlobalUserName: \/DC=org\/CN=Jane Doe\nVO: atlas\nVOGroup: \/atlas\/uk\nVORole: Role=production/,
+    );
+    assert.match(records[0]!, /WallDuration: 3600\nCpuDuration: 3500\nNumberOfJobs: 2/);
+    assert.match(records[1]!, /Month: 11/);
+    assert.match(records[2]!, /VO: None\nVOGroup: None\nVORole: None/);
+    assert.doesNotMatch(text, /ServiceLevel/, 'no benchmark given, none invented');
+    assert.match(
+      sync([base, nov], { site: 'SITE' }),
+      /NumberOfJobs: 1\nMonth: 10\nYear: 2026\n%%\nSite: SITE\nSubmitHost: \S+\nNumberOfJobs: 1\nMonth: 11/,
+    );
+  });
+
+  it('transfer bytes sum the input and output lines; other and malformed lines are ignored', () => {
+    const stats = [
+      'inputfile:url=https://h/a,size=100,starttime=2026-01-01T00:00:00Z,endtime=2026-01-01T00:00:01Z',
+      'inputfile:url=https://h/b,size=5,starttime=x,endtime=y,fromcache=yes',
+      'outputfile:url=https://h/c,size=7,starttime=x,endtime=y',
+      'inputfile:url=https://h/nosize',
+      'garbage size=1000',
+      '',
+    ].join('\n');
+    assert.deepEqual(transferBytes(stats), { in: 105, out: 7 });
+    assert.deepEqual(transferBytes(undefined), { in: 0, out: 0 });
+  });
+
+  it('a usage record escapes user-controlled text and leaves out what is unknown', () => {
+    const xml = usageRecordXml(
+      { ...base, owner: '/CN=A & B <x>', queue: 'q"1', localId: null, userCpuSeconds: null, systemCpuSeconds: null },
+      { site: 'S', machineName: 'ce' },
+    );
+    assert.match(xml, /<urf:GlobalUserName>\/CN=A &amp; B &lt;x&gt;<\/urf:GlobalUserName>/);
+    assert.match(xml, /<urf:Queue>q&quot;1<\/urf:Queue>/);
+    assert.doesNotMatch(xml, /LocalJobId|CpuDuration/);
+    assert.match(xml, /<urf:WallDuration>PT1800S<\/urf:WallDuration>/);
+    assert.match(xml, /<urf:Status>completed<\/urf:Status>/);
+    assert.match(
+      usageRecordXml({ ...base, finalState: 'KILLED' }, { site: 'S', machineName: 'ce' }),
+      /<urf:Status>aborted<\/urf:Status>/,
+    );
+  });
+});
