@@ -11,7 +11,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { startService } from '../service/start.js';
-import { createLogger } from '../service/logger.js';
+import { createLogger, reopenLogFile } from '../service/logger.js';
 import { StartError } from '../service/start-error.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -50,6 +50,8 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       process.stdout.write(`ceres: service URL ${svc.url}\n`);
+      // Before the PKI line: tools wait for that one as the last.
+      if (svc.metricsUrl !== undefined) process.stdout.write(`ceres: metrics URL ${svc.metricsUrl}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
       let stopping = false;
       const stop = (signal: string): void => {
@@ -77,5 +79,13 @@ export function registerServeCommand(program: Command): void {
         );
       };
       for (const s of SIGNALS) process.on(s, () => stop(s));
+      // logrotate's postrotate: reopen the log file, reload what can change safely
+      // (docs/operations.md, Log rotation and reload).
+      process.on('SIGHUP', () => {
+        if (stopping) return;
+        reopenLogFile(log, config.log.file);
+        log.info({ signal: 'SIGHUP', file: config.log.file }, 'log file reopened; reloading the configuration');
+        svc.reload(() => loadConfig(opts.config, { listen: opts.listen, stateDir: opts.stateDir }));
+      });
     });
 }

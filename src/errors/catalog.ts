@@ -14,6 +14,7 @@ import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
 import { configErrors } from './codes/config.js';
 import { authzErrors } from './codes/authz.js';
+import { diskErrors } from './codes/disk.js';
 
 export const catalog = {
   ...httpErrors,
@@ -26,6 +27,7 @@ export const catalog = {
   ...stagingErrors,
   ...configErrors,
   ...authzErrors,
+  ...diskErrors,
 } as const;
 
 export type ErrorCode = keyof typeof catalog;

@@ -46,6 +46,8 @@ export interface JobServiceOptions {
   readonly maxActivePerUser?: number;
   readonly initialState: { state: string; restState: string };
   readonly now?: () => number;
+  /** Told of each submission's item results once they are final (log lines, metrics). */
+  readonly onSubmitted?: (owner: string, results: readonly ItemResult[]) => void;
 }
 
 export class JobService {
@@ -155,7 +157,10 @@ export class JobService {
         results.push({ status: 201, reason: 'Created', id, state: this.#o.initialState.restState });
       }
     }
-    if (toCreate.length === 0) return results;
+    if (toCreate.length === 0) {
+      this.#o.onSubmitted?.(owner, results);
+      return results;
+    }
     // Session directories first, their identities stored with the jobs (every later
     // access checks it: session-dirs.ts). If the process dies before the commit, the
     // empty directories stay behind, named by no job.
@@ -179,6 +184,7 @@ export class JobService {
       else this.#creating.delete(owner);
     }
     this.#o.engine.jobsSubmitted(toCreate.map((j) => j.id));
+    this.#o.onSubmitted?.(owner, results);
     return results;
   }
 }

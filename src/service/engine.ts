@@ -11,14 +11,18 @@ import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
-import { Scheduler } from '../engine/scheduler/scheduler.js';
+import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';
+import type { Limits } from '../engine/scheduler/slots.js';
+import type { BatchBackend } from '../lrms/backend.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
-import { createStagingPort, type StagingWiring } from './staging.js';
+import { createStagingPort, type StagingDeps, type StagingWiring } from './staging.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
   readonly lrmsInfo: { name: string; version?: string };
+  /** The running batch backend (undefined before start): the readiness check asks it. */
+  backend(): BatchBackend | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -34,14 +38,29 @@ export interface EngineDeps {
   serviceUrl: () => string;
   /** Tests may replace data staging. */
   staging?: StagingPort;
+  /** Observers (metrics): the backend as the engine uses it, job state changes, staging results. */
+  observe?: {
+    readonly backend: (b: BatchBackend) => BatchBackend;
+    readonly transition: NonNullable<SchedulerOptions['onTransition']>;
+    readonly staged: NonNullable<StagingDeps['onResult']>;
+  };
 }
 
 export function createEngine(d: EngineDeps): EngineWiring {
   let scheduler: Scheduler | undefined;
   let ready = false;
   let staging: StagingWiring | undefined;
+  let backend: BatchBackend | undefined;
   const pending: string[] = [];
-  const e = d.config.engine;
+  // Read per use: the limits are reloadable (live-config.ts).
+  const limits: Limits = {
+    get maxActive() { return d.config.engine.maxActiveJobs; },
+    get maxPreparing() { return d.config.engine.maxPreparingJobs; },
+    get maxRunning() { return d.config.engine.maxRunningJobs; },
+    get maxFinishing() { return d.config.engine.maxFinishingJobs; },
+    get maxPerUser() { return d.config.engine.maxJobsPerUser; },
+    get maxRunningPerUser() { return d.config.engine.maxRunningJobsPerUser; },
+  };
   return {
     // Requests are served while the engine starts (the listener opens first), so until
     // the scheduler has finished resuming jobs (backend recovery before any cancel),
@@ -55,15 +74,27 @@ export function createEngine(d: EngineDeps): EngineWiring {
       },
     },
     lrmsInfo: { name: d.config.lrms.backend },
+    backend: () => backend,
     async start() {
-      const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
-      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, delegations: d.delegations, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
+      const created = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
+      backend = d.observe ? d.observe.backend(created) : created;
+      const port: StagingPort =
+        d.staging ??
+        (staging = await createStagingPort({
+          config: d.config,
+          control: d.control,
+          sessions: d.sessions,
+          delegations: d.delegations,
+          log: d.log.child({ part: 'staging' }),
+          cacheDir: d.layout.cache,
+          ...(d.observe ? { onResult: d.observe.staged } : {}),
+        }));
       scheduler = new Scheduler({
         store: d.store,
         control: d.control,
         backend,
         staging: port,
-        limits: { maxActive: e.maxActiveJobs, maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser, maxRunningPerUser: e.maxRunningJobsPerUser },
+        limits,
         log: d.log.child({ part: 'engine' }),
         sessions: d.sessions,
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),
@@ -72,7 +103,8 @@ export function createEngine(d: EngineDeps): EngineWiring {
         sessionLifetimeSeconds: d.config.cluster.sessionLifetimeSeconds,
         maxSessionLifetimeSeconds: d.config.cluster.maxSessionLifetimeSeconds,
         wipedRetentionSeconds: d.config.jobs.wipedRecordRetentionSeconds,
-        cancelTimeoutSeconds: e.cancelTimeoutSeconds,
+        cancelTimeoutSeconds: d.config.engine.cancelTimeoutSeconds,
+        ...(d.observe ? { onTransition: d.observe.transition } : {}),
       });
       await scheduler.start();
       ready = true;

@@ -49,6 +49,8 @@ import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
 import { defaultPublicHost } from './public-host.js';
+import { LiveConfig, type ReloadPlan } from './live-config.js';
+import { Monitoring } from './monitoring.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -56,6 +58,14 @@ export interface RunningService {
   /** The PKI folder in use: the dev PKI directory, or the configured CA directory. */
   readonly pkiDir: string;
   readonly port: number;
+  /** http://host:port/metrics of the loopback listener, when configured. */
+  readonly metricsUrl?: string;
+  /**
+   * Reload (SIGHUP): `load` reads and validates the configuration again. Its reloadable
+   * keys take effect; it says which changed keys need a restart. A configuration that
+   * does not load is refused whole and the running one stays (logged with the reason).
+   */
+  reload(load: () => Config): ReloadPlan | { readonly refused: string };
   close(): Promise<void>;
 }
 
@@ -71,8 +81,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
   }
 }
 
-async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
+async function startLocked(initial: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const startedAt = Date.now();
+  // Everything below reads the live view: a reload changes its reloadable keys only.
+  const live = new LiveConfig(initial);
+  const config = live.view;
   const L = stateLayout(config.stateDir);
   for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { host, port } = listenParts(config.listen);
@@ -113,7 +126,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const sessions = await SessionDirs.open(L.sessions);
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl });
+  const monitoring = new Monitoring({ config, log, db, store, paths: { sessions: L.sessions, state: L.root }, backend: () => engine.backend() });
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl, observe: monitoring.engineObservers() });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
@@ -122,8 +136,11 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     sessions,
     maxInstances: config.jobs.maxInstances,
     maxRerun: config.engine.maxReruns,
-    maxActivePerUser: config.jobs.maxActiveJobsPerUser,
+    get maxActivePerUser() {
+      return config.jobs.maxActiveJobsPerUser; // reloadable
+    },
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
@@ -139,8 +156,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     startTime: new Date(),
   });
 
-  const { authenticate, authorize } = createAuth(config, db, log);
-  const routes = {
+  // Rebuilt on reload (authorization, mapping, queues); requests use the current one.
+  let auth = createAuth(config, db, log);
+  const routes = monitoring.guard({
     versions: versionsResource,
     info: infoResource(info),
     jobs: jobsResource({
@@ -173,13 +191,13 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     }),
     delegations: delegations.collection as Resource,
     delegation: delegations.item as Resource,
-  };
+  });
 
   const app = buildApp({
     mountPoint: config.mountPoint,
     routes,
-    authenticate,
-    ...(authorize ? { authorize } : {}),
+    authenticate: (req) => auth.authenticate(req),
+    authorize: (req, caller) => (auth.authorize ? auth.authorize(req, caller) : caller),
     logger: log,
     origin,
     publicUrl: config.publicUrl,
@@ -193,6 +211,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       connectionTimeout: 0,
     },
   });
+  monitoring.attach(app, `${config.mountPoint}/rest`, routes);
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as import('node:tls').Server;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
@@ -200,6 +219,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
+    await monitoring.stop();
     await delegations.close();
     await sessions.close();
     db.close();
@@ -210,6 +230,14 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     await app.close().catch(() => undefined);
     await closeStores();
     throw listenError(host, port, e);
+  }
+  try {
+    await monitoring.start();
+  } catch (e) {
+    await app.close().catch(() => undefined);
+    await closeStores();
+    const m = listenParts(config.metrics.listen ?? '');
+    throw listenError(m.host, m.port, e);
   }
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
@@ -224,10 +252,30 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname() }, 'service started');
   sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
 
+  const metricsPort = monitoring.listenerPort;
   return {
     url: serviceUrl(),
     pkiDir,
     port: actualPort,
+    ...(metricsPort !== undefined ? { metricsUrl: `http://${listenParts(config.metrics.listen ?? '').host.replace(/^(.*:.*)$/, '[$1]')}:${metricsPort}/metrics` } : {}),
+    reload(load) {
+      let next: Config;
+      try {
+        next = load();
+      } catch (e) {
+        const refused = e instanceof Error ? e.message : String(e);
+        monitoring.reloadRefused(refused);
+        return { refused };
+      }
+      const plan = live.plan(next);
+      live.apply(plan);
+      // Always rebuilt: a reload also re-reads the grid-mapfiles, changed or not.
+      auth = createAuth(config, db, log);
+      voms.refresh(Date.now());
+      monitoring.disk.check();
+      monitoring.reloaded(plan);
+      return plan;
+    },
     async close() {
       await app.close();
       await engine.stop();
