@@ -1,0 +1,112 @@
+// Readiness checks with real parts: a real SQLite store that is closed, a real fork
+// backend that is closed, a check that never answers; the disk watch on a path that
+// cannot be examined; the marks' units; the transition observer's timing.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/jobs/store/database.js';
+import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
+import { evaluate, storeCheck } from '../../src/health/readiness.js';
+import { DiskWatch, lowSpaceReason, lowWaterBytes } from '../../src/health/disk-space.js';
+import { CeresMetrics } from '../../src/metrics/registry.js';
+import { TransitionObserver } from '../../src/metrics/jobs.js';
+import { removeDir, tempDir } from '../helpers/service.js';
+
+describe('readiness', () => {
+  it('the store check passes on an open database and fails once it is closed', async () => {
+    const dir = tempDir('ready-db');
+    try {
+      const db = openDatabase(join(dir, 'ceres.db'));
+      assert.deepEqual(await evaluate([storeCheck(db)]), { ready: true, checks: [{ name: 'store', ok: true }] });
+      db.close();
+      const r = await evaluate([storeCheck(db)]);
+      assert.equal(r.ready, false);
+      assert.equal(r.checks[0]?.ok, false);
+      assert.match(r.checks[0]?.reason ?? '', /not open/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('a closed fork backend is not usable; an open one is', async () => {
+    const dir = tempDir('ready-fork');
+    try {
+      const b = await ForkBackend.create({ workDir: join(dir, 'fork'), wrapper: 'sh' });
+      assert.equal(await b.usable(), undefined);
+      await b.close();
+      assert.equal(await b.usable(), 'fork backend closed');
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('a check that hangs or throws fails the probe instead of hanging it', async () => {
+    const t0 = Date.now();
+    const r = await evaluate([
+      { name: 'hangs', check: () => new Promise<undefined>(() => undefined) },
+      {
+        name: 'throws',
+        check: () => {
+          throw new Error('boom');
+        },
+      },
+      { name: 'fine', check: () => undefined },
+    ]);
+    assert.ok(Date.now() - t0 < 5000);
+    assert.equal(r.ready, false);
+    assert.deepEqual(
+      r.checks.map((c) => [c.name, c.ok]),
+      [['hangs', false], ['throws', false], ['fine', true]],
+    );
+    assert.match(r.checks[0]?.reason ?? '', /no answer within/);
+    assert.equal(r.checks[1]?.reason, 'boom');
+  });
+});
+
+describe('disk watch', () => {
+  it('marks: bytes as given, percentages of the file system, 0 is off', () => {
+    assert.equal(lowWaterBytes(1234, 1e9), 1234);
+    assert.equal(lowWaterBytes('5%', 1000), 50);
+    assert.equal(lowWaterBytes('0.5%', 1000), 5);
+    assert.equal(lowWaterBytes(0, 1000), 0);
+  });
+
+  it('a file system that cannot be examined counts as low, with the reason', () => {
+    const changes: string[] = [];
+    const w = new DiskWatch({ paths: { sessions: '/nonexistent/ceres-sessions', state: '/' }, marks: () => ({ sessions: '1%', state: 0 }), intervalMs: () => 1000, onChange: (s) => changes.push(`${s.area}:${s.low}`) });
+    assert.deepEqual(w.low().map((s) => s.area), ['sessions']);
+    assert.equal(w.low()[0]?.error, 'ENOENT');
+    assert.match(lowSpaceReason(w.low()), /sessions file system cannot be examined \(ENOENT\)/);
+    assert.deepEqual(changes, ['sessions:true']);
+  });
+
+  it('a mark above the free space is low; lowering it (a reload) recovers at the next check', () => {
+    let mark: number | string = '100%';
+    const changes: string[] = [];
+    const w = new DiskWatch({ paths: { sessions: '/', state: '/' }, marks: () => ({ sessions: mark, state: 0 }), intervalMs: () => 1000, onChange: (s) => changes.push(`${s.area}:${s.low}`) });
+    assert.deepEqual(w.low().map((s) => s.area), ['sessions']);
+    mark = 1;
+    w.check();
+    assert.deepEqual(w.low(), []);
+    assert.deepEqual(changes, ['sessions:true', 'sessions:false']);
+  });
+});
+
+describe('transition observer', () => {
+  it('times a state from its entry (ACCEPTED from the submission), forgets final jobs, skips states it did not see entered', async () => {
+    const m = new CeresMetrics();
+    let now = 10_000;
+    const o = new TransitionObserver(m, () => now);
+    o.seen({ id: 'j', createdAt: 4_000, from: 'ACCEPTED', to: 'PREPARING', final: false });
+    now += 2_500;
+    o.seen({ id: 'j', createdAt: 4_000, from: 'PREPARING', to: 'FINISHED', final: true });
+    // A job resumed after a restart: its current state was entered before this process.
+    o.seen({ id: 'k', createdAt: 0, from: 'INLRMS', to: 'FINISHING', final: false });
+    assert.equal(o.tracked, 1);
+    const h = (await m.registry.getSingleMetric('ceres_job_state_duration_seconds')!.get()).values;
+    const sum = (state: string) => h.find((v) => (v as { metricName?: string }).metricName === 'ceres_job_state_duration_seconds_sum' && v.labels.state === state)?.value;
+    assert.equal(sum('ACCEPTED'), 6);
+    assert.equal(sum('PREPARING'), 2.5);
+    assert.equal(sum('INLRMS'), undefined);
+  });
+});
