@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
@@ -137,5 +137,30 @@ describe('metrics (loopback listener)', () => {
     await until(async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === 1, 'job counted');
     await c.action('clean', [item.id]);
     await until(async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === undefined, 'cleaned job gone from the gauge');
+  });
+});
+
+describe('the documentation of the metrics', () => {
+  let ceres: RunningCeres;
+  before(async () => {
+    ceres = await startCeres({ config: { metrics: { listen: '127.0.0.1:0' } } });
+  });
+  after(async () => {
+    await stopCeres(ceres);
+    removeDir(ceres.stateDir);
+  });
+
+  it('the Grafana dashboard and the operations guide use only names the service exports, and the guide lists them all', async () => {
+    const text = await scrape(ceres);
+    const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string));
+    const base = (n: string): string => n.replace(/_(bucket|sum|count)$/, '');
+    const docs = fileURLToPath(new URL('../../../docs/', import.meta.url));
+    const dashboard = JSON.parse(readFileSync(join(docs, 'grafana-dashboard.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr as string));
+    assert.ok(exprs.length > 15);
+    const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:ceres|nodejs|process)_[a-z0-9_]+)/g)].map((m) => base(m[1] as string))));
+    for (const n of used) assert.ok(exported.has(n), `dashboard uses ${n}, which is not exported`);
+    const guide = readFileSync(join(docs, 'operations.md'), 'utf8');
+    for (const n of exported) if (n.startsWith('ceres_')) assert.ok(guide.includes(`\`${n}\``), `docs/operations.md does not list ${n}`);
   });
 });
