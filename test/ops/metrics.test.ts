@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { until } from '../helpers/poll.js';
 import { get, metricsUrl, sample, scrape } from './scrape.js';
+import { TestServer } from '../staging/helpers/test-server.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -137,6 +138,46 @@ describe('metrics (loopback listener)', () => {
     await until(async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === 1, 'job counted');
     await c.action('clean', [item.id]);
     await until(async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === undefined, 'cleaned job gone from the gauge');
+  });
+});
+
+describe('staging and delegation metrics', () => {
+  let ceres: RunningCeres;
+  let c: Client;
+  let srv: TestServer;
+  before(async () => {
+    srv = await TestServer.start();
+    srv.resources.set('/in/a.bin', { body: Buffer.alloc(12345, 3) });
+    ceres = await startCeres({ config: { metrics: { listen: '127.0.0.1:0' }, staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } } } });
+    c = Client.forUser(ceres);
+  });
+  after(async () => {
+    await c.close();
+    await stopCeres(ceres);
+    await srv.close();
+    removeDir(ceres.stateDir);
+  });
+
+  it('a download counts its bytes and transfer; a failed one its error code', async () => {
+    const [ok] = await c.submit(`&(executable="/bin/true")(inputfiles=("a.bin" "${srv.url('/in/a.bin')}"))`);
+    const [bad] = await c.submit(`&(executable="/bin/true")(inputfiles=("x" "${srv.url('/in/missing')}"))`);
+    const st = await c.waitFor([ok.id, bad.id], ['FINISHED', 'FAILED', 'KILLED']);
+    assert.equal(st.get(ok.id), 'FINISHED');
+    assert.equal(st.get(bad.id), 'FAILED');
+    const text = await scrape(ceres);
+    assert.equal(sample(text, 'ceres_staging_bytes_total', { direction: 'in' }), 12345);
+    assert.equal(sample(text, 'ceres_staging_transfers_total', { direction: 'in', result: 'ok' }), 1);
+    assert.equal(sample(text, 'ceres_staging_transfers_total', { direction: 'in', result: 'failed' }), 1);
+    const failures = text.split('\n').filter((l) => l.startsWith('ceres_staging_failures_total{'));
+    assert.equal(failures.length, 1);
+    assert.match(failures[0] ?? '', /direction="in",code="CE_ERR_STAGING_[A-Z_]+"\} 1$/);
+  });
+
+  it('delegations are counted by type and state at scrape', async () => {
+    assert.equal(sample(await scrape(ceres), 'ceres_delegations', { type: 'x509', state: 'pending' }), undefined);
+    const r = await c.req('POST', '/rest/1.1/delegations?action=new');
+    assert.equal(r.status, 201);
+    assert.equal(sample(await scrape(ceres), 'ceres_delegations', { type: 'x509', state: 'pending' }), 1);
   });
 });
 
