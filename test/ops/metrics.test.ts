@@ -24,9 +24,9 @@ describe('metrics (loopback listener)', () => {
     c = Client.forUser(ceres);
   });
   after(async () => {
-    await c.close();
-    await stopCeres(ceres);
-    removeDir(ceres.stateDir);
+    await c?.close();
+    if (ceres) await stopCeres(ceres);
+    if (ceres) removeDir(ceres.stateDir);
   });
 
   it('serves the Prometheus text format with the process metrics (memory, event-loop lag)', async () => {
@@ -152,10 +152,10 @@ describe('staging and delegation metrics', () => {
     c = Client.forUser(ceres);
   });
   after(async () => {
-    await c.close();
-    await stopCeres(ceres);
-    await srv.close();
-    removeDir(ceres.stateDir);
+    await c?.close();
+    if (ceres) await stopCeres(ceres);
+    await srv?.close();
+    if (ceres) removeDir(ceres.stateDir);
   });
 
   it('a download counts its bytes and transfer; a failed one its error code', async () => {
@@ -187,8 +187,8 @@ describe('the documentation of the metrics', () => {
     ceres = await startCeres({ config: { metrics: { listen: '127.0.0.1:0' } } });
   });
   after(async () => {
-    await stopCeres(ceres);
-    removeDir(ceres.stateDir);
+    if (ceres) await stopCeres(ceres);
+    if (ceres) removeDir(ceres.stateDir);
   });
 
   it('the Grafana dashboard and the operations guide use only names the service exports, and the guide lists them all', async () => {

@@ -45,8 +45,8 @@ describe('SIGHUP: log reopen and configuration reload', () => {
     c = Client.forUser(ceres);
   });
   after(async () => {
-    await c.close();
-    await stopCeres(ceres);
+    await c?.close();
+    if (ceres) await stopCeres(ceres);
     removeDir(stateDir);
   });
 
