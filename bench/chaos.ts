@@ -68,7 +68,7 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const num = (k: string, d: number, min = 1): number => (typeof values[k] === 'string' ? intArg(k, values[k] as string, min) : d);
+  const num = (k: string, d: number, min = 1): number => (typeof values[k] === 'string' ? intArg(k, values[k], min) : d);
   const soak = values.soak === true;
   const seconds = num('seconds', soak ? 600 : 180);
   const clients = num('clients', 64);

@@ -51,7 +51,8 @@ export async function startCeres(configFile: string | undefined, timeoutS = 60):
   args.push('--config', config);
   const child = spawn(process.execPath, args, { stdio: ['ignore', log.fd, log.fd] });
   await log.close();
-  let exited: number | string | null = null;
+  // Set by the exit listener: the cast keeps TypeScript from narrowing it to null for good.
+  let exited = null as number | string | null;
   child.once('exit', (code, signal) => (exited = code ?? signal));
 
   const stop = async (): Promise<void> => {

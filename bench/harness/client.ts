@@ -124,7 +124,7 @@ export class ArcClient {
         onResponseStart: (_c, statusCode, h, statusMessage) => {
           status = statusCode;
           reason = statusMessage ?? '';
-          resHeaders = h as Record<string, string | string[] | undefined>;
+          resHeaders = h;
         },
         onResponseData: (_c, chunk) => {
           size += chunk.length;

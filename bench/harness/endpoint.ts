@@ -5,7 +5,7 @@
  * clear message instead of in every scenario.
  */
 import { connect, type TLSSocket } from 'node:tls';
-import { ArcClient, type Credentials } from './client.js';
+import type { ArcClient, Credentials } from './client.js';
 import { BenchError, classifyTransportError, refusalFor } from './failures.js';
 import { chooseVersion, parseVersionList } from './versions.js';
 

@@ -59,7 +59,7 @@ export const latencyScenario: Scenario = {
           submitting = false;
         }
       })();
-      let pollError: unknown;
+      let pollError: { error: unknown } | undefined;
       while (submitting || inflight.size > 0) {
         if (Date.now() > run.deadline) break;
         if (inflight.size === 0) {
@@ -85,7 +85,7 @@ export const latencyScenario: Scenario = {
             }
           }
         } catch (e) {
-          pollError = e;
+          pollError = { error: e };
           break;
         }
         run.progress(`${submitted}/${n} submitted, ${formatNumber(finished.length)} FINISHED, ${inflight.size} in flight`);
@@ -94,7 +94,7 @@ export const latencyScenario: Scenario = {
       }
       stop = true;
       await submitter;
-      if (pollError !== undefined) throw pollError;
+      if (pollError !== undefined) throw pollError.error;
       run.param('jobs', submitted);
       run.param('gap ms', gap);
       run.note(`states seen: ${[...seen].join(', ') || 'none'}`);

@@ -9,7 +9,7 @@
  * certificate from a trusted CA is allowed and nobody is mapped, as before.
  */
 import type { Config } from '../config/schema.js';
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 import { ceError } from '../errors/ce-error.js';
 import { Groups } from './match-rules.js';
 import { AccountMapper, type MapResult } from './mapping.js';

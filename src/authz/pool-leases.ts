@@ -12,7 +12,7 @@
  *  - Requests refresh the lease's last use in memory; the row is written at most once
  *    per `touchEveryMs`, so a busy DN does not cost a write per request.
  */
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 
 const SWEEP_EVERY_MS = 10_000;
 
@@ -49,7 +49,7 @@ export class PoolLeases {
     this.#release = db.prepare('DELETE FROM account_leases WHERE account = ? AND last_used = ?');
     this.#busy = db.prepare("SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != 'WIPED' LIMIT 1").pluck();
     this.#taken = new Set((this.#leased.all() as { account: string }[]).map((r) => r.account));
-    this.lease = db.transaction(this.lease.bind(this)) as typeof this.lease;
+    this.lease = db.transaction(this.lease.bind(this));
   }
 
   /** The DN's account in `pool`: its lease, else a free account newly leased, else undefined (exhausted). */

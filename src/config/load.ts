@@ -59,7 +59,7 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolve(base, cfg.stateDir);
   const tls = { ...cfg.tls };
   for (const k of ['hostCert', 'hostKey', 'caDir'] as const) if (tls[k] !== undefined) tls[k] = resolve(base, tls[k]);
-  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls }) as Config;
+  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls });
 }
 
 function checkSemantics(cfg: Config): void {

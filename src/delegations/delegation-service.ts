@@ -17,7 +17,7 @@
  * got its first certificate is then removed. Deleting removes it at once, but not
  * while jobs that have not ended use it (409).
  *
- * Storage: metadata rows in SQLite, key material in 0600 files (store/key-files.ts);
+ * Storage: metadata rows in SQLite, key material in 0600 files (key-files.ts);
  * the durable row update is the commit point of every change, so an answered request
  * survives kill -9 and a crash mid-way leaves only orphaned files for the sweep.
  * Secrets (keys, tokens) are never logged and never appear in errors.
@@ -28,8 +28,8 @@ import type { TrustStore } from '../pki/trust-store.js';
 import { generateRsaKeyPair } from '../pki/keys.js';
 import type { CryptoKeyPair } from '../pki/x509-lib.js';
 import { isWellFormedDelegationId, newDelegationId } from './delegation-id.js';
-import type { DelegationRow, DelegationStore, RowChanges } from './store/delegation-store.js';
-import type { KeyFileKind, KeyFiles } from './store/key-files.js';
+import type { DelegationRow, DelegationStore, RowChanges } from '../store/delegation-store.js';
+import type { KeyFileKind, KeyFiles } from './key-files.js';
 import { makeCertificateRequest, publicKeyOfPrivatePem } from './x509/certificate-request.js';
 import { acceptDelegatedChain, type KeyCandidate } from './x509/accept-chain.js';
 import { certificatesPem, composeProxyFile, keyPem } from './x509/proxy-file.js';
@@ -285,7 +285,7 @@ export class DelegationService {
       (row.expiresAt !== null && row.expiresAt < now - this.#o.settings.expiredRetentionMs) ||
       (row.credFile === null && (row.reqExpiresAt ?? 0) < now);
     if (gone) throw ceError('CE_ERR_DELEG_NOT_FOUND', isWellFormedDelegationId(id) ? `No such delegation: ${id}` : undefined);
-    return row as DelegationRow;
+    return row;
   }
 
   #offered(row: DelegationRow, now: number): boolean {

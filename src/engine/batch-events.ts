@@ -3,8 +3,14 @@
  * update listener is one line. Readable reasons: a failure reported by the backend
  * (limits, cancel, lost job) is passed on; a job killed by a signal says which.
  */
-import type { BatchUpdate } from '../lrms/backend.js';
+import type { BatchState, BatchUpdate } from '../lrms/backend.js';
+import type { LrmsSubState } from '../vocabulary/job-states.js';
 import type { EngineEvent } from './state-machine.js';
+
+// The batch contract names its states itself; they are the engine's INLRMS sub-states
+// name for name, and this line stops the build when one list changes without the other.
+const sameBatchStates: [BatchState, LrmsSubState] extends [LrmsSubState, BatchState] ? true : never = true;
+void sameBatchStates;
 
 export interface BatchEventOptions {
   /** Exit code that means success (ADL FailIfExitCodeNotEqualTo); default 0. */

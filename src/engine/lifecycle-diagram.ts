@@ -1,24 +1,9 @@
 /**
  * The Mermaid state diagram of docs/lifecycle.md, drawn from the transition table so
- * the picture cannot drift from the code (test/engine/lifecycle-doc.test.ts compares).
+ * and the state vocabulary, so the picture cannot drift from the code (test/engine/lifecycle-doc.test.ts compares).
  */
-import type { Position } from './states.js';
-import { POSITIONS } from './states.js';
+import { POSITIONS, restStatesAt, type Position } from '../vocabulary/job-states.js';
 import { TRANSITIONS, type EventType } from './state-machine.js';
-
-const REST_OF: Readonly<Record<Position, string>> = {
-  ACCEPTED: 'ACCEPTING',
-  'PENDING:ACCEPTED': 'ACCEPTED',
-  PREPARING: 'PREPARING',
-  'PENDING:PREPARING': 'PREPARED',
-  SUBMIT: 'SUBMITTING',
-  INLRMS: 'QUEUING, RUNNING, HELD, EXITINGLRMS, OTHER',
-  'PENDING:INLRMS': 'EXECUTED',
-  FINISHING: 'FINISHING',
-  CANCELING: 'KILLING',
-  FINISHED: 'FINISHED, FAILED, KILLED',
-  DELETED: 'WIPED',
-};
 
 const id = (p: Position): string => p.replace(':', '_');
 
@@ -26,7 +11,7 @@ export function lifecycleMermaid(): string {
   const lines = ['stateDiagram-v2'];
   for (const p of POSITIONS) {
     if (p.includes(':')) lines.push(`    state "${p}" as ${id(p)}`);
-    lines.push(`    ${id(p)} : REST ${REST_OF[p]}`);
+    lines.push(`    ${id(p)} : REST ${restStatesAt(p).join(', ')}`);
   }
   lines.push('    [*] --> ACCEPTED : submission');
   // One edge per (from, to), labelled with every event that takes it.

@@ -23,7 +23,7 @@
  *
  * Effects are listed in the order in which they are to be carried out.
  *
- * Failure paths (arex-behaviour §7.3): the first failure records failedState (the state
+ * Failure paths (A-REX §7.3): the first failure records failedState (the state
  * it happened in), failedCause (`internal`, or `client` for a kill) and failureReason;
  * later failures keep them. A step that failed by itself (stage-in, submission, batch
  * job, stage-out) has nothing left to stop, so the job goes straight to FINISHING
@@ -34,8 +34,10 @@
  * no free slot; the job then stays in its state as PENDING (REST ACCEPTED, PREPARED,
  * EXECUTED) until `limit-release`. Failure paths never wait for a slot.
  */
-import type { FailedCause, InternalState, LrmsSubState, MachineState, Outcome, Position } from './states.js';
-import { isFinal, positionOf, restState, splitPosition } from './states.js';
+import type { MachineState } from './states.js';
+import type { FailedCause, InternalState, LrmsSubState, Outcome, Position } from '../vocabulary/job-states.js';
+import { isFinal } from './states.js';
+import { positionOf, restState, splitPosition } from '../vocabulary/job-states.js';
 
 export type EngineEvent =
   /** The scheduler takes up a new job (ACCEPTED); `hold` when no stage-in slot is free. */
@@ -213,7 +215,7 @@ function refusalText(s: MachineState, type: EventType): string {
   return `Event ${type} is not expected in ${positionOf(s)}`;
 }
 
-/** Where a restarted job re-enters, by the state it failed in (arex-behaviour §7.5); undefined: not restartable. */
+/** Where a restarted job re-enters, by the state it failed in (A-REX §7.5); undefined: not restartable. */
 export function restartEntry(failedState: InternalState, inputsComplete: boolean): Position | undefined {
   switch (failedState) {
     case 'ACCEPTED':

@@ -1,6 +1,7 @@
 /**
- * The job states, their REST names and the job fields the state machine owns.
- * Pure: no I/O, no clock. The transitions live in ./state-machine.ts.
+ * The job fields the state machine owns, and what each state means. Pure: no I/O, no
+ * clock. The names and their REST mapping live in src/vocabulary/job-states.ts; the
+ * transitions in ./state-machine.ts.
  *
  * Internal states (A-REX's grid-manager names, written to `status` files and the
  * `state` column) and what may happen in each:
@@ -33,72 +34,24 @@
  *    only, and only when `outcome` is failed or killed.
  */
 import { ceError } from '../errors/ce-error.js';
-
-/** Internal job states. Names are those of src/info/job-states.ts `GmState`. */
-export const InternalState = {
-  ACCEPTED: 'ACCEPTED',
-  PREPARING: 'PREPARING',
-  SUBMIT: 'SUBMIT',
-  INLRMS: 'INLRMS',
-  FINISHING: 'FINISHING',
-  FINISHED: 'FINISHED',
-  CANCELING: 'CANCELING',
-  DELETED: 'DELETED',
-} as const;
-export type InternalState = (typeof InternalState)[keyof typeof InternalState];
-export const INTERNAL_STATES: readonly InternalState[] = Object.values(InternalState);
-
-/** REST job states (spec §3). Names are those of src/info/job-states.ts `RestState`. */
-export const RestState = {
-  ACCEPTING: 'ACCEPTING',
-  ACCEPTED: 'ACCEPTED',
-  PREPARING: 'PREPARING',
-  PREPARED: 'PREPARED',
-  SUBMITTING: 'SUBMITTING',
-  QUEUING: 'QUEUING',
-  RUNNING: 'RUNNING',
-  HELD: 'HELD',
-  EXITINGLRMS: 'EXITINGLRMS',
-  OTHER: 'OTHER',
-  EXECUTED: 'EXECUTED',
-  FINISHING: 'FINISHING',
-  FINISHED: 'FINISHED',
-  FAILED: 'FAILED',
-  KILLING: 'KILLING',
-  KILLED: 'KILLED',
-  WIPED: 'WIPED',
-} as const;
-export type RestState = (typeof RestState)[keyof typeof RestState];
-export const REST_STATES: readonly RestState[] = Object.values(RestState);
-
-/** Batch-system sub-state of an INLRMS job, as reported by the backend (also its REST state). */
-export const LrmsSubState = {
-  QUEUING: 'QUEUING',
-  RUNNING: 'RUNNING',
-  HELD: 'HELD',
-  EXITINGLRMS: 'EXITINGLRMS',
-  OTHER: 'OTHER',
-} as const;
-export type LrmsSubState = (typeof LrmsSubState)[keyof typeof LrmsSubState];
-export const LRMS_SUB_STATES: readonly LrmsSubState[] = Object.values(LrmsSubState);
-
-/** How a job ends: FINISHED, FAILED or KILLED in REST; also the stage-out mode. */
-export const Outcome = { SUCCESS: 'success', FAILED: 'failed', KILLED: 'killed' } as const;
-export type Outcome = (typeof Outcome)[keyof typeof Outcome];
-export const OUTCOMES: readonly Outcome[] = Object.values(Outcome);
-
-/** Who caused a failure (A-REX `failedcause`): `client` for a kill, else `internal`. */
-export const FailedCause = { INTERNAL: 'internal', CLIENT: 'client' } as const;
-export type FailedCause = (typeof FailedCause)[keyof typeof FailedCause];
-
-/** States that may carry the pending flag. */
-export const PENDABLE_STATES: readonly InternalState[] = ['ACCEPTED', 'PREPARING', 'INLRMS'];
-/** States in which all activity of the job has ended. */
-export const FINAL_STATES: readonly InternalState[] = ['FINISHED', 'DELETED'];
+import {
+  FAILED_CAUSES,
+  FINAL_STATES,
+  INTERNAL_STATES,
+  LRMS_SUB_STATES,
+  OUTCOMES,
+  PENDABLE_STATES,
+  restState,
+  type FailedCause,
+  type InternalState,
+  type LrmsSubState,
+  type Outcome,
+  type RestState,
+} from '../vocabulary/job-states.js';
 
 /**
  * The job fields the state machine reads and writes. Names and meanings are those of
- * the job store's columns (src/jobs/store/job-record.ts), so a transition persists as
+ * the job store's columns (src/store/job-record.ts), so a transition persists as
  * a plain column update (see `persistedFields`).
  */
 export interface MachineState {
@@ -124,45 +77,8 @@ export interface MachineState {
   readonly exitCode: number | null;
 }
 
-/** A state with its pending flag, as written in status files: `INLRMS`, `PENDING:INLRMS`. */
-export type Position =
-  | 'ACCEPTED'
-  | 'PENDING:ACCEPTED'
-  | 'PREPARING'
-  | 'PENDING:PREPARING'
-  | 'SUBMIT'
-  | 'INLRMS'
-  | 'PENDING:INLRMS'
-  | 'FINISHING'
-  | 'FINISHED'
-  | 'CANCELING'
-  | 'DELETED';
-
-export const POSITIONS: readonly Position[] = [
-  'ACCEPTED',
-  'PENDING:ACCEPTED',
-  'PREPARING',
-  'PENDING:PREPARING',
-  'SUBMIT',
-  'INLRMS',
-  'PENDING:INLRMS',
-  'FINISHING',
-  'CANCELING',
-  'FINISHED',
-  'DELETED',
-];
-
-export function positionOf(s: Pick<MachineState, 'state' | 'pending'>): Position {
-  return (s.pending ? `PENDING:${s.state}` : s.state) as Position;
-}
-
-/** The (state, pending) pair of a position. */
-export function splitPosition(p: Position): { state: InternalState; pending: boolean } {
-  return p.startsWith('PENDING:') ? { state: p.slice(8) as InternalState, pending: true } : { state: p as InternalState, pending: false };
-}
-
 export function isFinal(s: Pick<MachineState, 'state'>): boolean {
-  return s.state === 'FINISHED' || s.state === 'DELETED';
+  return FINAL_STATES.includes(s.state);
 }
 
 /** A new job as stored at submission: ACCEPTED, not pending, REST ACCEPTING. */
@@ -182,50 +98,6 @@ export function initialState(rerunsLeft: number): MachineState {
     localId: null,
     exitCode: null,
   };
-}
-
-const FINISHED_REST: Readonly<Record<Outcome, RestState>> = { success: 'FINISHED', failed: 'FAILED', killed: 'KILLED' };
-
-/**
- * The REST state of a job (spec §3; A-REX's info-provider mapping, arex-behaviour §7.6),
- * except that a killed job is KILLED (A-REX's C++ mapper never says so).
- */
-export function restState(s: MachineState): RestState {
-  switch (s.state) {
-    case 'ACCEPTED':
-      return s.pending ? 'ACCEPTED' : 'ACCEPTING';
-    case 'PREPARING':
-      return s.pending ? 'PREPARED' : 'PREPARING';
-    case 'SUBMIT':
-      return 'SUBMITTING';
-    case 'INLRMS':
-      // A just-submitted job whose backend has not yet said more is queuing.
-      return s.pending ? 'EXECUTED' : (s.lrmsState ?? 'QUEUING');
-    case 'FINISHING':
-      return 'FINISHING';
-    case 'CANCELING':
-      return 'KILLING';
-    case 'FINISHED':
-      return FINISHED_REST[s.outcome ?? 'success'];
-    case 'DELETED':
-      return 'WIPED';
-  }
-}
-
-/** A-REX's one-letter batch state for the info document (src/info/job-states.ts `LrmsState`). */
-export function lrmsLetter(sub: LrmsSubState): 'Q' | 'R' | 'S' | 'E' | 'O' {
-  switch (sub) {
-    case 'QUEUING':
-      return 'Q';
-    case 'RUNNING':
-      return 'R';
-    case 'HELD':
-      return 'S';
-    case 'EXITINGLRMS':
-      return 'E';
-    case 'OTHER':
-      return 'O';
-  }
 }
 
 /** The job fields of a transition's result, plus the derived REST state, as store columns. */
@@ -293,7 +165,7 @@ export function machineStateOf(r: StoredMachineFields): MachineState {
     lrmsState: member(LRMS_SUB_STATES, r.lrmsState, 'batch state', true),
     outcome: member(OUTCOMES, r.outcome, 'outcome', true),
     failedState: member(INTERNAL_STATES, r.failedState, 'failed state', true),
-    failedCause: member<FailedCause>(['internal', 'client'], r.failedCause, 'failure cause', true),
+    failedCause: member<FailedCause>(FAILED_CAUSES, r.failedCause, 'failure cause', true),
     failureReason: r.failureReason,
     killRequested: r.killRequested,
     cleanRequested: r.cleanRequested,

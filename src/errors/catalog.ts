@@ -12,7 +12,7 @@ import { sessionErrors } from './codes/sessions.js';
 import { delegationErrors } from './codes/delegations.js';
 import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
-import { configErrors } from './codes/config.js';
+import { storeErrors } from './codes/store.js';
 import { authzErrors } from './codes/authz.js';
 import { diskErrors } from './codes/disk.js';
 
@@ -25,7 +25,7 @@ export const catalog = {
   ...delegationErrors,
   ...engineErrors,
   ...stagingErrors,
-  ...configErrors,
+  ...storeErrors,
   ...authzErrors,
   ...diskErrors,
 } as const;

@@ -33,9 +33,3 @@ export function ceError(code: ErrorCode, detail?: string, options?: { headers?: 
 export function isCeError(e: unknown): e is CeError {
   return e instanceof CeError;
 }
-
-/** Normalise anything thrown into an Error (graphile's coerceError). */
-export function coerceError(e: unknown): Error {
-  if (e instanceof Error) return e;
-  return new Error(typeof e === 'string' ? e : `non-error thrown: ${Object.prototype.toString.call(e)}`);
-}

@@ -65,11 +65,20 @@ export class DiskWatch {
         const mark = lowWaterBytes(marks[area], totalBytes);
         return { area, path, freeBytes, totalBytes, lowWaterBytes: mark, low: mark > 0 && freeBytes < mark };
       } catch (e) {
-        return { area, path, freeBytes: 0, totalBytes: 0, lowWaterBytes: 0, low: true, error: (e as NodeJS.ErrnoException).code ?? String(e) };
+        return {
+          area,
+          path,
+          freeBytes: 0,
+          totalBytes: 0,
+          lowWaterBytes: 0,
+          low: true,
+          error: (e as NodeJS.ErrnoException).code ?? String(e),
+        };
       }
     });
     this.#o.onCheck?.(this.#status);
-    for (const s of this.#status) if (before.get(s.area) !== s.low && (before.has(s.area) || s.low)) this.#o.onChange?.(s);
+    for (const s of this.#status)
+      if (before.get(s.area) !== s.low && (before.has(s.area) || s.low)) this.#o.onChange?.(s);
     return this.#status;
   }
 
@@ -101,7 +110,11 @@ export class DiskWatch {
 /** The client-facing reason of a refusal: which file system, how much is left, the mark. */
 export function lowSpaceReason(low: readonly AreaStatus[]): string {
   return low
-    .map((s) => (s.error !== undefined ? `the ${s.area} file system cannot be examined (${s.error})` : `free space on the ${s.area} file system (${mib(s.freeBytes)}) is below its low-water mark (${mib(s.lowWaterBytes)})`))
+    .map((s) =>
+      s.error !== undefined
+        ? `the ${s.area} file system cannot be examined (${s.error})`
+        : `free space on the ${s.area} file system (${mib(s.freeBytes)}) is below its low-water mark (${mib(s.lowWaterBytes)})`,
+    )
     .join('; ');
 }
 

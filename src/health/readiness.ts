@@ -26,7 +26,9 @@ export async function evaluate(checks: readonly ReadinessCheck[]): Promise<Readi
   const results = await Promise.all(
     checks.map(async (c) => {
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<string>((r) => (timer = setTimeout(() => r(`no answer within ${CHECK_TIMEOUT_MS} ms`), CHECK_TIMEOUT_MS)));
+      const timeout = new Promise<string>(
+        (r) => (timer = setTimeout(() => r(`no answer within ${CHECK_TIMEOUT_MS} ms`), CHECK_TIMEOUT_MS)),
+      );
       try {
         const reason = await Promise.race([Promise.resolve().then(() => c.check()), timeout]);
         return reason === undefined ? { name: c.name, ok: true } : { name: c.name, ok: false, reason };

@@ -27,7 +27,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       req.off('error', onError);
       req.off('close', onClose);
       unwatch();
-      if (e === undefined) return resolve(body as Buffer);
+      if (body !== undefined) return resolve(body);
       // Drop the rest so the answer can be read and the connection reused, except
       // when the body is too slow: that connection is closed after the answer.
       if (!isTooSlow(e)) req.resume();
@@ -38,7 +38,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       if (total > maxBytes) finish(tooLarge(maxBytes));
       else chunks.push(chunk);
     };
-    const onEnd = (): void => finish(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total));
+    const onEnd = (): void => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
     const onError = (e: unknown): void => finish(bodyError(req, e));
     const onClose = (): void => {
       if (!req.complete) finish(clientAborted(undefined));

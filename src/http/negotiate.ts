@@ -1,6 +1,6 @@
 /**
  * Response format from the Accept header, as A-REX decides it (spec §1 rule 4;
- * reference arex-behaviour §3.1): all Accept values joined, split on ',', each item cut
+ * A-REX §3.1): all Accept values joined, split on ',', each item cut
  * at ';' and trimmed; the FIRST item that is exactly one of the known types wins
  * (order, not q-values, decides, which is what clients rely on). Anything else (none,
  * `*\/*`) gives HTML.

@@ -17,14 +17,14 @@
  * three forms; its REST form has no batch-system state to go on, so INLRMS is
  * `arcrest:OTHER` (A-REX does the same; aCT retries only PREPARING/FINISHING ones).
  */
-import type { GmState, LrmsState, RestState } from './job-states.js';
+import { RESTART_REST_STATE, type InternalState, type LrmsState, type RestState } from '../vocabulary/job-states.js';
 
 export interface StateInput {
   readonly restState: RestState;
-  readonly gmState: GmState;
+  readonly gmState: InternalState;
   readonly pending?: boolean;
   readonly lrmsState?: LrmsState;
-  readonly failedState?: GmState;
+  readonly failedState?: InternalState;
 }
 
 /** A-REX's "nordugrid" state name: the GM state, with finished jobs split by outcome. */
@@ -43,7 +43,7 @@ function nordugridForm(v: StateInput): string {
 }
 
 /** Lower-case local state of a plain GM state (no outcome, not pending). */
-function localOf(state: GmState, lrms: LrmsState | undefined): string {
+function localOf(state: InternalState, lrms: LrmsState | undefined): string {
   if (state === 'INLRMS') {
     // A-REX names INLRMS jobs `inlrms` unless the batch system reports an unusual state.
     return lrms === undefined || lrms === 'Q' || lrms === 'R' || lrms === 'S' || lrms === 'EXECUTED' ? 'inlrms' : 'running';
@@ -64,19 +64,7 @@ export function stateValues(v: StateInput): [string, string, string] {
   return [nordugridForm(v), fileForm(v), `arcrest:${v.restState}`];
 }
 
-/** REST name of a state a job failed in (no pending flag, no batch state known). */
-const RESTART_REST: Readonly<Record<GmState, RestState>> = {
-  ACCEPTED: 'ACCEPTING',
-  PREPARING: 'PREPARING',
-  SUBMIT: 'SUBMITTING',
-  INLRMS: 'OTHER',
-  FINISHING: 'FINISHING',
-  FINISHED: 'FINISHED',
-  CANCELING: 'KILLING',
-  DELETED: 'WIPED',
-};
-
 /** The three RestartState values for the state a job failed in. */
-export function restartStateValues(failedState: GmState): [string, string, string] {
-  return [`nordugrid:${failedState}`, `file:${localOf(failedState, undefined)}`, `arcrest:${RESTART_REST[failedState]}`];
+export function restartStateValues(failedState: InternalState): [string, string, string] {
+  return [`nordugrid:${failedState}`, `file:${localOf(failedState, undefined)}`, `arcrest:${RESTART_REST_STATE[failedState]}`];
 }

@@ -5,7 +5,7 @@
  * is defaulted or guessed by the builder.
  */
 import type { TimeValue } from './glue2-values.js';
-import type { GmState, LrmsState, RestState } from './job-states.js';
+import type { InternalState, LrmsState, RestState } from '../vocabulary/job-states.js';
 
 export type JobDescriptionLanguage = 'emies:adl' | 'nordugrid:xrsl';
 
@@ -20,12 +20,12 @@ export interface ActivityView {
   /** The live REST state (published as `arcrest:<state>`, the one the clients read). */
   readonly restState: RestState;
   /** Internal state, and whether it is held back (A-REX `PENDING:`). */
-  readonly gmState: GmState;
+  readonly gmState: InternalState;
   readonly pending?: boolean;
   /** Batch-system state while INLRMS. */
   readonly lrmsState?: LrmsState;
   /** State the job failed (or was killed) in; present while the failure stands. Gives RestartState. */
-  readonly failedState?: GmState;
+  readonly failedState?: InternalState;
   /**
    * Failure reasons, oldest first (A-REX's `failed` file). Each line of each reason
    * becomes one `Error` element; blank lines are dropped.

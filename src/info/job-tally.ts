@@ -16,7 +16,7 @@
  * INLRMS jobs whose batch state is `E`, `O`, `EXECUTED` or unknown count in `total`
  * only (as in A-REX). One pass, no I/O: the caller feeds whatever job rows it has.
  */
-import type { GmState, LrmsState } from './job-states.js';
+import type { InternalState, LrmsState } from '../vocabulary/job-states.js';
 
 export interface JobCounters {
   total: number;
@@ -30,7 +30,7 @@ export interface JobCounters {
 }
 
 export interface JobTallyEntry {
-  readonly gmState: GmState;
+  readonly gmState: InternalState;
   /** Held back from the next state by a limit (A-REX `PENDING:` prefix). */
   readonly pending?: boolean;
   /** Batch-system state while in INLRMS; unknown when absent. */

@@ -59,7 +59,6 @@ export function parsePeriod(s: string, defaultUnit: number): number | undefined 
     while (k < n && isBlank(t.charCodeAt(k))) k++;
     if (k >= n) {
       total += num * bare;
-      i = k;
       break;
     }
     const u = t[k]?.toLowerCase() ?? '';

@@ -6,9 +6,8 @@
 import type { XmlElement } from '../doc/element.js';
 import { buildComputingActivity } from '../info/computing-activity.js';
 import type { ActivityView } from '../info/activity-view.js';
-import type { GmState, RestState } from '../info/job-states.js';
-import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
-import type { JobRecord } from './store/job-record.js';
+import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../vocabulary/job-states.js';
+import type { JobRecord } from '../store/job-record.js';
 
 
 export interface ActivityOptions {
@@ -26,7 +25,7 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
   const v: { -readonly [K in keyof ActivityView]: ActivityView[K] } = {
     id: j.id,
     restState: j.restState as RestState,
-    gmState: j.state as GmState,
+    gmState: j.state as InternalState,
     pending: j.pending,
     descriptionLanguage: j.format === 'xrsl' ? 'nordugrid:xrsl' : 'emies:adl',
     ownerDn: j.owner,
@@ -39,7 +38,7 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
   };
   if (d.jobName !== undefined) v.name = d.jobName;
   if (j.lrmsState) v.lrmsState = lrmsLetter(j.lrmsState as LrmsSubState);
-  if (j.failedState) v.failedState = j.failedState as GmState;
+  if (j.failedState) v.failedState = j.failedState as InternalState;
   if (j.failureReason) v.failureReasons = [j.failureReason];
   if (j.exitCode !== null) v.exitCode = j.exitCode;
   if (d.wallTimeSeconds !== undefined) v.requestedWallTimeSeconds = d.wallTimeSeconds;

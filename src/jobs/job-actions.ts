@@ -5,8 +5,8 @@
  * on them (kill at once, clean once the job has ended, restart of a failed job).
  */
 import type { XmlElement } from '../doc/element.js';
-import type { JobStore } from './store/job-store.js';
-import type { JobChanges, JobRecord } from './store/job-record.js';
+import type { JobStore } from '../store/job-store.js';
+import type { JobChanges, JobRecord } from '../store/job-record.js';
 import type { EnginePort } from './ports.js';
 
 export interface BulkItem {

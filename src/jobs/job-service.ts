@@ -5,9 +5,9 @@
  * pokes the engine.
  */
 import { ceError } from '../errors/ce-error.js';
-import type { JobStore, NewJob } from './store/job-store.js';
-import { GroupCommit } from './store/group-commit.js';
-import type { JobRecord } from './store/job-record.js';
+import type { JobStore, NewJob } from '../store/job-store.js';
+import { GroupCommit } from '../store/group-commit.js';
+import type { JobRecord } from '../store/job-record.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort } from './ports.js';
 import type { JobDescription } from '../jobdesc/model.js';

@@ -21,10 +21,12 @@
  *    refuses them).
  *  - After `close()` no listener is called; batch jobs keep running.
  */
-import type { LrmsSubState } from '../engine/states.js';
-
-/** Batch-system state of a job, in REST terms (the state of an INLRMS job). */
-export type BatchState = LrmsSubState;
+/**
+ * Batch-system state of a job as a backend reports it, in the REST terms of the interface
+ * (a backend maps its system's own states onto these; `OTHER` for anything else).
+ */
+export const BATCH_STATES = ['QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
 
 export interface RuntimeEnvironmentRun {
   /** RTE name, e.g. `ENV/PROXY` (for logs and the diag file). */
@@ -50,7 +52,7 @@ export interface BatchJobSpec {
   readonly sessionDir: string;
   /**
    * Directory for this attempt's backend files, owned by the backend while the job
-   * runs; the backend writes `diag` (§8.4 key=value accounting) there before the final
+   * runs; the backend writes `diag` (A-REX §8.4 key=value accounting) there before the final
    * update. Submitting again with the same directory while it holds a started job does
    * not start a second one: the first job's local id is returned and its end reported
    * (a submit repeated after a crash never runs a job twice). Use an empty directory

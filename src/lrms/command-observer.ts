@@ -9,7 +9,11 @@ export interface BatchCommandObserver {
 }
 
 /** Runs `fn`, reporting its duration and failure to `observer` under `command`. */
-export async function timedCommand<T>(observer: BatchCommandObserver | undefined, command: string, fn: () => Promise<T>): Promise<T> {
+export async function timedCommand<T>(
+  observer: BatchCommandObserver | undefined,
+  command: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   const t0 = performance.now();
   try {
     const r = await fn();

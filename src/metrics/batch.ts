@@ -24,7 +24,12 @@ export function timedBackend(b: BatchBackend, observer: BatchCommandObserver): B
     submit: (spec) => timedCommand(observer, 'submit', () => b.submit(spec)),
     recover: (jobs) => timedCommand(observer, 'recover', () => b.recover(jobs)),
     cancel: (localId) => timedCommand(observer, 'cancel', () => b.cancel(localId)),
-    ...(b.release ? { release: (j: Parameters<NonNullable<BatchBackend['release']>>[0]) => timedCommand(observer, 'release', () => b.release!(j)) } : {}),
+    ...(b.release
+      ? {
+          release: (j: Parameters<NonNullable<BatchBackend['release']>>[0]) =>
+            timedCommand(observer, 'release', () => b.release!(j)),
+        }
+      : {}),
     close: () => b.close(),
     ...(b.usable ? { usable: () => b.usable!() } : {}),
   };

@@ -19,17 +19,22 @@ export interface TransitionSeen {
 }
 
 export function registerJobGauges(m: CeresMetrics, store: StateCounts): void {
-  m.gaugeAtScrape('ceres_jobs', 'Jobs in the store, by state (PENDING: prefix for held jobs) and queue', ['state', 'queue'], (set) => {
-    const sums = new Map<string, { state: string; queue: string; n: number }>();
-    for (const r of store.countByState()) {
-      const state = r.pending ? `PENDING:${r.state}` : r.state;
-      const key = `${state}\0${r.queue}`;
-      const e = sums.get(key);
-      if (e) e.n += r.n;
-      else sums.set(key, { state, queue: r.queue, n: r.n });
-    }
-    for (const e of sums.values()) set({ state: e.state, queue: e.queue }, e.n);
-  });
+  m.gaugeAtScrape(
+    'ceres_jobs',
+    'Jobs in the store, by state (PENDING: prefix for held jobs) and queue',
+    ['state', 'queue'],
+    (set) => {
+      const sums = new Map<string, { state: string; queue: string; n: number }>();
+      for (const r of store.countByState()) {
+        const state = r.pending ? `PENDING:${r.state}` : r.state;
+        const key = `${state}\0${r.queue}`;
+        const e = sums.get(key);
+        if (e) e.n += r.n;
+        else sums.set(key, { state, queue: r.queue, n: r.n });
+      }
+      for (const e of sums.values()) set({ state: e.state, queue: e.queue }, e.n);
+    },
+  );
 }
 
 /**

@@ -9,7 +9,7 @@
  * understand (e.g. an issuing distribution point that narrows its scope), is refused as
  * a whole rather than read as if it listed every revocation.
  */
-import { KeyObject, verify as verifySignature } from 'node:crypto';
+import { type KeyObject, verify as verifySignature } from 'node:crypto';
 import { DerError, TAG, children, content, decodeBoolean, decodeOid, decodeTime, expectTag, parseDer, raw, type Tlv } from './der.js';
 import { nameRdns, toOneline, type Rdn } from './dn.js';
 import { pemBlocks } from './certificate.js';

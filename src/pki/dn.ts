@@ -160,7 +160,7 @@ export function canonicalEncoding(rdns: readonly Rdn[]): Buffer {
   return Buffer.concat(
     rdns.map((rdn) => {
       const avas = rdn.map((a) => encodeTlv(TAG.SEQUENCE, encodeOid(a.oid), canonValue(a)));
-      avas.sort(Buffer.compare); // DER orders SET OF elements by their encoding
+      avas.sort((a, b) => Buffer.compare(a, b)); // DER orders SET OF elements by their encoding
       return encodeTlv(TAG.SET, ...avas);
     }),
   );
@@ -206,7 +206,7 @@ function attrFor(type: string): { oid: string; tag: number } {
 
 function encodeAva(part: DnPart): Buffer {
   const { oid, tag } = attrFor(part.type);
-  if ((tag === TAG.PRINTABLE_STRING && !/^[A-Za-z0-9 '()+,\-./:=?]*$/.test(part.value)) || (tag === TAG.IA5_STRING && /[^\x00-\x7f]/.test(part.value))) {
+  if ((tag === TAG.PRINTABLE_STRING && !/^[A-Za-z0-9 '()+,\-./:=?]*$/.test(part.value)) || (tag === TAG.IA5_STRING && /[^\p{ASCII}]/u.test(part.value))) {
     throw new DerError(`value of ${part.type} has characters its string type cannot hold`);
   }
   return encodeTlv(TAG.SEQUENCE, encodeOid(oid), encodeTlv(tag, Buffer.from(part.value, 'utf8')));

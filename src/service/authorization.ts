@@ -8,9 +8,10 @@
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 import type { Authenticator, Authorizer as HttpAuthorizer } from '../http/caller.js';
 import { peerIdentity } from '../http/tls-options.js';
+import { tlsAuthenticator } from '../http/tls-authenticator.js';
 import { Authorizer } from '../authz/authorizer.js';
 import { subjectOfIdentity, type AuthzSubject } from '../authz/subject.js';
 import type { Identity } from '../auth/identity.js';
@@ -21,12 +22,7 @@ export interface AuthWiring {
 }
 
 export function createAuth(config: Config, db: Db, log: Logger): AuthWiring {
-  const authenticate: Authenticator = (req) => {
-    const r = peerIdentity(req.socket as TLSSocket);
-    if (!r.ok) return r;
-    const fqans = r.identity.voms?.fqans;
-    return { ok: true, caller: { dn: r.identity.dn, kind: 'x509', notAfter: r.identity.notAfter, ...(fqans !== undefined && fqans.length > 0 ? { fqans } : {}) } };
-  };
+  const authenticate: Authenticator = tlsAuthenticator;
   if (config.authorization === undefined) return { authenticate };
   const authorizer = new Authorizer(config.authorization, config.mapping, config.cluster.queues, db, {
     onFileLoad: (e) => {

@@ -8,14 +8,14 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../jobs/store/database.js';
+import type { Db } from '../store/database.js';
 import type { DelegationPort } from '../jobs/ports.js';
 import type { Resource } from '../api/rest/resource.js';
 import type { TrustStore } from '../pki/trust-store.js';
 import { delegationsResources } from '../api/rest/delegations/index.js';
 import { DelegationService } from '../delegations/delegation-service.js';
-import { DelegationStore } from '../delegations/store/delegation-store.js';
-import { KeyFiles } from '../delegations/store/key-files.js';
+import { DelegationStore } from '../store/delegation-store.js';
+import { KeyFiles } from '../delegations/key-files.js';
 import { KeyPool } from '../delegations/x509/key-pool.js';
 import { generateRsaKeyPair } from '../pki/keys.js';
 import type { DelegatedCredential } from '../delegations/types.js';

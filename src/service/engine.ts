@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { JobStore } from '../jobs/store/job-store.js';
-import type { ControlDir } from '../jobs/control-dir.js';
+import type { JobStore } from '../store/job-store.js';
+import type { ControlDir } from '../store/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
@@ -16,7 +16,7 @@ import type { Limits } from '../engine/scheduler/slots.js';
 import type { BatchBackend } from '../lrms/backend.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
-import { createStagingPort, type StagingDeps, type StagingWiring } from './staging.js';
+import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -84,7 +84,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
           config: d.config,
           control: d.control,
           sessions: d.sessions,
-          delegations: d.delegations,
+          credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
           log: d.log.child({ part: 'staging' }),
           cacheDir: d.layout.cache,
           ...(d.observe ? { onResult: d.observe.staged } : {}),

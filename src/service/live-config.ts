@@ -47,7 +47,7 @@ export class LiveConfig {
 
   constructor(initial: Config) {
     this.#current = initial;
-    const cur = (): Record<string | symbol, unknown> => this.#current as unknown as Record<string | symbol, unknown>;
+    const cur = (): Record<string | symbol, unknown> => this.#current;
     this.view = new Proxy({} as Config, {
       get: (_t, k) => cur()[k],
       has: (_t, k) => k in cur(),

@@ -1,25 +1,20 @@
 /**
  * Wiring of metrics, health and disk-space watching for the composition root: one
  * registry, the scrape-time gauges, the readiness checks, the disk watch with its
- * alert metric and log lines, the health routes on the main port and the optional
- * loopback listener (docs/operations.md: Metrics, Health, Disk space).
+ * alert metric and log lines, and the optional loopback listener (the health routes
+ * and HTTP metrics of the main port are attached by the root from src/api) (docs/operations.md: Metrics, Health, Disk space).
  */
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
-import type { Db } from '../jobs/store/database.js';
-import type { RestRoutes } from '../api/rest/router.js';
+import type { Db } from '../store/database.js';
 import type { BatchBackend } from '../lrms/backend.js';
 import { CeresMetrics } from '../metrics/registry.js';
 import { registerJobGauges, TransitionObserver, type StateCounts } from '../metrics/jobs.js';
 import { registerDelegationGauges } from '../metrics/delegations.js';
-import { instrumentHttp } from '../metrics/http.js';
-import { startMetricsListener, type MetricsListener } from '../metrics/listener.js';
+import { startMetricsListener, type MetricsListener } from '../http/metrics-listener.js';
 import { DiskWatch, type AreaStatus } from '../health/disk-space.js';
 import { evaluate, storeCheck, type Readiness, type ReadinessCheck } from '../health/readiness.js';
-import { guardDiskSpace } from '../health/disk-guard.js';
-import { LIVE_BODY, LIVE_PATH, READY_PATH, readyBody } from '../health/answers.js';
 import { batchCommandObserver, timedBackend } from '../metrics/batch.js';
 import { stagingObserver } from '../metrics/staging.js';
 import type { ItemResult } from '../jobs/job-service.js';
@@ -64,8 +59,14 @@ export class Monitoring {
       },
       onChange: (s: AreaStatus) =>
         s.low
-          ? d.log.warn({ area: s.area, path: s.path, freeBytes: s.freeBytes, lowWaterBytes: s.lowWaterBytes, error: s.error }, 'free disk space below the low-water mark: submissions and uploads are refused')
-          : d.log.info({ area: s.area, path: s.path, freeBytes: s.freeBytes, lowWaterBytes: s.lowWaterBytes }, 'free disk space back above the low-water mark'),
+          ? d.log.warn(
+              { area: s.area, path: s.path, freeBytes: s.freeBytes, lowWaterBytes: s.lowWaterBytes, error: s.error },
+              'free disk space below the low-water mark: submissions and uploads are refused',
+            )
+          : d.log.info(
+              { area: s.area, path: s.path, freeBytes: s.freeBytes, lowWaterBytes: s.lowWaterBytes },
+              'free disk space back above the low-water mark',
+            ),
     });
     this.#checks = [
       storeCheck(d.db),
@@ -85,7 +86,12 @@ export class Monitoring {
         },
       },
     ];
-    m.gaugeAtScrape('ceres_ready', '1 when the readiness checks pass (store, batch backend, disk), as /health/ready answers', [], async (set) => set({}, (await this.readiness()).ready ? 1 : 0));
+    m.gaugeAtScrape(
+      'ceres_ready',
+      '1 when the readiness checks pass (store, batch backend, disk), as /health/ready answers',
+      [],
+      async (set) => set({}, (await this.readiness()).ready ? 1 : 0),
+    );
   }
 
   /** The engine's observers: batch operations timed, transitions counted and timed, staging results. */
@@ -108,8 +114,15 @@ export class Monitoring {
   /** A reload's outcome, in the log and the metrics. */
   reloaded(plan: ReloadPlan): void {
     this.metrics.reloads.inc({ result: 'applied' });
-    this.#d.log.info({ applied: plan.applied }, plan.applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: no reloadable key changed');
-    for (const key of plan.ignored) this.#d.log.warn({ key }, 'configuration key changed but not reloadable: the running value is kept until a restart');
+    this.#d.log.info(
+      { applied: plan.applied },
+      plan.applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: no reloadable key changed',
+    );
+    for (const key of plan.ignored)
+      this.#d.log.warn(
+        { key },
+        'configuration key changed but not reloadable: the running value is kept until a restart',
+      );
   }
 
   /** A reload refused (the new file is invalid): the running configuration stays. */
@@ -122,31 +135,18 @@ export class Monitoring {
     return evaluate(this.#checks);
   }
 
-  /** The REST routes with the disk-space refusals (submissions, uploads). */
-  guard(routes: RestRoutes): RestRoutes {
-    return guardDiskSpace(routes, () => this.disk.low());
-  }
-
-  /** Health routes and HTTP metrics on the main app (before it listens). */
-  attach(app: FastifyInstance, restPrefix: string, routes: RestRoutes): void {
-    instrumentHttp(app, this.metrics, { restPrefix, routes });
-    app.route({ method: ['GET', 'HEAD'], url: LIVE_PATH, handler: (_req, reply) => reply.code(200).header('content-type', 'application/json').header('cache-control', 'no-store').send(LIVE_BODY) });
-    app.route({
-      method: ['GET', 'HEAD'],
-      url: READY_PATH,
-      handler: async (_req, reply) => {
-        const r = readyBody(await this.readiness(), false);
-        return reply.code(r.status).header('content-type', 'application/json').header('cache-control', 'no-store').send(r.body);
-      },
-    });
-  }
-
   async start(): Promise<void> {
     this.disk.start();
     const listen = this.#d.config.metrics.listen;
     if (listen === undefined) return;
     const { host, port } = listenParts(listen);
-    this.#listener = await startMetricsListener({ host, port, metrics: this.metrics, readiness: () => this.readiness(), onError: (e) => this.#d.log.error({ err: e }, 'metrics listener request failed') });
+    this.#listener = await startMetricsListener({
+      host,
+      port,
+      metrics: this.metrics,
+      readiness: () => this.readiness(),
+      onError: (e) => this.#d.log.error({ err: e }, 'metrics listener request failed'),
+    });
     this.#d.log.info({ listen: `${host}:${this.#listener.port}` }, 'metrics listener started');
   }
 

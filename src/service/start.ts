@@ -16,15 +16,15 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
 import { stateLayout } from './layout.js';
-import { openDatabase } from '../jobs/store/database.js';
-import { JobStore } from '../jobs/store/job-store.js';
-import { ControlDir } from '../jobs/control-dir.js';
+import { openDatabase } from '../store/database.js';
+import { JobStore } from '../store/job-store.js';
+import { ControlDir } from '../store/control-dir.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
-import { activityDocument, localFileText, statusFileText } from '../jobs/activity.js';
-import { renderXml } from '../doc/render-xml.js';
+import { activityDocument } from '../jobs/activity.js';
+import { diagnoseItemRenderer } from '../jobs/diagnose-items.js';
 import { bodyRateHook } from '../http/body-rate.js';
-import { buildApp } from '../http/app.js';
+import { buildApp } from '../api/app.js';
 import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
 import { createAuth } from './authorization.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
@@ -38,19 +38,21 @@ import { sessionResource } from '../api/rest/session/index.js';
 import { diagnoseResource } from '../api/rest/diagnose/index.js';
 import { SessionFiles } from '../sessions/session-files.js';
 import { SessionDirs } from '../sessions/session-dirs.js';
-import { createInfoSource } from './info-source.js';
-import { descriptionPort } from './description-port.js';
-import type { TLSSocket } from 'node:tls';
-import type { Resource } from '../api/rest/resource.js';
-import { REST_STATES } from '../engine/states.js';
+import { createInfoSource } from '../info/info-source.js';
+import { descriptionPort } from '../jobs/description-port.js';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
+import { REST_STATES } from '../vocabulary/job-states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
-import { defaultPublicHost } from './public-host.js';
+import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
 import { Monitoring } from './monitoring.js';
+import { guardDiskSpace } from '../api/rest/disk-guard.js';
+import { instrumentHttp } from '../api/http-metrics.js';
+import { healthRoutes } from '../api/health-routes.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -142,7 +144,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });
-  const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: delegations.expiry };
+  const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
   const files = new SessionFiles({ control, engine: engine.port, jobExists: (id) => store.has(id), maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
   const info = createInfoSource({
@@ -158,7 +160,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
 
   // Rebuilt on reload (authorization, mapping, queues); requests use the current one.
   let auth = createAuth(config, db, log);
-  const routes = monitoring.guard({
+  const routes = guardDiskSpace({
     versions: versionsResource,
     info: infoResource(info),
     jobs: jobsResource({
@@ -174,24 +176,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     diagnose: diagnoseResource({
       jobs,
       control,
-      render: (j, name) => {
-        switch (name) {
-          case 'description':
-            return store.rawDescription(j.id);
-          case 'status':
-            return statusFileText(j);
-          case 'local':
-            return localFileText(j, serviceUrl());
-          case 'xml':
-            return renderXml(activityDocument(j, activity));
-          default:
-            return undefined;
-        }
-      },
+      render: diagnoseItemRenderer({ rawDescription: (id) => store.rawDescription(id), serviceUrl, activity }),
     }),
-    delegations: delegations.collection as Resource,
-    delegation: delegations.item as Resource,
-  });
+    delegations: delegations.collection,
+    delegation: delegations.item,
+  }, () => monitoring.disk.low());
 
   const app = buildApp({
     mountPoint: config.mountPoint,
@@ -211,9 +200,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       connectionTimeout: 0,
     },
   });
-  monitoring.attach(app, `${config.mountPoint}/rest`, routes);
+  instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });
+  healthRoutes(app, () => monitoring.readiness());
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
-  const tlsServer = app.server as unknown as import('node:tls').Server;
+  const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
   attachPeerIdentity(tlsServer, trust, { log, attributes: voms });

@@ -1,5 +1,5 @@
 /**
- * Reusable 1 MiB buffers for sending file content (send-file.ts).
+ * Reusable 1 MiB buffers for sending file content (src/api/rest/send-file.ts).
  *
  * Why not a fresh Buffer per chunk (what fs read streams do): each 1 MiB is memory
  * outside the JS heap, and V8 answers every 64 MiB of it with a collection. Once the

@@ -18,7 +18,7 @@
  */
 import { opendir, type FileHandle } from 'node:fs/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
-import { compareNames, kindOf, lstatIn, mapFsError } from './safe-fs.js';
+import { compareNames, dirPath, kindOf, lstatIn, mapFsError } from '../fs/safe-fs.js';
 import { isAddressableName } from './session-path.js';
 
 export interface DirTable {
@@ -84,7 +84,7 @@ export async function readDirTable(dir: FileHandle, o: ReadDirOptions): Promise<
 async function readNames(dir: FileHandle, o: ReadDirOptions): Promise<string[]> {
   const names: string[] = [];
   try {
-    const d = await opendir(`/proc/self/fd/${dir.fd}`, { bufferSize: 512 });
+    const d = await opendir(dirPath(dir), { bufferSize: 512 });
     let seen = 0;
     for await (const e of d) {
       // Leaving the loop (throw) closes the directory stream.

@@ -4,7 +4,7 @@
  * Only what RFC 3986 does not allow in a path segment is encoded: unreserved
  * characters, sub-delims, ':' and '@' stay as they are. Keeping the set of encoded
  * characters minimal matters for the ARC client: arcget never %-decodes the hrefs it
- * lists (reference §9.6), it appends them to the directory URL and encodes again when
+ * lists (A-REX §9.6), it appends them to the directory URL and encodes again when
  * it fetches, so a name survives its round trip exactly when encoding leaves it
  * unchanged. Names with a space, '%', '#', '?', non-ASCII and the like are encoded
  * (valid URIs for every WebDAV client), and arcget cannot fetch those names.

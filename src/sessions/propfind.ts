@@ -1,6 +1,6 @@
 /**
  * WebDAV PROPFIND answers (RFC 4918 §9.1) for session paths, as the ARC client's
- * arcget reads them (reference §9.6): a `207 Multi-Status` whose root is
+ * arcget reads them (A-REX §9.6): a `207 Multi-Status` whose root is
  * `d:multistatus`, one `d:response` per resource with an absolute `d:href`
  * (directories end in '/'), and one `d:propstat` holding `d:prop` and
  * `d:status HTTP/1.1 200 OK`. `d:resourcetype` contains `d:collection` for

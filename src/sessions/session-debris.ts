@@ -12,7 +12,7 @@
  */
 import { constants as C } from 'node:fs';
 import { lstat, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
-import { DIR_FLAGS, inDir } from './safe-fs.js';
+import { DIR_FLAGS, dirPath, inDir } from '../fs/safe-fs.js';
 import { UPLOAD_TEMP_PREFIX } from './session-path.js';
 
 export interface DebrisSweepOptions {
@@ -36,11 +36,11 @@ export async function sweepUploadDebris(folder: FileHandle, o: DebrisSweepOption
   const t0 = Date.now();
   const maxDepth = o.maxDepth ?? 32;
   let removed = 0;
-  const names = await readdir(`/proc/self/fd/${folder.fd}`);
+  const names = await readdir(dirPath(folder));
   let next = 0;
 
   const walk = async (dir: FileHandle, depth: number): Promise<void> => {
-    const entries = await readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true }).catch(() => []);
+    const entries = await readdir(dirPath(dir), { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
       if (o.signal?.aborted) return;
       if (e.name.startsWith(UPLOAD_TEMP_PREFIX) && e.isFile()) {

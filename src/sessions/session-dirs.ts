@@ -7,7 +7,7 @@
  * service does to a session therefore goes through this module:
  *
  *  - the sessions folder is opened once at start and kept (`folder`): names are
- *    resolved relative to that descriptor (openat semantics, safe-fs.ts `inDir`), so
+ *    resolved relative to that descriptor (openat semantics, src/fs/safe-fs.ts `inDir`), so
  *    renaming or replacing the folder's path later changes nothing;
  *  - a session directory is made here (`create`) and its identity (device and inode)
  *    returned, to be stored with the job;
@@ -29,7 +29,7 @@ import { constants as C, lstatSync, mkdirSync, rmdirSync, statfsSync, type BigIn
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
-import { DIR_FLAGS, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from './safe-fs.js';
+import { DIR_FLAGS, dirPath, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from '../fs/safe-fs.js';
 import { sweepUploadDebris, type DebrisSweepResult } from './session-debris.js';
 import { Semaphore } from '../staging/semaphore.js';
 
@@ -102,7 +102,7 @@ export class SessionDirs {
 
   /** Free and total bytes of the file system holding the sessions. */
   space(): { totalBytes: number; freeBytes: number } {
-    const s = statfsSync(`/proc/self/fd/${this.#folder.fd}`);
+    const s = statfsSync(dirPath(this.#folder));
     return { totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
   }
 
@@ -155,7 +155,7 @@ export class SessionDirs {
     return this.#leases.with(async () => {
       const h = await this.openRoot(id, identity);
       try {
-        return await fn(`/proc/self/fd/${h.fd}/.`);
+        return await fn(`${dirPath(h)}/.`);
       } finally {
         await h.close();
       }
@@ -201,7 +201,7 @@ export class SessionDirs {
    */
   async #removeRenamed(id: string, identity: SessionIdentity): Promise<string[]> {
     const out: string[] = [];
-    const names = await readdir(`/proc/self/fd/${this.#folder.fd}`);
+    const names = await readdir(dirPath(this.#folder));
     for (const n of names) {
       if (n === id || !n.startsWith(id)) continue;
       const s = await lstatBig(inDir(this.#folder, n));

@@ -9,9 +9,9 @@
  * session directory it is given and enforces everything about paths.
  */
 import { ceError } from '../errors/ce-error.js';
-import type { ControlDir } from '../jobs/control-dir.js';
+import type { ControlDir } from '../store/control-dir.js';
 import type { EnginePort } from '../jobs/ports.js';
-import { openDirChain, openForRead, removeEntry, type Opened } from './safe-fs.js';
+import { openDirChain, openForRead, removeEntry, type Opened } from '../fs/safe-fs.js';
 import type { SessionPath } from './session-path.js';
 import { writeUpload, type UploadRequest, type UploadResult } from './upload.js';
 import { UploadTracker } from './upload-tracker.js';

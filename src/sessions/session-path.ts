@@ -12,7 +12,7 @@
  *   - names longer than 255 bytes, more than 128 segments, the reserved upload prefix.
  *
  * One trailing '/' is allowed (`session/` or `session/dir/`) and only marks the request
- * as naming a directory. Symlinks are not a syntactic matter: safe-fs.ts refuses them.
+ * as naming a directory. Symlinks are not a syntactic matter: src/fs/safe-fs.ts refuses them.
  */
 import { ceError } from '../errors/ce-error.js';
 

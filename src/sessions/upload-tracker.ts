@@ -1,6 +1,6 @@
 /**
  * Which bytes of a ranged upload have arrived, per job and file, to tell when a
- * client-uploaded input is complete (A-REX does the same, in memory; reference §5.7).
+ * client-uploaded input is complete (A-REX does the same, in memory; A-REX §5.7).
  *
  * A file is complete when the received ranges cover `[0, total)` with `total` from
  * `Content-Range: bytes a-b/total`. A plain PUT (no Content-Range) is complete by

@@ -14,7 +14,7 @@
  *    keep its old tail). The body must be exactly b-a+1 bytes.
  *
  * Parents are created (0700) and nothing is ever written through a symlink (see
- * safe-fs.ts). Files are created 0600. Every write counts against the job's upload
+ * src/fs/safe-fs.ts). Files are created 0600. Every write counts against the job's upload
  * quota (upload-quota.ts); a full disk or file system quota is a 507.
  */
 import { randomBytes } from 'node:crypto';
@@ -24,7 +24,7 @@ import { finished, Transform, type Readable, type TransformCallback } from 'node
 import { pipeline } from 'node:stream/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
 import type { ContentRange } from './byte-range.js';
-import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from './safe-fs.js';
+import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from '../fs/safe-fs.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
 import type { QuotaReservation, UploadQuota } from './upload-quota.js';

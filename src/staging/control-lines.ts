@@ -1,6 +1,6 @@
 /**
- * Lines for the job's control files (A-REX formats, see the control-directory
- * reference): `input_status` holds `/<path>` per input present in the session;
+ * Lines for the job's control files (A-REX formats, see
+ * docs/control-directory.md): `input_status` holds `/<path>` per input present in the session;
  * `output_status` holds uploaded outputs in the `output` list format (`pfn lfn`,
  * space-separated, spaces and backslashes backslash-escaped); `statistics` one line
  * per transfer: `inputfile:url=URL,size=N,starttime=T,endtime=T[,fromcache=yes]` or

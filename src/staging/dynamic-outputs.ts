@@ -17,7 +17,7 @@ export async function expandDynamicOutputs(sessionDir: string, outputs: readonly
       out.push(o);
       continue;
     }
-    out.push({ ...o, name: o.name.slice(1), target: undefined } as StageOutFile);
+    out.push({ ...o, name: o.name.slice(1), target: undefined });
     const { rel } = parseSessionName(o.name.slice(1));
     let text: string;
     try {

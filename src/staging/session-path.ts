@@ -3,14 +3,14 @@
  * not climb out (`..`), and no component of a path the service reads or writes may
  * be a symbolic link: a job runs as the user and could otherwise plant
  * `out -> /etc/...` and have the service upload (or overwrite) a file it must not.
- * Components are checked with lstat and files opened with O_NOFOLLOW.
+ * Every access goes through src/fs/safe-fs.ts (directory descriptors, one component
+ * at a time, never following a link); this module turns its answers into staging's.
  */
-import { lstat, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { join } from 'node:path';
 import { stagingError } from './staging-error.js';
 import { isCeError } from '../errors/ce-error.js';
-import { inDir, lstatIn, openDirChain, openForRead, type Opened } from '../sessions/safe-fs.js';
+import { inDir, listFiles, lstatIn, lstatPath, openDirChain, openForRead, type Opened } from '../fs/safe-fs.js';
 
 export interface SessionName {
   /** Relative POSIX path without leading or trailing '/'; '' = the session directory itself. */
@@ -21,6 +21,7 @@ export interface SessionName {
 
 export function parseSessionName(name: string): SessionName {
   // Control characters would break the line-based control files and logs.
+  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(name)) throw badName(name);
   const dir = name.endsWith('/');
   const parts = name.split('/').filter((p) => p !== '' && p !== '.');
@@ -28,19 +29,27 @@ export function parseSessionName(name: string): SessionName {
   return { rel: parts.join('/'), dir: dir || parts.length === 0 };
 }
 
-/** lstat of a session path whose every component is checked not to be a symlink; undefined if absent. */
+/**
+ * lstat of a session path reached through directory descriptors (src/fs/safe-fs.ts);
+ * undefined if absent (or a component on the way is not a directory); a symbolic link
+ * anywhere on it is refused.
+ */
 export async function lstatInSession(sessionDir: string, rel: string): Promise<Stats | undefined> {
-  let path = sessionDir;
-  let st: Stats | undefined;
-  const parts = rel === '' ? [] : rel.split('/');
-  for (const [i, p] of parts.entries()) {
-    path = join(path, p);
-    st = await lstatOrUndefined(path);
-    if (st === undefined) return undefined;
-    if (st.isSymbolicLink()) throw unsafe(rel);
-    if (i < parts.length - 1 && !st.isDirectory()) return undefined;
+  try {
+    return await lstatPath(sessionDir, rel === '' ? [] : rel.split('/'));
+  } catch (e) {
+    throw staged(e, rel);
   }
-  return st ?? (await lstat(sessionDir));
+}
+
+/** The regular files of the directory tree `rel` (paths relative to it), never through a link. */
+export async function listSessionTree(sessionDir: string, rel: string): Promise<string[]> {
+  try {
+    return await listFiles(sessionDir, rel === '' ? [] : rel.split('/'));
+  } catch (e) {
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND') throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}/: no such directory in the session directory`);
+    throw staged(e, rel);
+  }
 }
 
 /** Where a staged input is written: a path valid only until `close()`. */
@@ -53,7 +62,7 @@ export interface WriteTarget {
 /**
  * Opens the parent directory of `rel` for writing, creating missing directories
  * (mode 0777 less umask), one component at a time without following links
- * (safe-fs.ts): a job swapping a directory for a link meanwhile cannot redirect the
+ * (src/fs/safe-fs.ts): a job swapping a directory for a link meanwhile cannot redirect the
  * write. Refuses a parent that is a link or a file, and a directory at `rel`.
  */
 export async function openWriteTarget(sessionDir: string, rel: string): Promise<WriteTarget> {
@@ -83,7 +92,7 @@ export async function openWriteTarget(sessionDir: string, rel: string): Promise<
 
 /**
  * Open a regular session file for reading, never through a symlink: one component at
- * a time through directory descriptors (safe-fs.ts), so a directory swapped for a link
+ * a time through directory descriptors (src/fs/safe-fs.ts), so a directory swapped for a link
  * after any check cannot redirect the read.
  */
 export async function openSessionFile(sessionDir: string, rel: string): Promise<{ handle: FileHandle; size: number }> {
@@ -102,14 +111,9 @@ export async function openSessionFile(sessionDir: string, rel: string): Promise<
   return { handle: o.handle, size: o.stat.size };
 }
 
-async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(p);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw e;
-  }
+/** A session-directory error as data staging reports it. */
+function staged(e: unknown, rel: string): Error {
+  return isCeError(e) && e.code === 'CE_ERR_SESSION_SYMLINK' ? unsafe(rel) : ioError(e, rel);
 }
 
 function badName(name: string): Error {

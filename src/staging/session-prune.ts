@@ -10,7 +10,7 @@
  *    keep something outside its session).
  */
 import { open, readdir, type FileHandle } from 'node:fs/promises';
-import { DIR_FLAGS, inDir, lstatIn, openDirChain, openSessionRoot, removeEntry } from '../sessions/safe-fs.js';
+import { DIR_FLAGS, dirPath, inDir, lstatIn, openDirChain, openSessionRoot, removeEntry } from '../fs/safe-fs.js';
 import { parseSessionName } from './session-path.js';
 
 export interface PruneResult {
@@ -35,11 +35,11 @@ export async function pruneSession(sessionDir: string, keep: readonly (string | 
     for (let i = 1; i < parts.length; i++) ancestors.add(parts.slice(0, i).join('/'));
   }
   let removed = 0;
-  // Through descriptors (safe-fs.ts): a directory is entered only as opened with
+  // Through descriptors (src/fs/safe-fs.ts): a directory is entered only as opened with
   // O_DIRECTORY|O_NOFOLLOW, so a job swapping it for a link meanwhile cannot redirect
   // the pruning; removal unlinks links and never descends through them.
   const walk = async (dir: FileHandle, dirRel: string): Promise<void> => {
-    const names = await readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[]);
+    const names = await readdir(dirPath(dir)).catch(() => [] as string[]);
     for (const name of names) {
       const rel = dirRel === '' ? name : `${dirRel}/${name}`;
       if (kept.has(rel)) continue;

@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, rename, rm, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { StagingConfig } from '../config/sections/staging.js';
 import type { ErrorCode } from '../errors/catalog.js';
@@ -33,8 +32,8 @@ import { silentLogger, type StagingLogger } from './logger.js';
 import { withRetries, type AttemptTally, type RetryPolicy } from './retry.js';
 import { Semaphore } from './semaphore.js';
 import { pruneSession, removeOutput } from './session-prune.js';
-import { openDirChain, unlinkIn } from '../sessions/safe-fs.js';
-import { lstatInSession, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
+import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
+import { listSessionTree, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
 import { StagingError, stagingError } from './staging-error.js';
 import { cacheMode, overwriteAllowed, parseTransferUrl, type TransferUrl } from './transfer-url.js';
 import { withSession, type FileResult, type ProgressListener, type StageInFile, type StageInJob, type StageOutFile, type StageOutJob, type StageResult } from './types.js';
@@ -318,7 +317,7 @@ export class Stager {
       const dir = await openDirChain(sessionDir, d === '' ? [] : d.split('/')).catch(() => undefined);
       if (dir === undefined) continue;
       try {
-        for (const n of await readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[])) {
+        for (const n of await readdir(dirPath(dir)).catch(() => [] as string[])) {
           if (/\.ceres-(part-)?[0-9a-f]{8}$/.test(n)) await unlinkIn(dir, n).catch(() => undefined);
         }
       } finally {
@@ -562,19 +561,8 @@ async function runLimited<T>(items: readonly T[], limit: number, signal: AbortSi
 }
 
 async function listTree(sessionDir: string, rel: string): Promise<{ rel: string; sub: string }[]> {
-  const st = await lstatInSession(sessionDir, rel);
-  if (st === undefined || !st.isDirectory()) throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}/: no such directory in the session directory`);
-  const out: { rel: string; sub: string }[] = [];
-  const walk = async (sub: string): Promise<void> => {
-    for (const d of await readdir(join(sessionDir, rel, sub), { withFileTypes: true })) {
-      const s = sub === '' ? d.name : `${sub}/${d.name}`;
-      if (d.isDirectory()) await walk(s);
-      else if (d.isFile()) out.push({ rel: `${rel}/${s}`, sub: s });
-      // symlinks and special files are not uploaded
-    }
-  };
-  await walk('');
-  return out.sort((a, b) => a.sub.localeCompare(b.sub));
+  const files = await listSessionTree(sessionDir, rel);
+  return files.map((sub) => ({ rel: `${rel}/${sub}`, sub })).sort((a, b) => a.sub.localeCompare(b.sub));
 }
 
 function failedResult(name: string, kind: 'download' | 'upload', url: string | undefined, e: unknown, attempts: number, startTime?: Date, verb: 'download' | 'upload' = 'download'): FileResult {

@@ -45,7 +45,7 @@ export function configKeys(): { key: string; type: string; def: string; descript
       }
     }
   };
-  walk(ConfigSchema as unknown as SchemaNode, '');
+  walk(ConfigSchema, '');
   return out;
 }
 

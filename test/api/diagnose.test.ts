@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { A, makeFixture, type Fixture } from '../sessions/fixture.js';
-import { DIAGNOSE_NAMES } from '../../src/jobs/control-dir.js';
+import { DIAGNOSE_NAMES } from '../../src/store/control-dir.js';
 
 const J = { ...A, accept: 'application/json' };
 

@@ -6,7 +6,7 @@ import { A, makeFixture, type Fixture } from '../sessions/fixture.js';
 import { parseXml } from '../../src/doc/parse-xml.js';
 import { childrenNamed, firstChild, textOf, type XmlElement } from '../../src/doc/element.js';
 
-/** The body the ARC client's HTTP data plugin sends (reference §9.6). */
+/** The body the ARC client's HTTP data plugin sends (A-REX §9.6). */
 const ARC_PROPFIND =
   '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:creationdate/><d:displayname/><d:getcontentlength/><d:resourcetype/><d:getlastmodified/></d:prop></d:propfind>';
 
@@ -156,7 +156,7 @@ describe('PROPFIND on session paths', () => {
   });
 
   /**
-   * What arcget does (reference §9.6): stat the URL with Depth 0 (needs 200/207, a
+   * What arcget does (A-REX §9.6): stat the URL with Depth 0 (needs 200/207, a
    * multistatus root, a first response with a 200 propstat, collection ⇒ directory),
    * list with Depth 1, make each href relative by cutting "<listing URL>/" off WITHOUT
    * %-decoding it, skip the empty one (the directory itself), recurse into

@@ -10,8 +10,10 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { attachPeerIdentity, peerIdentity, tlsServerOptions, type AuthLog } from '../../src/http/tls-options.js';
 import { caDirEntry } from '../../src/pki/ca-dir.js';
@@ -115,7 +117,7 @@ before(async () => {
   assert.deepEqual(trust.problems, []);
   const host = { certPem: readFileSync(pki.files.hostCert, 'utf8'), keyPem: readFileSync(pki.files.hostKey, 'utf8'), caPems: trust.pems };
   server = https.createServer(tlsServerOptions(host), (req, res) => {
-    const r = peerIdentity(req.socket as import('node:tls').TLSSocket);
+    const r = peerIdentity(req.socket as TLSSocket);
     res.writeHead(r.ok ? 200 : 401, { 'content-type': 'application/json' });
     res.end(JSON.stringify(r.ok ? { ok: true, dn: r.identity.dn } : { ok: false, code: r.code, reason: r.reason }));
   });
@@ -163,7 +165,7 @@ describe('CRLs over TLS', () => {
   it('a revocation also ends a kept-alive connection verified before it, from its next request', async () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
     let last: unknown;
-    const onRequest = (req: import('node:http').IncomingMessage) => (last = req.socket);
+    const onRequest = (req: IncomingMessage) => (last = req.socket);
     server.on('request', onRequest);
     try {
       const first = await callWith(agent, bob);

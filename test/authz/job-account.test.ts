@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/jobs/store/database.js';
-import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
+import { openDatabase } from '../../src/store/database.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import { activityDocument } from '../../src/jobs/activity.js';
 import { batchSpec } from '../../src/engine/scheduler/batch-spec.js';
-import { descriptionPort } from '../../src/service/description-port.js';
+import { descriptionPort } from '../../src/jobs/description-port.js';
 import { buildConfig } from '../../src/config/load.js';
 import { firstChild, textOf, type XmlElement } from '../../src/doc/element.js';
 

@@ -3,7 +3,7 @@
 // else the first one it may use, else a 403 for having none.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { descriptionPort } from '../../src/service/description-port.js';
+import { descriptionPort } from '../../src/jobs/description-port.js';
 import { buildConfig } from '../../src/config/load.js';
 
 const AUTHZ = { groups: [{ name: 'a', match: [{ all: true }] }], allow: ['a'] };

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildConfig } from '../../src/config/load.js';
-import { openDatabase, type Db } from '../../src/jobs/store/database.js';
+import { openDatabase, type Db } from '../../src/store/database.js';
 import { createDelegations, type DelegationsWiring } from '../../src/service/delegations.js';
 import { trustStoreFromPems, type TrustStore } from '../../src/pki/trust-store.js';
 import { signProxyFromCsr, type ProxyParams } from '../../src/pki/issue.js';
 import { makeCa, makeProxy, makeUser, type TestCred } from '../helpers/pki.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import { headerAuthenticator, testRoutes } from '../helpers/app.js';
 
 export interface User {

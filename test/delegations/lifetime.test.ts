@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { JobStore } from '../../src/jobs/store/job-store.js';
+import { JobStore } from '../../src/store/job-store.js';
 import { base, fakeJwt, makeFixture, signAs, type Fixture, type User } from './fixture.js';
 
 const MIN = 60_000;

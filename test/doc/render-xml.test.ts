@@ -32,6 +32,7 @@ test('renderXml output parses back to the same text for any string', () => {
       const t = firstChild(back, 't');
       assert.ok(t);
       assert.equal(textOf(t), expected);
+      // eslint-disable-next-line no-control-regex
       assert.equal(back.attrs?.a, attr.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, ''));
     }),
     { numRuns: 500 },

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { batchUpdateEvent } from '../../src/engine/batch-events.js';
 import { next } from '../../src/engine/state-machine.js';
-import { initialState, restState, type MachineState } from '../../src/engine/states.js';
+import { initialState, type MachineState } from '../../src/engine/states.js';
+import { restState } from '../../src/vocabulary/job-states.js';
 import type { BatchResult } from '../../src/lrms/backend.js';
 
 const result = (patch: Partial<BatchResult>): BatchResult => ({

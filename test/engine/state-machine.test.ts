@@ -4,23 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { GmState, RestState as InfoRestState } from '../../src/info/job-states.js';
-import {
-  INTERNAL_STATES,
-  POSITIONS,
-  REST_STATES,
-  checkInvariants,
-  initialState,
-  machineStateOf,
-  persistedFields,
-  positionOf,
-  restState,
-  lrmsLetter,
-  type InternalState,
-  type MachineState,
-  type Position,
-  type RestState,
-} from '../../src/engine/states.js';
+import { checkInvariants, initialState, machineStateOf, persistedFields, type MachineState } from '../../src/engine/states.js';
+import { INTERNAL_STATES, POSITIONS, REST_STATES, positionOf, restState, lrmsLetter, type InternalState, type Position, type RestState } from '../../src/vocabulary/job-states.js';
 import {
   EVENT_TYPES,
   KILL_REASON,
@@ -34,13 +19,6 @@ import {
   type Effect,
 } from '../../src/engine/state-machine.js';
 import { isCeError } from '../../src/errors/ce-error.js';
-
-// Compile-time: the engine's names are exactly those of the info document's unions.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameInternal: Same<GmState, InternalState> = true;
-const sameRest: Same<InfoRestState, RestState> = true;
-void sameInternal;
-void sameRest;
 
 const base = initialState(2);
 const failedInLrms = { failedState: 'INLRMS', failedCause: 'internal', failureReason: 'LRMS error: (1) boom' } as const;
@@ -466,7 +444,7 @@ describe('batch updates', () => {
   });
 });
 
-describe('restart (arex-behaviour §7.5)', () => {
+describe('restart (A-REX §7.5)', () => {
   const finishedFailedIn = (failedState: InternalState, extra: Partial<MachineState> = {}): MachineState => ({
     ...AT.FINISHED,
     failedState,
@@ -665,7 +643,7 @@ describe('stored fields', () => {
   for (const [name, patch] of bad) {
     it(`machineStateOf rejects a record with ${name}`, () => {
       assert.throws(
-        () => machineStateOf({ ...stored(base), ...patch } as Parameters<typeof machineStateOf>[0]),
+        () => machineStateOf({ ...stored(base), ...patch }),
         (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ENGINE_BAD_RECORD',
       );
     });

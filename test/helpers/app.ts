@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { pino } from 'pino';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import type { Authenticator } from '../../src/http/caller.js';
 import type { RestRoutes } from '../../src/api/rest/router.js';
 import type { Resource } from '../../src/api/rest/resource.js';

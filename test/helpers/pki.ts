@@ -110,7 +110,7 @@ export async function makeUser(issuer: TestCred | undefined, o: UserOptions = {}
 
 export interface ProxyOptions extends Validity {
   /** Policy language: inheritAll (default), limited, independent, or an OID. */
-  readonly policy?: 'inheritAll' | 'limited' | 'independent' | string;
+  readonly policy?: 'inheritAll' | 'limited' | 'independent' | (string & {});
   readonly pathLen?: number;
   /** Subject as a one-line DN instead of issuer subject + CN=<serial>. */
   readonly subject?: string;

@@ -61,7 +61,7 @@ export function runText(r: SoakReport): string {
 /** "12 × unexpected error: EBADF: bad file descriptor, close (at ...)" lines from a pino log. */
 export function logErrors(path: string, max = 8): string {
   const folded = new Map<string, number>();
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {

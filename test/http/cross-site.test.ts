@@ -3,7 +3,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import { crossSiteRefusal } from '../../src/http/cross-site.js';
 import { headerAuthenticator, testRoutes } from '../helpers/app.js';
 import type { Resource } from '../../src/api/rest/resource.js';
@@ -53,7 +53,7 @@ describe('crossSiteRefusal', () => {
 describe('cross-site refusal through the app', () => {
   let reached = 0;
   const sink: Resource = {
-    methods: Object.fromEntries(['GET', 'POST', 'PUT', 'DELETE', 'PROPFIND'].map((m) => [m, (req) => (reached++, req.reply.code(200).send('ok'))])) as Resource['methods'],
+    methods: Object.fromEntries(['GET', 'POST', 'PUT', 'DELETE', 'PROPFIND'].map((m) => [m, (req) => (reached++, req.reply.code(200).send('ok'))])),
   };
   const app = buildApp({
     mountPoint: '/arex',

@@ -24,8 +24,8 @@ const routes = {
   versions: versionsResource,
   info: infoResource({ document: () => el('InfoRoot') }),
   jobs: jobsResource({ jobs: { list: () => [], submit: notFound } as never, actions: {} as never, restStates: ['FINISHED'], maxIdsPerRequest: 10, maxControlBodyBytes: 1024, maxSubmitBodyBytes: 1024 }),
-  session: sessionResource({ jobs: jobs as never, sessions: {} as never, files: {} as never }),
-  diagnose: diagnoseResource({ jobs: jobs as never, control: {} as never }),
+  session: sessionResource({ jobs, sessions: {} as never, files: {} as never }),
+  diagnose: diagnoseResource({ jobs, control: {} as never }),
   delegations: deleg.collection,
   delegation: deleg.item,
 };

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { restartStateValues, stateValues, type StateInput } from '../../src/info/activity-states.js';
-import { GM_STATES } from '../../src/info/job-states.js';
+import { INTERNAL_STATES } from '../../src/vocabulary/job-states.js';
 
 // Expected forms are those a live A-REX published for the same situations (its
 // transcripts), plus the documented rules for the states the transcripts lack.
@@ -46,7 +46,7 @@ test('RestartState for staging failures names PREPARING / FINISHING (aCT restart
 });
 
 test('RestartState is defined for every internal state, in the three prefixes', () => {
-  for (const s of GM_STATES) {
+  for (const s of INTERNAL_STATES) {
     const [ng, file, rest] = restartStateValues(s);
     assert.equal(ng, `nordugrid:${s}`);
     assert.match(file, /^file:[a-z]+$/);

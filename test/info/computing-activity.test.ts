@@ -47,7 +47,7 @@ function pyarcrestRead(ca: Json): { state?: string; errors: string[]; times: Rec
     if (v === undefined) continue;
     assert.equal(typeof v, 'string');
     const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/.exec(v as string);
-    assert.ok(m, `${k} not in %Y-%m-%dT%H:%M:%SZ: ${String(v)}`);
+    assert.ok(m, `${k} not in %Y-%m-%dT%H:%M:%SZ: ${v as string}`);
     times[k] = new Date(v as string);
   }
   return state === undefined ? { errors, times } : { state, errors, times };

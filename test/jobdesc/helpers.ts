@@ -15,7 +15,7 @@ export function xrslOk(text: string): JobDescription {
 export function xrslFail(text: string): ItemFailure {
   const r = parseXrsl(text);
   assert.equal(r.ok, false, `expected ${JSON.stringify(text)} to fail`);
-  return r as ItemFailure;
+  return r;
 }
 
 /** The `line:column: message` of a claimed xRSL error. */
@@ -42,7 +42,7 @@ export function adlOk(text: string): JobDescription {
 export function adlError(text: string): string {
   const r = parseAdl(text);
   assert.equal(r.ok, false, 'expected ADL to fail');
-  const f = r as ItemFailure;
+  const f = r;
   assert.equal(f.code, 'CE_ERR_JOBDESC_ADL_INVALID', f.reason);
   const prefix = 'emies:adl parsing error:\n';
   assert.ok(f.reason.startsWith(prefix), f.reason);

@@ -1,5 +1,5 @@
 /**
- * The 44 reference cases of the job-descriptions reference (§6), table-driven through the
+ * The 44 reference cases of the job descriptions (§6), table-driven through the
  * whole submission path: splitSubmission, then checkAcceptance against the reference
  * server (one queue `main`, default and open to everybody).
  */
@@ -14,7 +14,7 @@ function context(extra: { requestDelegationId?: string; runtimeEnvironments?: st
   return { queues: [{ name: 'main' }], defaultQueue: 'main', runtimeEnvironments: extra.runtimeEnvironments ?? [], ...(extra.requestDelegationId ? { requestDelegationId: extra.requestDelegationId } : {}) };
 }
 
-describe('reference cases (job-descriptions §6)', () => {
+describe('reference cases (job descriptions §6)', () => {
   it('covers all 44 numbered cases', () => {
     const numbers = new Set(referenceCases.map((c) => Math.floor(c.n)));
     for (let n = 1; n <= 44; n++) assert.ok(numbers.has(n), `case ${n} missing`);

@@ -91,7 +91,7 @@ describe(`bursts of short jobs through the service (${FULL ? 'full' : 'short'} s
     const state = join(dir, 'state');
     const first = await startCeres({ stateDir: state });
     const c1 = Client.forUser(first);
-    let ids: string[] = [];
+    let ids: string[];
     try {
       ids = await burst(c1, SIZES);
       process.stderr.write(`# ${ids.length} jobs acknowledged\n`);

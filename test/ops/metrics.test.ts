@@ -20,7 +20,9 @@ describe('metrics (loopback listener)', () => {
   let ceres: RunningCeres;
   let c: Client;
   before(async () => {
-    ceres = await startCeres({ config: { metrics: { listen: '127.0.0.1:0' }, cluster: { queues: [{ name: 'main' }, { name: 'short' }] } } });
+    ceres = await startCeres({
+      config: { metrics: { listen: '127.0.0.1:0' }, cluster: { queues: [{ name: 'main' }, { name: 'short' }] } },
+    });
     c = Client.forUser(ceres);
   });
   after(async () => {
@@ -46,29 +48,47 @@ describe('metrics (loopback listener)', () => {
     const text = await scrape(ceres);
     assert.equal(sample(text, 'ceres_jobs', { state: 'FINISHED', queue: 'short' }), 1);
     assert.equal(sample(text, 'ceres_jobs', { state: 'FINISHED', queue: 'main' }), undefined);
-    for (const [from, to] of [['ACCEPTED', 'PREPARING'], ['PREPARING', 'SUBMIT'], ['SUBMIT', 'INLRMS'], ['INLRMS', 'FINISHING'], ['FINISHING', 'FINISHED']] as const) {
+    for (const [from, to] of [
+      ['ACCEPTED', 'PREPARING'],
+      ['PREPARING', 'SUBMIT'],
+      ['SUBMIT', 'INLRMS'],
+      ['INLRMS', 'FINISHING'],
+      ['FINISHING', 'FINISHED'],
+    ] as const) {
       assert.ok((sample(text, 'ceres_job_transitions_total', { from, to }) ?? 0) >= 1, `${from} -> ${to}`);
     }
-    for (const state of ['ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'FINISHING']) assert.ok((sample(text, 'ceres_job_state_duration_seconds_count', { state }) ?? 0) >= 1, state);
-    assert.ok((sample(text, 'ceres_batch_command_duration_seconds_count', { backend: 'fork', command: 'submit' }) ?? 0) >= 1);
+    for (const state of ['ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'FINISHING'])
+      assert.ok((sample(text, 'ceres_job_state_duration_seconds_count', { state }) ?? 0) >= 1, state);
+    assert.ok(
+      (sample(text, 'ceres_batch_command_duration_seconds_count', { backend: 'fork', command: 'submit' }) ?? 0) >= 1,
+    );
     assert.ok((sample(text, 'ceres_job_submissions_total', { result: 'created', status: '201' }) ?? 0) >= 1);
-    assert.ok((sample(text, 'ceres_http_requests_total', { route: '/rest/{version}/jobs', method: 'POST', status: '201' }) ?? 0) >= 1);
+    assert.ok(
+      (sample(text, 'ceres_http_requests_total', { route: '/rest/{version}/jobs', method: 'POST', status: '201' }) ??
+        0) >= 1,
+    );
   });
 
   it('refused submissions are counted by item status, whole-request refusals by error code', async () => {
     const before = await scrape(ceres);
     const bad = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")(queue="nosuch")');
     assert.equal(bad.status, 201); // a bulk answer; the item itself fails
-    const anon = await request(`${ceres.url}/rest/1.1/jobs`, { dispatcher: new (await import('undici')).Agent({ connect: { rejectUnauthorized: false } }) });
+    const anon = await request(`${ceres.url}/rest/1.1/jobs`, {
+      dispatcher: new (await import('undici')).Agent({ connect: { rejectUnauthorized: false } }),
+    });
     await anon.body.text();
     assert.equal(anon.statusCode, 401);
     const inst = await c.req('POST', '/rest/1.1/jobs?action=new&instances=0', '&(executable="/bin/true")');
     assert.equal(inst.status, 400);
     const text = await scrape(ceres);
-    const delta = (name: string, labels: Record<string, string>): number => (sample(text, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+    const delta = (name: string, labels: Record<string, string>): number =>
+      (sample(text, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
     const item = ([] as any[]).concat(JSON.parse(bad.text).job)[0];
     assert.equal(delta('ceres_job_submissions_total', { result: 'refused', status: String(item['status-code']) }), 1);
-    assert.equal(delta('ceres_refusals_total', { route: '/rest/{version}/jobs', code: 'CE_ERR_AUTH_NO_CREDENTIALS' }), 1);
+    assert.equal(
+      delta('ceres_refusals_total', { route: '/rest/{version}/jobs', code: 'CE_ERR_AUTH_NO_CREDENTIALS' }),
+      1,
+    );
     assert.equal(delta('ceres_refusals_total', { route: '/rest/{version}/jobs', code: 'CE_ERR_JOB_BAD_INSTANCES' }), 1);
   });
 
@@ -79,10 +99,25 @@ describe('metrics (loopback listener)', () => {
     await c.req('GET', '/rest/1.1/no-such-functionality/x/y');
     await c.req('GET', '/not/under/the/service');
     const text = await scrape(ceres);
-    assert.ok(!text.includes(id) && !text.includes('secret-name') && !text.includes('no-such-functionality') && !text.includes('/not/under'));
-    assert.ok((sample(text, 'ceres_http_requests_total', { route: '/rest/{version}/jobs/{id}/session/*', method: 'GET', status: '404' }) ?? 0) >= 1);
-    assert.ok((sample(text, 'ceres_http_requests_total', { route: '/rest/unmatched', method: 'GET', status: '404' }) ?? 0) >= 1);
-    assert.ok((sample(text, 'ceres_http_requests_total', { route: 'unrouted', method: 'GET', status: '404' }) ?? 0) >= 1);
+    assert.ok(
+      !text.includes(id) &&
+        !text.includes('secret-name') &&
+        !text.includes('no-such-functionality') &&
+        !text.includes('/not/under'),
+    );
+    assert.ok(
+      (sample(text, 'ceres_http_requests_total', {
+        route: '/rest/{version}/jobs/{id}/session/*',
+        method: 'GET',
+        status: '404',
+      }) ?? 0) >= 1,
+    );
+    assert.ok(
+      (sample(text, 'ceres_http_requests_total', { route: '/rest/unmatched', method: 'GET', status: '404' }) ?? 0) >= 1,
+    );
+    assert.ok(
+      (sample(text, 'ceres_http_requests_total', { route: 'unrouted', method: 'GET', status: '404' }) ?? 0) >= 1,
+    );
   });
 
   it('a user of the service cannot read the metrics on the main port', async () => {
@@ -109,7 +144,11 @@ describe('metrics (loopback listener)', () => {
       const f = join(dir, 'c.json');
       for (const listen of ['0.0.0.0:9464', '192.0.2.1:9464', '[::]:9464']) {
         writeFileSync(f, JSON.stringify({ metrics: { listen } }));
-        const r = spawnSync(process.execPath, [MAIN, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(dir, 's'), '--config', f], { encoding: 'utf8', timeout: 30_000 });
+        const r = spawnSync(
+          process.execPath,
+          [MAIN, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(dir, 's'), '--config', f],
+          { encoding: 'utf8', timeout: 30_000 },
+        );
         assert.equal(r.status, 2, listen);
         assert.match(r.stderr, /metrics\.listen.*loopback/, listen);
       }
@@ -124,7 +163,11 @@ describe('metrics (loopback listener)', () => {
     try {
       const f = join(dir, 'c.json');
       writeFileSync(f, JSON.stringify({ metrics: { listen: `127.0.0.1:${port}` } }));
-      const r = spawnSync(process.execPath, [MAIN, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(dir, 's'), '--config', f], { encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(
+        process.execPath,
+        [MAIN, 'serve', '--listen', '127.0.0.1:0', '--state-dir', join(dir, 's'), '--config', f],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
       assert.equal(r.status, 1);
       assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port}`));
     } finally {
@@ -135,9 +178,15 @@ describe('metrics (loopback listener)', () => {
   it('scrape-time job gauges follow the store (no drift): a cleaned job leaves the counts', async () => {
     const [item] = await c.submit('&(executable="/bin/true")(queue="main")');
     await c.waitFor([item.id], ['FINISHED', 'FAILED']);
-    await until(async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === 1, 'job counted');
+    await until(
+      async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === 1,
+      'job counted',
+    );
     await c.action('clean', [item.id]);
-    await until(async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === undefined, 'cleaned job gone from the gauge');
+    await until(
+      async () => sample(await scrape(ceres), 'ceres_jobs', { state: 'FINISHED', queue: 'main' }) === undefined,
+      'cleaned job gone from the gauge',
+    );
   });
 });
 
@@ -148,7 +197,12 @@ describe('staging and delegation metrics', () => {
   before(async () => {
     srv = await TestServer.start();
     srv.resources.set('/in/a.bin', { body: Buffer.alloc(12345, 3) });
-    ceres = await startCeres({ config: { metrics: { listen: '127.0.0.1:0' }, staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } } } });
+    ceres = await startCeres({
+      config: {
+        metrics: { listen: '127.0.0.1:0' },
+        staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } },
+      },
+    });
     c = Client.forUser(ceres);
   });
   after(async () => {
@@ -199,9 +253,14 @@ describe('the documentation of the metrics', () => {
     const dashboard = JSON.parse(readFileSync(join(docs, 'grafana-dashboard.json'), 'utf8'));
     const exprs: string[] = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr as string));
     assert.ok(exprs.length > 15);
-    const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:ceres|nodejs|process)_[a-z0-9_]+)/g)].map((m) => base(m[1] as string))));
+    const used = new Set(
+      exprs.flatMap((e) =>
+        [...e.matchAll(/\b((?:ceres|nodejs|process)_[a-z0-9_]+)/g)].map((m) => base(m[1] as string)),
+      ),
+    );
     for (const n of used) assert.ok(exported.has(n), `dashboard uses ${n}, which is not exported`);
     const guide = readFileSync(join(docs, 'operations.md'), 'utf8');
-    for (const n of exported) if (n.startsWith('ceres_')) assert.ok(guide.includes(`\`${n}\``), `docs/operations.md does not list ${n}`);
+    for (const n of exported)
+      if (n.startsWith('ceres_')) assert.ok(guide.includes(`\`${n}\``), `docs/operations.md does not list ${n}`);
   });
 });

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/jobs/store/database.js';
+import { openDatabase } from '../../src/store/database.js';
 import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
 import { evaluate, storeCheck } from '../../src/health/readiness.js';
 import { DiskWatch, lowSpaceReason, lowWaterBytes } from '../../src/health/disk-space.js';
@@ -56,7 +56,11 @@ describe('readiness', () => {
     assert.equal(r.ready, false);
     assert.deepEqual(
       r.checks.map((c) => [c.name, c.ok]),
-      [['hangs', false], ['throws', false], ['fine', true]],
+      [
+        ['hangs', false],
+        ['throws', false],
+        ['fine', true],
+      ],
     );
     assert.match(r.checks[0]?.reason ?? '', /no answer within/);
     assert.equal(r.checks[1]?.reason, 'boom');
@@ -73,8 +77,16 @@ describe('disk watch', () => {
 
   it('a file system that cannot be examined counts as low, with the reason', () => {
     const changes: string[] = [];
-    const w = new DiskWatch({ paths: { sessions: '/nonexistent/ceres-sessions', state: '/' }, marks: () => ({ sessions: '1%', state: 0 }), intervalMs: () => 1000, onChange: (s) => changes.push(`${s.area}:${s.low}`) });
-    assert.deepEqual(w.low().map((s) => s.area), ['sessions']);
+    const w = new DiskWatch({
+      paths: { sessions: '/nonexistent/ceres-sessions', state: '/' },
+      marks: () => ({ sessions: '1%', state: 0 }),
+      intervalMs: () => 1000,
+      onChange: (s) => changes.push(`${s.area}:${s.low}`),
+    });
+    assert.deepEqual(
+      w.low().map((s) => s.area),
+      ['sessions'],
+    );
     assert.equal(w.low()[0]?.error, 'ENOENT');
     assert.match(lowSpaceReason(w.low()), /sessions file system cannot be examined \(ENOENT\)/);
     assert.deepEqual(changes, ['sessions:true']);
@@ -83,8 +95,16 @@ describe('disk watch', () => {
   it('a mark above the free space is low; lowering it (a reload) recovers at the next check', () => {
     let mark: number | string = '100%';
     const changes: string[] = [];
-    const w = new DiskWatch({ paths: { sessions: '/', state: '/' }, marks: () => ({ sessions: mark, state: 0 }), intervalMs: () => 1000, onChange: (s) => changes.push(`${s.area}:${s.low}`) });
-    assert.deepEqual(w.low().map((s) => s.area), ['sessions']);
+    const w = new DiskWatch({
+      paths: { sessions: '/', state: '/' },
+      marks: () => ({ sessions: mark, state: 0 }),
+      intervalMs: () => 1000,
+      onChange: (s) => changes.push(`${s.area}:${s.low}`),
+    });
+    assert.deepEqual(
+      w.low().map((s) => s.area),
+      ['sessions'],
+    );
     mark = 1;
     w.check();
     assert.deepEqual(w.low(), []);
@@ -104,7 +124,12 @@ describe('transition observer', () => {
     o.seen({ id: 'k', createdAt: 0, from: 'INLRMS', to: 'FINISHING', final: false });
     assert.equal(o.tracked, 1);
     const h = (await m.registry.getSingleMetric('ceres_job_state_duration_seconds')!.get()).values;
-    const sum = (state: string) => h.find((v) => (v as { metricName?: string }).metricName === 'ceres_job_state_duration_seconds_sum' && v.labels.state === state)?.value;
+    const sum = (state: string) =>
+      h.find(
+        (v) =>
+          (v as { metricName?: string }).metricName === 'ceres_job_state_duration_seconds_sum' &&
+          v.labels.state === state,
+      )?.value;
     assert.equal(sum('ACCEPTED'), 6);
     assert.equal(sum('PREPARING'), 2.5);
     assert.equal(sum('INLRMS'), undefined);

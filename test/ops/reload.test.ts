@@ -14,7 +14,12 @@ import { sample, scrape } from './scrape.js';
 const stateDir = tempDir('reload');
 const logFile = join(stateDir, 'ceres.log');
 const configFile = join(stateDir, 'test-config.json');
-const base = { log: { level: 'info', file: logFile }, metrics: { listen: '127.0.0.1:0' }, disk: { checkIntervalSeconds: 0.1 }, cluster: { queues: [{ name: 'a' }] } };
+const base = {
+  log: { level: 'info', file: logFile },
+  metrics: { listen: '127.0.0.1:0' },
+  disk: { checkIntervalSeconds: 0.1 },
+  cluster: { queues: [{ name: 'a' }] },
+};
 
 const lines = (file: string): any[] =>
   existsSync(file)
@@ -33,7 +38,10 @@ describe('SIGHUP: log reopen and configuration reload', () => {
     writeFileSync(configFile, typeof config === 'string' ? config : JSON.stringify(config));
     const want = ++hups;
     ceres.child.kill('SIGHUP');
-    await until(() => lines(logFile).filter((l) => /^configuration (reloaded|not reloaded)/.test(l.msg)).length >= want, 'reload logged');
+    await until(
+      () => lines(logFile).filter((l) => /^configuration (reloaded|not reloaded)/.test(l.msg)).length >= want,
+      'reload logged',
+    );
   };
   const submitTo = async (queue: string): Promise<any> => {
     const r = await c.req('POST', '/rest/1.1/jobs?action=new', `&(executable="/bin/true")(queue="${queue}")`);
@@ -56,7 +64,10 @@ describe('SIGHUP: log reopen and configuration reload', () => {
     await c.req('GET', '/rest/1.1/info'); // a line into the renamed file
     await hup(base);
     await c.req('GET', '/rest/1.1/jobs');
-    await until(() => lines(logFile).some((l) => l.msg === 'request' && /\/jobs$/.test(l.url)), 'request logged in the new file');
+    await until(
+      () => lines(logFile).some((l) => l.msg === 'request' && /\/jobs$/.test(l.url)),
+      'request logged in the new file',
+    );
     const fresh = lines(logFile);
     assert.ok(fresh.some((l) => l.msg === 'log file reopened; reloading the configuration'));
     assert.ok(!fresh.some((l) => l.msg === 'service started'));
@@ -74,14 +85,19 @@ describe('SIGHUP: log reopen and configuration reload', () => {
     assert.deepEqual(applied.applied, ['cluster.queues']);
     assert.ok(log.some((l) => l.key === 'shutdownTimeoutSeconds' && /not reloadable/.test(l.msg) && l.level === 40));
     // The info document is cached for a second.
-    await until(async () => /"MappingQueue":"b"/.test((await c.req('GET', '/rest/1.1/info')).text), 'queue b published');
+    await until(
+      async () => /"MappingQueue":"b"/.test((await c.req('GET', '/rest/1.1/info')).text),
+      'queue b published',
+    );
     assert.ok((sample(await scrape(ceres), 'ceres_config_reloads_total', { result: 'applied' }) ?? 0) >= 2);
   });
 
   it('refuses a configuration that does not parse or validate, keeps the running one and says why', async () => {
     const good = { ...base, cluster: { queues: [{ name: 'a' }, { name: 'b' }] } };
     await hup('{ not json');
-    let refused = lines(logFile).filter((l) => l.msg === 'configuration not reloaded: the running configuration is kept');
+    let refused = lines(logFile).filter(
+      (l) => l.msg === 'configuration not reloaded: the running configuration is kept',
+    );
     assert.equal(refused.length, 1);
     assert.match(refused[0].reason, /not valid JSON/);
     await hup({ ...good, cluster: { queues: [{ name: 'a' }, { name: 'a' }] } });

@@ -28,7 +28,8 @@ export function sample(text: string, name: string, labels: Record<string, string
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
     const got = new Map([...(m[3] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got.get(k) === v) && got.size === Object.keys(labels).length) return Number(m[4]);
+    if (Object.entries(labels).every(([k, v]) => got.get(k) === v) && got.size === Object.keys(labels).length)
+      return Number(m[4]);
   }
   return undefined;
 }

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { testApp } from '../helpers/app.js';
-import { openDatabase, type Db } from '../../src/jobs/store/database.js';
-import { JobStore } from '../../src/jobs/store/job-store.js';
+import { openDatabase, type Db } from '../../src/store/database.js';
+import { JobStore } from '../../src/store/job-store.js';
 import { JobService } from '../../src/jobs/job-service.js';
-import { ControlDir } from '../../src/jobs/control-dir.js';
+import { ControlDir } from '../../src/store/control-dir.js';
 import { newJobId } from '../../src/jobs/job-id.js';
 import { SessionFiles } from '../../src/sessions/session-files.js';
 import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';
@@ -146,7 +146,7 @@ export function rawRequest(port: number, head: string, body?: Buffer | string): 
       try {
         resolve(parseRaw(Buffer.concat(chunks)));
       } catch (e) {
-        reject(e as Error);
+        reject(e);
       }
     });
     sock.write(`${head}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
-import type { Credential, CredentialSource } from '../../src/staging/credentials.js';
+import type { CredentialSource } from '../../src/staging/credentials.js';
 import type { StageInFile } from '../../src/staging/types.js';
 import { TestServer, type ServerOptions } from './helpers/test-server.js';
 import { makePki, mapCredentials, never, recordingLogger, stagingConfig, tempDir, type TestPki } from './helpers/fixtures.js';
@@ -126,7 +126,7 @@ describe('X.509 delegations', () => {
 });
 
 describe('JWT delegations', () => {
-  const tokenCreds = (): CredentialSource => mapCredentials({ t1: { kind: 'jwt', token: TOKEN } as Credential });
+  const tokenCreds = (): CredentialSource => mapCredentials({ t1: { kind: 'jwt', token: TOKEN } });
 
   it('the token is sent as a bearer token', async (t) => {
     const { server, run } = await setup(t, tokenCreds(), { authorize: (r) => r.bearer === TOKEN });

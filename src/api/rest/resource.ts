@@ -29,7 +29,8 @@ export interface RestRequest {
   caller(): Caller;
 }
 
-export type Handler = (req: RestRequest) => Promise<unknown> | unknown;
+/** Returns a value or a promise of one. */
+export type Handler = (req: RestRequest) => unknown;
 
 export interface Resource {
   readonly methods: Readonly<Partial<Record<string, Handler>>>;

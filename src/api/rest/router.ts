@@ -1,5 +1,5 @@
 /**
- * Routing of `{service}/rest/...` per spec §4 and A-REX's answers (reference §2):
+ * Routing of `{service}/rest/...` per spec §4 and A-REX's answers (A-REX §2):
  *
  *   rest | rest/                         versions            (public)
  *   rest/<v>                              404 Not Found

@@ -157,7 +157,7 @@ export class VomsDir {
           continue;
         }
         let m = lsc.get(f.vo);
-        if (m === undefined) lsc.set(f.vo, (m = new Map()));
+        if (m === undefined) lsc.set(f.vo, (m = new Map<string, readonly LscChain[]>()));
         m.set(f.name.slice(0, -'.lsc'.length), chains);
         continue;
       }

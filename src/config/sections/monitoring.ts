@@ -28,7 +28,11 @@ export const monitoringSection = {
     {
       sessionsLowWater: lowWater('session directories'),
       stateLowWater: lowWater('state directory (database, control files)'),
-      checkIntervalSeconds: Type.Number({ default: 10, exclusiveMinimum: 0, description: 'How often free space is looked at (one statfs per file system)' }),
+      checkIntervalSeconds: Type.Number({
+        default: 10,
+        exclusiveMinimum: 0,
+        description: 'How often free space is looked at (one statfs per file system)',
+      }),
     },
     { default: {}, additionalProperties: false },
   ),

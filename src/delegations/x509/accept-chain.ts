@@ -99,7 +99,7 @@ function completeFromCaller(proxy: ParsedCertificate, callerChain: readonly Uint
   if (!sameName(proxy.issuer, callerLeaf.subject)) {
     throw ceError('CE_ERR_DELEG_NOT_CALLERS_PROXY', `The proxy certificate is issued by ${toOneline(proxy.issuer)}, not by the certificate this connection authenticated with (${callerLeaf.subjectOneline}): ${hint}`);
   }
-  let signed = false;
+  let signed: boolean;
   try {
     signed = proxy.node.verify(callerLeaf.node.publicKey);
   } catch {

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { BatchJobSpec, RuntimeEnvironmentRun } from '../../lrms/backend.js';
-import type { JobRecord } from '../../jobs/store/job-record.js';
+import type { JobRecord } from '../../store/job-record.js';
 
 export function attemptDir(lrmsJobsRoot: string, j: Pick<JobRecord, 'id' | 'rerunsLeft'>): string {
   return join(lrmsJobsRoot, j.id.slice(0, 2), j.id, `r${j.rerunsLeft}`);

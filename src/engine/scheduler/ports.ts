@@ -3,7 +3,7 @@
  * Both calls resolve (never reject) with a readable reason on failure; an aborted
  * transfer resolves `{ ok: false, aborted: true }`.
  */
-import type { JobRecord } from '../../jobs/store/job-record.js';
+import type { JobRecord } from '../../store/job-record.js';
 import type { StageOutMode } from '../state-machine.js';
 
 export type StageOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly aborted?: boolean };
@@ -14,7 +14,7 @@ export interface StagingPort {
 }
 
 /**
- * What the scheduler needs from the sessions folder (src/sessions/session-dirs.ts):
+ * What the engine needs from the sessions folder (src/sessions/session-dirs.ts):
  * a check that the job's directory is still the one it was given (before the batch
  * job starts there) and a removal that never follows what the job put in its place.
  */
@@ -22,5 +22,7 @@ export interface SessionsPort {
   /** The session directory's path, for the batch backend only (the job runs there). */
   pathOf(id: string): string;
   check(id: string, identity: string | null): Promise<void>;
+  /** Runs `fn` with the verified directory held open (a lease): data staging works only inside one. */
+  withRoot<T>(id: string, identity: string | null, fn: (dir: string) => Promise<T>): Promise<T>;
   remove(id: string, identity: string | null, o?: { readonly findRenamed?: boolean }): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
 }

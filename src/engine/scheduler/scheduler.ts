@@ -18,12 +18,13 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BatchBackend, BatchJobRef, BatchUpdate } from '../../lrms/backend.js';
 import { readJobFile } from '../../lrms/job-file.js';
-import type { JobStore } from '../../jobs/store/job-store.js';
-import type { JobChanges, JobRecord } from '../../jobs/store/job-record.js';
-import type { ControlDir } from '../../jobs/control-dir.js';
-import { logLine } from '../../jobs/control-dir.js';
+import type { JobStore } from '../../store/job-store.js';
+import type { JobChanges, JobRecord } from '../../store/job-record.js';
+import type { ControlDir } from '../../store/control-dir.js';
+import { logLine } from '../../store/control-dir.js';
 import { next, requestedEvent, resumeEffects, type Effect, type EngineEvent, type SlotStep } from '../state-machine.js';
-import { isFinal, machineStateOf, persistedFields, positionOf, type MachineState, type Position } from '../states.js';
+import { isFinal, machineStateOf, persistedFields, type MachineState } from '../states.js';
+import { ACTIVE_STATES, positionOf, type Position } from '../../vocabulary/job-states.js';
 import { batchUpdateEvent } from '../batch-events.js';
 import { Slots, type Limits } from './slots.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
@@ -61,8 +62,6 @@ export interface SchedulerOptions {
   /** Told of every change of a job's position, after it is persisted (metrics). */
   readonly onTransition?: (t: { readonly id: string; readonly createdAt: number; readonly from: Position; readonly to: Position; readonly final: boolean }) => void;
 }
-
-const ACTIVE_STATES = ['ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'FINISHING', 'CANCELING'];
 
 export class Scheduler {
   readonly #o: SchedulerOptions;

@@ -17,12 +17,11 @@
  * flood holds at most that many batch jobs, and a freed SUBMIT slot goes to the next
  * owner in turn who is under the limit, so another user's single job starts at once.
  */
-import type { Position } from '../states.js';
+import type { Position } from '../../vocabulary/job-states.js';
 import type { SlotStep } from '../state-machine.js';
 
 /** The steps a job may wait for; ACCEPT is being picked up at all (A-REX maxjobs, 1st field). */
 export type WaitStep = SlotStep | 'ACCEPT';
-const WAIT_STEPS: readonly WaitStep[] = ['ACCEPT', 'PREPARING', 'SUBMIT', 'FINISHING'];
 
 export interface Limits {
   /** 0 or absent = unlimited, for each. Jobs picked up (past ACCEPTED, pending included) and not final. */

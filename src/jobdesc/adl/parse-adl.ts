@@ -3,7 +3,7 @@
  * src/doc/parse-xml.ts. Elements are matched by namespace URI and local name, whatever
  * the prefix; unknown elements are ignored, as A-REX does.
  *
- * Validation follows A-REX's ADL parser (job-descriptions reference §4.2): integers and
+ * Validation follows A-REX's ADL parser (job descriptions §4.2): integers and
  * booleans are strict, `NetworkInfo` and `Benchmark` are always errors, a
  * `SlotRequirement` needs `NumberOfSlots`, and so on. A-REX reports every one of these as
  * the bare `emies:adl parsing error`; we append the specific message on the next line.

@@ -40,6 +40,7 @@ class Scope {
     (this.vars ??= new Map()).set(name, value);
   }
   lookup(name: string): string {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- walks the scope chain up from this one
     for (let s: Scope | undefined = this; s; s = s.parent) {
       const v = s.vars?.get(name);
       if (v !== undefined) return v;

@@ -3,7 +3,7 @@
  *
  *   pid      "<pid> <start ticks>"  written (hard link) when the wrapper claims the directory
  *   status   key=value              written last, atomically: the job has ended
- *   diag     key=value (§8.4)       accounting for the diag control file
+ *   diag     key=value (A-REX §8.4) accounting for the diag control file
  *   failure  one line               written by job.sh when it could not run the executable
  *   job.sh                          the job script (./job-script.ts)
  *

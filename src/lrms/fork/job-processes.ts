@@ -171,8 +171,8 @@ async function scanOnce(jobs: readonly JobProcesses[], spare: ReadonlySet<number
 
 /** Sweeps jobs' processes: scans asked for together share passes over /proc. */
 export class ProcessSweeper {
-  #queued: { job: JobProcesses; done: () => void }[] = [];
-  #running: Promise<void> | undefined;
+  #queued: { job: JobProcesses; done: () => void; failed: (e: unknown) => void }[] = [];
+  #draining = false;
 
   /** @param spare processes never to kill (the service, its launcher). */
   constructor(private readonly spare: () => ReadonlySet<number>) {}
@@ -180,24 +180,31 @@ export class ProcessSweeper {
   /** Kill every process of `job` (its cgroup, then a /proc scan); resolves when none is left that can be found. */
   async sweep(job: JobProcesses): Promise<void> {
     if (job.cgroup) await sweepCgroup(job.cgroup);
-    await new Promise<void>((done) => {
-      this.#queued.push({ job, done });
-      this.#running ??= this.#drain();
+    await new Promise<void>((done, failed) => {
+      this.#queued.push({ job, done, failed });
+      // Not awaited here: the drain serves every caller queued meanwhile, and it never
+      // rejects (a failed pass rejects the sweeps of its batch instead).
+      if (!this.#draining) void this.#drain();
     });
   }
 
   async #drain(): Promise<void> {
+    this.#draining = true;
     try {
       while (this.#queued.length > 0) {
         const batch = this.#queued;
         this.#queued = [];
         const jobs = batch.map((b) => b.job);
-        // Killed processes cannot fork any more: repeat until a pass finds nothing.
-        for (let pass = 0; pass < 10 && (await scanOnce(jobs, this.spare())) > 0; pass++) await sleep(10);
-        for (const b of batch) b.done();
+        try {
+          // Killed processes cannot fork any more: repeat until a pass finds nothing.
+          for (let pass = 0; pass < 10 && (await scanOnce(jobs, this.spare())) > 0; pass++) await sleep(10);
+          for (const b of batch) b.done();
+        } catch (e) {
+          for (const b of batch) b.failed(e);
+        }
       }
     } finally {
-      this.#running = undefined;
+      this.#draining = false;
     }
   }
 }

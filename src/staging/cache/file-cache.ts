@@ -175,7 +175,10 @@ export class FileCache {
         const failure = await abortable(flight.done, signal);
         // The same group shares the failure (it would fail the same way); others try
         // themselves, since the source may accept them. A cancelled initiator is not a failure.
-        if (failure !== undefined && flight.group === (req.group ?? req.owner) && !isCancellation(failure)) throw failure;
+        if (failure !== undefined && flight.group === (req.group ?? req.owner) && !isCancellation(failure)) {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the initiator's own failure, passed on as it was
+          throw failure;
+        }
         continue;
       }
       let settle!: (failure: unknown) => void;

@@ -23,7 +23,7 @@ export function stagingConfig(over: DeepPartial<StagingConfig> = {}): StagingCon
   };
   const merged: Record<string, unknown> = { ...base, ...over };
   for (const k of ['retry', 'timeouts', 'cache'] as const) {
-    merged[k] = { ...(base[k] as object | undefined), ...(over[k] as object | undefined) };
+    merged[k] = { ...(base[k]), ...(over[k]) };
   }
   return buildConfig({ staging: merged }).staging;
 }

@@ -94,7 +94,7 @@ export class TestServer {
   ) {}
 
   static async start(opts: ServerOptions = {}): Promise<TestServer> {
-    let ts!: TestServer;
+    let ts!: TestServer; // eslint-disable-line prefer-const -- assigned after the handler that uses it is built
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       ts.handle(req, res).catch(() => res.destroy());
     };

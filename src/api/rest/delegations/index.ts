@@ -1,6 +1,6 @@
 /**
  * `{base}/delegations` and `{base}/delegations/<id>` (spec §4.5). Statuses are those
- * the real clients check (reference arex-behaviour §5.3, §9.2, §9.5, §9.9), which
+ * the real clients check (A-REX §5.3, §9.2, §9.5, §9.9), which
  * differ from the spec's text in three places (docs/delegations.md):
  *
  *   GET|HEAD delegations             200 list; 1.1 `type=x509|jwt` filter; 1.0: x509 only, no `type`

@@ -1,5 +1,5 @@
 /**
- * `GET|HEAD {base}/jobs/<id>/diagnose/<name>` (spec §4.6; A-REX reference §5.8): a
+ * `GET|HEAD {base}/jobs/<id>/diagnose/<name>` (spec §4.6; A-REX §5.8): a
  * control file of the caller's job, for debugging (arcget saves all 14 as the job's
  * log directory; `arccat -l` reads `errors`; job-description retrieval reads
  * `description`).
@@ -12,10 +12,10 @@
  * directory, and an absent file is 404 `Not found`. Other methods: 405 (router).
  */
 import { ceError } from '../../../errors/ce-error.js';
-import { isDiagnoseName, type ControlDir, type DiagnoseName } from '../../../jobs/control-dir.js';
+import { isDiagnoseName, type ControlDir, type DiagnoseName } from '../../../store/control-dir.js';
 import type { JobService } from '../../../jobs/job-service.js';
-import type { JobRecord } from '../../../jobs/store/job-record.js';
-import { sendBuffer, sendFileHandle } from '../../../sessions/send-file.js';
+import type { JobRecord } from '../../../store/job-record.js';
+import { sendBuffer, sendFileHandle } from '../send-file.js';
 import type { Resource, RestRequest } from '../resource.js';
 
 /** Content of a diagnose item rendered from the record; undefined: read the control file. */

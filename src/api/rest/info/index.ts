@@ -3,18 +3,10 @@
  * in A-REX. `schema`: glue2 (default); in 1.0 `crr` is recognised but not offered
  * (501); anything else is a 400.
  */
-import type { XmlElement } from '../../../doc/element.js';
+import type { InfoSource } from '../../../info/info-source.js';
 import { ceError } from '../../../errors/ce-error.js';
 import { sendDoc } from '../../../http/send.js';
 import type { Resource } from '../resource.js';
-
-export interface InfoSource {
-  /**
-   * The current GLUE2 `InfoRoot` document (may be cached briefly by the source).
-   * `addressedOrigin`: the origin the client addressed (`https://host[:port]`).
-   */
-  document(addressedOrigin?: string): XmlElement;
-}
 
 export function infoResource(source: InfoSource): Resource {
   return {

@@ -73,7 +73,7 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     if (a === 'info') {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.
-      const one = (e: IdEntry): readonly (BulkItem | ItemResult)[] => (typeof e === 'string' ? o.actions.info(caller.dn, [e]) : [{ status: 400, reason: e.reason, infoDocument: null } as ItemResult]);
+      const one = (e: IdEntry): readonly (BulkItem | ItemResult)[] => (typeof e === 'string' ? o.actions.info(caller.dn, [e]) : [{ status: 400, reason: e.reason, infoDocument: null }]);
       req.reply.raw.statusMessage = 'Created';
       return sendStream(req.reply, 201, contentTypeOf[req.format], bulkPieces(flatMapLazy(entries, one), req.format));
     }

@@ -1,6 +1,6 @@
 /**
  * Bulk answers as documents: `<jobs><job><status-code/><reason/><id/>...</job></jobs>`,
- * element order status-code, reason, id, then the action's field (reference §4.2).
+ * element order status-code, reason, id, then the action's field (A-REX §4.2).
  * In JSON `job` is always an array.
  *
  * `renderBulk` writes the common answers (status, kill, clean, restart, submission,
@@ -72,7 +72,7 @@ interface JsonItem {
 }
 
 function bulkJson(items: readonly Item[]): string {
-  const job: JsonItem[] = new Array(items.length);
+  const job = new Array<JsonItem>(items.length);
   for (let i = 0; i < items.length; i++) {
     const it = items[i] as Item;
     const o: JsonItem = { 'status-code': String(it.status), reason: it.reason };
@@ -80,7 +80,7 @@ function bulkJson(items: readonly Item[]): string {
     if (it.state !== undefined) o.state = it.state;
     const d = (it as BulkItem).delegationIds;
     // One child is a value, two or more an array, none no member (render-json rules).
-    if (d !== undefined && d.length > 0) o.delegation_id = d.length === 1 ? (d[0] as string) : d;
+    if (d !== undefined && d.length > 0) o.delegation_id = d.length === 1 ? d[0] : d;
     job[i] = o;
   }
   return JSON.stringify({ job });

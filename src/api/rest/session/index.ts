@@ -1,5 +1,5 @@
 /**
- * `{base}/jobs/<id>/session[/<path>]` (spec §4.4; A-REX reference §5.7, §9.2, §9.6):
+ * `{base}/jobs/<id>/session[/<path>]` (spec §4.4; A-REX §5.7, §9.2, §9.6):
  *
  *   GET|HEAD  file: content (streamed, single Range → 206); directory: listing
  *   PUT       file: stored (streamed; Content-Range writes at an offset; parents made)
@@ -8,7 +8,7 @@
  *
  * Every method first resolves the job as the caller's (another user's job is a 404,
  * like a missing one), then the path (session-path.ts: 400 for malformed paths;
- * safe-fs.ts: 403 for symlinks), and works inside a lease on the job's verified
+ * src/fs/safe-fs.ts: 403 for symlinks), and works inside a lease on the job's verified
  * session directory (session-dirs.ts: 409 CE_ERR_SESSION_REPLACED when the job put a
  * link or another directory in its place). Other methods: 405 with Allow (router).
  * Deliberate differences from A-REX are listed in docs/sessions.md.
@@ -25,7 +25,7 @@ import { encodePath, encodeSegment } from '../../../sessions/href.js';
 import { readDirTable, type DirTable } from '../../../sessions/dir-table.js';
 import { listingHtml, listingJson, listingXml } from '../../../sessions/listing.js';
 import { checkPropfindBody, davResourceOf, multistatus, parseDepth } from '../../../sessions/propfind.js';
-import { sendFileHandle } from '../../../sessions/send-file.js';
+import { sendFileHandle } from '../send-file.js';
 import type { SessionFiles } from '../../../sessions/session-files.js';
 import type { SessionDirs } from '../../../sessions/session-dirs.js';
 import { parseSessionPath, type SessionPath } from '../../../sessions/session-path.js';

@@ -1,10 +1,12 @@
+// The one implementation of file access inside session directories (src/fs/safe-fs.ts),
+// used by the REST session files and by data staging alike.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDirChain, openForRead, removeEntry, MAX_REMOVE_DEPTH } from '../../src/sessions/safe-fs.js';
+import { listFiles, lstatPath, openDirChain, openForRead, removeEntry, MAX_REMOVE_DEPTH } from '../../src/fs/safe-fs.js';
 import { readDirTable } from '../../src/sessions/dir-table.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 
@@ -125,5 +127,66 @@ describe('symlink-safe session file access', () => {
     const dir = await openDirChain(session, []);
     await assert.rejects(removeEntry(dir, 'tall'), code('CE_ERR_SESSION_TREE_TOO_DEEP'));
     await dir.close();
+  });
+});
+
+describe('looking up and listing for data staging', () => {
+  let root: string;
+  let session: string;
+  let outside: string;
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ceres-safefs-list-'));
+    session = join(root, 'session');
+    outside = join(root, 'outside');
+    await mkdir(join(session, 'out', 'deeper', 'deepest'), { recursive: true });
+    await mkdir(outside);
+    await writeFile(join(outside, 'secret'), 'top secret');
+    await writeFile(join(session, 'top.txt'), 't');
+    await writeFile(join(session, 'out', 'a'), 'a');
+    await writeFile(join(session, 'out', 'deeper', 'b'), 'b');
+    await writeFile(join(session, 'out', 'deeper', 'deepest', 'c'), 'c');
+    await symlink(outside, join(session, 'out', 'to-outside'));
+    await symlink(join(outside, 'secret'), join(session, 'out', 'secret-link'));
+    await symlink(outside, join(session, 'linked-dir'));
+    execFileSync('mkfifo', [join(session, 'out', 'fifo')]);
+  });
+  after(() => rm(root, { recursive: true, force: true }));
+
+  it('lstat of a file, a directory and the session directory itself', async () => {
+    assert.equal((await lstatPath(session, ['top.txt']))?.isFile(), true);
+    assert.equal((await lstatPath(session, ['out', 'deeper']))?.isDirectory(), true);
+    assert.equal((await lstatPath(session, []))?.isDirectory(), true);
+  });
+
+  it('lstat of what is absent, or under a file, is undefined', async () => {
+    assert.equal(await lstatPath(session, ['nothing']), undefined);
+    assert.equal(await lstatPath(session, ['out', 'nothing', 'x']), undefined);
+    assert.equal(await lstatPath(session, ['top.txt', 'x']), undefined);
+  });
+
+  it('lstat refuses a link as the last component or on the way (403)', async () => {
+    await assert.rejects(lstatPath(session, ['linked-dir']), code('CE_ERR_SESSION_SYMLINK'));
+    await assert.rejects(lstatPath(session, ['out', 'secret-link']), code('CE_ERR_SESSION_SYMLINK'));
+    await assert.rejects(lstatPath(session, ['linked-dir', 'secret']), code('CE_ERR_SESSION_SYMLINK'));
+    await assert.rejects(lstatPath(session, ['out', 'to-outside', 'secret']), code('CE_ERR_SESSION_SYMLINK'));
+  });
+
+  it('lists the regular files of a tree at every depth, never through a link, without special files', async () => {
+    assert.deepEqual((await listFiles(session, ['out'])).sort(), ['a', 'deeper/b', 'deeper/deepest/c']);
+    assert.deepEqual((await listFiles(session, [])).sort(), ['out/a', 'out/deeper/b', 'out/deeper/deepest/c', 'top.txt']);
+  });
+
+  it('listing a tree reached through a link is 403; a missing tree or a file, 404', async () => {
+    await assert.rejects(listFiles(session, ['linked-dir']), code('CE_ERR_SESSION_SYMLINK'));
+    await assert.rejects(listFiles(session, ['out', 'to-outside']), code('CE_ERR_SESSION_SYMLINK'));
+    await assert.rejects(listFiles(session, ['nothing']), code('CE_ERR_SESSION_NOT_FOUND'));
+    await assert.rejects(listFiles(session, ['top.txt']), code('CE_ERR_SESSION_NOT_FOUND'));
+  });
+
+  it('gives up (409) on a tree deeper than the limit', async () => {
+    const h = await openDirChain(session, ['tall', ...Array.from({ length: MAX_REMOVE_DEPTH + 1 }, () => 'd')], true);
+    await h.close();
+    await assert.rejects(listFiles(session, ['tall']), code('CE_ERR_SESSION_TREE_TOO_DEEP'));
   });
 });

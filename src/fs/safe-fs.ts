@@ -12,19 +12,26 @@
  * of being followed. Linux only (as the rest of the service).
  *
  * Invariant: nothing outside the session directory is ever opened, listed, written,
- * created or removed through a request path, whatever the job does concurrently.
+ * created or removed through a path from a request or a job description, whatever the
+ * job does concurrently. The one implementation for every reader and writer of session
+ * directories: the REST session files (src/sessions) and data staging (src/staging).
  */
 import { constants as C, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
-import { ceError } from '../errors/ce-error.js';
+import { ceError, isCeError } from '../errors/ce-error.js';
 
 export const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
 /** O_NONBLOCK: opening a FIFO the job made must not hang the request. */
 const READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
 
+/** Path of the directory open as `dir` (to list it, or the file system holding it). */
+export function dirPath(dir: { readonly fd: number }): string {
+  return `/proc/self/fd/${dir.fd}`;
+}
+
 /** Path of `name` inside the directory open as `dir` (openat semantics, see above). */
 export function inDir(dir: FileHandle, name: string): string {
-  return `/proc/self/fd/${dir.fd}/${name}`;
+  return `${dirPath(dir)}/${name}`;
 }
 
 export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
@@ -55,6 +62,15 @@ export function mapFsError(e: unknown): never {
       throw ceError('CE_ERR_SESSION_BAD_PATH', 'Malformed session path: path too long');
     default:
       throw e;
+  }
+}
+
+/** The names in the open directory `dir`. */
+export async function namesIn(dir: FileHandle): Promise<string[]> {
+  try {
+    return await readdir(dirPath(dir));
+  } catch (e) {
+    return mapFsError(e);
   }
 }
 
@@ -161,11 +177,81 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
   throw ceError('CE_ERR_SESSION_NOT_FOUND');
 }
 
+/**
+ * lstat of `segs` below the session directory, reaching it through directory
+ * descriptors: undefined when absent or when a component on the way is not a
+ * directory; a link anywhere, the last component included, is 403 CE_ERR_SESSION_SYMLINK.
+ */
+export async function lstatPath(sessionDir: string, segs: readonly string[]): Promise<Stats | undefined> {
+  if (segs.length === 0) {
+    const root = await openSessionRoot(sessionDir);
+    try {
+      return await root.stat();
+    } finally {
+      await root.close();
+    }
+  }
+  let parent: FileHandle;
+  try {
+    parent = await openDirChain(sessionDir, segs.slice(0, -1));
+  } catch (e) {
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND') return undefined;
+    throw e;
+  }
+  let s: Stats | undefined;
+  try {
+    s = await lstatIn(parent, segs[segs.length - 1] as string);
+  } finally {
+    await parent.close();
+  }
+  if (s?.isSymbolicLink()) throw ceError('CE_ERR_SESSION_SYMLINK');
+  return s;
+}
+
+/**
+ * The regular files of the directory tree `segs` (paths relative to it, unsorted),
+ * walked through descriptors: directories are entered only as opened with
+ * O_DIRECTORY|O_NOFOLLOW, links and special files are skipped, never followed. A link
+ * on the way to `segs` is 403; `segs` missing or not a directory, 404.
+ */
+export async function listFiles(sessionDir: string, segs: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: FileHandle, prefix: string, depth: number): Promise<void> => {
+    if (depth >= MAX_REMOVE_DEPTH) throw ceError('CE_ERR_SESSION_TREE_TOO_DEEP');
+    for (const n of await namesIn(dir)) {
+      const s = await lstatIn(dir, n);
+      if (s?.isFile()) out.push(prefix + n);
+      else if (s?.isDirectory()) {
+        let sub: FileHandle;
+        try {
+          sub = await open(inDir(dir, n), DIR_FLAGS);
+        } catch (e) {
+          // Gone or swapped for a link since the lstat: not part of the tree.
+          if (code(e) === 'ENOENT' || code(e) === 'ENOTDIR' || code(e) === 'ELOOP') continue;
+          return mapFsError(e);
+        }
+        try {
+          await walk(sub, `${prefix}${n}/`, depth + 1);
+        } finally {
+          await sub.close();
+        }
+      }
+    }
+  };
+  const top = await openDirChain(sessionDir, segs);
+  try {
+    await walk(top, '', 0);
+  } finally {
+    await top.close();
+  }
+  return out;
+}
+
 export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** How deep `removeTree` descends before giving up (a job can nest directories endlessly). */
+/** How deep a tree walk (removal, listing) descends before giving up (a job can nest directories endlessly). */
 export const MAX_REMOVE_DEPTH = 256;
 
 /**
@@ -222,13 +308,7 @@ async function removeDir(parent: FileHandle, name: string, depth: number): Promi
  * descriptors: links and files are unlinked, directories emptied and removed.
  */
 export async function emptyDir(dir: FileHandle, depth = 0): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(`/proc/self/fd/${dir.fd}`);
-  } catch (e) {
-    return mapFsError(e);
-  }
-  for (const n of names) {
+  for (const n of await namesIn(dir)) {
     const s = await lstatIn(dir, n);
     if (!s) continue;
     if (s.isDirectory()) await removeDir(dir, n, depth + 1);

@@ -7,9 +7,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isCeError } from '../errors/ce-error.js';
 import { parseTarget } from '../http/query.js';
-import { route, type RestRoutes } from '../api/rest/router.js';
-import type { Resource } from '../api/rest/resource.js';
-import type { CeresMetrics } from './registry.js';
+import { route, type RestRoutes } from './rest/router.js';
+import type { Resource } from './rest/resource.js';
+import type { CeresMetrics } from '../metrics/registry.js';
 
 const TEMPLATES: Record<keyof RestRoutes, string> = {
   versions: '/rest',
@@ -20,7 +20,23 @@ const TEMPLATES: Record<keyof RestRoutes, string> = {
   delegations: '/rest/{version}/delegations',
   delegation: '/rest/{version}/delegations/{id}',
 };
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE']);
+const KNOWN_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'OPTIONS',
+  'PROPFIND',
+  'MKCOL',
+  'COPY',
+  'MOVE',
+  'PROPPATCH',
+  'LOCK',
+  'UNLOCK',
+  'TRACE',
+]);
 
 export interface HttpMetricsOptions {
   /** `{mountPoint}/rest`: the REST tree's catch-all routes. */
@@ -29,7 +45,9 @@ export interface HttpMetricsOptions {
 }
 
 export function instrumentHttp(app: FastifyInstance, m: CeresMetrics, o: HttpMetricsOptions): void {
-  const names = new Map<Resource, string>(Object.entries(o.routes).map(([k, r]) => [r as Resource, TEMPLATES[k as keyof RestRoutes]]));
+  const names = new Map<Resource, string>(
+    Object.entries(o.routes).map(([k, r]) => [r as Resource, TEMPLATES[k as keyof RestRoutes]]),
+  );
   const codes = new WeakMap<FastifyRequest, string>();
   const templateOf = (request: FastifyRequest): string => {
     const url = request.routeOptions.url;

@@ -7,8 +7,8 @@
  * a crash. Changes to an existing row are compare-and-set on `version`, so two
  * concurrent requests on one delegation (a PUT racing a renew) cannot both win.
  */
-import { durably, type Db } from '../../jobs/store/database.js';
-import type { DelegationType } from '../types.js';
+import { durably, type Db } from './database.js';
+import type { DelegationType } from '../delegations/types.js';
 
 export interface DelegationRow {
   readonly id: string;

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../../src/jobs/store/database.js';
-import { migrations } from '../../src/jobs/store/migrations.js';
-import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
+import { openDatabase } from '../../src/store/database.js';
+import { migrations } from '../../src/store/migrations.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceres-migr5-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

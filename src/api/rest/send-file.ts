@@ -13,9 +13,9 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { ceError } from '../errors/ce-error.js';
-import { parseRange } from './byte-range.js';
-import { giveChunk, takeChunk } from './chunk-pool.js';
+import { ceError } from '../../errors/ce-error.js';
+import { parseRange } from '../../sessions/byte-range.js';
+import { giveChunk, takeChunk } from '../../sessions/chunk-pool.js';
 
 export interface ContentInfo {
   readonly contentType: string;

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/jobs/store/database.js';
-import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
-import { GroupCommit } from '../../src/jobs/store/group-commit.js';
+import { openDatabase } from '../../src/store/database.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
+import { GroupCommit } from '../../src/store/group-commit.js';
 
 function job(id: string, owner = 'alice'): NewJob {
   return {
@@ -60,7 +60,7 @@ test('one failing submission fails alone; the others of its turn are stored', as
   ]);
   assert.equal(results[0]?.status, 'fulfilled');
   assert.equal(results[1]?.status, 'rejected');
-  assert.match(String((results[1] as PromiseRejectedResult).reason), /UNIQUE|constraint/i);
+  assert.match(String(results[1].reason), /UNIQUE|constraint/i);
   assert.equal(results[2]?.status, 'fulfilled');
   for (const id of ['ok1', 'ok2', 'ok3']) assert.ok(store.get(id), id);
   // All or nothing per request: the good job of the failed request is not stored either.

@@ -7,18 +7,23 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/schema.js';
-import type { InfoSource } from '../api/rest/info/index.js';
 import type { XmlElement } from '../doc/element.js';
-import { buildInfoDocument } from '../info/info-document.js';
-import { readHostFacts } from '../info/host-facts.js';
-import { tallyJobs, type JobTallyEntry } from '../info/job-tally.js';
-import type { GmState } from '../info/job-states.js';
-import { lrmsLetter, type LrmsSubState } from '../engine/states.js';
-import type { JobStore } from '../jobs/store/job-store.js';
+import { buildInfoDocument } from './info-document.js';
+import { readHostFacts } from './host-facts.js';
+import { tallyJobs, type JobTallyEntry } from './job-tally.js';
+import { lrmsLetter, type InternalState, type LrmsSubState } from '../vocabulary/job-states.js';
+import type { JobStore } from '../store/job-store.js';
+import { CERES_VERSION } from '../config/version.js';
 
-export const CERES_VERSION = '0.1.0';
 const MAX_CACHED_URLS = 8;
 
+export interface InfoSource {
+  /**
+   * The current GLUE2 `InfoRoot` document (may be cached briefly by the source).
+   * `addressedOrigin`: the origin the client addressed (`https://host[:port]`).
+   */
+  document(addressedOrigin?: string): XmlElement;
+}
 
 export interface InfoSourceOptions {
   readonly config: Config;
@@ -46,7 +51,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       if (cached && now - cached.at < 1000) return cached.doc;
       const entries: JobTallyEntry[] = [];
       for (const r of o.store.countByState()) {
-        const e: JobTallyEntry = { gmState: r.state as GmState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}) };
+        const e: JobTallyEntry = { gmState: r.state as InternalState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}) };
         for (let i = 0; i < r.n; i++) entries.push(e);
       }
       let space: { totalBytes: number; freeBytes: number } | undefined;

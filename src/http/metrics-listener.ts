@@ -7,7 +7,7 @@
  * a reverse proxy with its own authentication, a node-local agent).
  */
 import { createServer, type Server } from 'node:http';
-import type { CeresMetrics } from './registry.js';
+import type { CeresMetrics } from '../metrics/registry.js';
 import type { Readiness } from '../health/readiness.js';
 import { LIVE_BODY, LIVE_PATH, READY_PATH, readyBody } from '../health/answers.js';
 
@@ -16,7 +16,13 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function startMetricsListener(o: { host: string; port: number; metrics: CeresMetrics; readiness: () => Promise<Readiness>; onError: (e: unknown) => void }): Promise<MetricsListener> {
+export async function startMetricsListener(o: {
+  host: string;
+  port: number;
+  metrics: CeresMetrics;
+  readiness: () => Promise<Readiness>;
+  onError: (e: unknown) => void;
+}): Promise<MetricsListener> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -4,8 +4,8 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Db } from '../../src/jobs/store/database.js';
-import { JobStore, type NewJob } from '../../src/jobs/store/job-store.js';
+import { openDatabase, type Db } from '../../src/store/database.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
 
 function job(id: string, owner: string, restState = 'ACCEPTING'): NewJob {
   return {
@@ -132,7 +132,7 @@ test('restStateOwned: equals the table after random inserts, updates, stale upda
           } catch {
             assert.ok(current, 'only an existing id may fail to insert');
           }
-        } else if (kind === 1) store.update(current, { restState: states[st] as string });
+        } else if (kind === 1) store.update(current, { restState: states[st] });
         else if (kind === 2) assert.equal(store.update({ id, version: current.version - 1 }, { restState: 'STALE' }), undefined);
         else store.delete(current);
       }

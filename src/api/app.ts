@@ -1,6 +1,7 @@
 /**
- * Builds the HTTP application (a Fastify instance) and never listens: server.ts owns
- * sockets, TLS and signals, tests call `inject` or listen on port 0.
+ * Builds the REST application (a Fastify instance) and never listens: the composition
+ * root (src/service/start.ts) owns sockets and TLS, the `serve` command (src/cli) the
+ * signals; tests call `inject` or listen on port 0.
  *
  * Request flow:
  *   TLS connection (client chain verified once per connection, src/auth)
@@ -14,21 +15,21 @@
  *
  * Bodies are never parsed by Fastify: a catch-all content-type parser leaves the
  * stream untouched, so handlers stream uploads to disk and sniff job descriptions
- * by content (clients send wrong or missing Content-Types; see compatibility notes).
+ * by content (clients send wrong or missing Content-Types; docs/compatibility.md).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { ceError } from '../errors/ce-error.js';
-import { negotiate } from './negotiate.js';
-import { parseTarget, stripAbsoluteForm } from './query.js';
-import { handleError } from './error-handler.js';
-import type { Authenticator, Authorizer, Caller } from './caller.js';
-import { route, type RestRoutes } from '../api/rest/router.js';
-import { allowHeader, type RestRequest } from '../api/rest/resource.js';
-import { collapseRouteSlashes } from './route-slashes.js';
-import { crossSiteRefusal } from './cross-site.js';
-import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from './fairness.js';
+import { negotiate } from '../http/negotiate.js';
+import { parseTarget, stripAbsoluteForm } from '../http/query.js';
+import { handleError } from '../http/error-handler.js';
+import type { Authenticator, Authorizer, Caller } from '../http/caller.js';
+import { route, type RestRoutes } from './rest/router.js';
+import { allowHeader, type RestRequest } from './rest/resource.js';
+import { collapseRouteSlashes } from '../http/route-slashes.js';
+import { crossSiteRefusal } from '../http/cross-site.js';
+import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE'] as const;
@@ -64,7 +65,7 @@ function originOf(host: string | undefined, fallback: () => string): string {
  * Refusals answered before the body is read close the connection when a body follows:
  * Node would otherwise read (and discard) a whole upload to keep the connection.
  */
-function closeIfBody(request: import('fastify').FastifyRequest): { headers: Record<string, string> } {
+function closeIfBody(request: FastifyRequest): { headers: Record<string, string> } {
   const h = request.headers;
   const hasBody = h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
   return { headers: hasBody ? { connection: 'close' } : {} };
@@ -88,8 +89,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     rewriteUrl: (req) => collapseRouteSlashes(stripAbsoluteForm(req.url ?? '/'), prefixSegments),
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2000 },
     // Malformed URLs and headers rejected by the router still answer through our handler.
-    frameworkErrors: (error: Error, req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) =>
-      handleError(ceError('CE_ERR_HTTP_BAD_REQUEST', 'malformed request target', { cause: error }), req, reply),
+    frameworkErrors: (error: Error, req: FastifyRequest, reply: FastifyReply) => {
+      // handleError sends the answer; the reply it returns is thenable only for async
+      // handlers, and nothing here waits for it.
+      void handleError(ceError('CE_ERR_HTTP_BAD_REQUEST', 'malformed request target', { cause: error }), req, reply);
+    },
     ...(opts.fastify ?? {}),
   } as FastifyServerOptions) as unknown as FastifyInstance;
 
@@ -124,7 +128,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  const handler = async (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply): Promise<unknown> => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const target = parseTarget(request.url);
     const below = target.path.slice(prefix.length);
     const segments = below === '' ? [] : below.slice(1).split('/');

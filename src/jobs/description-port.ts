@@ -5,7 +5,7 @@
 import type { Config } from '../config/schema.js';
 import { splitSubmission } from '../jobdesc/split-submission.js';
 import { checkAcceptance } from '../jobdesc/check-acceptance.js';
-import type { DescriptionPort } from '../jobs/ports.js';
+import type { DescriptionPort } from './ports.js';
 
 export function descriptionPort(config: Config): DescriptionPort {
   // Looked up per submission: queues and the description caps are reloadable (live-config.ts).

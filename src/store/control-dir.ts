@@ -85,7 +85,7 @@ export class ControlDir {
       return;
     }
     const { readdir } = await import('node:fs/promises');
-    let names: string[] = [];
+    let names: string[];
     try {
       names = await readdir(this.jobDir(id));
     } catch {

@@ -4,21 +4,20 @@
  * event (`poked`) so a job waiting for its inputs moves the moment the last one lands.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { ControlDir } from '../jobs/control-dir.js';
-import { logLine } from '../jobs/control-dir.js';
-import type { JobRecord } from '../jobs/store/job-record.js';
-import type { StagingPort } from '../engine/scheduler/ports.js';
-import type { DelegationsWiring } from './delegations.js';
-import type { SessionDirs } from '../sessions/session-dirs.js';
-import { isCeError } from '../errors/ce-error.js';
-import { FileCache, Stager, type SessionAccess, type StageInFile, type StageOutFile, type StageResult } from '../staging/index.js';
+import type { Config } from '../../config/schema.js';
+import { logLine, type ControlDir } from '../../store/control-dir.js';
+import type { JobRecord } from '../../store/job-record.js';
+import type { SessionsPort, StagingPort } from './ports.js';
+import { isCeError } from '../../errors/ce-error.js';
+import { FileCache, Stager, type SessionAccess, type StageInFile, type StageOutFile, type StageResult } from '../../staging/index.js';
+import type { CredentialSource } from '../../staging/credentials.js';
 
 export interface StagingDeps {
   config: Config;
   control: ControlDir;
-  sessions: Pick<SessionDirs, 'withRoot' | 'check'>;
-  delegations: DelegationsWiring;
+  sessions: Pick<SessionsPort, 'withRoot' | 'check'>;
+  /** The job owner's delegated credentials (the delegation service). */
+  credentials: CredentialSource;
   log: Logger;
   cacheDir: string;
   /** Told of every stage-in and stage-out result (metrics). */
@@ -37,7 +36,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
   const cache = s.cache.enabled
     ? await FileCache.open({ dir: d.cacheDir, maxBytes: s.cache.maxBytes, accessRecheckMs: s.cache.accessRecheckSeconds * 1000, lockStaleMs: s.cache.lockStaleSeconds * 1000, logger: d.log })
     : undefined;
-  const stager = new Stager({ config: s, credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) }, ...(cache ? { cache } : {}), logger: d.log });
+  const stager = new Stager({ config: s, credentials: d.credentials, ...(cache ? { cache } : {}), logger: d.log });
   const waiters = new Map<string, Set<() => void>>();
 
   const record = async (j: JobRecord, r: StageResult, dir: 'in' | 'out'): Promise<void> => {

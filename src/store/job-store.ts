@@ -10,37 +10,24 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
-import { REST_STATES, type RestState } from '../../engine/states.js';
-import { columnOf, fromRow, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
+import { ENDED_REST_STATES, REST_STATES } from '../vocabulary/job-states.js';
+import { COLUMNS, columnOf, fromRow, INSERTED_KEYS, toColumn, type InsertedFields, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
 
-export interface NewJob {
-  id: string;
-  owner: string;
-  state: string;
-  restState: string;
-  queue: string;
-  delegationId: string | null;
-  delegationIds: readonly string[];
-  format: 'adl' | 'xrsl';
+/**
+ * One job of a submission: the record fields given at submission (job-fields.ts, flag
+ * `insert`), the description text as submitted, and the delegations the job names.
+ */
+export interface NewJob extends Omit<InsertedFields, 'description' | 'sessionIdent' | 'localAccount' | 'fqans'> {
   description: unknown;
-  raw: string;
-  createdAt: number;
-  rerunsLeft: number;
-  clientHost: string | null;
   /** Identity of the session directory (session-dirs.ts); absent = not recorded. */
   sessionIdent?: string | null;
   /** Mapped local account (src/authz); null: not mapped. */
   localAccount?: string | null;
   /** The owner's verified VOMS FQANs at submission; null: none. */
   fqans?: readonly string[] | null;
+  raw: string;
+  delegationIds: readonly string[];
 }
-
-/**
- * Every column but `raw` (the description text, up to megabytes): the engine and the
- * bulk actions read records constantly and never need it (see `rawDescription`).
- */
-const COLUMNS =
-  'id, owner, state, pending, rest_state, lrms_state, outcome, queue, delegation_id, format, description, created_at, updated_at, local_id, exit_code, failed_state, failed_cause, failure_reason, kill_requested, clean_requested, restart_requested, reruns_left, started_at, ended_at, erase_at, client_host, session_ident, local_account, fqans, engine, version';
 
 export class JobStore {
   readonly #db: Db;
@@ -58,16 +45,16 @@ export class JobStore {
 
   constructor(db: Db) {
     this.#db = db;
+    // The other columns start at their defaults; a new job was last updated when created.
     this.#insert = db.prepare(
-      `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, delegation_id, format, description, raw, created_at, updated_at, reruns_left, client_host, session_ident, local_account, fqans)
-       VALUES (@id, @owner, @state, 0, @restState, @queue, @delegationId, @format, @description, @raw, @createdAt, @createdAt, @rerunsLeft, @clientHost, @sessionIdent, @localAccount, @fqans)`,
+      `INSERT INTO jobs (${INSERTED_KEYS.map((k) => columnOf[k]).join(', ')}, raw, updated_at)
+       VALUES (${INSERTED_KEYS.map((k) => `@${k}`).join(', ')}, @raw, @createdAt)`,
     );
     this.#insertDeleg = db.prepare('INSERT OR IGNORE INTO job_delegations (job_id, delegation_id) VALUES (?, ?)');
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`);
     this.#raw = db.prepare('SELECT raw FROM jobs WHERE id = ?').pluck();
     this.#getOwned = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND owner = ?`);
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
-    const ENDED_REST_STATES: readonly RestState[] = ['FINISHED', 'FAILED', 'KILLED', 'WIPED'];
     // IN over the active states: one index range per state, finished jobs are not scanned.
     const active = REST_STATES.filter((st) => !ENDED_REST_STATES.includes(st));
     this.#countActive = db.prepare(`SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${active.map((st) => `'${st}'`).join(',')})`).pluck();
@@ -92,7 +79,7 @@ export class JobStore {
     this.#topLevel();
     durably(this.#db, () => {
       for (const j of jobs) {
-        this.#insert.run({ ...j, sessionIdent: j.sessionIdent ?? null, localAccount: j.localAccount ?? null, fqans: j.fqans ? JSON.stringify(j.fqans) : null, description: JSON.stringify(j.description) });
+        this.#insert.run(insertParams(j));
         for (const d of j.delegationIds) this.#insertDeleg.run(j.id, d);
       }
     });
@@ -171,10 +158,7 @@ export class JobStore {
       this.#updateCache.set(sig, stmt);
     }
     const params: Record<string, unknown> = { id: expected.id, version: expected.version, now };
-    for (const k of keys) {
-      const v = changes[k];
-      params[k] = typeof v === 'boolean' ? (v ? 1 : 0) : k === 'engine' ? JSON.stringify(v) : v;
-    }
+    for (const k of keys) params[k] = toColumn(k, changes[k] as never);
     this.#topLevel();
     const row = stmt.get(params) as JobRow | undefined;
     if (row === undefined) return undefined;
@@ -198,4 +182,17 @@ export class JobStore {
   countByState(): { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[] {
     return this.#db.prepare('SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue').all() as { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[];
   }
+}
+
+function insertParams(j: NewJob): Record<string, unknown> {
+  const params: Record<string, unknown> = { raw: j.raw };
+  const given: InsertedFields = {
+    ...j,
+    description: j.description as InsertedFields['description'],
+    sessionIdent: j.sessionIdent ?? null,
+    localAccount: j.localAccount ?? null,
+    fqans: j.fqans ?? [],
+  };
+  for (const k of INSERTED_KEYS) params[k] = toColumn(k, given[k] as never);
+  return params;
 }

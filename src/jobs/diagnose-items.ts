@@ -1,0 +1,35 @@
+/**
+ * The diagnose items (`jobs/<id>/diagnose/<name>`) rendered from the job record instead
+ * of read from the control directory, so they are always current: the description as
+ * submitted, the `status` and `local` files, and the `xml` ComputingActivity. Any other
+ * name is undefined: the REST handler then reads the control file.
+ */
+import { renderXml } from '../doc/render-xml.js';
+import type { JobRecord } from '../store/job-record.js';
+import { activityDocument, localFileText, statusFileText, type ActivityOptions } from './activity.js';
+import type { DiagnoseName } from '../store/control-dir.js';
+
+export interface DiagnoseItemSources {
+  /** The description text exactly as submitted. */
+  readonly rawDescription: (id: string) => string | undefined;
+  /** The service URL the `local` file names as head node. */
+  readonly serviceUrl: () => string;
+  readonly activity: ActivityOptions;
+}
+
+export function diagnoseItemRenderer(s: DiagnoseItemSources): (j: JobRecord, name: DiagnoseName) => string | undefined {
+  return (j, name) => {
+    switch (name) {
+      case 'description':
+        return s.rawDescription(j.id);
+      case 'status':
+        return statusFileText(j);
+      case 'local':
+        return localFileText(j, s.serviceUrl());
+      case 'xml':
+        return renderXml(activityDocument(j, s.activity));
+      default:
+        return undefined;
+    }
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The one description of a stored job: each field of the record, its column in `jobs`,
+ * the column's value as SQLite returns it (a TypeBox schema), and how the two convert.
+ * The record type, the row type, the column list, the row check and both mappings are
+ * derived from this table (job-record.ts); a new field is one line here plus the
+ * migration that adds its column (migrations.ts, append-only).
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { JobDescription } from '../jobdesc/model.js';
+
+export interface Field<C extends string = string, S extends TSchema = TSchema, V = unknown> {
+  readonly column: C;
+  /** The column's value as SQLite returns it. */
+  readonly schema: S;
+  readonly read: (v: Static<S>) => V;
+  readonly write: (v: V) => Static<S>;
+}
+
+/** `change`: a transition may change it (JobChanges); `insert`: given at submission (NewJob); `lazy`: decoded on first access. */
+interface Flags {
+  readonly change?: true;
+  readonly insert?: true;
+  readonly lazy?: true;
+}
+
+const same = <T>(v: T): T => v;
+const Text = Type.String();
+const Int = Type.Integer();
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+const Bit = Type.Union([Type.Literal(0), Type.Literal(1)]);
+
+function field<S extends TSchema, V>(schema: S, read: (v: Static<S>) => V, write: (v: V) => Static<S>) {
+  return <C extends string, F extends Flags = object>(column: C, flags?: F): Field<C, S, V> & F => ({ column, schema, read, write, ...(flags as F) });
+}
+
+const text = field(Text, same<string>, same<string>);
+const textOrNull = field(NullableText, same<string | null>, same<string | null>);
+const int = field(Int, same<number>, same<number>);
+const intOrNull = field(NullableInt, same<number | null>, same<number | null>);
+/** A boolean kept as INTEGER 0/1 (SQLite has no boolean). */
+const flag = field(Bit, (v) => v !== 0, (v: boolean): 0 | 1 => (v ? 1 : 0));
+/** A JSON document kept as TEXT, parsed on first access only. */
+const json = <T>() => field(Text, (v) => JSON.parse(v) as T, (v: T) => JSON.stringify(v));
+/** A list of strings kept as a JSON array; an empty list as NULL. */
+const textList = field(
+  NullableText,
+  (v): readonly string[] => (v === null ? [] : (JSON.parse(v) as string[])),
+  (v: readonly string[]) => (v.length > 0 ? JSON.stringify(v) : null),
+);
+/** The description language; anything else reads as ADL (the default language). */
+const format = field(Text, (v): 'adl' | 'xrsl' => (v === 'xrsl' ? 'xrsl' : 'adl'), same<string>);
+
+const change = { change: true } as const;
+const insert = { insert: true } as const;
+const changeLazy = { change: true, lazy: true } as const;
+
+export const JOB_FIELDS = {
+  id: text('id', insert),
+  owner: text('owner', insert),
+  state: text('state', { change: true, insert: true }),
+  pending: flag('pending', change),
+  restState: text('rest_state', { change: true, insert: true }),
+  lrmsState: textOrNull('lrms_state', change),
+  outcome: textOrNull('outcome', change),
+  queue: text('queue', insert),
+  delegationId: textOrNull('delegation_id', insert),
+  format: format('format', insert),
+  description: json<JobDescription>()('description', { insert: true, lazy: true }),
+  createdAt: int('created_at', insert),
+  updatedAt: int('updated_at'),
+  localId: textOrNull('local_id', change),
+  exitCode: intOrNull('exit_code', change),
+  failedState: textOrNull('failed_state', change),
+  failedCause: textOrNull('failed_cause', change),
+  failureReason: textOrNull('failure_reason', change),
+  killRequested: flag('kill_requested', change),
+  cleanRequested: flag('clean_requested', change),
+  restartRequested: flag('restart_requested', change),
+  rerunsLeft: int('reruns_left', { change: true, insert: true }),
+  startedAt: intOrNull('started_at', change),
+  endedAt: intOrNull('ended_at', change),
+  eraseAt: intOrNull('erase_at', change),
+  clientHost: textOrNull('client_host', insert),
+  /** Identity of the session directory made at submission; null for jobs stored before it was recorded. */
+  sessionIdent: textOrNull('session_ident', insert),
+  /** Local account the owner was mapped to at submission (src/authz); null: not mapped. */
+  localAccount: textOrNull('local_account', insert),
+  /** The owner's verified VOMS FQANs at submission; empty: none. */
+  fqans: textList('fqans', insert),
+  engine: json<Readonly<Record<string, unknown>>>()('engine', changeLazy),
+  version: int('version'),
+} as const;
+
+export type JobFields = typeof JOB_FIELDS;

@@ -1,0 +1,355 @@
+// The scheduler on its own: a real store (SQLite) and control directory, a batch backend
+// and a staging port driven by the test, so each rule is seen directly: a lost
+// compare-and-set is decided again from the fresh record, slots are released to the
+// waiting jobs, a cancel the batch system never confirms ends after the timeout, and a
+// session lifetime that ends wipes the job, then purges its record.
+import { describe, it, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../../src/store/database.js';
+import { JobStore } from '../../src/store/job-store.js';
+import type { JobChanges, JobRecord } from '../../src/store/job-record.js';
+import { ControlDir } from '../../src/store/control-dir.js';
+import { Scheduler, type SchedulerOptions } from '../../src/engine/scheduler/scheduler.js';
+import type { SessionsPort, StageOutcome, StagingPort } from '../../src/engine/scheduler/ports.js';
+import type { StageOutMode } from '../../src/engine/state-machine.js';
+import type { BatchBackend, BatchJobSpec, BatchUpdate, BatchUpdateListener } from '../../src/lrms/backend.js';
+import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
+import { until } from '../helpers/poll.js';
+
+class FakeBackend implements BatchBackend {
+  readonly name = 'fake';
+  #listener: BatchUpdateListener | undefined;
+  readonly submits: BatchJobSpec[] = [];
+  readonly cancels: string[] = [];
+  /** What cancel() answers: true = the job is still running (the final update comes later). */
+  stillRunningOnCancel = true;
+  onUpdate(l: BatchUpdateListener): void {
+    this.#listener = l;
+  }
+  submit(spec: BatchJobSpec): Promise<string> {
+    this.submits.push(spec);
+    return Promise.resolve(`L-${spec.jobId}`);
+  }
+  recover(): Promise<void> {
+    return Promise.resolve();
+  }
+  cancel(localId: string): Promise<boolean> {
+    this.cancels.push(localId);
+    return Promise.resolve(this.stillRunningOnCancel);
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+  async emit(localId: string, u: BatchUpdate): Promise<void> {
+    await this.#listener?.(localId, u);
+  }
+}
+
+/** Stage-in and stage-out that finish when the test says so (or at once when not gated). */
+class FakeStaging implements StagingPort {
+  gateIn = false;
+  readonly ins: string[] = [];
+  readonly outs: { id: string; mode: StageOutMode }[] = [];
+  readonly #pending = new Map<string, (r: StageOutcome) => void>();
+  stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome> {
+    this.ins.push(job.id);
+    if (!this.gateIn) return Promise.resolve({ ok: true });
+    return new Promise((resolve) => {
+      this.#pending.set(job.id, resolve);
+      signal.addEventListener('abort', () => resolve({ ok: false, reason: 'aborted', aborted: true }), { once: true });
+    });
+  }
+  stageOut(job: JobRecord, mode: StageOutMode): Promise<StageOutcome> {
+    this.outs.push({ id: job.id, mode });
+    return Promise.resolve({ ok: true });
+  }
+  finishIn(id: string): void {
+    const r = this.#pending.get(id);
+    assert.ok(r, `no stage-in of ${id} waiting`);
+    this.#pending.delete(id);
+    r({ ok: true });
+  }
+}
+
+class FakeSessions implements SessionsPort {
+  readonly removed: string[] = [];
+  constructor(private readonly root: string) {}
+  pathOf(id: string): string {
+    return join(this.root, id);
+  }
+  check(): Promise<void> {
+    return Promise.resolve();
+  }
+  withRoot<T>(id: string, _identity: string | null, fn: (dir: string) => Promise<T>): Promise<T> {
+    return fn(this.pathOf(id));
+  }
+  remove(id: string): Promise<{ found: string; leftovers: readonly string[]; keptForeign: boolean }> {
+    this.removed.push(id);
+    return Promise.resolve({ found: 'dir', leftovers: [], keptForeign: false });
+  }
+}
+
+/** The real store, with a hook that runs just before an update of the engine (to race it). */
+class RacedStore extends JobStore {
+  beforeUpdate: ((expected: Pick<JobRecord, 'id' | 'version'>, changes: JobChanges) => void) | undefined;
+  updates = 0;
+  override update(expected: Pick<JobRecord, 'id' | 'version'>, changes: JobChanges, now?: number): JobRecord | undefined {
+    const hook = this.beforeUpdate;
+    if (hook) {
+      this.beforeUpdate = undefined;
+      hook(expected, changes);
+      this.beforeUpdate = hook;
+    }
+    this.updates++;
+    return super.update(expected, changes, now);
+  }
+}
+
+interface Rig {
+  readonly db: Db;
+  readonly store: RacedStore;
+  readonly backend: FakeBackend;
+  readonly staging: FakeStaging;
+  readonly sessions: FakeSessions;
+  readonly scheduler: Scheduler;
+  readonly warnings: string[];
+  clock: number;
+  submit(id: string, xrsl?: string, owner?: string): void;
+  job(id: string): JobRecord | undefined;
+  /** A REST-side change (a flag set by a request), as the job actions make it. */
+  flag(id: string, changes: JobChanges): void;
+}
+
+const rigs: { dir: string; scheduler: Scheduler; db: Db }[] = [];
+afterEach(async () => {
+  for (const r of rigs.splice(0)) {
+    await r.scheduler.stop();
+    r.db.close();
+    rmSync(r.dir, { recursive: true, force: true });
+  }
+});
+
+async function rig(o: Omit<Partial<SchedulerOptions>, 'limits'> & { limits?: Partial<SchedulerOptions['limits']> } = {}): Promise<Rig> {
+  const dir = mkdtempSync(join(tmpdir(), 'ceres-scheduler-'));
+  const db = openDatabase(join(dir, 'db'));
+  const store = new RacedStore(db);
+  const backend = new FakeBackend();
+  const staging = new FakeStaging();
+  const sessions = new FakeSessions(join(dir, 'sessions'));
+  const warnings: string[] = [];
+  const r: Rig = {
+    db,
+    store,
+    backend,
+    staging,
+    sessions,
+    warnings,
+    clock: Date.now(),
+    scheduler: undefined as unknown as Scheduler,
+    submit(id, xrsl = '&(executable=/bin/true)', owner = '/CN=alice') {
+      const parsed = parseXrsl(xrsl);
+      assert.ok(parsed.ok);
+      store.insertMany([{ id, owner, state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: null, delegationIds: [], format: 'xrsl', description: parsed.description, raw: xrsl, createdAt: r.clock, rerunsLeft: 0, clientHost: null }]);
+      r.scheduler.jobsSubmitted([id]);
+    },
+    job: (id) => store.get(id),
+    flag(id, changes) {
+      const j = store.get(id);
+      assert.ok(j);
+      assert.ok(JobStore.prototype.update.call(store, j, changes), 'flag set');
+      r.scheduler.poke(id);
+    },
+  };
+  const log = { debug() {}, info() {}, warn: (_o: object, m: string) => void warnings.push(m), error: (_o: object, m: string) => void warnings.push(m) };
+  const scheduler = new Scheduler({
+    store,
+    control: new ControlDir(join(dir, 'control')),
+    backend,
+    staging,
+    sessions,
+    log,
+    lrmsJobsRoot: join(dir, 'lrms'),
+    rteScripts: new Map(),
+    serviceUrl: () => 'https://ce.example.org/arex',
+    sessionLifetimeSeconds: 3600,
+    maxSessionLifetimeSeconds: 7200,
+    wipedRetentionSeconds: 600,
+    cancelTimeoutSeconds: 30,
+    now: () => r.clock,
+    ...o,
+    limits: { maxPreparing: 0, maxRunning: 0, maxFinishing: 0, maxPerUser: 0, maxRunningPerUser: 0, ...o.limits },
+  });
+  (r as { scheduler: Scheduler }).scheduler = scheduler;
+  rigs.push({ dir, scheduler, db });
+  await scheduler.start();
+  return r;
+}
+
+const stateOf = (r: Rig, id: string): string | undefined => r.job(id)?.restState;
+
+/** Runs a job to INLRMS (RUNNING) with the fake backend. */
+async function toRunning(r: Rig, id: string, xrsl?: string): Promise<string> {
+  r.submit(id, xrsl);
+  await until(() => r.backend.submits.some((s) => s.jobId === id) && stateOf(r, id) === 'QUEUING', `${id} submitted`);
+  const localId = `L-${id}`;
+  await r.backend.emit(localId, { kind: 'state', jobId: id, state: 'RUNNING' });
+  assert.equal(stateOf(r, id), 'RUNNING');
+  return localId;
+}
+
+const finalUpdate = (jobId: string, exitCode = 0): BatchUpdate => ({
+  kind: 'final',
+  jobId,
+  result: { exitCode, wallTimeSeconds: 1, cpuTimeSeconds: 0, userTimeSeconds: 0, kernelTimeSeconds: 0, maxRssBytes: 0, startTime: null, endTime: null, nodes: [] },
+});
+
+describe('scheduler: compare-and-set', () => {
+  it('a request that changes the job between read and write is not lost: the step is decided again from the fresh record', async () => {
+    const r = await rig();
+    r.staging.gateIn = true;
+    let raced = 0;
+    r.store.beforeUpdate = (expected, changes) => {
+      // The engine is about to move the job into PREPARING: a kill request lands first.
+      if (raced === 0 && changes.state === 'PREPARING') {
+        raced++;
+        const j = r.store.get(expected.id);
+        assert.ok(j);
+        assert.ok(JobStore.prototype.update.call(r.store, j, { killRequested: true }));
+      }
+    };
+    r.submit('cas1');
+    await until(() => r.job('cas1')?.state === 'FINISHED', 'the killed job to finish');
+    const j = r.job('cas1');
+    assert.equal(raced, 1);
+    assert.equal(j?.outcome, 'killed', 'the kill that won the race is acted on');
+    assert.equal(j?.restState, 'KILLED');
+    assert.equal(j?.failedCause, 'client');
+    assert.equal(j?.killRequested, false, 'the flag is cleared by acting on it');
+    assert.ok(r.store.updates >= 2, 'the lost write was tried again');
+  });
+
+  it('a job that keeps changing is dropped after eight attempts and looked at again', async () => {
+    const r = await rig();
+    let bumps = 0;
+    r.store.beforeUpdate = (expected, changes) => {
+      if (changes.state !== 'PREPARING' || bumps >= 8) return;
+      bumps++;
+      const j = r.store.get(expected.id);
+      assert.ok(j);
+      // A change that decides nothing (the job's engine data), but moves the version on.
+      assert.ok(JobStore.prototype.update.call(r.store, j, { engine: { note: bumps } }));
+    };
+    r.submit('busy1');
+    await until(() => r.backend.submits.some((s) => s.jobId === 'busy1'), 'busy1 to reach the batch system at last');
+    assert.equal(bumps, 8);
+    assert.ok(r.warnings.includes('job kept changing; event dropped, will be looked at again'), r.warnings.join('; '));
+  });
+});
+
+describe('scheduler: slots', () => {
+  it('a full stage-in step holds new jobs (PENDING:ACCEPTED) and hands the slot on when it frees', async () => {
+    const r = await rig({ limits: { maxPreparing: 1 } });
+    r.staging.gateIn = true;
+    r.submit('s1');
+    await until(() => r.staging.ins.includes('s1'), 's1 staging in');
+    r.submit('s2');
+    await until(() => stateOf(r, 's2') === 'ACCEPTED', 's2 held before stage-in (REST ACCEPTED)');
+    assert.equal(r.job('s2')?.pending, true);
+    assert.deepEqual(r.staging.ins, ['s1']);
+    assert.equal(r.scheduler.waiting('PREPARING'), 1);
+    r.staging.finishIn('s1');
+    await until(() => r.staging.ins.includes('s2'), 's2 to get the freed slot');
+    assert.equal(stateOf(r, 's2'), 'PREPARING');
+    assert.equal(r.scheduler.waiting('PREPARING'), 0);
+    await until(() => stateOf(r, 's1') === 'QUEUING', 's1 on to the batch system');
+  });
+
+  it('engine.maxActiveJobs keeps new jobs unprocessed (ACCEPTING) until an active one ends', async () => {
+    const r = await rig({ limits: { maxActive: 1 } });
+    const localId = await toRunning(r, 'a1');
+    r.submit('a2');
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(stateOf(r, 'a2'), 'ACCEPTING');
+    assert.deepEqual(r.staging.ins, ['a1']);
+    await r.backend.emit(localId, finalUpdate('a1'));
+    await until(() => stateOf(r, 'a1') === 'FINISHED', 'a1 finished');
+    await until(() => r.staging.ins.includes('a2'), 'a2 picked up once a1 ended');
+  });
+
+  it('a full running step holds a staged job (PENDING:PREPARING) until the running job ends', async () => {
+    const r = await rig({ limits: { maxRunning: 1 } });
+    const localId = await toRunning(r, 'r1');
+    r.submit('r2');
+    await until(() => stateOf(r, 'r2') === 'PREPARED', 'r2 held after stage-in (REST PREPARED)');
+    assert.equal(r.backend.submits.length, 1);
+    await r.backend.emit(localId, finalUpdate('r1'));
+    await until(() => r.backend.submits.some((s) => s.jobId === 'r2'), 'r2 submitted once r1 left the batch system');
+  });
+});
+
+describe('scheduler: cancel', () => {
+  it('a kill the batch system never confirms ends after the cancel timeout; the job stages out in cancel mode and ends KILLED', async () => {
+    const r = await rig({ cancelTimeoutSeconds: 0.3 });
+    const localId = await toRunning(r, 'k1');
+    r.flag('k1', { killRequested: true });
+    await until(() => r.backend.cancels.includes(localId), 'the batch job cancelled');
+    assert.equal(stateOf(r, 'k1'), 'KILLING');
+    const asked = Date.now();
+    await until(() => stateOf(r, 'k1') === 'KILLED', 'the job to end after the timeout', 10_000);
+    assert.ok(Date.now() - asked >= 250, 'not before the timeout');
+    assert.deepEqual(r.staging.outs, [{ id: 'k1', mode: 'cancel' }]);
+    assert.equal(r.job('k1')?.failedCause, 'client');
+  });
+
+  it('a final update before the timeout ends the kill at once, and the timer does not act again', async () => {
+    const r = await rig({ cancelTimeoutSeconds: 0.3 });
+    const localId = await toRunning(r, 'k2');
+    r.flag('k2', { killRequested: true });
+    await until(() => r.backend.cancels.includes(localId), 'the batch job cancelled');
+    await r.backend.emit(localId, finalUpdate('k2', 137));
+    await until(() => stateOf(r, 'k2') === 'KILLED', 'k2 killed');
+    const version = r.job('k2')?.version;
+    await new Promise((res) => setTimeout(res, 500));
+    assert.equal(r.job('k2')?.version, version, 'nothing moved the job after the timeout passed');
+    assert.equal(r.staging.outs.length, 1);
+  });
+
+  it('a batch system that says the job is gone ends the kill without waiting', async () => {
+    const r = await rig({ cancelTimeoutSeconds: 60 });
+    r.backend.stillRunningOnCancel = false;
+    await toRunning(r, 'k3');
+    r.flag('k3', { killRequested: true });
+    await until(() => stateOf(r, 'k3') === 'KILLED', 'k3 killed', 5_000);
+  });
+});
+
+describe('scheduler: session lifetime', () => {
+  it('a finished job is wiped when its lifetime ends, and its record purged after the retention', async () => {
+    const r = await rig({ sweepIntervalMs: 30, wipedRetentionSeconds: 60 });
+    const localId = await toRunning(r, 'l1');
+    await r.backend.emit(localId, finalUpdate('l1'));
+    await until(() => stateOf(r, 'l1') === 'FINISHED', 'l1 finished');
+    const eraseAt = r.job('l1')?.eraseAt;
+    assert.equal(eraseAt, r.clock + 3600 * 1000, 'the configured lifetime');
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(stateOf(r, 'l1'), 'FINISHED', 'not before its time');
+    r.clock += 3600 * 1000 + 1;
+    await until(() => stateOf(r, 'l1') === 'WIPED', 'l1 wiped');
+    assert.deepEqual(r.sessions.removed, ['l1']);
+    assert.equal(r.job('l1')?.eraseAt, r.clock + 60 * 1000);
+    r.clock += 60 * 1000 + 1;
+    await until(() => r.job('l1') === undefined, 'the wiped record purged');
+  });
+
+  it('a lifetime asked by the description is capped by the maximum', async () => {
+    const r = await rig({ maxSessionLifetimeSeconds: 120 });
+    const localId = await toRunning(r, 'l2', '&(executable=/bin/true)(lifetime="1 day")');
+    assert.equal(r.job('l2')?.description.lifetimeSeconds, 86_400);
+    await r.backend.emit(localId, finalUpdate('l2'));
+    await until(() => stateOf(r, 'l2') === 'FINISHED', 'l2 finished');
+    assert.equal(r.job('l2')?.eraseAt, r.clock + 120 * 1000);
+  });
+});

@@ -1,0 +1,60 @@
+// The live info source: the version it publishes is package.json's, and its figures come
+// from the store (a real SQLite database).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildConfig } from '../../src/config/load.js';
+import { CERES_VERSION } from '../../src/config/version.js';
+import { createInfoSource } from '../../src/info/info-source.js';
+import { openDatabase } from '../../src/store/database.js';
+import { JobStore } from '../../src/store/job-store.js';
+import type { XmlElement } from '../../src/doc/element.js';
+
+// Tests run with the repository root as working directory (npm test).
+const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+function find(e: XmlElement, name: string): XmlElement | undefined {
+  if (e.name === name) return e;
+  for (const c of e.children) {
+    if (typeof c === 'string') continue;
+    const hit = find(c, name);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+test('the version is the one in package.json', () => {
+  assert.equal(CERES_VERSION, packageVersion);
+  assert.match(CERES_VERSION, /^\d+\.\d+\.\d+/);
+});
+
+test('the GLUE2 document publishes that version and counts the stored jobs', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ceres-info-source-'));
+  const db = openDatabase(join(dir, 'db'));
+  t.after(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const store = new JobStore(db);
+  store.insertMany([
+    { id: 'j1', owner: 'o', state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: null, delegationIds: [], format: 'adl', description: {}, raw: '', createdAt: 1, rerunsLeft: 0, clientHost: null },
+  ]);
+  const config = buildConfig({ stateDir: dir });
+  const source = createInfoSource({
+    config,
+    store,
+    endpointUrl: () => 'https://ce.example.org/arex',
+    hostname: 'ce.example.org',
+    sessionSpace: () => ({ totalBytes: 100, freeBytes: 50 }),
+    lrms: { name: 'fork' },
+    trustedCas: [],
+    startTime: new Date(0),
+  });
+  const doc = source.document();
+  const version = find(doc, 'ImplementationVersion');
+  assert.deepEqual(version?.children, [packageVersion]);
+  const total = find(doc, 'TotalJobs');
+  assert.deepEqual(total?.children, ['1']);
+});
