@@ -35,6 +35,11 @@ export function registerServeCommand(program: Command): void {
         throw e;
       }
       const log = createLogger(config.log.level, config.log.file);
+      // logrotate's postrotate: reopen the log file, reload what can change safely
+      // (docs/operations.md, Log rotation and reload). Installed before the start, so a
+      // SIGHUP during it only reopens the log instead of ending the process (its default).
+      let hup = (): void => reopenLogFile(log, config.log.file);
+      process.on('SIGHUP', () => hup());
       let svc;
       try {
         svc = await startService(config, log);
@@ -79,13 +84,12 @@ export function registerServeCommand(program: Command): void {
         );
       };
       for (const s of SIGNALS) process.on(s, () => stop(s));
-      // logrotate's postrotate: reopen the log file, reload what can change safely
-      // (docs/operations.md, Log rotation and reload).
-      process.on('SIGHUP', () => {
+      const running = svc;
+      hup = (): void => {
         if (stopping) return;
         reopenLogFile(log, config.log.file);
         log.info({ signal: 'SIGHUP', file: config.log.file }, 'log file reopened; reloading the configuration');
-        svc.reload(() => loadConfig(opts.config, { listen: opts.listen, stateDir: opts.stateDir }));
-      });
+        running.reload(() => loadConfig(opts.config, { listen: opts.listen, stateDir: opts.stateDir }));
+      };
     });
 }
