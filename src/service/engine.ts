@@ -14,6 +14,7 @@ import type { DelegationsWiring } from './delegations.js';
 import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';
 import type { Limits } from '../engine/scheduler/slots.js';
 import type { BatchBackend } from '../lrms/backend.js';
+import type { BatchCommandObserver } from '../lrms/command-observer.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
@@ -41,6 +42,8 @@ export interface EngineDeps {
   /** Observers (metrics): the backend as the engine uses it, job state changes, staging results. */
   observe?: {
     readonly backend: (b: BatchBackend) => BatchBackend;
+    /** For a backend that runs commands: each one reported by name (src/lrms/command-observer.ts). */
+    readonly commands: (backend: string) => BatchCommandObserver;
     readonly transition: NonNullable<SchedulerOptions['onTransition']>;
     readonly staged: NonNullable<StagingDeps['onResult']>;
   };
@@ -76,7 +79,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
     lrmsInfo: { name: d.config.lrms.backend },
     backend: () => backend,
     async start() {
-      const created = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
+      const created = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }), d.observe?.commands(d.config.lrms.backend));
       backend = d.observe ? d.observe.backend(created) : created;
       const port: StagingPort =
         d.staging ??

@@ -98,6 +98,7 @@ export class Monitoring {
   engineObservers(): NonNullable<EngineDeps['observe']> {
     return {
       backend: (b) => timedBackend(b, batchCommandObserver(this.metrics, b.name)),
+      commands: (backend) => batchCommandObserver(this.metrics, backend),
       transition: (t) => this.transitions.seen(t),
       staged: stagingObserver(this.metrics),
     };

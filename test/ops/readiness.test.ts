@@ -135,3 +135,24 @@ describe('transition observer', () => {
     assert.equal(sum('INLRMS'), undefined);
   });
 });
+
+describe('batch command observer', () => {
+  it('times commands and counts the failing ones by backend and command', async () => {
+    const { batchCommandObserver } = await import('../../src/metrics/batch.js');
+    const { timedCommand } = await import('../../src/lrms/command-observer.js');
+    const m = new CeresMetrics();
+    const o = batchCommandObserver(m, 'slurm');
+    assert.equal(await timedCommand(o, 'squeue', async () => 'ok'), 'ok');
+    await assert.rejects(
+      timedCommand(o, 'sbatch', async () => {
+        throw new Error('sbatch: error: invalid partition');
+      }),
+      /invalid partition/,
+    );
+    const text = await m.text();
+    assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="squeue"\} 1/);
+    assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="sbatch"\} 1/);
+    assert.match(text, /ceres_batch_command_errors_total\{backend="slurm",command="sbatch"\} 1/);
+    assert.doesNotMatch(text, /ceres_batch_command_errors_total\{backend="slurm",command="squeue"\}/);
+  });
+});
