@@ -49,6 +49,8 @@ export interface DelegationServiceOptions {
   readonly newKeyPair?: () => Promise<CryptoKeyPair>;
   /** Clock (ms); tests move it to exercise expiry. */
   readonly now?: () => number;
+  /** A delegation's credential was replaced (renewal): copies held for jobs follow it. */
+  readonly onRenewed?: (id: string) => void;
 }
 
 export interface SweepResult {
@@ -183,6 +185,7 @@ export class DelegationService {
       await this.#o.files.remove(row.credFile);
       if (ok.matched === 'request') await this.#o.files.remove(row.reqFile);
       this.#o.log.info({ delegation: id, owner, type: 'x509', notAfter: ok.notAfter.toISOString() }, 'delegated proxy stored');
+      this.#o.onRenewed?.(id);
       return { notAfter: ok.notAfter };
     }
     throw new Error(`delegation ${id}: changed concurrently too often`);
@@ -215,6 +218,7 @@ export class DelegationService {
       if (!done) continue;
       await this.#o.files.remove(row.credFile);
       this.#o.log.info({ delegation: id, owner, type: 'jwt' }, 'token delegation renewed');
+      this.#o.onRenewed?.(id);
       return;
     }
     throw new Error(`delegation ${id}: changed concurrently too often`);

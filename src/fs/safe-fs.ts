@@ -19,6 +19,7 @@
 import { constants as C, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
+import { giveHandle, ownerToGive, type SessionOwner } from './session-owner.js';
 
 export const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
 /** O_NONBLOCK: opening a FIFO the job made must not hang the request. */
@@ -99,7 +100,8 @@ export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
 
 /**
  * Opens the directory `segs` below the session directory, one component at a time
- * without following links. With `create`, missing directories are made (mode 0700).
+ * without following links. With `create`, missing directories are made (mode 0700),
+ * owned by the session directory's owner (session-owner.ts).
  * Errors: a link on the way is 403 CE_ERR_SESSION_SYMLINK; a missing component 404
  * (or, with `create`, a file in the way 409 CE_ERR_SESSION_PARENT_NOT_DIRECTORY).
  * The caller closes the returned handle.
@@ -107,8 +109,9 @@ export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
 export async function openDirChain(sessionDir: string, segs: readonly string[], create = false, mode = 0o700): Promise<FileHandle> {
   let cur = await openSessionRoot(sessionDir);
   try {
+    const owner = create && segs.length > 0 ? ownerToGive(await cur.stat()) : undefined;
     for (const seg of segs) {
-      const next = await openChild(cur, seg, create, mode);
+      const next = await openChild(cur, seg, create, mode, owner);
       await cur.close();
       cur = next;
     }
@@ -119,15 +122,22 @@ export async function openDirChain(sessionDir: string, segs: readonly string[], 
   }
 }
 
-async function openChild(dir: FileHandle, name: string, create: boolean, mode: number): Promise<FileHandle> {
+async function openChild(dir: FileHandle, name: string, create: boolean, mode: number, owner?: SessionOwner): Promise<FileHandle> {
+  let made = false;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await open(inDir(dir, name), DIR_FLAGS);
+      const h = await open(inDir(dir, name), DIR_FLAGS);
+      if (made) await giveHandle(h, owner).catch(async (e: unknown) => {
+        await h.close();
+        throw e;
+      });
+      return h;
     } catch (e) {
       const c = code(e);
       if (c === 'ENOENT' && create && attempt === 0) {
         try {
           await mkdir(inDir(dir, name), { mode });
+          made = true;
         } catch (me) {
           if (code(me) !== 'EEXIST') mapFsError(me);
         }
@@ -160,8 +170,10 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
   const parent = await openDirChain(sessionDir, segs.slice(0, -1));
   const name = segs[segs.length - 1] as string;
   let h: FileHandle;
+  let owner: SessionOwner | undefined;
   try {
     h = await open(inDir(parent, name), READ_FLAGS);
+    owner = ownerToGive(await parent.stat());
   } catch (e) {
     const c = code(e);
     if (c === 'ELOOP') throw ceError('CE_ERR_SESSION_SYMLINK');
@@ -171,6 +183,13 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
     await parent.close();
   }
   const stat = await h.stat();
+  // Under a local account the service reads for the job's owner only what the account
+  // could read itself: its own files, or files anyone may read. A hard link the job made
+  // to a file of root's is not served.
+  if (owner !== undefined && stat.uid !== owner.uid && (stat.mode & 0o004) === 0) {
+    await h.close();
+    throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', 'The file is not readable by the job owner\'s local account');
+  }
   const kind = kindOf(stat);
   if (kind === 'file' || kind === 'dir') return { kind, handle: h, stat };
   await h.close();

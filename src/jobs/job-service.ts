@@ -48,6 +48,8 @@ export interface JobServiceOptions {
   readonly now?: () => number;
   /** Told of each submission's item results once they are final (log lines, metrics). */
   readonly onSubmitted?: (owner: string, results: readonly ItemResult[]) => void;
+  /** Owner of the session directories of jobs mapped to `account` (src/accounts/session-owner-for.ts); undefined: the service's. */
+  readonly sessionOwner?: (account: string) => Promise<{ uid: number; gid: number } | undefined>;
 }
 
 export class JobService {
@@ -168,10 +170,12 @@ export class JobService {
     // thread-pool round trip each, which made a 1,000-job submission wait on the event
     // loop a thousand times (the durable commit below blocks for its fsync anyway).
     const made: string[] = [];
+    // A mapped job's session directory is its account's from the start (docs/security.md).
+    const account = opts.localAccount !== undefined && this.#o.sessionOwner ? await this.#o.sessionOwner(opts.localAccount) : undefined;
     this.#creating.set(owner, (this.#creating.get(owner) ?? 0) + toCreate.length);
     try {
       for (const j of toCreate) {
-        j.sessionIdent = this.#o.sessions.createSync(j.id);
+        j.sessionIdent = this.#o.sessions.createSync(j.id, account);
         made.push(j.id);
       }
       await this.#commit.insert(toCreate);

@@ -16,21 +16,22 @@ export function batchCommandObserver(m: CeresMetrics, backend: string): BatchCom
   };
 }
 
-/** The same backend, its operations timed. Updates and health pass through untouched. */
+/**
+ * The same backend, its operations timed. Everything else (updates, cluster information,
+ * health, methods added to the contract later) passes through untouched.
+ */
 export function timedBackend(b: BatchBackend, observer: BatchCommandObserver): BatchBackend {
-  return {
-    name: b.name,
-    onUpdate: (l) => b.onUpdate(l),
-    submit: (spec) => timedCommand(observer, 'submit', () => b.submit(spec)),
-    recover: (jobs) => timedCommand(observer, 'recover', () => b.recover(jobs)),
-    cancel: (localId) => timedCommand(observer, 'cancel', () => b.cancel(localId)),
-    ...(b.release
-      ? {
-          release: (j: Parameters<NonNullable<BatchBackend['release']>>[0]) =>
-            timedCommand(observer, 'release', () => b.release!(j)),
-        }
-      : {}),
-    close: () => b.close(),
-    ...(b.usable ? { usable: () => b.usable!() } : {}),
+  const timed: Partial<Record<keyof BatchBackend, unknown>> = {
+    submit: (spec: Parameters<BatchBackend['submit']>[0]) => timedCommand(observer, 'submit', () => b.submit(spec)),
+    recover: (jobs: Parameters<BatchBackend['recover']>[0]) => timedCommand(observer, 'recover', () => b.recover(jobs)),
+    cancel: (localId: string) => timedCommand(observer, 'cancel', () => b.cancel(localId)),
+    ...(b.release ? { release: (j: Parameters<NonNullable<BatchBackend['release']>>[0]) => timedCommand(observer, 'release', () => b.release!(j)) } : {}),
   };
+  return new Proxy(b, {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && key in timed) return timed[key as keyof BatchBackend];
+      const v: unknown = Reflect.get(target, key, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -34,6 +34,8 @@ export interface DelegationsWiring {
   credentialFor(delegationId: string | undefined, ownerDn: string): Promise<DelegatedCredential | undefined>;
   /** The service itself (tests, and future admin commands). */
   readonly service: DelegationService;
+  /** Calls `fn` with the id of every delegation whose credential is replaced (renewed). */
+  onRenewed(fn: (id: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
   // Secrets live here: readable by the service only, whatever the umask made of it.
   mkdirSync(d.dir, { recursive: true, mode: 0o700 });
   chmodSync(d.dir, 0o700);
+  const renewed: ((id: string) => void)[] = [];
   const keys = new KeyPool({
     size: c.keyPoolSize,
     generate: () => generateRsaKeyPair(c.keyBits),
@@ -73,6 +76,9 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
     },
     newKeyPair: () => keys.take(),
     ...(d.now !== undefined ? { now: d.now } : {}),
+    onRenewed: (id) => {
+      for (const fn of renewed) fn(id);
+    },
   });
   const { collection, item } = delegationsResources({ service, maxCertificateBodyBytes: c.maxCertificateBodyBytes });
 
@@ -97,6 +103,7 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
     expiry: (id) => service.expiry(id),
     credentialFor: (id, owner) => service.credentialFor(id, owner),
     service,
+    onRenewed: (fn) => void renewed.push(fn),
     async close() {
       closed = true;
       keys.close();

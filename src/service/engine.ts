@@ -13,17 +13,21 @@ import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';
 import type { Limits } from '../engine/scheduler/slots.js';
-import type { BatchBackend } from '../lrms/backend.js';
 import type { BatchCommandObserver } from '../lrms/command-observer.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
+import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
+import { JobCredentials } from '../accounts/job-credentials.js';
+import { AccountResolver } from '../accounts/resolve-account.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
   readonly lrmsInfo: { name: string; version?: string };
   /** The running batch backend (undefined before start): the readiness check asks it. */
   backend(): BatchBackend | undefined;
+  /** The batch system's own view of its queues and slots, when the backend gives one. */
+  clusterInfo(): BatchClusterInfo | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -78,6 +82,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
     },
     lrmsInfo: { name: d.config.lrms.backend },
     backend: () => backend,
+    clusterInfo: () => backend?.clusterInfo?.(),
     async start() {
       const created = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }), d.observe?.commands(d.config.lrms.backend));
       backend = d.observe ? d.observe.backend(created) : created;
@@ -92,7 +97,15 @@ export function createEngine(d: EngineDeps): EngineWiring {
           cacheDir: d.layout.cache,
           ...(d.observe ? { onResult: d.observe.staged } : {}),
         }));
+      const credentials = await JobCredentials.open({
+        dir: d.layout.jobCredentials,
+        source: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
+        accounts: new AccountResolver(),
+        log: d.log.child({ part: 'engine' }),
+      });
+      d.delegations.onRenewed((id) => void credentials.refresh(id));
       scheduler = new Scheduler({
+        credentials,
         store: d.store,
         control: d.control,
         backend,

@@ -5,9 +5,14 @@
  * it is reported as needing a restart), so a component that copied a non-reloadable
  * value at start stays consistent with what the view says.
  *
+ * Every reload also rebuilds the authorizer, which re-reads the grid-mapfiles, and looks at
+ * the VOMS directory again. The `authorization` and `mapping` sections themselves are not
+ * reloadable: a mapping to local accounts is checked at start (accounts exist, the service
+ * may switch to them, session modes) and a reload would skip those checks.
+ *
  * Reloadable, because every reader looks them up per use (or is rebuilt on reload):
- *   cluster.queues, cluster.defaultQueue      submissions, info document, authorization
- *   authorization, mapping                    the authorizer is rebuilt (grid-mapfiles re-read)
+ *   cluster.queues, cluster.defaultQueue      submissions, info document, authorization (the
+ *                                             new queues must fit the running authorization section)
  *   jobs.maxActiveJobsPerUser, jobs.maxDescriptionBytes, jobs.maxDescriptionsPerRequest
  *   engine.maxActiveJobs, maxPreparingJobs, maxRunningJobs, maxFinishingJobs,
  *          maxJobsPerUser, maxRunningJobsPerUser   (a raised limit admits waiting jobs at the next job event)
@@ -19,8 +24,6 @@ import { deepFreeze } from '../config/load.js';
 export const RELOADABLE: readonly string[] = [
   'cluster.queues',
   'cluster.defaultQueue',
-  'authorization',
-  'mapping',
   'jobs.maxActiveJobsPerUser',
   'jobs.maxDescriptionBytes',
   'jobs.maxDescriptionsPerRequest',

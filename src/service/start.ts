@@ -19,6 +19,10 @@ import { stateLayout } from './layout.js';
 import { openDatabase } from '../store/database.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
+import { setStateModes } from './state-modes.js';
+import { checkAccountsAtStart } from './account-checks.js';
+import { AccountResolver } from '../accounts/resolve-account.js';
+import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityDocument } from '../jobs/activity.js';
@@ -49,6 +53,7 @@ import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
+import { checkAuthorizationConfig } from '../authz/config-check.js';
 import { Monitoring } from './monitoring.js';
 import { guardDiskSpace } from '../api/rest/disk-guard.js';
 import { instrumentHttp } from '../api/http-metrics.js';
@@ -88,8 +93,18 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // Everything below reads the live view: a reload changes its reloadable keys only.
   const live = new LiveConfig(initial);
   const config = live.view;
-  const L = stateLayout(config.stateDir);
-  for (const d of [L.root, L.control, L.sessions, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const L = stateLayout(config.stateDir, config.sessions.root);
+  for (const d of [L.root, L.control, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
+  setStateModes(L);
+  // Jobs under local accounts: refuse what cannot work before anything else starts.
+  const accounts = new AccountResolver();
+  await checkAccountsAtStart({
+    mapping: config.mapping,
+    sessionsDir: L.sessions,
+    resolver: accounts,
+    warn: (msg, obj) => log.warn(obj, msg),
+  });
   const { host, port } = listenParts(config.listen);
   // GLUE2 ids and the printed URL: the configured name, else the listen address as given.
   const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
@@ -115,6 +130,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
   const db = openDatabase(L.db);
+  setStateModes(L); // again: the database files exist now
   const store = new JobStore(db);
   const control = new ControlDir(L.control);
   let actualPort = port;
@@ -143,6 +159,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
+    sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
@@ -154,6 +171,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     hostname: publicHost,
     sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
+    cluster: () => engine.clusterInfo(),
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
   });
@@ -258,6 +276,13 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
         return { refused };
       }
       const plan = live.plan(next);
+      // The new queues must still fit the running authorization section (its queue rules).
+      const problem = checkAuthorizationConfig(plan.merged);
+      if (problem !== undefined) {
+        const refused = `config key '${problem.key}': ${problem.message} (the authorization section changes only with a restart)`;
+        monitoring.reloadRefused(refused);
+        return { refused };
+      }
       live.apply(plan);
       // Always rebuilt: a reload also re-reads the grid-mapfiles, changed or not.
       auth = createAuth(config, db, log);

@@ -25,13 +25,14 @@
  * Jobs stored before identities were recorded (identity null) get the link refusal
  * and link-safe removal, but a replacement by another real directory cannot be told.
  */
-import { constants as C, lstatSync, mkdirSync, rmdirSync, statfsSync, type BigIntStats } from 'node:fs';
+import { constants as C, lchownSync, lstatSync, mkdirSync, rmdirSync, statfsSync, type BigIntStats } from 'node:fs';
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import { DIR_FLAGS, dirPath, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from '../fs/safe-fs.js';
 import { sweepUploadDebris, type DebrisSweepResult } from './session-debris.js';
 import { Semaphore } from '../staging/semaphore.js';
+import type { SessionOwner } from '../fs/session-owner.js';
 
 /** `<dev>:<ino>` of a directory, exact (from bigint stats). */
 export type SessionIdentity = string;
@@ -107,12 +108,17 @@ export class SessionDirs {
   }
 
   /**
-   * Makes the session directory of a new job (mode 0700) and returns its identity.
-   * Synchronous: submission makes many at once (job-service.ts says why).
+   * Makes the session directory of a new job (mode 0700) and returns its identity;
+   * with `owner` (the job's local account, docs/security.md) the directory is the
+   * account's, and what the service later creates in it goes to the account too
+   * (session-owner.ts). Synchronous: submission makes many at once (job-service.ts says why).
    */
-  createSync(id: string): SessionIdentity {
-    mkdirSync(inDir(this.#folder, id), { mode: 0o700 });
-    return identityOf(lstatSync(inDir(this.#folder, id), { bigint: true }));
+  createSync(id: string, owner?: SessionOwner): SessionIdentity {
+    const path = inDir(this.#folder, id);
+    mkdirSync(path, { mode: 0o700 });
+    // Just made, empty, in the service's folder: lchown changes this directory only.
+    if (owner !== undefined) lchownSync(path, owner.uid, owner.gid);
+    return identityOf(lstatSync(path, { bigint: true }));
   }
 
   /** Undo of `createSync` when the submission did not commit: the directory is still empty. */

@@ -25,6 +25,7 @@ import { pipeline } from 'node:stream/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
 import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from '../fs/safe-fs.js';
+import { giveHandle, ownerToGive } from '../fs/session-owner.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
 import type { QuotaReservation, UploadQuota } from './upload-quota.js';
@@ -107,7 +108,15 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
     return openFailed(e);
   }
   try {
-    if (!(await fh.stat()).isFile()) throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
+    const st = await fh.stat();
+    if (!st.isFile()) throw ceError('CE_ERR_SESSION_NOT_REGULAR_FILE');
+    // Under a local account: never write into a file the account could not write itself
+    // (a hard link the job made to a file it does not own); a new file becomes the account's.
+    const owner = ownerToGive(await parent.stat());
+    if (owner !== undefined && (st.nlink > 1 || (st.uid !== owner.uid && st.uid !== 0) || (st.uid === 0 && st.size > 0))) {
+      throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', 'The file is not the job owner\'s own');
+    }
+    await giveHandle(fh, owner);
     const want = r.end - r.start + 1;
     const got = await streamInto(u, fh, r.start, want, () =>
       ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
@@ -138,6 +147,7 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string, q:
   try {
     let got: number;
     try {
+      await giveHandle(fh, ownerToGive(await parent.stat()));
       got = await streamInto(u, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes), (n) => q.grow(n));
     } finally {
       await fh.close();

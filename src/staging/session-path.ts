@@ -11,6 +11,7 @@ import type { Stats } from 'node:fs';
 import { stagingError } from './staging-error.js';
 import { isCeError } from '../errors/ce-error.js';
 import { inDir, listFiles, lstatIn, lstatPath, openDirChain, openForRead, type Opened } from '../fs/safe-fs.js';
+import { ownerToGive, type SessionOwner } from '../fs/session-owner.js';
 
 export interface SessionName {
   /** Relative POSIX path without leading or trailing '/'; '' = the session directory itself. */
@@ -56,6 +57,8 @@ export async function listSessionTree(sessionDir: string, rel: string): Promise<
 export interface WriteTarget {
   /** `/proc/self/fd/<parent>/<name>`: the parent directory is held open, not looked up again. */
   readonly path: string;
+  /** Who the placed file goes to (the session's local account; session-owner.ts); undefined: nobody else. */
+  readonly owner: SessionOwner | undefined;
   close(): Promise<void>;
 }
 
@@ -87,7 +90,14 @@ export async function openWriteTarget(sessionDir: string, rel: string): Promise<
     await parent.close();
     throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: a directory is in the way`);
   }
-  return { path: inDir(parent, name), close: () => parent.close() };
+  let owner: SessionOwner | undefined;
+  try {
+    owner = ownerToGive(await parent.stat());
+  } catch (e) {
+    await parent.close();
+    throw ioError(e, rel);
+  }
+  return { path: inDir(parent, name), owner, close: () => parent.close() };
 }
 
 /**

@@ -34,6 +34,7 @@ import { Semaphore } from './semaphore.js';
 import { pruneSession, removeOutput } from './session-prune.js';
 import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
 import { listSessionTree, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
+import { giveFile } from '../fs/session-owner.js';
 import { StagingError, stagingError } from './staging-error.js';
 import { cacheMode, overwriteAllowed, parseTransferUrl, type TransferUrl } from './transfer-url.js';
 import { withSession, type FileResult, type ProgressListener, type StageInFile, type StageInJob, type StageOutFile, type StageOutJob, type StageResult } from './types.js';
@@ -245,7 +246,9 @@ export class Stager {
             throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: ${lease.size} bytes, ${file.size} expected`);
           }
           if (expected !== undefined) await verifyChecksum(expected, await lease.checksum(expected.algorithm), () => lease.invalidate());
-          await linkOrCopy(lease.path, dest, { copy: mode === 'copy' || file.executable, mode: fileMode });
+          // Under a local account the input is a copy of its own: a link would share the
+          // cache file (the service's, 0600) with the job (docs/security.md).
+          await linkOrCopy(lease.path, dest, { copy: mode === 'copy' || file.executable || target.owner !== undefined, mode: fileMode });
           bytes = lease.size;
           fromCache = lease.fromCache;
           if (fromCache) onProgress(bytes);
@@ -265,6 +268,8 @@ export class Stager {
           throw e;
         }
       }
+      // The job's own file under its local account.
+      await giveFile(dest, target.owner);
       const endTime = new Date();
       this.log.info({ job: ctx.jobId, file: file.name, url: tu.display, bytes, attempts: tally.attempts, fromCache, ms: endTime.getTime() - startTime.getTime() }, 'input staged');
       return { name: file.name, url: tu.display, kind: 'download', ok: true, bytes, attempts: tally.attempts, fromCache, startTime, endTime };

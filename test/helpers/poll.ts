@@ -7,3 +7,14 @@ export async function until(cond: () => boolean | Promise<boolean>, what: string
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Polls `get` every 100 ms until it yields a value; rejects naming `what` after `timeoutMs`. */
+export async function untilValue<T>(what: string, get: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

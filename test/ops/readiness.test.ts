@@ -156,3 +156,82 @@ describe('batch command observer', () => {
     assert.doesNotMatch(text, /ceres_batch_command_errors_total\{backend="slurm",command="squeue"\}/);
   });
 });
+
+describe('Slurm commands reach the observer', () => {
+  it('every run of a Slurm tool is reported under its name, a failing one as an error', async () => {
+    const { SlurmRunner } = await import('../../src/lrms/slurm/run-command.js');
+    const { batchCommandObserver } = await import('../../src/metrics/batch.js');
+    const m = new CeresMetrics();
+    // No Slurm here: a bin directory without the tools makes every command fail at once.
+    const runner = new SlurmRunner({ binDir: '/nonexistent-slurm-bin', slurmConf: '', timeoutMs: 5000, attempts: 1, backoffMs: 10, maxConcurrent: 2, commands: batchCommandObserver(m, 'slurm') });
+    await assert.rejects(runner.run('squeue', ['--me']), /not installed/);
+    const text = await m.text();
+    assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="squeue"\} 1/);
+    assert.match(text, /ceres_batch_command_errors_total\{backend="slurm",command="squeue"\} 1/);
+  });
+});
+
+describe('the timed backend', () => {
+  it('passes through what it does not time (cluster information, health), and times the rest', async () => {
+    const { timedBackend, batchCommandObserver } = await import('../../src/metrics/batch.js');
+    const dir = tempDir('timed-fork');
+    try {
+      const b = await ForkBackend.create({ workDir: join(dir, 'fork'), wrapper: 'sh' });
+      const m = new CeresMetrics();
+      const t = timedBackend(b, batchCommandObserver(m, 'fork'));
+      assert.equal(t.name, 'fork');
+      assert.equal(await t.usable?.(), undefined);
+      await t.recover([]);
+      assert.equal(await t.cancel('no-such-job'), false);
+      await t.close();
+      assert.equal(await t.usable?.(), 'fork backend closed');
+      const text = await m.text();
+      assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="fork",command="recover"\} 1/);
+      assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="fork",command="cancel"\} 1/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe('what a reload may change', () => {
+  it('queues and limits are applied; authorization, mapping, listeners and other keys are kept and named', async () => {
+    const { LiveConfig } = await import('../../src/service/live-config.js');
+    const { buildConfig } = await import('../../src/config/load.js');
+    const live = new LiveConfig(buildConfig({ cluster: { queues: [{ name: 'a' }] }, engine: { maxRunningJobs: 4 } }));
+    const plan = live.plan(
+      buildConfig({
+        cluster: { queues: [{ name: 'a' }, { name: 'b' }], name: 'renamed' },
+        engine: { maxRunningJobs: 8 },
+        listen: '127.0.0.1:9999',
+        mapping: [{ group: 'all', pool: { accounts: ['pool001'] } }],
+        authorization: { groups: [{ name: 'all', match: [{ subject: '/CN=x' }] }], allow: ['all'] },
+      }),
+    );
+    assert.deepEqual([...plan.applied].sort(), ['cluster.queues', 'engine.maxRunningJobs']);
+    assert.ok(plan.ignored.includes('listen') && plan.ignored.includes('cluster.name') && plan.ignored.includes('mapping') && plan.ignored.some((k) => k.startsWith('authorization')));
+    live.apply(plan);
+    assert.deepEqual(live.view.cluster.queues.map((q) => q.name), ['a', 'b']);
+    assert.equal(live.view.engine.maxRunningJobs, 8);
+    assert.equal(live.view.listen, '127.0.0.1:8443');
+    assert.equal(live.view.cluster.name, live.current.cluster.name);
+    assert.notEqual(live.view.cluster.name, 'renamed');
+    assert.equal(live.view.authorization, undefined);
+    assert.ok(Object.isFrozen(live.view.cluster.queues));
+  });
+
+  it('new queues naming groups of an authorization section that is not running are found inconsistent (the reload is refused)', async () => {
+    const { LiveConfig } = await import('../../src/service/live-config.js');
+    const { buildConfig } = await import('../../src/config/load.js');
+    const { checkAuthorizationConfig } = await import('../../src/authz/config-check.js');
+    const live = new LiveConfig(buildConfig({ cluster: { queues: [{ name: 'a' }] } }));
+    const plan = live.plan(
+      buildConfig({
+        authorization: { groups: [{ name: 'g', match: [{ subject: '/CN=x' }] }], allow: ['g'] },
+        cluster: { queues: [{ name: 'a', allow: ['g'] }] },
+      }),
+    );
+    assert.equal(checkAuthorizationConfig(live.current), undefined);
+    assert.match(checkAuthorizationConfig(plan.merged)?.key ?? '', /^cluster\.queues\.0\.allow/);
+  });
+});

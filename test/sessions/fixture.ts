@@ -19,6 +19,7 @@ import { SessionFiles } from '../../src/sessions/session-files.js';
 import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';
 import { sessionResource } from '../../src/api/rest/session/index.js';
 import { SessionDirs } from '../../src/sessions/session-dirs.js';
+import type { SessionOwner } from '../../src/fs/session-owner.js';
 import { diagnoseResource, type DiagnoseRenderer } from '../../src/api/rest/diagnose/index.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
@@ -78,9 +79,9 @@ export async function makeFixture(o: FixtureOptions = {}) {
     files,
     pokes,
     /** A new job of `owner` with an empty session directory, as submission leaves it. */
-    async newJob(owner: string): Promise<string> {
+    async newJob(owner: string, account?: SessionOwner): Promise<string> {
       const id = newJobId();
-      const sessionIdent = sessions.createSync(id);
+      const sessionIdent = sessions.createSync(id, account);
       store.insertMany([
         {
           id,

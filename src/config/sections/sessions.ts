@@ -5,6 +5,14 @@ import { GiB } from '../units.js';
 export const sessionsSection = {
   sessions: Type.Object(
     {
+      root: Type.Optional(
+        Type.String({
+          minLength: 1,
+          pattern: '^/',
+          description:
+            'Absolute path of the folder holding the session directories, instead of `<stateDir>/sessions`: e.g. a shared file system a cluster mounts on every node. Made (0711) if missing; at start the service checks it can use it and, with a `mapping`, that every mapped account can reach it (docs/security.md)',
+        }),
+      ),
       maxFileBytes: Type.Integer({
         default: 32 * GiB,
         minimum: 1,

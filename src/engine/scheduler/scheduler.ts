@@ -61,6 +61,15 @@ export interface SchedulerOptions {
   readonly now?: () => number;
   /** Told of every change of a job's position, after it is persisted (metrics). */
   readonly onTransition?: (t: { readonly id: string; readonly createdAt: number; readonly from: Position; readonly to: Position; readonly final: boolean }) => void;
+  /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
+  readonly credentials?: JobCredentialsPort;
+}
+
+/** What the scheduler asks of the job credential copies. */
+export interface JobCredentialsPort {
+  /** Places the copy for the batch run; the environment entries naming it. */
+  place(jobId: string, delegationId: string | null, owner: string, account: string | undefined): Promise<{ name: string; value: string }[]>;
+  remove(jobId: string): Promise<void>;
 }
 
 export class Scheduler {
@@ -323,7 +332,10 @@ export class Scheduler {
     // link or a directory an earlier attempt put in its place.
     void this.#o.sessions
       .check(j.id, j.sessionIdent)
-      .then(() => this.#o.backend.submit(spec))
+      .then(async () => {
+        const env = (await this.#o.credentials?.place(j.id, j.delegationId, j.owner, spec.localAccount)) ?? [];
+        return this.#o.backend.submit(env.length === 0 ? spec : { ...spec, environment: [...spec.environment, ...env] });
+      })
       .then(
       (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
       (e: unknown) => {
@@ -384,6 +396,7 @@ export class Scheduler {
             // Read as a job-reachable file: no links, no waiting, bounded (lrms/job-file.ts).
             const diag = await readJobFile(join(attemptDir(this.#o.lrmsJobsRoot, j), 'diag')).catch(() => undefined);
             if (diag) await this.#o.control.write(j.id, 'diag', diag);
+            await this.#o.credentials?.remove(j.id).catch((e: unknown) => this.#o.log.warn({ err: e, job: j.id }, "cannot remove the job's credential copy"));
           }
           const ev = batchUpdateEvent(localId, u, { expectedExitCode: j.description.expectedExitCode, hold: !this.#slots.free('FINISHING') });
           await this.#apply(u.jobId, ev, extra);
@@ -409,6 +422,7 @@ export class Scheduler {
     // its final clean does not search the whole sessions folder again.
     await this.#removeSession(j, j.state !== 'DELETED');
     await this.#o.control.removeAll(j.id);
+    await this.#o.credentials?.remove(j.id).catch(() => undefined);
     await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
     const fresh = this.#o.store.get(j.id);
     if (fresh) this.#o.store.delete(fresh);

@@ -24,9 +24,11 @@
  * empties the job's cgroup and, when the wrapper did not see the job to the end (lost,
  * cancelled), scans /proc for the job's mark and session (./job-processes.ts).
  */
-import { access, constants, lstat, mkdir, rmdir } from 'node:fs/promises';
+import { access, chmod, constants, lstat, mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
+import { AccountResolver } from '../../accounts/resolve-account.js';
+import { wrapperCredentials } from './job-account.js';
 import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchUpdate, BatchUpdateListener } from '../backend.js';
 import { JOB_SCRIPT, STATUS_FILE, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
 import { jobScript, validateSpec } from './job-script.js';
@@ -62,6 +64,8 @@ export interface ForkBackendOptions {
   readonly cgroups?: 'auto' | 'off';
   /** After the grace time, how long a cancelled job's wrapper has to finish before it is killed. */
   readonly cancelMarginMs?: number;
+  /** Resolves `localAccount` of a spec (docs/security.md); default: the name service, cached a minute. */
+  readonly accounts?: AccountResolver;
   readonly log?: BackendLog;
 }
 
@@ -125,6 +129,7 @@ export class ForkBackend implements BatchBackend {
       backstopIntervalMs: options.backstopIntervalMs ?? 10_000,
       // The wrapper may spend up to 10 s reaping the job after the KILL.
       cancelMarginMs: options.cancelMarginMs ?? 15_000,
+      accounts: options.accounts ?? new AccountResolver(),
       log: options.log,
     };
     this.#launcher = new LauncherClient({
@@ -135,7 +140,9 @@ export class ForkBackend implements BatchBackend {
 
   /** Prepare the work directory and the wrapper (compiling it on first use). */
   static async create(options: ForkBackendOptions): Promise<ForkBackend> {
-    await mkdir(options.workDir, { recursive: true });
+    // The wrapper binary and the cgroup bookkeeping: the service's alone.
+    await mkdir(options.workDir, { recursive: true, mode: 0o700 });
+    await chmod(options.workDir, 0o700);
     const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
       options.log?.warn({ why }, 'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
     );
@@ -159,12 +166,16 @@ export class ForkBackend implements BatchBackend {
   async submit(spec: BatchJobSpec): Promise<string> {
     this.#assertOpen();
     validateSpec(spec);
-    await mkdir(spec.lrmsDir, { recursive: true });
+    // Before anything is written or started: an account that does not resolve fails the
+    // submission; it never means "run as the service user".
+    const as = await wrapperCredentials(spec.localAccount, this.#o.accounts, this.wrapper.kind);
+    // The wrapper's files: the service's alone, never reachable from the job.
+    await mkdir(spec.lrmsDir, { recursive: true, mode: 0o700 });
     const claimed = await readPidFile(spec.lrmsDir);
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
     const missed = this.#exitsMissed;
-    const started = await this.#launcher.spawn(this.wrapper.path, this.#wrapperArgs(spec), { PATH: this.#o.jobPath, HOME: spec.sessionDir });
+    const started = await this.#launcher.spawn(this.wrapper.path, [...this.#wrapperArgs(spec), as.cred], { PATH: this.#o.jobPath, HOME: spec.sessionDir, ...as.env });
     if (started.line === 'dup') {
       // Another wrapper claimed the directory first (a submit repeated after a crash).
       const other = await readPidFile(spec.lrmsDir);

@@ -4,14 +4,24 @@
  * string so it travels with the compiled JavaScript. Design: docs/batch-backends.md.
  *
  * Command line (the same for the sh fallback, ./wrapper-sh.ts):
- *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK
+ *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED
  * DIR is the job's lrms directory holding job.sh; STDIN/STDOUT/STDERR are
  * session-relative ('' = /dev/null); JOIN 1 sends stderr to stdout; WALL/GRACE in
  * seconds, CPU in seconds, MEMKB in KiB (0 = no limit); SAMPLEMS is the memory/CPU
  * sampling period. CGROUP ('' = none) is a cgroup v2 directory the wrapper creates and
  * puts the job in (a process cannot leave it by itself); MARK goes into the job's
  * environment as CERES_JOB_MARK, what the backend's process sweep looks for
- * (./job-processes.ts).
+ * (./job-processes.ts). CRED ('' = stay who we are) is `UID:GID:G1,G2,...`: the local
+ * account the job runs as (docs/security.md). The wrapper itself keeps running as the
+ * service's user (root), so its files stay out of the job's reach; only the job's
+ * process switches, in the child right before the exec: supplementary groups, then the
+ * gid, then the uid (real, effective and saved, each checked), before it touches
+ * anything in the session directory, so every file it opens there is opened as the
+ * account (a link the job planted cannot make root write through it).
+ *
+ * job.sh is opened by the wrapper and read by the shell through /proc/self/fd/N: the
+ * lrms directory stays 0700 and unreachable for the account. Descriptor 3 of job.sh is
+ * a pipe to the wrapper for the reason the job could not start (./job-script.ts).
  *
  * Protocol with the launcher: the wrapper claims DIR by hard-linking a pid file
  * (`pid`: "<pid> <start ticks>"); it prints "ok <pid>" (claimed) or "dup" (another
@@ -29,6 +39,7 @@ export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -251,6 +262,78 @@ static void child_fail(int fd, const char *what, const char *name) {
   _exit(127);
 }
 
+/* fd moved to a number >= 10, close-on-exec: the child's 0..3 can be set without clobbering it. */
+static int high(int fd) {
+  if (fd < 0 || fd >= 10) return fd;
+  int h = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  close(fd);
+  return h;
+}
+
+/* CRED "UID:GID:G1,G2,..." into its parts; 0 when malformed. At most 1024 groups. */
+static gid_t groups[1024];
+static int parse_cred(const char *cred, uid_t *uid, gid_t *gid, int *ngroups) {
+  char *end;
+  unsigned long u = strtoul(cred, &end, 10);
+  if (end == cred || *end != ':') return 0;
+  const char *p = end + 1;
+  unsigned long g = strtoul(p, &end, 10);
+  if (end == p || *end != ':') return 0;
+  p = end + 1;
+  int n = 0;
+  while (*p) {
+    unsigned long x = strtoul(p, &end, 10);
+    if (end == p || n >= 1024) return 0;
+    groups[n++] = (gid_t)x;
+    if (*end == ',') end++;
+    else if (*end) return 0;
+    p = end;
+  }
+  if (u == 0) return 0; /* never "switch" to root: the backend refuses such accounts too */
+  *uid = (uid_t)u;
+  *gid = (gid_t)g;
+  *ngroups = n;
+  return 1;
+}
+
+/* In the child: become the account (groups, gid, uid, in that order) or fail the job. */
+static void become(int fd_err, uid_t uid, gid_t gid, int ngroups) {
+  if (setgroups((size_t)ngroups, groups) != 0) child_fail(fd_err, "cannot set the supplementary groups of the local account", NULL);
+  if (setresgid(gid, gid, gid) != 0) child_fail(fd_err, "cannot switch to the group of the local account", NULL);
+  if (setresuid(uid, uid, uid) != 0) child_fail(fd_err, "cannot switch to the local account", NULL);
+  uid_t r, e, s;
+  gid_t rg, eg, sg;
+  if (getresuid(&r, &e, &s) != 0 || r != uid || e != uid || s != uid || getresgid(&rg, &eg, &sg) != 0 || rg != gid || eg != gid || sg != gid) {
+    errno = EPERM;
+    child_fail(fd_err, "the switch to the local account did not hold", NULL);
+  }
+  /* No way back: root's uid must be out of reach now. */
+  if (setuid(0) == 0 || setgid(0) == 0) { errno = EPERM; child_fail(fd_err, "the job could regain root after the account switch", NULL); }
+}
+
+/*
+ * In the child: close every descriptor above 3 but keep1 and keep2, so the job inherits
+ * nothing the wrapper's ancestors had open without close-on-exec (a log pipe, a socket
+ * of the service's parent, a file only root may read).
+ */
+static void close_others(int keep1, int keep2) {
+  int fds[4096], n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) {
+    for (int fd = 4; fd < 4096; fd++) if (fd != keep1 && fd != keep2) close(fd);
+    return;
+  }
+  int own = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && n < 4096) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    int fd = atoi(e->d_name);
+    if (fd > 3 && fd != keep1 && fd != keep2 && fd != own) fds[n++] = fd;
+  }
+  closedir(d);
+  for (int i = 0; i < n; i++) close(fds[i]);
+}
+
 static int open_or(const char *name, int flags, int fd_err, const char *what) {
   int fd = name[0] ? open(name, flags | O_CLOEXEC, 0644) : open("/dev/null", flags | O_CLOEXEC);
   if (fd < 0) child_fail(fd_err, what, name);
@@ -258,8 +341,8 @@ static int open_or(const char *name, int flags, int fd_err, const char *what) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 14) {
-    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK\n", argv[0]);
+  if (argc != 15) {
+    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED\n", argv[0]);
     return 2;
   }
   dir = argv[1];
@@ -273,6 +356,14 @@ int main(int argc, char **argv) {
   if (sample_every <= 0) sample_every = 1;
   cgroup = argv[12];
   const char *mark = argv[13];
+  const char *cred = argv[14];
+  uid_t as_uid = 0;
+  gid_t as_gid = 0;
+  int as_ngroups = 0;
+  if (cred[0] && !parse_cred(cred, &as_uid, &as_gid, &as_ngroups)) {
+    printf("error invalid account credentials: %s\n", cred);
+    return 1;
+  }
 
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
@@ -322,12 +413,17 @@ int main(int argc, char **argv) {
     if (mkdir(cgroup, 0755) != 0 && errno != EEXIST) cgroup = "";
   }
 
-  int errpipe[2];
+  int errpipe[2], failpipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) { errpipe[0] = -1; errpipe[1] = -1; }
+  if (pipe2(failpipe, O_CLOEXEC) != 0) { failpipe[0] = -1; failpipe[1] = -1; }
+  errpipe[0] = high(errpipe[0]);
+  errpipe[1] = high(errpipe[1]);
+  failpipe[0] = high(failpipe[0]);
+  failpipe[1] = high(failpipe[1]);
   char jobsh[4200];
   path_in(jobsh, sizeof jobsh, "job.sh");
-  char failfile[4200];
-  path_in(failfile, sizeof failfile, "failure");
+  /* Opened here, as the wrapper's user: the job's shell reads it through the descriptor. */
+  int script = high(open(jobsh, O_RDONLY | O_CLOEXEC));
 
   long long start_ms = wall_ms();
   double start = mono();
@@ -338,12 +434,20 @@ int main(int argc, char **argv) {
     signal(SIGHUP, SIG_DFL);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (errpipe[0] >= 0) close(errpipe[0]);
+    if (failpipe[0] >= 0) close(failpipe[0]);
     if (cgroup[0]) {
       char procs[4200];
       snprintf(procs, sizeof procs, "%s/cgroup.procs", cgroup);
       put(procs, "0"); /* best effort: the backend's sweep by mark and session still applies */
     }
     setenv("CERES_JOB_MARK", mark, 1);
+    if (script < 0) child_fail(errpipe[1], "cannot open the job script", NULL);
+    /* Set while still privileged: the job cannot raise its hard limit afterwards. */
+    if (cpu > 0) {
+      struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + (rlim_t)(grace < 1 ? 1 : grace) };
+      setrlimit(RLIMIT_CPU, &rl);
+    }
+    if (cred[0]) become(errpipe[1], as_uid, as_gid, as_ngroups);
     if (chdir(session) != 0) child_fail(errpipe[1], "cannot enter the session directory", NULL);
     int i = open_or(in, O_RDONLY, errpipe[1], "cannot open the stdin file");
     int o = open_or(out, O_WRONLY | O_CREAT | O_TRUNC, errpipe[1], "cannot open the stdout file");
@@ -351,14 +455,21 @@ int main(int argc, char **argv) {
     dup2(i, 0);
     dup2(o, 1);
     dup2(e2, 2);
-    if (cpu > 0) {
-      struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + (rlim_t)(grace < 1 ? 1 : grace) };
-      setrlimit(RLIMIT_CPU, &rl);
-    }
-    execl("/bin/sh", "sh", jobsh, (char *)NULL);
+    /* 3: where job.sh reports why it could not run the job; closed for the executable. */
+    if (failpipe[1] < 0 || dup2(failpipe[1], 3) != 3) child_fail(errpipe[1], "cannot set up the failure channel", NULL);
+    char via[64];
+    snprintf(via, sizeof via, "/proc/self/fd/%d", script);
+    int flags = fcntl(script, F_GETFD);
+    if (flags < 0 || fcntl(script, F_SETFD, flags & ~FD_CLOEXEC) != 0) child_fail(errpipe[1], "cannot pass the job script", NULL);
+    close_others(script, errpipe[1]); /* errpipe[1] is close-on-exec: it goes at the exec */
+    /* Without an account the path works as well (and needs no /proc). */
+    execl("/bin/sh", "sh", cred[0] ? via : jobsh, (char *)NULL);
     child_fail(errpipe[1], "cannot start the job shell", NULL);
   }
   if (errpipe[1] >= 0) close(errpipe[1]);
+  if (failpipe[1] >= 0) close(failpipe[1]);
+  if (script >= 0) close(script);
+  if (failpipe[0] >= 0) fcntl(failpipe[0], F_SETFL, O_NONBLOCK);
   if (job < 0) {
     set_reason("cannot start the job: fork failed");
   } else {
@@ -410,11 +521,11 @@ int main(int argc, char **argv) {
     if (n > 0) { msg[n] = 0; clean_line(msg); set_reason(msg); }
     close(errpipe[0]);
   }
-  int ff = open(failfile, O_RDONLY | O_CLOEXEC);
-  if (ff >= 0) {
+  /* Everything of the job is gone (reap_all): nothing holds the pipe open any more. */
+  if (failpipe[0] >= 0) {
     char msg[600];
-    ssize_t n = read(ff, msg, sizeof msg - 1);
-    close(ff);
+    ssize_t n = read(failpipe[0], msg, sizeof msg - 1);
+    close(failpipe[0]);
     if (n > 0) {
       msg[n] = 0;
       msg[strcspn(msg, "\n")] = 0;

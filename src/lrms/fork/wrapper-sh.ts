@@ -11,8 +11,10 @@
  */
 export const WRAPPER_SH_SOURCE = String.raw`#!/bin/sh
 # Ceres job wrapper (fork backend), POSIX sh fallback. Generated: do not edit.
-# usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK
-[ $# -eq 13 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK" >&2; exit 2; }
+# usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED
+[ $# -eq 14 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED" >&2; exit 2; }
+# A shell cannot switch accounts safely: jobs under local accounts need the C wrapper.
+[ -z "${"$"}{14}" ] || { echo "error the sh job wrapper cannot run a job as a local account"; exit 1; }
 d=$1 session=$2 in=$3 out=$4 err=$5 join=$6 wall=$7 cpu=$8 grace=${"$"}{10} cg=${"$"}{12} mark=${"$"}{13}
 trap '' HUP PIPE
 # A cancel before the job starts is remembered; the job is then not started at all.
@@ -90,6 +92,8 @@ else (
   else exec 2> /dev/null; fi
   # Soft limit: SIGXCPU (recognisable); hard limit a little later: SIGKILL.
   if [ "$cpu" != 0 ]; then ulimit -S -t "$cpu" 2>/dev/null; ulimit -H -t $((cpu + 2)) 2>/dev/null; fi
+  # 3: where job.sh reports why it could not run the job (./job-script.ts).
+  exec 3> "$d/failure"
   exec /bin/sh "$d/job.sh"
 ) & fi
 job=$!

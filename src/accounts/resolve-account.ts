@@ -1,0 +1,94 @@
+/**
+ * Local accounts by name: uid, primary gid, supplementary groups and home, as the
+ * system's name service sees them. Asked through `getent passwd` and `id -G` (never by
+ * reading /etc/passwd), so accounts that come from LDAP or SSSD at a site resolve the
+ * same way as local ones. Answers are kept for a short time: a mapping lookup per job
+ * would otherwise start two processes per job; an account changed by the site is seen
+ * after at most `ttlMs`.
+ *
+ * An account that does not resolve is an error (CE_ERR_ACCOUNT_UNKNOWN), never "run as
+ * the service user"; an account with uid 0 is refused (CE_ERR_ACCOUNT_REFUSED): mapping a
+ * grid user to root is a configuration mistake, not a wish.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ceError } from '../errors/ce-error.js';
+
+const run = promisify(execFile);
+
+export interface LocalAccount {
+  readonly name: string;
+  readonly uid: number;
+  /** Primary group. */
+  readonly gid: number;
+  /** Every group the account is in (primary included), as initgroups(3) would set them. */
+  readonly groups: readonly number[];
+  readonly home: string;
+}
+
+/** POSIX portable user names, plus what sites use in practice ('.', '@', a trailing '$'). */
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}\$?$/;
+
+async function query(cmd: string, args: readonly string[]): Promise<string | undefined> {
+  try {
+    const { stdout } = await run(cmd, args, { timeout: 10_000, maxBuffer: 1 << 20 });
+    return stdout;
+  } catch (e) {
+    // getent: 2 = not found; id: 1 = no such user. Anything else (a timeout, no
+    // getent at all) is also "cannot resolve": the caller fails the job either way.
+    const code = (e as { code?: unknown }).code;
+    if (code === 'ENOENT')
+      throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `cannot ask the name service: ${cmd} is not installed`);
+    return undefined;
+  }
+}
+
+/** Resolves `name` now, without the cache. */
+export async function lookUpAccount(name: string): Promise<LocalAccount> {
+  if (!NAME.test(name))
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${JSON.stringify(name)} is not a valid account name`);
+  const pw = (await query('getent', ['passwd', name]))?.split('\n')[0];
+  // name:password:uid:gid:gecos:home:shell
+  const f = pw?.split(':');
+  if (f === undefined || f.length < 7 || f[0] !== name)
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} does not exist`);
+  const uid = Number(f[2]);
+  const gid = Number(f[3]);
+  if (!Number.isSafeInteger(uid) || !Number.isSafeInteger(gid) || uid < 0 || gid < 0) {
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} has no valid uid/gid in the name service`);
+  }
+  if (uid === 0) throw ceError('CE_ERR_ACCOUNT_REFUSED', `local account ${name} has uid 0: jobs never run as root`);
+  const ids = await query('id', ['-G', '--', name]);
+  if (ids === undefined) throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `cannot list the groups of local account ${name}`);
+  const groups = [...new Set([gid, ...ids.trim().split(/\s+/).filter(Boolean).map(Number)])];
+  if (groups.some((g) => !Number.isSafeInteger(g) || g < 0))
+    throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} has invalid group ids`);
+  return { name, uid, gid, groups, home: f[5] ?? '/' };
+}
+
+interface Entry {
+  readonly at: number;
+  readonly account: Promise<LocalAccount>;
+}
+
+/** `lookUpAccount` behind a cache of `ttlMs`; failures are not kept (the site may be adding the account). */
+export class AccountResolver {
+  readonly #cache = new Map<string, Entry>();
+
+  constructor(private readonly ttlMs = 60_000) {}
+
+  resolve(name: string): Promise<LocalAccount> {
+    const now = Date.now();
+    const hit = this.#cache.get(name);
+    if (hit && now - hit.at < this.ttlMs) return hit.account;
+    const account = lookUpAccount(name);
+    this.#cache.set(name, { at: now, account });
+    account.catch(() => {
+      if (this.#cache.get(name)?.account === account) this.#cache.delete(name);
+    });
+    // Bounded: names come from the mapping, but a long-running service sees many.
+    if (this.#cache.size > 10_000)
+      for (const [k, v] of this.#cache) if (now - v.at >= this.ttlMs) this.#cache.delete(k);
+    return account;
+  }
+}
