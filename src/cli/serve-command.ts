@@ -58,6 +58,7 @@ export function registerServeCommand(program: Command): void {
       // Before the PKI line: tools wait for that one as the last.
       if (svc.metricsUrl !== undefined) process.stdout.write(`ceres: metrics URL ${svc.metricsUrl}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
+      if (svc.devTokenIssuer !== undefined) process.stdout.write(`ceres: token issuer ${svc.devTokenIssuer} (ceres token issue)\n`);
       let stopping = false;
       const stop = (signal: string): void => {
         if (stopping) {

@@ -14,6 +14,7 @@ import { delegationsSection } from './sections/delegations.js';
 import { sessionsSection } from './sections/sessions.js';
 import { authorizationSection } from './sections/authorization.js';
 import { monitoringSection } from './sections/monitoring.js';
+import { tokensSection } from './sections/tokens.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -26,6 +27,7 @@ export const ConfigSchema = Type.Object(
     ...sessionsSection,
     ...authorizationSection,
     ...monitoringSection,
+    ...tokensSection,
   },
   { additionalProperties: false },
 );

@@ -31,6 +31,9 @@ import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../api/app.js';
 import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
 import { createAuth } from './authorization.js';
+import { createTokenAuth } from './tokens.js';
+import { ensureDevIssuer, type DevIssuer } from '../auth/token/dev-issuer.js';
+import { CallerTokenDelegations } from '../auth/token/job-credential.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
 import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
@@ -64,6 +67,8 @@ export interface RunningService {
   readonly url: string;
   /** The PKI folder in use: the dev PKI directory, or the configured CA directory. */
   readonly pkiDir: string;
+  /** The development token issuer trusted by this service, when it is (development PKI only). */
+  readonly devTokenIssuer?: string;
   readonly port: number;
   /** http://host:port/metrics of the loopback listener, when configured. */
   readonly metricsUrl?: string;
@@ -115,6 +120,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   let keyPem: string;
   let trust: TrustStore;
   let pkiDir: string;
+  let devIssuer: DevIssuer | undefined;
   if (config.tls.hostCert !== undefined && config.tls.hostKey !== undefined && config.tls.caDir !== undefined) {
     certPem = readFileSync(config.tls.hostCert, 'utf8');
     keyPem = readFileSync(config.tls.hostKey, 'utf8');
@@ -126,6 +132,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     keyPem = readFileSync(pki.files.hostKey, 'utf8');
     trust = loadTrustStore(pki.files.certificatesDir, { log });
     pkiDir = pki.dir;
+    if (config.tokens.devIssuer) devIssuer = await ensureDevIssuer(pki.dir);
   }
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
@@ -176,8 +183,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     startTime: new Date(),
   });
 
-  // Rebuilt on reload (authorization, mapping, queues); requests use the current one.
-  let auth = createAuth(config, db, log);
+  const tokens = createTokenAuth({ config, log, caPems: trust.pems, serviceUrl, devIssuer });
+  // Rebuilt on every reload (grid-mapfiles re-read, new queues); requests use the current one.
+  let auth = createAuth(config, db, log, tokens);
+  const callerTokens = new CallerTokenDelegations(delegations.service);
   const routes = guardDiskSpace({
     versions: versionsResource,
     info: infoResource(info),
@@ -189,6 +198,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       maxInfoIdsPerRequest: config.jobs.maxInfoIdsPerRequest,
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
+      callerDelegation: async (c) => (c.token === undefined ? undefined : callerTokens.delegationFor(c.token)),
     }),
     session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
     diagnose: diagnoseResource({
@@ -204,7 +214,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     mountPoint: config.mountPoint,
     routes,
     authenticate: (req) => auth.authenticate(req),
-    authorize: (req, caller) => (auth.authorize ? auth.authorize(req, caller) : caller),
+    authorize: (req, caller, operation) => auth.authorize(req, caller, operation),
     logger: log,
     origin,
     publicUrl: config.publicUrl,
@@ -257,13 +267,14 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     await closeStores();
     throw e;
   }
-  log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname() }, 'service started');
+  log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname(), ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}) }, 'service started');
   sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
 
   const metricsPort = monitoring.listenerPort;
   return {
     url: serviceUrl(),
     pkiDir,
+    ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
     port: actualPort,
     ...(metricsPort !== undefined ? { metricsUrl: `http://${listenParts(config.metrics.listen ?? '').host.replace(/^(.*:.*)$/, '[$1]')}:${metricsPort}/metrics` } : {}),
     reload(load) {
@@ -285,7 +296,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       }
       live.apply(plan);
       // Always rebuilt: a reload also re-reads the grid-mapfiles, changed or not.
-      auth = createAuth(config, db, log);
+      auth = createAuth(config, db, log, tokens);
       voms.refresh(Date.now());
       monitoring.disk.check();
       monitoring.reloaded(plan);
