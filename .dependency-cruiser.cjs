@@ -9,6 +9,7 @@
  *   job engine src/engine
  *   adapters src/lrms src/staging src/store src/accounts
  *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
+ *   observers: src/metrics src/health (wired by the root, served by src/http and src/api)
  *
  * The composition root (src/service) is above them all and only the command line
  * (src/cli) starts it.
@@ -65,12 +66,32 @@ module.exports = {
     },
     {
       name: 'leaves-import-no-layer',
-      comment: 'The vocabulary, errors, documents, configuration schema, safe file access, PKI and authentication sit under every layer.',
+      comment:
+        'The vocabulary, errors, documents, configuration schema, safe file access, PKI and authentication sit under every layer.',
       severity: 'error',
       from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
       // Loading the configuration runs the authorization section's own checks (group
       // references, FQAN patterns): those two modules import only the schema.
-      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/', pathNot: '^src/authz/(config-check|fqan)\\.ts$' },
+      to: {
+        path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
+        pathNot: '^src/authz/(config-check|fqan)\\.ts$',
+      },
+    },
+    {
+      name: 'observers-below-the-service',
+      comment:
+        'Metrics and health observe the adapters through their types and hooks; they import no domain service, engine, REST or root module.',
+      severity: 'error',
+      from: { path: '^src/(metrics|health)/' },
+      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/' },
+    },
+    {
+      name: 'observed-not-observing',
+      comment:
+        'Layers below the root offer hooks (onTransition, onResult, a command observer) and never import the metrics or health modules; only the root and the HTTP layers serving them do.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(service|cli|http|api|metrics|health)/' },
+      to: { path: '^src/(metrics|health)/' },
     },
     {
       name: 'vocabulary-is-a-leaf',
@@ -88,7 +109,8 @@ module.exports = {
     },
     {
       name: 'http-server-only-in-http-and-api',
-      comment: 'Requests and responses (node:http) are the transport\'s and the REST layer\'s; data staging is an HTTP client and may use its status names.',
+      comment:
+        "Requests and responses (node:http) are the transport's and the REST layer's; data staging is an HTTP client and may use its status names.",
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(http|api|service|staging)/' },
       to: { dependencyTypes: ['core'], path: '^(node:)?https?$' },
@@ -99,7 +121,11 @@ module.exports = {
     exclude: { path: '^(dist|node_modules)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs'],
+    },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };

@@ -11,7 +11,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { startService } from '../service/start.js';
-import { createLogger } from '../service/logger.js';
+import { createLogger, reopenLogFile } from '../service/logger.js';
 import { StartError } from '../service/start-error.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -35,6 +35,11 @@ export function registerServeCommand(program: Command): void {
         throw e;
       }
       const log = createLogger(config.log.level, config.log.file);
+      // logrotate's postrotate: reopen the log file, reload what can change safely
+      // (docs/operations.md, Log rotation and reload). Installed before the start, so a
+      // SIGHUP during it only reopens the log instead of ending the process (its default).
+      let hup = (): void => reopenLogFile(log, config.log.file);
+      process.on('SIGHUP', () => hup());
       let svc;
       try {
         svc = await startService(config, log);
@@ -50,6 +55,8 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       process.stdout.write(`ceres: service URL ${svc.url}\n`);
+      // Before the PKI line: tools wait for that one as the last.
+      if (svc.metricsUrl !== undefined) process.stdout.write(`ceres: metrics URL ${svc.metricsUrl}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
       if (svc.devTokenIssuer !== undefined) process.stdout.write(`ceres: token issuer ${svc.devTokenIssuer} (ceres token issue)\n`);
       let stopping = false;
@@ -78,5 +85,12 @@ export function registerServeCommand(program: Command): void {
         );
       };
       for (const s of SIGNALS) process.on(s, () => stop(s));
+      const running = svc;
+      hup = (): void => {
+        if (stopping) return;
+        reopenLogFile(log, config.log.file);
+        log.info({ signal: 'SIGHUP', file: config.log.file }, 'log file reopened; reloading the configuration');
+        running.reload(() => loadConfig(opts.config, { listen: opts.listen, stateDir: opts.stateDir }));
+      };
     });
 }

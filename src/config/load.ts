@@ -79,8 +79,15 @@ function checkSemantics(cfg: Config): void {
     names.add(q.name);
   });
   if (cfg.cluster.defaultQueue !== undefined && !names.has(cfg.cluster.defaultQueue)) throw new ConfigError('cluster.defaultQueue', `'${cfg.cluster.defaultQueue}' is not one of the configured queues`);
+  if (cfg.metrics.listen !== undefined && !isLoopback(listenParts(cfg.metrics.listen).host)) {
+    throw new ConfigError('metrics.listen', 'the metrics listener serves without authentication: it must listen on a loopback address (127.0.0.1, ::1, localhost)');
+  }
   const authz = checkAuthorizationConfig(cfg);
   if (authz) throw new ConfigError(authz.key, authz.message);
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export function listenParts(listen: string): { host: string; port: number } {
@@ -94,7 +101,7 @@ function pathToKey(p: string): string {
   return p.replace(/^\//, '').replaceAll('/', '.');
 }
 
-function deepFreeze<T>(o: T): T {
+export function deepFreeze<T>(o: T): T {
   if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
     Object.freeze(o);
     for (const v of Object.values(o as object)) deepFreeze(v);

@@ -13,6 +13,7 @@ import { stagingSection } from './sections/staging.js';
 import { delegationsSection } from './sections/delegations.js';
 import { sessionsSection } from './sections/sessions.js';
 import { authorizationSection } from './sections/authorization.js';
+import { monitoringSection } from './sections/monitoring.js';
 import { tokensSection } from './sections/tokens.js';
 
 export const ConfigSchema = Type.Object(
@@ -25,6 +26,7 @@ export const ConfigSchema = Type.Object(
     ...delegationsSection,
     ...sessionsSection,
     ...authorizationSection,
+    ...monitoringSection,
     ...tokensSection,
   },
   { additionalProperties: false },

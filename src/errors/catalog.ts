@@ -14,6 +14,7 @@ import { engineErrors } from './codes/engine.js';
 import { stagingErrors } from './codes/staging.js';
 import { storeErrors } from './codes/store.js';
 import { authzErrors } from './codes/authz.js';
+import { diskErrors } from './codes/disk.js';
 import { accountErrors } from './codes/accounts.js';
 
 export const catalog = {
@@ -27,6 +28,7 @@ export const catalog = {
   ...stagingErrors,
   ...storeErrors,
   ...authzErrors,
+  ...diskErrors,
   ...accountErrors,
 } as const;
 

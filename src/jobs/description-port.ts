@@ -8,28 +8,28 @@ import { checkAcceptance } from '../jobdesc/check-acceptance.js';
 import type { DescriptionPort } from './ports.js';
 
 export function descriptionPort(config: Config): DescriptionPort {
-  const c = config.cluster;
-  const queues = c.queues.map((q) => ({ ...q }));
-  const rtes = c.runtimeEnvironments.map((r) => r.name);
-  const configured = c.defaultQueue ?? c.queues[0]?.name;
+  // Looked up per submission: queues and the description caps are reloadable (live-config.ts).
   // The configured default when the caller may use it, else the first queue it may use
   // (none: the item fails with "no queue ... allowed for this user").
-  const defaultQueueFor = (allowed: readonly string[] | undefined): { defaultQueue?: string } => {
+  const defaultQueueFor = (c: Config['cluster'], allowed: readonly string[] | undefined): { defaultQueue?: string } => {
+    const configured = c.defaultQueue ?? c.queues[0]?.name;
     const q = allowed === undefined || (configured !== undefined && allowed.includes(configured)) ? configured : c.queues.find((x) => allowed.includes(x.name))?.name;
     return q === undefined ? {} : { defaultQueue: q };
   };
   return {
     split: (body) => splitSubmission(body, { maxDescriptionBytes: config.jobs.maxDescriptionBytes, maxItems: config.jobs.maxDescriptionsPerRequest }),
-    accept: (desc, defaults) =>
-      checkAcceptance(desc, {
-        queues,
-        ...defaultQueueFor(defaults.authorisedQueues),
+    accept: (desc, defaults) => {
+      const c = config.cluster;
+      return checkAcceptance(desc, {
+        queues: c.queues,
+        ...defaultQueueFor(c, defaults.authorisedQueues),
         ...(defaults.queue !== undefined ? { requestQueue: defaults.queue } : {}),
         ...(defaults.delegationId !== undefined ? { requestDelegationId: defaults.delegationId } : {}),
         ...(defaults.authorisedQueues !== undefined ? { authorisedQueues: defaults.authorisedQueues } : {}),
-        runtimeEnvironments: rtes,
+        runtimeEnvironments: c.runtimeEnvironments.map((r) => r.name),
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
         maxRerun: config.engine.maxReruns,
-      }),
+      });
+    },
   };
 }

@@ -48,6 +48,8 @@ export interface JobServiceOptions {
   readonly now?: () => number;
   /** Why submissions to a queue (undefined: any) are refused now (a drain), or undefined. */
   readonly draining?: (queue?: string) => string | undefined;
+  /** Told of each submission's item results once they are final (log lines, metrics). */
+  readonly onSubmitted?: (owner: string, results: readonly ItemResult[]) => void;
   /** Owner of the session directories of jobs mapped to `account` (src/accounts/session-owner-for.ts); undefined: the service's. */
   readonly sessionOwner?: (account: string) => Promise<{ uid: number; gid: number } | undefined>;
 }
@@ -166,7 +168,10 @@ export class JobService {
         results.push({ status: 201, reason: 'Created', id, state: this.#o.initialState.restState });
       }
     }
-    if (toCreate.length === 0) return results;
+    if (toCreate.length === 0) {
+      this.#o.onSubmitted?.(owner, results);
+      return results;
+    }
     // Session directories first, their identities stored with the jobs (every later
     // access checks it: session-dirs.ts). If the process dies before the commit, the
     // empty directories stay behind, named by no job.
@@ -192,6 +197,7 @@ export class JobService {
       else this.#creating.delete(owner);
     }
     this.#o.engine.jobsSubmitted(toCreate.map((j) => j.id));
+    this.#o.onSubmitted?.(owner, results);
     return results;
   }
 }

@@ -200,4 +200,11 @@ export interface BatchBackend {
 
   /** Stop watching and release the backend's own resources; batch jobs keep running. */
   close(): Promise<void>;
+
+  /**
+   * Whether new jobs can be submitted now (the health endpoint's readiness): undefined
+   * when usable, else why not (closed, working directory not writable, batch system
+   * not answering). Cheap: called on every readiness probe. Optional (absent: usable).
+   */
+  usable?(): Promise<string | undefined>;
 }

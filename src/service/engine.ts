@@ -12,17 +12,21 @@ import type { EnginePort } from '../jobs/ports.js';
 import type { StateLayout } from './layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
-import { Scheduler } from '../engine/scheduler/scheduler.js';
+import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';
+import type { Limits } from '../engine/scheduler/slots.js';
+import type { BatchCommandObserver } from '../lrms/command-observer.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
-import { createStagingPort, type StagingWiring } from '../engine/scheduler/staging-port.js';
+import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
 import { JobCredentials } from '../accounts/job-credentials.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
   readonly lrmsInfo: { name: string; version?: string };
+  /** The running batch backend (undefined before start): the readiness check asks it. */
+  backend(): BatchBackend | undefined;
   /** The batch system's own view of its queues and slots, when the backend gives one. */
   clusterInfo(): BatchClusterInfo | undefined;
   start(): Promise<void>;
@@ -42,15 +46,31 @@ export interface EngineDeps {
   onEnded?: (job: JobRecord) => Promise<unknown>;
   /** Tests may replace data staging. */
   staging?: StagingPort;
+  /** Observers (metrics): the backend as the engine uses it, job state changes, staging results. */
+  observe?: {
+    readonly backend: (b: BatchBackend) => BatchBackend;
+    /** For a backend that runs commands: each one reported by name (src/lrms/command-observer.ts). */
+    readonly commands: (backend: string) => BatchCommandObserver;
+    readonly transition: NonNullable<SchedulerOptions['onTransition']>;
+    readonly staged: NonNullable<StagingDeps['onResult']>;
+  };
 }
 
 export function createEngine(d: EngineDeps): EngineWiring {
   let scheduler: Scheduler | undefined;
   let ready = false;
   let staging: StagingWiring | undefined;
-  let backendRef: BatchBackend | undefined;
+  let backend: BatchBackend | undefined;
   const pending: string[] = [];
-  const e = d.config.engine;
+  // Read per use: the limits are reloadable (live-config.ts).
+  const limits: Limits = {
+    get maxActive() { return d.config.engine.maxActiveJobs; },
+    get maxPreparing() { return d.config.engine.maxPreparingJobs; },
+    get maxRunning() { return d.config.engine.maxRunningJobs; },
+    get maxFinishing() { return d.config.engine.maxFinishingJobs; },
+    get maxPerUser() { return d.config.engine.maxJobsPerUser; },
+    get maxRunningPerUser() { return d.config.engine.maxRunningJobsPerUser; },
+  };
   return {
     // Requests are served while the engine starts (the listener opens first), so until
     // the scheduler has finished resuming jobs (backend recovery before any cancel),
@@ -64,11 +84,22 @@ export function createEngine(d: EngineDeps): EngineWiring {
       },
     },
     lrmsInfo: { name: d.config.lrms.backend },
-    clusterInfo: () => backendRef?.clusterInfo?.(),
+    backend: () => backend,
+    clusterInfo: () => backend?.clusterInfo?.(),
     async start() {
-      const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
-      backendRef = backend;
-      const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) }, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
+      const created = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }), d.observe?.commands(d.config.lrms.backend));
+      backend = d.observe ? d.observe.backend(created) : created;
+      const port: StagingPort =
+        d.staging ??
+        (staging = await createStagingPort({
+          config: d.config,
+          control: d.control,
+          sessions: d.sessions,
+          credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
+          log: d.log.child({ part: 'staging' }),
+          cacheDir: d.layout.cache,
+          ...(d.observe ? { onResult: d.observe.staged } : {}),
+        }));
       const credentials = await JobCredentials.open({
         dir: d.layout.jobCredentials,
         source: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
@@ -82,7 +113,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         control: d.control,
         backend,
         staging: port,
-        limits: { maxActive: e.maxActiveJobs, maxPreparing: e.maxPreparingJobs, maxRunning: e.maxRunningJobs, maxFinishing: e.maxFinishingJobs, maxPerUser: e.maxJobsPerUser, maxRunningPerUser: e.maxRunningJobsPerUser },
+        limits,
         log: d.log.child({ part: 'engine' }),
         sessions: d.sessions,
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),
@@ -91,7 +122,8 @@ export function createEngine(d: EngineDeps): EngineWiring {
         sessionLifetimeSeconds: d.config.cluster.sessionLifetimeSeconds,
         maxSessionLifetimeSeconds: d.config.cluster.maxSessionLifetimeSeconds,
         wipedRetentionSeconds: d.config.jobs.wipedRecordRetentionSeconds,
-        cancelTimeoutSeconds: e.cancelTimeoutSeconds,
+        cancelTimeoutSeconds: d.config.engine.cancelTimeoutSeconds,
+        ...(d.observe ? { onTransition: d.observe.transition } : {}),
         ...(d.onEnded ? { onEnded: d.onEnded } : {}),
       });
       await scheduler.start();

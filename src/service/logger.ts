@@ -26,3 +26,13 @@ export function createLogger(level: string, file?: string): Logger {
   const dest = file !== undefined ? pino.destination({ dest: file, mkdir: true, sync: false }) : pino.destination({ fd: 1, sync: false });
   return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { svc: 'ceres' } }, dest);
 }
+
+/**
+ * Reopen the log file (SIGHUP after logrotate renamed it): later lines go to a new file
+ * at the configured path. Standard output is left as it is.
+ */
+export function reopenLogFile(log: Logger, file: string | undefined): void {
+  if (file === undefined) return;
+  const dest = (log as unknown as Record<symbol, { reopen?: () => void }>)[pino.symbols.streamSym];
+  dest?.reopen?.();
+}

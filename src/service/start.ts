@@ -57,6 +57,12 @@ import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
 import { defaultPublicHost } from '../config/public-host.js';
+import { LiveConfig, type ReloadPlan } from './live-config.js';
+import { checkAuthorizationConfig } from '../authz/config-check.js';
+import { Monitoring } from './monitoring.js';
+import { guardDiskSpace } from '../api/rest/disk-guard.js';
+import { instrumentHttp } from '../api/http-metrics.js';
+import { healthRoutes } from '../api/health-routes.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -66,6 +72,14 @@ export interface RunningService {
   /** The development token issuer trusted by this service, when it is (development PKI only). */
   readonly devTokenIssuer?: string;
   readonly port: number;
+  /** http://host:port/metrics of the loopback listener, when configured. */
+  readonly metricsUrl?: string;
+  /**
+   * Reload (SIGHUP): `load` reads and validates the configuration again. Its reloadable
+   * keys take effect; it says which changed keys need a restart. A configuration that
+   * does not load is refused whole and the running one stays (logged with the reason).
+   */
+  reload(load: () => Config): ReloadPlan | { readonly refused: string };
   close(): Promise<void>;
 }
 
@@ -81,8 +95,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
   }
 }
 
-async function startLocked(config: Config, log: Logger, lock: StateLock): Promise<RunningService> {
+async function startLocked(initial: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const startedAt = Date.now();
+  // Everything below reads the live view: a reload changes its reloadable keys only.
+  const live = new LiveConfig(initial);
+  const config = live.view;
   const L = stateLayout(config.stateDir, config.sessions.root);
   for (const d of [L.root, L.control, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
   mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
@@ -143,7 +160,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const sessions = await SessionDirs.open(L.sessions);
   const ops = createOperations({ db, store, control, log, serviceUrl });
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl, onEnded: ops.onEnded });
+  const monitoring = new Monitoring({ config, log, db, store, paths: { sessions: L.sessions, state: L.root }, backend: () => engine.backend() });
+  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl, observe: monitoring.engineObservers(), onEnded: ops.onEnded });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
@@ -152,9 +170,12 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     sessions,
     maxInstances: config.jobs.maxInstances,
     maxRerun: config.engine.maxReruns,
-    maxActivePerUser: config.jobs.maxActiveJobsPerUser,
+    get maxActivePerUser() {
+      return config.jobs.maxActiveJobsPerUser; // reloadable
+    },
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     draining: ops.draining,
+    onSubmitted: (owner, results) => monitoring.submitted(owner, results),
     sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
@@ -174,9 +195,10 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   });
 
   const tokens = createTokenAuth({ config, log, caPems: trust.pems, serviceUrl, devIssuer });
-  const { authenticate, authorize } = createAuth(config, db, log, tokens);
+  // Rebuilt on every reload (grid-mapfiles re-read, new queues); requests use the current one.
+  let auth = createAuth(config, db, log, tokens);
   const callerTokens = new CallerTokenDelegations(delegations.service);
-  const routes = {
+  const routes = guardDiskSpace({
     versions: versionsResource,
     info: infoResource(info),
     jobs: jobsResource({
@@ -197,13 +219,13 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     }),
     delegations: delegations.collection,
     delegation: delegations.item,
-  };
+  }, () => monitoring.disk.low());
 
   const app = buildApp({
     mountPoint: config.mountPoint,
     routes,
-    authenticate,
-    authorize,
+    authenticate: (req) => auth.authenticate(req),
+    authorize: (req, caller, operation) => auth.authorize(req, caller, operation),
     logger: log,
     origin,
     publicUrl: config.publicUrl,
@@ -217,6 +239,8 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       connectionTimeout: 0,
     },
   });
+  instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });
+  healthRoutes(app, () => monitoring.readiness());
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
@@ -224,6 +248,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   const closeStores = async (): Promise<void> => {
+    await monitoring.stop();
     await delegations.close();
     await sessions.close();
     db.close();
@@ -234,6 +259,14 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     await app.close().catch(() => undefined);
     await closeStores();
     throw listenError(host, port, e);
+  }
+  try {
+    await monitoring.start();
+  } catch (e) {
+    await app.close().catch(() => undefined);
+    await closeStores();
+    const m = listenParts(config.metrics.listen ?? '');
+    throw listenError(m.host, m.port, e);
   }
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
@@ -250,11 +283,38 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname(), ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}) }, 'service started');
   sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
 
+  const metricsPort = monitoring.listenerPort;
   return {
     url: serviceUrl(),
     pkiDir,
     ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
     port: actualPort,
+    ...(metricsPort !== undefined ? { metricsUrl: `http://${listenParts(config.metrics.listen ?? '').host.replace(/^(.*:.*)$/, '[$1]')}:${metricsPort}/metrics` } : {}),
+    reload(load) {
+      let next: Config;
+      try {
+        next = load();
+      } catch (e) {
+        const refused = e instanceof Error ? e.message : String(e);
+        monitoring.reloadRefused(refused);
+        return { refused };
+      }
+      const plan = live.plan(next);
+      // The new queues must still fit the running authorization section (its queue rules).
+      const problem = checkAuthorizationConfig(plan.merged);
+      if (problem !== undefined) {
+        const refused = `config key '${problem.key}': ${problem.message} (the authorization section changes only with a restart)`;
+        monitoring.reloadRefused(refused);
+        return { refused };
+      }
+      live.apply(plan);
+      // Always rebuilt: a reload also re-reads the grid-mapfiles, changed or not.
+      auth = createAuth(config, db, log, tokens);
+      voms.refresh(Date.now());
+      monitoring.disk.check();
+      monitoring.reloaded(plan);
+      return plan;
+    },
     async close() {
       await app.close();
       await ops.stop();

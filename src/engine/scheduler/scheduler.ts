@@ -61,6 +61,8 @@ export interface SchedulerOptions {
   /** A job run reached a final state (persisted): its accounting record is written here. */
   readonly onEnded?: (job: JobRecord) => Promise<unknown>;
   readonly now?: () => number;
+  /** Told of every change of a job's position, after it is persisted (metrics). */
+  readonly onTransition?: (t: { readonly id: string; readonly createdAt: number; readonly from: Position; readonly to: Position; readonly final: boolean }) => void;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
 }
@@ -217,7 +219,9 @@ export class Scheduler {
       this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to);
       if (from !== to) {
         this.#slots.unwait(id);
-        this.#o.log.debug({ job: id, from, to, reason: t.reason }, 'job state change');
+        // One line per state change, at info: an administrator follows a job by its id.
+        this.#o.log.info({ job: id, from, to, reason: t.reason }, 'job state change');
+        this.#o.onTransition?.({ id, createdAt: j.createdAt, from, to, final: isFinal(t.to) });
         await this.#o.control.append(id, 'errors', logLine(`Job state change ${from} -> ${to}   Reason: ${t.reason}`)).catch(() => undefined);
       }
       if (changes.eraseAt !== undefined) this.#scheduleExpiry(id, changes.eraseAt);

@@ -20,6 +20,8 @@ export interface StagingDeps {
   credentials: CredentialSource;
   log: Logger;
   cacheDir: string;
+  /** Told of every stage-in and stage-out result (metrics). */
+  onResult?: (direction: 'in' | 'out', r: StageResult) => void;
 }
 
 export interface StagingWiring extends StagingPort {
@@ -38,6 +40,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
   const waiters = new Map<string, Set<() => void>>();
 
   const record = async (j: JobRecord, r: StageResult, dir: 'in' | 'out'): Promise<void> => {
+    d.onResult?.(dir, r);
     if (r.control.statistics.length) await d.control.append(j.id, 'statistics', r.control.statistics.map((l) => `${l}\n`).join(''));
     if (dir === 'out' && r.control.outputStatus.length) await d.control.append(j.id, 'output_status', r.control.outputStatus.map((l) => `${l}\n`).join(''));
     for (const f of r.failures) await d.control.append(j.id, 'errors', logLine(f));

@@ -24,7 +24,7 @@
  * empties the job's cgroup and, when the wrapper did not see the job to the end (lost,
  * cancelled), scans /proc for the job's mark and session (./job-processes.ts).
  */
-import { chmod, lstat, mkdir, rmdir } from 'node:fs/promises';
+import { access, chmod, constants, lstat, mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import { AccountResolver } from '../../accounts/resolve-account.js';
@@ -264,6 +264,15 @@ export class ForkBackend implements BatchBackend {
     await this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark) });
   }
 
+  async usable(): Promise<string | undefined> {
+    if (this.#closed) return 'fork backend closed';
+    // Each submission writes its job files under the working directory.
+    return access(this.#o.workDir, constants.W_OK | constants.X_OK).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => `fork backend directory not writable (${e.code ?? 'error'})`,
+    );
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
@@ -353,7 +362,7 @@ export class ForkBackend implements BatchBackend {
       if (result) this.#finish(job, result);
       else this.#poll(job);
     } catch (e) {
-      this.#o.log?.warn({ err: e, localId: job.localId }, 'fork backend: cannot read a job status');
+      this.#o.log?.warn({ err: e, job: job.jobId, localId: job.localId }, 'fork backend: cannot read a job status');
     } finally {
       job.checking = false;
     }
@@ -376,7 +385,7 @@ export class ForkBackend implements BatchBackend {
         ? () => sweepCgroup(cgroup)
         : undefined;
     if (sweep) {
-      job.chain = job.chain.then(sweep).catch((e: unknown) => this.#o.log?.warn({ err: e, localId: job.localId }, 'fork backend: cannot sweep the processes of a job'));
+      job.chain = job.chain.then(sweep).catch((e: unknown) => this.#o.log?.warn({ err: e, job: job.jobId, localId: job.localId }, 'fork backend: cannot sweep the processes of a job'));
     }
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
     this.#polled.delete(job);
@@ -392,7 +401,7 @@ export class ForkBackend implements BatchBackend {
       try {
         await listener(job.localId, update);
       } catch (e) {
-        this.#o.log?.warn({ err: e, localId: job.localId, update: update.kind }, 'fork backend: update listener failed');
+        this.#o.log?.warn({ err: e, job: job.jobId, localId: job.localId, update: update.kind }, 'fork backend: update listener failed');
       }
     });
   }

@@ -7,6 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { Semaphore } from '../../staging/semaphore.js';
+import { timedCommand, type BatchCommandObserver } from '../command-observer.js';
 
 export interface CommandResult {
   readonly stdout: string;
@@ -42,6 +43,8 @@ export interface RunnerOptions {
    */
   readonly maxConcurrent: number;
   readonly log?: { warn(obj: object, msg: string): void };
+  /** Told of every run of a command (each attempt): its duration and whether it failed. */
+  readonly commands?: BatchCommandObserver;
 }
 
 /** Messages Slurm prints when the controller is down, restarting or overloaded. */
@@ -81,7 +84,8 @@ export class SlurmRunner {
     let delay = this.#o.backoffMs;
     for (let i = 1; ; i++) {
       try {
-        return await this.#slots.with(() => this.#once(command, args, opts.prefix ?? []));
+        // Timed inside the slot: the duration is Slurm's, not the wait for a free slot.
+        return await this.#slots.with(() => timedCommand(this.#o.commands, command, () => this.#once(command, args, opts.prefix ?? [])));
       } catch (e) {
         const err = e instanceof SlurmCommandError ? e : new SlurmCommandError(String(e), false);
         if (!err.transient || i >= attempts) throw err;

@@ -9,6 +9,7 @@
  *   poll ──squeue (all jobs, one call)──▶ state updates; a final Slurm state or a job gone
  *          from squeue ──▶ the status file (or scontrol, or "lost") ──▶ the final update
  */
+import type { BatchCommandObserver } from '../command-observer.js';
 import { lstat, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
@@ -66,6 +67,8 @@ export interface SlurmBackendOptions {
   readonly extraSbatchArgs?: readonly string[];
   readonly switchUser?: 'runuser' | 'sudo';
   readonly log?: BackendLog;
+  /** Where each Slurm command is reported (metrics: its duration, and whether it failed). */
+  readonly commands?: BatchCommandObserver;
 }
 
 interface Tracked {
@@ -98,7 +101,7 @@ const STATUS_BATCH = 64;
 
 export class SlurmBackend implements BatchBackend {
   readonly name = 'slurm';
-  readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler'>> & { log: BackendLog | undefined };
+  readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler' | 'commands'>> & { log: BackendLog | undefined };
   readonly #runner: SlurmRunner;
   readonly #submit: SubmitSettings;
   readonly #poller: Poller;
@@ -144,6 +147,7 @@ export class SlurmBackend implements BatchBackend {
       backoffMs: this.#o.backoffMs,
       maxConcurrent: this.#o.maxConcurrentCommands,
       ...(log ? { log } : {}),
+      ...(o.commands ? { commands: o.commands } : {}),
     });
     this.#submit = {
       jobNamePrefix: this.#o.jobNamePrefix,

@@ -1,0 +1,69 @@
+/**
+ * Job metrics. Counts per state and queue are computed from the store when scraped
+ * (one GROUP BY), so they cannot drift from the truth the way counters kept beside it
+ * would; transitions and time in state are observed by the scheduler as they happen.
+ */
+import type { CeresMetrics } from './registry.js';
+
+export interface StateCounts {
+  countByState(): readonly { state: string; pending: number; queue: string; n: number }[];
+}
+
+/** What the scheduler reports of one job state change (engine/scheduler onTransition). */
+export interface TransitionSeen {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly from: string;
+  readonly to: string;
+  readonly final: boolean;
+}
+
+export function registerJobGauges(m: CeresMetrics, store: StateCounts): void {
+  m.gaugeAtScrape(
+    'ceres_jobs',
+    'Jobs in the store, by state (PENDING: prefix for held jobs) and queue',
+    ['state', 'queue'],
+    (set) => {
+      const sums = new Map<string, { state: string; queue: string; n: number }>();
+      for (const r of store.countByState()) {
+        const state = r.pending ? `PENDING:${r.state}` : r.state;
+        const key = `${state}\0${r.queue}`;
+        const e = sums.get(key);
+        if (e) e.n += r.n;
+        else sums.set(key, { state, queue: r.queue, n: r.n });
+      }
+      for (const e of sums.values()) set({ state: e.state, queue: e.queue }, e.n);
+    },
+  );
+}
+
+/**
+ * Observes transitions: counts them and, when a job leaves a state it was seen
+ * entering (or ACCEPTED, entered at submission), how long it stayed. Jobs resumed
+ * after a restart are timed from their next state on. One entry per unfinished job.
+ */
+export class TransitionObserver {
+  readonly #m: CeresMetrics;
+  readonly #now: () => number;
+  readonly #entered = new Map<string, { state: string; at: number }>();
+
+  constructor(m: CeresMetrics, now: () => number = Date.now) {
+    this.#m = m;
+    this.#now = now;
+  }
+
+  seen(t: TransitionSeen): void {
+    const now = this.#now();
+    this.#m.transitions.inc({ from: t.from, to: t.to });
+    const e = this.#entered.get(t.id);
+    const since = e !== undefined && e.state === t.from ? e.at : t.from === 'ACCEPTED' ? t.createdAt : undefined;
+    if (since !== undefined) this.#m.stateSeconds.observe({ state: t.from }, Math.max(0, now - since) / 1000);
+    if (t.final) this.#entered.delete(t.id);
+    else this.#entered.set(t.id, { state: t.to, at: now });
+  }
+
+  /** Jobs being timed (tests; bounded by the unfinished jobs). */
+  get tracked(): number {
+    return this.#entered.size;
+  }
+}

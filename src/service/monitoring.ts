@@ -1,0 +1,163 @@
+/**
+ * Wiring of metrics, health and disk-space watching for the composition root: one
+ * registry, the scrape-time gauges, the readiness checks, the disk watch with its
+ * alert metric and log lines, and the optional loopback listener (the health routes
+ * and HTTP metrics of the main port are attached by the root from src/api) (docs/operations.md: Metrics, Health, Disk space).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { listenParts } from '../config/load.js';
+import type { Db } from '../store/database.js';
+import type { BatchBackend } from '../lrms/backend.js';
+import { CeresMetrics } from '../metrics/registry.js';
+import { registerJobGauges, TransitionObserver, type StateCounts } from '../metrics/jobs.js';
+import { registerDelegationGauges } from '../metrics/delegations.js';
+import { startMetricsListener, type MetricsListener } from '../http/metrics-listener.js';
+import { DiskWatch, type AreaStatus } from '../health/disk-space.js';
+import { evaluate, storeCheck, type Readiness, type ReadinessCheck } from '../health/readiness.js';
+import { batchCommandObserver, timedBackend } from '../metrics/batch.js';
+import { stagingObserver } from '../metrics/staging.js';
+import type { ItemResult } from '../jobs/job-service.js';
+import type { EngineDeps } from './engine.js';
+import type { ReloadPlan } from './live-config.js';
+
+export interface MonitoringDeps {
+  /** The live configuration view (disk marks are reloadable). */
+  readonly config: Config;
+  readonly log: Logger;
+  readonly db: Db;
+  readonly store: StateCounts;
+  readonly paths: { readonly sessions: string; readonly state: string };
+  /** The running batch backend; undefined until the engine has started. */
+  readonly backend: () => BatchBackend | undefined;
+}
+
+export class Monitoring {
+  readonly metrics = new CeresMetrics();
+  readonly transitions: TransitionObserver;
+  readonly disk: DiskWatch;
+  readonly #d: MonitoringDeps;
+  readonly #checks: ReadinessCheck[];
+  #listener: MetricsListener | undefined;
+
+  constructor(d: MonitoringDeps) {
+    this.#d = d;
+    const m = this.metrics;
+    this.transitions = new TransitionObserver(m);
+    registerJobGauges(m, d.store);
+    registerDelegationGauges(m, d.db);
+    this.disk = new DiskWatch({
+      paths: d.paths,
+      marks: () => ({ sessions: d.config.disk.sessionsLowWater, state: d.config.disk.stateLowWater }),
+      intervalMs: () => d.config.disk.checkIntervalSeconds * 1000,
+      onCheck: (all) => {
+        for (const s of all) {
+          m.diskFree.set({ area: s.area }, s.freeBytes);
+          m.diskLowWater.set({ area: s.area }, s.lowWaterBytes);
+          m.diskLow.set({ area: s.area }, s.low ? 1 : 0);
+        }
+      },
+      onChange: (s: AreaStatus) =>
+        s.low
+          ? d.log.warn(
+              { area: s.area, path: s.path, freeBytes: s.freeBytes, lowWaterBytes: s.lowWaterBytes, error: s.error },
+              'free disk space below the low-water mark: submissions and uploads are refused',
+            )
+          : d.log.info(
+              { area: s.area, path: s.path, freeBytes: s.freeBytes, lowWaterBytes: s.lowWaterBytes },
+              'free disk space back above the low-water mark',
+            ),
+    });
+    this.#checks = [
+      storeCheck(d.db),
+      {
+        name: 'batch',
+        check: async () => {
+          const b = d.backend();
+          if (b === undefined) return 'batch backend not started';
+          return b.usable ? b.usable() : undefined;
+        },
+      },
+      {
+        name: 'disk',
+        check: () => {
+          const low = this.disk.low();
+          return low.length === 0 ? undefined : low.map((s) => `${s.area} below its low-water mark`).join('; ');
+        },
+      },
+    ];
+    m.gaugeAtScrape(
+      'ceres_ready',
+      '1 when the readiness checks pass (store, batch backend, disk), as /health/ready answers',
+      [],
+      async (set) => set({}, (await this.readiness()).ready ? 1 : 0),
+    );
+  }
+
+  /** The engine's observers: batch operations timed, transitions counted and timed, staging results. */
+  engineObservers(): NonNullable<EngineDeps['observe']> {
+    return {
+      backend: (b) => timedBackend(b, batchCommandObserver(this.metrics, b.name)),
+      commands: (backend) => batchCommandObserver(this.metrics, backend),
+      transition: (t) => this.transitions.seen(t),
+      staged: stagingObserver(this.metrics),
+    };
+  }
+
+  /** A submission's items: one log line per created job, counts by result and item status. */
+  submitted(owner: string, results: readonly ItemResult[]): void {
+    for (const r of results) {
+      this.metrics.submissions.inc({ result: r.status === 201 ? 'created' : 'refused', status: String(r.status) });
+      if (r.id !== undefined) this.#d.log.info({ job: r.id, owner }, 'job submitted');
+    }
+  }
+
+  /** A reload's outcome, in the log and the metrics. */
+  reloaded(plan: ReloadPlan): void {
+    this.metrics.reloads.inc({ result: 'applied' });
+    this.#d.log.info(
+      { applied: plan.applied },
+      plan.applied.length > 0 ? 'configuration reloaded' : 'configuration reloaded: no reloadable key changed',
+    );
+    for (const key of plan.ignored)
+      this.#d.log.warn(
+        { key },
+        'configuration key changed but not reloadable: the running value is kept until a restart',
+      );
+  }
+
+  /** A reload refused (the new file is invalid): the running configuration stays. */
+  reloadRefused(reason: string): void {
+    this.metrics.reloads.inc({ result: 'refused' });
+    this.#d.log.error({ reason }, 'configuration not reloaded: the running configuration is kept');
+  }
+
+  readiness(): Promise<Readiness> {
+    return evaluate(this.#checks);
+  }
+
+  async start(): Promise<void> {
+    this.disk.start();
+    const listen = this.#d.config.metrics.listen;
+    if (listen === undefined) return;
+    const { host, port } = listenParts(listen);
+    this.#listener = await startMetricsListener({
+      host,
+      port,
+      metrics: this.metrics,
+      readiness: () => this.readiness(),
+      onError: (e) => this.#d.log.error({ err: e }, 'metrics listener request failed'),
+    });
+    this.#d.log.info({ listen: `${host}:${this.#listener.port}` }, 'metrics listener started');
+  }
+
+  /** The loopback listener's port (0 picks one: tests read it here and in the start line). */
+  get listenerPort(): number | undefined {
+    return this.#listener?.port;
+  }
+
+  async stop(): Promise<void> {
+    this.disk.stop();
+    await this.#listener?.close();
+  }
+}

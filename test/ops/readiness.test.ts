@@ -1,0 +1,237 @@
+// Readiness checks with real parts: a real SQLite store that is closed, a real fork
+// backend that is closed, a check that never answers; the disk watch on a path that
+// cannot be examined; the marks' units; the transition observer's timing.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/store/database.js';
+import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
+import { evaluate, storeCheck } from '../../src/health/readiness.js';
+import { DiskWatch, lowSpaceReason, lowWaterBytes } from '../../src/health/disk-space.js';
+import { CeresMetrics } from '../../src/metrics/registry.js';
+import { TransitionObserver } from '../../src/metrics/jobs.js';
+import { removeDir, tempDir } from '../helpers/service.js';
+
+describe('readiness', () => {
+  it('the store check passes on an open database and fails once it is closed', async () => {
+    const dir = tempDir('ready-db');
+    try {
+      const db = openDatabase(join(dir, 'ceres.db'));
+      assert.deepEqual(await evaluate([storeCheck(db)]), { ready: true, checks: [{ name: 'store', ok: true }] });
+      db.close();
+      const r = await evaluate([storeCheck(db)]);
+      assert.equal(r.ready, false);
+      assert.equal(r.checks[0]?.ok, false);
+      assert.match(r.checks[0]?.reason ?? '', /not open/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('a closed fork backend is not usable; an open one is', async () => {
+    const dir = tempDir('ready-fork');
+    try {
+      const b = await ForkBackend.create({ workDir: join(dir, 'fork'), wrapper: 'sh' });
+      assert.equal(await b.usable(), undefined);
+      await b.close();
+      assert.equal(await b.usable(), 'fork backend closed');
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('a check that hangs or throws fails the probe instead of hanging it', async () => {
+    const t0 = Date.now();
+    const r = await evaluate([
+      { name: 'hangs', check: () => new Promise<undefined>(() => undefined) },
+      {
+        name: 'throws',
+        check: () => {
+          throw new Error('boom');
+        },
+      },
+      { name: 'fine', check: () => undefined },
+    ]);
+    assert.ok(Date.now() - t0 < 5000);
+    assert.equal(r.ready, false);
+    assert.deepEqual(
+      r.checks.map((c) => [c.name, c.ok]),
+      [
+        ['hangs', false],
+        ['throws', false],
+        ['fine', true],
+      ],
+    );
+    assert.match(r.checks[0]?.reason ?? '', /no answer within/);
+    assert.equal(r.checks[1]?.reason, 'boom');
+  });
+});
+
+describe('disk watch', () => {
+  it('marks: bytes as given, percentages of the file system, 0 is off', () => {
+    assert.equal(lowWaterBytes(1234, 1e9), 1234);
+    assert.equal(lowWaterBytes('5%', 1000), 50);
+    assert.equal(lowWaterBytes('0.5%', 1000), 5);
+    assert.equal(lowWaterBytes(0, 1000), 0);
+  });
+
+  it('a file system that cannot be examined counts as low, with the reason', () => {
+    const changes: string[] = [];
+    const w = new DiskWatch({
+      paths: { sessions: '/nonexistent/ceres-sessions', state: '/' },
+      marks: () => ({ sessions: '1%', state: 0 }),
+      intervalMs: () => 1000,
+      onChange: (s) => changes.push(`${s.area}:${s.low}`),
+    });
+    assert.deepEqual(
+      w.low().map((s) => s.area),
+      ['sessions'],
+    );
+    assert.equal(w.low()[0]?.error, 'ENOENT');
+    assert.match(lowSpaceReason(w.low()), /sessions file system cannot be examined \(ENOENT\)/);
+    assert.deepEqual(changes, ['sessions:true']);
+  });
+
+  it('a mark above the free space is low; lowering it (a reload) recovers at the next check', () => {
+    let mark: number | string = '100%';
+    const changes: string[] = [];
+    const w = new DiskWatch({
+      paths: { sessions: '/', state: '/' },
+      marks: () => ({ sessions: mark, state: 0 }),
+      intervalMs: () => 1000,
+      onChange: (s) => changes.push(`${s.area}:${s.low}`),
+    });
+    assert.deepEqual(
+      w.low().map((s) => s.area),
+      ['sessions'],
+    );
+    mark = 1;
+    w.check();
+    assert.deepEqual(w.low(), []);
+    assert.deepEqual(changes, ['sessions:true', 'sessions:false']);
+  });
+});
+
+describe('transition observer', () => {
+  it('times a state from its entry (ACCEPTED from the submission), forgets final jobs, skips states it did not see entered', async () => {
+    const m = new CeresMetrics();
+    let now = 10_000;
+    const o = new TransitionObserver(m, () => now);
+    o.seen({ id: 'j', createdAt: 4_000, from: 'ACCEPTED', to: 'PREPARING', final: false });
+    now += 2_500;
+    o.seen({ id: 'j', createdAt: 4_000, from: 'PREPARING', to: 'FINISHED', final: true });
+    // A job resumed after a restart: its current state was entered before this process.
+    o.seen({ id: 'k', createdAt: 0, from: 'INLRMS', to: 'FINISHING', final: false });
+    assert.equal(o.tracked, 1);
+    const h = (await m.registry.getSingleMetric('ceres_job_state_duration_seconds')!.get()).values;
+    const sum = (state: string) =>
+      h.find(
+        (v) =>
+          (v as { metricName?: string }).metricName === 'ceres_job_state_duration_seconds_sum' &&
+          v.labels.state === state,
+      )?.value;
+    assert.equal(sum('ACCEPTED'), 6);
+    assert.equal(sum('PREPARING'), 2.5);
+    assert.equal(sum('INLRMS'), undefined);
+  });
+});
+
+describe('batch command observer', () => {
+  it('times commands and counts the failing ones by backend and command', async () => {
+    const { batchCommandObserver } = await import('../../src/metrics/batch.js');
+    const { timedCommand } = await import('../../src/lrms/command-observer.js');
+    const m = new CeresMetrics();
+    const o = batchCommandObserver(m, 'slurm');
+    assert.equal(await timedCommand(o, 'squeue', async () => 'ok'), 'ok');
+    await assert.rejects(
+      timedCommand(o, 'sbatch', async () => {
+        throw new Error('sbatch: error: invalid partition');
+      }),
+      /invalid partition/,
+    );
+    const text = await m.text();
+    assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="squeue"\} 1/);
+    assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="sbatch"\} 1/);
+    assert.match(text, /ceres_batch_command_errors_total\{backend="slurm",command="sbatch"\} 1/);
+    assert.doesNotMatch(text, /ceres_batch_command_errors_total\{backend="slurm",command="squeue"\}/);
+  });
+});
+
+describe('Slurm commands reach the observer', () => {
+  it('every run of a Slurm tool is reported under its name, a failing one as an error', async () => {
+    const { SlurmRunner } = await import('../../src/lrms/slurm/run-command.js');
+    const { batchCommandObserver } = await import('../../src/metrics/batch.js');
+    const m = new CeresMetrics();
+    // No Slurm here: a bin directory without the tools makes every command fail at once.
+    const runner = new SlurmRunner({ binDir: '/nonexistent-slurm-bin', slurmConf: '', timeoutMs: 5000, attempts: 1, backoffMs: 10, maxConcurrent: 2, commands: batchCommandObserver(m, 'slurm') });
+    await assert.rejects(runner.run('squeue', ['--me']), /not installed/);
+    const text = await m.text();
+    assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="squeue"\} 1/);
+    assert.match(text, /ceres_batch_command_errors_total\{backend="slurm",command="squeue"\} 1/);
+  });
+});
+
+describe('the timed backend', () => {
+  it('passes through what it does not time (cluster information, health), and times the rest', async () => {
+    const { timedBackend, batchCommandObserver } = await import('../../src/metrics/batch.js');
+    const dir = tempDir('timed-fork');
+    try {
+      const b = await ForkBackend.create({ workDir: join(dir, 'fork'), wrapper: 'sh' });
+      const m = new CeresMetrics();
+      const t = timedBackend(b, batchCommandObserver(m, 'fork'));
+      assert.equal(t.name, 'fork');
+      assert.equal(await t.usable?.(), undefined);
+      await t.recover([]);
+      assert.equal(await t.cancel('no-such-job'), false);
+      await t.close();
+      assert.equal(await t.usable?.(), 'fork backend closed');
+      const text = await m.text();
+      assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="fork",command="recover"\} 1/);
+      assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="fork",command="cancel"\} 1/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe('what a reload may change', () => {
+  it('queues and limits are applied; authorization, mapping, listeners and other keys are kept and named', async () => {
+    const { LiveConfig } = await import('../../src/service/live-config.js');
+    const { buildConfig } = await import('../../src/config/load.js');
+    const live = new LiveConfig(buildConfig({ cluster: { queues: [{ name: 'a' }] }, engine: { maxRunningJobs: 4 } }));
+    const plan = live.plan(
+      buildConfig({
+        cluster: { queues: [{ name: 'a' }, { name: 'b' }], name: 'renamed' },
+        engine: { maxRunningJobs: 8 },
+        listen: '127.0.0.1:9999',
+        mapping: [{ group: 'all', pool: { accounts: ['pool001'] } }],
+        authorization: { groups: [{ name: 'all', match: [{ subject: '/CN=x' }] }], allow: ['all'] },
+      }),
+    );
+    assert.deepEqual([...plan.applied].sort(), ['cluster.queues', 'engine.maxRunningJobs']);
+    assert.ok(plan.ignored.includes('listen') && plan.ignored.includes('cluster.name') && plan.ignored.includes('mapping') && plan.ignored.some((k) => k.startsWith('authorization')));
+    live.apply(plan);
+    assert.deepEqual(live.view.cluster.queues.map((q) => q.name), ['a', 'b']);
+    assert.equal(live.view.engine.maxRunningJobs, 8);
+    assert.equal(live.view.listen, '127.0.0.1:8443');
+    assert.equal(live.view.cluster.name, live.current.cluster.name);
+    assert.notEqual(live.view.cluster.name, 'renamed');
+    assert.equal(live.view.authorization, undefined);
+    assert.ok(Object.isFrozen(live.view.cluster.queues));
+  });
+
+  it('new queues naming groups of an authorization section that is not running are found inconsistent (the reload is refused)', async () => {
+    const { LiveConfig } = await import('../../src/service/live-config.js');
+    const { buildConfig } = await import('../../src/config/load.js');
+    const { checkAuthorizationConfig } = await import('../../src/authz/config-check.js');
+    const live = new LiveConfig(buildConfig({ cluster: { queues: [{ name: 'a' }] } }));
+    const plan = live.plan(
+      buildConfig({
+        authorization: { groups: [{ name: 'g', match: [{ subject: '/CN=x' }] }], allow: ['g'] },
+        cluster: { queues: [{ name: 'a', allow: ['g'] }] },
+      }),
+    );
+    assert.equal(checkAuthorizationConfig(live.current), undefined);
+    assert.match(checkAuthorizationConfig(plan.merged)?.key ?? '', /^cluster\.queues\.0\.allow/);
+  });
+});
