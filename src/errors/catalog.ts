@@ -15,6 +15,7 @@ import { stagingErrors } from './codes/staging.js';
 import { storeErrors } from './codes/store.js';
 import { authzErrors } from './codes/authz.js';
 import { accountErrors } from './codes/accounts.js';
+import { webErrors } from './codes/web.js';
 
 export const catalog = {
   ...httpErrors,
@@ -28,6 +29,7 @@ export const catalog = {
   ...storeErrors,
   ...authzErrors,
   ...accountErrors,
+  ...webErrors,
 } as const;
 
 export type ErrorCode = keyof typeof catalog;

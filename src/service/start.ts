@@ -52,6 +52,7 @@ import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
 import { defaultPublicHost } from '../config/public-host.js';
+import { wireWeb } from './web.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -196,6 +197,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     },
   });
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
+  wireWeb({ app, mountPoint: config.mountPoint, authenticate, authorize, db, store, control, jobs, actions, delegations: delegations.service, sessions, files, queues: config.cluster.queues.map((q) => q.name), lrms: config.lrms.backend, maxUploadBytes: config.sessions.maxFileBytes });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified

@@ -136,4 +136,12 @@ CREATE TABLE account_leases (
 CREATE INDEX account_leases_dn ON account_leases (dn);
 `,
   },
+  {
+    // The web interface's job list (src/api/web): a user's jobs newest first, paged by
+    // key (created_at, id) so the thousandth page costs what the first does.
+    version: 7,
+    sql: `
+CREATE INDEX jobs_owner_created ON jobs (owner, created_at, id);
+`,
+  },
 ];
