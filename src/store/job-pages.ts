@@ -26,18 +26,18 @@ export class JobPages {
 
   constructor(db: Db) {
     const cols = 'id, rest_state AS state, queue, created_at AS createdAt, exit_code AS exitCode';
-    // `?2 IS NULL OR rest_state = ?2`: one statement serves the filtered and unfiltered list.
-    this.#first = db.prepare(`SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = ?1 AND (?2 IS NULL OR rest_state = ?2) ORDER BY created_at DESC, id DESC LIMIT ?3`);
+    // `@state IS NULL OR rest_state = @state`: one statement serves the filtered and unfiltered list.
+    this.#first = db.prepare(`SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`);
     this.#after = db.prepare(
-      `SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = ?1 AND (?2 IS NULL OR rest_state = ?2) AND (created_at < ?4 OR (created_at = ?4 AND id < ?5)) ORDER BY created_at DESC, id DESC LIMIT ?3`,
+      `SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) AND (created_at < @t OR (created_at = @t AND id < @id)) ORDER BY created_at DESC, id DESC LIMIT @limit`,
     );
     this.#countByState = db.prepare('SELECT rest_state AS state, count(*) AS n FROM jobs WHERE owner = ? GROUP BY rest_state');
   }
 
   /** Up to `limit` jobs of `owner` (of REST state `state` when given) older than `after`. */
   page(owner: string, state: string | undefined, after: PageKey | undefined, limit: number): JobPageRow[] {
-    if (after === undefined) return this.#first.all(owner, state ?? null, limit) as JobPageRow[];
-    return this.#after.all(owner, state ?? null, limit, after.createdAt, after.id) as JobPageRow[];
+    if (after === undefined) return this.#first.all({ owner, state: state ?? null, limit }) as JobPageRow[];
+    return this.#after.all({ owner, state: state ?? null, limit, t: after.createdAt, id: after.id }) as JobPageRow[];
   }
 
   /** The owner's jobs per REST state. */

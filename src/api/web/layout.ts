@@ -10,7 +10,9 @@ import type { Assets } from './assets.js';
 export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it Chromium sends `Origin: null` on same-origin form posts,
+  // which the cross-site refusal (rightly) rejects.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
 };

@@ -95,6 +95,16 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   const form = async (raw: IncomingMessage): Promise<URLSearchParams> => new URLSearchParams((await readBody(raw, 64 * 1024)).toString('utf8'));
   const q = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
 
+  // Every HTML answer of the application (REST renderings and error pages included)
+  // carries the security headers; a handler's own (a download's sandbox policy) wins.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const ct = reply.getHeader('content-type');
+    if (typeof ct === 'string' && ct.startsWith('text/html')) {
+      for (const [k, v] of Object.entries(HTML_SECURITY_HEADERS)) if (!reply.hasHeader(k)) void reply.header(k, v);
+    }
+    return payload;
+  });
+
   app.get(`${m}/web/static/:name`, async (req, reply) => {
     const a = assets.byName((req.params as { name: string }).name);
     if (a === undefined) throw ceError('CE_ERR_HTTP_NOT_FOUND');

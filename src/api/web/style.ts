@@ -20,7 +20,8 @@ pre { white-space: pre-wrap; background: #f6f8fa; padding: 0.5rem; border: 1px s
 .state-FAILED, .state-KILLED, .error { color: var(--bad); }
 .state-FINISHED, .notice { color: var(--ok); }
 form.inline { display: inline; }
-button, input, select { font: inherit; padding: 0.3rem 0.6rem; }
+button, input, select { font: inherit; padding: 0.3rem 0.6rem; max-width: 100%; }
+header code { word-break: break-all; }
 button { border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 4px; cursor: pointer; }
 button.danger { background: var(--bad); border-color: var(--bad); }
 .actions { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.5rem 0; }
