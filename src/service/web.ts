@@ -4,7 +4,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import type { FastifyInstance } from 'fastify';
 import { registerWeb } from '../api/web/routes.js';
 import { WebSessionFiles } from '../api/web/session-access.js';
 import { CERES_VERSION } from '../config/version.js';
@@ -24,7 +23,8 @@ const WAITING = new Set(['ACCEPTED', 'PREPARING', 'SUBMIT']);
 const MAX_SHOWN_CONTROL_BYTES = 256 * 1024;
 
 export interface WebWiring {
-  readonly app: FastifyInstance;
+  /** The application built by src/api/app.ts (its type named without importing the framework here). */
+  readonly app: Parameters<typeof registerWeb>[0];
   readonly mountPoint: string;
   readonly authenticate: Authenticator;
   readonly authorize: Authorizer | undefined;

@@ -30,7 +30,7 @@ import { loadAssets } from './assets.js';
 import { CsrfTokens } from './csrf.js';
 import { page, sendPage, HTML_SECURITY_HEADERS } from './layout.js';
 import { delegationsBody, errorBody, jobBody, jobListBody, jobRows, jobStateFragment, overviewBody, type QueueLine } from './pages.js';
-import { WebSessionFiles } from './session-access.js';
+import type { WebSessionFiles } from './session-access.js';
 
 export interface WebOptions {
   readonly mountPoint: string;
@@ -69,7 +69,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
 
   /** Handler wrapper: errors become an HTML page (or plain text for the upload script). */
   const web =
-    (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> | unknown) =>
+    (fn: (req: FastifyRequest, reply: FastifyReply) => unknown) =>
     async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
       try {
         return await fn(req, reply);
