@@ -71,7 +71,7 @@ function entityAttrs(c: Ctx, baseType: string | undefined): Record<string, strin
 
 export function buildInfoDocument(s: InfoSnapshot): XmlElement {
   const host = s.hostname;
-  const free = s.totalSlots === undefined ? undefined : Math.max(0, s.totalSlots - s.jobs.all.usedSlots);
+  const free = s.freeSlots ?? (s.totalSlots === undefined ? undefined : Math.max(0, s.totalSlots - s.jobs.all.usedSlots));
   const c: Ctx = {
     s,
     host,
@@ -184,13 +184,15 @@ function computingShare(c: Ctx, q: QueueInfo): XmlElement {
       leaf('ServingState', q.servingState ?? c.s.servingState),
       el('TotalJobs', String(j.total)),
       el('RunningJobs', String(j.running)),
+      leaf('LocalRunningJobs', countText(q.localRunningJobs)),
       el('WaitingJobs', String(j.waiting)),
+      leaf('LocalWaitingJobs', countText(q.localWaitingJobs)),
       el('SuspendedJobs', String(j.suspended)),
       el('StagingJobs', String(j.staging)),
       el('PreLRMSWaitingJobs', String(j.preLrmsWaiting)),
-      // The slots are the machine's, shared by all queues: each share offers them all.
-      leaf('FreeSlots', countText(c.freeSlots)),
-      leaf('FreeSlotsWithDuration', countText(c.freeSlots)),
+      // Without the batch system's per-queue figure the slots are the machine's, shared by all queues.
+      leaf('FreeSlots', countText(q.freeSlots ?? c.freeSlots)),
+      leaf('FreeSlotsWithDuration', countText(q.freeSlots ?? c.freeSlots)),
       el('UsedSlots', String(j.usedSlots)),
       el('RequestedSlots', String(j.requestedSlots)),
       el('Associations', [el('ComputingEndpointID', c.endpointId), el('ExecutionEnvironmentID', executionEnvironmentId(c.host))]),

@@ -31,6 +31,11 @@ export interface QueueInfo {
   readonly maxUserRunningJobs?: number;
   /** Per-queue serving state; default: the service's. */
   readonly servingState?: ServingState;
+  /** Free slots of this queue when the batch system says (a partition's idle CPUs); default: the service's. */
+  readonly freeSlots?: number;
+  /** Jobs of all users the batch system runs / keeps waiting in this queue (GLUE2 Local*Jobs). */
+  readonly localRunningJobs?: number;
+  readonly localWaitingJobs?: number;
 }
 
 /** A configured runtime environment; `APPS/FOO-1.0` publishes AppName `APPS/FOO`, AppVersion `1.0`. */
@@ -103,6 +108,8 @@ export interface InfoSnapshot {
   readonly lrms: LrmsInfo;
   /** Job slots the batch system offers in total (for `fork`: the usable CPUs). */
   readonly totalSlots?: number;
+  /** Free slots as the batch system counts them; default: total slots less those of Ceres's running jobs. */
+  readonly freeSlots?: number;
   /** Logical CPUs of all execution machines together. */
   readonly totalLogicalCpus?: number;
   readonly host: HostFacts;

@@ -14,6 +14,8 @@ import { tallyJobs, type JobTallyEntry } from './job-tally.js';
 import { lrmsLetter, type InternalState, type LrmsSubState } from '../vocabulary/job-states.js';
 import type { JobStore } from '../store/job-store.js';
 import { CERES_VERSION } from '../config/version.js';
+import type { BatchClusterInfo } from '../lrms/backend.js';
+import type { QueueInfo } from './info-snapshot.js';
 
 const MAX_CACHED_URLS = 8;
 
@@ -38,6 +40,8 @@ export interface InfoSourceOptions {
   readonly trustedCas: readonly string[];
   readonly startTime: Date;
   readonly health?: () => { state: 'ok' | 'warning' | 'critical'; info?: string };
+  /** What the batch system says about its queues and slots (a cached value; undefined: describe this host). */
+  readonly cluster?: () => BatchClusterInfo | undefined;
 }
 
 export function createInfoSource(o: InfoSourceOptions): InfoSource {
@@ -61,6 +65,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         space = undefined;
       }
       const c = o.config.cluster;
+      const lrms = o.cluster?.();
       const doc = buildInfoDocument({
         endpointUrl,
         hostname: o.hostname,
@@ -71,13 +76,14 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         validitySeconds: 60,
         health: o.health?.() ?? { state: 'ok' },
         servingState: 'production',
-        queues: c.queues.map((q) => ({ ...q, ...enforcedLimits(o.config.engine) })),
+        queues: c.queues.map((q) => ({ ...batchQueueFacts(lrms, q.name), ...q, ...enforcedLimits(o.config.engine) })),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}) })),
         jobs: tallyJobs(entries),
         lrms: o.lrms,
-        totalSlots: availableParallelism(),
-        totalLogicalCpus: availableParallelism(),
-        host,
+        totalSlots: lrms?.totalSlots ?? availableParallelism(),
+        ...(lrms ? { freeSlots: lrms.freeSlots } : {}),
+        totalLogicalCpus: lrms?.totalSlots ?? availableParallelism(),
+        host: lrms ? { ...host, totalInstances: lrms.totalNodes } : host,
         workingArea: { ...(space ?? {}), shared: true, lifetimeSeconds: c.sessionLifetimeSeconds },
         ...(o.issuerCa !== undefined ? { issuerCa: o.issuerCa } : {}),
         trustedCas: o.trustedCas,
@@ -86,6 +92,20 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       cache.set(endpointUrl, { at: now, doc });
       return doc;
     },
+  };
+}
+
+/** A queue's limits, free slots and job counts as the batch system reports them (configured values win). */
+function batchQueueFacts(lrms: BatchClusterInfo | undefined, name: string): Partial<QueueInfo> {
+  const p = lrms?.queues.find((x) => x.name === name);
+  if (!p) return {};
+  return {
+    ...(p.maxWallTimeSeconds !== undefined ? { maxWallTimeSeconds: p.maxWallTimeSeconds } : {}),
+    ...(p.defaultWallTimeSeconds !== undefined ? { defaultWallTimeSeconds: p.defaultWallTimeSeconds } : {}),
+    freeSlots: p.up ? p.freeSlots : 0,
+    localRunningJobs: p.runningJobs,
+    localWaitingJobs: p.waitingJobs,
+    ...(p.up ? {} : { servingState: 'closed' as const }),
   };
 }
 

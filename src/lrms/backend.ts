@@ -75,6 +75,10 @@ export interface BatchJobSpec {
   readonly limits: BatchLimits;
   /** Slots (cores) requested; at least 1. */
   readonly slots: number;
+  /** Slots on each host (xRSL countpernode, ADL SlotsPerHost); divides `slots`. Absent: wherever they fit. */
+  readonly slotsPerNode?: number;
+  /** The job's hosts run nothing else (ADL ExclusiveExecution). Backends of one host ignore it. */
+  readonly exclusive?: boolean;
   /** Batch queue / partition; the fork backend has one and ignores it. */
   readonly queue?: string;
   /** Job name for the batch system. */
@@ -126,6 +130,29 @@ export type BatchUpdate =
 
 export type BatchUpdateListener = (localId: string, update: BatchUpdate) => void | Promise<void>;
 
+/** A queue (Slurm partition) as the batch system reports it, for the info document. */
+export interface BatchQueueInfo {
+  readonly name: string;
+  /** False when the batch system does not start jobs from it (partition down, drained, inactive). */
+  readonly up: boolean;
+  readonly maxWallTimeSeconds?: number;
+  readonly defaultWallTimeSeconds?: number;
+  /** Slots (CPUs) of its nodes, and of those the ones not allocated. */
+  readonly totalSlots: number;
+  readonly freeSlots: number;
+  /** Jobs of all users the batch system runs or keeps waiting in it. */
+  readonly runningJobs: number;
+  readonly waitingJobs: number;
+}
+
+/** What the batch system says about itself (cached by the backend; see `clusterInfo`). */
+export interface BatchClusterInfo {
+  readonly totalSlots: number;
+  readonly freeSlots: number;
+  readonly totalNodes: number;
+  readonly queues: readonly BatchQueueInfo[];
+}
+
 export interface BatchBackend {
   /** Backend name as configured (`fork`, `slurm`). */
   readonly name: string;
@@ -163,6 +190,13 @@ export interface BatchBackend {
    * that outlived the job) and drop what the backend keeps for it. Optional.
    */
   release?(job: Pick<BatchJobRef, 'jobId' | 'lrmsDir'>): Promise<void>;
+
+  /**
+   * The batch system's queues, slots and job counts for the info document, from a cache
+   * the backend refreshes in the background (asking starts a refresh when it is stale);
+   * undefined until the first answer. Optional: absent, the service describes its own host.
+   */
+  clusterInfo?(): BatchClusterInfo | undefined;
 
   /** Stop watching and release the backend's own resources; batch jobs keep running. */
   close(): Promise<void>;

@@ -6,11 +6,14 @@ import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { BatchBackend } from './backend.js';
 import { ForkBackend, type BackendLog } from './fork/fork-backend.js';
+import { SlurmBackend } from './slurm/slurm-backend.js';
 
 /** `lrmsRoot` is the state layout's `lrms` directory; each backend works in a subdirectory. */
 export async function createBatchBackend(config: Config['lrms'], lrmsRoot: string, log?: BackendLog): Promise<BatchBackend> {
   switch (config.backend) {
     case 'fork':
       return ForkBackend.create({ workDir: join(lrmsRoot, 'fork'), ...config.fork, ...(log ? { log } : {}) });
+    case 'slurm':
+      return SlurmBackend.create({ workDir: join(lrmsRoot, 'slurm'), ...config.slurm, ...(log ? { log } : {}) });
   }
 }

@@ -13,6 +13,7 @@ import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler } from '../engine/scheduler/scheduler.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
+import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingWiring } from '../engine/scheduler/staging-port.js';
 import { JobCredentials } from '../accounts/job-credentials.js';
@@ -21,6 +22,8 @@ import { AccountResolver } from '../accounts/resolve-account.js';
 export interface EngineWiring {
   readonly port: EnginePort;
   readonly lrmsInfo: { name: string; version?: string };
+  /** The batch system's own view of its queues and slots, when the backend gives one. */
+  clusterInfo(): BatchClusterInfo | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -42,6 +45,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
   let scheduler: Scheduler | undefined;
   let ready = false;
   let staging: StagingWiring | undefined;
+  let backendRef: BatchBackend | undefined;
   const pending: string[] = [];
   const e = d.config.engine;
   return {
@@ -57,8 +61,10 @@ export function createEngine(d: EngineDeps): EngineWiring {
       },
     },
     lrmsInfo: { name: d.config.lrms.backend },
+    clusterInfo: () => backendRef?.clusterInfo?.(),
     async start() {
       const backend = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }));
+      backendRef = backend;
       const port: StagingPort = d.staging ?? (staging = await createStagingPort({ config: d.config, control: d.control, sessions: d.sessions, credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) }, log: d.log.child({ part: 'staging' }), cacheDir: d.layout.cache }));
       const credentials = await JobCredentials.open({
         dir: d.layout.jobCredentials,

@@ -151,6 +151,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     hostname: publicHost,
     sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
+    cluster: () => engine.clusterInfo(),
     trustedCas: trust.anchors.map((a) => a.subjectOneline),
     startTime: new Date(),
   });

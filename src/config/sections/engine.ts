@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { HOUR, SECOND } from '../units.js';
+import { lrmsSlurmSection } from './lrms-slurm.js';
 
 const limit = (description: string) => Type.Integer({ default: 0, minimum: 0, description: `${description}; 0 = no limit` });
 
@@ -33,7 +34,10 @@ export const engineSection = {
   ),
   lrms: Type.Object(
     {
-      backend: Type.Union([Type.Literal('fork')], { default: 'fork', description: 'Batch backend: `fork` runs jobs on this host' }),
+      backend: Type.Union([Type.Literal('fork'), Type.Literal('slurm')], {
+        default: 'fork',
+        description: 'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`)',
+      }),
       fork: Type.Object(
         {
           wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
@@ -69,6 +73,7 @@ export const engineSection = {
         },
         { default: {}, additionalProperties: false },
       ),
+      slurm: lrmsSlurmSection,
     },
     { default: {}, additionalProperties: false },
   ),

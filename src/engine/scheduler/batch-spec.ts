@@ -53,6 +53,8 @@ export function batchSpec(j: JobRecord, ctx: SpecContext): BatchJobSpec {
     runtimeEnvironments: rtes,
     limits,
     slots,
+    ...(d.countPerNode !== undefined ? { slotsPerNode: d.countPerNode } : {}),
+    ...(d.exclusiveExecution === true ? { exclusive: true } : {}),
     queue: j.queue,
     ...(j.localAccount !== null ? { localAccount: j.localAccount } : {}),
     ...(d.jobName !== undefined ? { name: d.jobName } : {}),

@@ -1,0 +1,103 @@
+import { Type } from '@sinclair/typebox';
+import { SECOND } from '../units.js';
+
+/**
+ * `lrms.slurm`: the Slurm batch backend (docs/batch-backends.md, "Slurm"). Used when
+ * `lrms.backend` is `slurm`; the session and lrms directories must be on a file system
+ * the compute nodes share.
+ */
+export const lrmsSlurmSection = Type.Object(
+  {
+    slurmConf: Type.String({
+      default: '',
+      description:
+        "SLURM_CONF for the Slurm commands; empty: the service's environment (SLURM_CONF, or Slurm's own default)",
+    }),
+    binDir: Type.String({
+      default: '',
+      description: 'Directory holding sbatch, squeue, scancel, scontrol and sinfo; empty: found on PATH',
+    }),
+    defaultPartition: Type.String({
+      default: '',
+      description: "Partition for jobs that name no queue; empty: Slurm's default partition",
+    }),
+    jobNamePrefix: Type.String({
+      default: 'ceres-',
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9._-]+$',
+      description:
+        'Slurm job names are this prefix and the Ceres job id (give each Ceres instance fronting one cluster its own)',
+    }),
+    pollIntervalMs: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      description:
+        'How often one squeue call fetches the state of every job (raise it to 10-30 s for tens of thousands of jobs)',
+    }),
+    commandTimeoutMs: Type.Integer({
+      default: 30_000,
+      minimum: 100,
+      description: 'A Slurm command that has not answered by then is killed (and retried when that may help)',
+    }),
+    commandAttempts: Type.Integer({
+      default: 6,
+      minimum: 1,
+      description:
+        'Attempts of sbatch, scancel and scontrol while the controller is unreachable; then the job fails with the reason',
+    }),
+    backoffMs: Type.Integer({
+      default: 1000,
+      minimum: 10,
+      description: 'Wait before the first retry of a Slurm command; doubled each time, at most 30 s',
+    }),
+    maxConcurrentCommands: Type.Integer({
+      default: 4,
+      minimum: 1,
+      description: 'Slurm commands running at once (a burst of submissions queues here)',
+    }),
+    infoRefreshMs: Type.Integer({
+      default: 30_000,
+      minimum: 100,
+      description:
+        'How old the partitions, slots and job counts in the info document may get before sinfo is asked again (asked only while the document is read)',
+    }),
+    statusGraceMs: Type.Integer({
+      default: 10_000,
+      minimum: 0,
+      description:
+        "After Slurm reports a started job over, how long its status file may take to appear on the shared file system before Slurm's own record is used",
+    }),
+    extraSbatchArgs: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: 'Options added to every sbatch, e.g. `--account=grid` or `--qos=...`',
+    }),
+    switchUser: Type.Union([Type.Literal('runuser'), Type.Literal('sudo')], {
+      default: 'runuser',
+      description:
+        "How sbatch runs as a job's mapped local account: `runuser -u ACCOUNT --` (the service runs as root) or `sudo -n -u ACCOUNT --`",
+    }),
+    wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
+      default: 'auto',
+      description:
+        'Job wrapper run inside each Slurm job (as for the fork backend); it must run on the compute nodes (same architecture and C library as the service host for `c`)',
+    }),
+    compiler: Type.String({ default: 'cc', minLength: 1, description: 'C compiler command for the job wrapper' }),
+    jobPath: Type.String({
+      default: '/usr/local/bin:/usr/bin:/bin',
+      minLength: 1,
+      description: 'PATH jobs start with on the compute node',
+    }),
+    killGraceSeconds: Type.Number({
+      default: 10 * SECOND,
+      minimum: 0,
+      description: 'A job over a limit gets SIGTERM, then SIGKILL after this long',
+    }),
+    sampleIntervalMs: Type.Integer({
+      default: 1000,
+      minimum: 50,
+      description: 'How often the wrapper measures memory and CPU of jobs that have such limits',
+    }),
+  },
+  { default: {}, additionalProperties: false },
+);

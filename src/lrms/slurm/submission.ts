@@ -1,0 +1,147 @@
+/**
+ * Handing one attempt to Slurm, exactly once. The lrms directory records the submission:
+ *
+ *   slurm-id exists                → submitted: that job
+ *   slurm-submit exists, no id     → an earlier sbatch may have got through with its answer
+ *                                    lost (crash, timeout): the job is looked for by its
+ *                                    name and attempt tag, or by the id it wrote itself
+ *                                    when it started (slurm-job), before submitting again
+ *   neither                        → submit
+ *
+ * And whatever slipped through: the job wrapper claims the directory, so a second Slurm
+ * job for the same attempt exits at once without running anything.
+ */
+import { execFile } from 'node:child_process';
+import { chown, copyFile, link, lstat, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { ceError } from '../../errors/ce-error.js';
+import type { BatchJobSpec } from '../backend.js';
+import { JOB_SCRIPT, writeAtomic } from '../fork/job-files.js';
+import { jobScript } from '../fork/job-script.js';
+import { batchScript, type ScriptSettings } from './batch-script.js';
+import { LRMS_FILES, parseJobId, readJobIdFile } from './lrms-files.js';
+import { SlurmCommandError, type SlurmRunner } from './run-command.js';
+import { attemptTag, jobName, sbatchArgs, type SbatchSettings } from './sbatch-options.js';
+import { parseIdComment, squeueByNameArgs } from './squeue.js';
+
+export interface SubmitSettings extends SbatchSettings, ScriptSettings {
+  /** Path of the job wrapper executable to place in each lrms directory. */
+  readonly wrapperPath: string;
+  /** Attempts of sbatch while its failure is transient (the controller down). */
+  readonly submitAttempts: number;
+  readonly backoffMs: number;
+  /** Command that switches to the job's account: `runuser` (as `runuser -u ACCOUNT --`) or `sudo` (`sudo -n -u ACCOUNT --`). */
+  readonly switchUser: 'runuser' | 'sudo';
+  readonly log?: { warn(obj: object, msg: string): void };
+}
+
+const run = promisify(execFile);
+const exists = (p: string): Promise<boolean> =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** uid and gid of a local account (cached: accounts do not change under a running service). */
+const ids = new Map<string, Promise<{ uid: number; gid: number }>>();
+function accountIds(account: string): Promise<{ uid: number; gid: number }> {
+  let p = ids.get(account);
+  if (!p) {
+    p = Promise.all([run('id', ['-u', '--', account]), run('id', ['-g', '--', account])]).then(([u, g]) => ({
+      uid: Number(u.stdout.trim()),
+      gid: Number(g.stdout.trim()),
+    }));
+    p.catch(() => ids.delete(account));
+    ids.set(account, p);
+  }
+  return p;
+}
+
+export function switchUserPrefix(how: 'runuser' | 'sudo', account: string | undefined): string[] {
+  if (account === undefined) return [];
+  return how === 'sudo' ? ['sudo', '-n', '-u', account, '--'] : ['runuser', '-u', account, '--'];
+}
+
+/** The Slurm job of this attempt, if an earlier submission got through. */
+export async function findSubmitted(
+  runner: SlurmRunner,
+  spec: BatchJobSpec,
+  s: SbatchSettings,
+): Promise<string | undefined> {
+  const recorded = await readJobIdFile(spec.lrmsDir, LRMS_FILES.slurmId);
+  if (recorded) return recorded;
+  if (!(await exists(`${spec.lrmsDir}/${LRMS_FILES.submitting}`))) return undefined;
+  const started = await readJobIdFile(spec.lrmsDir, LRMS_FILES.started);
+  if (started) return started;
+  const { stdout } = await runner.run('squeue', squeueByNameArgs(jobName(s, spec.jobId)));
+  const tag = attemptTag(spec);
+  return parseIdComment(stdout).find((j) => j.comment === tag)?.id;
+}
+
+async function placeWrapper(from: string, to: string): Promise<void> {
+  await rm(to, { force: true });
+  // A hard link costs nothing per job; another file system needs a copy.
+  await link(from, to).catch(() => copyFile(from, to));
+}
+
+/** Write the attempt's files (job.sh, slurm.sh, the wrapper), owned so that the job's account can write its results. */
+async function prepare(spec: BatchJobSpec, s: SubmitSettings): Promise<void> {
+  await writeAtomic(`${spec.lrmsDir}/${JOB_SCRIPT}`, jobScript(spec));
+  await writeAtomic(`${spec.lrmsDir}/${LRMS_FILES.script}`, batchScript(spec, s));
+  await placeWrapper(s.wrapperPath, `${spec.lrmsDir}/${LRMS_FILES.wrapper}`);
+  if (spec.localAccount !== undefined) {
+    const { uid, gid } = await accountIds(spec.localAccount).catch((e: unknown) => {
+      throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `local account ${spec.localAccount} does not exist`, { cause: e });
+    });
+    // The wrapper (running as the account) writes pid, status and diag here.
+    await chown(spec.lrmsDir, uid, gid);
+  }
+}
+
+/**
+ * Submit the attempt and return its Slurm job id; an attempt already in Slurm is
+ * returned instead of submitted again. Transient failures are retried with backoff,
+ * looking for a submission that got through before each retry.
+ */
+export async function submitOnce(runner: SlurmRunner, spec: BatchJobSpec, s: SubmitSettings): Promise<string> {
+  const known = await findSubmitted(runner, spec, s).catch(() => undefined);
+  if (known) {
+    await writeAtomic(`${spec.lrmsDir}/${LRMS_FILES.slurmId}`, `${known}\n`);
+    return known;
+  }
+  await prepare(spec, s);
+  await writeAtomic(`${spec.lrmsDir}/${LRMS_FILES.submitting}`, `${attemptTag(spec)}\n`);
+  const args = [...sbatchArgs(spec, s), `${spec.lrmsDir}/${LRMS_FILES.script}`];
+  const prefix = switchUserPrefix(s.switchUser, spec.localAccount);
+  let delay = s.backoffMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { stdout } = await runner.run('sbatch', args, { prefix, attempts: 1 });
+      const id = parseJobId(stdout);
+      if (!id) throw new SlurmCommandError(`sbatch answered no job id: ${JSON.stringify(stdout.slice(0, 200))}`, false);
+      await writeAtomic(`${spec.lrmsDir}/${LRMS_FILES.slurmId}`, `${id}\n`);
+      return id;
+    } catch (e) {
+      const err = e instanceof SlurmCommandError ? e : new SlurmCommandError(String(e), false);
+      if (!err.transient || attempt >= s.submitAttempts) {
+        // Nothing of this attempt is in Slurm unless a timed-out answer was lost: keep the marker then.
+        if (!err.timedOut) await rm(`${spec.lrmsDir}/${LRMS_FILES.submitting}`, { force: true });
+        throw ceError(
+          'CE_ERR_LRMS_SUBMIT_FAILED',
+          `sbatch failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${err.message.replace(/^sbatch: /, '')}`,
+          { cause: e },
+        );
+      }
+      s.log?.warn({ job: spec.jobId, attempt, retryInMs: delay, error: err.message }, 'slurm: sbatch failed, retrying');
+      await sleep(delay);
+      delay = Math.min(delay * 2, 30_000);
+      // The failed call may have reached slurmctld (a timeout, a lost answer).
+      const through = await findSubmitted(runner, spec, s).catch(() => undefined);
+      if (through) {
+        await writeAtomic(`${spec.lrmsDir}/${LRMS_FILES.slurmId}`, `${through}\n`);
+        return through;
+      }
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// scripts/slurm-dev.sh on a real Slurm: start is quick and idempotent, status tells, stop
+// ends every daemon by its pid, and a second stop is harmless.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SLURM_DEV, slurmSkip } from './slurm-fixture.js';
+
+const skip = slurmSkip();
+
+describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, () => {
+  let dir = '';
+  const env = { ...process.env, SLURM_DEV_PORT: String(20_001 + Math.floor(Math.random() * 20_000) * 2) };
+  const run = (action: string): { code: number | null; out: string } => {
+    const r = spawnSync(SLURM_DEV, [action, dir], { env, encoding: 'utf8' });
+    return { code: r.status, out: `${r.stdout}${r.stderr}` };
+  };
+  const pids = (): number[] =>
+    ['munged', 'slurmctld', 'slurmd'].map((n) => Number(readFileSync(join(dir, `${n}.pid`), 'utf8').trim()));
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  after(async () => {
+    if (dir === '') return;
+    run('stop');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('start, start again, status, stop, stop again', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
+    const t0 = Date.now();
+    const first = run('start');
+    const took = Date.now() - t0;
+    assert.equal(first.code, 0, first.out);
+    assert.equal(first.out.trim(), `export SLURM_CONF=${join(dir, 'slurm.conf')}`);
+    assert.ok(took < 15_000, `start took ${took} ms`);
+    const running = pids();
+    assert.ok(running.every(alive));
+    const conf = readFileSync(join(dir, 'slurm.conf'), 'utf8');
+    assert.match(conf, /^PartitionName=debug .*Default=YES MaxTime=60 /m);
+    assert.match(conf, /^PartitionName=long .*MaxTime=INFINITE /m);
+    const sinfo = spawnSync('sinfo', ['-h', '-o', '%P %t'], {
+      env: { ...env, SLURM_CONF: join(dir, 'slurm.conf') },
+      encoding: 'utf8',
+    });
+    assert.match(sinfo.stdout, /^debug\* idle$/m);
+
+    const again = run('start');
+    assert.equal(again.code, 0, again.out);
+    assert.deepEqual(pids(), running, 'a second start keeps the running daemons');
+
+    const status = run('status');
+    assert.equal(status.code, 0);
+    assert.match(status.out, /slurmctld: running/);
+
+    assert.equal(run('stop').code, 0);
+    assert.deepEqual(running.filter(alive), [], 'every daemon is gone');
+    const down = run('status');
+    assert.equal(down.code, 1);
+    assert.match(down.out, /munged: stopped\nslurmctld: stopped\nslurmd: stopped/);
+    assert.equal(run('stop').code, 0, 'stopping a stopped cluster is harmless');
+  });
+
+  it('refuses a bad command line', () => {
+    const r = spawnSync(SLURM_DEV, ['restart'], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /usage:/);
+  });
+});

@@ -1,0 +1,96 @@
+// A real single-node Slurm for a test file: started once with scripts/slurm-dev.sh in a
+// temporary directory, stopped by pid in `after`. Skipped (with the reason) where Slurm
+// is not installed or the tests do not run as root; CERES_REQUIRE_SLURM=1 (set by CI)
+// turns that skip into a failure.
+import { after, before } from 'node:test';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const SLURM_DEV = join(process.cwd(), 'scripts', 'slurm-dev.sh');
+
+/** Why Slurm tests cannot run here, or undefined when they can. */
+export function slurmMissing(): string | undefined {
+  if (process.getuid?.() !== 0) return 'the Slurm tests need root (the daemons switch users)';
+  for (const p of ['/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/sbin/munged', '/usr/bin/sbatch']) {
+    if (!existsSync(p))
+      return `Slurm is not installed (no ${p}): apt-get install -y --no-install-recommends slurm-wlm munge`;
+  }
+  return undefined;
+}
+
+/** The skip option for describe(): undefined (run), a reason (skip), or a throw when CI requires Slurm. */
+export function slurmSkip(): string | undefined {
+  const why = slurmMissing();
+  if (why !== undefined && process.env.CERES_REQUIRE_SLURM === '1') {
+    throw new Error(`CERES_REQUIRE_SLURM=1 but ${why}`);
+  }
+  return why === undefined ? undefined : `${why}; CERES_REQUIRE_SLURM=1 makes this a failure`;
+}
+
+export interface SlurmCluster {
+  /** The cluster's slurm.conf (SLURM_CONF for every command). */
+  conf: string;
+  dir: string;
+  /** Run a Slurm tool against this cluster. */
+  cmd(tool: string, args: string[]): string;
+  /** Run scripts/slurm-dev.sh on the cluster. */
+  script(action: 'start' | 'stop' | 'status'): void;
+  /** The controller alone: kill it, freeze it (SIGSTOP), thaw it, start it again (it recovers its saved state). */
+  ctld(action: 'kill' | 'freeze' | 'thaw' | 'start'): void;
+}
+
+/** Start a private Slurm before the tests of the file and stop it after them. */
+export function useSlurm(): SlurmCluster {
+  const cluster: SlurmCluster = {
+    conf: '',
+    dir: '',
+    cmd(tool, args) {
+      return execFileSync(tool, args, { env: { ...process.env, SLURM_CONF: cluster.conf }, encoding: 'utf8' });
+    },
+    script(action) {
+      const r = spawnSync(SLURM_DEV, [action, cluster.dir], {
+        env: { ...process.env, SLURM_DEV_PORT: port },
+        encoding: 'utf8',
+      });
+      if (r.status !== 0 && action !== 'status')
+        throw new Error(`slurm-dev.sh ${action} failed: ${r.stderr}${r.stdout}`);
+    },
+    ctld(action) {
+      const pidFile = join(cluster.dir, 'slurmctld.pid');
+      if (action === 'start') {
+        execFileSync('/usr/sbin/slurmctld', [], { env: { ...process.env, SLURM_CONF: cluster.conf } });
+        return;
+      }
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      if (!(pid > 0)) throw new Error('no slurmctld pid');
+      process.kill(pid, action === 'kill' ? 'SIGKILL' : action === 'freeze' ? 'SIGSTOP' : 'SIGCONT');
+      if (action === 'kill') {
+        // Wait until it is gone so that a restart can bind its port.
+        for (let i = 0; i < 200; i++) {
+          try {
+            process.kill(pid, 0);
+          } catch {
+            return;
+          }
+          execFileSync('sleep', ['0.05']);
+        }
+      }
+    },
+  };
+  // A port of its own, so that a leftover cluster elsewhere does not answer.
+  const port = String(20_000 + Math.floor(Math.random() * 20_000) * 2);
+  before(async () => {
+    cluster.dir = await mkdtemp(join(tmpdir(), 'ceres-slurm-'));
+    cluster.conf = join(cluster.dir, 'slurm.conf');
+    cluster.script('start');
+  });
+  after(async () => {
+    if (cluster.dir === '') return;
+    cluster.script('stop');
+    await rm(cluster.dir, { recursive: true, force: true });
+  });
+  return cluster;
+}
