@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { Client, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
+import { signProxyFromCsr } from '../../src/pki/issue.js';
 
 function findChromium(): string | undefined {
   for (const name of ['chromium', 'chromium-browser']) {
@@ -170,6 +171,36 @@ describe('web interface in a real browser', { skip }, () => {
     await page.keyboard.press('Enter');
     await page.getByText('Done: kill.').waitFor();
     await untilValue('killed', async () => ((await client.status([id])).get(id) === 'KILLED' ? true : undefined), 60_000);
+    await page.close();
+  });
+
+  it('lists a delegation with its expiry and deletes it from the page', async () => {
+    const r = await client.req('POST', '/rest/1.1/delegations?action=new', '', { accept: '' });
+    assert.equal(r.status, 201, r.text);
+    const id = String(r.headers.location).split('/').pop() as string;
+    const userProxy = readFileSync(join(ceres.pkiDir, 'userproxy.pem'), 'utf8');
+    const signed = await signProxyFromCsr(r.text, userProxy, userProxy);
+    assert.equal((await client.req('PUT', `/rest/1.1/delegations/${id}`, signed.chainPem)).status, 200);
+    const page = await ctx.newPage();
+    await page.goto(`${ceres.url}/`);
+    await page.getByRole('link', { name: 'Delegations' }).click();
+    const row = page.getByRole('row', { name: new RegExp(id) });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+    await page.getByRole('button', { name: `Delete delegation ${id}` }).click();
+    await page.getByText('Delegation deleted.').waitFor();
+    assert.equal(await page.getByRole('row', { name: new RegExp(id) }).count(), 0);
+    assert.doesNotMatch((await client.req('GET', '/rest/1.1/delegations')).text, new RegExp(id));
+    await page.close();
+  });
+
+  it('puts the security headers on the REST tree HTML renderings and error pages too', async () => {
+    const page = await ctx.newPage();
+    for (const path of ['/rest/1.1/info', '/rest/1.1/jobs', '/rest/1.1/nothing']) {
+      const r = await page.request.get(`${ceres.url}${path}`);
+      assert.match(r.headers()['content-type'] ?? '', /text\/html/, path);
+      assert.match(r.headers()['content-security-policy'] ?? '', /frame-ancestors 'none'/, path);
+    }
     await page.close();
   });
 
