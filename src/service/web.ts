@@ -62,7 +62,10 @@ export function wireWeb(w: WebWiring): void {
       }
       // The fork backend runs on this host: its slots are the host's processors.
       const slots = w.lrms === 'fork' ? availableParallelism() : undefined;
-      const queues = [...per.values()].map((q) => ({ ...q, free: slots === undefined ? undefined : Math.max(0, slots - q.running) }));
+      const queues = [...per.values()].map((q) => ({
+        ...q,
+        free: slots === undefined ? undefined : Math.max(0, slots - q.running),
+      }));
       return { version: CERES_VERSION, healthy: true, queues };
     },
     readControl: async (id, name) => {

@@ -27,11 +27,15 @@ export class JobPages {
   constructor(db: Db) {
     const cols = 'id, rest_state AS state, queue, created_at AS createdAt, exit_code AS exitCode';
     // `@state IS NULL OR rest_state = @state`: one statement serves the filtered and unfiltered list.
-    this.#first = db.prepare(`SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`);
+    this.#first = db.prepare(
+      `SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`,
+    );
     this.#after = db.prepare(
       `SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) AND (created_at < @t OR (created_at = @t AND id < @id)) ORDER BY created_at DESC, id DESC LIMIT @limit`,
     );
-    this.#countByState = db.prepare('SELECT rest_state AS state, count(*) AS n FROM jobs WHERE owner = ? GROUP BY rest_state');
+    this.#countByState = db.prepare(
+      'SELECT rest_state AS state, count(*) AS n FROM jobs WHERE owner = ? GROUP BY rest_state',
+    );
   }
 
   /** Up to `limit` jobs of `owner` (of REST state `state` when given) older than `after`. */

@@ -26,8 +26,12 @@ function findChromium(): string | undefined {
 }
 
 const executable = findChromium();
-if (executable === undefined && process.env.CERES_REQUIRE_BROWSER === '1') throw new Error('CERES_REQUIRE_BROWSER=1 but no chromium on PATH');
-const skip = executable === undefined ? 'no chromium on PATH (install Debian chromium; CERES_REQUIRE_BROWSER=1 makes this a failure)' : false;
+if (executable === undefined && process.env.CERES_REQUIRE_BROWSER === '1')
+  throw new Error('CERES_REQUIRE_BROWSER=1 but no chromium on PATH');
+const skip =
+  executable === undefined
+    ? 'no chromium on PATH (install Debian chromium; CERES_REQUIRE_BROWSER=1 makes this a failure)'
+    : false;
 
 describe('web interface in a real browser', { skip }, () => {
   let ceres: RunningCeres;
@@ -46,7 +50,9 @@ describe('web interface in a real browser', { skip }, () => {
     browser = await chromium.launch({ executablePath: executable as string, args: ['--no-sandbox'] });
     ctx = await browser.newContext({
       ignoreHTTPSErrors: true,
-      clientCertificates: [{ origin, certPath: join(ceres.pkiDir, 'usercert.pem'), keyPath: join(ceres.pkiDir, 'userkey.pem') }],
+      clientCertificates: [
+        { origin, certPath: join(ceres.pkiDir, 'usercert.pem'), keyPath: join(ceres.pkiDir, 'userkey.pem') },
+      ],
     });
     // The attacker: another https origin (other port) whose page posts to Ceres.
     const cert = readFileSync(join(ceres.pkiDir, 'hostcert.pem'));
@@ -78,10 +84,13 @@ describe('web interface in a real browser', { skip }, () => {
     await page.getByRole('link', { name: id }).waitFor();
     await page.getByLabel('State').selectOption('RUNNING');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.getByRole('link', { name: id }).waitFor({ timeout: 60_000 }).catch(async () => {
-      await page.reload();
-      await page.getByRole('link', { name: id }).waitFor({ timeout: 60_000 });
-    });
+    await page
+      .getByRole('link', { name: id })
+      .waitFor({ timeout: 60_000 })
+      .catch(async () => {
+        await page.reload();
+        await page.getByRole('link', { name: id }).waitFor({ timeout: 60_000 });
+      });
     await page.getByRole('link', { name: id }).click();
     await page.locator('#job-state', { hasText: 'RUNNING' }).waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Kill' }).click();
@@ -104,10 +113,15 @@ describe('web interface in a real browser', { skip }, () => {
       void d.dismiss();
     });
     await page.goto(`${ceres.url}/web/jobs/${id}`);
-    await page.getByLabel('Upload a file').setInputFiles({ name: 'x.html', mimeType: 'text/html', buffer: Buffer.from('<script>alert("xss")</script>') });
+    await page
+      .getByLabel('Upload a file')
+      .setInputFiles({ name: 'x.html', mimeType: 'text/html', buffer: Buffer.from('<script>alert("xss")</script>') });
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByRole('cell', { name: 'x.html', exact: true }).waitFor();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: /Download x.html/ }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: /Download x.html/ }).click(),
+    ]);
     assert.equal(download.suggestedFilename(), 'x.html');
     const r = await page.request.get(`${ceres.url}/web/jobs/${id}/files/x.html`);
     assert.match(r.headers()['content-disposition'] ?? '', /^attachment/);
@@ -115,7 +129,9 @@ describe('web interface in a real browser', { skip }, () => {
     assert.match(r.headers()['content-security-policy'] ?? '', /sandbox/);
     assert.deepEqual(dialogs, []);
     // Too large: a clear message, nothing stored.
-    await page.getByLabel('Upload a file').setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(5000) });
+    await page
+      .getByLabel('Upload a file')
+      .setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(5000) });
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByText(/too large/).waitFor();
     await client.action('kill', [id]);
@@ -131,7 +147,14 @@ describe('web interface in a real browser', { skip }, () => {
     assert.match((await page.content()) ?? '', /Cross-site request refused|refused/i);
     const states = await client.status([id]);
     assert.notEqual(states.get(id), 'KILLED');
-    assert.equal((await client.req('POST', '/rest/1.1/jobs?action=status', JSON.stringify({ job: [{ id }] }), { 'content-type': 'application/json' })).json().job.state === 'KILLING', false);
+    assert.equal(
+      (
+        await client.req('POST', '/rest/1.1/jobs?action=status', JSON.stringify({ job: [{ id }] }), {
+          'content-type': 'application/json',
+        })
+      ).json().job.state === 'KILLING',
+      false,
+    );
     await client.action('kill', [id]);
     await page.close();
   });
@@ -141,7 +164,10 @@ describe('web interface in a real browser', { skip }, () => {
     const id = job.id as string;
     const page = await ctx.newPage();
     await page.goto(`${ceres.url}/web/jobs/${id}`);
-    const expired = await page.request.post(`${ceres.url}/web/jobs/${id}/kill`, { form: { csrf: `1000.${'A'.repeat(43)}` }, headers: { origin } });
+    const expired = await page.request.post(`${ceres.url}/web/jobs/${id}/kill`, {
+      form: { csrf: `1000.${'A'.repeat(43)}` },
+      headers: { origin },
+    });
     assert.equal(expired.status(), 403);
     const missing = await page.request.post(`${ceres.url}/web/jobs/${id}/kill`, { form: {}, headers: { origin } });
     assert.equal(missing.status(), 403);
@@ -160,17 +186,23 @@ describe('web interface in a real browser', { skip }, () => {
     const page = await ctx.newPage();
     await page.setViewportSize({ width: 360, height: 740 });
     await page.goto(`${ceres.url}/web/jobs/${id}`);
-    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    const overflow = await page.evaluate<number>(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    );
     assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px`);
     let reached = false;
     for (let i = 0; i < 40 && !reached; i++) {
       await page.keyboard.press('Tab');
-      reached = await page.evaluate<boolean>("document.activeElement?.textContent === 'Kill'");
+      reached = await page.evaluate<boolean>("document.activeElement?.textContent?.trim() === 'Kill'");
     }
     assert.ok(reached, 'Tab never reached the Kill button');
     await page.keyboard.press('Enter');
     await page.getByText('Done: kill.').waitFor();
-    await untilValue('killed', async () => ((await client.status([id])).get(id) === 'KILLED' ? true : undefined), 60_000);
+    await untilValue(
+      'killed',
+      async () => ((await client.status([id])).get(id) === 'KILLED' ? true : undefined),
+      60_000,
+    );
     await page.close();
   });
 

@@ -29,7 +29,16 @@ import type { DelegationService } from '../../delegations/delegation-service.js'
 import { loadAssets } from './assets.js';
 import { CsrfTokens } from './csrf.js';
 import { page, sendPage, HTML_SECURITY_HEADERS } from './layout.js';
-import { delegationsBody, errorBody, jobBody, jobListBody, jobRows, jobStateFragment, overviewBody, type QueueLine } from './pages.js';
+import {
+  delegationsBody,
+  errorBody,
+  jobBody,
+  jobListBody,
+  jobRows,
+  jobStateFragment,
+  overviewBody,
+  type QueueLine,
+} from './pages.js';
 import type { WebSessionFiles } from './session-access.js';
 
 export interface WebOptions {
@@ -77,8 +86,17 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         if (!isCeError(e) || reply.sent) throw e;
         req.log.info({ code: e.code, status: e.statusCode }, 'web request refused');
         for (const [k, v] of Object.entries(e.headers)) void reply.header(k, v);
-        if (req.method === 'PUT') return reply.code(e.statusCode).headers(HTML_SECURITY_HEADERS).header('content-type', 'text/plain; charset=utf-8').send(e.message);
-        return sendPage(reply, e.statusCode, page(shell(undefined), e.statusCode === 404 ? 'Not found' : 'Refused', errorBody(e.statusCode, e.message, m)));
+        if (req.method === 'PUT')
+          return reply
+            .code(e.statusCode)
+            .headers(HTML_SECURITY_HEADERS)
+            .header('content-type', 'text/plain; charset=utf-8')
+            .send(e.message);
+        return sendPage(
+          reply,
+          e.statusCode,
+          page(shell(undefined), e.statusCode === 404 ? 'Not found' : 'Refused', errorBody(e.statusCode, e.message, m)),
+        );
       }
     };
 
@@ -92,7 +110,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     if (r === 'invalid') throw ceError('CE_ERR_WEB_TOKEN_INVALID');
     if (r === 'expired') throw ceError('CE_ERR_WEB_TOKEN_EXPIRED');
   };
-  const form = async (raw: IncomingMessage): Promise<URLSearchParams> => new URLSearchParams((await readBody(raw, 64 * 1024)).toString('utf8'));
+  const form = async (raw: IncomingMessage): Promise<URLSearchParams> =>
+    new URLSearchParams((await readBody(raw, 64 * 1024)).toString('utf8'));
   const q = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
 
   // Every HTML answer of the application (REST renderings and error pages included)
@@ -108,122 +127,187 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   app.get(`${m}/web/static/:name`, async (req, reply) => {
     const a = assets.byName((req.params as { name: string }).name);
     if (a === undefined) throw ceError('CE_ERR_HTTP_NOT_FOUND');
-    void reply.header('etag', a.etag).header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff');
+    void reply
+      .header('etag', a.etag)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff');
     if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
     return reply.header('content-type', a.type).send(a.body);
   });
 
-  app.get(`${m}/`, web((req, reply) => {
-    const c = callerOf(req.raw);
-    const states = o.pages.countsOf(c.dn);
-    return sendPage(reply, 200, page(shell(c), 'Overview', overviewBody({ ...o.overview(), states, mount: m })));
-  }));
+  app.get(
+    `${m}/`,
+    web((req, reply) => {
+      const c = callerOf(req.raw);
+      const states = o.pages.countsOf(c.dn);
+      return sendPage(reply, 200, page(shell(c), 'Overview', overviewBody({ ...o.overview(), states, mount: m })));
+    }),
+  );
 
-  app.get(`${m}/web/jobs`, web((req, reply) => {
-    const c = callerOf(req.raw);
-    const state = q(req).state || undefined;
-    if (state !== undefined && !o.restStates.includes(state)) throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state (known: ${o.restStates.join(', ')})`);
-    const afterRaw = q(req).after;
-    const km = afterRaw === undefined ? null : /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/.exec(afterRaw);
-    if (afterRaw !== undefined && !km) throw ceError('CE_ERR_HTTP_BAD_QUERY', 'after: expected <time>.<job id>');
-    const after = km ? { createdAt: Number(km[1]), id: km[2] as string } : undefined;
-    const rows = o.pages.page(c.dn, state, after, pageSize + 1);
-    const more = rows.length > pageSize;
-    const shown = more ? rows.slice(0, pageSize) : rows;
-    if (q(req).fragment === 'rows') return sendPage(reply, 200, jobRows(m, shown));
-    const last = shown[shown.length - 1];
-    const next = more && last ? `${last.createdAt}.${last.id}` : undefined;
-    return sendPage(reply, 200, page(shell(c), 'My jobs', jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw })));
-  }));
+  app.get(
+    `${m}/web/jobs`,
+    web((req, reply) => {
+      const c = callerOf(req.raw);
+      const state = q(req).state || undefined;
+      if (state !== undefined && !o.restStates.includes(state))
+        throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state (known: ${o.restStates.join(', ')})`);
+      const afterRaw = q(req).after;
+      const km = afterRaw === undefined ? null : /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/.exec(afterRaw);
+      if (afterRaw !== undefined && !km) throw ceError('CE_ERR_HTTP_BAD_QUERY', 'after: expected <time>.<job id>');
+      const after = km ? { createdAt: Number(km[1]), id: km[2] as string } : undefined;
+      const rows = o.pages.page(c.dn, state, after, pageSize + 1);
+      const more = rows.length > pageSize;
+      const shown = more ? rows.slice(0, pageSize) : rows;
+      if (q(req).fragment === 'rows') return sendPage(reply, 200, jobRows(m, shown));
+      const last = shown[shown.length - 1];
+      const next = more && last ? `${last.createdAt}.${last.id}` : undefined;
+      return sendPage(
+        reply,
+        200,
+        page(
+          shell(c),
+          'My jobs',
+          jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw }),
+        ),
+      );
+    }),
+  );
 
-  app.get(`${m}/web/jobs/:id`, web(async (req, reply) => {
-    const c = callerOf(req.raw);
-    const j = jobOf(c, (req.params as { id: string }).id);
-    const dir = (q(req).dir ?? '').replace(/^\/+|\/+$/g, '');
-    let files;
-    try {
-      files = await o.files.list(j, dir);
-    } catch (e) {
-      if (!isCeError(e)) throw e;
-      files = `Not available: ${e.message}`;
-    }
-    const done = q(req).done;
-    const body = jobBody({
-      mount: m,
-      job: j,
-      csrf: tokens.issue(c.dn),
-      dir,
-      files,
-      errors: await o.readControl(j.id, 'errors'),
-      description: o.rawDescription(j.id),
-      diagnose: o.diagnoseNames,
-      notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
-      maxUpload: o.maxUploadBytes,
-    });
-    return sendPage(reply, 200, page(shell(c), `Job ${j.id}`, body));
-  }));
-
-  app.get(`${m}/web/jobs/:id/status`, web((req, reply) => {
-    const c = callerOf(req.raw);
-    return sendPage(reply, 200, jobStateFragment(jobOf(c, (req.params as { id: string }).id)));
-  }));
-
-  for (const a of ACTIONS) {
-    app.post(`${m}/web/jobs/:id/${a}`, web(async (req, reply) => {
+  app.get(
+    `${m}/web/jobs/:id`,
+    web(async (req, reply) => {
       const c = callerOf(req.raw);
       const j = jobOf(c, (req.params as { id: string }).id);
-      checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
-      const [r] = o.actions[a](c.dn, [j.id]);
-      if (r && r.status >= 300) throw ceError('CE_ERR_HTTP_BAD_REQUEST', `${a}: ${r.reason}`);
-      return reply.code(303).header('location', `${m}/web/jobs/${j.id}?done=${a}`).send();
-    }));
+      const dir = (q(req).dir ?? '').replace(/^\/+|\/+$/g, '');
+      let files;
+      try {
+        files = await o.files.list(j, dir);
+      } catch (e) {
+        if (!isCeError(e)) throw e;
+        files = `Not available: ${e.message}`;
+      }
+      const done = q(req).done;
+      const body = jobBody({
+        mount: m,
+        job: j,
+        csrf: tokens.issue(c.dn),
+        dir,
+        files,
+        errors: await o.readControl(j.id, 'errors'),
+        description: o.rawDescription(j.id),
+        diagnose: o.diagnoseNames,
+        notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
+        maxUpload: o.maxUploadBytes,
+      });
+      return sendPage(reply, 200, page(shell(c), `Job ${j.id}`, body));
+    }),
+  );
+
+  app.get(
+    `${m}/web/jobs/:id/status`,
+    web((req, reply) => {
+      const c = callerOf(req.raw);
+      return sendPage(reply, 200, jobStateFragment(jobOf(c, (req.params as { id: string }).id)));
+    }),
+  );
+
+  for (const a of ACTIONS) {
+    app.post(
+      `${m}/web/jobs/:id/${a}`,
+      web(async (req, reply) => {
+        const c = callerOf(req.raw);
+        const j = jobOf(c, (req.params as { id: string }).id);
+        checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
+        const [r] = o.actions[a](c.dn, [j.id]);
+        if (r && r.status >= 300) throw ceError('CE_ERR_HTTP_BAD_REQUEST', `${a}: ${r.reason}`);
+        return reply.code(303).header('location', `${m}/web/jobs/${j.id}?done=${a}`).send();
+      }),
+    );
   }
 
-  app.post(`${m}/web/jobs/:id/files-delete`, web(async (req, reply) => {
-    const c = callerOf(req.raw);
-    const j = jobOf(c, (req.params as { id: string }).id);
-    const f = await form(req.raw);
-    checkToken(c, f.get('csrf') ?? undefined);
-    const path = f.get('path') ?? '';
-    await o.files.remove(j, path);
-    const dir = path.split('/').slice(0, -1).join('/');
-    return reply.code(303).header('location', `${m}/web/jobs/${j.id}?dir=${encodeURIComponent(dir)}&done=deleted`).send();
-  }));
+  app.post(
+    `${m}/web/jobs/:id/files-delete`,
+    web(async (req, reply) => {
+      const c = callerOf(req.raw);
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const f = await form(req.raw);
+      checkToken(c, f.get('csrf') ?? undefined);
+      const path = f.get('path') ?? '';
+      await o.files.remove(j, path);
+      const dir = path.split('/').slice(0, -1).join('/');
+      return reply
+        .code(303)
+        .header('location', `${m}/web/jobs/${j.id}?dir=${encodeURIComponent(dir)}&done=deleted`)
+        .send();
+    }),
+  );
 
-  app.put(`${m}/web/jobs/:id/upload`, web(async (req, reply) => {
-    const c = callerOf(req.raw);
-    const j = jobOf(c, (req.params as { id: string }).id);
-    const t = req.headers['x-ceres-csrf'];
-    checkToken(c, typeof t === 'string' ? t : undefined);
-    const cl = Number(req.headers['content-length'] ?? NaN);
-    if (!(cl <= o.maxUploadBytes)) throw ceError('CE_ERR_WEB_UPLOAD_TOO_LARGE', `The file is larger than the web upload limit of ${o.maxUploadBytes} bytes`, { headers: { connection: 'close' } });
-    await o.files.put(j, q(req).name ?? '', req.raw, cl);
-    return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send('stored');
-  }));
+  app.put(
+    `${m}/web/jobs/:id/upload`,
+    web(async (req, reply) => {
+      const c = callerOf(req.raw);
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const t = req.headers['x-ceres-csrf'];
+      checkToken(c, typeof t === 'string' ? t : undefined);
+      const cl = Number(req.headers['content-length'] ?? NaN);
+      if (!(cl <= o.maxUploadBytes))
+        throw ceError(
+          'CE_ERR_WEB_UPLOAD_TOO_LARGE',
+          `The file is larger than the web upload limit of ${o.maxUploadBytes} bytes`,
+          { headers: { connection: 'close' } },
+        );
+      await o.files.put(j, q(req).name ?? '', req.raw, cl);
+      return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send('stored');
+    }),
+  );
 
-  app.get(`${m}/web/jobs/:id/files/*`, web(async (req, reply) => {
-    const c = callerOf(req.raw);
-    const j = jobOf(c, (req.params as { id: string }).id);
-    const rel = (req.params as { '*': string })['*'];
-    // Never rendered from this origin: an attachment, sniffing off, and a sandbox CSP in
-    // case a browser displays it anyway (a job's x.html must not run script here).
-    void reply.headers({ ...HTML_SECURITY_HEADERS, 'content-security-policy': "sandbox; default-src 'none'" });
-    return o.files.download(j, rel, req.raw, reply);
-  }));
+  app.get(
+    `${m}/web/jobs/:id/files/*`,
+    web(async (req, reply) => {
+      const c = callerOf(req.raw);
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const rel = (req.params as { '*': string })['*'];
+      // Never rendered from this origin: an attachment, sniffing off, and a sandbox CSP in
+      // case a browser displays it anyway (a job's x.html must not run script here).
+      void reply.headers({ ...HTML_SECURITY_HEADERS, 'content-security-policy': "sandbox; default-src 'none'" });
+      return o.files.download(j, rel, req.raw, reply);
+    }),
+  );
 
-  app.get(`${m}/web/delegations`, web((req, reply) => {
-    const c = callerOf(req.raw);
-    const items = o.delegations.list(c.dn).map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
-    const done = q(req).done;
-    return sendPage(reply, 200, page(shell(c), 'Delegations', delegationsBody({ mount: m, csrf: tokens.issue(c.dn), items, notice: done === undefined ? undefined : 'Delegation deleted.' })));
-  }));
+  app.get(
+    `${m}/web/delegations`,
+    web((req, reply) => {
+      const c = callerOf(req.raw);
+      const items = o.delegations
+        .list(c.dn)
+        .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
+      const done = q(req).done;
+      return sendPage(
+        reply,
+        200,
+        page(
+          shell(c),
+          'Delegations',
+          delegationsBody({
+            mount: m,
+            csrf: tokens.issue(c.dn),
+            items,
+            notice: done === undefined ? undefined : 'Delegation deleted.',
+          }),
+        ),
+      );
+    }),
+  );
 
-  app.post(`${m}/web/delegations/:id/delete`, web(async (req, reply) => {
-    const c = callerOf(req.raw);
-    checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
-    await o.delegations.remove(c.dn, (req.params as { id: string }).id);
-    return reply.code(303).header('location', `${m}/web/delegations?done=1`).send();
-  }));
+  app.post(
+    `${m}/web/delegations/:id/delete`,
+    web(async (req, reply) => {
+      const c = callerOf(req.raw);
+      checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
+      await o.delegations.remove(c.dn, (req.params as { id: string }).id);
+      return reply.code(303).header('location', `${m}/web/delegations?done=1`).send();
+    }),
+  );
 
   return { tokens };
 }

@@ -55,7 +55,15 @@ export class WebSessionFiles {
     const p = pathOf(rel);
     if (p.segments.length === 0 || p.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
     await this.sessions.withRoot(j.id, j.sessionIdent, (root) =>
-      this.files.put({ jobId: j.id, sessionDir: root, path: p, body, contentLength, range: undefined, ifNoneMatchAny: false }),
+      this.files.put({
+        jobId: j.id,
+        sessionDir: root,
+        path: p,
+        body,
+        contentLength,
+        range: undefined,
+        ifNoneMatchAny: false,
+      }),
     );
   }
 
@@ -68,7 +76,13 @@ export class WebSessionFiles {
       throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
     }
     const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-    void reply.header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`);
-    return sendFileHandle(raw, reply, opened.handle, opened.stat.size, { contentType: 'application/octet-stream', lastModified: opened.stat.mtime });
+    void reply.header(
+      'content-disposition',
+      `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+    );
+    return sendFileHandle(raw, reply, opened.handle, opened.stat.size, {
+      contentType: 'application/octet-stream',
+      lastModified: opened.stat.mtime,
+    });
   }
 }
