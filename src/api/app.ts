@@ -24,9 +24,11 @@ import { ceError } from '../errors/ce-error.js';
 import { negotiate } from '../http/negotiate.js';
 import { parseTarget, stripAbsoluteForm } from '../http/query.js';
 import { handleError } from '../http/error-handler.js';
-import type { Authenticator, Authorizer, Caller } from '../http/caller.js';
+import type { Authenticator, Authorizer, Caller, CallerResult } from '../http/caller.js';
 import { route, type RestRoutes } from './rest/router.js';
 import { allowHeader, type RestRequest } from './rest/resource.js';
+import { operationOf } from './rest/operation.js';
+import { withoutQueryToken } from '../auth/token/bearer-header.js';
 import { collapseRouteSlashes } from '../http/route-slashes.js';
 import { crossSiteRefusal } from '../http/cross-site.js';
 import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
@@ -125,7 +127,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     }
   });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    request.log.info({ method: request.method, url: withoutQueryToken(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
@@ -139,12 +141,14 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     let caller: Caller | undefined;
     // Presented-but-invalid credentials are refused everywhere, public or not;
     // missing credentials only where a caller is needed.
-    const r = opts.authenticate(request.raw);
-    if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw ceError(r.code, r.reason);
+    const r = await opts.authenticate(request.raw);
+    const refusal = (x: Extract<CallerResult, { ok: false }>) => ceError(x.code, x.reason, x.headers === undefined ? undefined : { headers: { ...x.headers } });
+    if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw refusal(r);
     const resolveCaller = (): Caller => {
       if (caller) return caller;
-      if (!r.ok) throw ceError(r.code, r.reason);
-      return (caller = opts.authorize ? opts.authorize(request.raw, r.caller) : r.caller);
+      if (!r.ok) throw refusal(r);
+      const op = operationOf(opts.routes, m.resource, method, target.query.get('action'));
+      return (caller = opts.authorize ? opts.authorize(request.raw, r.caller, op) : r.caller);
     };
     // Authorized before any handler runs: a refused caller reaches no resource, even one
     // whose handler would fail earlier for another reason.

@@ -38,9 +38,30 @@ export interface VomsAttributes {
   readonly notAfter: Date;
 }
 
-export type Identity = X509Identity;
+/**
+ * A caller authenticated by a verified bearer token (src/auth/token). `owner` is its
+ * owner key of jobs and delegations, `<iss>#<sub>`: an issuer is an https URL, which
+ * has no fragment, so the first `#` separates the two, and no DN (always starting
+ * with `/`) can equal it.
+ */
+export interface TokenIdentity {
+  readonly kind: 'token';
+  readonly owner: string;
+  readonly issuer: string;
+  readonly subject: string;
+  /** `scope` claim, split on spaces. */
+  readonly scopes: readonly string[];
+  /** `wlcg.groups` claim, in the issuer's order. */
+  readonly groups: readonly string[];
+  /** `exp` claim. */
+  readonly notAfter: Date;
+  /** The token itself (a secret: never logged, never echoed). */
+  readonly token: string;
+}
 
-/** Outcome of authenticating a connection or request. */
+export type Identity = X509Identity | TokenIdentity;
+
+/** Outcome of authenticating a connection (its client certificate). */
 export type AuthResult =
-  | { readonly ok: true; readonly identity: Identity }
+  | { readonly ok: true; readonly identity: X509Identity }
   | { readonly ok: false; readonly code: 'CE_ERR_AUTH_NO_CREDENTIALS' | 'CE_ERR_AUTH_CERT_INVALID'; readonly reason: string };

@@ -1,7 +1,7 @@
 /**
- * What the match rules see of a caller. Certificate callers now; the bearer-token
- * work adds a `token` kind built from the verified claims, and the rules already know
- * how to match it (`token` rules match tokens only, certificate rules certificates only).
+ * What the match rules see of a caller: a certificate (DN, CA, VOMS FQANs) or a
+ * verified bearer token (issuer, subject, scopes, groups). `token` rules match tokens
+ * only, certificate rules certificates only.
  */
 import type { Identity } from '../auth/identity.js';
 import { parseFqanPattern, type Fqan } from './fqan.js';
@@ -27,6 +27,7 @@ export interface TokenSubject {
 export type AuthzSubject = X509Subject | TokenSubject;
 
 export function subjectOfIdentity(id: Identity): AuthzSubject {
+  if (id.kind === 'token') return { kind: 'token', issuer: id.issuer, subject: id.subject, scopes: id.scopes, groups: id.groups };
   const fqans = id.voms?.fqans ?? [];
   const parsedFqans: Fqan[] = [];
   for (const f of fqans) {

@@ -6,11 +6,13 @@
 import { Command } from 'commander';
 import { registerServeCommand } from './serve-command.js';
 import { registerPkiCommands } from './pki-command.js';
+import { registerTokenCommands } from './token-command.js';
 
 const program = new Command();
 program.name('ceres').description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)').showHelpAfterError();
 registerServeCommand(program);
 registerPkiCommands(program);
+registerTokenCommands(program);
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`ceres: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exitCode = 1;

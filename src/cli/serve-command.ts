@@ -51,6 +51,7 @@ export function registerServeCommand(program: Command): void {
       }
       process.stdout.write(`ceres: service URL ${svc.url}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
+      if (svc.devTokenIssuer !== undefined) process.stdout.write(`ceres: token issuer ${svc.devTokenIssuer} (ceres token issue)\n`);
       let stopping = false;
       const stop = (signal: string): void => {
         if (stopping) {

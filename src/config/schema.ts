@@ -13,6 +13,7 @@ import { stagingSection } from './sections/staging.js';
 import { delegationsSection } from './sections/delegations.js';
 import { sessionsSection } from './sections/sessions.js';
 import { authorizationSection } from './sections/authorization.js';
+import { tokensSection } from './sections/tokens.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -24,6 +25,7 @@ export const ConfigSchema = Type.Object(
     ...delegationsSection,
     ...sessionsSection,
     ...authorizationSection,
+    ...tokensSection,
   },
   { additionalProperties: false },
 );

@@ -165,7 +165,8 @@ export class DelegationService {
 
   /** PUT: store the signed proxy (with the key it certifies) as the current credential. */
   /** `callerChain`: the caller's TLS client chain, which completes a body holding the proxy alone. */
-  async acceptCertificate(owner: string, id: string, body: Buffer, callerChain: readonly Uint8Array[] = []): Promise<{ notAfter: Date }> {
+  /** `anyIdentity`: the caller is a bearer-token owner, which has no DN the chain could be checked against. */
+  async acceptCertificate(owner: string, id: string, body: Buffer, callerChain: readonly Uint8Array[] = [], anyIdentity = false): Promise<{ notAfter: Date }> {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
       this.#expectType(row, 'x509');
@@ -176,7 +177,7 @@ export class DelegationService {
       const candidates: KeyCandidate[] = [];
       if (reqKey !== undefined) candidates.push({ key: publicKeyOfPrivatePem(reqKey), source: 'request' });
       if (currentKey !== undefined) candidates.push({ key: publicKeyOfPrivatePem(currentKey), source: 'current' });
-      const ok = acceptDelegatedChain(body, candidates, owner, this.#o.trust, new Date(now), callerChain);
+      const ok = acceptDelegatedChain(body, candidates, anyIdentity ? undefined : owner, this.#o.trust, new Date(now), callerChain);
       const key = ok.matched === 'request' ? (reqKey as string) : (currentKey as string);
       const changes: RowChanges = { expiresAt: ok.notAfter.getTime() };
       if (ok.matched === 'request') Object.assign(changes, { reqFile: null, reqExpiresAt: null });

@@ -1,11 +1,12 @@
 /**
- * Who is calling. The HTTP layer resolves it once per request from the connection's
- * verified TLS client certificate (and later from a bearer token); domain services
- * only ever see `Caller`. `dn` is the owner key of jobs and delegations: the
- * end-entity subject DN in OpenSSL one-line form (`/C=../O=../CN=..`).
+ * Who is calling. The HTTP layer resolves it once per request from the request's bearer
+ * token or else the connection's verified TLS client certificate; domain services only
+ * ever see `Caller`. `dn` is the owner key of jobs and delegations: the end-entity
+ * subject DN in OpenSSL one-line form (`/C=../O=../CN=..`), or `<iss>#<sub>` for a token.
  */
 import type { IncomingMessage } from 'node:http';
 import type { ErrorCode } from '../errors/catalog.js';
+import type { TokenIdentity } from '../auth/identity.js';
 
 export interface Caller {
   readonly dn: string;
@@ -18,18 +19,27 @@ export interface Caller {
   readonly localAccount?: string;
   /** Queues the caller may use (src/authz); absent: all. */
   readonly queues?: readonly string[];
+  /** The verified bearer token of a `token` caller (its claims and the token itself). */
+  readonly token?: TokenIdentity;
 }
 
 export type CallerResult =
   | { readonly ok: true; readonly caller: Caller }
-  | { readonly ok: false; readonly code: ErrorCode; readonly reason: string };
+  | { readonly ok: false; readonly code: ErrorCode; readonly reason: string; readonly headers?: Readonly<Record<string, string>> };
 
-/** Resolves the caller of a request; must be cheap (called once per request). */
-export type Authenticator = (req: IncomingMessage) => CallerResult;
+/**
+ * Resolves the caller of a request; must be cheap (called once per request). Async only
+ * when a bearer token's issuer keys have to be fetched.
+ */
+export type Authenticator = (req: IncomingMessage) => CallerResult | Promise<CallerResult>;
+
+/** What a request does, for token scopes (src/auth/token/scopes.ts). */
+export type { Operation } from '../auth/token/scopes.js';
+import type { Operation } from '../auth/token/scopes.js';
 
 /**
  * Decides whether an authenticated caller may use the non-public resources, and adds
  * what the decision yields (local account, queues); throws a 403 CeError to refuse.
  * Not consulted for public resources (versions, info), which any caller may read.
  */
-export type Authorizer = (req: IncomingMessage, caller: Caller) => Caller;
+export type Authorizer = (req: IncomingMessage, caller: Caller, operation: Operation) => Caller;

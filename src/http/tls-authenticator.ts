@@ -2,13 +2,14 @@
  * The caller of a request on a TLS connection: the identity verified once for the
  * connection (tls-options.ts) with its verified VOMS FQANs, or the reason it has none
  * (401 by the request layer).
- * A second way in (bearer tokens) is another `Authenticator` beside this one.
+ * Bearer tokens are the other way in (src/service/authorization.ts tries a token first).
  */
+import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { Authenticator } from './caller.js';
+import type { CallerResult } from './caller.js';
 import { peerIdentity } from './tls-options.js';
 
-export const tlsAuthenticator: Authenticator = (req) => {
+export const tlsAuthenticator = (req: IncomingMessage): CallerResult => {
   const r = peerIdentity(req.socket as TLSSocket);
   if (!r.ok) return r;
   const fqans = r.identity.voms?.fqans;

@@ -1,48 +1,99 @@
 /**
  * Wiring of authentication and authorization for the composition root: the caller of
- * a request from the connection's verified certificate (with its VOMS FQANs), and,
- * when the configuration has an `authorization` section, the decision of src/authz
- * (groups, allowed, local account, queues). Without the section there is no authorizer
- * and every authenticated caller is allowed, unmapped, as before.
+ * a request from its bearer token (src/auth/token) or else from the connection's
+ * verified certificate (with its VOMS FQANs), and, when the configuration has an
+ * `authorization` section, the decision of src/authz (groups, allowed, local account,
+ * queues). Without the section there is no group decision: every authenticated
+ * certificate caller is allowed, unmapped, as before, and a token caller needs the
+ * compute scope of the operation.
+ *
+ * A request with both a client certificate and a bearer token is the token's: the token
+ * owns the jobs and is authorized (the certificate then only secures the connection).
+ * A client that sends a token means to act as that token; a token that fails is refused
+ * (401), never passed over for the certificate.
  */
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../store/database.js';
-import type { Authenticator, Authorizer as HttpAuthorizer } from '../http/caller.js';
+import type { Authenticator, Authorizer as HttpAuthorizer, Caller } from '../http/caller.js';
 import { peerIdentity } from '../http/tls-options.js';
 import { tlsAuthenticator } from '../http/tls-authenticator.js';
 import { Authorizer } from '../authz/authorizer.js';
 import { subjectOfIdentity, type AuthzSubject } from '../authz/subject.js';
 import type { Identity } from '../auth/identity.js';
+import type { TokenAuthenticator } from '../auth/token/token-authenticator.js';
+import { bearerOf } from '../auth/token/bearer-header.js';
+import { BEARER_CHALLENGE, invalidTokenHeaders } from '../auth/token/bearer-errors.js';
+import { checkScope, noScopeNoGroups, usesScopes } from '../auth/token/scopes.js';
 
 export interface AuthWiring {
   readonly authenticate: Authenticator;
-  readonly authorize?: HttpAuthorizer;
+  readonly authorize: HttpAuthorizer;
 }
 
-export function createAuth(config: Config, db: Db, log: Logger): AuthWiring {
-  const authenticate: Authenticator = tlsAuthenticator;
-  if (config.authorization === undefined) return { authenticate };
-  const authorizer = new Authorizer(config.authorization, config.mapping, config.cluster.queues, db, {
-    onFileLoad: (e) => {
-      if (e.error !== undefined) log.warn({ file: e.path, error: e.error }, 'grid-mapfile unreadable: it grants nothing until it can be read');
-      else log.info({ file: e.path, entries: e.entries, badLines: e.problems.length }, 'grid-mapfile loaded');
-      for (const p of e.problems.slice(0, 20)) log.warn({ file: e.path, line: p.line, reason: p.reason }, 'grid-mapfile line skipped');
-    },
-    onLeasesDropped: (accounts) => log.info({ accounts }, 'pool leases of accounts no longer in a pool dropped'),
-  });
-  // The identity object is kept per connection (and per verified chain): its subject is
-  // built once, not per request.
+export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenAuthenticator): AuthWiring {
+  const certificateCaller: Authenticator = (req) => {
+    const r = tlsAuthenticator(req);
+    // With a trusted issuer, a request without credentials is told that a token would do.
+    if (!r.ok && r.code === 'CE_ERR_AUTH_NO_CREDENTIALS' && tokens !== undefined) {
+      return { ...r, reason: 'no client certificate or bearer token was presented', headers: { 'www-authenticate': BEARER_CHALLENGE } };
+    }
+    return r;
+  };
+  const authenticate: Authenticator = (req) => {
+    const b = bearerOf(req.headers.authorization);
+    if (b === undefined) return certificateCaller(req);
+    const refuse = (reason: string) => ({ ok: false as const, code: 'CE_ERR_AUTH_TOKEN_INVALID' as const, reason: `Bearer token refused: ${reason}`, headers: invalidTokenHeaders(reason) });
+    if ('malformed' in b) return refuse('the Authorization header holds no single token');
+    if (tokens === undefined) return refuse('this service trusts no token issuer');
+    return tokens.verify(b.token).then((r) => {
+      if (!r.ok) {
+        log.info({ reason: r.reason, remote: req.socket.remoteAddress }, 'bearer token refused');
+        return refuse(r.reason);
+      }
+      const t = r.identity;
+      return { ok: true, caller: { dn: t.owner, kind: 'token', notAfter: t.notAfter, token: t } };
+    });
+  };
+  const authorizer =
+    config.authorization === undefined
+      ? undefined
+      : new Authorizer(config.authorization, config.mapping, config.cluster.queues, db, {
+          onFileLoad: (e) => {
+            if (e.error !== undefined) log.warn({ file: e.path, error: e.error }, 'grid-mapfile unreadable: it grants nothing until it can be read');
+            else log.info({ file: e.path, entries: e.entries, badLines: e.problems.length }, 'grid-mapfile loaded');
+            for (const p of e.problems.slice(0, 20)) log.warn({ file: e.path, line: p.line, reason: p.reason }, 'grid-mapfile line skipped');
+          },
+          onLeasesDropped: (accounts) => log.info({ accounts }, 'pool leases of accounts no longer in a pool dropped'),
+        });
+  // The identity object is kept per connection (and per verified chain, or per cached
+  // token): its subject is built once, not per request.
   const subjects = new WeakMap<Identity, AuthzSubject>();
-  const authorize: HttpAuthorizer = (req, caller) => {
+  const subjectOf = (id: Identity): AuthzSubject => {
+    let s = subjects.get(id);
+    if (s === undefined) subjects.set(id, (s = subjectOfIdentity(id)));
+    return s;
+  };
+  const granted = (caller: Caller, s: AuthzSubject): Caller => {
+    if (authorizer === undefined) return caller;
+    const g = authorizer.authorize(s, caller.dn);
+    return { ...caller, ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}), ...(g.queues !== undefined ? { queues: g.queues } : {}) };
+  };
+  const authorize: HttpAuthorizer = (req, caller, operation) => {
+    const t = caller.token;
+    if (t !== undefined) {
+      // WLCG profile: compute scopes decide what the token may do; without any, its groups
+      // (through the authorization groups) decide whether it may do anything.
+      if (usesScopes(t)) checkScope(t, operation);
+      else if (authorizer === undefined) noScopeNoGroups(operation);
+      return granted(caller, subjectOf(t));
+    }
+    if (authorizer === undefined) return caller;
     const r = peerIdentity(req.socket as TLSSocket);
     // authenticate() succeeded for this request; the connection's identity is the same.
     if (!r.ok) return caller;
-    let s = subjects.get(r.identity);
-    if (s === undefined) subjects.set(r.identity, (s = subjectOfIdentity(r.identity)));
-    const g = authorizer.authorize(s, caller.dn);
-    return { ...caller, ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}), ...(g.queues !== undefined ? { queues: g.queues } : {}) };
+    return granted(caller, subjectOf(r.identity));
   };
   return { authenticate, authorize };
 }

@@ -31,6 +31,9 @@ import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../api/app.js';
 import { attachPeerIdentity, connectionKey, tlsServerOptions } from '../http/tls-options.js';
 import { createAuth } from './authorization.js';
+import { createTokenAuth } from './tokens.js';
+import { ensureDevIssuer, type DevIssuer } from '../auth/token/dev-issuer.js';
+import { CallerTokenDelegations } from '../auth/token/job-credential.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
 import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
@@ -59,6 +62,8 @@ export interface RunningService {
   readonly url: string;
   /** The PKI folder in use: the dev PKI directory, or the configured CA directory. */
   readonly pkiDir: string;
+  /** The development token issuer trusted by this service, when it is (development PKI only). */
+  readonly devTokenIssuer?: string;
   readonly port: number;
   close(): Promise<void>;
 }
@@ -99,6 +104,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
   let keyPem: string;
   let trust: TrustStore;
   let pkiDir: string;
+  let devIssuer: DevIssuer | undefined;
   if (config.tls.hostCert !== undefined && config.tls.hostKey !== undefined && config.tls.caDir !== undefined) {
     certPem = readFileSync(config.tls.hostCert, 'utf8');
     keyPem = readFileSync(config.tls.hostKey, 'utf8');
@@ -110,6 +116,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     keyPem = readFileSync(pki.files.hostKey, 'utf8');
     trust = loadTrustStore(pki.files.certificatesDir, { log });
     pkiDir = pki.dir;
+    if (config.tokens.devIssuer) devIssuer = await ensureDevIssuer(pki.dir);
   }
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
@@ -156,7 +163,9 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     startTime: new Date(),
   });
 
-  const { authenticate, authorize } = createAuth(config, db, log);
+  const tokens = createTokenAuth({ config, log, caPems: trust.pems, serviceUrl, devIssuer });
+  const { authenticate, authorize } = createAuth(config, db, log, tokens);
+  const callerTokens = new CallerTokenDelegations(delegations.service);
   const routes = {
     versions: versionsResource,
     info: infoResource(info),
@@ -168,6 +177,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
       maxInfoIdsPerRequest: config.jobs.maxInfoIdsPerRequest,
       maxControlBodyBytes: config.http.maxControlBodyBytes,
       maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
+      callerDelegation: async (c) => (c.token === undefined ? undefined : callerTokens.delegationFor(c.token)),
     }),
     session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
     diagnose: diagnoseResource({
@@ -183,7 +193,7 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     mountPoint: config.mountPoint,
     routes,
     authenticate,
-    ...(authorize ? { authorize } : {}),
+    authorize,
     logger: log,
     origin,
     publicUrl: config.publicUrl,
@@ -226,12 +236,13 @@ async function startLocked(config: Config, log: Logger, lock: StateLock): Promis
     await closeStores();
     throw e;
   }
-  log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname() }, 'service started');
+  log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname(), ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}) }, 'service started');
   sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
 
   return {
     url: serviceUrl(),
     pkiDir,
+    ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
     port: actualPort,
     async close() {
       await app.close();

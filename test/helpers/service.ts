@@ -74,11 +74,19 @@ export class Client {
   readonly agent: Agent;
   constructor(
     readonly base: string,
-    credentialFile: string,
+    /** PEM credential file (proxy: cert + key + chain); null: no client certificate. */
+    credentialFile: string | null,
     caFile: string,
+    /** Sent with every request (e.g. `authorization: Bearer ...`). */
+    readonly headers: Record<string, string> = {},
   ) {
-    const pem = readFileSync(credentialFile, 'utf8');
-    this.agent = new Agent({ connect: { cert: pem, key: pem, ca: readFileSync(caFile, 'utf8') } });
+    const pem = credentialFile === null ? undefined : readFileSync(credentialFile, 'utf8');
+    this.agent = new Agent({ connect: { ...(pem === undefined ? {} : { cert: pem, key: pem }), ca: readFileSync(caFile, 'utf8') } });
+  }
+
+  /** A client without a client certificate, authenticated by a bearer token only. */
+  static withToken(c: RunningCeres, token: string): Client {
+    return new Client(c.url, null, join(c.pkiDir, 'ca.pem'), { authorization: `Bearer ${token}` });
   }
 
   static forUser(c: RunningCeres, credential = 'userproxy.pem'): Client {
@@ -86,7 +94,7 @@ export class Client {
   }
 
   async req(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; json: () => any }> {
-    const r = await request(`${this.base}${path}`, { method: method as 'GET', dispatcher: this.agent, headers: { accept: 'application/json', ...headers }, ...(body !== undefined ? { body } : {}) });
+    const r = await request(`${this.base}${path}`, { method: method as 'GET', dispatcher: this.agent, headers: { accept: 'application/json', ...this.headers, ...headers }, ...(body !== undefined ? { body } : {}) });
     const text = await r.body.text();
     return { status: r.statusCode, headers: r.headers, text, json: () => JSON.parse(text) };
   }

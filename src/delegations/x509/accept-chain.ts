@@ -13,7 +13,10 @@
  *   3. a lone proxy is issued by the caller's own certificate (and gets its chain);
  *   4. the chain verifies against the trust store as a TLS client chain would
  *      (src/auth/x509-chain.ts: RFC 3820 proxy rules, CA path, CRLs, validity now);
- *   5. its identity (end-entity DN, proxies stripped) is the caller's.
+ *   5. its identity (end-entity DN, proxies stripped) is the caller's. A bearer-token
+ *      caller has no DN: any identity the chain verifies as is accepted, since signing
+ *      the request (step 2) took that proxy's private key (clients authenticate with
+ *      a token and delegate a proxy for data staging).
  *
  * A-REX checks none of this (it stores any PEM, even for the wrong key); a wrong
  * credential would only fail later, at data staging, far from its cause.
@@ -48,7 +51,8 @@ export interface AcceptedChain {
 export function acceptDelegatedChain(
   body: Buffer,
   candidates: readonly KeyCandidate[],
-  owner: string,
+  /** The DN the chain must have; undefined for a bearer-token caller (any). */
+  owner: string | undefined,
   trust: TrustStore,
   now: Date,
   callerChain: readonly Uint8Array[] = [],
@@ -80,7 +84,7 @@ export function acceptDelegatedChain(
     if (r.kind === 'expired' || r.kind === 'not-yet-valid') throw ceError('CE_ERR_DELEG_EXPIRED', `Delegated credential refused: ${r.reason}`);
     throw ceError('CE_ERR_DELEG_CHAIN_REFUSED', `Delegated certificate chain refused: ${r.reason}`);
   }
-  if (r.identity.dn !== owner) {
+  if (owner !== undefined && r.identity.dn !== owner) {
     throw ceError('CE_ERR_DELEG_WRONG_IDENTITY', `Delegated credential belongs to ${r.identity.dn}, not to the caller ${owner}`);
   }
   return { chainDer: chain, matched: match.source, notAfter: r.identity.notAfter };

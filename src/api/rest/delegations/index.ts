@@ -100,7 +100,7 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     // carrying the signed proxy alone; none for callers without a client certificate.
     const socket = req.raw.socket;
     const callerChain = caller.kind === 'x509' && socket instanceof TLSSocket ? readPeerChain(socket).ders : [];
-    await service.acceptCertificate(caller.dn, id, body, callerChain);
+    await service.acceptCertificate(caller.dn, id, body, callerChain, caller.kind === 'token');
     return sendEmpty(req.reply, 200);
   };
 

@@ -16,6 +16,7 @@ import { sendStream } from '../../../http/send-stream.js';
 import type { ItemResult, JobService } from '../../../jobs/job-service.js';
 import type { BulkItem, JobActions } from '../../../jobs/job-actions.js';
 import type { Resource, RestRequest } from '../resource.js';
+import type { Caller } from '../../../http/caller.js';
 import { answerEach, parseIdList, type IdEntry } from './id-list.js';
 import { bulkPieces, listPieces, renderBulk } from './render.js';
 
@@ -28,6 +29,8 @@ export interface JobsResourceOptions {
   readonly maxInfoIdsPerRequest?: number;
   readonly maxControlBodyBytes: number;
   readonly maxSubmitBodyBytes: number;
+  /** The delegation holding a token caller's token, used by its jobs that name none (absent: none). */
+  readonly callerDelegation?: (caller: Caller) => Promise<string | undefined>;
 }
 
 const ACTIONS = ['new', 'info', 'status', 'kill', 'clean', 'restart', 'delegations'] as const;
@@ -56,9 +59,11 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     if (a === 'new') {
       const body = await readBody(req.raw, o.maxSubmitBodyBytes);
       const is11 = req.version === '1.1';
+      // A token caller's job without a delegation of its own gets the token (auth/token/job-credential.ts).
+      const delegationId = (is11 ? nonEmpty(req.query.get('delegation_id')) : undefined) ?? (await o.callerDelegation?.(caller));
       const results = await o.jobs.submit(caller.dn, body, {
         queue: is11 ? nonEmpty(req.query.get('queue')) : undefined,
-        delegationId: is11 ? nonEmpty(req.query.get('delegation_id')) : undefined,
+        delegationId,
         instances: is11 ? intParam(req.query.get('instances')) : undefined,
         instancesMin: is11 ? intParam(req.query.get('instances_min')) : undefined,
         clientHost: req.raw.socket.remoteAddress,
