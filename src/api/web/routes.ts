@@ -20,7 +20,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ceError, isCeError } from '../../errors/ce-error.js';
 import { readBody } from '../../http/body.js';
-import type { Authenticator, Authorizer, Caller } from '../../http/caller.js';
+import type { Authenticator, Authorizer, Caller, Operation } from '../../http/caller.js';
 import type { JobService } from '../../jobs/job-service.js';
 import type { JobActions } from '../../jobs/job-actions.js';
 import { isPlausibleJobId } from '../../jobs/job-id.js';
@@ -69,10 +69,11 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   const tokens = new CsrfTokens(o.tokenMaxAgeSeconds ?? 12 * 3600);
   const pageSize = o.pageSize ?? 50;
 
-  const callerOf = (raw: IncomingMessage): Caller => {
-    const r = o.authenticate(raw);
-    if (!r.ok) throw ceError(r.code, r.reason);
-    return o.authorize ? o.authorize(raw, r.caller) : r.caller;
+  /** The caller, authorized for `op` (what a bearer token's scopes must allow, as for REST). */
+  const callerOf = async (raw: IncomingMessage, op: Operation = 'read'): Promise<Caller> => {
+    const r = await o.authenticate(raw);
+    if (!r.ok) throw ceError(r.code, r.reason, r.headers === undefined ? undefined : { headers: { ...r.headers } });
+    return o.authorize ? o.authorize(raw, r.caller, op) : r.caller;
   };
   const shell = (c: Caller | undefined) => ({ mount: m, assets, who: c?.dn });
 
@@ -137,8 +138,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
 
   app.get(
     `${m}/`,
-    web((req, reply) => {
-      const c = callerOf(req.raw);
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
       const states = o.pages.countsOf(c.dn);
       return sendPage(reply, 200, page(shell(c), 'Overview', overviewBody({ ...o.overview(), states, mount: m })));
     }),
@@ -146,8 +147,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
 
   app.get(
     `${m}/web/jobs`,
-    web((req, reply) => {
-      const c = callerOf(req.raw);
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
       const state = q(req).state || undefined;
       if (state !== undefined && !o.restStates.includes(state))
         throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state (known: ${o.restStates.join(', ')})`);
@@ -176,7 +177,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   app.get(
     `${m}/web/jobs/:id`,
     web(async (req, reply) => {
-      const c = callerOf(req.raw);
+      const c = await callerOf(req.raw);
       const j = jobOf(c, (req.params as { id: string }).id);
       const dir = (q(req).dir ?? '').replace(/^\/+|\/+$/g, '');
       let files;
@@ -205,8 +206,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
 
   app.get(
     `${m}/web/jobs/:id/status`,
-    web((req, reply) => {
-      const c = callerOf(req.raw);
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
       return sendPage(reply, 200, jobStateFragment(jobOf(c, (req.params as { id: string }).id)));
     }),
   );
@@ -215,7 +216,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     app.post(
       `${m}/web/jobs/:id/${a}`,
       web(async (req, reply) => {
-        const c = callerOf(req.raw);
+        const c = await callerOf(req.raw, a === 'restart' ? 'modify' : 'cancel');
         const j = jobOf(c, (req.params as { id: string }).id);
         checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
         const [r] = o.actions[a](c.dn, [j.id]);
@@ -228,7 +229,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   app.post(
     `${m}/web/jobs/:id/files-delete`,
     web(async (req, reply) => {
-      const c = callerOf(req.raw);
+      const c = await callerOf(req.raw, 'cancel');
       const j = jobOf(c, (req.params as { id: string }).id);
       const f = await form(req.raw);
       checkToken(c, f.get('csrf') ?? undefined);
@@ -245,7 +246,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   app.put(
     `${m}/web/jobs/:id/upload`,
     web(async (req, reply) => {
-      const c = callerOf(req.raw);
+      const c = await callerOf(req.raw, 'create');
       const j = jobOf(c, (req.params as { id: string }).id);
       const t = req.headers['x-ceres-csrf'];
       checkToken(c, typeof t === 'string' ? t : undefined);
@@ -264,7 +265,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   app.get(
     `${m}/web/jobs/:id/files/*`,
     web(async (req, reply) => {
-      const c = callerOf(req.raw);
+      const c = await callerOf(req.raw);
       const j = jobOf(c, (req.params as { id: string }).id);
       const rel = (req.params as { '*': string })['*'];
       // Never rendered from this origin: an attachment, sniffing off, and a sandbox CSP in
@@ -276,8 +277,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
 
   app.get(
     `${m}/web/delegations`,
-    web((req, reply) => {
-      const c = callerOf(req.raw);
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
       const items = o.delegations
         .list(c.dn)
         .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
@@ -302,7 +303,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   app.post(
     `${m}/web/delegations/:id/delete`,
     web(async (req, reply) => {
-      const c = callerOf(req.raw);
+      const c = await callerOf(req.raw, 'create');
       checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
       await o.delegations.remove(c.dn, (req.params as { id: string }).id);
       return reply.code(303).header('location', `${m}/web/delegations?done=1`).send();
