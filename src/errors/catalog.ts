@@ -16,6 +16,7 @@ import { storeErrors } from './codes/store.js';
 import { authzErrors } from './codes/authz.js';
 import { diskErrors } from './codes/disk.js';
 import { accountErrors } from './codes/accounts.js';
+import { webErrors } from './codes/web.js';
 
 export const catalog = {
   ...httpErrors,
@@ -30,6 +31,7 @@ export const catalog = {
   ...authzErrors,
   ...diskErrors,
   ...accountErrors,
+  ...webErrors,
 } as const;
 
 export type ErrorCode = keyof typeof catalog;

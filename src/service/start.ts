@@ -63,6 +63,7 @@ import { Monitoring } from './monitoring.js';
 import { guardDiskSpace } from '../api/rest/disk-guard.js';
 import { instrumentHttp } from '../api/http-metrics.js';
 import { healthRoutes } from '../api/health-routes.js';
+import { wireWeb } from './web.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -242,6 +243,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });
   healthRoutes(app, () => monitoring.readiness());
   app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
+  wireWeb({ app, mountPoint: config.mountPoint, authenticate: (req) => auth.authenticate(req), authorize: (req, caller, operation) => auth.authorize(req, caller, operation), db, store, control, jobs, actions, delegations: delegations.service, sessions, files, queues: config.cluster.queues.map((q) => q.name), lrms: config.lrms.backend, maxUploadBytes: config.sessions.maxFileBytes });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified

@@ -195,4 +195,12 @@ CREATE TABLE drains (
 ) STRICT;
 `,
   },
+  {
+    // The web interface's job list (src/api/web): a user's jobs newest first, paged by
+    // key (created_at, id) so the thousandth page costs what the first does.
+    version: 8,
+    sql: `
+CREATE INDEX jobs_owner_created ON jobs (owner, created_at, id);
+`,
+  },
 ];

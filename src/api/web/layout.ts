@@ -1,0 +1,65 @@
+/**
+ * The page shell and the headers every web answer carries. The Content-Security-Policy
+ * allows only this origin's own files (no inline script or style, no frames, no other
+ * origin), so even a rendering mistake cannot run foreign script.
+ */
+import type { FastifyReply } from 'fastify';
+import { html, type Html } from './html.js';
+import type { Assets } from './assets.js';
+
+export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  // Not no-referrer: with it Chromium sends `Origin: null` on same-origin form posts,
+  // which the cross-site refusal (rightly) rejects.
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+};
+
+export interface Shell {
+  readonly mount: string;
+  readonly assets: Assets;
+  readonly who?: string | undefined;
+}
+
+export function page(s: Shell, title: string, body: Html): Html {
+  const m = s.mount;
+  return html`<!DOCTYPE html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false}' />
+        <title>${title} · Ceres</title>
+        <link rel="stylesheet" href="${m}/web/static/${s.assets.css.name}" />
+        <script src="${m}/web/static/${s.assets.htmx.name}" defer></script>
+        <script src="${m}/web/static/${s.assets.js.name}" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header>
+          <strong>Ceres</strong>
+          <nav aria-label="Main">
+            <ul>
+              <li><a href="${m}/">Overview</a></li>
+              <li><a href="${m}/web/jobs">My jobs</a></li>
+              <li><a href="${m}/web/delegations">Delegations</a></li>
+              <li><a href="${m}/rest/1.1/info">Info document</a></li>
+            </ul>
+          </nav>
+          ${s.who === undefined ? '' : html`<small>Signed in as <code>${s.who}</code></small>`}
+        </header>
+        <main id="main">${body}</main>
+      </body>
+    </html>`;
+}
+
+export function sendPage(reply: FastifyReply, status: number, h: Html): FastifyReply {
+  return reply
+    .code(status)
+    .headers(HTML_SECURITY_HEADERS)
+    .header('content-type', 'text/html; charset=utf-8')
+    .send(Buffer.from(h.text, 'utf8'));
+}

@@ -1,0 +1,325 @@
+/** The page bodies (no I/O: plain values in, escaped HTML out). */
+import { html, type Html } from './html.js';
+import type { JobPageRow } from '../../store/job-pages.js';
+import type { JobRecord } from '../../store/job-record.js';
+
+export const when = (ms: number | null | undefined): string =>
+  ms === null || ms === undefined ? '' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+
+/** A table's header row; a name starting with `*` is a column hidden on narrow screens. */
+function heads(...names: string[]): Html {
+  return html`<thead>
+    <tr>
+      ${names.map((n) => (n.startsWith('*') ? html`<th scope="col" class="wide">${n.slice(1)}</th>` : html`<th scope="col">${n}</th>`))}
+    </tr>
+  </thead>`;
+}
+
+/** A form of one button that posts to `action` with the page's request token (and `fields`). */
+function postButton(b: {
+  action: string;
+  csrf: string;
+  label: string;
+  ariaLabel?: string;
+  danger?: boolean;
+  fields?: Record<string, string>;
+}): Html {
+  const extra = Object.entries(b.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`);
+  return html`<form method="post" action="${b.action}" class="inline">
+    <input type="hidden" name="csrf" value="${b.csrf}" />${extra}<button
+      type="submit"
+      ${b.danger ? html`class="danger"` : ''}
+      ${b.ariaLabel === undefined ? '' : html`aria-label="${b.ariaLabel}"`}
+    >
+      ${b.label}
+    </button>
+  </form>`;
+}
+
+export interface QueueLine {
+  readonly queue: string;
+  readonly running: number;
+  readonly waiting: number;
+  readonly free: number | undefined;
+}
+
+export function overviewBody(o: {
+  version: string;
+  healthy: boolean;
+  queues: readonly QueueLine[];
+  states: readonly { state: string; n: number }[];
+  mount: string;
+}): Html {
+  return html`<h1>Cluster overview</h1>
+    <div class="cards">
+      <section class="card" aria-labelledby="svc">
+        <h2 id="svc">Service</h2>
+        <dl>
+          <dt>Version</dt>
+          <dd>${o.version}</dd>
+          <dt>Health</dt>
+          <dd class="${o.healthy ? 'notice' : 'error'}">${o.healthy ? 'accepting jobs' : 'not accepting jobs'}</dd>
+        </dl>
+      </section>
+      <section class="card" aria-labelledby="mine">
+        <h2 id="mine">My jobs per state</h2>
+        ${
+          o.states.length === 0
+            ? html`<p>No jobs.</p>`
+            : html`<ul>
+                ${o.states.map((s) => html`<li><a href="${o.mount}/web/jobs?state=${s.state}">${s.state}</a>: ${s.n}</li>`)}
+              </ul>`
+        }
+      </section>
+    </div>
+    <section aria-labelledby="q">
+      <h2 id="q">Queues</h2>
+      <div class="table-wrap">
+        <table>
+          ${heads('Queue', 'Running', 'Waiting', 'Free slots')}
+          <tbody>
+            ${o.queues.map(
+              (q) =>
+                html`<tr>
+                  <td>${q.queue}</td>
+                  <td>${q.running}</td>
+                  <td>${q.waiting}</td>
+                  <td>${q.free ?? 'unknown'}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+    </section>`;
+}
+
+export function jobRows(mount: string, rows: readonly JobPageRow[]): Html {
+  if (rows.length === 0)
+    return html`<tr>
+      <td colspan="4">No jobs.</td>
+    </tr>`;
+  return html`${rows.map(
+    (r) =>
+      html`<tr>
+        <td class="id"><a href="${mount}/web/jobs/${r.id}">${r.id}</a></td>
+        <td class="state state-${r.state}">${r.state}</td>
+        <td class="wide">${r.queue}</td>
+        <td>${when(r.createdAt)}</td>
+      </tr>`,
+  )}`;
+}
+
+export function jobListBody(o: {
+  mount: string;
+  states: readonly string[];
+  state: string | undefined;
+  rows: readonly JobPageRow[];
+  next: string | undefined;
+  after: string | undefined;
+}): Html {
+  const self = `${o.mount}/web/jobs?${o.state === undefined ? '' : `state=${o.state}&`}`;
+  const fragment = `${self}${o.after === undefined ? '' : `after=${encodeURIComponent(o.after)}&`}fragment=rows`;
+  return html`<h1>My jobs</h1>
+    <form method="get" action="${o.mount}/web/jobs" class="actions">
+      <label for="state">State</label>
+      <select id="state" name="state">
+        <option value="">all</option>
+        ${o.states.map((s) => html`<option value="${s}" ${s === o.state ? 'selected' : ''}>${s}</option>`)}
+      </select>
+      <button type="submit">Filter</button>
+    </form>
+    <div class="table-wrap">
+      <table>
+        <caption>
+          Newest first; updates every few seconds
+        </caption>
+        ${heads('Job', 'State', '*Queue', 'Submitted')}
+        <tbody id="job-rows" hx-get="${fragment}" hx-trigger="every 3s" hx-swap="innerHTML">
+          ${jobRows(o.mount, o.rows)}
+        </tbody>
+      </table>
+    </div>
+    <nav aria-label="Pages" class="actions">
+      ${o.after === undefined ? '' : html`<a href="${self}">Newest</a>`}${o.next === undefined ? '' : html`<a href="${self}after=${encodeURIComponent(o.next)}" rel="next">Older jobs</a>`}
+    </nav>`;
+}
+
+export function jobStateFragment(j: JobRecord): Html {
+  return html`<dl>
+    <dt>State</dt>
+    <dd class="state state-${j.restState}" id="job-state">${j.restState}</dd>
+    <dt>Internal state</dt>
+    <dd>${j.state}${j.pending ? ' (pending)' : ''}</dd>
+    <dt>Queue</dt>
+    <dd>${j.queue}</dd>
+    <dt>Submitted</dt>
+    <dd>${when(j.createdAt)}</dd>
+    <dt>Started</dt>
+    <dd>${when(j.startedAt) || '—'}</dd>
+    <dt>Ended</dt>
+    <dd>${when(j.endedAt) || '—'}</dd>
+    <dt>Exit code</dt>
+    <dd id="exit-code">${j.exitCode ?? '—'}</dd>
+    ${
+      j.failureReason === null
+        ? ''
+        : html`<dt>Failure</dt>
+            <dd class="error">${j.failureReason}</dd>`
+    }
+  </dl>`;
+}
+
+export interface FileEntry {
+  readonly name: string;
+  readonly dir: boolean;
+  readonly size: number;
+}
+
+export function jobBody(o: {
+  mount: string;
+  job: JobRecord;
+  csrf: string;
+  dir: string;
+  files: readonly FileEntry[] | string;
+  errors: string | undefined;
+  description: string | undefined;
+  diagnose: readonly string[];
+  notice: string | undefined;
+  maxUpload: number;
+}): Html {
+  const m = o.mount;
+  const id = o.job.id;
+  const base = `${m}/web/jobs/${id}`;
+  const action = (name: string, label: string, danger = false) =>
+    postButton({ action: `${base}/${name}`, csrf: o.csrf, label, danger });
+  const prefix = o.dir === '' ? '' : `${o.dir}/`;
+  const files =
+    typeof o.files === 'string'
+      ? html`<p>${o.files}</p>`
+      : html`<div class="table-wrap">
+          <table>
+            <caption>
+              Session directory: /${o.dir}
+            </caption>
+            ${heads('Name', 'Size', 'Actions')}
+            <tbody>
+              ${
+                o.dir === ''
+                  ? ''
+                  : html`<tr>
+                      <td>
+                        <a href="${base}?dir=${encodeURIComponent(o.dir.split('/').slice(0, -1).join('/'))}">..</a>
+                      </td>
+                      <td></td>
+                      <td></td>
+                    </tr>`
+              }
+              ${o.files.map((f) =>
+                f.dir
+                  ? html`<tr>
+                      <td><a href="${base}?dir=${encodeURIComponent(prefix + f.name)}">${f.name}/</a></td>
+                      <td></td>
+                      <td></td>
+                    </tr>`
+                  : html`<tr>
+                      <td>${f.name}</td>
+                      <td>${f.size}</td>
+                      <td>
+                        <a
+                          href="${base}/files/${(prefix + f.name).split('/').map(encodeURIComponent).join('/')}"
+                          download
+                          >Download<span class="skip"> ${f.name}</span></a
+                        >
+                        ${postButton({ action: `${base}/files-delete`, csrf: o.csrf, label: 'Delete', ariaLabel: `Delete ${f.name}`, danger: true, fields: { path: prefix + f.name } })}
+                      </td>
+                    </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>`;
+  return html`<h1>Job <code>${id}</code></h1>
+    ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
+    <section aria-labelledby="st">
+      <h2 id="st">Status</h2>
+      <div id="job-status" hx-get="${base}/status" hx-trigger="every 2s" hx-swap="innerHTML">
+        ${jobStateFragment(o.job)}
+      </div>
+      <div class="actions">
+        ${action('kill', 'Kill', true)}${action('clean', 'Clean', true)}${action('restart', 'Restart')}
+      </div>
+    </section>
+    <section aria-labelledby="fl">
+      <h2 id="fl">Session files</h2>
+      ${files}
+      <form
+        data-upload
+        method="post"
+        action="${base}/upload"
+        data-max="${o.maxUpload}"
+        data-dir="${o.dir}"
+        class="actions"
+      >
+        <input type="hidden" name="csrf" value="${o.csrf}" /><input type="hidden" name="dir" value="${o.dir}" />
+        <label for="upload-file">Upload a file</label><input id="upload-file" type="file" name="file" /><button
+          type="submit"
+        >
+          Upload</button
+        ><span data-upload-status role="status"></span>
+      </form>
+    </section>
+    <section aria-labelledby="er">
+      <h2 id="er">Errors file</h2>
+      ${o.errors === undefined || o.errors === '' ? html`<p>Empty.</p>` : html`<pre>${o.errors}</pre>`}
+    </section>
+    <section aria-labelledby="ds">
+      <h2 id="ds">Description</h2>
+      ${o.description === undefined ? html`<p>Not kept.</p>` : html`<pre>${o.description}</pre>`}
+    </section>
+    <section aria-labelledby="dg">
+      <h2 id="dg">Diagnose files</h2>
+      <ul>
+        ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
+      </ul>
+    </section>`;
+}
+
+export function delegationsBody(o: {
+  mount: string;
+  csrf: string;
+  items: readonly { id: string; type: string; expiry: Date | undefined }[];
+  notice: string | undefined;
+}): Html {
+  return html`<h1>My delegations</h1>
+    ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
+    <div class="table-wrap">
+      <table>
+        ${heads('Delegation', 'Type', 'Expires', 'Actions')}
+        <tbody>
+          ${
+            o.items.length === 0
+              ? html`<tr>
+                  <td colspan="4">No delegations.</td>
+                </tr>`
+              : ''
+          }
+          ${o.items.map(
+            (d) =>
+              html`<tr>
+                <td class="id">${d.id}</td>
+                <td>${d.type}</td>
+                <td>${d.expiry === undefined ? '—' : when(d.expiry.getTime())}</td>
+                <td>
+                  ${postButton({ action: `${o.mount}/web/delegations/${d.id}/delete`, csrf: o.csrf, label: 'Delete', ariaLabel: `Delete delegation ${d.id}`, danger: true })}
+                </td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>`;
+}
+
+export function errorBody(status: number, message: string, mount: string): Html {
+  return html`<h1>${status === 404 ? 'Not found' : 'Request refused'}</h1>
+    <p class="error" role="alert">${message}</p>
+    <p><a href="${mount}/">Back to the overview</a></p>`;
+}

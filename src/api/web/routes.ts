@@ -1,0 +1,314 @@
+/**
+ * The web interface: pages for people with a browser and their certificate, beside the
+ * REST tree on the same Fastify application (another rendering of the same services,
+ * not another API). Every page is scoped to the caller as REST is (another user's job is
+ * a 404 page), every HTML answer carries the security headers of layout.ts, and every
+ * state-changing request passes two checks: the application's cross-site refusal
+ * (Origin / Sec-Fetch-Site, src/http/cross-site.ts) and this interface's request token
+ * (csrf.ts), bound to the caller's identity.
+ *
+ *   GET  {mount}/                          overview (queues, my jobs per state, version)
+ *   GET  {mount}/web/jobs[?state&after]    my jobs, newest first, keyset-paged; fragment=rows for polling
+ *   GET  {mount}/web/jobs/<id>[?dir]       one job; /status is its polled fragment
+ *   POST {mount}/web/jobs/<id>/kill|clean|restart|files-delete   form actions (303 back)
+ *   PUT  {mount}/web/jobs/<id>/upload?name  upload (token in the x-ceres-csrf header)
+ *   GET  {mount}/web/jobs/<id>/files/<path> download, always as an attachment
+ *   GET  {mount}/web/delegations, POST .../<id>/delete
+ *   GET  {mount}/web/static/<name.hash.ext> style sheet and scripts
+ */
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ceError, isCeError } from '../../errors/ce-error.js';
+import { readBody } from '../../http/body.js';
+import type { Authenticator, Authorizer, Caller, Operation } from '../../http/caller.js';
+import type { JobService } from '../../jobs/job-service.js';
+import type { JobActions } from '../../jobs/job-actions.js';
+import { isPlausibleJobId } from '../../jobs/job-id.js';
+import type { JobPages } from '../../store/job-pages.js';
+import type { DelegationService } from '../../delegations/delegation-service.js';
+import { loadAssets } from './assets.js';
+import { CsrfTokens } from './csrf.js';
+import { page, sendPage, HTML_SECURITY_HEADERS } from './layout.js';
+import {
+  delegationsBody,
+  errorBody,
+  jobBody,
+  jobListBody,
+  jobRows,
+  jobStateFragment,
+  overviewBody,
+  type QueueLine,
+} from './pages.js';
+import type { WebSessionFiles } from './session-access.js';
+
+export interface WebOptions {
+  readonly mountPoint: string;
+  readonly authenticate: Authenticator;
+  readonly authorize?: Authorizer | undefined;
+  readonly jobs: Pick<JobService, 'visible'>;
+  readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart'>;
+  readonly pages: JobPages;
+  readonly restStates: readonly string[];
+  readonly delegations: Pick<DelegationService, 'list' | 'remove' | 'expiry'>;
+  readonly files: WebSessionFiles;
+  readonly overview: () => { version: string; healthy: boolean; queues: readonly QueueLine[] };
+  readonly readControl: (id: string, name: string) => Promise<string | undefined>;
+  readonly rawDescription: (id: string) => string | undefined;
+  readonly diagnoseNames: readonly string[];
+  /** How long a page's request token stays valid. */
+  readonly tokenMaxAgeSeconds?: number;
+  readonly maxUploadBytes: number;
+  readonly pageSize?: number;
+}
+
+const ACTIONS = ['kill', 'clean', 'restart'] as const;
+
+export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: CsrfTokens } {
+  const m = o.mountPoint;
+  const assets = loadAssets();
+  const tokens = new CsrfTokens(o.tokenMaxAgeSeconds ?? 12 * 3600);
+  const pageSize = o.pageSize ?? 50;
+
+  /** The caller, authorized for `op` (what a bearer token's scopes must allow, as for REST). */
+  const callerOf = async (raw: IncomingMessage, op: Operation = 'read'): Promise<Caller> => {
+    const r = await o.authenticate(raw);
+    if (!r.ok) throw ceError(r.code, r.reason, r.headers === undefined ? undefined : { headers: { ...r.headers } });
+    return o.authorize ? o.authorize(raw, r.caller, op) : r.caller;
+  };
+  const shell = (c: Caller | undefined) => ({ mount: m, assets, who: c?.dn });
+
+  /** Handler wrapper: errors become an HTML page (or plain text for the upload script). */
+  const web =
+    (fn: (req: FastifyRequest, reply: FastifyReply) => unknown) =>
+    async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+      try {
+        return await fn(req, reply);
+      } catch (e) {
+        if (!isCeError(e) || reply.sent) throw e;
+        req.log.info({ code: e.code, status: e.statusCode }, 'web request refused');
+        for (const [k, v] of Object.entries(e.headers)) void reply.header(k, v);
+        if (req.method === 'PUT')
+          return reply
+            .code(e.statusCode)
+            .headers(HTML_SECURITY_HEADERS)
+            .header('content-type', 'text/plain; charset=utf-8')
+            .send(e.message);
+        return sendPage(
+          reply,
+          e.statusCode,
+          page(shell(undefined), e.statusCode === 404 ? 'Not found' : 'Refused', errorBody(e.statusCode, e.message, m)),
+        );
+      }
+    };
+
+  const jobOf = (c: Caller, raw: string) => {
+    if (!isPlausibleJobId(raw)) throw ceError('CE_ERR_JOB_NOT_FOUND');
+    return o.jobs.visible(c.dn, raw);
+  };
+  const checkToken = (c: Caller, token: string | undefined) => {
+    const r = tokens.check(c.dn, token);
+    if (r === 'missing') throw ceError('CE_ERR_WEB_TOKEN_MISSING');
+    if (r === 'invalid') throw ceError('CE_ERR_WEB_TOKEN_INVALID');
+    if (r === 'expired') throw ceError('CE_ERR_WEB_TOKEN_EXPIRED');
+  };
+  const form = async (raw: IncomingMessage): Promise<URLSearchParams> =>
+    new URLSearchParams((await readBody(raw, 64 * 1024)).toString('utf8'));
+  const q = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
+
+  // Every HTML answer of the application (REST renderings and error pages included)
+  // carries the security headers; a handler's own (a download's sandbox policy) wins.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const ct = reply.getHeader('content-type');
+    if (typeof ct === 'string' && ct.startsWith('text/html')) {
+      for (const [k, v] of Object.entries(HTML_SECURITY_HEADERS)) if (!reply.hasHeader(k)) void reply.header(k, v);
+    }
+    return payload;
+  });
+
+  app.get(`${m}/web/static/:name`, async (req, reply) => {
+    const a = assets.byName((req.params as { name: string }).name);
+    if (a === undefined) throw ceError('CE_ERR_HTTP_NOT_FOUND');
+    void reply
+      .header('etag', a.etag)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff');
+    if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
+    return reply.header('content-type', a.type).send(a.body);
+  });
+
+  app.get(
+    `${m}/`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      const states = o.pages.countsOf(c.dn);
+      return sendPage(reply, 200, page(shell(c), 'Overview', overviewBody({ ...o.overview(), states, mount: m })));
+    }),
+  );
+
+  app.get(
+    `${m}/web/jobs`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      const state = q(req).state || undefined;
+      if (state !== undefined && !o.restStates.includes(state))
+        throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state (known: ${o.restStates.join(', ')})`);
+      const afterRaw = q(req).after;
+      const km = afterRaw === undefined ? null : /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/.exec(afterRaw);
+      if (afterRaw !== undefined && !km) throw ceError('CE_ERR_HTTP_BAD_QUERY', 'after: expected <time>.<job id>');
+      const after = km ? { createdAt: Number(km[1]), id: km[2] as string } : undefined;
+      const rows = o.pages.page(c.dn, state, after, pageSize + 1);
+      const more = rows.length > pageSize;
+      const shown = more ? rows.slice(0, pageSize) : rows;
+      if (q(req).fragment === 'rows') return sendPage(reply, 200, jobRows(m, shown));
+      const last = shown[shown.length - 1];
+      const next = more && last ? `${last.createdAt}.${last.id}` : undefined;
+      return sendPage(
+        reply,
+        200,
+        page(
+          shell(c),
+          'My jobs',
+          jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw }),
+        ),
+      );
+    }),
+  );
+
+  app.get(
+    `${m}/web/jobs/:id`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const dir = (q(req).dir ?? '').replace(/^\/+|\/+$/g, '');
+      let files;
+      try {
+        files = await o.files.list(j, dir);
+      } catch (e) {
+        if (!isCeError(e)) throw e;
+        files = `Not available: ${e.message}`;
+      }
+      const done = q(req).done;
+      const body = jobBody({
+        mount: m,
+        job: j,
+        csrf: tokens.issue(c.dn),
+        dir,
+        files,
+        errors: await o.readControl(j.id, 'errors'),
+        description: o.rawDescription(j.id),
+        diagnose: o.diagnoseNames,
+        notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
+        maxUpload: o.maxUploadBytes,
+      });
+      return sendPage(reply, 200, page(shell(c), `Job ${j.id}`, body));
+    }),
+  );
+
+  app.get(
+    `${m}/web/jobs/:id/status`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      return sendPage(reply, 200, jobStateFragment(jobOf(c, (req.params as { id: string }).id)));
+    }),
+  );
+
+  for (const a of ACTIONS) {
+    app.post(
+      `${m}/web/jobs/:id/${a}`,
+      web(async (req, reply) => {
+        const c = await callerOf(req.raw, a === 'restart' ? 'modify' : 'cancel');
+        const j = jobOf(c, (req.params as { id: string }).id);
+        checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
+        const [r] = o.actions[a](c.dn, [j.id]);
+        if (r && r.status >= 300) throw ceError('CE_ERR_HTTP_BAD_REQUEST', `${a}: ${r.reason}`);
+        return reply.code(303).header('location', `${m}/web/jobs/${j.id}?done=${a}`).send();
+      }),
+    );
+  }
+
+  app.post(
+    `${m}/web/jobs/:id/files-delete`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw, 'cancel');
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const f = await form(req.raw);
+      checkToken(c, f.get('csrf') ?? undefined);
+      const path = f.get('path') ?? '';
+      await o.files.remove(j, path);
+      const dir = path.split('/').slice(0, -1).join('/');
+      return reply
+        .code(303)
+        .header('location', `${m}/web/jobs/${j.id}?dir=${encodeURIComponent(dir)}&done=deleted`)
+        .send();
+    }),
+  );
+
+  app.put(
+    `${m}/web/jobs/:id/upload`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw, 'create');
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const t = req.headers['x-ceres-csrf'];
+      checkToken(c, typeof t === 'string' ? t : undefined);
+      const cl = Number(req.headers['content-length'] ?? NaN);
+      if (!(cl <= o.maxUploadBytes))
+        throw ceError(
+          'CE_ERR_WEB_UPLOAD_TOO_LARGE',
+          `The file is larger than the web upload limit of ${o.maxUploadBytes} bytes`,
+          { headers: { connection: 'close' } },
+        );
+      await o.files.put(j, q(req).name ?? '', req.raw, cl);
+      return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send('stored');
+    }),
+  );
+
+  app.get(
+    `${m}/web/jobs/:id/files/*`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const rel = (req.params as { '*': string })['*'];
+      // Never rendered from this origin: an attachment, sniffing off, and a sandbox CSP in
+      // case a browser displays it anyway (a job's x.html must not run script here).
+      void reply.headers({ ...HTML_SECURITY_HEADERS, 'content-security-policy': "sandbox; default-src 'none'" });
+      return o.files.download(j, rel, req.raw, reply);
+    }),
+  );
+
+  app.get(
+    `${m}/web/delegations`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      const items = o.delegations
+        .list(c.dn)
+        .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
+      const done = q(req).done;
+      return sendPage(
+        reply,
+        200,
+        page(
+          shell(c),
+          'Delegations',
+          delegationsBody({
+            mount: m,
+            csrf: tokens.issue(c.dn),
+            items,
+            notice: done === undefined ? undefined : 'Delegation deleted.',
+          }),
+        ),
+      );
+    }),
+  );
+
+  app.post(
+    `${m}/web/delegations/:id/delete`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw, 'create');
+      checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
+      await o.delegations.remove(c.dn, (req.params as { id: string }).id);
+      return reply.code(303).header('location', `${m}/web/delegations?done=1`).send();
+    }),
+  );
+
+  return { tokens };
+}

@@ -1,0 +1,84 @@
+/**
+ * Wiring of the web interface (src/api/web) for the composition root: its view of the
+ * cluster (jobs per queue from the store), the control files it shows, the keyset pages.
+ */
+import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { registerWeb } from '../api/web/routes.js';
+import { WebSessionFiles } from '../api/web/session-access.js';
+import { CERES_VERSION } from '../config/version.js';
+import type { Authenticator, Authorizer } from '../http/caller.js';
+import type { JobService } from '../jobs/job-service.js';
+import type { JobActions } from '../jobs/job-actions.js';
+import type { DelegationService } from '../delegations/delegation-service.js';
+import type { SessionDirs } from '../sessions/session-dirs.js';
+import type { SessionFiles } from '../sessions/session-files.js';
+import { DIAGNOSE_NAMES, isDiagnoseName, type ControlDir } from '../store/control-dir.js';
+import type { Db } from '../store/database.js';
+import { JobPages } from '../store/job-pages.js';
+import type { JobStore } from '../store/job-store.js';
+import { REST_STATES } from '../vocabulary/job-states.js';
+
+const WAITING = new Set(['ACCEPTED', 'PREPARING', 'SUBMIT']);
+const MAX_SHOWN_CONTROL_BYTES = 256 * 1024;
+
+export interface WebWiring {
+  /** The application built by src/api/app.ts (its type named without importing the framework here). */
+  readonly app: Parameters<typeof registerWeb>[0];
+  readonly mountPoint: string;
+  readonly authenticate: Authenticator;
+  readonly authorize: Authorizer | undefined;
+  readonly db: Db;
+  readonly store: JobStore;
+  readonly control: ControlDir;
+  readonly jobs: JobService;
+  readonly actions: JobActions;
+  readonly delegations: DelegationService;
+  readonly sessions: SessionDirs;
+  readonly files: SessionFiles;
+  readonly queues: readonly string[];
+  readonly lrms: string;
+  readonly maxUploadBytes: number;
+}
+
+export function wireWeb(w: WebWiring): void {
+  registerWeb(w.app, {
+    mountPoint: w.mountPoint,
+    authenticate: w.authenticate,
+    authorize: w.authorize,
+    jobs: w.jobs,
+    actions: w.actions,
+    pages: new JobPages(w.db),
+    restStates: REST_STATES,
+    delegations: w.delegations,
+    files: new WebSessionFiles(w.sessions, w.files),
+    overview: () => {
+      const per = new Map(w.queues.map((q) => [q, { queue: q, running: 0, waiting: 0 }]));
+      for (const r of w.store.countByState()) {
+        const q = per.get(r.queue) ?? { queue: r.queue, running: 0, waiting: 0 };
+        per.set(r.queue, q);
+        if (r.state === 'INLRMS') q.running += r.n;
+        else if (WAITING.has(r.state)) q.waiting += r.n;
+      }
+      // The fork backend runs on this host: its slots are the host's processors.
+      const slots = w.lrms === 'fork' ? availableParallelism() : undefined;
+      const queues = [...per.values()].map((q) => ({
+        ...q,
+        free: slots === undefined ? undefined : Math.max(0, slots - q.running),
+      }));
+      return { version: CERES_VERSION, healthy: true, queues };
+    },
+    readControl: async (id, name) => {
+      if (!isDiagnoseName(name)) return undefined;
+      try {
+        const b = await readFile(w.control.file(id, name));
+        return b.subarray(0, MAX_SHOWN_CONTROL_BYTES).toString('utf8');
+      } catch {
+        return undefined;
+      }
+    },
+    rawDescription: (id) => w.store.rawDescription(id),
+    diagnoseNames: DIAGNOSE_NAMES,
+    maxUploadBytes: w.maxUploadBytes,
+  });
+}
