@@ -16,7 +16,8 @@
  */
 const ABOVE_DOMAIN = '^src/(http|api|service|cli)/';
 const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/';
-const ABOVE_ADAPTERS = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
+const ABOVE_ADAPTERS =
+  '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -58,7 +59,8 @@ module.exports = {
     },
     {
       name: 'adapters-not-up',
-      comment: 'Batch backends, data staging, the store and local accounts serve the engine and the services; they import neither.',
+      comment:
+        'Batch backends, data staging, the store and local accounts serve the engine and the services; they import neither.',
       severity: 'error',
       from: { path: '^src/(lrms|staging|store|accounts)/' },
       // The store keeps what the domain defines (a job's description, a delegation's type).

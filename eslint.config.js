@@ -14,7 +14,17 @@ const unsafeAnyOff = Object.fromEntries(
 );
 
 export default defineConfig(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'var/**', '.tmp/**', 'bench/results/**', '.dependency-cruiser.cjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'coverage/**',
+      'node_modules/**',
+      'var/**',
+      '.tmp/**',
+      'bench/results/**',
+      '.dependency-cruiser.cjs',
+    ],
+  },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -68,7 +68,8 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const num = (k: string, d: number, min = 1): number => (typeof values[k] === 'string' ? intArg(k, values[k], min) : d);
+  const num = (k: string, d: number, min = 1): number =>
+    typeof values[k] === 'string' ? intArg(k, values[k], min) : d;
   const soak = values.soak === true;
   const seconds = num('seconds', soak ? 600 : 180);
   const clients = num('clients', 64);
@@ -77,7 +78,10 @@ async function main(): Promise<number> {
   if (maxMs < minMs) throw new BenchError('usage', '--kill-max-ms must be at least --kill-min-ms');
   const settleS = num('settle', 300);
   const warmupS = num('warmup', 60, 0);
-  const config = typeof values.config === 'string' ? (JSON.parse(await readFile(values.config, 'utf8')) as Record<string, unknown>) : {};
+  const config =
+    typeof values.config === 'string'
+      ? (JSON.parse(await readFile(values.config, 'utf8')) as Record<string, unknown>)
+      : {};
   const outDir = typeof values['out-dir'] === 'string' ? values['out-dir'] : 'bench/results';
 
   const progress = new Progress();
@@ -88,7 +92,9 @@ async function main(): Promise<number> {
     const ledger = await makeLedger(root);
     const files = await devPkiUsers(service.pkiDir);
     const users = await mixUsers(service.url, files, Math.ceil(clients / files.length), '1.1');
-    progress.done(`Ceres at ${service.url} (pid ${service.pid}); ${clients} clients of ${files.length} users for ${seconds} s${soak ? '' : `, kill -9 every ${minMs}-${maxMs} ms`}`);
+    progress.done(
+      `Ceres at ${service.url} (pid ${service.pid}); ${clients} clients of ${files.length} users for ${seconds} s${soak ? '' : `, kill -9 every ${minMs}-${maxMs} ms`}`,
+    );
     let r;
     try {
       r = await runSoak({
@@ -108,8 +114,9 @@ async function main(): Promise<number> {
       for (const u of users) await u.client.close();
     }
     progress.done();
-    const problems = soakProblems(r).filter((p) => soak || !p.startsWith('RSS') && !/requests got no answer/.test(p));
-    if (!soak && r.chaos && r.chaos.restartFailures.length > 0) problems.push(`${r.chaos.restartFailures.length} restarts failed: ${r.chaos.restartFailures[0]}`);
+    const problems = soakProblems(r).filter((p) => soak || (!p.startsWith('RSS') && !/requests got no answer/.test(p)));
+    if (!soak && r.chaos && r.chaos.restartFailures.length > 0)
+      problems.push(`${r.chaos.restartFailures.length} restarts failed: ${r.chaos.restartFailures[0]}`);
     const commit = await gitCommit();
     const kind = soak ? 'soak' : 'chaos';
     const base = join(outDir, `${isoDate(started)}-${commit}-${kind}`);
@@ -119,9 +126,17 @@ async function main(): Promise<number> {
       `${m.cpu} (${m.cores} cores), ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}`,
       `command: node dist/bench/chaos.js ${process.argv.slice(2).join(' ')}`.trim(),
     ];
-    const md = soakMarkdown(soak ? 'Soak (harness-started Ceres)' : 'Chaos: kill -9 during the soak mix', meta, r, problems);
+    const md = soakMarkdown(
+      soak ? 'Soak (harness-started Ceres)' : 'Chaos: kill -9 during the soak mix',
+      meta,
+      r,
+      problems,
+    );
     await writeText(`${base}.md`, md);
-    await writeText(`${base}.json`, `${JSON.stringify({ tool: 'ceres-bench', kind, date: started.toISOString(), commit, machine: m, options: { seconds, clients, minMs, maxMs, settleS, warmupS }, problems, report: r }, null, 2)}\n`);
+    await writeText(
+      `${base}.json`,
+      `${JSON.stringify({ tool: 'ceres-bench', kind, date: started.toISOString(), commit, machine: m, options: { seconds, clients, minMs, maxMs, settleS, warmupS }, problems, report: r }, null, 2)}\n`,
+    );
     process.stdout.write(md);
     process.stderr.write(`results written to ${base}.md and ${base}.json\n`);
     return problems.length === 0 ? 0 : 1;

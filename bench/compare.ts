@@ -36,7 +36,8 @@ async function openArex(o: CompareOptions, progress: Progress): Promise<Endpoint
     return await open();
   } catch (e) {
     const reason = e instanceof BenchError ? e.message : String(e);
-    const notThere = e instanceof BenchError && (e.kind === 'unreachable' || (e.kind === 'usage' && reason.startsWith('cannot read')));
+    const notThere =
+      e instanceof BenchError && (e.kind === 'unreachable' || (e.kind === 'usage' && reason.startsWith('cannot read')));
     if (!o.withArex) {
       progress.done(`A-REX not used: ${reason}${notThere ? ' (pass --with-arex --arex-setup FILE to start it)' : ''}`);
       return undefined;
@@ -92,7 +93,11 @@ async function main(): Promise<number> {
     const cs = await EndpointSession.open({
       label: 'Ceres',
       url: ceres.url,
-      paths: { cert: join(ceres.pkiDir, 'userproxy.pem'), key: join(ceres.pkiDir, 'userproxy.pem'), ca: join(ceres.pkiDir, 'ca.pem') },
+      paths: {
+        cert: join(ceres.pkiDir, 'userproxy.pem'),
+        key: join(ceres.pkiDir, 'userproxy.pem'),
+        ca: join(ceres.pkiDir, 'ca.pem'),
+      },
       options: { ...o, cleanup: false },
       counts: o.counts,
       progress,
@@ -103,7 +108,9 @@ async function main(): Promise<number> {
     const arex = await openArex(o, progress);
     if (arex) {
       sessions.push(arex);
-      progress.done(`A-REX: ARC REST ${arex.client.version} at ${o.arexEndpoint} (pid ${arex.pids.join(', ') || 'unknown'})`);
+      progress.done(
+        `A-REX: ARC REST ${arex.client.version} at ${o.arexEndpoint} (pid ${arex.pids.join(', ') || 'unknown'})`,
+      );
     }
     await runAll(sessions, o.scenarios, progress, save);
     report.complete = !interruption.requested;

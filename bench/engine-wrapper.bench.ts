@@ -27,7 +27,9 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-export async function runWrapperBench(opts: { wrapper?: 'c' | 'sh'; latencyJobs?: number; drainJobs?: number } = {}): Promise<WrapperBenchResult> {
+export async function runWrapperBench(
+  opts: { wrapper?: 'c' | 'sh'; latencyJobs?: number; drainJobs?: number } = {},
+): Promise<WrapperBenchResult> {
   const root = await mkdtemp(join(tmpdir(), 'ceres-bench-fork-'));
   const backend = await ForkBackend.create({ workDir: join(root, 'backend'), wrapper: opts.wrapper ?? 'c' });
   const waiting = new Map<string, () => void>();
@@ -43,7 +45,17 @@ export async function runWrapperBench(opts: { wrapper?: 'c' | 'sh'; latencyJobs?
     const i = ++n;
     const sessionDir = join(root, `s${i}`);
     await mkdir(sessionDir);
-    return { jobId: `b${i}`, sessionDir, lrmsDir: join(root, `l${i}`), executable: '/bin/true', arguments: [], environment: [], runtimeEnvironments: [], limits: {}, slots: 1 };
+    return {
+      jobId: `b${i}`,
+      sessionDir,
+      lrmsDir: join(root, `l${i}`),
+      executable: '/bin/true',
+      arguments: [],
+      environment: [],
+      runtimeEnvironments: [],
+      limits: {},
+      slots: 1,
+    };
   };
   const runOne = async (s: BatchJobSpec): Promise<void> => {
     const id = await backend.submit(s);
@@ -86,6 +98,10 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     return i > 0 ? process.argv[i + 1] : undefined;
   };
   const wrapper = arg('wrapper') === 'sh' ? 'sh' : 'c';
-  const r = await runWrapperBench({ wrapper, latencyJobs: Number(arg('latency') ?? 100), drainJobs: Number(arg('drain') ?? 1000) });
+  const r = await runWrapperBench({
+    wrapper,
+    latencyJobs: Number(arg('latency') ?? 100),
+    drainJobs: Number(arg('drain') ?? 1000),
+  });
   console.log(JSON.stringify(r, null, 2));
 }

@@ -14,7 +14,12 @@ import { SCENARIOS } from './scenarios/index.js';
 import type { Progress } from './harness/progress.js';
 
 /** `afterEach` runs after every scenario (the callers save the results so far). */
-export async function runAll(sessions: readonly EndpointSession[], names: readonly ScenarioName[], progress: Progress, afterEach?: () => Promise<void>): Promise<void> {
+export async function runAll(
+  sessions: readonly EndpointSession[],
+  names: readonly ScenarioName[],
+  progress: Progress,
+  afterEach?: () => Promise<void>,
+): Promise<void> {
   for (const s of sessions) s.peerPids = sessions.filter((o) => o !== s).flatMap((o) => o.pids);
   for (const name of names) {
     for (const s of sessions) {
@@ -29,7 +34,8 @@ export async function runAll(sessions: readonly EndpointSession[], names: readon
 export async function cleanupAll(sessions: readonly EndpointSession[], progress: Progress): Promise<void> {
   for (const s of sessions) {
     if (!s.options.cleanup) {
-      if (s.tracker.pending.length > 0) progress.log(`${s.label}: left ${formatNumber(s.tracker.pending.length)} jobs on the endpoint (--no-cleanup)`);
+      if (s.tracker.pending.length > 0)
+        progress.log(`${s.label}: left ${formatNumber(s.tracker.pending.length)} jobs on the endpoint (--no-cleanup)`);
       continue;
     }
     // Waiting is bounded: services that queue the clean (A-REX) finish it on their own.
@@ -37,7 +43,9 @@ export async function cleanupAll(sessions: readonly EndpointSession[], progress:
     s.report.cleanup = await cleanupJobs(s.client, s.tracker, progress, budget, s.label);
     progress.done();
     const c = s.report.cleanup;
-    progress.log(`${s.label}: cleanup: ${formatNumber(c.cleaned)} of ${formatNumber(c.cleaned + c.left)} jobs removed${c.note ? ` (${c.note})` : ''}`);
+    progress.log(
+      `${s.label}: cleanup: ${formatNumber(c.cleaned)} of ${formatNumber(c.cleaned + c.left)} jobs removed${c.note ? ` (${c.note})` : ''}`,
+    );
   }
 }
 
@@ -55,7 +63,9 @@ export function onInterrupt(progress: Progress): void {
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
     interruption.requested = true;
-    progress.log(`\n${signal}: stopping the scenario, cleaning up and saving the results so far (again to leave the jobs)`);
+    progress.log(
+      `\n${signal}: stopping the scenario, cleaning up and saving the results so far (again to leave the jobs)`,
+    );
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);

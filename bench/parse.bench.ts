@@ -63,7 +63,10 @@ const cases: Array<[string, string]> = [
   ['1 MB xRSL', bigXrsl(1024 * 1024)],
   ['1 MB ADL', bigAdl(1024 * 1024)],
   ['bulk ADL, 1,000 jobs in one body', bulkAdl(1000)],
-  ['multi-xRSL, 1,000 jobs in one body', `+${Array.from({ length: 1000 }, (_, i) => `(${diracXrsl.trim().replace('1c2f6a', `s${i}`)})`).join('')}`],
+  [
+    'multi-xRSL, 1,000 jobs in one body',
+    `+${Array.from({ length: 1000 }, (_, i) => `(${diracXrsl.trim().replace('1c2f6a', `s${i}`)})`).join('')}`,
+  ],
 ];
 
 console.log(`job description parse rate (median of ${rounds} x ${roundMs} ms, Node ${process.version})`);
@@ -74,6 +77,8 @@ for (const [name, text] of cases) {
   for (let r = 0; r < rounds; r++) rates.push(rate(body));
   const med = median(rates);
   const mb = (body.length / 1024 / 1024).toFixed(body.length > 100_000 ? 1 : 3);
-  console.log(`${name.padEnd(40)} ${med.toFixed(med < 100 ? 1 : 0).padStart(10)} descriptions/s   (body ${mb} MB, min ${Math.min(...rates).toFixed(1)}, max ${Math.max(...rates).toFixed(1)})`);
+  console.log(
+    `${name.padEnd(40)} ${med.toFixed(med < 100 ? 1 : 0).padStart(10)} descriptions/s   (body ${mb} MB, min ${Math.min(...rates).toFixed(1)}, max ${Math.max(...rates).toFixed(1)})`,
+  );
 }
 if (sink < 0) console.log(sink);

@@ -75,7 +75,9 @@ function serve(): void {
 }
 
 async function startServer(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
   return { child, base: `http://127.0.0.1:${line.toString().trim()}` };
 }
@@ -87,7 +89,11 @@ function stagingConfig(cache: boolean) {
 }
 
 async function stagerRun(urls: readonly string[], dir: string, cache?: FileCache): Promise<number> {
-  const stager = new Stager({ config: stagingConfig(cache !== undefined), credentials: anonymousCredentials, ...(cache === undefined ? {} : { cache }) });
+  const stager = new Stager({
+    config: stagingConfig(cache !== undefined),
+    credentials: anonymousCredentials,
+    ...(cache === undefined ? {} : { cache }),
+  });
   const files: StageInFile[] = urls.map((u, i) => ({ name: `f${i}`, source: u, executable: false }));
   const t0 = process.hrtime.bigint();
   const r = await stager.stageIn({ id: 'bench', owner: 'bench', sessionDir: dir, files }, new AbortController().signal);
@@ -124,16 +130,35 @@ export async function runStagingBench(opts: StagingBenchOptions): Promise<BenchR
     const largeBytes = opts.largeMiB * MiB;
     const smallBytes = opts.smallKiB * 1024;
     const scenarios = [
-      { name: `1 file of ${opts.largeMiB} MiB`, urls: (run: number) => [`${base}/f/${largeBytes}/large-${run}`], bytes: largeBytes, files: 1 },
-      { name: `${opts.smallCount} files of ${opts.smallKiB} KiB`, urls: (run: number) => Array.from({ length: opts.smallCount }, (_, i) => `${base}/f/${smallBytes}/small-${run}-${i}`), bytes: smallBytes * opts.smallCount, files: opts.smallCount },
+      {
+        name: `1 file of ${opts.largeMiB} MiB`,
+        urls: (run: number) => [`${base}/f/${largeBytes}/large-${run}`],
+        bytes: largeBytes,
+        files: 1,
+      },
+      {
+        name: `${opts.smallCount} files of ${opts.smallKiB} KiB`,
+        urls: (run: number) =>
+          Array.from({ length: opts.smallCount }, (_, i) => `${base}/f/${smallBytes}/small-${run}-${i}`),
+        bytes: smallBytes * opts.smallCount,
+        files: opts.smallCount,
+      },
     ];
     for (const sc of scenarios) {
-      const clients: { name: string; run: (urls: readonly string[], dir: string, runIndex: number) => Promise<number> }[] = [
+      const clients: {
+        name: string;
+        run: (urls: readonly string[], dir: string, runIndex: number) => Promise<number>;
+      }[] = [
         { name: 'ceres stager (no cache)', run: (u, d) => stagerRun(u, d) },
         {
           name: 'ceres stager (cache, cold)',
           run: async (u, d) => {
-            const cache = await FileCache.open({ dir: join(d, '..', 'cache'), maxBytes: 64 * 1024 * MiB, accessRecheckMs: 3_600_000, lockStaleMs: 60_000 });
+            const cache = await FileCache.open({
+              dir: join(d, '..', 'cache'),
+              maxBytes: 64 * 1024 * MiB,
+              accessRecheckMs: 3_600_000,
+              lockStaleMs: 60_000,
+            });
             return stagerRun(u, d, cache);
           },
         },
@@ -153,7 +178,13 @@ export async function runStagingBench(opts: StagingBenchOptions): Promise<BenchR
           seconds.push(await c.run(sc.urls(run), dir, run));
         }
         const m = median(seconds);
-        rows.push({ scenario: sc.name, client: c.name, mbPerSecond: sc.bytes / 1e6 / m, filesPerSecond: sc.files / m, seconds });
+        rows.push({
+          scenario: sc.name,
+          client: c.name,
+          mbPerSecond: sc.bytes / 1e6 / m,
+          filesPerSecond: sc.files / m,
+          seconds,
+        });
       }
     }
   } finally {
@@ -165,9 +196,16 @@ export async function runStagingBench(opts: StagingBenchOptions): Promise<BenchR
 
 function table(rows: readonly BenchRow[]): string {
   const head = ['scenario', 'client', 'MB/s (median)', 'files/s', 'runs (s)'];
-  const body = rows.map((r) => [r.scenario, r.client, r.mbPerSecond.toFixed(0), r.filesPerSecond.toFixed(0), r.seconds.map((s) => s.toFixed(2)).join(' ')]);
+  const body = rows.map((r) => [
+    r.scenario,
+    r.client,
+    r.mbPerSecond.toFixed(0),
+    r.filesPerSecond.toFixed(0),
+    r.seconds.map((s) => s.toFixed(2)).join(' '),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
-  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
 
@@ -181,7 +219,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   if (process.argv.includes('--serve')) {
     serve();
   } else {
-    const opts: StagingBenchOptions = { largeMiB: arg('--large-mib', 1024), smallCount: arg('--small-count', 1000), smallKiB: arg('--small-kib', 32), runs: arg('--runs', 5) };
+    const opts: StagingBenchOptions = {
+      largeMiB: arg('--large-mib', 1024),
+      smallCount: arg('--small-count', 1000),
+      smallKiB: arg('--small-kib', 32),
+      runs: arg('--runs', 5),
+    };
     const rows = await runStagingBench(opts);
     process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(rows, null, 2)}\n` : `${table(rows)}\n`);
   }

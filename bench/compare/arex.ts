@@ -29,8 +29,13 @@ export async function arexPids(): Promise<number[]> {
 export function runArexSetup(script: string, port: number): Promise<void> {
   if (!existsSync(script)) return Promise.reject(new BenchError('usage', `A-REX setup script not found: ${script}`));
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, AREX_PORT: String(port) } });
+    const child = spawn('bash', [script], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, AREX_PORT: String(port) },
+    });
     child.once('error', (e) => reject(new BenchError('usage', `cannot run ${script}: ${e.message}`)));
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new BenchError('usage', `${script} failed (exit ${code}); see its output above`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new BenchError('usage', `${script} failed (exit ${code}); see its output above`)),
+    );
   });
 }

@@ -27,7 +27,8 @@ function jobsOf(text: string, what: string): Record<string, unknown>[] {
   } catch {
     throw new BenchError('not-arc', `${what}: the answer is not JSON ("${text.slice(0, 60).replace(/\s+/g, ' ')}")`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new BenchError('not-arc', `${what}: the answer is not a JSON object`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new BenchError('not-arc', `${what}: the answer is not a JSON object`);
   const job = (doc as Record<string, unknown>).job;
   if (job === undefined) return [];
   const list = Array.isArray(job) ? job : [job];

@@ -206,7 +206,8 @@ function run(argv: readonly string[], options: NonNullable<ParseArgsConfig['opti
 
 /** A positive integer (or 0 when allowed). */
 export function intArg(name: string, v: string, min = 1): number {
-  if (!/^\d{1,12}$/.test(v.replace(/_/g, ''))) throw new BenchError('usage', `--${name} needs a whole number, not '${v}'`);
+  if (!/^\d{1,12}$/.test(v.replace(/_/g, '')))
+    throw new BenchError('usage', `--${name} needs a whole number, not '${v}'`);
   const n = Number(v.replace(/_/g, ''));
   if (n < min) throw new BenchError('usage', `--${name} must be at least ${min}`);
   return n;
@@ -223,7 +224,11 @@ export function parseScenarios(values: readonly string[] | undefined): ScenarioN
   for (const v of values) for (const s of v.split(',')) if (s.trim() !== '') wanted.add(s.trim());
   for (const s of wanted) {
     if (s === 'all') return [...SCENARIO_NAMES];
-    if (![...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].includes(s as ScenarioName)) throw new BenchError('usage', `unknown scenario '${s}' (known: ${[...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].join(', ')}, all)`);
+    if (![...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].includes(s as ScenarioName))
+      throw new BenchError(
+        'usage',
+        `unknown scenario '${s}' (known: ${[...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].join(', ')}, all)`,
+      );
   }
   return [...SCENARIO_NAMES, ...OPT_IN_SCENARIOS].filter((s) => wanted.has(s));
 }
@@ -236,7 +241,11 @@ export function endpointArg(name: string, v: string): string {
   } catch {
     throw new BenchError('usage', `--${name} is not a URL: '${v}'`);
   }
-  if (u.protocol !== 'https:') throw new BenchError('usage', `--${name} must be an https:// URL (the ARC REST service URL, e.g. https://127.0.0.1:8443/arex)`);
+  if (u.protocol !== 'https:')
+    throw new BenchError(
+      'usage',
+      `--${name} must be an https:// URL (the ARC REST service URL, e.g. https://127.0.0.1:8443/arex)`,
+    );
   if (u.search !== '' || u.hash !== '') throw new BenchError('usage', `--${name} must not have a query or fragment`);
   const path = u.pathname.replace(/\/+$/, '').replace(/\/rest(\/\d+\.\d+)?$/, '');
   return `${u.origin}${path}`;
@@ -247,11 +256,17 @@ function common(values: Record<string, unknown>): CommonOptions {
   const counts = defaultCounts(quick);
   for (const [flag, key] of Object.entries(COUNT_FLAGS)) {
     const v = values[flag];
-    if (typeof v === 'string') (counts[key] as number) = intArg(flag, v, key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' ? 0 : 1);
+    if (typeof v === 'string')
+      (counts[key] as number) = intArg(
+        flag,
+        v,
+        key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' ? 0 : 1,
+      );
   }
   if (typeof values['state-filter'] === 'string') {
     const f = values['state-filter'].trim();
-    if (!/^[A-Z]+(,[A-Z]+)*$/.test(f)) throw new BenchError('usage', `--state-filter takes REST state names separated by commas, e.g. FINISHED,FAILED`);
+    if (!/^[A-Z]+(,[A-Z]+)*$/.test(f))
+      throw new BenchError('usage', `--state-filter takes REST state names separated by commas, e.g. FINISHED,FAILED`);
     counts.stateFilter = f;
   }
   if (typeof values['store-kind'] === 'string') counts.storeKind = storeKindArg('store-kind', values['store-kind']);
@@ -262,7 +277,8 @@ function common(values: Record<string, unknown>): CommonOptions {
     quick,
     counts,
     budgetS: typeof values.budget === 'string' ? intArg('budget', values.budget) : quick ? 300 : 900,
-    quietWaitS: typeof values['quiet-wait'] === 'string' ? intArg('quiet-wait', values['quiet-wait'], 0) : quick ? 10 : 30,
+    quietWaitS:
+      typeof values['quiet-wait'] === 'string' ? intArg('quiet-wait', values['quiet-wait'], 0) : quick ? 10 : 30,
     format,
     cleanup: values['no-cleanup'] !== true,
     json: typeof values.json === 'string' ? values.json : undefined,
@@ -329,23 +345,38 @@ export function parseCompareArgs(argv: readonly string[]): Parsed<CompareOptions
   const arexCounts: Partial<Counts> = {
     // A-REX takes ~1 minute per job turnaround and ~0.5 s per job to drain: fewer jobs,
     // compared per job.
-    drainJobs: typeof values['arex-drain-jobs'] === 'string' ? intArg('arex-drain-jobs', values['arex-drain-jobs']) : quick ? 50 : 100,
+    drainJobs:
+      typeof values['arex-drain-jobs'] === 'string'
+        ? intArg('arex-drain-jobs', values['arex-drain-jobs'])
+        : quick
+          ? 50
+          : 100,
     // A-REX takes about a minute per 1,000 kills on this machine, but parked jobs cost it
     // nothing once accepted; the store there is made of parked jobs.
-    storeKind: typeof values['arex-store-kind'] === 'string' ? storeKindArg('arex-store-kind', values['arex-store-kind']) : 'parked',
+    storeKind:
+      typeof values['arex-store-kind'] === 'string'
+        ? storeKindArg('arex-store-kind', values['arex-store-kind'])
+        : 'parked',
   };
-  if (typeof values['arex-latency-jobs'] === 'string') arexCounts.latencyJobs = intArg('arex-latency-jobs', values['arex-latency-jobs']);
+  if (typeof values['arex-latency-jobs'] === 'string')
+    arexCounts.latencyJobs = intArg('arex-latency-jobs', values['arex-latency-jobs']);
   // Filling A-REX with 100,000 jobs takes minutes, but cleaning them up afterwards keeps it
   // busy for hours (it works through the kills at ~15-30 jobs/s here); a full run gives it
   // 20,000 and compares per listed job.
-  arexCounts.storeJobs = typeof values['arex-store-jobs'] === 'string' ? intArg('arex-store-jobs', values['arex-store-jobs']) : Math.min(c.counts.storeJobs, 20_000);
+  arexCounts.storeJobs =
+    typeof values['arex-store-jobs'] === 'string'
+      ? intArg('arex-store-jobs', values['arex-store-jobs'])
+      : Math.min(c.counts.storeJobs, 20_000);
   const arexCert = typeof values['arex-cert'] === 'string' ? values['arex-cert'] : `${AREX_PKI}/userproxy.pem`;
   return {
     help: false,
     options: {
       ...c,
       withArex: values['with-arex'] === true,
-      arexEndpoint: endpointArg('arex-endpoint', typeof values['arex-endpoint'] === 'string' ? values['arex-endpoint'] : AREX_DEFAULT_ENDPOINT),
+      arexEndpoint: endpointArg(
+        'arex-endpoint',
+        typeof values['arex-endpoint'] === 'string' ? values['arex-endpoint'] : AREX_DEFAULT_ENDPOINT,
+      ),
       arexCert,
       arexKey: typeof values['arex-key'] === 'string' ? values['arex-key'] : arexCert,
       arexCa: typeof values['arex-ca'] === 'string' ? values['arex-ca'] : `${AREX_PKI}/ca.pem`,

@@ -27,7 +27,13 @@ export interface CleanupReport {
   note?: string;
 }
 
-export async function cleanupJobs(client: ArcClient, tracker: JobTracker, progress: Progress, budgetS: number, label: string): Promise<CleanupReport> {
+export async function cleanupJobs(
+  client: ArcClient,
+  tracker: JobTracker,
+  progress: Progress,
+  budgetS: number,
+  label: string,
+): Promise<CleanupReport> {
   const start = tracker.pending.length;
   const report = (note?: string): CleanupReport => ({
     created: tracker.created,
@@ -58,7 +64,8 @@ export async function cleanupJobs(client: ArcClient, tracker: JobTracker, progre
       }
       const left = tracker.pending.length;
       if (left === 0) return report();
-      if (Date.now() > deadline) return report(`clean requested for all; ${left.toLocaleString('en-US')} were still listed after ${budgetS} s`);
+      if (Date.now() > deadline)
+        return report(`clean requested for all; ${left.toLocaleString('en-US')} were still listed after ${budgetS} s`);
       progress.update(`${label}: cleanup: ${left.toLocaleString('en-US')} jobs not gone yet`);
       for (const c of chunks(ended, CHUNK)) await client.action('clean', c);
       // Pause at least as long as the round took: polling 100,000 ids must not keep

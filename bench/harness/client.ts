@@ -29,7 +29,8 @@ async function readPem(flag: string, path: string, must: RegExp, what: string): 
     const code = (e as { code?: string }).code ?? 'error';
     throw new BenchError('usage', `cannot read --${flag} ${path} (${code})`);
   }
-  if (!must.test(data.toString('latin1'))) throw new BenchError('usage', `--${flag} ${path} holds no ${what} in PEM form`);
+  if (!must.test(data.toString('latin1')))
+    throw new BenchError('usage', `--${flag} ${path} holds no ${what} in PEM form`);
   return data;
 }
 
@@ -135,7 +136,12 @@ export class ArcClient {
             status,
             reason,
             headers: resHeaders,
-            body: o.discardBody === true ? Buffer.alloc(0) : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+            body:
+              o.discardBody === true
+                ? Buffer.alloc(0)
+                : chunks.length === 1
+                  ? (chunks[0] as Buffer)
+                  : Buffer.concat(chunks, size),
             ms: performance.now() - t0,
           });
         },
@@ -152,19 +158,29 @@ export class ArcClient {
   /** Fails with a clear message unless the answer has one of the expected statuses. */
   expect(a: Answer, ok: readonly number[], what: string): Answer {
     if (ok.includes(a.status)) return a;
-    throw refusalFor(a.status, this.origin) ?? new BenchError('http', `${what} answered HTTP ${a.status}${a.reason ? ` ${a.reason}` : ''}${bodyHint(a)}`);
+    throw (
+      refusalFor(a.status, this.origin) ??
+      new BenchError('http', `${what} answered HTTP ${a.status}${a.reason ? ` ${a.reason}` : ''}${bodyHint(a)}`)
+    );
   }
 
   /** POST jobs?action=new; 201 expected (spec §4.3). */
   async submit(body: string, contentType = 'application/rsl'): Promise<{ items: BulkItem[]; ms: number }> {
-    const a = this.expect(await this.request('POST', `${this.restBase}/jobs?action=new`, { body, contentType }), [201], 'POST jobs?action=new');
+    const a = this.expect(
+      await this.request('POST', `${this.restBase}/jobs?action=new`, { body, contentType }),
+      [201],
+      'POST jobs?action=new',
+    );
     return { items: parseBulk(a.body.toString('utf8'), 'submission answer'), ms: a.ms };
   }
 
   /** POST jobs?action=<action> with a JSON id list. A-REX and Ceres answer 201; 200 is tolerated. */
   async action(action: string, ids: readonly string[]): Promise<{ items: BulkItem[]; ms: number; bytes: number }> {
     const a = this.expect(
-      await this.request('POST', `${this.restBase}/jobs?action=${action}`, { body: idListJson(ids), contentType: 'application/json' }),
+      await this.request('POST', `${this.restBase}/jobs?action=${action}`, {
+        body: idListJson(ids),
+        contentType: 'application/json',
+      }),
       [200, 201],
       `POST jobs?action=${action}`,
     );
@@ -177,11 +193,17 @@ export class ArcClient {
    * in Location (spec §4.5).
    */
   async newDelegation(): Promise<{ id: string; ms: number }> {
-    const a = this.expect(await this.request('POST', `${this.restBase}/delegations?action=new`, { accept: '*/*' }), [201], 'POST delegations?action=new');
+    const a = this.expect(
+      await this.request('POST', `${this.restBase}/delegations?action=new`, { accept: '*/*' }),
+      [201],
+      'POST delegations?action=new',
+    );
     const loc = a.headers.location;
     const id = (Array.isArray(loc) ? loc[0] : loc)?.replace(/\/+$/, '').split('/').pop();
-    if (id === undefined || id === '') throw new BenchError('http', 'POST delegations?action=new answered 201 without a Location naming the delegation');
-    if (!a.body.toString('latin1').includes('BEGIN CERTIFICATE REQUEST')) throw new BenchError('http', 'POST delegations?action=new answered 201 without a certificate request');
+    if (id === undefined || id === '')
+      throw new BenchError('http', 'POST delegations?action=new answered 201 without a Location naming the delegation');
+    if (!a.body.toString('latin1').includes('BEGIN CERTIFICATE REQUEST'))
+      throw new BenchError('http', 'POST delegations?action=new answered 201 without a certificate request');
     return { id, ms: a.ms };
   }
 

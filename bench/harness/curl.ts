@@ -26,12 +26,30 @@ export function parseCurlWriteOut(text: string, direction: 'up' | 'down'): CurlR
   const f = text.trim().split(/\s+/).map(Number);
   const [status, up, down, seconds] = [f[0] ?? 0, f[1] ?? 0, f[2] ?? 0, f[3] ?? 0];
   const bytes = direction === 'up' ? up : down;
-  if (!Number.isFinite(status) || !Number.isFinite(bytes) || !(seconds > 0)) throw new BenchError('http', `unexpected curl output: ${text.slice(0, 80)}`);
+  if (!Number.isFinite(status) || !Number.isFinite(bytes) || !(seconds > 0))
+    throw new BenchError('http', `unexpected curl output: ${text.slice(0, 80)}`);
   return { status, bytes, seconds, mibPerS: bytes / 2 ** 20 / seconds };
 }
 
-export function curlTransfer(direction: 'up' | 'down', url: string, file: string | undefined, tls: CurlTls, timeoutS: number): Promise<CurlResult> {
-  const args = ['-s', '-S', '--max-time', String(timeoutS), '--cacert', tls.cacert, '-o', '/dev/null', '-w', '%{http_code} %{size_upload} %{size_download} %{time_total}'];
+export function curlTransfer(
+  direction: 'up' | 'down',
+  url: string,
+  file: string | undefined,
+  tls: CurlTls,
+  timeoutS: number,
+): Promise<CurlResult> {
+  const args = [
+    '-s',
+    '-S',
+    '--max-time',
+    String(timeoutS),
+    '--cacert',
+    tls.cacert,
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code} %{size_upload} %{size_download} %{time_total}',
+  ];
   if (tls.cert !== undefined) args.push('--cert', tls.cert);
   if (tls.key !== undefined) args.push('--key', tls.key);
   if (direction === 'up') {
@@ -46,13 +64,23 @@ export function curlTransfer(direction: 'up' | 'down', url: string, file: string
         return;
       }
       if (err) {
-        reject(new BenchError('http', `curl ${direction === 'up' ? 'upload to' : 'download from'} ${new URL(url).origin} failed: ${String(stderr).trim().slice(0, 200) || err.message}`));
+        reject(
+          new BenchError(
+            'http',
+            `curl ${direction === 'up' ? 'upload to' : 'download from'} ${new URL(url).origin} failed: ${String(stderr).trim().slice(0, 200) || err.message}`,
+          ),
+        );
         return;
       }
       try {
         const r = parseCurlWriteOut(stdout, direction);
         if (r.status < 200 || r.status > 299) {
-          reject(new BenchError('http', `${direction === 'up' ? 'PUT' : 'GET'} ${new URL(url).pathname} answered HTTP ${r.status}`));
+          reject(
+            new BenchError(
+              'http',
+              `${direction === 'up' ? 'PUT' : 'GET'} ${new URL(url).pathname} answered HTTP ${r.status}`,
+            ),
+          );
           return;
         }
         resolve(r);

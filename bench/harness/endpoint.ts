@@ -9,7 +9,8 @@ import type { ArcClient, Credentials } from './client.js';
 import { BenchError, classifyTransportError, refusalFor } from './failures.js';
 import { chooseVersion, parseVersionList } from './versions.js';
 
-export type KeySpec = { type: 'rsa'; bits: number } | { type: 'ec'; curve: string } | { type: 'ed25519' } | { type: 'ed448' };
+export type KeySpec =
+  { type: 'rsa'; bits: number } | { type: 'ec'; curve: string } | { type: 'ed25519' } | { type: 'ed448' };
 
 export function keySpecText(k: KeySpec): string {
   if (k.type === 'rsa') return `RSA-${k.bits}`;
@@ -37,7 +38,10 @@ export function serverKeySpec(serviceUrl: string, creds: Credentials, timeoutMs 
       if (k !== undefined) resolve(k);
       else reject(classifyTransportError(e, u.origin));
     };
-    const timer = setTimeout(() => done(Object.assign(new Error('TLS handshake timed out'), { code: 'UND_ERR_CONNECT_TIMEOUT' })), timeoutMs);
+    const timer = setTimeout(
+      () => done(Object.assign(new Error('TLS handshake timed out'), { code: 'UND_ERR_CONNECT_TIMEOUT' })),
+      timeoutMs,
+    );
     try {
       // Throws at once for unusable credentials (bad PEM, key not matching the cert).
       sock = connect({
@@ -62,7 +66,13 @@ export function serverKeySpec(serviceUrl: string, creds: Credentials, timeoutMs 
       if (t === 'rsa' || t === 'rsa-pss') done(undefined, { type: 'rsa', bits: d?.modulusLength ?? 2048 });
       else if (t === 'ec') done(undefined, { type: 'ec', curve: d?.namedCurve ?? 'prime256v1' });
       else if (t === 'ed25519' || t === 'ed448') done(undefined, { type: t });
-      else done(new BenchError('not-arc', `${u.origin} presents a certificate with an unsupported key type (${t ?? 'unknown'})`));
+      else
+        done(
+          new BenchError(
+            'not-arc',
+            `${u.origin} presents a certificate with an unsupported key type (${t ?? 'unknown'})`,
+          ),
+        );
     });
     s.once('error', (e) => done(e));
   });
@@ -77,7 +87,11 @@ export async function probeEndpoint(client: ArcClient, creds: Credentials): Prom
     return await probe(client, creds);
   } catch (e) {
     // A server that refuses a client certificate without a TLS alert just hangs up.
-    if (e instanceof BenchError && e.kind === 'closed') throw new BenchError('credentials', `${e.message}: at first contact this usually means it refused the client certificate`);
+    if (e instanceof BenchError && e.kind === 'closed')
+      throw new BenchError(
+        'credentials',
+        `${e.message}: at first contact this usually means it refused the client certificate`,
+      );
     throw e;
   }
 }
@@ -89,17 +103,26 @@ async function probe(client: ArcClient, creds: Credentials): Promise<ProbeResult
   const refusal = refusalFor(a.status, where);
   if (refusal) throw refusal;
   if (a.status !== 200) {
-    throw new BenchError('not-arc', `${where} is not an ARC REST service: GET ${client.servicePath}/rest answered HTTP ${a.status}${a.reason ? ` ${a.reason}` : ''} (is the service path right?)`);
+    throw new BenchError(
+      'not-arc',
+      `${where} is not an ARC REST service: GET ${client.servicePath}/rest answered HTTP ${a.status}${a.reason ? ` ${a.reason}` : ''} (is the service path right?)`,
+    );
   }
   const ct = a.headers['content-type'];
   const offered = parseVersionList(a.body.toString('utf8'), Array.isArray(ct) ? ct[0] : ct);
   client.version = chooseVersion(offered);
   // Authorisation check: an empty status call touches no job but needs a mapped user.
-  const s = await client.request('POST', `${client.restBase}/jobs?action=status`, { body: '{"job":[]}', contentType: 'application/json' });
+  const s = await client.request('POST', `${client.restBase}/jobs?action=status`, {
+    body: '{"job":[]}',
+    contentType: 'application/json',
+  });
   const r2 = refusalFor(s.status, where);
   if (r2) throw r2;
   if (s.status !== 200 && s.status !== 201) {
-    throw new BenchError('not-arc', `${where}: POST ${client.restBase}/jobs?action=status answered HTTP ${s.status}${s.reason ? ` ${s.reason}` : ''}; not an ARC REST jobs interface`);
+    throw new BenchError(
+      'not-arc',
+      `${where}: POST ${client.restBase}/jobs?action=status answered HTTP ${s.status}${s.reason ? ` ${s.reason}` : ''}; not an ARC REST jobs interface`,
+    );
   }
   return { version: client.version, offered, serverKey };
 }

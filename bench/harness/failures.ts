@@ -52,7 +52,16 @@ export function errorChain(e: unknown): { codes: string[]; messages: string[] } 
   return { codes, messages };
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+]);
 const TRUST = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -80,11 +89,17 @@ export function classifyTransportError(e: unknown, where: string): BenchError {
   }
   if (has((c) => TRUST.has(c))) {
     const c = codes.find((x) => TRUST.has(x));
-    return new BenchError('tls-trust', `the server certificate of ${where} is not accepted (${c}): pass the CA that signed it with --ca`);
+    return new BenchError(
+      'tls-trust',
+      `the server certificate of ${where} is not accepted (${c}): pass the CA that signed it with --ca`,
+    );
   }
-  if (has((c) => c.startsWith('ERR_OSSL_') || c === 'ERR_INVALID_ARG_TYPE' || c === 'ERR_TLS_INVALID_PROTOCOL_METHOD')) {
+  if (
+    has((c) => c.startsWith('ERR_OSSL_') || c === 'ERR_INVALID_ARG_TYPE' || c === 'ERR_TLS_INVALID_PROTOCOL_METHOD')
+  ) {
     const c = codes.find((x) => x.startsWith('ERR_OSSL_')) ?? codes[0];
-    if (c === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH') return new BenchError('usage', 'the --key does not belong to the --cert certificate');
+    if (c === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH')
+      return new BenchError('usage', 'the --key does not belong to the --cert certificate');
     return new BenchError('usage', `the --cert/--key/--ca files are not usable PEM credentials (${c})`);
   }
   // A TLS alert from the peer: the OpenSSL code names it, e.g.
@@ -92,24 +107,39 @@ export function classifyTransportError(e: unknown, where: string): BenchError {
   // ERR_SSL_TLSV1_ALERT_UNKNOWN_CA, ERR_SSL_TLSV1_ALERT_ACCESS_DENIED.
   const alert = codes.find((c) => /^ERR_SSL_.*ALERT/.test(c)) ?? (/alert/i.test(text) ? 'TLS alert' : undefined);
   if (alert !== undefined) {
-    return new BenchError('credentials', `${where} refused the client credentials during the TLS handshake (${alert}): check --cert/--key and that the server trusts their CA`);
+    return new BenchError(
+      'credentials',
+      `${where} refused the client credentials during the TLS handshake (${alert}): check --cert/--key and that the server trusts their CA`,
+    );
   }
-  if (has((c) => c === 'ERR_SSL_WRONG_VERSION_NUMBER' || c === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') || /wrong version number|packet length too long/i.test(text)) {
+  if (
+    has((c) => c === 'ERR_SSL_WRONG_VERSION_NUMBER' || c === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') ||
+    /wrong version number|packet length too long/i.test(text)
+  ) {
     return new BenchError('not-arc', `${where} does not speak TLS (plain HTTP on that port?)`);
   }
   if (has((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET' || c === 'EPIPE' || c === 'UND_ERR_CLOSED')) {
-    return new BenchError('closed', `${where} closed the connection without an answer (${codes.join(', ')}${messages[0] ? `: ${messages[0]}` : ''})`);
+    return new BenchError(
+      'closed',
+      `${where} closed the connection without an answer (${codes.join(', ')}${messages[0] ? `: ${messages[0]}` : ''})`,
+    );
   }
   if (has((c) => c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT')) {
     return new BenchError('unreachable', `${where} did not answer in time (${codes.join(', ')})`);
   }
-  return new BenchError('unreachable', `request to ${where} failed: ${codes[0] ?? ''} ${messages[0] ?? String(e)}`.replace(/\s+/g, ' ').trim());
+  return new BenchError(
+    'unreachable',
+    `request to ${where} failed: ${codes[0] ?? ''} ${messages[0] ?? String(e)}`.replace(/\s+/g, ' ').trim(),
+  );
 }
 
 /** The message for a refusal given as an HTTP status. */
 export function refusalFor(status: number, where: string): BenchError | undefined {
   if (status === 401 || status === 403) {
-    return new BenchError('credentials', `${where} refused the client credentials (HTTP ${status}): the certificate is not authorised there`);
+    return new BenchError(
+      'credentials',
+      `${where} refused the client credentials (HTTP ${status}): the certificate is not authorised there`,
+    );
   }
   return undefined;
 }

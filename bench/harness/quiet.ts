@@ -26,7 +26,14 @@ export interface QuietOptions {
 }
 
 /** Whether to stop waiting, given what the last second showed (pure, for tests). */
-export function doneWaiting(o: { busyPct: number; serverPct: number | undefined; waitedS: number; maxWaitS: number; serverWaitS: number; thresholdPct: number }): boolean {
+export function doneWaiting(o: {
+  busyPct: number;
+  serverPct: number | undefined;
+  waitedS: number;
+  maxWaitS: number;
+  serverWaitS: number;
+  thresholdPct: number;
+}): boolean {
   const serverIdle = o.serverPct === undefined || o.serverPct < SERVER_IDLE_PCT;
   if (!serverIdle) return o.waitedS >= o.serverWaitS;
   return o.busyPct < o.thresholdPct || o.waitedS >= o.maxWaitS;

@@ -76,7 +76,9 @@ export function paramDifferences(labels: readonly string[], results: readonly (S
     const vals = results.map((r) => r?.params[k]);
     const present = vals.filter((v) => v !== undefined);
     if (present.length < 2 || present.every((v) => v === present[0])) continue;
-    parts.push(`${k}: ${vals.map((v, i) => `${labels[i]} ${typeof v === 'number' ? formatNumber(v) : (v ?? '—')}`).join(', ')}`);
+    parts.push(
+      `${k}: ${vals.map((v, i) => `${labels[i]} ${typeof v === 'number' ? formatNumber(v) : (v ?? '—')}`).join(', ')}`,
+    );
   }
   return parts.join('; ');
 }
@@ -87,7 +89,10 @@ function header(report: RunReport): string[] {
     `- date: ${report.date}`,
     `- commit: ${report.commit}`,
     `- machine: ${m.cpu}, ${m.cores} cores, ${formatNumber(m.memoryGiB)} GiB RAM, Linux ${m.kernel}, Node ${m.node}`,
-    ...report.endpoints.map((e) => `- ${e.label}: ${e.url} (REST ${e.version}; server key ${e.serverKey}${e.pids.length ? `; pid ${e.pids.join(', ')}` : ''})`),
+    ...report.endpoints.map(
+      (e) =>
+        `- ${e.label}: ${e.url} (REST ${e.version}; server key ${e.serverKey}${e.pids.length ? `; pid ${e.pids.join(', ')}` : ''})`,
+    ),
     `- mode: ${report.quick ? 'quick (scaled-down counts)' : 'full'}${report.complete ? '' : '; **incomplete run** (interrupted, or still going on)'}`,
   ];
 }
@@ -101,14 +106,18 @@ function notesSection(endpoints: readonly EndpointReport[]): string[] {
       if (r.quiet && !r.quiet.quiet) {
         const q = r.quiet;
         const server = q.serverBusyPct !== undefined ? `, the endpoints ${formatNumber(q.serverBusyPct)} %` : '';
-        extra.push(`not quiet at start: machine ${formatNumber(q.busyPct)} % of a core busy${server} after ${formatNumber(q.waitedS)} s of waiting`);
+        extra.push(
+          `not quiet at start: machine ${formatNumber(q.busyPct)} % of a core busy${server} after ${formatNumber(q.waitedS)} s of waiting`,
+        );
       }
       if (r.serverCpuS !== undefined) extra.push(`server CPU ${formatNumber(r.serverCpuS)} s`);
       if (extra.length) lines.push(`- ${e.label} / ${r.scenario}: ${extra.join('; ')}`);
     }
     if (e.cleanup) {
       const c = e.cleanup;
-      lines.push(`- ${e.label}: cleanup: ${formatNumber(c.created)} jobs created, ${formatNumber(c.cleaned)} cleaned, ${formatNumber(c.left)} left${c.note ? ` (${c.note})` : ''}`);
+      lines.push(
+        `- ${e.label}: cleanup: ${formatNumber(c.created)} jobs created, ${formatNumber(c.cleaned)} cleaned, ${formatNumber(c.left)} left${c.note ? ` (${c.note})` : ''}`,
+      );
     }
   }
   return lines.length ? ['', '### Notes', '', ...lines] : [];
@@ -125,7 +134,9 @@ export function renderSingle(report: RunReport): string {
     }
     for (const m of r.metrics) rows.push(`| ${r.scenario} | ${cell(m.label)} | ${cell(valueCell(r, m.key))} |`);
   }
-  return [`## ${e.label} benchmark`, '', ...header(report), '', ...rows, ...notesSection(report.endpoints), ''].join('\n');
+  return [`## ${e.label} benchmark`, '', ...header(report), '', ...rows, ...notesSection(report.endpoints), ''].join(
+    '\n',
+  );
 }
 
 /**
@@ -152,7 +163,10 @@ export function renderCompare(report: RunReport): string {
     metrics.forEach((m, i) => {
       const vals = results.map((r) => r?.metrics.find((x) => x.key === m.key)?.value);
       const [va, vb] = [vals[0], vals[1]];
-      const ratio = (m.compare ?? m.better !== 'none') && va !== undefined && vb !== undefined ? advantage(m.better, va, vb) : undefined;
+      const ratio =
+        (m.compare ?? m.better !== 'none') && va !== undefined && vb !== undefined
+          ? advantage(m.better, va, vb)
+          : undefined;
       rows.push(
         `| ${i === 0 ? name : ''} | ${cell(m.label)} | ${results.map((r) => cell(valueCell(r, m.key))).join(' | ')} | ${formatRatio(ratio)} | ${i === 0 ? diffs : ''} |`,
       );

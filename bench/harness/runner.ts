@@ -55,11 +55,13 @@ export class ScenarioRun {
   /** Throws a budget BenchError once the scenario's time is up. */
   checkBudget(what: string): void {
     if (interruption.requested) throw new BenchError('budget', `interrupted ${what}`);
-    if (Date.now() > this.deadline) throw new BenchError('budget', `time budget of ${this.session.options.budgetS} s spent ${what}`);
+    if (Date.now() > this.deadline)
+      throw new BenchError('budget', `time budget of ${this.session.options.budgetS} s spent ${what}`);
   }
 
   metric(key: string, label: string, value: number, unit: string, better: Better, compare?: boolean): void {
-    const m: Metric = compare === undefined ? { key, label, value, unit, better } : { key, label, value, unit, better, compare };
+    const m: Metric =
+      compare === undefined ? { key, label, value, unit, better } : { key, label, value, unit, better, compare };
     this.result.metrics.push(m);
   }
 
@@ -123,7 +125,8 @@ export async function runScenario(session: EndpointSession, sc: Scenario): Promi
       const budget = e instanceof BenchError && e.kind === 'budget';
       result.status = budget && result.metrics.length > 0 ? 'partial' : 'failed';
       // A harness bug (not a BenchError) keeps its stack for whoever sets BENCH_DEBUG.
-      if (!(e instanceof BenchError) && process.env.BENCH_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? String(e)}\n`);
+      if (!(e instanceof BenchError) && process.env.BENCH_DEBUG)
+        process.stderr.write(`${(e as Error)?.stack ?? String(e)}\n`);
     }
     result.reason = shortReason(e);
   }

@@ -63,7 +63,14 @@ export class EndpointSession {
     readonly pids: number[],
     readonly tmpDir: string,
   ) {
-    this.report = { label: init.label, url: init.url, version: client.version, pids, serverKey: keySpecText(serverKey), results: [] };
+    this.report = {
+      label: init.label,
+      url: init.url,
+      version: client.version,
+      pids,
+      serverKey: keySpecText(serverKey),
+      results: [],
+    };
   }
 
   get label(): string {

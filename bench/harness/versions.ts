@@ -23,7 +23,10 @@ export function parseVersionList(body: string, contentType: string | undefined):
   if (mt === 'application/json' || text.startsWith('{')) found = fromJson(text);
   else if (text.startsWith('<')) found = fromXml(text);
   if (found === undefined || found.length === 0) {
-    throw new BenchError('not-arc', `the answer to GET /rest is not an ARC REST version list (${describeBody(text, mt)})`);
+    throw new BenchError(
+      'not-arc',
+      `the answer to GET /rest is not an ARC REST version list (${describeBody(text, mt)})`,
+    );
   }
   return found;
 }
@@ -38,7 +41,8 @@ function fromJson(text: string): string[] | undefined {
   if (typeof doc !== 'object' || doc === null) return undefined;
   // Tolerate a wrapping object ({"versions":{"version":[...]}}) as some renderers add one.
   const rec = doc as Record<string, unknown>;
-  const holder = typeof rec.versions === 'object' && rec.versions !== null ? (rec.versions as Record<string, unknown>) : rec;
+  const holder =
+    typeof rec.versions === 'object' && rec.versions !== null ? (rec.versions as Record<string, unknown>) : rec;
   const v = holder.version;
   const list = typeof v === 'string' ? [v] : Array.isArray(v) ? v : undefined;
   if (list === undefined) return undefined;
@@ -72,7 +76,10 @@ function versionKey(v: string): number {
 export function chooseVersion(offered: readonly string[], known: readonly string[] = HARNESS_VERSIONS): string {
   const usable = offered.filter((v) => known.includes(v));
   if (usable.length === 0) {
-    throw new BenchError('not-arc', `the endpoint offers interface versions ${offered.join(', ') || '(none)'}; this harness speaks ${known.join(', ')}`);
+    throw new BenchError(
+      'not-arc',
+      `the endpoint offers interface versions ${offered.join(', ') || '(none)'}; this harness speaks ${known.join(', ')}`,
+    );
   }
   return usable.reduce((best, v) => (versionKey(v) > versionKey(best) ? v : best));
 }

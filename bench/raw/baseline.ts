@@ -37,16 +37,39 @@ export async function startRawServer(dir: string, key: KeySpec): Promise<RawServ
   const cert = join(dir, 'raw-cert.pem');
   const keyFile = join(dir, 'raw-key.pem');
   try {
-    await run('openssl', ['req', '-x509', ...newKeyArgs(key), '-nodes', '-keyout', keyFile, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
+    await run('openssl', [
+      'req',
+      '-x509',
+      ...newKeyArgs(key),
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ]);
   } catch (e) {
-    throw new BenchError('usage', `could not make the raw baseline's certificate with openssl: ${(e as Error).message.split('\n')[0]}`);
+    throw new BenchError(
+      'usage',
+      `could not make the raw baseline's certificate with openssl: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   const script = fileURLToPath(new URL('./static-server.js', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, [script, '--cert', cert, '--key', keyFile, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [script, '--cert', cert, '--key', keyFile, '--dir', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new BenchError('usage', 'the raw baseline server did not start within 15 s')), 15_000);
+    const timer = setTimeout(
+      () => reject(new BenchError('usage', 'the raw baseline server did not start within 15 s')),
+      15_000,
+    );
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening (\d+)/.exec(out);

@@ -18,7 +18,10 @@ import { parseArgs } from 'node:util';
 const CHUNK = 1024 * 1024;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { cert: { type: 'string' }, key: { type: 'string' }, dir: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    options: { cert: { type: 'string' }, key: { type: 'string' }, dir: { type: 'string' } },
+    strict: true,
+  });
   if (!values.cert || !values.key || !values.dir) throw new Error('usage: static-server --cert F --key F --dir D');
   const file = join(values.dir, 'file.bin');
   const server = createServer({ cert: await readFile(values.cert), key: await readFile(values.key) }, (req, res) => {
@@ -33,10 +36,12 @@ async function main(): Promise<void> {
     if (req.method === 'PUT') {
       pipeline(req, createWriteStream(file, { highWaterMark: CHUNK })).then(() => res.writeHead(200).end(), fail);
     } else if (req.method === 'GET') {
-      stat(file).then((st) => {
-        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': st.size });
-        return pipeline(createReadStream(file, { highWaterMark: CHUNK }), res);
-      }, fail).catch(fail);
+      stat(file)
+        .then((st) => {
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': st.size });
+          return pipeline(createReadStream(file, { highWaterMark: CHUNK }), res);
+        }, fail)
+        .catch(fail);
     } else if (req.method === 'DELETE') {
       unlink(file).then(() => res.writeHead(204).end(), fail);
     } else {

@@ -35,7 +35,10 @@ function bulkAction(action: 'status' | 'info'): Scenario {
           const r = await c.action(action, ids);
           const ok = r.items.filter((it) => it.status === 200).length;
           if (r.items.length !== n || ok !== n) {
-            throw new BenchError('http', `action=${action} with ${n} ids answered ${r.items.length} items, ${ok} with status 200`);
+            throw new BenchError(
+              'http',
+              `action=${action} with ${n} ids answered ${r.items.length} items, ${ok} with status 200`,
+            );
           }
           ms.push(r.ms);
           bytes = r.bytes;
@@ -50,7 +53,9 @@ function bulkAction(action: 'status' | 'info'): Scenario {
       run.param('calls', ms.length);
       run.metric('call_s', `seconds per call (${n} ids)`, s.p50 / 1000, 's', 'lower');
       run.metric('ids_per_s', 'ids/s', (n * 1000) / s.p50, 'ids/s', 'higher', false);
-      run.note(`min ${(s.min / 1000).toFixed(3)} s, max ${(s.max / 1000).toFixed(3)} s over ${s.n} calls; answer ${Math.round(bytes / 1024)} KiB`);
+      run.note(
+        `min ${(s.min / 1000).toFixed(3)} s, max ${(s.max / 1000).toFixed(3)} s over ${s.n} calls; answer ${Math.round(bytes / 1024)} KiB`,
+      );
     },
   };
 }

@@ -45,7 +45,8 @@ export const bulkSubmitScenario: Scenario = {
     run.param('POSTs', rates.length);
     run.metric('jobs_per_s', 'jobs/s', rate.p50, 'jobs/s', 'higher');
     run.metric('post_s', `seconds per POST (${n} jobs)`, summarize(secs).p50, 's', 'lower', false);
-    if (rates.length > 1) run.note(`jobs/s min ${Math.round(rate.min)}, max ${Math.round(rate.max)} over ${rates.length} POSTs`);
+    if (rates.length > 1)
+      run.note(`jobs/s min ${Math.round(rate.min)}, max ${Math.round(rate.max)} over ${rates.length} POSTs`);
     if (failed > 0) run.note(`${failed} descriptions were refused`);
   },
 };

@@ -41,6 +41,8 @@ export const delegationScenario: Scenario = {
     run.param('gap_ms', gap);
     run.metric('p50_ms', 'p50 answer time', s.p50, 'ms', 'lower');
     run.metric('p99_ms', 'p99 answer time', s.p99, 'ms', 'lower');
-    run.note(`min ${s.min.toFixed(1)} ms, max ${s.max.toFixed(1)} ms over ${s.n} requests (the first one may find no key made ahead)`);
+    run.note(
+      `min ${s.min.toFixed(1)} ms, max ${s.max.toFixed(1)} ms over ${s.n} requests (the first one may find no key made ahead)`,
+    );
   },
 };

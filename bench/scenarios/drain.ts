@@ -25,7 +25,7 @@ export const drainScenario: Scenario = {
     const c = s.client;
     const t0 = performance.now();
     const pending = new Set<string>();
-    for (let done = 0; done < n; ) {
+    for (let done = 0; done < n;) {
       const want = Math.min(BULK_CHUNK, n - done);
       const { ids } = await submitBulk(run, c, 'trivial', want, `bench-drain-${done}`);
       for (const id of ids) pending.add(id);
@@ -45,12 +45,16 @@ export const drainScenario: Scenario = {
         }
       }
       const el = performance.now() - t0;
-      run.progress(`${formatNumber(total - pending.size)}/${formatNumber(total)} ended after ${formatNumber(el / 1000)} s`);
+      run.progress(
+        `${formatNumber(total - pending.size)}/${formatNumber(total)} ended after ${formatNumber(el / 1000)} s`,
+      );
       if (pending.size > 0) await sleep(drainPollMs(el));
     }
     const wall = (performance.now() - t0) / 1000;
     run.param('jobs', total);
-    run.note(`submission took ${formatNumber(submitS)} s; ended: ${[...ended.entries()].map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`);
+    run.note(
+      `submission took ${formatNumber(submitS)} s; ended: ${[...ended.entries()].map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`,
+    );
     const done = total - pending.size;
     if (pending.size > 0) {
       run.result.status = 'partial';

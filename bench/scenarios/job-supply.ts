@@ -37,13 +37,26 @@ export function contentTypeOf(format: 'xrsl' | 'adl'): string {
  * One bulk POST of `count` jobs; created ids are tracked for cleanup. Throws when no
  * job at all was created (the per-item reasons say why).
  */
-export async function submitBulk(run: ScenarioRun, client: ArcClient, kind: JobKind, count: number, prefix: string): Promise<{ ids: string[]; ms: number; failed: number }> {
+export async function submitBulk(
+  run: ScenarioRun,
+  client: ArcClient,
+  kind: JobKind,
+  count: number,
+  prefix: string,
+): Promise<{ ids: string[]; ms: number; failed: number }> {
   const s = run.session;
-  const { items, ms } = await client.submit(bulkBody(s.options.format, kind, count, prefix), contentTypeOf(s.options.format));
+  const { items, ms } = await client.submit(
+    bulkBody(s.options.format, kind, count, prefix),
+    contentTypeOf(s.options.format),
+  );
   const { ids, failures } = createdIds(items);
   s.tracker.add(ids);
   if (s.shared.storeCount !== undefined) s.shared.storeCount += ids.length;
-  if (ids.length === 0) throw new BenchError('http', `no job was created by a bulk submission of ${count}: ${tallyText(failures) || 'empty answer'}`);
+  if (ids.length === 0)
+    throw new BenchError(
+      'http',
+      `no job was created by a bulk submission of ${count}: ${tallyText(failures) || 'empty answer'}`,
+    );
   if (items.length !== count) run.note(`a bulk submission of ${count} answered ${items.length} items`);
   return { ids, ms, failed: count - ids.length };
 }
@@ -71,7 +84,9 @@ async function settle(run: ScenarioRun, ids: readonly string[], maxS: number): P
     }
     pending = next;
     if (pending.length === 0) break;
-    run.progress(`waiting for ${formatNumber(pending.length)} killed jobs to end (${formatNumber((performance.now() - t0) / 1000)} s)`);
+    run.progress(
+      `waiting for ${formatNumber(pending.length)} killed jobs to end (${formatNumber((performance.now() - t0) / 1000)} s)`,
+    );
     await sleep(2000);
   }
   return pending.length;
@@ -128,7 +143,9 @@ export async function ensureStore(run: ScenarioRun, target: number, budgetS: num
     const ids = await submitStill(run, kind, want, `bench-store-${made}`);
     made += ids.length;
     const rate = made / Math.max((Date.now() - t0) / 1000, 0.001);
-    run.progress(`filling the store: ${formatNumber(count())}/${formatNumber(target)} ${kind} jobs, ${formatNumber(rate)} jobs/s, ~${formatNumber((target - count()) / Math.max(rate, 0.001))} s to go`);
+    run.progress(
+      `filling the store: ${formatNumber(count())}/${formatNumber(target)} ${kind} jobs, ${formatNumber(rate)} jobs/s, ~${formatNumber((target - count()) / Math.max(rate, 0.001))} s to go`,
+    );
   }
   const el = (Date.now() - t0) / 1000;
   s.shared.storeNote = `store filled from ${formatNumber(start)} to ${formatNumber(count())} jobs in ${formatNumber(el)} s (${formatNumber(made / Math.max(el, 0.001))} jobs/s; ${kind} jobs)`;

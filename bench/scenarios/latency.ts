@@ -48,7 +48,10 @@ export const latencyScenario: Scenario = {
             const wait = t0 + i * gap - performance.now();
             if (wait > 0) await sleep(wait);
             const start = performance.now();
-            const { items } = await client.submit(singleBody(s.options.format, 'trivial', `bench-lat-${i}`), contentTypeOf(s.options.format));
+            const { items } = await client.submit(
+              singleBody(s.options.format, 'trivial', `bench-lat-${i}`),
+              contentTypeOf(s.options.format),
+            );
             const c = createdIds(items);
             for (const [k, v] of c.failures) refused.set(k, (refused.get(k) ?? 0) + v);
             s.tracker.add(c.ids);
@@ -88,7 +91,9 @@ export const latencyScenario: Scenario = {
           pollError = { error: e };
           break;
         }
-        run.progress(`${submitted}/${n} submitted, ${formatNumber(finished.length)} FINISHED, ${inflight.size} in flight`);
+        run.progress(
+          `${submitted}/${n} submitted, ${formatNumber(finished.length)} FINISHED, ${inflight.size} in flight`,
+        );
         const wait = pollIntervalMs(performance.now() - oldest) - (performance.now() - now0);
         if (wait > 0) await sleep(wait);
       }
@@ -102,7 +107,10 @@ export const latencyScenario: Scenario = {
       const notFinished = [...ended.entries()].filter(([k]) => k !== 'FINISHED');
       if (notFinished.length > 0) run.note(`ended otherwise: ${notFinished.map(([k, v]) => `${v} ${k}`).join(', ')}`);
       if (finished.length === 0) {
-        throw new BenchError(Date.now() > run.deadline ? 'budget' : 'http', `no job reached FINISHED${inflight.size ? ` (${inflight.size} still in flight; states seen: ${[...seen].join(', ') || 'none'})` : ''}`);
+        throw new BenchError(
+          Date.now() > run.deadline ? 'budget' : 'http',
+          `no job reached FINISHED${inflight.size ? ` (${inflight.size} still in flight; states seen: ${[...seen].join(', ') || 'none'})` : ''}`,
+        );
       }
       const l = summarize(finished);
       run.metric('p50_s', 'p50 submit → FINISHED', l.p50, 's', 'lower');

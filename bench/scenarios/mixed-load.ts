@@ -35,10 +35,20 @@ function requestFor(kind: Kind, c: ArcClient, ids: readonly string[], i: number)
       return { method: 'GET', path: `${c.restBase}/jobs` };
     case 'status': {
       const from = (i * 10) % Math.max(1, ids.length - 10);
-      return { method: 'POST', path: `${c.restBase}/jobs?action=status`, body: idListJson(ids.slice(from, from + 10)), contentType: 'application/json' };
+      return {
+        method: 'POST',
+        path: `${c.restBase}/jobs?action=status`,
+        body: idListJson(ids.slice(from, from + 10)),
+        contentType: 'application/json',
+      };
     }
     case 'info':
-      return { method: 'POST', path: `${c.restBase}/jobs?action=info`, body: idListJson([ids[i % ids.length] as string]), contentType: 'application/json' };
+      return {
+        method: 'POST',
+        path: `${c.restBase}/jobs?action=info`,
+        body: idListJson([ids[i % ids.length] as string]),
+        contentType: 'application/json',
+      };
   }
 }
 
@@ -53,7 +63,8 @@ export const mixedLoadScenario: Scenario = {
     const ids = await ensurePool(run, Math.min(run.counts.actionIds, 1000));
     const clients = run.counts.mixedClients;
     const durationMs = run.counts.mixedSeconds * 1000;
-    if (run.timeLeftS() * 1000 < durationMs + 10_000) throw new BenchError('budget', `the time budget is shorter than the ${run.counts.mixedSeconds} s run`);
+    if (run.timeLeftS() * 1000 < durationMs + 10_000)
+      throw new BenchError('budget', `the time budget is shorter than the ${run.counts.mixedSeconds} s run`);
     const pool = s.client.withConnections(clients);
     try {
       await Promise.all(Array.from({ length: clients }, () => pool.request('GET', `${pool.servicePath}/rest`)));
@@ -70,7 +81,11 @@ export const mixedLoadScenario: Scenario = {
           const kind = KINDS[(w + i) % KINDS.length] as Kind;
           const q = requestFor(kind, pool, ids, w * 7919 + i);
           try {
-            const a = await pool.request(q.method, q.path, { ...(q.body !== undefined ? { body: q.body } : {}), ...(q.contentType !== undefined ? { contentType: q.contentType } : {}), discardBody: true });
+            const a = await pool.request(q.method, q.path, {
+              ...(q.body !== undefined ? { body: q.body } : {}),
+              ...(q.contentType !== undefined ? { contentType: q.contentType } : {}),
+              discardBody: true,
+            });
             lat.push(a.ms);
             perKind.get(kind)?.push(a.ms);
             n++;
@@ -84,7 +99,10 @@ export const mixedLoadScenario: Scenario = {
             const k = `${kind}: ${shortReason(e).slice(0, 80)}`;
             errors.set(k, (errors.get(k) ?? 0) + 1);
           }
-          if (w === 0) run.progress(`${formatNumber((performance.now() - t0) / 1000)}/${run.counts.mixedSeconds} s, ${formatNumber(n)} requests, ${errorCount} errors`);
+          if (w === 0)
+            run.progress(
+              `${formatNumber((performance.now() - t0) / 1000)}/${run.counts.mixedSeconds} s, ${formatNumber(n)} requests, ${errorCount} errors`,
+            );
         }
       };
       await Promise.all(Array.from({ length: clients }, (_, w) => worker(w)));
@@ -98,7 +116,8 @@ export const mixedLoadScenario: Scenario = {
       run.metric('p50_ms', 'p50 latency', l.p50, 'ms', 'lower');
       run.metric('p99_ms', 'p99 latency', l.p99, 'ms', 'lower');
       run.metric('errors', 'errors', errorCount, '', 'lower', false);
-      if (cpu0 !== undefined && cpu1 !== undefined && n > 0) run.metric('server_cpu_us', 'server CPU per request', ((cpu1 - cpu0) * 1e6) / n, 'µs', 'lower');
+      if (cpu0 !== undefined && cpu1 !== undefined && n > 0)
+        run.metric('server_cpu_us', 'server CPU per request', ((cpu1 - cpu0) * 1e6) / n, 'µs', 'lower');
       run.note(
         `p50 by kind: ${KINDS.map((k) => `${k} ${formatNumber(summarize(perKind.get(k)?.values() ?? []).p50)} ms`).join(', ')}`,
       );

@@ -37,7 +37,11 @@ export const soakScenario: Scenario = {
     const s = run.session;
     const c = run.counts;
     const settleS = Math.min(SETTLE_S, Math.floor(run.timeLeftS() - c.soakSeconds - 30));
-    if (settleS < MIN_SETTLE_S) throw new BenchError('budget', `the time budget (${s.options.budgetS} s) is too short for the ${c.soakSeconds} s soak and its checks: raise --budget`);
+    if (settleS < MIN_SETTLE_S)
+      throw new BenchError(
+        'budget',
+        `the time budget (${s.options.budgetS} s) is too short for the ${c.soakSeconds} s soak and its checks: raise --budget`,
+      );
     const p = s.init.paths;
     const files: UserFiles[] = [{ name: 'user', cert: p.cert, key: p.key, ca: p.ca }];
     const second = await secondDevUser(p.ca).catch(() => undefined);
@@ -76,9 +80,11 @@ export function soakProblems(r: SoakReport): string[] {
   if (r.fiveXx > 0) out.push(`${r.fiveXx} answers were 5xx`);
   if (r.transportFailures > 0) out.push(`${r.transportFailures} requests got no answer`);
   if (r.crashes.length > 0) out.push(`the service exited ${r.crashes.length} times by itself`);
-  else if (r.serviceGoneAfterS !== undefined) out.push(`the service process was gone ${r.serviceGoneAfterS} s into the run`);
+  else if (r.serviceGoneAfterS !== undefined)
+    out.push(`the service process was gone ${r.serviceGoneAfterS} s into the run`);
   const g = r.rss.growth;
-  if (g !== undefined && g.growthPct > SOAK_RSS_PCT) out.push(`RSS grew ${g.growthPct} % after the warm-up (${g.warmMiB} → ${g.endMiB} MiB)`);
+  if (g !== undefined && g.growthPct > SOAK_RSS_PCT)
+    out.push(`RSS grew ${g.growthPct} % after the warm-up (${g.warmMiB} → ${g.endMiB} MiB)`);
   return [...out, ...verdictProblems(r.verdict)];
 }
 
@@ -105,8 +111,19 @@ function report(run: ScenarioRun, r: SoakReport): void {
   run.metric('jobs_ran_twice', 'jobs run twice', Object.keys(v.ranTwice).length, '', 'lower', false);
   run.note(`5xx by route: ${r.fiveXxText || 'none'}`);
   if (r.transportText) run.note(`no answer: ${r.transportText}`);
-  run.note(`final states: ${Object.entries(v.states).map(([k, n]) => `${formatNumber(n)} ${k}`).join(', ')}; ${formatNumber(v.cleaned)} cleaned during the run`);
-  run.note(`p50/p99 by route: ${r.routes.filter((x) => x.latencyMs.n > 0).map((x) => `${x.route} ${formatNumber(x.latencyMs.p50)}/${formatNumber(x.latencyMs.p99)} ms`).join('; ')}`);
-  run.note(`RSS MiB over time (s: MiB): ${r.rss.series.map((x) => `${Math.round(x.s)}: ${Math.round(x.mib)}`).join(', ')}`);
+  run.note(
+    `final states: ${Object.entries(v.states)
+      .map(([k, n]) => `${formatNumber(n)} ${k}`)
+      .join(', ')}; ${formatNumber(v.cleaned)} cleaned during the run`,
+  );
+  run.note(
+    `p50/p99 by route: ${r.routes
+      .filter((x) => x.latencyMs.n > 0)
+      .map((x) => `${x.route} ${formatNumber(x.latencyMs.p50)}/${formatNumber(x.latencyMs.p99)} ms`)
+      .join('; ')}`,
+  );
+  run.note(
+    `RSS MiB over time (s: MiB): ${r.rss.series.map((x) => `${Math.round(x.s)}: ${Math.round(x.mib)}`).join(', ')}`,
+  );
   for (const p of soakProblems(r)) run.note(`MISSED: ${p}`);
 }

@@ -56,7 +56,9 @@ export const listJobsScenario: Scenario = {
     run.metric('list_s', 'GET jobs', sa.p50, 's', 'lower', false);
     run.metric('listed_per_s', 'GET jobs: jobs listed/s', listed / sa.p50, 'jobs/s', 'higher');
     run.metric('filtered_s', `GET jobs?state=${filter}`, sf.p50, 's', 'lower');
-    run.note(`${formatNumber(listed)} jobs listed, ${formatNumber(matched)} matched the filter; medians of ${sa.n} calls each`);
+    run.note(
+      `${formatNumber(listed)} jobs listed, ${formatNumber(matched)} matched the filter; medians of ${sa.n} calls each`,
+    );
   },
 };
 
@@ -64,7 +66,8 @@ export const memoryScenario: Scenario = {
   name: 'memory',
   title: 'server resident memory with a big store',
   async prepare(run: ScenarioRun) {
-    if (run.session.pids.length === 0) throw new SkipScenario('the server process is unknown: pass --pid (or run on the server machine)');
+    if (run.session.pids.length === 0)
+      throw new SkipScenario('the server process is unknown: pass --pid (or run on the server machine)');
     await fill(run);
   },
   async measure(run: ScenarioRun) {
@@ -81,9 +84,11 @@ export const memoryScenario: Scenario = {
     if (before !== undefined) {
       run.metric('rss_before_mib', 'RSS before the store was filled', before.mib, 'MiB', 'lower', false);
       const added = jobs.length - before.jobs;
-      if (added > 0) run.metric('rss_per_job', 'RSS growth per job added', ((rss - before.mib) * 2 ** 20) / added, 'bytes', 'lower');
+      if (added > 0)
+        run.metric('rss_per_job', 'RSS growth per job added', ((rss - before.mib) * 2 ** 20) / added, 'bytes', 'lower');
     }
-    if (s.shared.rssStartMiB !== undefined) run.note(`RSS at the start of the run ${formatNumber(s.shared.rssStartMiB)} MiB`);
+    if (s.shared.rssStartMiB !== undefined)
+      run.note(`RSS at the start of the run ${formatNumber(s.shared.rssStartMiB)} MiB`);
     run.note(`pids ${s.pids.join(', ')} (VmRSS summed)`);
   },
 };

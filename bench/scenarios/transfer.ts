@@ -59,33 +59,67 @@ export const transferScenario: Scenario = {
         // Alternate who goes first, so a drift of the machine does not favour one side.
         const order: ('raw' | 'ep')[] = i % 2 === 0 ? ['raw', 'ep'] : ['ep', 'raw'];
         for (const who of order) {
-          r.progress(`repeat ${i + 1}/${r.counts.transferRuns}: ${who === 'raw' ? 'raw baseline' : 'endpoint'} upload of ${mib} MiB`, true);
-          const res = who === 'raw' ? await curlTransfer('up', raw.url, src, rawTls, timeoutS) : await curlTransfer('up', url, src, tls, timeoutS);
+          r.progress(
+            `repeat ${i + 1}/${r.counts.transferRuns}: ${who === 'raw' ? 'raw baseline' : 'endpoint'} upload of ${mib} MiB`,
+            true,
+          );
+          const res =
+            who === 'raw'
+              ? await curlTransfer('up', raw.url, src, rawTls, timeoutS)
+              : await curlTransfer('up', url, src, tls, timeoutS);
           (who === 'raw' ? rawUp : up).push(res);
           await run('sync');
         }
         for (const who of order) {
-          r.progress(`repeat ${i + 1}/${r.counts.transferRuns}: ${who === 'raw' ? 'raw baseline' : 'endpoint'} download of ${mib} MiB`, true);
-          const res = who === 'raw' ? await curlTransfer('down', raw.url, undefined, rawTls, timeoutS) : await curlTransfer('down', url, undefined, tls, timeoutS);
+          r.progress(
+            `repeat ${i + 1}/${r.counts.transferRuns}: ${who === 'raw' ? 'raw baseline' : 'endpoint'} download of ${mib} MiB`,
+            true,
+          );
+          const res =
+            who === 'raw'
+              ? await curlTransfer('down', raw.url, undefined, rawTls, timeoutS)
+              : await curlTransfer('down', url, undefined, tls, timeoutS);
           (who === 'raw' ? rawDown : down).push(res);
         }
       }
       const bytes = mib * 2 ** 20;
-      for (const [what, list] of [['upload', up], ['download', down]] as const) {
+      for (const [what, list] of [
+        ['upload', up],
+        ['download', down],
+      ] as const) {
         const short = list.find((x) => x.bytes !== bytes);
         if (short) r.note(`a ${what} moved ${short.bytes} bytes instead of ${bytes}`);
       }
-      const ratio = (a: CurlResult[], b: CurlResult[]) => median(a.map((x, i) => (100 * x.mibPerS) / (b[i]?.mibPerS ?? Number.NaN)));
+      const ratio = (a: CurlResult[], b: CurlResult[]) =>
+        median(a.map((x, i) => (100 * x.mibPerS) / (b[i]?.mibPerS ?? Number.NaN)));
       r.param('file MiB', mib);
       r.param('repeats', up.length);
       r.metric('upload_mib_s', 'upload', median(up.map((x) => x.mibPerS)), 'MiB/s', 'higher');
-      r.metric('raw_upload_mib_s', 'upload, raw baseline', median(rawUp.map((x) => x.mibPerS)), 'MiB/s', 'higher', false);
+      r.metric(
+        'raw_upload_mib_s',
+        'upload, raw baseline',
+        median(rawUp.map((x) => x.mibPerS)),
+        'MiB/s',
+        'higher',
+        false,
+      );
       r.metric('upload_pct_raw', 'upload ÷ raw', ratio(up, rawUp), '%', 'higher', false);
       r.metric('download_mib_s', 'download', median(down.map((x) => x.mibPerS)), 'MiB/s', 'higher');
-      r.metric('raw_download_mib_s', 'download, raw baseline', median(rawDown.map((x) => x.mibPerS)), 'MiB/s', 'higher', false);
+      r.metric(
+        'raw_download_mib_s',
+        'download, raw baseline',
+        median(rawDown.map((x) => x.mibPerS)),
+        'MiB/s',
+        'higher',
+        false,
+      );
       r.metric('download_pct_raw', 'download ÷ raw', ratio(down, rawDown), '%', 'higher', false);
-      r.note(`raw baseline: node:https, 1 MiB stream chunks, ${s.report.serverKey} certificate; client curl for both; file lands in the page cache`);
-      r.note(`per-repeat upload MiB/s endpoint ${up.map((x) => formatNumber(x.mibPerS)).join(', ')} / raw ${rawUp.map((x) => formatNumber(x.mibPerS)).join(', ')}`);
+      r.note(
+        `raw baseline: node:https, 1 MiB stream chunks, ${s.report.serverKey} certificate; client curl for both; file lands in the page cache`,
+      );
+      r.note(
+        `per-repeat upload MiB/s endpoint ${up.map((x) => formatNumber(x.mibPerS)).join(', ')} / raw ${rawUp.map((x) => formatNumber(x.mibPerS)).join(', ')}`,
+      );
     } finally {
       await raw?.stop();
       await s.client.request('DELETE', sessionPath).catch(() => undefined);

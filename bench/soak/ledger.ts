@@ -21,7 +21,14 @@ export async function makeLedger(dir: string): Promise<Ledger> {
   // $1 token, $2 seconds to sleep. One short append: lines of concurrent jobs never interleave.
   await writeFile(
     script,
-    ['#!/bin/sh', `echo "$1 $RUNTIME_JOB_ID" >> '${path}'`, 'if [ -f in.dat ]; then wc -c < in.dat; fi', 'sleep "${2:-0}"', 'echo "done $1"', ''].join('\n'),
+    [
+      '#!/bin/sh',
+      `echo "$1 $RUNTIME_JOB_ID" >> '${path}'`,
+      'if [ -f in.dat ]; then wc -c < in.dat; fi',
+      'sleep "${2:-0}"',
+      'echo "done $1"',
+      '',
+    ].join('\n'),
   );
   await chmod(script, 0o755);
   return { path, script };

@@ -137,7 +137,10 @@ export class Mix {
       }
       case 'download': {
         const done = mine.find((id) => this.jobs.get(id)?.state === 'FINISHED');
-        if (done !== undefined) return (await this.#call(c, 'GET session/<file>', 'GET', `${c.restBase}/jobs/${done}/session/out`)) !== undefined;
+        if (done !== undefined)
+          return (
+            (await this.#call(c, 'GET session/<file>', 'GET', `${c.restBase}/jobs/${done}/session/out`)) !== undefined
+          );
         const any = mine[mine.length - 1];
         if (any === undefined) return true;
         return (await this.#call(c, 'GET session', 'GET', `${c.restBase}/jobs/${any}/session`)) !== undefined;
@@ -150,7 +153,13 @@ export class Mix {
   }
 
   /** One request, tallied; undefined when no HTTP answer came. */
-  async #call(c: ArcClient, route: string, method: string, path: string, o: { body?: string | Buffer; contentType?: string; discardBody?: boolean } = {}) {
+  async #call(
+    c: ArcClient,
+    route: string,
+    method: string,
+    path: string,
+    o: { body?: string | Buffer; contentType?: string; discardBody?: boolean } = {},
+  ) {
     try {
       const a = await c.request(method, path, o);
       this.tally.answer(route, a.status, a.ms, a.body);
@@ -162,10 +171,19 @@ export class Mix {
   }
 
   /** Submits one job; its id, undefined when refused with an HTTP answer, null without one. */
-  async #submit(u: MixUser, userIndex: number, token: string, kind: JobKind, mine: string[]): Promise<string | undefined | null> {
+  async #submit(
+    u: MixUser,
+    userIndex: number,
+    token: string,
+    kind: JobKind,
+    mine: string[],
+  ): Promise<string | undefined | null> {
     const c = u.client;
     const body = soakJob(this.o.ledger, token, kind === 'kill' ? (this.o.killSleepS ?? 30) : 0, kind === 'upload');
-    const a = await this.#call(c, 'POST jobs?action=new', 'POST', `${c.restBase}/jobs?action=new`, { body, contentType: 'application/rsl' });
+    const a = await this.#call(c, 'POST jobs?action=new', 'POST', `${c.restBase}/jobs?action=new`, {
+      body,
+      contentType: 'application/rsl',
+    });
     if (a === undefined) return null;
     if (a.status !== 201) return undefined;
     let id: string | undefined;
@@ -186,7 +204,10 @@ export class Mix {
   /** POST jobs?action=X; records states (status) and cleans. False without an HTTP answer. */
   async #bulk(c: ArcClient, action: string, ids: readonly string[]): Promise<boolean> {
     const route = `POST jobs?action=${action}`;
-    const a = await this.#call(c, route, 'POST', `${c.restBase}/jobs?action=${action}`, { body: idListJson(ids), contentType: 'application/json' });
+    const a = await this.#call(c, route, 'POST', `${c.restBase}/jobs?action=${action}`, {
+      body: idListJson(ids),
+      contentType: 'application/json',
+    });
     if (a === undefined) {
       if (action === 'clean') for (const id of ids) Object.assign(this.jobs.get(id) ?? {}, { cleanUnanswered: true });
       return false;
@@ -273,7 +294,9 @@ export class Mix {
    * After the clients stopped: upload jobs still waiting for their file get it now (a
    * retry, as a client would), and those that cannot are killed, so every job can end.
    */
-  async finishUploads(deadline: number): Promise<{ uploaded: number; killed: number; answers: Record<string, number> }> {
+  async finishUploads(
+    deadline: number,
+  ): Promise<{ uploaded: number; killed: number; answers: Record<string, number> }> {
     let uploaded = 0;
     let killed = 0;
     const before = new Map(this.tally.summary().map((r) => [r.route, r.statuses]));

@@ -40,7 +40,9 @@ export class RssSampler {
   series(max = 60): RssSample[] {
     if (this.samples.length <= max) return [...this.samples];
     const step = this.samples.length / max;
-    return Array.from({ length: max }, (_, i) => this.samples[Math.floor(i * step)] as RssSample).concat([this.samples[this.samples.length - 1] as RssSample]);
+    return Array.from({ length: max }, (_, i) => this.samples[Math.floor(i * step)] as RssSample).concat([
+      this.samples[this.samples.length - 1] as RssSample,
+    ]);
   }
 }
 
@@ -54,5 +56,10 @@ export interface RssGrowth {
 export function growth(warm: RssSample | undefined, end: RssSample | undefined): RssGrowth | undefined {
   if (warm === undefined || end === undefined) return undefined;
   const g = end.mib - warm.mib;
-  return { warmMiB: warm.mib, endMiB: end.mib, growthMiB: Math.round(g * 10) / 10, growthPct: Math.round((1000 * g) / warm.mib) / 10 };
+  return {
+    warmMiB: warm.mib,
+    endMiB: end.mib,
+    growthMiB: Math.round(g * 10) / 10,
+    growthPct: Math.round((1000 * g) / warm.mib) / 10,
+  };
 }

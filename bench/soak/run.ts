@@ -123,7 +123,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   // Without chaos a dead service ends the soak: its clients would only count refusals.
   let goneAfterS: number | undefined;
   const stop = (): boolean => performance.now() >= end || o.interrupted?.() === true || goneAfterS !== undefined;
-  const mix = new Mix({ users: o.users, clients: o.clients, ledger: o.ledger, stop, runId: o.runId, ...(o.uploadBytes !== undefined ? { uploadBytes: o.uploadBytes } : {}) });
+  const mix = new Mix({
+    users: o.users,
+    clients: o.clients,
+    ledger: o.ledger,
+    stop,
+    runId: o.runId,
+    ...(o.uploadBytes !== undefined ? { uploadBytes: o.uploadBytes } : {}),
+  });
   const rss = new RssSampler(o.pids);
   await rss.sample();
   rss.start(2000);
@@ -132,11 +139,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const ticker = setInterval(() => {
     const s = Math.round((performance.now() - t0) / 1000);
     if (o.chaos === undefined && goneAfterS === undefined) {
-      void (service !== undefined ? Promise.resolve(service.running) : (o.alive?.() ?? Promise.resolve(true))).then((up) => {
-        if (!up) goneAfterS ??= s;
-      });
+      void (service !== undefined ? Promise.resolve(service.running) : (o.alive?.() ?? Promise.resolve(true))).then(
+        (up) => {
+          if (!up) goneAfterS ??= s;
+        },
+      );
     }
-    o.progress?.(`${s}/${o.seconds} s, ${mix.tally.requests} requests, ${mix.tally.fiveXx} 5xx, ${mix.tally.transportFailures} without answer, ${mix.jobs.size} jobs`);
+    o.progress?.(
+      `${s}/${o.seconds} s, ${mix.tally.requests} requests, ${mix.tally.fiveXx} 5xx, ${mix.tally.transportFailures} without answer, ${mix.jobs.size} jobs`,
+    );
   }, 2000);
   let chaos: ChaosReport | undefined;
   try {

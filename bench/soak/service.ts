@@ -65,11 +65,23 @@ export class CeresService {
   async restart(timeoutS = 120): Promise<void> {
     if (this.running) throw new Error('the service is still running');
     const ceres = ceresCommand();
-    const from = await stat(this.logPath).then((s) => s.size, () => 0);
+    const from = await stat(this.logPath).then(
+      (s) => s.size,
+      () => 0,
+    );
     const log = await open(this.logPath, 'a');
     const listen = `127.0.0.1:${this.#port}`;
     // As `npm start` runs it (docs/operations.md).
-    const args = [...ceres.args, 'serve', '--listen', listen, '--state-dir', join(this.root, 'state'), '--config', this.configPath];
+    const args = [
+      ...ceres.args,
+      'serve',
+      '--listen',
+      listen,
+      '--state-dir',
+      join(this.root, 'state'),
+      '--config',
+      this.configPath,
+    ];
     const child = spawn(ceres.file, args, { stdio: ['ignore', log.fd, log.fd] });
     await log.close();
     this.#child = child;
@@ -91,7 +103,8 @@ export class CeresService {
         this.#port = Number(new URL(ready.url).port);
         return;
       }
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`Ceres exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail(text)}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`Ceres exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail(text)}`);
       if (Date.now() > deadline) {
         this.#expecting = true;
         child.kill('SIGKILL');

@@ -53,7 +53,12 @@ export class Tally {
     r.latency.push(ms);
     this.all.push(ms);
     if (status >= 500 && r.samples5xx.length < MAX_SAMPLES) {
-      const text = body === undefined ? '' : (typeof body === 'string' ? body : body.toString('utf8', 0, Math.min(body.length, 300))).replace(/\s+/g, ' ').trim();
+      const text =
+        body === undefined
+          ? ''
+          : (typeof body === 'string' ? body : body.toString('utf8', 0, Math.min(body.length, 300)))
+              .replace(/\s+/g, ' ')
+              .trim();
       r.samples5xx.push(`${status} ${text.slice(0, 200)}`);
     }
   }
@@ -70,7 +75,9 @@ export class Tally {
     const r = this.#route(route);
     r.transport++;
     // The reason without the endpoint's address, so equal failures fold into one line.
-    const why = shortReason(e).replace(/https?:\/\/\S+/g, '<endpoint>').slice(0, 120);
+    const why = shortReason(e)
+      .replace(/https?:\/\/\S+/g, '<endpoint>')
+      .slice(0, 120);
     r.transportReasons[why] = (r.transportReasons[why] ?? 0) + 1;
   }
 
@@ -110,14 +117,25 @@ export class Tally {
   fiveXxText(): string {
     return this.summary()
       .filter((r) => r.fiveXx > 0)
-      .map((r) => `${r.route}: ${Object.entries(r.statuses).filter(([s]) => Number(s) >= 500).map(([s, n]) => `${n} × ${s}`).join(', ')}${r.samples5xx[0] ? ` (e.g. "${r.samples5xx[0]}")` : ''}`)
+      .map(
+        (r) =>
+          `${r.route}: ${Object.entries(r.statuses)
+            .filter(([s]) => Number(s) >= 500)
+            .map(([s, n]) => `${n} × ${s}`)
+            .join(', ')}${r.samples5xx[0] ? ` (e.g. "${r.samples5xx[0]}")` : ''}`,
+      )
       .join('; ');
   }
 
   transportText(): string {
     return this.summary()
       .filter((r) => r.transport > 0)
-      .map((r) => `${r.route}: ${Object.entries(r.transportReasons).map(([k, n]) => `${n} × ${k}`).join(', ')}`)
+      .map(
+        (r) =>
+          `${r.route}: ${Object.entries(r.transportReasons)
+            .map(([k, n]) => `${n} × ${k}`)
+            .join(', ')}`,
+      )
       .join('; ');
   }
 }

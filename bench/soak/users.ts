@@ -19,7 +19,10 @@ export interface UserFiles {
 }
 
 /** The credential files of a second user of the dev PKI that signed `caFile`, or undefined when it is not one. */
-export async function secondDevUser(caFile: string, name = `soak-${randomBytes(3).toString('hex')}`): Promise<UserFiles | undefined> {
+export async function secondDevUser(
+  caFile: string,
+  name = `soak-${randomBytes(3).toString('hex')}`,
+): Promise<UserFiles | undefined> {
   const dir = dirname(caFile);
   if (!existsSync(join(dir, DEV_PKI_FILES.caKey))) return undefined;
   const u = await addDevUser(dir, name);
@@ -27,7 +30,13 @@ export async function secondDevUser(caFile: string, name = `soak-${randomBytes(3
 }
 
 /** Users with `connections` kept-alive connections each, to the service at `url`. */
-export async function mixUsers(url: string, files: readonly UserFiles[], connections: number, version: string, timeoutS = 120): Promise<MixUser[]> {
+export async function mixUsers(
+  url: string,
+  files: readonly UserFiles[],
+  connections: number,
+  version: string,
+  timeoutS = 120,
+): Promise<MixUser[]> {
   const out: MixUser[] = [];
   for (const f of files) {
     const creds = await readCredentials(f.cert, f.key, f.ca);

@@ -33,7 +33,12 @@ export interface Verdict {
 }
 
 export function verdictOk(v: Verdict): boolean {
-  return v.missing.length === 0 && Object.keys(v.notEnded).length === 0 && Object.keys(v.ranTwice).length === 0 && v.finishedNotRun.length === 0;
+  return (
+    v.missing.length === 0 &&
+    Object.keys(v.notEnded).length === 0 &&
+    Object.keys(v.ranTwice).length === 0 &&
+    v.finishedNotRun.length === 0
+  );
 }
 
 /** One line per failed check, for messages and notes. */
@@ -45,11 +50,17 @@ export function verdictProblems(v: Verdict): string[] {
   if (ne.length > 0) {
     const byState: Record<string, number> = {};
     for (const [, s] of ne) byState[s] = (byState[s] ?? 0) + 1;
-    out.push(`${ne.length} jobs not ended after ${v.settleS} s (${Object.entries(byState).map(([s, n]) => `${n} ${s}`).join(', ')}): ${some(ne.map(([id]) => id))}`);
+    out.push(
+      `${ne.length} jobs not ended after ${v.settleS} s (${Object.entries(byState)
+        .map(([s, n]) => `${n} ${s}`)
+        .join(', ')}): ${some(ne.map(([id]) => id))}`,
+    );
   }
   const twice = Object.entries(v.ranTwice);
-  if (twice.length > 0) out.push(`${twice.length} jobs ran more than once: ${some(twice.map(([t, n]) => `${t} ×${n}`))}`);
-  if (v.finishedNotRun.length > 0) out.push(`${v.finishedNotRun.length} jobs FINISHED without running: ${some(v.finishedNotRun)}`);
+  if (twice.length > 0)
+    out.push(`${twice.length} jobs ran more than once: ${some(twice.map(([t, n]) => `${t} ×${n}`))}`);
+  if (v.finishedNotRun.length > 0)
+    out.push(`${v.finishedNotRun.length} jobs FINISHED without running: ${some(v.finishedNotRun)}`);
   return out;
 }
 
@@ -57,7 +68,13 @@ export function verdictProblems(v: Verdict): string[] {
  * Polls action=status (per owner, 500 ids a call) until every acknowledged job that
  * was not cleaned is final or missing, or `settleMs` passed; then reads the ledger.
  */
-export async function verifyJobs(clients: readonly ArcClient[], jobs: ReadonlyMap<string, SoakJob>, ledger: Ledger, settleMs: number, onProgress?: (left: number) => void): Promise<Verdict> {
+export async function verifyJobs(
+  clients: readonly ArcClient[],
+  jobs: ReadonlyMap<string, SoakJob>,
+  ledger: Ledger,
+  settleMs: number,
+  onProgress?: (left: number) => void,
+): Promise<Verdict> {
   const t0 = Date.now();
   const deadline = t0 + settleMs;
   const pending = new Map<string, SoakJob>();
@@ -108,7 +125,9 @@ export async function verifyJobs(clients: readonly ArcClient[], jobs: ReadonlyMa
   const ranTwice: Record<string, number> = {};
   for (const [t, n] of runs) if (n > 1) ranTwice[t] = n;
   const finishedNotRun: string[] = [];
-  for (const j of jobs.values()) if (!j.cleaned && j.state === 'FINISHED' && (runs.get(j.token) ?? 0) === 0) finishedNotRun.push(`${j.id} (${j.kind})`);
+  for (const j of jobs.values())
+    if (!j.cleaned && j.state === 'FINISHED' && (runs.get(j.token) ?? 0) === 0)
+      finishedNotRun.push(`${j.id} (${j.kind})`);
   return {
     acknowledged: jobs.size,
     cleaned,

@@ -19,7 +19,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { ceError } from '../errors/ce-error.js';
 import { negotiate } from '../http/negotiate.js';
 import { parseTarget, stripAbsoluteForm } from '../http/query.js';
@@ -34,7 +41,23 @@ import { crossSiteRefusal } from '../http/cross-site.js';
 import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE'] as const;
+const METHODS = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'OPTIONS',
+  'PROPFIND',
+  'MKCOL',
+  'COPY',
+  'MOVE',
+  'PROPPATCH',
+  'LOCK',
+  'UNLOCK',
+  'TRACE',
+] as const;
 
 export interface AppOptions {
   mountPoint: string;
@@ -59,7 +82,12 @@ export interface AppOptions {
  * URL from each href. A Host that is not a plain host[:port] falls back to the configured one.
  */
 function originOf(host: string | undefined, fallback: () => string): string {
-  if (host !== undefined && host.length <= 261 && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `https://${host}`;
+  if (
+    host !== undefined &&
+    host.length <= 261 &&
+    /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)
+  )
+    return `https://${host}`;
   return fallback();
 }
 
@@ -69,7 +97,8 @@ function originOf(host: string | undefined, fallback: () => string): string {
  */
 function closeIfBody(request: FastifyRequest): { headers: Record<string, string> } {
   const h = request.headers;
-  const hasBody = h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
+  const hasBody =
+    h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
   return { headers: hasBody ? { connection: 'close' } : {} };
 }
 
@@ -114,15 +143,30 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     // Content-Type aside so the framework does not refuse the request with a 415.
     const ct = request.headers['content-type'];
     if (ct !== undefined && !/^[^\s/;]+\/[^\s/;]+/.test(ct.trim())) delete request.headers['content-type'];
-    const ownOrigins = [originOf(request.headers.host, opts.origin), opts.origin(), ...(publicOrigin === undefined ? [] : [publicOrigin])];
-    const crossSite = crossSiteRefusal({ method: request.method, secFetchSite: request.headers['sec-fetch-site'], origin: request.headers.origin, ownOrigins });
-    if (crossSite !== undefined) throw ceError('CE_ERR_HTTP_CROSS_SITE', `Cross-site request refused: ${crossSite}`, closeIfBody(request));
+    const ownOrigins = [
+      originOf(request.headers.host, opts.origin),
+      opts.origin(),
+      ...(publicOrigin === undefined ? [] : [publicOrigin]),
+    ];
+    const crossSite = crossSiteRefusal({
+      method: request.method,
+      secFetchSite: request.headers['sec-fetch-site'],
+      origin: request.headers.origin,
+      ownOrigins,
+    });
+    if (crossSite !== undefined)
+      throw ceError('CE_ERR_HTTP_CROSS_SITE', `Cross-site request refused: ${crossSite}`, closeIfBody(request));
     if (overConnectionLimit(request.raw.socket)) {
-      throw ceError('CE_ERR_HTTP_TOO_MANY_CONNECTIONS', undefined, { headers: { 'retry-after': String(OVER_LIMIT_GRACE_MS / 1000), connection: 'close' } });
+      throw ceError('CE_ERR_HTTP_TOO_MANY_CONNECTIONS', undefined, {
+        headers: { 'retry-after': String(OVER_LIMIT_GRACE_MS / 1000), connection: 'close' },
+      });
     }
     if (inFlight !== undefined && opts.fairness !== undefined) {
       const key = opts.fairness.keyOf(request.raw);
-      if (!inFlight.tryTake(key)) throw ceError('CE_ERR_HTTP_TOO_MANY_REQUESTS', undefined, { headers: { 'retry-after': '1', ...closeIfBody(request).headers } });
+      if (!inFlight.tryTake(key))
+        throw ceError('CE_ERR_HTTP_TOO_MANY_REQUESTS', undefined, {
+          headers: { 'retry-after': '1', ...closeIfBody(request).headers },
+        });
       reply.raw.once('close', () => inFlight.give(key));
     }
   });
@@ -144,7 +188,14 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       if (who.ok) dn = who.caller.dn;
     }
     request.log.info(
-      { method: request.method, url: withoutQueryToken(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, dn, remote: remotes.get(request) },
+      {
+        method: request.method,
+        url: withoutQueryToken(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        dn,
+        remote: remotes.get(request),
+      },
       'request',
     );
   });
@@ -162,7 +213,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     // missing credentials only where a caller is needed.
     const r = await opts.authenticate(request.raw);
     if (r.ok) callers.set(request, r.caller.dn);
-    const refusal = (x: Extract<CallerResult, { ok: false }>) => ceError(x.code, x.reason, x.headers === undefined ? undefined : { headers: { ...x.headers } });
+    const refusal = (x: Extract<CallerResult, { ok: false }>) =>
+      ceError(x.code, x.reason, x.headers === undefined ? undefined : { headers: { ...x.headers } });
     if (!r.ok && (r.code !== 'CE_ERR_AUTH_NO_CREDENTIALS' || !m.resource.public)) throw refusal(r);
     const resolveCaller = (): Caller => {
       if (caller) return caller;

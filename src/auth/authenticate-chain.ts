@@ -23,7 +23,12 @@ export interface AttributeVerifier {
   /** Brings its trust data up to date; the result changes whenever that data did. */
   refresh(now: number): number;
   /** `cacheable` false: the outcome may change by itself soon (an AC not yet valid). */
-  addAttributes(ders: readonly Uint8Array[], identity: X509Identity, trust: TrustStore, now: number): { identity: X509Identity; cacheable: boolean };
+  addAttributes(
+    ders: readonly Uint8Array[],
+    identity: X509Identity,
+    trust: TrustStore,
+    now: number,
+  ): { identity: X509Identity; cacheable: boolean };
 }
 
 /** What cached results depend on: the CRLs and, with attributes, the attribute trust. */
@@ -31,8 +36,15 @@ export function trustGeneration(trust: TrustStore, attributes: AttributeVerifier
   return attributes === undefined ? `${trust.refresh(now)}` : `${trust.refresh(now)}/${attributes.refresh(now)}`;
 }
 
-export function authenticateChain(chain: PresentedChain, trust: TrustStore, cache: VerifiedChainCache | undefined, now: number = Date.now(), attributes?: AttributeVerifier): AuthResult {
-  if (chain.ders.length === 0) return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no client certificate was presented' };
+export function authenticateChain(
+  chain: PresentedChain,
+  trust: TrustStore,
+  cache: VerifiedChainCache | undefined,
+  now: number = Date.now(),
+  attributes?: AttributeVerifier,
+): AuthResult {
+  if (chain.ders.length === 0)
+    return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no client certificate was presented' };
   // CRLs (or the VOMS directory) may have changed since a chain was cached: then every entry is dropped.
   const generation = trustGeneration(trust, attributes, now); // not inside `cache?.`: it also brings the trust data up to date
   cache?.follow(generation);
@@ -41,7 +53,10 @@ export function authenticateChain(chain: PresentedChain, trust: TrustStore, cach
   if (hit !== undefined) return { ok: true, identity: hit };
   const r = verifyClientChain(chain.ders, trust, new Date(now));
   if (!r.ok) return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: r.reason };
-  const { identity, cacheable } = attributes === undefined ? { identity: r.identity, cacheable: true } : attributes.addAttributes(chain.ders, r.identity, trust, now);
+  const { identity, cacheable } =
+    attributes === undefined
+      ? { identity: r.identity, cacheable: true }
+      : attributes.addAttributes(chain.ders, r.identity, trust, now);
   if (cacheable) cache?.set(key, identity);
   return { ok: true, identity };
 }

@@ -64,4 +64,8 @@ export type Identity = X509Identity | TokenIdentity;
 /** Outcome of authenticating a connection (its client certificate). */
 export type AuthResult =
   | { readonly ok: true; readonly identity: X509Identity }
-  | { readonly ok: false; readonly code: 'CE_ERR_AUTH_NO_CREDENTIALS' | 'CE_ERR_AUTH_CERT_INVALID'; readonly reason: string };
+  | {
+      readonly ok: false;
+      readonly code: 'CE_ERR_AUTH_NO_CREDENTIALS' | 'CE_ERR_AUTH_CERT_INVALID';
+      readonly reason: string;
+    };

@@ -67,7 +67,11 @@ const UNDERSTOOD_CRITICAL: ReadonlySet<string> = new Set([
 ]);
 
 /** md2/md4/md5 signatures are forgeable; SHA-1 and up are accepted as OpenSSL's default level does. */
-const WEAK_SIGNATURES: ReadonlySet<string> = new Set(['1.2.840.113549.1.1.2', '1.2.840.113549.1.1.3', '1.2.840.113549.1.1.4']);
+const WEAK_SIGNATURES: ReadonlySet<string> = new Set([
+  '1.2.840.113549.1.1.2',
+  '1.2.840.113549.1.1.3',
+  '1.2.840.113549.1.1.4',
+]);
 
 class Refusal extends Error {
   constructor(
@@ -90,7 +94,12 @@ export interface VerifyChainOptions {
 }
 
 /** Verify a client chain (DER, leaf first) against the trust store at time `now`. */
-export function verifyClientChain(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date = new Date(), opts: VerifyChainOptions = {}): ChainResult {
+export function verifyClientChain(
+  chainDer: readonly Uint8Array[],
+  trust: TrustStore,
+  now: Date = new Date(),
+  opts: VerifyChainOptions = {},
+): ChainResult {
   try {
     return { ok: true, identity: verify(chainDer, trust, now, opts) };
   } catch (e) {
@@ -106,7 +115,10 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, o
     try {
       return parseCertificate(der);
     } catch (e) {
-      return refuse('malformed', `certificate ${i} of the chain cannot be parsed (${e instanceof Error ? e.message : 'error'})`);
+      return refuse(
+        'malformed',
+        `certificate ${i} of the chain cannot be parsed (${e instanceof Error ? e.message : 'error'})`,
+      );
     }
   });
   const t = now.getTime();
@@ -118,7 +130,8 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, o
     const proxy = chain[i] as ParsedCertificate;
     const signer = chain[i + 1];
     const what = i === 0 ? 'the proxy certificate' : `proxy certificate ${i}`;
-    if (signer === undefined) refuse('broken-chain', `the issuer of ${what} (${onelineOfIssuer(proxy)}) was not presented`);
+    if (signer === undefined)
+      refuse('broken-chain', `the issuer of ${what} (${onelineOfIssuer(proxy)}) was not presented`);
     checkProxy(proxy, signer as ParsedCertificate, what, i);
     if (proxy.proxyCertInfo?.policyLanguage === PROXY_POLICY.limited || isLegacyLimited(proxy)) limited = true;
     checkCommon(proxy, what, t);
@@ -128,15 +141,24 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, o
 
   // 2. The end-entity certificate.
   const eec = chain[i] as ParsedCertificate;
-  const eecWhat = proxyDepth > 0 ? `the user certificate ${eec.subjectOneline}` : `the client certificate ${eec.subjectOneline}`;
-  if (eec.proxyCertInfo !== undefined || eec.extensions.has(OID.proxyCertInfoDraft)) refuse('broken-chain', `${eecWhat} is a proxy but its issuer was not presented`);
+  const eecWhat =
+    proxyDepth > 0 ? `the user certificate ${eec.subjectOneline}` : `the client certificate ${eec.subjectOneline}`;
+  if (eec.proxyCertInfo !== undefined || eec.extensions.has(OID.proxyCertInfoDraft))
+    refuse('broken-chain', `${eecWhat} is a proxy but its issuer was not presented`);
   if (isSelfSigned(eec)) {
     if (trust.isAnchor(eec)) refuse('not-allowed', `${eecWhat} is a trusted CA itself, not a user certificate`);
     refuse('self-signed', `${eecWhat} is self-signed and not issued by a trusted CA`);
   }
-  if (eec.basicConstraints?.ca === true) refuse('not-allowed', `${eecWhat} is a CA certificate, not a user certificate`);
-  if (eec.keyUsage !== undefined && !eec.keyUsage(KU.digitalSignature)) refuse('not-allowed', `the key usage of ${eecWhat} does not allow digital signatures`);
-  if (opts.anyPurpose !== true && eec.extKeyUsage !== undefined && !eec.extKeyUsage.includes(OID.ekuClientAuth) && !eec.extKeyUsage.includes(OID.ekuAny)) {
+  if (eec.basicConstraints?.ca === true)
+    refuse('not-allowed', `${eecWhat} is a CA certificate, not a user certificate`);
+  if (eec.keyUsage !== undefined && !eec.keyUsage(KU.digitalSignature))
+    refuse('not-allowed', `the key usage of ${eecWhat} does not allow digital signatures`);
+  if (
+    opts.anyPurpose !== true &&
+    eec.extKeyUsage !== undefined &&
+    !eec.extKeyUsage.includes(OID.ekuClientAuth) &&
+    !eec.extKeyUsage.includes(OID.ekuAny)
+  ) {
     refuse('not-allowed', `${eecWhat} is not valid for TLS client authentication (extended key usage)`);
   }
   checkCommon(eec, eecWhat, t);
@@ -151,13 +173,21 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, o
     let anchor: ParsedCertificate | undefined;
     if (next !== undefined) {
       if (!sameName(current.issuer, next.subject)) {
-        refuse('broken-chain', `the chain is out of order or incomplete: certificate ${k + 1} (${next.subjectOneline}) is not the issuer of ${current.subjectOneline}`);
+        refuse(
+          'broken-chain',
+          `the chain is out of order or incomplete: certificate ${k + 1} (${next.subjectOneline}) is not the issuer of ${current.subjectOneline}`,
+        );
       }
-      if (!signedBy(current, next)) refuse('bad-signature', `the signature of ${current.subjectOneline} does not verify with the key of ${next.subjectOneline}`);
+      if (!signedBy(current, next))
+        refuse(
+          'bad-signature',
+          `the signature of ${current.subjectOneline} does not verify with the key of ${next.subjectOneline}`,
+        );
       checkRevocation(current, next, trust, t);
       if (trust.isAnchor(next)) {
         anchor = next;
-        if (k + 2 < chain.length) refuse('broken-chain', `certificates follow the trusted CA ${next.subjectOneline} in the chain`);
+        if (k + 2 < chain.length)
+          refuse('broken-chain', `certificates follow the trusted CA ${next.subjectOneline} in the chain`);
       } else {
         // An intermediate CA sent by the client: it must be a CA and is checked like one.
         const nextWhat = `the CA certificate ${next.subjectOneline}`;
@@ -171,9 +201,14 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, o
       }
     } else {
       const candidates = trust.candidates(current.issuer);
-      if (candidates.length === 0) refuse('unknown-ca', `${current.subjectOneline} is issued by ${onelineOfIssuer(current)}, which is not a trusted CA and was not presented`);
+      if (candidates.length === 0)
+        refuse(
+          'unknown-ca',
+          `${current.subjectOneline} is issued by ${onelineOfIssuer(current)}, which is not a trusted CA and was not presented`,
+        );
       anchor = candidates.find((c) => signedBy(current, c));
-      if (anchor === undefined) refuse('unknown-ca', `${current.subjectOneline} is not signed by the trusted CA ${onelineOfIssuer(current)}`);
+      if (anchor === undefined)
+        refuse('unknown-ca', `${current.subjectOneline} is not signed by the trusted CA ${onelineOfIssuer(current)}`);
     }
     const a = anchor as ParsedCertificate;
     if (next === undefined) checkRevocation(current, a, trust, t);
@@ -203,7 +238,12 @@ function isProxy(c: ParsedCertificate, next: ParsedCertificate | undefined): boo
   // subject of a non-CA issuer that is presented next.
   const last = lastCn(c.subject);
   if (last !== 'proxy' && last !== 'limited proxy') return false;
-  return next !== undefined && next.basicConstraints?.ca !== true && sameName(c.issuer, next.subject) && sameName(c.subject.slice(0, -1), c.issuer);
+  return (
+    next !== undefined &&
+    next.basicConstraints?.ca !== true &&
+    sameName(c.issuer, next.subject) &&
+    sameName(c.subject.slice(0, -1), c.issuer)
+  );
 }
 
 function isLegacyLimited(c: ParsedCertificate): boolean {
@@ -215,28 +255,47 @@ function checkProxy(proxy: ParsedCertificate, signer: ParsedCertificate, what: s
     refuse('bad-proxy', `${what} is a pre-RFC 3820 (draft) proxy, which is not supported`);
   }
   if (!sameName(proxy.issuer, signer.subject)) {
-    refuse('broken-chain', `the chain is out of order or incomplete: certificate ${index + 1} (${signer.subjectOneline}) is not the issuer of ${what}`);
+    refuse(
+      'broken-chain',
+      `the chain is out of order or incomplete: certificate ${index + 1} (${signer.subjectOneline}) is not the issuer of ${what}`,
+    );
   }
-  if (!signedBy(proxy, signer)) refuse('bad-signature', `${what} is not signed by the key of its issuer ${signer.subjectOneline}`);
+  if (!signedBy(proxy, signer))
+    refuse('bad-signature', `${what} is not signed by the key of its issuer ${signer.subjectOneline}`);
   const info = proxy.proxyCertInfo;
-  if (info !== undefined && proxy.extensions.get(OID.proxyCertInfo)?.critical !== true) refuse('bad-proxy', `the proxyCertInfo extension of ${what} is not critical`);
+  if (info !== undefined && proxy.extensions.get(OID.proxyCertInfo)?.critical !== true)
+    refuse('bad-proxy', `the proxyCertInfo extension of ${what} is not critical`);
   // RFC 3820 3.4: subject = issuer subject + one RDN; OpenSSL requires it to be a single CN.
   const subj = proxy.subject;
   const lastRdn = subj[subj.length - 1];
-  if (subj.length !== proxy.issuer.length + 1 || !sameName(subj.slice(0, -1), proxy.issuer) || lastRdn === undefined || lastRdn.length !== 1 || lastRdn[0]?.oid !== OID_CN) {
-    refuse('bad-proxy', `the subject of ${what} (${proxy.subjectOneline}) does not extend its issuer's subject (${signer.subjectOneline}) by one CN`);
+  if (
+    subj.length !== proxy.issuer.length + 1 ||
+    !sameName(subj.slice(0, -1), proxy.issuer) ||
+    lastRdn === undefined ||
+    lastRdn.length !== 1 ||
+    lastRdn[0]?.oid !== OID_CN
+  ) {
+    refuse(
+      'bad-proxy',
+      `the subject of ${what} (${proxy.subjectOneline}) does not extend its issuer's subject (${signer.subjectOneline}) by one CN`,
+    );
   }
-  if (info === undefined && lastCn(subj) !== 'proxy' && lastCn(subj) !== 'limited proxy') refuse('bad-proxy', `${what} is neither an RFC 3820 nor a legacy proxy`);
+  if (info === undefined && lastCn(subj) !== 'proxy' && lastCn(subj) !== 'limited proxy')
+    refuse('bad-proxy', `${what} is neither an RFC 3820 nor a legacy proxy`);
   if (proxy.basicConstraints?.ca === true) refuse('bad-proxy', `${what} claims to be a CA`);
-  if (proxy.extensions.has(OID.subjectAltName) || proxy.extensions.has(OID.issuerAltName)) refuse('bad-proxy', `${what} has alternative names, which proxies must not have`);
-  if (signer.keyUsage !== undefined && !signer.keyUsage(KU.digitalSignature)) refuse('bad-proxy', `the key usage of ${signer.subjectOneline} does not allow it to sign proxies`);
+  if (proxy.extensions.has(OID.subjectAltName) || proxy.extensions.has(OID.issuerAltName))
+    refuse('bad-proxy', `${what} has alternative names, which proxies must not have`);
+  if (signer.keyUsage !== undefined && !signer.keyUsage(KU.digitalSignature))
+    refuse('bad-proxy', `the key usage of ${signer.subjectOneline} does not allow it to sign proxies`);
   if (info !== undefined) {
-    if (info.policyLanguage === PROXY_POLICY.independent) refuse('not-allowed', `${what} is an independent proxy, which carries no rights of its issuer`);
+    if (info.policyLanguage === PROXY_POLICY.independent)
+      refuse('not-allowed', `${what} is an independent proxy, which carries no rights of its issuer`);
     if (info.policyLanguage !== PROXY_POLICY.inheritAll && info.policyLanguage !== PROXY_POLICY.limited) {
       refuse('not-allowed', `${what} has an unsupported proxy policy language ${info.policyLanguage}`);
     }
     // The constraint counts the proxies that may follow (be signed below) this one.
-    if (info.pathLen !== undefined && index > info.pathLen) refuse('bad-proxy', `${what} allows ${info.pathLen} further proxies but ${index} follow it`);
+    if (info.pathLen !== undefined && index > info.pathLen)
+      refuse('bad-proxy', `${what} allows ${info.pathLen} further proxies but ${index} follow it`);
   }
 }
 
@@ -244,9 +303,11 @@ function checkProxy(proxy: ParsedCertificate, signer: ParsedCertificate, what: s
 
 function checkCa(ca: ParsedCertificate, what: string, below: number, t: number): void {
   if (!isCaCertificate(ca)) refuse('broken-chain', `${what} is not a CA certificate but appears as an issuer`);
-  if (ca.keyUsage !== undefined && !ca.keyUsage(KU.keyCertSign)) refuse('not-allowed', `the key usage of ${what} does not allow signing certificates`);
+  if (ca.keyUsage !== undefined && !ca.keyUsage(KU.keyCertSign))
+    refuse('not-allowed', `the key usage of ${what} does not allow signing certificates`);
   const pathLen = ca.basicConstraints?.pathLen;
-  if (pathLen !== undefined && below > pathLen) refuse('not-allowed', `${what} allows ${pathLen} intermediate CAs below it but the chain has ${below}`);
+  if (pathLen !== undefined && below > pathLen)
+    refuse('not-allowed', `${what} allows ${pathLen} intermediate CAs below it but the chain has ${below}`);
   checkCommon(ca, what, t);
 }
 
@@ -254,7 +315,8 @@ function checkCommon(c: ParsedCertificate, what: string, t: number): void {
   if (t < c.notBefore.getTime()) refuse('not-yet-valid', `${what} is not valid before ${c.notBefore.toISOString()}`);
   if (t > c.notAfter.getTime()) refuse('expired', `${what} expired at ${c.notAfter.toISOString()}`);
   for (const [oid, e] of c.extensions) {
-    if (e.critical && !UNDERSTOOD_CRITICAL.has(oid)) refuse('not-allowed', `${what} has an unsupported critical extension ${oid}`);
+    if (e.critical && !UNDERSTOOD_CRITICAL.has(oid))
+      refuse('not-allowed', `${what} has an unsupported critical extension ${oid}`);
   }
 }
 
@@ -263,8 +325,12 @@ function checkCommon(c: ParsedCertificate, what: string, t: number): void {
 function checkRevocation(c: ParsedCertificate, issuer: ParsedCertificate, trust: TrustStore, t: number): void {
   const r = trust.revocation(c, issuer, t);
   if (r === undefined) return;
-  if (r.state === 'revoked') refuse('revoked', `${c.subjectOneline} was revoked by its CA ${r.by} on ${r.at.toISOString()}`);
-  refuse('revoked', `the revocation list of the CA ${r.by} expired at ${r.at.toISOString()}, so ${c.subjectOneline} cannot be checked (the CA directory's CRLs are not being updated)`);
+  if (r.state === 'revoked')
+    refuse('revoked', `${c.subjectOneline} was revoked by its CA ${r.by} on ${r.at.toISOString()}`);
+  refuse(
+    'revoked',
+    `the revocation list of the CA ${r.by} expired at ${r.at.toISOString()}, so ${c.subjectOneline} cannot be checked (the CA directory's CRLs are not being updated)`,
+  );
 }
 
 /** A trusted intermediate CA is checked against its own issuer's CRL, up to a root. */

@@ -31,7 +31,8 @@ export interface Grant {
   readonly queues?: readonly string[];
 }
 
-type Decision = { readonly ok: true; readonly grant: Grant; readonly pooled: boolean } | Extract<MapResult, { ok: false }>;
+type Decision =
+  { readonly ok: true; readonly grant: Grant; readonly pooled: boolean } | Extract<MapResult, { ok: false }>;
 
 export interface AuthorizerOptions {
   readonly now?: () => number;
@@ -50,11 +51,21 @@ export class Authorizer {
   readonly #queues: readonly { name: string; allow?: readonly string[] }[];
   readonly #cache = new Map<string, Decision>();
 
-  constructor(authz: NonNullable<Config['authorization']>, mapping: Config['mapping'], queues: Config['cluster']['queues'], db: Db, o: AuthorizerOptions = {}) {
+  constructor(
+    authz: NonNullable<Config['authorization']>,
+    mapping: Config['mapping'],
+    queues: Config['cluster']['queues'],
+    db: Db,
+    o: AuthorizerOptions = {},
+  ) {
     const paths = new Set<string>();
     for (const g of authz.groups) for (const r of g.match) if (r.gridMapFile !== undefined) paths.add(r.gridMapFile);
     for (const m of mapping) if (m.gridMapFile !== undefined) paths.add(m.gridMapFile);
-    this.#files = new WatchedGridMaps(paths, { intervalMs: o.fileCheckMs ?? FILE_CHECK_MS, ...(o.now ? { now: o.now } : {}), ...(o.onFileLoad ? { onLoad: o.onFileLoad } : {}) });
+    this.#files = new WatchedGridMaps(paths, {
+      intervalMs: o.fileCheckMs ?? FILE_CHECK_MS,
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.onFileLoad ? { onLoad: o.onFileLoad } : {}),
+    });
     this.#leases = new PoolLeases(db, o.now ? { now: o.now } : {});
     this.#leases.onRelease = () => this.#cache.clear();
     const dropped = this.#leases.forgetOthers(new Set(mapping.flatMap((m) => m.pool?.accounts ?? [])));
@@ -87,14 +98,23 @@ export class Authorizer {
     const groups = this.#groups.of(s);
     const allowed = groups.filter((g) => this.#allow.has(g));
     if (allowed.length === 0) {
-      const reason = groups.length === 0 ? 'Not authorized: the caller matches no authorization group' : `Not authorized: none of the caller's groups (${groups.join(', ')}) is allowed`;
+      const reason =
+        groups.length === 0
+          ? 'Not authorized: the caller matches no authorization group'
+          : `Not authorized: none of the caller's groups (${groups.join(', ')}) is allowed`;
       return { ok: false, code: 'CE_ERR_AUTHZ_NOT_ALLOWED', reason, cacheable: true };
     }
     const mapped = this.#mapper.map(new Set(groups), owner, s);
     if (!mapped.ok) return mapped;
     const restricted = this.#queues.some((q) => q.allow !== undefined);
-    const queues = restricted ? this.#queues.filter((q) => q.allow === undefined || q.allow.some((g) => groups.includes(g))).map((q) => q.name) : undefined;
-    const grant: Grant = { groups, ...(mapped.account !== undefined ? { localAccount: mapped.account } : {}), ...(queues !== undefined ? { queues } : {}) };
+    const queues = restricted
+      ? this.#queues.filter((q) => q.allow === undefined || q.allow.some((g) => groups.includes(g))).map((q) => q.name)
+      : undefined;
+    const grant: Grant = {
+      groups,
+      ...(mapped.account !== undefined ? { localAccount: mapped.account } : {}),
+      ...(queues !== undefined ? { queues } : {}),
+    };
     return { ok: true, grant, pooled: mapped.pooled };
   }
 

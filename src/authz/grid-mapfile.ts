@@ -63,7 +63,8 @@ function parseLine(line: string): { dn: string; account: string } | string {
   if (dn === '') return 'empty DN';
   const first = rest.trim().split(',')[0]!.trim();
   if (first === '') return 'no account after the DN';
-  if (first.startsWith('.')) return `pool account prefixes ('${first}') are not supported: configure a pool in the mapping`;
+  if (first.startsWith('.'))
+    return `pool account prefixes ('${first}') are not supported: configure a pool in the mapping`;
   if (!ACCOUNT_NAME.test(first)) return `'${first.slice(0, 40)}' is not a valid account name`;
   return { dn, account: first };
 }

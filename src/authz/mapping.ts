@@ -47,8 +47,19 @@ export class AccountMapper {
         tried.push(`group ${m.group}: all ${m.pool.accounts.length} pool accounts are leased`);
       }
     }
-    if (tried.length === 0) return { ok: false, code: 'CE_ERR_AUTHZ_NO_MAPPING', reason: 'Not authorized: no mapping rule applies to the groups of this caller', cacheable: true };
+    if (tried.length === 0)
+      return {
+        ok: false,
+        code: 'CE_ERR_AUTHZ_NO_MAPPING',
+        reason: 'Not authorized: no mapping rule applies to the groups of this caller',
+        cacheable: true,
+      };
     // An exhausted pool may free an account at any time: not cached.
-    return { ok: false, code: exhausted ? 'CE_ERR_AUTHZ_POOL_EXHAUSTED' : 'CE_ERR_AUTHZ_NO_MAPPING', reason: `Not authorized: no local account (${tried.join('; ')})`, cacheable: !exhausted };
+    return {
+      ok: false,
+      code: exhausted ? 'CE_ERR_AUTHZ_POOL_EXHAUSTED' : 'CE_ERR_AUTHZ_NO_MAPPING',
+      reason: `Not authorized: no local account (${tried.join('; ')})`,
+      cacheable: !exhausted,
+    };
   }
 }

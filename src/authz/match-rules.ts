@@ -52,7 +52,10 @@ export class Groups {
   readonly #groups: { name: string; match: Matcher[] }[];
 
   constructor(config: Config['authorization'], files: Pick<WatchedGridMaps, 'get'>) {
-    this.#groups = (config?.groups ?? []).map((g) => ({ name: g.name, match: g.match.map((r) => compileRule(r, files)) }));
+    this.#groups = (config?.groups ?? []).map((g) => ({
+      name: g.name,
+      match: g.match.map((r) => compileRule(r, files)),
+    }));
   }
 
   /** Names of the groups the caller is in, in configuration order. */

@@ -55,7 +55,9 @@ export class PoolLeases {
   /** The DN's account in `pool`: its lease, else a free account newly leased, else undefined (exhausted). */
   lease(pool: Pool, dn: string): string | undefined {
     const now = this.#now();
-    const mine = (this.#byDn.all(dn) as { account: string; lastUsed: number }[]).find((r) => pool.accounts.includes(r.account));
+    const mine = (this.#byDn.all(dn) as { account: string; lastUsed: number }[]).find((r) =>
+      pool.accounts.includes(r.account),
+    );
     if (mine) {
       this.#touchRow(mine.account, mine.lastUsed, now);
       return mine.account;
@@ -119,7 +121,9 @@ export class PoolLeases {
    * an account put back into a pool is not handed to another DN under a live job.
    */
   forgetOthers(pooled: ReadonlySet<string>): string[] {
-    const gone = (this.#leased.all() as { account: string; lastUsed: number }[]).filter((r) => !pooled.has(r.account) && this.#busy.get(r.account) === undefined);
+    const gone = (this.#leased.all() as { account: string; lastUsed: number }[]).filter(
+      (r) => !pooled.has(r.account) && this.#busy.get(r.account) === undefined,
+    );
     for (const r of gone) {
       this.#release.run(r.account, r.lastUsed);
       this.#taken.delete(r.account);

@@ -27,7 +27,8 @@ export interface TokenSubject {
 export type AuthzSubject = X509Subject | TokenSubject;
 
 export function subjectOfIdentity(id: Identity): AuthzSubject {
-  if (id.kind === 'token') return { kind: 'token', issuer: id.issuer, subject: id.subject, scopes: id.scopes, groups: id.groups };
+  if (id.kind === 'token')
+    return { kind: 'token', issuer: id.issuer, subject: id.subject, scopes: id.scopes, groups: id.groups };
   const fqans = id.voms?.fqans ?? [];
   const parsedFqans: Fqan[] = [];
   for (const f of fqans) {

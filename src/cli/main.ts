@@ -10,7 +10,10 @@ import { registerAdminCommands } from './admin/index.js';
 import { registerTokenCommands } from './token-command.js';
 
 const program = new Command();
-program.name('ceres').description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)').showHelpAfterError();
+program
+  .name('ceres')
+  .description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)')
+  .showHelpAfterError();
 registerServeCommand(program);
 registerPkiCommands(program);
 registerAdminCommands(program);

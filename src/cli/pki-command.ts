@@ -8,8 +8,13 @@ import { isAbsolute, relative } from 'node:path';
 import { addDevUser, initDevPki } from '../pki/dev-pki.js';
 
 /** `write` receives the report text (standard output by default). */
-export function registerPkiCommands(program: Command, write: (text: string) => void = (t) => void process.stdout.write(t)): void {
-  const pki = program.command('pki').description('Development PKI: a test CA, host and user certificates, RFC 3820 proxies');
+export function registerPkiCommands(
+  program: Command,
+  write: (text: string) => void = (t) => void process.stdout.write(t),
+): void {
+  const pki = program
+    .command('pki')
+    .description('Development PKI: a test CA, host and user certificates, RFC 3820 proxies');
 
   pki
     .command('init')
@@ -18,7 +23,10 @@ export function registerPkiCommands(program: Command, write: (text: string) => v
     .option('--hostname <name>', 'extra DNS name or IP address for the host certificate')
     .option('--force', 'replace an existing PKI in the directory', false)
     .action(async (o: { dir: string; hostname?: string; force: boolean }) => {
-      const r = await initDevPki(o.dir, { ...(o.hostname === undefined ? {} : { hostname: o.hostname }), force: o.force });
+      const r = await initDevPki(o.dir, {
+        ...(o.hostname === undefined ? {} : { hostname: o.hostname }),
+        force: o.force,
+      });
       const out = [
         `Development PKI written to ${r.dir}`,
         `  CA    ${r.caDn}`,
@@ -34,7 +42,9 @@ export function registerPkiCommands(program: Command, write: (text: string) => v
 
   pki
     .command('user')
-    .description('Add a user certificate, key and proxy (NAME-cert.pem, NAME-key.pem, NAME-proxy.pem) to a development PKI')
+    .description(
+      'Add a user certificate, key and proxy (NAME-cert.pem, NAME-key.pem, NAME-proxy.pem) to a development PKI',
+    )
     .argument('<name>', 'user name: becomes the CN and the file name prefix')
     .requiredOption('--dir <dir>', 'directory of a PKI made by `ceres pki init`')
     .option('--force', 'replace existing files of that user', false)

@@ -49,7 +49,9 @@ export function registerServeCommand(program: Command): void {
           process.stderr.write(`ceres: ${e.message}\n`);
         } else {
           log.error({ err: e }, 'service failed to start');
-          process.stderr.write(`ceres: the service failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+          process.stderr.write(
+            `ceres: the service failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+          );
         }
         log.flush?.();
         process.exit(1);
@@ -58,7 +60,8 @@ export function registerServeCommand(program: Command): void {
       // Before the PKI line: tools wait for that one as the last.
       if (svc.metricsUrl !== undefined) process.stdout.write(`ceres: metrics URL ${svc.metricsUrl}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
-      if (svc.devTokenIssuer !== undefined) process.stdout.write(`ceres: token issuer ${svc.devTokenIssuer} (ceres token issue)\n`);
+      if (svc.devTokenIssuer !== undefined)
+        process.stdout.write(`ceres: token issuer ${svc.devTokenIssuer} (ceres token issue)\n`);
       let stopping = false;
       const stop = (signal: string): void => {
         if (stopping) {

@@ -47,7 +47,8 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
 
 /** Validate an already-parsed object (used by loadConfig and by tests). */
 export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base = process.cwd(), cwd = base): Config {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('', 'the configuration must be a JSON object');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError('', 'the configuration must be a JSON object');
   const obj = structuredClone(raw) as Record<string, unknown>;
   // Command-line paths are relative to the working directory, file paths to the file.
   if (overrides.listen !== undefined) obj.listen = overrides.listen;
@@ -62,25 +63,44 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   // Every path key of the file is relative to the file (a relative RTE script used to be
   // taken relative to wherever the job ran, failing every job that asked for it).
   const log = cfg.log.file !== undefined ? { ...cfg.log, file: resolve(base, cfg.log.file) } : cfg.log;
-  const runtimeEnvironments = cfg.cluster.runtimeEnvironments.map((r) => (r.script !== undefined ? { ...r, script: resolve(base, r.script) } : r));
+  const runtimeEnvironments = cfg.cluster.runtimeEnvironments.map((r) =>
+    r.script !== undefined ? { ...r, script: resolve(base, r.script) } : r,
+  );
   const cluster = { ...cfg.cluster, runtimeEnvironments };
-  return deepFreeze({ ...cfg, ...resolveAuthorizationPaths(cfg, base), stateDir, tls, log, cluster, vomsDir: resolve(base, cfg.vomsDir) });
+  return deepFreeze({
+    ...cfg,
+    ...resolveAuthorizationPaths(cfg, base),
+    stateDir,
+    tls,
+    log,
+    cluster,
+    vomsDir: resolve(base, cfg.vomsDir),
+  });
 }
 
 function checkSemantics(cfg: Config): void {
   const port = Number(cfg.listen.slice(cfg.listen.lastIndexOf(':') + 1));
   if (!(port >= 0 && port <= 65535)) throw new ConfigError('listen', `port ${port} is out of range`);
   const t = cfg.tls;
-  if ((t.hostCert === undefined) !== (t.hostKey === undefined)) throw new ConfigError(t.hostCert === undefined ? 'tls.hostCert' : 'tls.hostKey', 'tls.hostCert and tls.hostKey must be set together');
-  if (t.hostCert !== undefined && t.caDir === undefined) throw new ConfigError('tls.caDir', 'a CA directory is required with a configured host certificate');
+  if ((t.hostCert === undefined) !== (t.hostKey === undefined))
+    throw new ConfigError(
+      t.hostCert === undefined ? 'tls.hostCert' : 'tls.hostKey',
+      'tls.hostCert and tls.hostKey must be set together',
+    );
+  if (t.hostCert !== undefined && t.caDir === undefined)
+    throw new ConfigError('tls.caDir', 'a CA directory is required with a configured host certificate');
   const names = new Set<string>();
   cfg.cluster.queues.forEach((q, i) => {
     if (names.has(q.name)) throw new ConfigError(`cluster.queues.${i}.name`, `duplicate queue name '${q.name}'`);
     names.add(q.name);
   });
-  if (cfg.cluster.defaultQueue !== undefined && !names.has(cfg.cluster.defaultQueue)) throw new ConfigError('cluster.defaultQueue', `'${cfg.cluster.defaultQueue}' is not one of the configured queues`);
+  if (cfg.cluster.defaultQueue !== undefined && !names.has(cfg.cluster.defaultQueue))
+    throw new ConfigError('cluster.defaultQueue', `'${cfg.cluster.defaultQueue}' is not one of the configured queues`);
   if (cfg.metrics.listen !== undefined && !isLoopback(listenParts(cfg.metrics.listen).host)) {
-    throw new ConfigError('metrics.listen', 'the metrics listener serves without authentication: it must listen on a loopback address (127.0.0.1, ::1, localhost)');
+    throw new ConfigError(
+      'metrics.listen',
+      'the metrics listener serves without authentication: it must listen on a loopback address (127.0.0.1, ::1, localhost)',
+    );
   }
   const authz = checkAuthorizationConfig(cfg);
   if (authz) throw new ConfigError(authz.key, authz.message);

@@ -34,7 +34,13 @@ import { makeCertificateRequest, publicKeyOfPrivatePem } from './x509/certificat
 import { acceptDelegatedChain, type KeyCandidate } from './x509/accept-chain.js';
 import { certificatesPem, composeProxyFile, keyPem } from './x509/proxy-file.js';
 import { checkDelegatedToken } from './jwt/token.js';
-import type { DelegatedCredential, DelegationListItem, DelegationSettings, DelegationType, StoredPublicPart } from './types.js';
+import type {
+  DelegatedCredential,
+  DelegationListItem,
+  DelegationSettings,
+  DelegationType,
+  StoredPublicPart,
+} from './types.js';
 
 export interface DelegationServiceOptions {
   readonly store: DelegationStore;
@@ -99,7 +105,9 @@ export class DelegationService {
   expiry(id: string): Date | undefined {
     if (!isWellFormedDelegationId(id)) return undefined;
     const row = this.#o.store.get(id);
-    return row?.type === 'x509' && row.credFile !== null && row.expiresAt !== null ? new Date(row.expiresAt) : undefined;
+    return row?.type === 'x509' && row.credFile !== null && row.expiresAt !== null
+      ? new Date(row.expiresAt)
+      : undefined;
   }
 
   /**
@@ -111,10 +119,13 @@ export class DelegationService {
     if (id === undefined || !isWellFormedDelegationId(id)) return undefined;
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#o.store.get(id);
-      if (row === undefined || row.owner !== owner || !this.#offered(row, this.#now()) || row.credFile === null) return undefined;
+      if (row === undefined || row.owner !== owner || !this.#offered(row, this.#now()) || row.credFile === null)
+        return undefined;
       const text = await this.#readIfPresent(row.credFile);
       if (text === undefined) continue; // replaced by a renewal meanwhile: read the row again
-      return row.type === 'x509' ? { kind: 'x509', certChainPem: certificatesPem(text), keyPem: keyPem(text) } : { kind: 'jwt', token: text };
+      return row.type === 'x509'
+        ? { kind: 'x509', certChainPem: certificatesPem(text), keyPem: keyPem(text) }
+        : { kind: 'jwt', token: text };
     }
     return undefined;
   }
@@ -123,7 +134,11 @@ export class DelegationService {
   async publicPart(owner: string, id: string): Promise<StoredPublicPart> {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
-      if (row.credFile === null) throw ceError('CE_ERR_DELEG_NO_CREDENTIAL', `Delegation ${id} holds no credential yet: PUT the signed certificate first`);
+      if (row.credFile === null)
+        throw ceError(
+          'CE_ERR_DELEG_NO_CREDENTIAL',
+          `Delegation ${id} holds no credential yet: PUT the signed certificate first`,
+        );
       const text = await this.#readIfPresent(row.credFile);
       if (text === undefined) continue;
       return row.type === 'x509' ? { type: 'x509', pem: certificatesPem(text) } : { type: 'jwt', token: text };
@@ -140,7 +155,18 @@ export class DelegationService {
     const req = await makeCertificateRequest(await this.#newKeyPair());
     const now = this.#now();
     await this.#writeThen(id, 'req', req.keyPem, (reqFile) => {
-      this.#o.store.insert({ id, owner, type: 'x509', credFile: null, expiresAt: null, reqFile, reqExpiresAt: now + this.#o.settings.requestLifetimeMs }, now);
+      this.#o.store.insert(
+        {
+          id,
+          owner,
+          type: 'x509',
+          credFile: null,
+          expiresAt: null,
+          reqFile,
+          reqExpiresAt: now + this.#o.settings.requestLifetimeMs,
+        },
+        now,
+      );
       return true;
     });
     this.#o.log.info({ delegation: id, owner, type: 'x509' }, 'delegation created, certificate request issued');
@@ -154,7 +180,14 @@ export class DelegationService {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
       const now = this.#now();
-      const done = await this.#writeThen(id, 'req', req.keyPem, (reqFile) => this.#o.store.update(row, { reqFile, reqExpiresAt: now + this.#o.settings.requestLifetimeMs }, now) !== undefined);
+      const done = await this.#writeThen(
+        id,
+        'req',
+        req.keyPem,
+        (reqFile) =>
+          this.#o.store.update(row, { reqFile, reqExpiresAt: now + this.#o.settings.requestLifetimeMs }, now) !==
+          undefined,
+      );
       if (!done) continue;
       await this.#o.files.remove(row.reqFile);
       this.#o.log.info({ delegation: id, owner, type: 'x509' }, 'delegation renewal: certificate request issued');
@@ -166,26 +199,48 @@ export class DelegationService {
   /** PUT: store the signed proxy (with the key it certifies) as the current credential. */
   /** `callerChain`: the caller's TLS client chain, which completes a body holding the proxy alone. */
   /** `anyIdentity`: the caller is a bearer-token owner, which has no DN the chain could be checked against. */
-  async acceptCertificate(owner: string, id: string, body: Buffer, callerChain: readonly Uint8Array[] = [], anyIdentity = false): Promise<{ notAfter: Date }> {
+  async acceptCertificate(
+    owner: string,
+    id: string,
+    body: Buffer,
+    callerChain: readonly Uint8Array[] = [],
+    anyIdentity = false,
+  ): Promise<{ notAfter: Date }> {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
       this.#expectType(row, 'x509');
       const now = this.#now();
-      const reqKey = row.reqFile !== null && (row.reqExpiresAt ?? 0) > now ? await this.#readIfPresent(row.reqFile) : undefined;
+      const reqKey =
+        row.reqFile !== null && (row.reqExpiresAt ?? 0) > now ? await this.#readIfPresent(row.reqFile) : undefined;
       const current = row.credFile !== null ? await this.#readIfPresent(row.credFile) : undefined;
       const currentKey = current === undefined ? undefined : keyPem(current);
       const candidates: KeyCandidate[] = [];
       if (reqKey !== undefined) candidates.push({ key: publicKeyOfPrivatePem(reqKey), source: 'request' });
       if (currentKey !== undefined) candidates.push({ key: publicKeyOfPrivatePem(currentKey), source: 'current' });
-      const ok = acceptDelegatedChain(body, candidates, anyIdentity ? undefined : owner, this.#o.trust, new Date(now), callerChain);
+      const ok = acceptDelegatedChain(
+        body,
+        candidates,
+        anyIdentity ? undefined : owner,
+        this.#o.trust,
+        new Date(now),
+        callerChain,
+      );
       const key = ok.matched === 'request' ? (reqKey as string) : (currentKey as string);
       const changes: RowChanges = { expiresAt: ok.notAfter.getTime() };
       if (ok.matched === 'request') Object.assign(changes, { reqFile: null, reqExpiresAt: null });
-      const done = await this.#writeThen(id, 'proxy', composeProxyFile(ok.chainDer, key), (credFile) => this.#o.store.update(row, { ...changes, credFile }, now) !== undefined);
+      const done = await this.#writeThen(
+        id,
+        'proxy',
+        composeProxyFile(ok.chainDer, key),
+        (credFile) => this.#o.store.update(row, { ...changes, credFile }, now) !== undefined,
+      );
       if (!done) continue;
       await this.#o.files.remove(row.credFile);
       if (ok.matched === 'request') await this.#o.files.remove(row.reqFile);
-      this.#o.log.info({ delegation: id, owner, type: 'x509', notAfter: ok.notAfter.toISOString() }, 'delegated proxy stored');
+      this.#o.log.info(
+        { delegation: id, owner, type: 'x509', notAfter: ok.notAfter.toISOString() },
+        'delegated proxy stored',
+      );
       this.#o.onRenewed?.(id);
       return { notAfter: ok.notAfter };
     }
@@ -201,7 +256,10 @@ export class DelegationService {
     this.#checkQuota(owner);
     const id = newDelegationId();
     await this.#writeThen(id, 'jwt', t.token, (credFile) => {
-      this.#o.store.insert({ id, owner, type: 'jwt', credFile, expiresAt: t.expiresAt ?? null, reqFile: null, reqExpiresAt: null }, now);
+      this.#o.store.insert(
+        { id, owner, type: 'jwt', credFile, expiresAt: t.expiresAt ?? null, reqFile: null, reqExpiresAt: null },
+        now,
+      );
       return true;
     });
     this.#o.log.info({ delegation: id, owner, type: 'jwt' }, 'token delegation stored');
@@ -215,7 +273,12 @@ export class DelegationService {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
       const now = this.#now();
-      const done = await this.#writeThen(id, 'jwt', t.token, (credFile) => this.#o.store.update(row, { credFile, expiresAt: t.expiresAt ?? null }, now) !== undefined);
+      const done = await this.#writeThen(
+        id,
+        'jwt',
+        t.token,
+        (credFile) => this.#o.store.update(row, { credFile, expiresAt: t.expiresAt ?? null }, now) !== undefined,
+      );
       if (!done) continue;
       await this.#o.files.remove(row.credFile);
       this.#o.log.info({ delegation: id, owner, type: 'jwt' }, 'token delegation renewed');
@@ -232,7 +295,11 @@ export class DelegationService {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const row = this.#owned(owner, id);
       const active = this.#o.store.activeJobsUsing(id);
-      if (active > 0) throw ceError('CE_ERR_DELEG_IN_USE', `Delegation ${id} is used by ${active} job(s) that have not ended; delete it after they end`);
+      if (active > 0)
+        throw ceError(
+          'CE_ERR_DELEG_IN_USE',
+          `Delegation ${id} is used by ${active} job(s) that have not ended; delete it after they end`,
+        );
       if (!this.#o.store.delete(row)) continue;
       await this.#o.files.remove(row.credFile);
       await this.#o.files.remove(row.reqFile);
@@ -262,7 +329,10 @@ export class DelegationService {
     for (let round = 0; round < 100; round++) {
       const batch = store.listLapsedRequests(now);
       for (const row of batch) {
-        const gone = row.credFile === null ? store.delete(row, false) : store.update(row, { reqFile: null, reqExpiresAt: null }, now, false) !== undefined;
+        const gone =
+          row.credFile === null
+            ? store.delete(row, false)
+            : store.update(row, { reqFile: null, reqExpiresAt: null }, now, false) !== undefined;
         if (!gone) continue;
         await files.remove(row.reqFile);
         lapsedRequests++;
@@ -289,7 +359,8 @@ export class DelegationService {
       row.owner !== owner ||
       (row.expiresAt !== null && row.expiresAt < now - this.#o.settings.expiredRetentionMs) ||
       (row.credFile === null && (row.reqExpiresAt ?? 0) < now);
-    if (gone) throw ceError('CE_ERR_DELEG_NOT_FOUND', isWellFormedDelegationId(id) ? `No such delegation: ${id}` : undefined);
+    if (gone)
+      throw ceError('CE_ERR_DELEG_NOT_FOUND', isWellFormedDelegationId(id) ? `No such delegation: ${id}` : undefined);
     return row;
   }
 
@@ -299,13 +370,22 @@ export class DelegationService {
 
   #expectType(row: DelegationRow, type: DelegationType): void {
     if (row.type !== type) {
-      throw ceError('CE_ERR_DELEG_TYPE_MISMATCH', type === 'x509' ? `Delegation ${row.id} is a jwt delegation: it takes no certificate request or certificate` : `Delegation ${row.id} is an x509 delegation, not a jwt one`);
+      throw ceError(
+        'CE_ERR_DELEG_TYPE_MISMATCH',
+        type === 'x509'
+          ? `Delegation ${row.id} is a jwt delegation: it takes no certificate request or certificate`
+          : `Delegation ${row.id} is an x509 delegation, not a jwt one`,
+      );
     }
   }
 
   #checkQuota(owner: string): void {
     const max = this.#o.settings.maxPerUser;
-    if (this.#o.store.countLive(owner, this.#now()) >= max) throw ceError('CE_ERR_DELEG_TOO_MANY', `Too many delegations for this user (at most ${max}); delete unused ones or reuse one`);
+    if (this.#o.store.countLive(owner, this.#now()) >= max)
+      throw ceError(
+        'CE_ERR_DELEG_TOO_MANY',
+        `Too many delegations for this user (at most ${max}); delete unused ones or reuse one`,
+      );
   }
 
   /**

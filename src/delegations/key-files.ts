@@ -80,5 +80,4 @@ export class KeyFiles {
     for (const n of dead) await this.remove(n);
     return dead.length;
   }
-
 }

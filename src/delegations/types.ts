@@ -23,7 +23,8 @@ export type DelegatedCredential =
   | { readonly kind: 'jwt'; readonly token: string };
 
 /** What `action=get` answers: the public part of an X.509 delegation, or the token. */
-export type StoredPublicPart = { readonly type: 'x509'; readonly pem: string } | { readonly type: 'jwt'; readonly token: string };
+export type StoredPublicPart =
+  { readonly type: 'x509'; readonly pem: string } | { readonly type: 'jwt'; readonly token: string };
 
 /** Settings of the service, from the `delegations` configuration section. */
 export interface DelegationSettings {

@@ -86,7 +86,9 @@ export function parseXml(input: string | Buffer, limits: Partial<XmlLimits> = {}
   parser.on('closetag', () => {
     const b = stack.pop();
     if (!b) return fail('unbalanced closing tag');
-    const e: XmlElement = b.attrs ? { name: b.name, ns: b.ns, attrs: b.attrs, children: b.children } : { name: b.name, ns: b.ns, children: b.children };
+    const e: XmlElement = b.attrs
+      ? { name: b.name, ns: b.ns, attrs: b.attrs, children: b.children }
+      : { name: b.name, ns: b.ns, children: b.children };
     const parent = stack[stack.length - 1];
     if (parent) parent.children.push(e);
     else root = e;
@@ -96,7 +98,11 @@ export function parseXml(input: string | Buffer, limits: Partial<XmlLimits> = {}
   } catch (e) {
     if (e instanceof XmlParseError) throw e;
     // saxes reports "line:column: message"; keep its text, it is about the input only.
-    throw new XmlParseError(e instanceof Error ? e.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '') : 'malformed XML', parser.line, parser.column);
+    throw new XmlParseError(
+      e instanceof Error ? e.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '') : 'malformed XML',
+      parser.line,
+      parser.column,
+    );
   }
   if (!root) throw new XmlParseError('no root element');
   return root;

@@ -7,7 +7,10 @@
 import { localName, type XmlElement } from './element.js';
 
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
 }
 
 const STYLE =
@@ -35,7 +38,15 @@ const TAIL = '</body></html>';
 const EMPTY = '<span class="empty">(empty)</span>';
 
 function head(name: string): string {
-  return '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>' + escapeHtml(name) + ' - Ceres</title><style>' + STYLE + '</style></head><body><h1>' + escapeHtml(name) + '</h1>';
+  return (
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>' +
+    escapeHtml(name) +
+    ' - Ceres</title><style>' +
+    STYLE +
+    '</style></head><body><h1>' +
+    escapeHtml(name) +
+    '</h1>'
+  );
 }
 
 function row(k: XmlElement): string {
@@ -45,7 +56,10 @@ function row(k: XmlElement): string {
 function body(e: XmlElement): string {
   const kids = e.children.filter((c): c is XmlElement => typeof c !== 'string');
   if (kids.length === 0) {
-    const t = e.children.filter((c): c is string => typeof c === 'string').join('').trim();
+    const t = e.children
+      .filter((c): c is string => typeof c === 'string')
+      .join('')
+      .trim();
     return t === '' ? EMPTY : escapeHtml(t);
   }
   let s = '<table>';

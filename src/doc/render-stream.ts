@@ -10,7 +10,12 @@ import { htmlPieces } from './render-html.js';
 import { renderJsonMember } from './render-json.js';
 import { renderXml } from './render-xml.js';
 
-export function* docPieces(root: string, childName: string, children: Iterable<XmlElement>, format: 'json' | 'xml' | 'html'): Generator<string> {
+export function* docPieces(
+  root: string,
+  childName: string,
+  children: Iterable<XmlElement>,
+  format: 'json' | 'xml' | 'html',
+): Generator<string> {
   let n = 0;
   switch (format) {
     case 'json':

@@ -6,7 +6,15 @@ import type { XmlElement } from './element.js';
 
 const TEXT_ESC = /[&<>\r]/g;
 const ATTR_ESC = /[&<>"\r\n\t]/g;
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\r': '&#13;', '\n': '&#10;', '\t': '&#9;' };
+const ESC: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  '\r': '&#13;',
+  '\n': '&#10;',
+  '\t': '&#9;',
+};
 
 /** XML 1.0 forbids most C0 controls even as references; drop them rather than emit invalid XML. */
 // eslint-disable-next-line no-control-regex

@@ -23,9 +23,12 @@ export function batchUpdateEvent(localId: string, update: BatchUpdate, options: 
   if (update.kind === 'state') return { type: 'lrms-state', lrmsState: update.state, localId };
   const r = update.result;
   const hold = options.hold === true;
-  if (r.failureReason !== undefined) return { type: 'lrms-failed', reason: r.failureReason, exitCode: r.exitCode, hold, localId };
-  if (r.signal !== undefined) return { type: 'lrms-failed', reason: `Job was killed by signal ${r.signal}`, exitCode: r.exitCode, hold, localId };
-  if (r.exitCode === null) return { type: 'lrms-failed', reason: 'Job exit status is unknown', exitCode: null, hold, localId };
+  if (r.failureReason !== undefined)
+    return { type: 'lrms-failed', reason: r.failureReason, exitCode: r.exitCode, hold, localId };
+  if (r.signal !== undefined)
+    return { type: 'lrms-failed', reason: `Job was killed by signal ${r.signal}`, exitCode: r.exitCode, hold, localId };
+  if (r.exitCode === null)
+    return { type: 'lrms-failed', reason: 'Job exit status is unknown', exitCode: null, hold, localId };
   return {
     type: 'lrms-done',
     exitCode: r.exitCode,

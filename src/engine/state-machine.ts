@@ -54,9 +54,21 @@ export type EngineEvent =
   /** Backend update. `localId` is required while the job is still SUBMIT (the update implies the submission succeeded). */
   | { readonly type: 'lrms-state'; readonly lrmsState: LrmsSubState; readonly localId?: string }
   /** The batch job ended by itself; success iff `exitCode` equals `expectedExitCode` (default 0). */
-  | { readonly type: 'lrms-done'; readonly exitCode: number; readonly expectedExitCode?: number; readonly hold?: boolean; readonly localId?: string }
+  | {
+      readonly type: 'lrms-done';
+      readonly exitCode: number;
+      readonly expectedExitCode?: number;
+      readonly hold?: boolean;
+      readonly localId?: string;
+    }
   /** The batch job ended by the batch system's doing (limit, cancel, lost, could not start). */
-  | { readonly type: 'lrms-failed'; readonly reason: string; readonly exitCode?: number | null; readonly hold?: boolean; readonly localId?: string }
+  | {
+      readonly type: 'lrms-failed';
+      readonly reason: string;
+      readonly exitCode?: number | null;
+      readonly hold?: boolean;
+      readonly localId?: string;
+    }
   | { readonly type: 'upload-done' }
   | { readonly type: 'upload-failed'; readonly reason: string }
   /** Act on the kill flag. */
@@ -136,7 +148,11 @@ const BATCH_END: readonly Position[] = ['FINISHING', 'PENDING:INLRMS'];
  * refused. `next` never returns a move outside this table (checked at run time).
  */
 export const TRANSITIONS: Readonly<Record<Position, Moves>> = {
-  ACCEPTED: { 'picked-up': ['PREPARING', 'PENDING:ACCEPTED'], ...KILLABLE_TO_CANCELING, 'processing-failed': ['FINISHING'] },
+  ACCEPTED: {
+    'picked-up': ['PREPARING', 'PENDING:ACCEPTED'],
+    ...KILLABLE_TO_CANCELING,
+    'processing-failed': ['FINISHING'],
+  },
   'PENDING:ACCEPTED': { 'limit-release': ['PREPARING'], ...KILLABLE_TO_CANCELING, 'processing-failed': ['FINISHING'] },
   PREPARING: {
     'staging-done': ['SUBMIT', 'PENDING:PREPARING'],
@@ -251,7 +267,9 @@ export function killRefusal(s: MachineState): string | undefined {
  * deferred), a clean of an ended job, a restart that would be accepted. A flag that
  * cannot be acted on stays set and is harmless.
  */
-export function requestedEvent(s: MachineState): 'kill-requested' | 'clean-requested' | 'restart-requested' | undefined {
+export function requestedEvent(
+  s: MachineState,
+): 'kill-requested' | 'clean-requested' | 'restart-requested' | undefined {
   if (s.killRequested && killRefusal(s) === undefined) return 'kill-requested';
   if (s.cleanRequested && isFinal(s)) return 'clean-requested';
   if (s.restartRequested && restartRefusal(s) === undefined) return 'restart-requested';
@@ -298,18 +316,38 @@ function apply(d: Draft, e: EngineEvent): Step {
   const from = positionOf(d);
   switch (e.type) {
     case 'picked-up':
-      if (e.hold === true) return { to: at(d, 'PENDING:ACCEPTED'), effects: [{ type: 'await-slot', step: 'PREPARING' }], reason: 'Limit of preparing jobs reached' };
+      if (e.hold === true)
+        return {
+          to: at(d, 'PENDING:ACCEPTED'),
+          effects: [{ type: 'await-slot', step: 'PREPARING' }],
+          reason: 'Limit of preparing jobs reached',
+        };
       return { to: at(d, 'PREPARING'), effects: [{ type: 'start-stage-in' }], reason: 'Starting job processing' };
 
     case 'limit-release':
-      if (from === 'PENDING:ACCEPTED') return { to: at(d, 'PREPARING'), effects: [{ type: 'start-stage-in' }], reason: 'Starting job processing' };
-      if (from === 'PENDING:PREPARING') return { to: at(d, 'SUBMIT'), effects: [{ type: 'submit-batch-job' }], reason: 'Passing job to the batch system' };
+      if (from === 'PENDING:ACCEPTED')
+        return { to: at(d, 'PREPARING'), effects: [{ type: 'start-stage-in' }], reason: 'Starting job processing' };
+      if (from === 'PENDING:PREPARING')
+        return {
+          to: at(d, 'SUBMIT'),
+          effects: [{ type: 'submit-batch-job' }],
+          reason: 'Passing job to the batch system',
+        };
       return { to: at(d, 'FINISHING'), effects: [stageOut(d)], reason: 'Starting stage-out' };
 
     case 'staging-done':
       if (from === 'CANCELING') return { to: at(d, 'FINISHING'), effects: [stageOut(d)], reason: 'Stage-in stopped' };
-      if (e.hold === true) return { to: at(d, 'PENDING:PREPARING'), effects: [{ type: 'await-slot', step: 'SUBMIT' }], reason: 'Limit of running jobs reached' };
-      return { to: at(d, 'SUBMIT'), effects: [{ type: 'submit-batch-job' }], reason: 'Pre-staging finished, passing job to the batch system' };
+      if (e.hold === true)
+        return {
+          to: at(d, 'PENDING:PREPARING'),
+          effects: [{ type: 'await-slot', step: 'SUBMIT' }],
+          reason: 'Limit of running jobs reached',
+        };
+      return {
+        to: at(d, 'SUBMIT'),
+        effects: [{ type: 'submit-batch-job' }],
+        reason: 'Pre-staging finished, passing job to the batch system',
+      };
 
     case 'staging-failed':
       if (from === 'CANCELING') return { to: at(d, 'FINISHING'), effects: [stageOut(d)], reason: 'Stage-in stopped' };
@@ -318,7 +356,11 @@ function apply(d: Draft, e: EngineEvent): Step {
 
     case 'no-executable':
       d.outcome = 'success';
-      return { to: at(d, 'FINISHING'), effects: [stageOut(d)], reason: 'Job defines no executable; going directly to stage-out' };
+      return {
+        to: at(d, 'FINISHING'),
+        effects: [stageOut(d)],
+        reason: 'Job defines no executable; going directly to stage-out',
+      };
 
     case 'submitted':
       d.localId = e.localId;
@@ -333,7 +375,8 @@ function apply(d: Draft, e: EngineEvent): Step {
     case 'lrms-done':
     case 'lrms-failed': {
       if (from === 'SUBMIT') {
-        if (e.localId === undefined) return { refuse: 'A batch update for a job still being submitted must name its batch id' };
+        if (e.localId === undefined)
+          return { refuse: 'A batch update for a job still being submitted must name its batch id' };
         d.localId = e.localId;
       } else if (e.localId !== undefined && e.localId !== d.localId) {
         return { refuse: 'Batch update for another batch job (an earlier attempt)' };
@@ -350,14 +393,22 @@ function apply(d: Draft, e: EngineEvent): Step {
         d.state = 'INLRMS'; // the failure happened in the batch system, also when reported during SUBMIT
         fail(d, reason, 'internal');
       } else if (e.exitCode !== (e.expectedExitCode ?? 0)) {
-        reason = lrmsFailureText(`Job finished with exit code ${e.exitCode}${e.expectedExitCode ? `, expected ${e.expectedExitCode}` : ''}`, e.exitCode);
+        reason = lrmsFailureText(
+          `Job finished with exit code ${e.exitCode}${e.expectedExitCode ? `, expected ${e.expectedExitCode}` : ''}`,
+          e.exitCode,
+        );
         d.state = 'INLRMS';
         fail(d, reason, 'internal');
       } else {
         reason = 'Batch job finished';
         d.outcome = 'success';
       }
-      if (e.hold === true) return { to: at(d, 'PENDING:INLRMS'), effects: [{ type: 'await-slot', step: 'FINISHING' }], reason: `${reason}; limit of finishing jobs reached` };
+      if (e.hold === true)
+        return {
+          to: at(d, 'PENDING:INLRMS'),
+          effects: [{ type: 'await-slot', step: 'FINISHING' }],
+          reason: `${reason}; limit of finishing jobs reached`,
+        };
       return { to: at(d, 'FINISHING'), effects: [stageOut(d)], reason };
     }
 
@@ -371,7 +422,8 @@ function apply(d: Draft, e: EngineEvent): Step {
 
     case 'kill-requested': {
       d.killRequested = false;
-      if (from === 'CANCELING' || (from === 'FINISHING' && d.outcome === 'killed')) return { to: d, effects: [], reason: 'Kill already in progress' };
+      if (from === 'CANCELING' || (from === 'FINISHING' && d.outcome === 'killed'))
+        return { to: d, effects: [], reason: 'Kill already in progress' };
       fail(d, KILL_REASON, 'client', 'killed');
       if (from === 'FINISHING') return { to: d, effects: [{ type: 'abort-staging' }], reason: KILL_REASON };
       const stop: Effect =
@@ -388,9 +440,11 @@ function apply(d: Draft, e: EngineEvent): Step {
 
     case 'processing-failed':
       fail(d, e.reason, 'internal');
-      if (from === 'PREPARING') return { to: at(d, 'CANCELING'), effects: [{ type: 'abort-staging' }], reason: e.reason };
+      if (from === 'PREPARING')
+        return { to: at(d, 'CANCELING'), effects: [{ type: 'abort-staging' }], reason: e.reason };
       if (from === 'INLRMS') {
-        const stop: Effect = d.localId !== null ? { type: 'cancel-batch-job', localId: d.localId } : { type: 'confirm-cancel' };
+        const stop: Effect =
+          d.localId !== null ? { type: 'cancel-batch-job', localId: d.localId } : { type: 'confirm-cancel' };
         return { to: at(d, 'CANCELING'), effects: [stop], reason: e.reason };
       }
       if (from === 'FINISHING') return { to: d, effects: [{ type: 'abort-staging' }], reason: e.reason };
@@ -414,8 +468,13 @@ function apply(d: Draft, e: EngineEvent): Step {
         d.localId = null;
         d.exitCode = null;
       }
-      const step: SlotStep = entry === 'PENDING:ACCEPTED' ? 'PREPARING' : entry === 'PENDING:PREPARING' ? 'SUBMIT' : 'FINISHING';
-      return { to: at(d, entry), effects: [{ type: 'prepare-rerun' }, { type: 'await-slot', step }], reason: `Restarting job (${d.rerunsLeft} restarts left)` };
+      const step: SlotStep =
+        entry === 'PENDING:ACCEPTED' ? 'PREPARING' : entry === 'PENDING:PREPARING' ? 'SUBMIT' : 'FINISHING';
+      return {
+        to: at(d, entry),
+        effects: [{ type: 'prepare-rerun' }, { type: 'await-slot', step }],
+        reason: `Restarting job (${d.rerunsLeft} restarts left)`,
+      };
     }
 
     case 'clean-requested':
@@ -439,7 +498,8 @@ export function next(job: MachineState, event: EngineEvent): Transition {
   if ('refuse' in step) return { ok: false, reason: step.refuse };
   const to: MachineState = { ...step.to };
   const reached = positionOf(to);
-  if (!allowed.includes(reached)) throw new Error(`state machine bug: ${from} --${event.type}--> ${reached} is not in the table`);
+  if (!allowed.includes(reached))
+    throw new Error(`state machine bug: ${from} --${event.type}--> ${reached} is not in the table`);
   return { ok: true, from: job, to, effects: step.effects, reason: step.reason };
 }
 

@@ -171,12 +171,14 @@ export function checkInvariants(s: MachineState): string | undefined {
   if (s.pending && !PENDABLE_STATES.includes(s.state)) return `${s.state} cannot be pending`;
   const inLrms = s.state === 'INLRMS' && !s.pending;
   if (inLrms !== (s.lrmsState !== null)) return 'batch state is set exactly while in the batch system';
-  const decided = s.state === 'CANCELING' || s.state === 'FINISHING' || isFinal(s) || (s.state === 'INLRMS' && s.pending);
+  const decided =
+    s.state === 'CANCELING' || s.state === 'FINISHING' || isFinal(s) || (s.state === 'INLRMS' && s.pending);
   if (decided !== (s.outcome !== null)) return 'outcome is set exactly once the job left the processing path';
   const failure = [s.failedState, s.failedCause, s.failureReason].filter((v) => v !== null).length;
   if (failure !== 0 && failure !== 3) return 'failure fields are set together';
   if (failure === 3 && s.outcome === 'success') return 'a successful job has no failure';
-  if (failure === 0 && (s.outcome === 'failed' || s.outcome === 'killed')) return 'a failed or killed job records its failure';
+  if (failure === 0 && (s.outcome === 'failed' || s.outcome === 'killed'))
+    return 'a failed or killed job records its failure';
   if (!Number.isInteger(s.rerunsLeft) || s.rerunsLeft < 0) return 'reruns left is a non-negative integer';
   return undefined;
 }

@@ -26,7 +26,11 @@ export class CeError extends Error {
 }
 
 /** Shorthand used everywhere: `throw ceError('CE_ERR_JOB_NOT_FOUND')`. */
-export function ceError(code: ErrorCode, detail?: string, options?: { headers?: Record<string, string>; cause?: unknown }): CeError {
+export function ceError(
+  code: ErrorCode,
+  detail?: string,
+  options?: { headers?: Record<string, string>; cause?: unknown },
+): CeError {
   return new CeError(code, detail, options);
 }
 

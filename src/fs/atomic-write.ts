@@ -22,7 +22,11 @@ export interface AtomicWriteOptions {
   readonly durable?: boolean;
 }
 
-export async function writeFileAtomic(path: string, data: string | Uint8Array, o: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  o: AtomicWriteOptions = {},
+): Promise<void> {
   const mode = o.mode ?? 0o666;
   const durable = o.durable ?? true;
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);

@@ -106,7 +106,12 @@ export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
  * (or, with `create`, a file in the way 409 CE_ERR_SESSION_PARENT_NOT_DIRECTORY).
  * The caller closes the returned handle.
  */
-export async function openDirChain(sessionDir: string, segs: readonly string[], create = false, mode = 0o700): Promise<FileHandle> {
+export async function openDirChain(
+  sessionDir: string,
+  segs: readonly string[],
+  create = false,
+  mode = 0o700,
+): Promise<FileHandle> {
   let cur = await openSessionRoot(sessionDir);
   try {
     const owner = create && segs.length > 0 ? ownerToGive(await cur.stat()) : undefined;
@@ -122,15 +127,22 @@ export async function openDirChain(sessionDir: string, segs: readonly string[], 
   }
 }
 
-async function openChild(dir: FileHandle, name: string, create: boolean, mode: number, owner?: SessionOwner): Promise<FileHandle> {
+async function openChild(
+  dir: FileHandle,
+  name: string,
+  create: boolean,
+  mode: number,
+  owner?: SessionOwner,
+): Promise<FileHandle> {
   let made = false;
   for (let attempt = 0; ; attempt++) {
     try {
       const h = await open(inDir(dir, name), DIR_FLAGS);
-      if (made) await giveHandle(h, owner).catch(async (e: unknown) => {
-        await h.close();
-        throw e;
-      });
+      if (made)
+        await giveHandle(h, owner).catch(async (e: unknown) => {
+          await h.close();
+          throw e;
+        });
       return h;
     } catch (e) {
       const c = code(e);
@@ -188,7 +200,7 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
   // to a file of root's is not served.
   if (owner !== undefined && stat.uid !== owner.uid && (stat.mode & 0o004) === 0) {
     await h.close();
-    throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', 'The file is not readable by the job owner\'s local account');
+    throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', "The file is not readable by the job owner's local account");
   }
   const kind = kindOf(stat);
   if (kind === 'file' || kind === 'dir') return { kind, handle: h, stat };

@@ -32,7 +32,12 @@ const ANSWER_GRACE_MS = 5000;
 const TICKS_PER_WINDOW = 4;
 
 /** Watches the body of one request (no-op without a body or with the floor off). */
-export function guardBodyRate(req: IncomingMessage, res: ServerResponse, o: BodyRateOptions, log?: (msg: string, detail: object) => void): void {
+export function guardBodyRate(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: BodyRateOptions,
+  log?: (msg: string, detail: object) => void,
+): void {
   if (o.minBytesPerSecond <= 0 || !hasBody(req)) return;
   const sock = req.socket;
   const need = o.minBytesPerSecond * o.windowSeconds;
@@ -53,7 +58,12 @@ export function guardBodyRate(req: IncomingMessage, res: ServerResponse, o: Body
       stop();
       const reason = `Request body arriving too slowly: ${got} bytes in the last ${o.windowSeconds} s, at least ${need} required`;
       const reader = bodyReader(req);
-      log?.('request body too slow', { received: got, required: need, windowSeconds: o.windowSeconds, answered: reader !== undefined && !res.headersSent });
+      log?.('request body too slow', {
+        received: got,
+        required: need,
+        windowSeconds: o.windowSeconds,
+        answered: reader !== undefined && !res.headersSent,
+      });
       if (reader && !res.headersSent) {
         reader(ceError('CE_ERR_HTTP_BODY_TOO_SLOW', reason, { headers: { connection: 'close' } }));
         setTimeout(() => sock.destroy(), ANSWER_GRACE_MS).unref();

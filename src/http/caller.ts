@@ -25,7 +25,12 @@ export interface Caller {
 
 export type CallerResult =
   | { readonly ok: true; readonly caller: Caller }
-  | { readonly ok: false; readonly code: ErrorCode; readonly reason: string; readonly headers?: Readonly<Record<string, string>> };
+  | {
+      readonly ok: false;
+      readonly code: ErrorCode;
+      readonly reason: string;
+      readonly headers?: Readonly<Record<string, string>>;
+    };
 
 /**
  * Resolves the caller of a request; must be cheap (called once per request). Async only

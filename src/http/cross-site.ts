@@ -30,7 +30,8 @@ export function crossSiteRefusal(r: CrossSiteInput): string | undefined {
   const origin = headerValue(r.origin);
   if (origin === undefined) return undefined;
   const o = normaliseOrigin(origin);
-  if (o === undefined || !r.ownOrigins.some((own) => normaliseOrigin(own) === o)) return 'the request comes from another web origin';
+  if (o === undefined || !r.ownOrigins.some((own) => normaliseOrigin(own) === o))
+    return 'the request comes from another web origin';
   return undefined;
 }
 

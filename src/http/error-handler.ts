@@ -22,7 +22,14 @@ export function handleError(err: unknown, request: FastifyRequest, reply: Fastif
     if (err.statusCode >= 500) request.log.error({ err, code: err.code }, 'request failed');
     else request.log.info({ code: err.code, status: err.statusCode, reason: err.message }, 'request refused');
     for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
-    return sendDoc(reply, format, err.statusCode, errorDocument(err.statusCode, err.code, err.message), [], err.message);
+    return sendDoc(
+      reply,
+      format,
+      err.statusCode,
+      errorDocument(err.statusCode, err.code, err.message),
+      [],
+      err.message,
+    );
   }
   // Fastify's own client errors (malformed headers, body size, bad content) are 4xx.
   const fe = err as Partial<FastifyError>;

@@ -48,7 +48,12 @@ export class PerKeyCounter {
  * Count each connection under its key once its handshake completed. Must be attached
  * after the per-connection identity (tls-options.ts), whose listener runs first.
  */
-export function limitConnectionsPerIdentity(server: TlsServer, maxConnections: number, keyOf: (s: TLSSocket) => string, log?: FairnessLog): void {
+export function limitConnectionsPerIdentity(
+  server: TlsServer,
+  maxConnections: number,
+  keyOf: (s: TLSSocket) => string,
+  log?: FairnessLog,
+): void {
   const open = new PerKeyCounter(maxConnections);
   server.on('secureConnection', (socket: TLSSocket) => {
     const key = keyOf(socket);
@@ -57,7 +62,10 @@ export function limitConnectionsPerIdentity(server: TlsServer, maxConnections: n
       return;
     }
     (socket as MarkedSocket)[OVER] = true;
-    log?.warn({ identity: key, remote: socket.remoteAddress, limit: maxConnections }, 'connection over the per-identity limit: its requests get 503 and it is closed');
+    log?.warn(
+      { identity: key, remote: socket.remoteAddress, limit: maxConnections },
+      'connection over the per-identity limit: its requests get 503 and it is closed',
+    );
     const t = setTimeout(() => socket.destroy(), OVER_LIMIT_GRACE_MS);
     t.unref();
     socket.once('close', () => clearTimeout(t));

@@ -11,7 +11,12 @@
 import type { FastifyReply } from 'fastify';
 import { TEXT_CHUNK_BYTES, textStream } from '../doc/text-stream.js';
 
-export function sendStream(reply: FastifyReply, status: number, contentType: string, pieces: Iterable<string>): FastifyReply {
+export function sendStream(
+  reply: FastifyReply,
+  status: number,
+  contentType: string,
+  pieces: Iterable<string>,
+): FastifyReply {
   reply.code(status).header('content-type', contentType);
   const it = pieces[Symbol.iterator]();
   let first = '';

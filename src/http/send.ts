@@ -26,12 +26,25 @@ export function safeReason(s: string): string {
   return r.length > 200 ? `${r.slice(0, 197)}...` : r;
 }
 
-export function sendDoc(reply: FastifyReply, format: Format, status: number, doc: XmlElement, forcedArrays: readonly string[] = [], reason?: string): FastifyReply {
+export function sendDoc(
+  reply: FastifyReply,
+  format: Format,
+  status: number,
+  doc: XmlElement,
+  forcedArrays: readonly string[] = [],
+  reason?: string,
+): FastifyReply {
   return sendRendered(reply, format, status, renderDoc(doc, format, forcedArrays), reason);
 }
 
 /** A document already rendered in `format` (by a specialised writer that renders as renderDoc would). */
-export function sendRendered(reply: FastifyReply, format: Format, status: number, body: string, reason?: string): FastifyReply {
+export function sendRendered(
+  reply: FastifyReply,
+  format: Format,
+  status: number,
+  body: string,
+  reason?: string,
+): FastifyReply {
   if (reason !== undefined) reply.raw.statusMessage = safeReason(reason);
   // A Buffer keeps Fastify from appending a charset to the media type: clients compare it.
   return reply.code(status).header('content-type', contentTypeOf[format]).send(Buffer.from(body, 'utf8'));

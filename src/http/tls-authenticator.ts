@@ -13,5 +13,13 @@ export const tlsAuthenticator = (req: IncomingMessage): CallerResult => {
   const r = peerIdentity(req.socket as TLSSocket);
   if (!r.ok) return r;
   const fqans = r.identity.voms?.fqans;
-  return { ok: true, caller: { dn: r.identity.dn, kind: 'x509', notAfter: r.identity.notAfter, ...(fqans !== undefined && fqans.length > 0 ? { fqans } : {}) } };
+  return {
+    ok: true,
+    caller: {
+      dn: r.identity.dn,
+      kind: 'x509',
+      notAfter: r.identity.notAfter,
+      ...(fqans !== undefined && fqans.length > 0 ? { fqans } : {}),
+    },
+  };
 };

@@ -17,7 +17,12 @@
 import { constants, type X509Certificate } from 'node:crypto';
 import type { ServerOptions } from 'node:https';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import { authenticateChain, trustGeneration, type AttributeVerifier, type PresentedChain } from '../auth/authenticate-chain.js';
+import {
+  authenticateChain,
+  trustGeneration,
+  type AttributeVerifier,
+  type PresentedChain,
+} from '../auth/authenticate-chain.js';
 import { VerifiedChainCache } from '../auth/chain-cache.js';
 import type { AuthResult } from '../auth/identity.js';
 import { MAX_CHAIN_LENGTH } from '../auth/x509-chain.js';
@@ -76,7 +81,11 @@ interface Recheck {
 }
 type AuthSocket = TLSSocket & { [PEER]?: AuthResult; [RECHECK]?: Recheck };
 
-const NOT_ATTACHED: AuthResult = { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'the connection was not authenticated' };
+const NOT_ATTACHED: AuthResult = {
+  ok: false,
+  code: 'CE_ERR_AUTH_NO_CREDENTIALS',
+  reason: 'the connection was not authenticated',
+};
 const cachesByStore = new WeakMap<TrustStore, VerifiedChainCache>();
 
 /**
@@ -84,7 +93,11 @@ const cachesByStore = new WeakMap<TrustStore, VerifiedChainCache>();
  * the result on the socket. `trust` may be a function so that a reloaded CA directory
  * takes effect for new connections (each store has its own cache of verified chains).
  */
-export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() => TrustStore), opts: AttachOptions = {}): void {
+export function attachPeerIdentity(
+  server: TlsServer,
+  trust: TrustStore | (() => TrustStore),
+  opts: AttachOptions = {},
+): void {
   const now = opts.now ?? Date.now;
   // Prepended so the result exists before the HTTP layer sees any request on the socket.
   server.prependListener('secureConnection', (socket: TLSSocket) => {
@@ -95,7 +108,13 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
       const cache = opts.cache ?? cacheFor(store);
       const t = now();
       result = authenticateChain(readPeerChain(socket), store, cache, t, opts.attributes);
-      if (result.ok) s[RECHECK] = { store, cache, attributes: opts.attributes, generation: trustGeneration(store, opts.attributes, t) };
+      if (result.ok)
+        s[RECHECK] = {
+          store,
+          cache,
+          attributes: opts.attributes,
+          generation: trustGeneration(store, opts.attributes, t),
+        };
     } catch (e) {
       // Fail closed; the reason given to the client stays generic.
       opts.log?.error({ err: e }, 'client certificate verification failed unexpectedly');
@@ -104,7 +123,15 @@ export function attachPeerIdentity(server: TlsServer, trust: TrustStore | (() =>
     s[PEER] = result;
     if (result.ok) {
       const v = result.identity.voms;
-      opts.log?.debug({ dn: result.identity.dn, proxy: result.identity.isProxy, remote: socket.remoteAddress, ...(v === undefined ? {} : { vo: v.vo, fqans: v.fqans }) }, 'client authenticated');
+      opts.log?.debug(
+        {
+          dn: result.identity.dn,
+          proxy: result.identity.isProxy,
+          remote: socket.remoteAddress,
+          ...(v === undefined ? {} : { vo: v.vo, fqans: v.fqans }),
+        },
+        'client authenticated',
+      );
     } else if (result.code === 'CE_ERR_AUTH_CERT_INVALID') {
       opts.log?.info({ reason: result.reason, remote: socket.remoteAddress }, 'client certificate refused');
     }
@@ -129,7 +156,11 @@ export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthR
   }
   const r = s[PEER] ?? NOT_ATTACHED;
   if (r.ok && now >= r.identity.notAfter.getTime()) {
-    return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: `the client credentials expired at ${r.identity.notAfter.toISOString()}` };
+    return {
+      ok: false,
+      code: 'CE_ERR_AUTH_CERT_INVALID',
+      reason: `the client credentials expired at ${r.identity.notAfter.toISOString()}`,
+    };
   }
   if (r.ok && r.identity.voms !== undefined && now >= r.identity.voms.notAfter.getTime()) {
     // The attribute certificate expired on a kept-alive connection: the certificate still authenticates.
@@ -148,7 +179,6 @@ export function connectionKey(socket: TLSSocket): string {
   const r = (socket as AuthSocket)[PEER];
   return r?.ok === true ? `dn:${r.identity.dn}` : `address:${socket.remoteAddress ?? 'unknown'}`;
 }
-
 
 const CHAIN = Symbol('ceres.peerChain');
 type ChainSocket = TLSSocket & { [CHAIN]?: PresentedChain };

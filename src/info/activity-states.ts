@@ -46,7 +46,9 @@ function nordugridForm(v: StateInput): string {
 function localOf(state: InternalState, lrms: LrmsState | undefined): string {
   if (state === 'INLRMS') {
     // A-REX names INLRMS jobs `inlrms` unless the batch system reports an unusual state.
-    return lrms === undefined || lrms === 'Q' || lrms === 'R' || lrms === 'S' || lrms === 'EXECUTED' ? 'inlrms' : 'running';
+    return lrms === undefined || lrms === 'Q' || lrms === 'R' || lrms === 'S' || lrms === 'EXECUTED'
+      ? 'inlrms'
+      : 'running';
   }
   return state.toLowerCase();
 }
@@ -54,7 +56,8 @@ function localOf(state: InternalState, lrms: LrmsState | undefined): string {
 function fileForm(v: StateInput): string {
   const name = nordugridName(v);
   if (name === 'KILLED') return 'file:killed';
-  if (name === 'FAILED') return v.failedState === undefined ? 'file:failed' : `file:${localOf(v.failedState, undefined)}`;
+  if (name === 'FAILED')
+    return v.failedState === undefined ? 'file:failed' : `file:${localOf(v.failedState, undefined)}`;
   if (v.pending) return 'file:hold';
   return `file:${localOf(v.gmState, v.lrmsState)}`;
 }
@@ -66,5 +69,9 @@ export function stateValues(v: StateInput): [string, string, string] {
 
 /** The three RestartState values for the state a job failed in. */
 export function restartStateValues(failedState: InternalState): [string, string, string] {
-  return [`nordugrid:${failedState}`, `file:${localOf(failedState, undefined)}`, `arcrest:${RESTART_REST_STATE[failedState]}`];
+  return [
+    `nordugrid:${failedState}`,
+    `file:${localOf(failedState, undefined)}`,
+    `arcrest:${RESTART_REST_STATE[failedState]}`,
+  ];
 }

@@ -101,7 +101,9 @@ export function buildComputingActivity(job: ActivityView, ctx: ActivityContext):
     leaf('SubmissionHost', nonEmpty(job.submissionHost)),
     leaf('SubmissionClientName', nonEmpty(job.submissionClientName)),
     leaves('OtherMessages', messages),
-    queue === undefined ? undefined : el('Associations', [el('ComputingShareID', computingShareId(ctx.hostname, queue))]),
+    queue === undefined
+      ? undefined
+      : el('Associations', [el('ComputingShareID', computingShareId(ctx.hostname, queue))]),
   ];
   return el('ComputingActivity', children, attrs);
 }

@@ -10,8 +10,11 @@ export const computingServiceId = (host: string): string => `urn:ogf:ComputingSe
 export const restEndpointId = (host: string, url: string): string => `urn:ogf:ComputingEndpoint:${host}:rest:${url}`;
 export const computingShareId = (host: string, queue: string): string => `urn:ogf:ComputingShare:${host}:${queue}`;
 export const computingManagerId = (host: string, lrms: string): string => `urn:ogf:ComputingManager:${host}:${lrms}`;
-export const executionEnvironmentId = (host: string): string => `urn:ogf:ExecutionEnvironment:${host}:${EXECUTION_ENVIRONMENT_NAME}`;
-export const applicationEnvironmentId = (host: string, index: number): string => `urn:ogf:ApplicationEnvironment:${host}:rte:${index}`;
+export const executionEnvironmentId = (host: string): string =>
+  `urn:ogf:ExecutionEnvironment:${host}:${EXECUTION_ENVIRONMENT_NAME}`;
+export const applicationEnvironmentId = (host: string, index: number): string =>
+  `urn:ogf:ApplicationEnvironment:${host}:rte:${index}`;
 /** ComputingActivity ID of a job submitted through the REST interface. */
-export const computingActivityId = (host: string, jobId: string): string => `urn:caid:${host}:${REST_INTERFACE_NAME}:${jobId}`;
+export const computingActivityId = (host: string, jobId: string): string =>
+  `urn:caid:${host}:${REST_INTERFACE_NAME}:${jobId}`;
 export const idFromEndpoint = (jobId: string): string => `urn:idfe:${jobId}`;

@@ -84,7 +84,10 @@ function readText(path: string): string | undefined {
 export function readHostFacts(): HostFacts {
   const cpus = os.cpus();
   const first = cpus[0];
-  const release = os.platform() === 'linux' ? parseOsRelease(readText('/etc/os-release') ?? readText('/usr/lib/os-release') ?? '') : {};
+  const release =
+    os.platform() === 'linux'
+      ? parseOsRelease(readText('/etc/os-release') ?? readText('/usr/lib/os-release') ?? '')
+      : {};
   const cpuinfo = os.platform() === 'linux' ? readText('/proc/cpuinfo') : undefined;
   const facts: {
     -readonly [K in keyof HostFacts]: HostFacts[K];

@@ -71,7 +71,8 @@ function entityAttrs(c: Ctx, baseType: string | undefined): Record<string, strin
 
 export function buildInfoDocument(s: InfoSnapshot): XmlElement {
   const host = s.hostname;
-  const free = s.freeSlots ?? (s.totalSlots === undefined ? undefined : Math.max(0, s.totalSlots - s.jobs.all.usedSlots));
+  const free =
+    s.freeSlots ?? (s.totalSlots === undefined ? undefined : Math.max(0, s.totalSlots - s.jobs.all.usedSlots));
   const c: Ctx = {
     s,
     host,
@@ -195,7 +196,10 @@ function computingShare(c: Ctx, q: QueueInfo): XmlElement {
       leaf('FreeSlotsWithDuration', countText(q.freeSlots ?? c.freeSlots)),
       el('UsedSlots', String(j.usedSlots)),
       el('RequestedSlots', String(j.requestedSlots)),
-      el('Associations', [el('ComputingEndpointID', c.endpointId), el('ExecutionEnvironmentID', executionEnvironmentId(c.host))]),
+      el('Associations', [
+        el('ComputingEndpointID', c.endpointId),
+        el('ExecutionEnvironmentID', executionEnvironmentId(c.host)),
+      ]),
     ],
     entityAttrs(c, 'Share'),
   );

@@ -57,7 +57,12 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       if (cached && now - cached.at < 1000) return cached.doc;
       const entries: JobTallyEntry[] = [];
       for (const r of o.store.countByState()) {
-        const e: JobTallyEntry = { gmState: r.state as InternalState, pending: r.pending !== 0, queue: r.queue, ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}) };
+        const e: JobTallyEntry = {
+          gmState: r.state as InternalState,
+          pending: r.pending !== 0,
+          queue: r.queue,
+          ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}),
+        };
         for (let i = 0; i < r.n; i++) entries.push(e);
       }
       let space: { totalBytes: number; freeBytes: number } | undefined;
@@ -79,8 +84,16 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         validitySeconds: 60,
         health: o.health?.() ?? { state: 'ok' },
         servingState: drained.includes('') ? 'draining' : 'production',
-        queues: c.queues.map((q) => ({ ...batchQueueFacts(lrms, q.name), ...q, ...enforcedLimits(o.config.engine), ...(drained.includes(q.name) ? { servingState: 'draining' as const } : {}) })),
-        runtimeEnvironments: c.runtimeEnvironments.map((r) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}) })),
+        queues: c.queues.map((q) => ({
+          ...batchQueueFacts(lrms, q.name),
+          ...q,
+          ...enforcedLimits(o.config.engine),
+          ...(drained.includes(q.name) ? { servingState: 'draining' as const } : {}),
+        })),
+        runtimeEnvironments: c.runtimeEnvironments.map((r) => ({
+          name: r.name,
+          ...(r.description !== undefined ? { description: r.description } : {}),
+        })),
         jobs: tallyJobs(entries),
         lrms: o.lrms,
         totalSlots: lrms?.totalSlots ?? availableParallelism(),
@@ -113,7 +126,10 @@ function batchQueueFacts(lrms: BatchClusterInfo | undefined, name: string): Part
 }
 
 /** The engine's limits every queue is subject to, as GLUE2 publishes them (only those set). */
-function enforcedLimits(e: { readonly maxRunningJobs: number; readonly maxRunningJobsPerUser: number }): { maxRunningJobs?: number; maxUserRunningJobs?: number } {
+function enforcedLimits(e: { readonly maxRunningJobs: number; readonly maxRunningJobsPerUser: number }): {
+  maxRunningJobs?: number;
+  maxUserRunningJobs?: number;
+} {
   return {
     ...(e.maxRunningJobs > 0 ? { maxRunningJobs: e.maxRunningJobs } : {}),
     ...(e.maxRunningJobsPerUser > 0 ? { maxUserRunningJobs: e.maxRunningJobsPerUser } : {}),

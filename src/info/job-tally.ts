@@ -47,7 +47,16 @@ export interface JobTally {
 }
 
 export function emptyCounters(): JobCounters {
-  return { total: 0, running: 0, waiting: 0, staging: 0, suspended: 0, preLrmsWaiting: 0, usedSlots: 0, requestedSlots: 0 };
+  return {
+    total: 0,
+    running: 0,
+    waiting: 0,
+    staging: 0,
+    suspended: 0,
+    preLrmsWaiting: 0,
+    usedSlots: 0,
+    requestedSlots: 0,
+  };
 }
 
 export function tallyJobs(jobs: Iterable<JobTallyEntry>): JobTally {

@@ -7,7 +7,8 @@
  */
 
 // Fixed-shape patterns, no nested quantifiers: linear on any input (and inputs are capped).
-const EXTENDED = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
+const EXTENDED =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 const COMPACT = /^(\d{4})(\d{2})(\d{2})T?(\d{2})(\d{2})(\d{2})?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 export function parseArcTime(s: string): string | undefined {

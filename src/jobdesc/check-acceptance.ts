@@ -49,7 +49,8 @@ const DEFAULT_MAX_RERUN = 5;
 
 export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): AcceptanceResult {
   // A-REX 6a-6c: what its parser step leaves unresolved.
-  if (desc.runtimeEnvironments.some((r) => r.constraint !== undefined)) return itemFailure('CE_ERR_JOBDESC_RTE_UNRESOLVED');
+  if (desc.runtimeEnvironments.some((r) => r.constraint !== undefined))
+    return itemFailure('CE_ERR_JOBDESC_RTE_UNRESOLVED');
   const acl = desc.accessControl;
   if (acl) {
     if (acl.content === undefined) return itemFailure('CE_ERR_JOBDESC_ACL_NO_CONTENT');
@@ -58,7 +59,8 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
     }
   }
   // A-REX 7: an xRSL grid-manager action other than "request".
-  if (desc.action !== undefined && desc.action !== 'request') return itemFailure('CE_ERR_JOBDESC_WRONG_ACTION', `Wrong action in job request: ${desc.action}`);
+  if (desc.action !== undefined && desc.action !== 'request')
+    return itemFailure('CE_ERR_JOBDESC_WRONG_ACTION', `Wrong action in job request: ${desc.action}`);
 
   // A-REX 9: queue. Its two texts are swapped (unknown queue → "is not allowed for this
   // user", forbidden queue → "does not match any of available queues"); kept as they are.
@@ -68,7 +70,8 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
   // A-REX 10-13.
   if (desc.preExecutables.length > 0) return itemFailure('CE_ERR_JOBDESC_PRE_EXECUTABLE');
   if (desc.postExecutables.length > 0) return itemFailure('CE_ERR_JOBDESC_POST_EXECUTABLE');
-  if (desc.outputFiles.some((f) => f.options.creationFlag === 'append')) return itemFailure('CE_ERR_JOBDESC_CREATION_MODE');
+  if (desc.outputFiles.some((f) => f.options.creationFlag === 'append'))
+    return itemFailure('CE_ERR_JOBDESC_CREATION_MODE');
   const slots = checkSlots(desc);
   if (slots) return slots;
   if (desc.coprocessor !== undefined && desc.coprocessor !== '') return itemFailure('CE_ERR_JOBDESC_COPROCESSOR');
@@ -90,13 +93,21 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
   const enabled = new Set(ctx.runtimeEnvironments);
   const runtimeEnvironments = desc.runtimeEnvironments.filter((r) => enabled.has(r.name));
   const missing = desc.runtimeEnvironments.find((r) => !enabled.has(r.name) && r.optional !== true);
-  if (missing) return itemFailure('CE_ERR_JOBDESC_RTE_UNKNOWN', `Requested RunTimeEnvironment ${missing.name} is missing, broken or not enabled.`);
+  if (missing)
+    return itemFailure(
+      'CE_ERR_JOBDESC_RTE_UNKNOWN',
+      `Requested RunTimeEnvironment ${missing.name} is missing, broken or not enabled.`,
+    );
   const limit = queueLimitProblem(desc, queue.limits);
   if (limit) return limit;
 
   const out: JobDescription = { ...desc, queue: queue.limits.name, runtimeEnvironments };
   if (delegationId !== undefined) out.delegationId = delegationId;
-  if (out.lifetimeSeconds !== undefined && ctx.maxLifetimeSeconds !== undefined && out.lifetimeSeconds > ctx.maxLifetimeSeconds) {
+  if (
+    out.lifetimeSeconds !== undefined &&
+    ctx.maxLifetimeSeconds !== undefined &&
+    out.lifetimeSeconds > ctx.maxLifetimeSeconds
+  ) {
     out.lifetimeSeconds = ctx.maxLifetimeSeconds;
   }
   const maxRerun = ctx.maxRerun ?? DEFAULT_MAX_RERUN;
@@ -105,15 +116,21 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
 }
 
 function resolveQueue(desc: JobDescription, ctx: AcceptanceContext): { ok: true; limits: QueueLimits } | ItemFailure {
-  const allowed = (q: QueueLimits): boolean => ctx.authorisedQueues === undefined || ctx.authorisedQueues.includes(q.name);
+  const allowed = (q: QueueLimits): boolean =>
+    ctx.authorisedQueues === undefined || ctx.authorisedQueues.includes(q.name);
   const requested = desc.queue || ctx.requestQueue || ctx.defaultQueue || undefined;
   if (requested === undefined) {
     const q = ctx.queues.find(allowed);
     return q ? { ok: true, limits: q } : itemFailure('CE_ERR_JOBDESC_NO_QUEUE');
   }
   const q = findQueue(ctx.queues, requested);
-  if (!q) return itemFailure('CE_ERR_JOBDESC_QUEUE_UNKNOWN', `Requested queue ${requested} is not allowed for this user`);
-  if (!allowed(q)) return itemFailure('CE_ERR_JOBDESC_QUEUE_FORBIDDEN', `Requested queue ${requested} does not match any of available queues`);
+  if (!q)
+    return itemFailure('CE_ERR_JOBDESC_QUEUE_UNKNOWN', `Requested queue ${requested} is not allowed for this user`);
+  if (!allowed(q))
+    return itemFailure(
+      'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
+      `Requested queue ${requested} does not match any of available queues`,
+    );
   return { ok: true, limits: q };
 }
 
@@ -136,7 +153,10 @@ function checkSlots(desc: JobDescription): ItemFailure | undefined {
   const { count, countPerNode } = desc;
   // A-REX divides by SlotsPerHost: 0 crashes it. Refuse non-positive values instead.
   if ((count !== undefined && count < 1) || (countPerNode !== undefined && countPerNode < 1)) {
-    return itemFailure('CE_ERR_JOBDESC_SLOTS_INVALID', `NumberOfSlots (count) and SlotsPerHost (countpernode) must be at least 1, got ${count ?? '-'} and ${countPerNode ?? '-'}`);
+    return itemFailure(
+      'CE_ERR_JOBDESC_SLOTS_INVALID',
+      `NumberOfSlots (count) and SlotsPerHost (countpernode) must be at least 1, got ${count ?? '-'} and ${countPerNode ?? '-'}`,
+    );
   }
   if (countPerNode !== undefined && count !== undefined && (countPerNode > count || count % countPerNode !== 0)) {
     return itemFailure('CE_ERR_JOBDESC_SLOTS');
@@ -163,15 +183,28 @@ function sessionPathProblem(desc: JobDescription): ItemFailure | undefined {
   for (const f of desc.inputFiles) names.push(f.name);
   for (const f of desc.outputFiles) names.push(f.name.startsWith('@') ? f.name.slice(1) : f.name);
   const bad = names.find(leavesSession);
-  return bad === undefined ? undefined : itemFailure('CE_ERR_JOBDESC_BAD_PATH', `File name '${bad.replaceAll('\0', '\\0')}' must stay inside the session directory`);
+  return bad === undefined
+    ? undefined
+    : itemFailure(
+        'CE_ERR_JOBDESC_BAD_PATH',
+        `File name '${bad.replaceAll('\0', '\\0')}' must stay inside the session directory`,
+      );
 }
 
 function queueLimitProblem(desc: JobDescription, q: QueueLimits): ItemFailure | undefined {
   const over = (what: string, value: number, max: number | undefined, unit: string): ItemFailure | undefined =>
-    max !== undefined && value > max ? itemFailure('CE_ERR_JOBDESC_QUEUE_LIMIT', `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit})`) : undefined;
+    max !== undefined && value > max
+      ? itemFailure(
+          'CE_ERR_JOBDESC_QUEUE_LIMIT',
+          `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit})`,
+        )
+      : undefined;
   const w = desc.wallTimeSeconds;
   if (w !== undefined && q.minWallTimeSeconds !== undefined && w < q.minWallTimeSeconds) {
-    return itemFailure('CE_ERR_JOBDESC_QUEUE_LIMIT', `Requested wall time (${w} s) is below the minimum of queue ${q.name} (${q.minWallTimeSeconds} s)`);
+    return itemFailure(
+      'CE_ERR_JOBDESC_QUEUE_LIMIT',
+      `Requested wall time (${w} s) is below the minimum of queue ${q.name} (${q.minWallTimeSeconds} s)`,
+    );
   }
   return (
     (w !== undefined ? over('wall time', w, q.maxWallTimeSeconds, 's') : undefined) ??

@@ -7,7 +7,10 @@ import type { XmlElement } from '../doc/element.js';
 import { renderXml } from '../doc/render-xml.js';
 
 /** The `xmlns` / `xmlns:p` attributes of `e`, merged over `inherited`. */
-export function inScopeNamespaces(e: XmlElement, inherited: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function inScopeNamespaces(
+  e: XmlElement,
+  inherited: Readonly<Record<string, string>> = {},
+): Record<string, string> {
   let out: Record<string, string> | undefined;
   if (e.attrs) {
     for (const [k, v] of Object.entries(e.attrs)) {
@@ -20,6 +23,9 @@ export function inScopeNamespaces(e: XmlElement, inherited: Readonly<Record<stri
 /** `e` serialised with every inherited namespace declaration it does not redeclare. */
 export function renderStandalone(e: XmlElement, inherited: Readonly<Record<string, string>>): string {
   const attrs: Record<string, string> = { ...inherited, ...(e.attrs ?? {}) };
-  const copy: XmlElement = Object.keys(attrs).length === 0 ? { name: e.name, children: e.children } : { name: e.name, attrs, children: e.children };
+  const copy: XmlElement =
+    Object.keys(attrs).length === 0
+      ? { name: e.name, children: e.children }
+      : { name: e.name, attrs, children: e.children };
   return renderXml(copy);
 }

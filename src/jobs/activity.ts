@@ -9,7 +9,6 @@ import type { ActivityView } from '../info/activity-view.js';
 import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../vocabulary/job-states.js';
 import type { JobRecord } from '../store/job-record.js';
 
-
 export interface ActivityOptions {
   readonly hostname: string;
   readonly delegationsOf: (id: string) => string[];
@@ -18,7 +17,14 @@ export interface ActivityOptions {
 
 export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
   const d = j.description;
-  const usage = (j.engine.usage ?? {}) as { wallTimeSeconds?: number; cpuTimeSeconds?: number; maxRssBytes?: number; nodes?: string[]; startTime?: number; endTime?: number };
+  const usage = (j.engine.usage ?? {}) as {
+    wallTimeSeconds?: number;
+    cpuTimeSeconds?: number;
+    maxRssBytes?: number;
+    nodes?: string[];
+    startTime?: number;
+    endTime?: number;
+  };
   const delegs = o.delegationsOf(j.id);
   const proxyExp = j.delegationId && o.proxyExpiry ? o.proxyExpiry(j.delegationId) : undefined;
   const slots = d.count ?? 1;
@@ -74,7 +80,11 @@ export function statusFileText(j: JobRecord): string {
 /** The `local` control file (A-REX's key=value format, keys with values only). */
 export function localFileText(j: JobRecord, headnode: string): string {
   const d = j.description;
-  const mds = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  const mds = (ms: number) =>
+    new Date(ms)
+      .toISOString()
+      .replace(/[-:T]/g, '')
+      .replace(/\.\d{3}Z$/, 'Z');
   const lines: [string, string | number | null | undefined][] = [
     ['globalid', j.id],
     ['headnode', headnode],
@@ -82,7 +92,13 @@ export function localFileText(j: JobRecord, headnode: string): string {
     ['lrms', (j.engine.lrms as string | undefined) ?? undefined],
     ['queue', j.queue],
     ['localid', j.localId],
-    ['args', [d.executable, ...d.arguments].filter((x) => x !== undefined).map(escapeArg).join(' ')],
+    [
+      'args',
+      [d.executable, ...d.arguments]
+        .filter((x) => x !== undefined)
+        .map(escapeArg)
+        .join(' '),
+    ],
     ['argscode', d.expectedExitCode],
     ['subject', j.owner],
     ['starttime', mds(j.createdAt)],
@@ -99,10 +115,12 @@ export function localFileText(j: JobRecord, headnode: string): string {
     ['dryrun', d.dryRun ? 'yes' : 'no'],
     ['freestagein', d.clientDataPush ? 'yes' : 'no'],
   ];
-  return lines
-    .filter(([, v]) => v !== undefined && v !== null && v !== '')
-    .map(([k, v]) => `${k}=${String(v).replace(/\n/g, ' ')}`)
-    .join('\n') + '\n';
+  return (
+    lines
+      .filter(([, v]) => v !== undefined && v !== null && v !== '')
+      .map(([k, v]) => `${k}=${String(v).replace(/\n/g, ' ')}`)
+      .join('\n') + '\n'
+  );
 }
 
 function escapeArg(s: string): string {

@@ -13,11 +13,18 @@ export function descriptionPort(config: Config): DescriptionPort {
   // (none: the item fails with "no queue ... allowed for this user").
   const defaultQueueFor = (c: Config['cluster'], allowed: readonly string[] | undefined): { defaultQueue?: string } => {
     const configured = c.defaultQueue ?? c.queues[0]?.name;
-    const q = allowed === undefined || (configured !== undefined && allowed.includes(configured)) ? configured : c.queues.find((x) => allowed.includes(x.name))?.name;
+    const q =
+      allowed === undefined || (configured !== undefined && allowed.includes(configured))
+        ? configured
+        : c.queues.find((x) => allowed.includes(x.name))?.name;
     return q === undefined ? {} : { defaultQueue: q };
   };
   return {
-    split: (body) => splitSubmission(body, { maxDescriptionBytes: config.jobs.maxDescriptionBytes, maxItems: config.jobs.maxDescriptionsPerRequest }),
+    split: (body) =>
+      splitSubmission(body, {
+        maxDescriptionBytes: config.jobs.maxDescriptionBytes,
+        maxItems: config.jobs.maxDescriptionsPerRequest,
+      }),
     accept: (desc, defaults) => {
       const c = config.cluster;
       return checkAcceptance(desc, {

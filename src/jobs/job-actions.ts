@@ -40,7 +40,9 @@ export class JobActions {
   info(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) => {
       const j = this.store.getOwned(id, owner);
-      return j ? { status: 200, reason: 'OK', id, infoDocument: this.activity(j) } : { ...NOT_FOUND(id), infoDocument: null };
+      return j
+        ? { status: 200, reason: 'OK', id, infoDocument: this.activity(j) }
+        : { ...NOT_FOUND(id), infoDocument: null };
     });
   }
 
@@ -56,7 +58,8 @@ export class JobActions {
       this.#flag(owner, id, (j) => {
         // Refusal texts come from the state machine, so they are worded in one place. A kill
         // of a job being submitted is accepted here and acted on once the batch system answers.
-        if (isFinal(machineStateOf(j))) return { refuse: { status: 409, reason: killRefusal(machineStateOf(j)) ?? 'Job has already ended' } };
+        if (isFinal(machineStateOf(j)))
+          return { refuse: { status: 409, reason: killRefusal(machineStateOf(j)) ?? 'Job has already ended' } };
         if (j.killRequested) return { ok: { status: 202, reason: 'Queued for killing' } };
         return { changes: { killRequested: true }, ok: { status: 202, reason: 'Queued for killing' } };
       }),
@@ -66,7 +69,9 @@ export class JobActions {
   clean(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) =>
       this.#flag(owner, id, (j) => {
-        const reason = isFinal(machineStateOf(j)) ? 'Queued for cleaning' : 'Queued for cleaning once the job has ended';
+        const reason = isFinal(machineStateOf(j))
+          ? 'Queued for cleaning'
+          : 'Queued for cleaning once the job has ended';
         if (j.cleanRequested) return { ok: { status: 202, reason } };
         return { changes: { cleanRequested: true }, ok: { status: 202, reason } };
       }),
@@ -87,7 +92,10 @@ export class JobActions {
   #flag(
     owner: string,
     id: string,
-    decide: (j: JobRecord) => { refuse: { status: number; reason: string } } | { changes?: JobChanges; ok: { status: number; reason: string } },
+    decide: (
+      j: JobRecord,
+    ) =>
+      { refuse: { status: number; reason: string } } | { changes?: JobChanges; ok: { status: number; reason: string } },
   ): BulkItem {
     for (let attempt = 0; attempt < 5; attempt++) {
       const j = this.store.getOwned(id, owner);

@@ -102,18 +102,29 @@ export class JobService {
     const { multi, items: parsed } = this.#o.descriptions.split(body);
     const instances = opts.instances ?? 1;
     const instancesMin = opts.instancesMin ?? 1;
-    if (!Number.isInteger(instances) || !Number.isInteger(instancesMin) || instances < 1 || instancesMin < 1 || instancesMin > instances) {
+    if (
+      !Number.isInteger(instances) ||
+      !Number.isInteger(instancesMin) ||
+      instances < 1 ||
+      instancesMin < 1 ||
+      instancesMin > instances
+    ) {
       throw ceError('CE_ERR_JOB_BAD_INSTANCES');
     }
     if (instances > 1 && multi) throw ceError('CE_ERR_JOB_INSTANCES_WITH_BULK');
-    if (instancesMin > this.#o.maxInstances) throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `at most ${this.#o.maxInstances} instances per request`);
+    if (instancesMin > this.#o.maxInstances)
+      throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `at most ${this.#o.maxInstances} instances per request`);
     let copies = Math.min(instances, this.#o.maxInstances);
     // Per-user active cap, checked and reserved synchronously (no await until the
     // reservation is taken), so concurrent submissions of one user never over-admit.
     const room = this.#room(owner);
     if (instances > 1) {
       // A-REX's rule for its job limit: instances_min must fit, instances is trimmed to what does.
-      if (instancesMin > room) throw ceError('CE_ERR_JOB_TOO_MANY_INSTANCES', `${noMoreJobs(this.#o.maxActivePerUser ?? 0)}; room for ${Math.max(0, room)}`);
+      if (instancesMin > room)
+        throw ceError(
+          'CE_ERR_JOB_TOO_MANY_INSTANCES',
+          `${noMoreJobs(this.#o.maxActivePerUser ?? 0)}; room for ${Math.max(0, room)}`,
+        );
       copies = Math.min(copies, room);
     }
 
@@ -129,7 +140,11 @@ export class JobService {
         results.push({ status: 503, reason: noMoreJobs(this.#o.maxActivePerUser ?? 0) });
         continue;
       }
-      const acc = this.#o.descriptions.accept(item.description, { queue: opts.queue, delegationId: opts.delegationId, authorisedQueues: opts.queues });
+      const acc = this.#o.descriptions.accept(item.description, {
+        queue: opts.queue,
+        delegationId: opts.delegationId,
+        authorisedQueues: opts.queues,
+      });
       if (!acc.ok) {
         results.push({ status: acc.status, reason: acc.reason });
         continue;
@@ -180,7 +195,10 @@ export class JobService {
     // loop a thousand times (the durable commit below blocks for its fsync anyway).
     const made: string[] = [];
     // A mapped job's session directory is its account's from the start (docs/security.md).
-    const account = opts.localAccount !== undefined && this.#o.sessionOwner ? await this.#o.sessionOwner(opts.localAccount) : undefined;
+    const account =
+      opts.localAccount !== undefined && this.#o.sessionOwner
+        ? await this.#o.sessionOwner(opts.localAccount)
+        : undefined;
     this.#creating.set(owner, (this.#creating.get(owner) ?? 0) + toCreate.length);
     try {
       for (const j of toCreate) {

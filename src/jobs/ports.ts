@@ -5,7 +5,8 @@
 import type { JobDescription } from '../jobdesc/model.js';
 
 export type ItemFailure = { readonly ok: false; readonly status: number; readonly reason: string };
-export type ParsedItem = { readonly ok: true; readonly text: string; readonly description: JobDescription } | ItemFailure;
+export type ParsedItem =
+  { readonly ok: true; readonly text: string; readonly description: JobDescription } | ItemFailure;
 
 export interface AcceptanceDefaults {
   readonly queue?: string | undefined;
@@ -21,7 +22,10 @@ export interface DescriptionPort {
    */
   split(body: Buffer): { readonly multi: boolean; readonly items: readonly ParsedItem[] };
   /** Acceptance checks (queue, RTEs, limits...) with the 1.1 defaults applied. */
-  accept(desc: JobDescription, defaults: AcceptanceDefaults): { readonly ok: true; readonly description: JobDescription } | ItemFailure;
+  accept(
+    desc: JobDescription,
+    defaults: AcceptanceDefaults,
+  ): { readonly ok: true; readonly description: JobDescription } | ItemFailure;
 }
 
 export interface DelegationPort {

@@ -125,7 +125,12 @@ export interface BatchResult {
 }
 
 export type BatchUpdate =
-  | { readonly kind: 'state'; readonly jobId: string; readonly state: BatchState; /** The batch system's own name, e.g. Slurm's `SUSPENDED`. */ readonly native?: string }
+  | {
+      readonly kind: 'state';
+      readonly jobId: string;
+      readonly state: BatchState;
+      /** The batch system's own name, e.g. Slurm's `SUSPENDED`. */ readonly native?: string;
+    }
   | { readonly kind: 'final'; readonly jobId: string; readonly result: BatchResult };
 
 export type BatchUpdateListener = (localId: string, update: BatchUpdate) => void | Promise<void>;

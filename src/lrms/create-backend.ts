@@ -14,11 +14,21 @@ import { SlurmBackend } from './slurm/slurm-backend.js';
  * `commands`: where a backend that runs batch commands reports each one (metrics); the
  * fork backend runs none.
  */
-export async function createBatchBackend(config: Config['lrms'], lrmsRoot: string, log?: BackendLog, commands?: BatchCommandObserver): Promise<BatchBackend> {
+export async function createBatchBackend(
+  config: Config['lrms'],
+  lrmsRoot: string,
+  log?: BackendLog,
+  commands?: BatchCommandObserver,
+): Promise<BatchBackend> {
   switch (config.backend) {
     case 'fork':
       return ForkBackend.create({ workDir: join(lrmsRoot, 'fork'), ...config.fork, ...(log ? { log } : {}) });
     case 'slurm':
-      return SlurmBackend.create({ workDir: join(lrmsRoot, 'slurm'), ...config.slurm, ...(log ? { log } : {}), ...(commands ? { commands } : {}) });
+      return SlurmBackend.create({
+        workDir: join(lrmsRoot, 'slurm'),
+        ...config.slurm,
+        ...(log ? { log } : {}),
+        ...(commands ? { commands } : {}),
+      });
   }
 }

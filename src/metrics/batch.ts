@@ -25,7 +25,12 @@ export function timedBackend(b: BatchBackend, observer: BatchCommandObserver): B
     submit: (spec: Parameters<BatchBackend['submit']>[0]) => timedCommand(observer, 'submit', () => b.submit(spec)),
     recover: (jobs: Parameters<BatchBackend['recover']>[0]) => timedCommand(observer, 'recover', () => b.recover(jobs)),
     cancel: (localId: string) => timedCommand(observer, 'cancel', () => b.cancel(localId)),
-    ...(b.release ? { release: (j: Parameters<NonNullable<BatchBackend['release']>>[0]) => timedCommand(observer, 'release', () => b.release!(j)) } : {}),
+    ...(b.release
+      ? {
+          release: (j: Parameters<NonNullable<BatchBackend['release']>>[0]) =>
+            timedCommand(observer, 'release', () => b.release!(j)),
+        }
+      : {}),
   };
   return new Proxy(b, {
     get(target, key, receiver) {

@@ -5,7 +5,21 @@
  * checks are delegated to node:crypto (OpenSSL), which parses the same DER.
  */
 import { X509Certificate as NodeX509, createHash } from 'node:crypto';
-import { DerError, TAG, children, content, decodeBits, decodeBoolean, decodeOid, decodeSmallUint, decodeTime, expectTag, parseDer, raw, type Tlv } from './der.js';
+import {
+  DerError,
+  TAG,
+  children,
+  content,
+  decodeBits,
+  decodeBoolean,
+  decodeOid,
+  decodeSmallUint,
+  decodeTime,
+  expectTag,
+  parseDer,
+  raw,
+  type Tlv,
+} from './der.js';
 import { nameRdns, toOneline, type Rdn } from './dn.js';
 import { OID_PROXY_CERT_INFO, decodeProxyCertInfo, type ProxyCertInfo } from './proxy-cert-info.js';
 
@@ -115,7 +129,9 @@ export function parseCertificate(derIn: Uint8Array): ParsedCertificate {
     extensions,
     basicConstraints: ext(extensions, OID.basicConstraints, decodeBasicConstraints),
     keyUsage: ext(extensions, OID.keyUsage, (t) => decodeBits(t)),
-    extKeyUsage: ext(extensions, OID.extKeyUsage, (t) => children(expectTag(t, TAG.SEQUENCE, 'extKeyUsage')).map(decodeOid)),
+    extKeyUsage: ext(extensions, OID.extKeyUsage, (t) =>
+      children(expectTag(t, TAG.SEQUENCE, 'extKeyUsage')).map(decodeOid),
+    ),
     proxyCertInfo: ext(extensions, OID.proxyCertInfo, decodeProxyCertInfo),
     node,
   };

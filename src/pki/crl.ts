@@ -10,7 +10,19 @@
  * a whole rather than read as if it listed every revocation.
  */
 import { type KeyObject, verify as verifySignature } from 'node:crypto';
-import { DerError, TAG, children, content, decodeBoolean, decodeOid, decodeTime, expectTag, parseDer, raw, type Tlv } from './der.js';
+import {
+  DerError,
+  TAG,
+  children,
+  content,
+  decodeBoolean,
+  decodeOid,
+  decodeTime,
+  expectTag,
+  parseDer,
+  raw,
+  type Tlv,
+} from './der.js';
 import { nameRdns, toOneline, type Rdn } from './dn.js';
 import { pemBlocks } from './certificate.js';
 
@@ -49,7 +61,8 @@ export function parseCrlFile(bytes: Buffer): ParsedCrl {
   const text = bytes.toString('latin1');
   if (text.includes('-----BEGIN')) {
     const blocks = pemBlocks(text, 'X509 CRL');
-    if (blocks.length !== 1) throw new DerError(blocks.length === 0 ? 'no X509 CRL PEM block' : 'more than one CRL in the file');
+    if (blocks.length !== 1)
+      throw new DerError(blocks.length === 0 ? 'no X509 CRL PEM block' : 'more than one CRL in the file');
     return parseCrl(blocks[0] as Buffer);
   }
   return parseCrl(bytes);
@@ -64,13 +77,17 @@ export function parseCrl(der: Uint8Array): ParsedCrl {
   const issuerT = expectTag(f[i++], TAG.SEQUENCE, 'CRL issuer');
   const thisUpdate = decodeTime(timeAt(f[i++], 'thisUpdate'));
   let nextUpdate: Date | undefined;
-  if (f[i] !== undefined && (f[i]?.tag === TAG.UTC_TIME || f[i]?.tag === TAG.GENERALIZED_TIME)) nextUpdate = decodeTime(f[i++] as Tlv);
+  if (f[i] !== undefined && (f[i]?.tag === TAG.UTC_TIME || f[i]?.tag === TAG.GENERALIZED_TIME))
+    nextUpdate = decodeTime(f[i++] as Tlv);
   const revoked = new Map<string, Date>();
   if (f[i]?.tag === TAG.SEQUENCE) {
     for (const entry of children(f[i++] as Tlv)) {
       const [serial, date, exts] = children(expectTag(entry, TAG.SEQUENCE, 'revoked certificate'));
       if (exts !== undefined) checkExtensions(exts, 'CRL entry');
-      revoked.set(Buffer.from(content(expectTag(serial, TAG.INTEGER, 'revoked serial'))).toString('hex'), decodeTime(timeAt(date, 'revocationDate')));
+      revoked.set(
+        Buffer.from(content(expectTag(serial, TAG.INTEGER, 'revoked serial'))).toString('hex'),
+        decodeTime(timeAt(date, 'revocationDate')),
+      );
     }
   }
   if (f[i]?.tag === 0xa0) {
@@ -79,7 +96,9 @@ export function parseCrl(der: Uint8Array): ParsedCrl {
   }
   if (i !== f.length) throw new DerError('tbsCertList: unexpected trailing elements');
 
-  const algorithm = decodeOid(expectTag(children(expectTag(sigAlg, TAG.SEQUENCE, 'CRL signature algorithm'))[0], TAG.OID, 'signature algorithm'));
+  const algorithm = decodeOid(
+    expectTag(children(expectTag(sigAlg, TAG.SEQUENCE, 'CRL signature algorithm'))[0], TAG.OID, 'signature algorithm'),
+  );
   const digest = DIGESTS.get(algorithm);
   if (digest === undefined) throw new DerError(`unsupported CRL signature algorithm ${algorithm}`);
   const sigBits = content(expectTag(sig, TAG.BIT_STRING, 'CRL signature'));
@@ -104,7 +123,8 @@ export function parseCrl(der: Uint8Array): ParsedCrl {
 }
 
 function timeAt(t: Tlv | undefined, what: string): Tlv {
-  if (t === undefined || (t.tag !== TAG.UTC_TIME && t.tag !== TAG.GENERALIZED_TIME)) throw new DerError(`${what}: not a time`);
+  if (t === undefined || (t.tag !== TAG.UTC_TIME && t.tag !== TAG.GENERALIZED_TIME))
+    throw new DerError(`${what}: not a time`);
   return t;
 }
 
@@ -114,6 +134,7 @@ function checkExtensions(list: Tlv, what: string): void {
     const oid = decodeOid(parts[0] as Tlv);
     const critical = parts.length === 3 ? decodeBoolean(parts[1] as Tlv) : false;
     if (oid === DELTA_CRL_INDICATOR) throw new DerError('a delta CRL (only complete CRLs are used)');
-    if (critical && !UNDERSTOOD_CRITICAL.has(oid)) throw new DerError(`${what} has an unsupported critical extension ${oid}`);
+    if (critical && !UNDERSTOOD_CRITICAL.has(oid))
+      throw new DerError(`${what} has an unsupported critical extension ${oid}`);
   }
 }

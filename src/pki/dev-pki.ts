@@ -98,7 +98,11 @@ export async function initDevPki(dir: string, opts: DevPkiOptions = {}): Promise
   const abs = resolve(dir);
   const existing = await entries(abs);
   if (existing !== undefined && existing.length > 0 && opts.force !== true) {
-    throw new PkiError(existing.includes(DEV_PKI_FILES.caCert) ? `${abs} already holds a PKI (use --force to replace it)` : `${abs} is not empty`);
+    throw new PkiError(
+      existing.includes(DEV_PKI_FILES.caCert)
+        ? `${abs} already holds a PKI (use --force to replace it)`
+        : `${abs} is not empty`,
+    );
   }
   return buildInPlace(abs, opts);
 }
@@ -133,9 +137,15 @@ export async function ensureDevPki(dir: string, opts: Omit<DevPkiOptions, 'force
 }
 
 /** Add a user `NAME-cert.pem NAME-key.pem NAME-proxy.pem` signed by the PKI's CA. */
-export async function addDevUser(dir: string, name: string, opts: { readonly force?: boolean; readonly now?: Date } = {}): Promise<DevUser> {
+export async function addDevUser(
+  dir: string,
+  name: string,
+  opts: { readonly force?: boolean; readonly now?: Date } = {},
+): Promise<DevUser> {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
-    throw new PkiError('a user name is 1-64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit');
+    throw new PkiError(
+      'a user name is 1-64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit',
+    );
   }
   const abs = resolve(dir);
   const pki = await loadDevPki(abs);
@@ -150,7 +160,14 @@ export async function addDevUser(dir: string, name: string, opts: { readonly for
   const dn = `${pki.namespace}/CN=${name}`;
   const now = opts.now ?? new Date();
   const [keys, proxyKeys] = await Promise.all([generateRsaKeyPair(), generateRsaKeyPair()]);
-  const certDer = await createEndEntityCertificate({ dn, publicKey: keys.publicKey, issuer: pki.issuer, kind: 'user', days: CERT_DAYS, now });
+  const certDer = await createEndEntityCertificate({
+    dn,
+    publicKey: keys.publicKey,
+    issuer: pki.issuer,
+    kind: 'user',
+    days: CERT_DAYS,
+    now,
+  });
   const proxyPem = await makeProxyFile(certDer, keys.privateKey, proxyKeys, now);
   await writeAtomic(keyFile, privateKeyToPem(keys.privateKey), 0o600);
   await writeAtomic(certFile, toPem(certDer), 0o644);
@@ -182,16 +199,43 @@ async function buildInPlace(abs: string, opts: DevPkiOptions): Promise<DevPki> {
   }
   const pki = await loadDevPki(abs);
   const f = pki.files;
-  return describe(pki, [f.caCert, f.caKey, f.hostCert, f.hostKey, f.userCert, f.userKey, f.userProxy, f.caHashCert, f.caSigningPolicy]);
+  return describe(pki, [
+    f.caCert,
+    f.caKey,
+    f.hostCert,
+    f.hostKey,
+    f.userCert,
+    f.userKey,
+    f.userProxy,
+    f.caHashCert,
+    f.caSigningPolicy,
+  ]);
 }
 
 async function writeNewPki(dir: string, opts: DevPkiOptions, now: Date): Promise<void> {
   const namespace = `/O=Ceres Development/OU=${randomBytes(4).toString('hex')}`;
-  const [caKeys, hostKeys, userKeys, proxyKeys] = await Promise.all([generateRsaKeyPair(), generateRsaKeyPair(), generateRsaKeyPair(), generateRsaKeyPair()]);
-  const caDer = await createCaCertificate({ dn: `${namespace}/CN=Ceres Development CA`, keys: caKeys, days: CA_DAYS, now });
+  const [caKeys, hostKeys, userKeys, proxyKeys] = await Promise.all([
+    generateRsaKeyPair(),
+    generateRsaKeyPair(),
+    generateRsaKeyPair(),
+    generateRsaKeyPair(),
+  ]);
+  const caDer = await createCaCertificate({
+    dn: `${namespace}/CN=Ceres Development CA`,
+    keys: caKeys,
+    days: CA_DAYS,
+    now,
+  });
   const issuer = { certDer: caDer, key: caKeys.privateKey };
   const hostDer = await makeHostCert(namespace, hostKeys.publicKey, issuer, opts.hostname, now);
-  const userDer = await createEndEntityCertificate({ dn: `${namespace}/CN=${DEFAULT_USER_CN}`, publicKey: userKeys.publicKey, issuer, kind: 'user', days: CERT_DAYS, now });
+  const userDer = await createEndEntityCertificate({
+    dn: `${namespace}/CN=${DEFAULT_USER_CN}`,
+    publicKey: userKeys.publicKey,
+    issuer,
+    kind: 'user',
+    days: CERT_DAYS,
+    now,
+  });
   const proxyPem = await makeProxyFile(userDer, userKeys.privateKey, proxyKeys, now);
   const F = DEV_PKI_FILES;
   await writeFileMode(join(dir, F.caKey), privateKeyToPem(caKeys.privateKey), 0o600);
@@ -220,16 +264,39 @@ function hostNames(hostname: string | undefined): { dns: string[]; ips: string[]
   return { dns, ips };
 }
 
-async function makeHostCert(namespace: string, publicKey: CryptoKey, issuer: { certDer: Uint8Array; key: CryptoKey }, hostname: string | undefined, now: Date): Promise<Buffer> {
+async function makeHostCert(
+  namespace: string,
+  publicKey: CryptoKey,
+  issuer: { certDer: Uint8Array; key: CryptoKey },
+  hostname: string | undefined,
+  now: Date,
+): Promise<Buffer> {
   const { dns, ips } = hostNames(hostname);
   const cn = hostname !== undefined && hostname !== '' && isIP(hostname) === 0 ? hostname.toLowerCase() : 'localhost';
   if (!/^[A-Za-z0-9.-]+$/.test(cn)) throw new PkiError(`'${hostname ?? ''}' is not a valid host name`);
-  return createEndEntityCertificate({ dn: `${namespace}/CN=${cn}`, publicKey, issuer, kind: 'host', dnsNames: dns, ipAddresses: ips, days: CERT_DAYS, now });
+  return createEndEntityCertificate({
+    dn: `${namespace}/CN=${cn}`,
+    publicKey,
+    issuer,
+    kind: 'host',
+    dnsNames: dns,
+    ipAddresses: ips,
+    days: CERT_DAYS,
+    now,
+  });
 }
 
 /** A proxy file as arcproxy writes it: proxy certificate, proxy key, then the signer's certificate. */
-async function makeProxyFile(signerDer: Buffer, signerKey: CryptoKey, proxyKeys: { privateKey: CryptoKey; publicKey: CryptoKey }, now: Date): Promise<string> {
-  const proxyDer = await createProxyCertificate(signerDer, signerKey, proxyKeys.publicKey, { lifetimeSeconds: PROXY_SECONDS, now });
+async function makeProxyFile(
+  signerDer: Buffer,
+  signerKey: CryptoKey,
+  proxyKeys: { privateKey: CryptoKey; publicKey: CryptoKey },
+  now: Date,
+): Promise<string> {
+  const proxyDer = await createProxyCertificate(signerDer, signerKey, proxyKeys.publicKey, {
+    lifetimeSeconds: PROXY_SECONDS,
+    now,
+  });
   return toPem(proxyDer) + privateKeyToProxyPem(proxyKeys.privateKey) + toPem(signerDer);
 }
 
@@ -283,7 +350,8 @@ async function loadDevPki(dir: string): Promise<LoadedPki> {
   };
   const matches = (c: ParsedCertificate, keyPem: string, name: string): void => {
     const spki = createPublicKey(createPrivateKey(keyPem)).export({ type: 'spki', format: 'der' });
-    if (!spki.equals(Buffer.from(c.spkiDer))) throw new PkiError(`${join(dir, name)} does not belong to its certificate`);
+    if (!spki.equals(Buffer.from(c.spkiDer)))
+      throw new PkiError(`${join(dir, name)} does not belong to its certificate`);
   };
   const caPem = await read(F.caCert);
   const caKeyPem = await read(F.caKey);
@@ -299,11 +367,13 @@ async function loadDevPki(dir: string): Promise<LoadedPki> {
   const proxy = cert(proxyText, F.userProxy);
   matches(proxy, proxyText, F.userProxy);
   for (const c of [host, user]) {
-    if (!c.node.checkIssued(ca.node) || !c.node.verify(ca.node.publicKey)) throw new PkiError(`${dir}: certificates not issued by its CA`);
+    if (!c.node.checkIssued(ca.node) || !c.node.verify(ca.node.publicKey))
+      throw new PkiError(`${dir}: certificates not issued by its CA`);
   }
   const entry = caDirEntry(ca.der);
   const hashed = await read(join(F.certificates, entry.certFile));
-  if (!pemBlocks(hashed)[0]?.equals(ca.der)) throw new PkiError(`${join(dir, F.certificates, entry.certFile)} is not the CA certificate`);
+  if (!pemBlocks(hashed)[0]?.equals(ca.der))
+    throw new PkiError(`${join(dir, F.certificates, entry.certFile)} is not the CA certificate`);
   await read(join(F.certificates, entry.signingPolicyFile));
   return {
     dir,
@@ -335,13 +405,25 @@ async function renew(pki: LoadedPki, opts: DevPkiOptions, now: Date): Promise<De
   }
   let user = pki.user;
   if (user.notAfter.getTime() - t < CERT_RENEW_MS) {
-    const der = await createEndEntityCertificate({ dn: onelineOf(user.subjectDer), publicKey: user.spkiDer, issuer: pki.issuer, kind: 'user', days: CERT_DAYS, now });
+    const der = await createEndEntityCertificate({
+      dn: onelineOf(user.subjectDer),
+      publicKey: user.spkiDer,
+      issuer: pki.issuer,
+      kind: 'user',
+      days: CERT_DAYS,
+      now,
+    });
     await writeAtomic(pki.files.userCert, toPem(der), 0o644);
     written.push(pki.files.userCert);
     user = parseCertificate(der);
   }
   if (pki.proxy.notAfter.getTime() - t < PROXY_RENEW_MS || pki.proxyIssuerFingerprint !== user.fingerprint256) {
-    const proxyPem = await makeProxyFile(user.der, await importSigningKeyPem(pki.userKeyPem), await generateRsaKeyPair(), now);
+    const proxyPem = await makeProxyFile(
+      user.der,
+      await importSigningKeyPem(pki.userKeyPem),
+      await generateRsaKeyPair(),
+      now,
+    );
     await writeAtomic(pki.files.userProxy, proxyPem, 0o600);
     written.push(pki.files.userProxy);
   }
@@ -389,7 +471,8 @@ async function removeStaleTemps(abs: string, now: number): Promise<void> {
   for (const n of (await entries(parent)) ?? []) {
     if (!n.startsWith(prefix)) continue;
     const st = await stat(join(parent, n)).catch(() => undefined);
-    if (st !== undefined && now - st.mtimeMs > STALE_TEMP_MS) await rm(join(parent, n), { recursive: true, force: true });
+    if (st !== undefined && now - st.mtimeMs > STALE_TEMP_MS)
+      await rm(join(parent, n), { recursive: true, force: true });
   }
 }
 
@@ -404,5 +487,8 @@ async function writeAtomic(path: string, data: string, mode: number): Promise<vo
 }
 
 function stamp(d: Date): string {
-  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }

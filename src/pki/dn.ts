@@ -13,7 +13,19 @@
  *   first four bytes of SHA-1 over that canonical encoding, read little-endian.
  */
 import { createHash } from 'node:crypto';
-import { DerError, TAG, children, content, decodeOid, encodeOid, encodeTlv, expectTag, parseDer, raw, type Tlv } from './der.js';
+import {
+  DerError,
+  TAG,
+  children,
+  content,
+  decodeOid,
+  encodeOid,
+  encodeTlv,
+  expectTag,
+  parseDer,
+  raw,
+  type Tlv,
+} from './der.js';
 
 export interface Ava {
   readonly oid: string;
@@ -124,7 +136,13 @@ export function avaText(ava: Ava): string {
 }
 
 const CANON_TAGS: ReadonlySet<number> = new Set([
-  TAG.UTF8_STRING, TAG.BMP_STRING, TAG.UNIVERSAL_STRING, TAG.PRINTABLE_STRING, TAG.T61_STRING, TAG.IA5_STRING, TAG.VISIBLE_STRING,
+  TAG.UTF8_STRING,
+  TAG.BMP_STRING,
+  TAG.UNIVERSAL_STRING,
+  TAG.PRINTABLE_STRING,
+  TAG.T61_STRING,
+  TAG.IA5_STRING,
+  TAG.VISIBLE_STRING,
 ]);
 const isSpace = (b: number): boolean => b === 0x20 || (b >= 0x09 && b <= 0x0d);
 
@@ -136,7 +154,7 @@ function canonValue(ava: Ava): Buffer {
   while (s < e && isSpace(utf8[s] as number)) s++;
   while (e > s && isSpace(utf8[e - 1] as number)) e--;
   const out: number[] = [];
-  for (let i = s; i < e; ) {
+  for (let i = s; i < e;) {
     const b = utf8[i] as number;
     if (b >= 0x80) {
       out.push(b);
@@ -168,7 +186,9 @@ export function canonicalEncoding(rdns: readonly Rdn[]): Buffer {
 
 /** OpenSSL X509_NAME_hash (the `openssl x509 -hash` value), 8 lower-case hex digits. */
 export function subjectHash(nameDer: Uint8Array): string {
-  const md = createHash('sha1').update(canonicalEncoding(parseName(nameDer))).digest();
+  const md = createHash('sha1')
+    .update(canonicalEncoding(parseName(nameDer)))
+    .digest();
   return md.readUInt32LE(0).toString(16).padStart(8, '0');
 }
 
@@ -206,7 +226,10 @@ function attrFor(type: string): { oid: string; tag: number } {
 
 function encodeAva(part: DnPart): Buffer {
   const { oid, tag } = attrFor(part.type);
-  if ((tag === TAG.PRINTABLE_STRING && !/^[A-Za-z0-9 '()+,\-./:=?]*$/.test(part.value)) || (tag === TAG.IA5_STRING && /[^\p{ASCII}]/u.test(part.value))) {
+  if (
+    (tag === TAG.PRINTABLE_STRING && !/^[A-Za-z0-9 '()+,\-./:=?]*$/.test(part.value)) ||
+    (tag === TAG.IA5_STRING && /[^\p{ASCII}]/u.test(part.value))
+  ) {
     throw new DerError(`value of ${part.type} has characters its string type cannot hold`);
   }
   return encodeTlv(TAG.SEQUENCE, encodeOid(oid), encodeTlv(tag, Buffer.from(part.value, 'utf8')));

@@ -103,13 +103,26 @@ export async function createEndEntityCertificate(p: EndEntityParams): Promise<Bu
   const exts: x509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     // digitalSignature is what TLS client authentication and signing proxies need.
-    new x509.KeyUsagesExtension(KU.digitalSignature | KU.keyEncipherment | (p.kind === 'user' ? KU.dataEncipherment : 0), true),
-    new x509.ExtendedKeyUsageExtension(p.kind === 'host' ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] : [x509.ExtendedKeyUsage.clientAuth], false),
-    await x509.SubjectKeyIdentifierExtension.create(p.publicKey instanceof Uint8Array ? Buffer.from(p.publicKey) : p.publicKey),
+    new x509.KeyUsagesExtension(
+      KU.digitalSignature | KU.keyEncipherment | (p.kind === 'user' ? KU.dataEncipherment : 0),
+      true,
+    ),
+    new x509.ExtendedKeyUsageExtension(
+      p.kind === 'host'
+        ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]
+        : [x509.ExtendedKeyUsage.clientAuth],
+      false,
+    ),
+    await x509.SubjectKeyIdentifierExtension.create(
+      p.publicKey instanceof Uint8Array ? Buffer.from(p.publicKey) : p.publicKey,
+    ),
   ];
   const aki = authorityKeyId(issuerCert);
   if (aki !== undefined) exts.push(aki);
-  const names = [...(p.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(p.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const names = [
+    ...(p.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(p.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
   if (names.length > 0) exts.push(new x509.SubjectAlternativeNameExtension(names, false));
   return issueCertificate({
     subject: p.dn,
@@ -126,7 +139,10 @@ function authorityKeyId(issuer: ParsedCertificate): x509.Extension | undefined {
   const ski = issuer.extensions.get(OID.subjectKeyId);
   if (ski === undefined) return undefined;
   const id = parseDer(ski.value);
-  return new x509.AuthorityKeyIdentifierExtension(Buffer.from(content(expectTag(id, TAG.OCTET_STRING, 'subjectKeyIdentifier'))).toString('hex'), false);
+  return new x509.AuthorityKeyIdentifierExtension(
+    Buffer.from(content(expectTag(id, TAG.OCTET_STRING, 'subjectKeyIdentifier'))).toString('hex'),
+    false,
+  );
 }
 
 export type ProxyPolicyName = 'inheritAll' | 'limited' | 'independent';
@@ -143,12 +159,20 @@ export interface ProxyParams {
 }
 
 /** Sign an RFC 3820 proxy for `publicKey` with the signer's certificate and key. */
-export async function createProxyCertificate(signerCertDer: Uint8Array, signerKey: CryptoKey, publicKey: CryptoKey | Uint8Array, p: ProxyParams = {}): Promise<Buffer> {
+export async function createProxyCertificate(
+  signerCertDer: Uint8Array,
+  signerKey: CryptoKey,
+  publicKey: CryptoKey | Uint8Array,
+  p: ProxyParams = {},
+): Promise<Buffer> {
   const signer = parseCertificate(signerCertDer);
   const now = p.now ?? new Date();
   const serial = p.serial ?? randomInt(1, 2 ** 31);
   const notAfter = Math.min(now.getTime() + (p.lifetimeSeconds ?? 12 * 3600) * 1000, signer.notAfter.getTime());
-  const info = { ...(p.pathLen === undefined ? {} : { pathLen: p.pathLen }), policyLanguage: PROXY_POLICY[p.policy ?? 'inheritAll'] };
+  const info = {
+    ...(p.pathLen === undefined ? {} : { pathLen: p.pathLen }),
+    policyLanguage: PROXY_POLICY[p.policy ?? 'inheritAll'],
+  };
   return issueCertificate({
     subject: appendCn(signer.subjectDer, String(serial)),
     publicKey,
@@ -178,7 +202,12 @@ export interface SignedProxy {
  * certificate signs, and all its certificates follow the new one in `chainPem`.
  * The request's own signature is checked first (proof of possession).
  */
-export async function signProxyFromCsr(csrPem: string, issuerCertPem: string, issuerKeyPem: string, opts: ProxyParams = {}): Promise<SignedProxy> {
+export async function signProxyFromCsr(
+  csrPem: string,
+  issuerCertPem: string,
+  issuerKeyPem: string,
+  opts: ProxyParams = {},
+): Promise<SignedProxy> {
   const csr = new x509.Pkcs10CertificateRequest(csrPem);
   if (!(await csr.verify())) throw new Error('the certificate request signature does not verify');
   const chain = pemBlocks(issuerCertPem);

@@ -9,7 +9,10 @@ const RSA_SIGN = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const CURVES: Readonly<Record<string, string>> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 
 export async function generateRsaKeyPair(modulusLength = 2048): Promise<CryptoKeyPair> {
-  return webcrypto.subtle.generateKey({ ...RSA_SIGN, modulusLength, publicExponent: new Uint8Array([1, 0, 1]) }, true, ['sign', 'verify']);
+  return webcrypto.subtle.generateKey({ ...RSA_SIGN, modulusLength, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
+    'sign',
+    'verify',
+  ]);
 }
 
 /** PKCS#8 PEM (`BEGIN PRIVATE KEY`), what `openssl req -nodes` writes. */
@@ -23,7 +26,11 @@ export function privateKeyToPem(key: CryptoKey): string {
  */
 export function privateKeyToProxyPem(key: CryptoKey): string {
   const ko = keyObjectOf(key);
-  return (ko.asymmetricKeyType === 'rsa' ? ko.export({ type: 'pkcs1', format: 'pem' }) : ko.export({ type: 'pkcs8', format: 'pem' })) as string;
+  return (
+    ko.asymmetricKeyType === 'rsa'
+      ? ko.export({ type: 'pkcs1', format: 'pem' })
+      : ko.export({ type: 'pkcs8', format: 'pem' })
+  ) as string;
 }
 
 export function keyObjectOf(key: CryptoKey): KeyObject {
@@ -40,7 +47,8 @@ export async function importSigningKeyPem(pem: string): Promise<CryptoKey> {
   if (ko.asymmetricKeyType === 'rsa') return webcrypto.subtle.importKey('pkcs8', der, RSA_SIGN, true, ['sign']);
   if (ko.asymmetricKeyType === 'ec') {
     const curve = CURVES[ko.asymmetricKeyDetails?.namedCurve ?? ''];
-    if (curve !== undefined) return webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, true, ['sign']);
+    if (curve !== undefined)
+      return webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, true, ['sign']);
   }
   throw new Error(`unsupported private key type ${ko.asymmetricKeyType ?? 'unknown'}`);
 }

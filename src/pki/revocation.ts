@@ -87,10 +87,15 @@ export class CrlDirectory {
   #scan(): void {
     let names: string[];
     try {
-      names = readdirSync(this.dir).filter((n) => CRL_FILE.test(n)).sort();
+      names = readdirSync(this.dir)
+        .filter((n) => CRL_FILE.test(n))
+        .sort();
     } catch (e) {
       // Keep what we have: a CA directory briefly unreadable (being replaced) revokes nothing less.
-      this.log?.warn({ dir: this.dir, code: (e as NodeJS.ErrnoException).code }, 'CA directory unreadable; CRLs kept as they were');
+      this.log?.warn(
+        { dir: this.dir, code: (e as NodeJS.ErrnoException).code },
+        'CA directory unreadable; CRLs kept as they were',
+      );
       return;
     }
     const next = new Map<string, Loaded>();
@@ -156,7 +161,8 @@ export class CrlDirectory {
     if (newest === undefined) return undefined;
     const at = newest.revoked.get(cert.serialHex);
     if (at !== undefined) return { state: 'revoked', by: newest.issuerOneline, at };
-    if (newest.nextUpdate !== undefined && now > newest.nextUpdate.getTime()) return { state: 'crl-expired', by: newest.issuerOneline, at: newest.nextUpdate };
+    if (newest.nextUpdate !== undefined && now > newest.nextUpdate.getTime())
+      return { state: 'crl-expired', by: newest.issuerOneline, at: newest.nextUpdate };
     return undefined;
   }
 }

@@ -125,7 +125,11 @@ export function isCaCertificate(c: ParsedCertificate): boolean {
   return c.version === 1 && canonicalEncoding(c.subject).equals(canonicalEncoding(c.issuer));
 }
 
-function buildTrustStore(all: readonly ParsedCertificate[], problems: TrustStoreProblem[], crls?: CrlDirectory): TrustStore {
+function buildTrustStore(
+  all: readonly ParsedCertificate[],
+  problems: TrustStoreProblem[],
+  crls?: CrlDirectory,
+): TrustStore {
   const byFingerprint = new Map<string, ParsedCertificate>();
   for (const c of all) byFingerprint.set(c.fingerprint256, c); // `<hash>.0` often links to `<alias>.pem`
   const anchors = [...byFingerprint.values()];

@@ -37,14 +37,23 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenAu
     const r = tlsAuthenticator(req);
     // With a trusted issuer, a request without credentials is told that a token would do.
     if (!r.ok && r.code === 'CE_ERR_AUTH_NO_CREDENTIALS' && tokens !== undefined) {
-      return { ...r, reason: 'no client certificate or bearer token was presented', headers: { 'www-authenticate': BEARER_CHALLENGE } };
+      return {
+        ...r,
+        reason: 'no client certificate or bearer token was presented',
+        headers: { 'www-authenticate': BEARER_CHALLENGE },
+      };
     }
     return r;
   };
   const authenticate: Authenticator = (req) => {
     const b = bearerOf(req.headers.authorization);
     if (b === undefined) return certificateCaller(req);
-    const refuse = (reason: string) => ({ ok: false as const, code: 'CE_ERR_AUTH_TOKEN_INVALID' as const, reason: `Bearer token refused: ${reason}`, headers: invalidTokenHeaders(reason) });
+    const refuse = (reason: string) => ({
+      ok: false as const,
+      code: 'CE_ERR_AUTH_TOKEN_INVALID' as const,
+      reason: `Bearer token refused: ${reason}`,
+      headers: invalidTokenHeaders(reason),
+    });
     if ('malformed' in b) return refuse('the Authorization header holds no single token');
     if (tokens === undefined) return refuse('this service trusts no token issuer');
     return tokens.verify(b.token).then((r) => {
@@ -61,9 +70,14 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenAu
       ? undefined
       : new Authorizer(config.authorization, config.mapping, config.cluster.queues, db, {
           onFileLoad: (e) => {
-            if (e.error !== undefined) log.warn({ file: e.path, error: e.error }, 'grid-mapfile unreadable: it grants nothing until it can be read');
+            if (e.error !== undefined)
+              log.warn(
+                { file: e.path, error: e.error },
+                'grid-mapfile unreadable: it grants nothing until it can be read',
+              );
             else log.info({ file: e.path, entries: e.entries, badLines: e.problems.length }, 'grid-mapfile loaded');
-            for (const p of e.problems.slice(0, 20)) log.warn({ file: e.path, line: p.line, reason: p.reason }, 'grid-mapfile line skipped');
+            for (const p of e.problems.slice(0, 20))
+              log.warn({ file: e.path, line: p.line, reason: p.reason }, 'grid-mapfile line skipped');
           },
           onLeasesDropped: (accounts) => log.info({ accounts }, 'pool leases of accounts no longer in a pool dropped'),
         });
@@ -78,7 +92,11 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenAu
   const granted = (caller: Caller, s: AuthzSubject): Caller => {
     if (authorizer === undefined) return caller;
     const g = authorizer.authorize(s, caller.dn);
-    return { ...caller, ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}), ...(g.queues !== undefined ? { queues: g.queues } : {}) };
+    return {
+      ...caller,
+      ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}),
+      ...(g.queues !== undefined ? { queues: g.queues } : {}),
+    };
   };
   const authorize: HttpAuthorizer = (req, caller, operation) => {
     const t = caller.token;

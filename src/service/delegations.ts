@@ -60,7 +60,11 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
   const keys = new KeyPool({
     size: c.keyPoolSize,
     generate: () => generateRsaKeyPair(c.keyBits),
-    onError: (e) => log.error({ err: e }, 'making a key pair ahead of time failed; keys are made on request until the next one succeeds'),
+    onError: (e) =>
+      log.error(
+        { err: e },
+        'making a key pair ahead of time failed; keys are made on request until the next one succeeds',
+      ),
   });
   const service = new DelegationService({
     store: new DelegationStore(d.db),

@@ -64,12 +64,24 @@ export function createEngine(d: EngineDeps): EngineWiring {
   const pending: string[] = [];
   // Read per use: the limits are reloadable (live-config.ts).
   const limits: Limits = {
-    get maxActive() { return d.config.engine.maxActiveJobs; },
-    get maxPreparing() { return d.config.engine.maxPreparingJobs; },
-    get maxRunning() { return d.config.engine.maxRunningJobs; },
-    get maxFinishing() { return d.config.engine.maxFinishingJobs; },
-    get maxPerUser() { return d.config.engine.maxJobsPerUser; },
-    get maxRunningPerUser() { return d.config.engine.maxRunningJobsPerUser; },
+    get maxActive() {
+      return d.config.engine.maxActiveJobs;
+    },
+    get maxPreparing() {
+      return d.config.engine.maxPreparingJobs;
+    },
+    get maxRunning() {
+      return d.config.engine.maxRunningJobs;
+    },
+    get maxFinishing() {
+      return d.config.engine.maxFinishingJobs;
+    },
+    get maxPerUser() {
+      return d.config.engine.maxJobsPerUser;
+    },
+    get maxRunningPerUser() {
+      return d.config.engine.maxRunningJobsPerUser;
+    },
   };
   return {
     // Requests are served while the engine starts (the listener opens first), so until
@@ -87,7 +99,12 @@ export function createEngine(d: EngineDeps): EngineWiring {
     backend: () => backend,
     clusterInfo: () => backend?.clusterInfo?.(),
     async start() {
-      const created = await createBatchBackend(d.config.lrms, d.layout.lrms, d.log.child({ part: 'lrms' }), d.observe?.commands(d.config.lrms.backend));
+      const created = await createBatchBackend(
+        d.config.lrms,
+        d.layout.lrms,
+        d.log.child({ part: 'lrms' }),
+        d.observe?.commands(d.config.lrms.backend),
+      );
       backend = d.observe ? d.observe.backend(created) : created;
       const port: StagingPort =
         d.staging ??

@@ -23,7 +23,10 @@ export const REDACT = [
 ];
 
 export function createLogger(level: string, file?: string): Logger {
-  const dest = file !== undefined ? pino.destination({ dest: file, mkdir: true, sync: false }) : pino.destination({ fd: 1, sync: false });
+  const dest =
+    file !== undefined
+      ? pino.destination({ dest: file, mkdir: true, sync: false })
+      : pino.destination({ fd: 1, sync: false });
   return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { svc: 'ceres' } }, dest);
 }
 

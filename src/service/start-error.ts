@@ -11,9 +11,14 @@ export class StartError extends Error {
 export function listenError(host: string, port: number, e: unknown): StartError {
   const code = (e as NodeJS.ErrnoException).code;
   const why =
-    code === 'EADDRINUSE' ? 'the address is already in use' :
-    code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)' :
-    code === 'EADDRNOTAVAIL' ? 'the address is not available on this host' :
-    e instanceof Error ? e.message : String(e);
+    code === 'EADDRINUSE'
+      ? 'the address is already in use'
+      : code === 'EACCES'
+        ? 'permission denied (ports below 1024 need privileges)'
+        : code === 'EADDRNOTAVAIL'
+          ? 'the address is not available on this host'
+          : e instanceof Error
+            ? e.message
+            : String(e);
   return new StartError(`cannot listen on ${host.includes(':') ? `[${host}]` : host}:${port}: ${why}`, { cause: e });
 }

@@ -130,7 +130,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     trust = loadTrustStore(config.tls.caDir, { log });
     pkiDir = config.tls.caDir;
   } else {
-    const pki = await ensureDevPki(L.pki, config.cluster.hostname !== undefined ? { hostname: config.cluster.hostname } : {});
+    const pki = await ensureDevPki(
+      L.pki,
+      config.cluster.hostname !== undefined ? { hostname: config.cluster.hostname } : {},
+    );
     certPem = readFileSync(pki.files.hostCert, 'utf8');
     keyPem = readFileSync(pki.files.hostKey, 'utf8');
     trust = loadTrustStore(pki.files.certificatesDir, { log });
@@ -156,13 +159,34 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // job ids: the configured one, else the origin the client addressed (a validated Host),
   // so jobs submitted to https://127.0.0.1/... get ids the user's later calls match.
   const endpointUrl = (addressed?: string): string =>
-    config.publicUrl ?? (config.cluster.hostname === undefined && addressed !== undefined ? `${addressed}${config.mountPoint}` : serviceUrl());
+    config.publicUrl ??
+    (config.cluster.hostname === undefined && addressed !== undefined
+      ? `${addressed}${config.mountPoint}`
+      : serviceUrl());
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const sessions = await SessionDirs.open(L.sessions);
   const ops = createOperations({ db, store, control, log, serviceUrl });
-  const monitoring = new Monitoring({ config, log, db, store, paths: { sessions: L.sessions, state: L.root }, backend: () => engine.backend() });
-  const engine = createEngine({ config, store, control, log, layout: L, delegations, sessions, serviceUrl, observe: monitoring.engineObservers(), onEnded: ops.onEnded });
+  const monitoring = new Monitoring({
+    config,
+    log,
+    db,
+    store,
+    paths: { sessions: L.sessions, state: L.root },
+    backend: () => engine.backend(),
+  });
+  const engine = createEngine({
+    config,
+    store,
+    control,
+    log,
+    layout: L,
+    delegations,
+    sessions,
+    serviceUrl,
+    observe: monitoring.engineObservers(),
+    onEnded: ops.onEnded,
+  });
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(config),
@@ -179,9 +203,19 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
     sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
-  const activity = { hostname: publicHost, delegationsOf: (id: string) => store.delegationsOf(id), proxyExpiry: (id: string) => delegations.expiry(id) };
+  const activity = {
+    hostname: publicHost,
+    delegationsOf: (id: string) => store.delegationsOf(id),
+    proxyExpiry: (id: string) => delegations.expiry(id),
+  };
   const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
-  const files = new SessionFiles({ control, engine: engine.port, jobExists: (id) => store.has(id), maxFileBytes: config.sessions.maxFileBytes, maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob });
+  const files = new SessionFiles({
+    control,
+    engine: engine.port,
+    jobExists: (id) => store.has(id),
+    maxFileBytes: config.sessions.maxFileBytes,
+    maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob,
+  });
   const info = createInfoSource({
     config,
     store,
@@ -199,28 +233,31 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // Rebuilt on every reload (grid-mapfiles re-read, new queues); requests use the current one.
   let auth = createAuth(config, db, log, tokens);
   const callerTokens = new CallerTokenDelegations(delegations.service);
-  const routes = guardDiskSpace({
-    versions: versionsResource,
-    info: infoResource(info),
-    jobs: jobsResource({
-      jobs,
-      actions,
-      restStates: REST_STATES,
-      maxIdsPerRequest: config.jobs.maxIdsPerRequest,
-      maxInfoIdsPerRequest: config.jobs.maxInfoIdsPerRequest,
-      maxControlBodyBytes: config.http.maxControlBodyBytes,
-      maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
-      callerDelegation: async (c) => (c.token === undefined ? undefined : callerTokens.delegationFor(c.token)),
-    }),
-    session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
-    diagnose: diagnoseResource({
-      jobs,
-      control,
-      render: diagnoseItemRenderer({ rawDescription: (id) => store.rawDescription(id), serviceUrl, activity }),
-    }),
-    delegations: delegations.collection,
-    delegation: delegations.item,
-  }, () => monitoring.disk.low());
+  const routes = guardDiskSpace(
+    {
+      versions: versionsResource,
+      info: infoResource(info),
+      jobs: jobsResource({
+        jobs,
+        actions,
+        restStates: REST_STATES,
+        maxIdsPerRequest: config.jobs.maxIdsPerRequest,
+        maxInfoIdsPerRequest: config.jobs.maxInfoIdsPerRequest,
+        maxControlBodyBytes: config.http.maxControlBodyBytes,
+        maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
+        callerDelegation: async (c) => (c.token === undefined ? undefined : callerTokens.delegationFor(c.token)),
+      }),
+      session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
+      diagnose: diagnoseResource({
+        jobs,
+        control,
+        render: diagnoseItemRenderer({ rawDescription: (id) => store.rawDescription(id), serviceUrl, activity }),
+      }),
+      delegations: delegations.collection,
+      delegation: delegations.item,
+    },
+    () => monitoring.disk.low(),
+  );
 
   const app = buildApp({
     mountPoint: config.mountPoint,
@@ -230,9 +267,15 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     logger: log,
     origin,
     publicUrl: config.publicUrl,
-    fairness: { maxRequestsPerIdentity: config.http.maxRequestsPerIdentity, keyOf: (req) => connectionKey(req.socket as TLSSocket) },
+    fairness: {
+      maxRequestsPerIdentity: config.http.maxRequestsPerIdentity,
+      keyOf: (req) => connectionKey(req.socket as TLSSocket),
+    },
     fastify: {
-      https: { ...tlsServerOptions({ certPem, keyPem, caPems: trust.pems }), handshakeTimeout: config.tls.handshakeTimeoutSeconds * 1000 },
+      https: {
+        ...tlsServerOptions({ certPem, keyPem, caPems: trust.pems }),
+        handshakeTimeout: config.tls.handshakeTimeoutSeconds * 1000,
+      },
       keepAliveTimeout: config.http.keepAliveTimeoutSeconds * 1000,
       requestTimeout: config.http.requestTimeoutSeconds * 1000,
       // Not an idle cut-off for the whole connection: a long computation (a 100 MiB
@@ -242,8 +285,30 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   });
   instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });
   healthRoutes(app, () => monitoring.readiness());
-  app.addHook('onRequest', bodyRateHook({ minBytesPerSecond: config.http.minBodyBytesPerSecond, windowSeconds: config.http.bodyRateWindowSeconds }));
-  wireWeb({ app, mountPoint: config.mountPoint, authenticate: (req) => auth.authenticate(req), authorize: (req, caller, operation) => auth.authorize(req, caller, operation), db, store, control, jobs, actions, delegations: delegations.service, sessions, files, queues: config.cluster.queues.map((q) => q.name), lrms: config.lrms.backend, maxUploadBytes: config.sessions.maxFileBytes });
+  app.addHook(
+    'onRequest',
+    bodyRateHook({
+      minBytesPerSecond: config.http.minBodyBytesPerSecond,
+      windowSeconds: config.http.bodyRateWindowSeconds,
+    }),
+  );
+  wireWeb({
+    app,
+    mountPoint: config.mountPoint,
+    authenticate: (req) => auth.authenticate(req),
+    authorize: (req, caller, operation) => auth.authorize(req, caller, operation),
+    db,
+    store,
+    control,
+    jobs,
+    actions,
+    delegations: delegations.service,
+    sessions,
+    files,
+    queues: config.cluster.queues.map((q) => q.name),
+    lrms: config.lrms.backend,
+    maxUploadBytes: config.sessions.maxFileBytes,
+  });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
@@ -282,8 +347,18 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     await closeStores();
     throw e;
   }
-  log.info({ url: serviceUrl(), pki: pkiDir, hostname: osHostname(), ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}) }, 'service started');
-  sessions.sweepDebrisInBackground(startedAt, (r) => (r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept')));
+  log.info(
+    {
+      url: serviceUrl(),
+      pki: pkiDir,
+      hostname: osHostname(),
+      ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
+    },
+    'service started',
+  );
+  sessions.sweepDebrisInBackground(startedAt, (r) =>
+    r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept'),
+  );
 
   const metricsPort = monitoring.listenerPort;
   return {
@@ -291,7 +366,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     pkiDir,
     ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
     port: actualPort,
-    ...(metricsPort !== undefined ? { metricsUrl: `http://${listenParts(config.metrics.listen ?? '').host.replace(/^(.*:.*)$/, '[$1]')}:${metricsPort}/metrics` } : {}),
+    ...(metricsPort !== undefined
+      ? {
+          metricsUrl: `http://${listenParts(config.metrics.listen ?? '').host.replace(/^(.*:.*)$/, '[$1]')}:${metricsPort}/metrics`,
+        }
+      : {}),
     reload(load) {
       let next: Config;
       try {

@@ -34,7 +34,9 @@ export class StateDirBusyError extends StartError {
     readonly stateDir: string,
     readonly holderPid: number | undefined,
   ) {
-    super(`the state directory ${stateDir} is in use by another ceres serve${holderPid !== undefined ? ` (pid ${holderPid})` : ''}; only one service may run on a state directory`);
+    super(
+      `the state directory ${stateDir} is in use by another ceres serve${holderPid !== undefined ? ` (pid ${holderPid})` : ''}; only one service may run on a state directory`,
+    );
   }
 }
 
@@ -45,7 +47,10 @@ export function lockStateDir(stateDir: string): StateLock {
     // timeout 0: fail at once instead of better-sqlite3's default 5 s busy wait.
     db = new Database(file, { timeout: 0 });
   } catch (e) {
-    throw new StartError(`cannot lock the state directory ${stateDir}: ${file} cannot be opened (${(e as Error).message})`, { cause: e });
+    throw new StartError(
+      `cannot lock the state directory ${stateDir}: ${file} cannot be opened (${(e as Error).message})`,
+      { cause: e },
+    );
   }
   try {
     db.pragma('journal_mode = MEMORY');

@@ -91,7 +91,10 @@ async function readNames(dir: FileHandle, o: ReadDirOptions): Promise<string[]> 
       if ((++seen & 4095) === 0 && o.gone()) throw ceError('CE_ERR_HTTP_CLIENT_ABORTED');
       if (!isAddressableName(e.name)) continue;
       if (names.length >= o.maxEntries) {
-        throw ceError('CE_ERR_SESSION_LISTING_TOO_LARGE', `Directory has more than ${o.maxEntries} entries; files in it can still be fetched by name`);
+        throw ceError(
+          'CE_ERR_SESSION_LISTING_TOO_LARGE',
+          `Directory has more than ${o.maxEntries} entries; files in it can still be fetched by name`,
+        );
       }
       names.push(e.name);
     }

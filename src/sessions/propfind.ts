@@ -34,7 +34,8 @@ export function checkPropfindBody(body: Buffer): void {
   try {
     root = parseXml(body, { maxDepth: 16, maxElements: 10_000 });
   } catch (e) {
-    if (e instanceof XmlParseError) throw ceError('CE_ERR_SESSION_BAD_PROPFIND', `Malformed PROPFIND body: ${e.message.slice(0, 120)}`);
+    if (e instanceof XmlParseError)
+      throw ceError('CE_ERR_SESSION_BAD_PROPFIND', `Malformed PROPFIND body: ${e.message.slice(0, 120)}`);
     throw e;
   }
   if (localName(root) !== 'propfind' || (root.ns !== undefined && root.ns !== 'DAV:')) {
@@ -55,7 +56,14 @@ export interface DavResource {
 }
 
 export function davResourceOf(href: string, displayName: string, kind: 'file' | 'dir', s: Stats): DavResource {
-  return { href, displayName, kind, size: s.size, mtimeMs: s.mtimeMs, createdMs: s.birthtimeMs > 0 ? s.birthtimeMs : s.mtimeMs };
+  return {
+    href,
+    displayName,
+    kind,
+    size: s.size,
+    mtimeMs: s.mtimeMs,
+    createdMs: s.birthtimeMs > 0 ? s.birthtimeMs : s.mtimeMs,
+  };
 }
 
 function response(r: DavResource): XmlElement {
@@ -89,7 +97,16 @@ export function* multistatus(self: DavResource, children?: DirTable): Generator<
       const name = t.names[i] as string;
       const kind = i < t.fileCount ? 'file' : 'dir';
       const href = `${self.href}${encodeSegment(name)}${kind === 'dir' ? '/' : ''}`;
-      yield renderXml(response({ href, displayName: name, kind, size: t.sizes[i] as number, mtimeMs: t.mtimeMs[i] as number, createdMs: t.createdMs[i] as number }));
+      yield renderXml(
+        response({
+          href,
+          displayName: name,
+          kind,
+          size: t.sizes[i] as number,
+          mtimeMs: t.mtimeMs[i] as number,
+          createdMs: t.createdMs[i] as number,
+        }),
+      );
     }
   }
   yield '</d:multistatus>';

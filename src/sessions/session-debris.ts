@@ -45,7 +45,15 @@ export async function sweepUploadDebris(folder: FileHandle, o: DebrisSweepOption
       if (o.signal?.aborted) return;
       if (e.name.startsWith(UPLOAD_TEMP_PREFIX) && e.isFile()) {
         const s = await lstat(inDir(dir, e.name)).catch(() => undefined);
-        if (s?.isFile() && s.mtimeMs < o.before && (await unlink(inDir(dir, e.name)).then(() => true, () => false))) removed++;
+        if (
+          s?.isFile() &&
+          s.mtimeMs < o.before &&
+          (await unlink(inDir(dir, e.name)).then(
+            () => true,
+            () => false,
+          ))
+        )
+          removed++;
       } else if (e.isDirectory() && depth < maxDepth) {
         await within(dir, e.name, (sub) => walk(sub, depth + 1));
       }

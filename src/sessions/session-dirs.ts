@@ -93,7 +93,9 @@ export class SessionDirs {
    * background: the caller does not wait, the listener is not delayed.
    */
   sweepDebrisInBackground(before: number, report: (r: DebrisSweepResult | Error) => void): void {
-    this.#sweep = sweepUploadDebris(this.#folder, { before, signal: this.#stop.signal }).then(report, (e: unknown) => report(e instanceof Error ? e : new Error(String(e))));
+    this.#sweep = sweepUploadDebris(this.#folder, { before, signal: this.#stop.signal }).then(report, (e: unknown) =>
+      report(e instanceof Error ? e : new Error(String(e))),
+    );
   }
 
   /** The session directory's path, for the batch backend only (the job runs there). */
@@ -142,7 +144,8 @@ export class SessionDirs {
     } catch (e) {
       const c = code(e);
       if (c === 'ENOENT') throw ceError('CE_ERR_SESSION_NOT_FOUND');
-      if (c === 'ELOOP' || c === 'ENOTDIR') throw ceError('CE_ERR_SESSION_REPLACED', `The session directory of job ${id} was replaced by a link or a file`);
+      if (c === 'ELOOP' || c === 'ENOTDIR')
+        throw ceError('CE_ERR_SESSION_REPLACED', `The session directory of job ${id} was replaced by a link or a file`);
       return mapFsError(e); // e.g. the job made it unreadable: 403
     }
     if (identity !== null && identityOf(await h.stat({ bigint: true })) !== identity) {
@@ -177,7 +180,11 @@ export class SessionDirs {
    * Removes the job's session directory and what the job left of it in the folder,
    * never anything through a link and never another job's directory (see the top).
    */
-  async remove(id: string, identity: SessionIdentity | null, o: { readonly findRenamed?: boolean } = {}): Promise<RemoveReport> {
+  async remove(
+    id: string,
+    identity: SessionIdentity | null,
+    o: { readonly findRenamed?: boolean } = {},
+  ): Promise<RemoveReport> {
     const s = await lstatBig(inDir(this.#folder, id));
     let found: RemoveReport['found'] = 'none';
     let keptForeign = false;
@@ -195,7 +202,8 @@ export class SessionDirs {
     }
     // The search reads the whole folder: skipped when the directory was where it belongs,
     // and when the caller knows it was removed before (a wiped job's final clean).
-    const leftovers = found === 'own' || identity === null || o.findRenamed === false ? [] : await this.#removeRenamed(id, identity);
+    const leftovers =
+      found === 'own' || identity === null || o.findRenamed === false ? [] : await this.#removeRenamed(id, identity);
     return { found, leftovers, keptForeign };
   }
 

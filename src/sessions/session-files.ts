@@ -56,7 +56,6 @@ export class SessionFiles {
     return o;
   }
 
-
   async put(u: Omit<UploadRequest, 'maxFileBytes'>): Promise<UploadResult> {
     const r = await writeUpload({ ...u, maxFileBytes: this.maxFileBytes }, this);
     if (r.complete) {

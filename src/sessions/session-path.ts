@@ -76,7 +76,13 @@ function decodeSegment(raw: string): string {
  * characters, or with bytes that are not UTF-8 (read back with U+FFFD), are not.
  */
 export function isAddressableName(name: string): boolean {
-  return !(name.includes('\\') || CONTROL.test(name) || name.includes('\uFFFD') || name.startsWith(UPLOAD_TEMP_PREFIX) || Buffer.byteLength(name) > MAX_NAME_BYTES);
+  return !(
+    name.includes('\\') ||
+    CONTROL.test(name) ||
+    name.includes('\uFFFD') ||
+    name.startsWith(UPLOAD_TEMP_PREFIX) ||
+    Buffer.byteLength(name) > MAX_NAME_BYTES
+  );
 }
 
 function bad(detail: string) {

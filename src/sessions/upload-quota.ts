@@ -71,7 +71,10 @@ export class UploadQuota {
       if (g <= growth) return;
       const total = j.committed + j.inflight - growth + g;
       if (total > this.maxBytesPerJob) {
-        throw ceError('CE_ERR_SESSION_JOB_QUOTA', `Upload quota of the job exceeded: its uploaded files would take ${total} bytes, more than its quota of ${this.maxBytesPerJob} bytes`);
+        throw ceError(
+          'CE_ERR_SESSION_JOB_QUOTA',
+          `Upload quota of the job exceeded: its uploaded files would take ${total} bytes, more than its quota of ${this.maxBytesPerJob} bytes`,
+        );
       }
       j.inflight += g - growth;
       growth = g;

@@ -70,7 +70,10 @@ export async function writeUpload(u: UploadRequest, books: UploadLedgers): Promi
   if (r) {
     if (r.end + 1 > u.maxFileBytes || (r.total ?? 0) > u.maxFileBytes) throw tooLarge(u.maxFileBytes);
     if (u.contentLength !== undefined && u.contentLength !== r.end - r.start + 1) {
-      throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body length ${u.contentLength} does not match Content-Range (${r.end - r.start + 1} bytes)`);
+      throw ceError(
+        'CE_ERR_SESSION_BODY_LENGTH',
+        `Body length ${u.contentLength} does not match Content-Range (${r.end - r.start + 1} bytes)`,
+      );
     }
     if (!tracker.canAccept(u.jobId, u.path.rel, r.start, r.end + 1)) throw ceError('CE_ERR_SESSION_UPLOAD_FRAGMENTED');
   } else if (u.contentLength !== undefined && u.contentLength > u.maxFileBytes) {
@@ -100,7 +103,14 @@ export async function writeUpload(u: UploadRequest, books: UploadLedgers): Promi
   }
 }
 
-async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle, name: string, tracker: UploadTracker, q: QuotaReservation): Promise<UploadResult> {
+async function writeRange(
+  u: UploadRequest,
+  r: ContentRange,
+  parent: FileHandle,
+  name: string,
+  tracker: UploadTracker,
+  q: QuotaReservation,
+): Promise<UploadResult> {
   let fh: FileHandle;
   try {
     fh = await open(inDir(parent, name), C.O_WRONLY | C.O_CREAT | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
@@ -113,15 +123,19 @@ async function writeRange(u: UploadRequest, r: ContentRange, parent: FileHandle,
     // Under a local account: never write into a file the account could not write itself
     // (a hard link the job made to a file it does not own); a new file becomes the account's.
     const owner = ownerToGive(await parent.stat());
-    if (owner !== undefined && (st.nlink > 1 || (st.uid !== owner.uid && st.uid !== 0) || (st.uid === 0 && st.size > 0))) {
-      throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', 'The file is not the job owner\'s own');
+    if (
+      owner !== undefined &&
+      (st.nlink > 1 || (st.uid !== owner.uid && st.uid !== 0) || (st.uid === 0 && st.size > 0))
+    ) {
+      throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', "The file is not the job owner's own");
     }
     await giveHandle(fh, owner);
     const want = r.end - r.start + 1;
     const got = await streamInto(u, fh, r.start, want, () =>
       ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
     );
-    if (got !== want) throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
+    if (got !== want)
+      throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
     const complete = tracker.received(u.jobId, u.path.rel, r.start, r.end + 1, r.total);
     if (complete && r.total !== undefined && (await fh.stat()).size > r.total) await fh.truncate(r.total);
     return { complete, bytes: got };
@@ -148,7 +162,14 @@ async function writeWhole(u: UploadRequest, parent: FileHandle, name: string, q:
     let got: number;
     try {
       await giveHandle(fh, ownerToGive(await parent.stat()));
-      got = await streamInto(u, fh, 0, u.maxFileBytes, () => tooLarge(u.maxFileBytes), (n) => q.grow(n));
+      got = await streamInto(
+        u,
+        fh,
+        0,
+        u.maxFileBytes,
+        () => tooLarge(u.maxFileBytes),
+        (n) => q.grow(n),
+      );
     } finally {
       await fh.close();
     }
@@ -195,7 +216,14 @@ function openFailed(e: unknown): never {
  * destroy the request, and with it the connection, on a refusal, so the client would
  * never see the 4xx. Unpiped, the unread rest is read and dropped.
  */
-async function streamInto(u: UploadRequest, fh: FileHandle, offset: number, limit: number, overflow: () => Error, onBytes?: (n: number) => void): Promise<number> {
+async function streamInto(
+  u: UploadRequest,
+  fh: FileHandle,
+  offset: number,
+  limit: number,
+  overflow: () => Error,
+  onBytes?: (n: number) => void,
+): Promise<number> {
   const { body, signal } = u;
   let n = 0;
   const counter = new Transform({

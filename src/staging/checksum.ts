@@ -37,11 +37,19 @@ export function parseChecksum(text: string): ExpectedChecksum {
   const algorithm = colon < 0 ? 'cksum' : t.slice(0, colon);
   const value = colon < 0 ? t : t.slice(colon + 1);
   if (!isChecksumAlgorithm(algorithm)) {
-    throw stagingError('CE_ERR_STAGING_BAD_CHECKSUM', `Unsupported checksum type '${algorithm.replace(/[^a-z0-9_-]/g, '?').slice(0, 32)}' (supported: ${CHECKSUM_ALGORITHMS.join(', ')})`);
+    throw stagingError(
+      'CE_ERR_STAGING_BAD_CHECKSUM',
+      `Unsupported checksum type '${algorithm.replace(/[^a-z0-9_-]/g, '?').slice(0, 32)}' (supported: ${CHECKSUM_ALGORITHMS.join(', ')})`,
+    );
   }
   const hexLen = HEX_DIGESTS[algorithm];
   const hex32 = /^(0x)?[0-9a-f]{1,8}$/.test(value);
-  const ok = hexLen !== undefined ? new RegExp(`^[0-9a-f]{${hexLen}}$`).test(value) : algorithm === 'cksum' ? hex32 || (/^[0-9]{1,10}$/.test(value) && Number(value) < 2 ** 32) : hex32;
+  const ok =
+    hexLen !== undefined
+      ? new RegExp(`^[0-9a-f]{${hexLen}}$`).test(value)
+      : algorithm === 'cksum'
+        ? hex32 || (/^[0-9]{1,10}$/.test(value) && Number(value) < 2 ** 32)
+        : hex32;
   if (!ok) throw stagingError('CE_ERR_STAGING_BAD_CHECKSUM', `Malformed ${algorithm} checksum value`);
   return { algorithm, value };
 }
@@ -87,7 +95,7 @@ class Adler32 implements Hasher {
     const NMAX = 5552;
     let a = this.a;
     let b = this.b;
-    for (let i = 0; i < chunk.length; ) {
+    for (let i = 0; i < chunk.length;) {
       const end = Math.min(i + NMAX, chunk.length);
       for (; i < end; i++) {
         a += chunk[i] as number;
@@ -120,13 +128,15 @@ class PosixCksum implements Hasher {
   private length = 0;
   update(chunk: Uint8Array): void {
     let crc = this.crc;
-    for (let i = 0; i < chunk.length; i++) crc = ((crc << 8) ^ (CRC_TABLE[((crc >>> 24) ^ (chunk[i] as number)) & 0xff] as number)) >>> 0;
+    for (let i = 0; i < chunk.length; i++)
+      crc = ((crc << 8) ^ (CRC_TABLE[((crc >>> 24) ^ (chunk[i] as number)) & 0xff] as number)) >>> 0;
     this.crc = crc;
     this.length += chunk.length;
   }
   digest(): string {
     let crc = this.crc;
-    for (let n = this.length; n > 0; n = Math.floor(n / 256)) crc = ((crc << 8) ^ (CRC_TABLE[((crc >>> 24) ^ (n % 256)) & 0xff] as number)) >>> 0;
+    for (let n = this.length; n > 0; n = Math.floor(n / 256))
+      crc = ((crc << 8) ^ (CRC_TABLE[((crc >>> 24) ^ (n % 256)) & 0xff] as number)) >>> 0;
     return (~crc >>> 0).toString(16).padStart(8, '0');
   }
 }

@@ -26,6 +26,13 @@ export function utcStamp(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export function statisticsLine(kind: 'inputfile' | 'outputfile', url: string, size: number, start: Date, end: Date, fromCache = false): string {
+export function statisticsLine(
+  kind: 'inputfile' | 'outputfile',
+  url: string,
+  size: number,
+  start: Date,
+  end: Date,
+  fromCache = false,
+): string {
   return `${kind}:url=${url},size=${size},starttime=${utcStamp(start)},endtime=${utcStamp(end)}${fromCache ? ',fromcache=yes' : ''}`;
 }

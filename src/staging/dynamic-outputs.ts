@@ -10,7 +10,10 @@ import type { StageOutFile } from './types.js';
 
 const MAX_LIST_BYTES = 4 * 1024 * 1024;
 
-export async function expandDynamicOutputs(sessionDir: string, outputs: readonly StageOutFile[]): Promise<StageOutFile[]> {
+export async function expandDynamicOutputs(
+  sessionDir: string,
+  outputs: readonly StageOutFile[],
+): Promise<StageOutFile[]> {
   const out: StageOutFile[] = [];
   for (const o of outputs) {
     if (!o.name.startsWith('@')) {
@@ -34,10 +37,18 @@ export async function expandDynamicOutputs(sessionDir: string, outputs: readonly
       throw e;
     }
     for (const line of text.split('\n')) {
-      const fields = line.trim().split(/\s+/).filter((f) => f !== '');
+      const fields = line
+        .trim()
+        .split(/\s+/)
+        .filter((f) => f !== '');
       const [name, target] = fields;
       if (name === undefined) continue;
-      out.push({ name, ...(target === undefined ? {} : { target }), ...(o.delegationId === undefined ? {} : { delegationId: o.delegationId }), when: o.when });
+      out.push({
+        name,
+        ...(target === undefined ? {} : { target }),
+        ...(o.delegationId === undefined ? {} : { delegationId: o.delegationId }),
+        when: o.when,
+      });
     }
   }
   return out;

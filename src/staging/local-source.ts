@@ -18,7 +18,12 @@ export interface LocalCopy {
 export async function copyLocalSource(
   url: URL,
   dest: string,
-  opts: { readonly expectedSize?: number; readonly algorithms: readonly ChecksumAlgorithm[]; readonly highWaterMark: number; readonly onProgress?: (bytes: number) => void },
+  opts: {
+    readonly expectedSize?: number;
+    readonly algorithms: readonly ChecksumAlgorithm[];
+    readonly highWaterMark: number;
+    readonly onProgress?: (bytes: number) => void;
+  },
   signal: AbortSignal,
 ): Promise<LocalCopy> {
   const hashers = new Map(opts.algorithms.map((a) => [a, createHasher(a)]));
@@ -26,20 +31,34 @@ export async function copyLocalSource(
   const meter = async function* (src: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
     for await (const chunk of src) {
       bytes += chunk.length;
-      if (opts.expectedSize !== undefined && bytes > opts.expectedSize) throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: more than the expected ${opts.expectedSize} bytes`);
+      if (opts.expectedSize !== undefined && bytes > opts.expectedSize)
+        throw stagingError(
+          'CE_ERR_STAGING_SIZE_MISMATCH',
+          `size mismatch: more than the expected ${opts.expectedSize} bytes`,
+        );
       for (const h of hashers.values()) h.update(chunk);
       opts.onProgress?.(bytes);
       yield chunk;
     }
   };
   try {
-    await pipeline(createReadStream(fileURLToPath(url), { highWaterMark: opts.highWaterMark }), meter, createWriteStream(dest, { highWaterMark: opts.highWaterMark }), { signal });
+    await pipeline(
+      createReadStream(fileURLToPath(url), { highWaterMark: opts.highWaterMark }),
+      meter,
+      createWriteStream(dest, { highWaterMark: opts.highWaterMark }),
+      { signal },
+    );
   } catch (e) {
     if (e instanceof StagingError) throw e;
     if (signal.aborted) throw stagingError('CE_ERR_STAGING_CANCELLED', 'cancelled', { cause: e });
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw stagingError('CE_ERR_STAGING_LOCAL_IO', code === 'ENOENT' ? 'no such file' : `cannot read the file (${code})`, { cause: e });
+    throw stagingError(
+      'CE_ERR_STAGING_LOCAL_IO',
+      code === 'ENOENT' ? 'no such file' : `cannot read the file (${code})`,
+      { cause: e },
+    );
   }
-  if (opts.expectedSize !== undefined && bytes !== opts.expectedSize) throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: ${bytes} bytes, ${opts.expectedSize} expected`);
+  if (opts.expectedSize !== undefined && bytes !== opts.expectedSize)
+    throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: ${bytes} bytes, ${opts.expectedSize} expected`);
   return { size: bytes, checksums: new Map([...hashers].map(([a, h]) => [a, h.digest()])) };
 }

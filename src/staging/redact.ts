@@ -16,7 +16,8 @@ export function redactUrl(raw: string | URL): string {
   if (u.password !== '') u.password = '***';
   if (u.search !== '') {
     const kept: string[] = [];
-    for (const [k, v] of u.searchParams) kept.push(`${encodeURIComponent(k)}=${SECRET_PARAM.test(k) ? '***' : encodeURIComponent(v)}`);
+    for (const [k, v] of u.searchParams)
+      kept.push(`${encodeURIComponent(k)}=${SECRET_PARAM.test(k) ? '***' : encodeURIComponent(v)}`);
     u.search = kept.join('&');
   }
   return u.href;

@@ -48,7 +48,8 @@ export async function listSessionTree(sessionDir: string, rel: string): Promise<
   try {
     return await listFiles(sessionDir, rel === '' ? [] : rel.split('/'));
   } catch (e) {
-    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND') throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}/: no such directory in the session directory`);
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND')
+      throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}/: no such directory in the session directory`);
     throw staged(e, rel);
   }
 }
@@ -76,7 +77,8 @@ export async function openWriteTarget(sessionDir: string, rel: string): Promise<
   try {
     parent = await openDirChain(sessionDir, parts, true, 0o777);
   } catch (e) {
-    if (isCeError(e) && (e.code === 'CE_ERR_SESSION_SYMLINK' || e.code === 'CE_ERR_SESSION_PARENT_NOT_DIRECTORY')) throw unsafe(rel);
+    if (isCeError(e) && (e.code === 'CE_ERR_SESSION_SYMLINK' || e.code === 'CE_ERR_SESSION_PARENT_NOT_DIRECTORY'))
+      throw unsafe(rel);
     throw ioError(e, rel);
   }
   let st;
@@ -110,7 +112,8 @@ export async function openSessionFile(sessionDir: string, rel: string): Promise<
   try {
     o = await openForRead(sessionDir, rel === '' ? [] : rel.split('/'));
   } catch (e) {
-    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND') throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
+    if (isCeError(e) && e.code === 'CE_ERR_SESSION_NOT_FOUND')
+      throw stagingError('CE_ERR_STAGING_LOCAL_IO', `${rel}: no such file in the session directory`);
     if (isCeError(e) && e.code === 'CE_ERR_SESSION_SYMLINK') throw unsafe(rel);
     throw ioError(e, rel);
   }
@@ -127,7 +130,10 @@ function staged(e: unknown, rel: string): Error {
 }
 
 function badName(name: string): Error {
-  return stagingError('CE_ERR_STAGING_BAD_NAME', `'${name.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)}' is not a valid file name inside the session directory`);
+  return stagingError(
+    'CE_ERR_STAGING_BAD_NAME',
+    `'${name.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)}' is not a valid file name inside the session directory`,
+  );
 }
 
 function unsafe(rel: string): Error {

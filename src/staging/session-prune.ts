@@ -18,7 +18,10 @@ export interface PruneResult {
   readonly keptAll: boolean;
 }
 
-export async function pruneSession(sessionDir: string, keep: readonly (string | { readonly name: string })[]): Promise<PruneResult> {
+export async function pruneSession(
+  sessionDir: string,
+  keep: readonly (string | { readonly name: string })[],
+): Promise<PruneResult> {
   const kept = new Set<string>();
   const ancestors = new Set<string>();
   for (const k of keep) {

@@ -33,11 +33,26 @@ import { withRetries, type AttemptTally, type RetryPolicy } from './retry.js';
 import { Semaphore } from './semaphore.js';
 import { pruneSession, removeOutput } from './session-prune.js';
 import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
-import { listSessionTree, openSessionFile, openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
+import {
+  listSessionTree,
+  openSessionFile,
+  openWriteTarget,
+  parseSessionName,
+  type WriteTarget,
+} from './session-path.js';
 import { giveFile } from '../fs/session-owner.js';
 import { StagingError, stagingError } from './staging-error.js';
 import { cacheMode, overwriteAllowed, parseTransferUrl, type TransferUrl } from './transfer-url.js';
-import { withSession, type FileResult, type ProgressListener, type StageInFile, type StageInJob, type StageOutFile, type StageOutJob, type StageResult } from './types.js';
+import {
+  withSession,
+  type FileResult,
+  type ProgressListener,
+  type StageInFile,
+  type StageInJob,
+  type StageOutFile,
+  type StageOutJob,
+  type StageResult,
+} from './types.js';
 import { waitForUserFiles, type UserFile } from './user-uploads.js';
 
 export interface StagerOptions {
@@ -146,14 +161,24 @@ export class Stager {
         if (rel === '') throw stagingError('CE_ERR_STAGING_BAD_NAME', `'${file.name}' is not a file name`);
         const checksum = file.checksum === undefined ? undefined : parseChecksum(file.checksum);
         if (file.source === undefined) {
-          user.push({ index, rel, executable: file.executable, ...(file.size === undefined ? {} : { size: file.size }), ...(checksum === undefined ? {} : { checksum }) });
+          user.push({
+            index,
+            rel,
+            executable: file.executable,
+            ...(file.size === undefined ? {} : { size: file.size }),
+            ...(checksum === undefined ? {} : { checksum }),
+          });
         } else {
           const tu = parseTransferUrl(file.source, file.options);
-          if (tu.scheme === 'file' && !this.cfg.allowFileUrls) throw stagingError('CE_ERR_STAGING_FILE_URL_DENIED', 'file URLs are not allowed on this service');
+          if (tu.scheme === 'file' && !this.cfg.allowFileUrls)
+            throw stagingError('CE_ERR_STAGING_FILE_URL_DENIED', 'file URLs are not allowed on this service');
           remote.push({ index, file, rel });
         }
       } catch (e) {
-        const text = file.source === undefined ? `User file: ${file.name} - ${errorText(e)}` : `Failed to download ${safeSource(file)}: ${errorText(e)}`;
+        const text =
+          file.source === undefined
+            ? `User file: ${file.name} - ${errorText(e)}`
+            : `Failed to download ${safeSource(file)}: ${errorText(e)}`;
         fail(index, { ...base, kind: file.source === undefined ? 'user' : 'download', ...errorFields(text, e) });
       }
     }
@@ -164,7 +189,9 @@ export class Stager {
       if (release === undefined) return;
       try {
         await runLimited(remote, this.cfg.maxTransfersPerJob, jobSignal, async ({ index, file, rel }) => {
-          const r = await this.downloads.with(() => withSession(job, (dir) => this.downloadInput(ctx, job, dir, file, rel)), jobSignal).catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
+          const r = await this.downloads
+            .with(() => withSession(job, (dir) => this.downloadInput(ctx, job, dir, file, rel)), jobSignal)
+            .catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
           if (r.ok) results[index] = r;
           else if (!isConsequence(r, jobSignal)) fail(index, r);
         });
@@ -179,15 +206,31 @@ export class Stager {
       try {
         // With upload events the poll is only a backstop: keep it rare, or thousands of
         // jobs waiting for uploads keep the service busy re-reading control files.
-        const pollSeconds = job.uploads?.changed !== undefined ? Math.max(this.cfg.userUploadPollSeconds, 60) : this.cfg.userUploadPollSeconds;
+        const pollSeconds =
+          job.uploads?.changed !== undefined
+            ? Math.max(this.cfg.userUploadPollSeconds, 60)
+            : this.cfg.userUploadPollSeconds;
         await waitForUserFiles(
           user,
-          { session: (fn) => withSession(job, fn), deadline: since + this.cfg.userUploadWaitSeconds * 1000, pollMs: pollSeconds * 1000, ...(job.uploads === undefined ? {} : { uploads: job.uploads }) },
+          {
+            session: (fn) => withSession(job, fn),
+            deadline: since + this.cfg.userUploadWaitSeconds * 1000,
+            pollMs: pollSeconds * 1000,
+            ...(job.uploads === undefined ? {} : { uploads: job.uploads }),
+          },
           jobSignal,
           (f, outcome) => {
             const name = job.files[f.index]?.name ?? f.rel;
             if (outcome.ok) results[f.index] = { name, kind: 'user', ok: true, bytes: outcome.bytes, attempts: 0 };
-            else fail(f.index, { name, kind: 'user', ok: false, bytes: 0, attempts: 0, ...errorFields(outcome.error.message, outcome.error) });
+            else
+              fail(f.index, {
+                name,
+                kind: 'user',
+                ok: false,
+                bytes: 0,
+                attempts: 0,
+                ...errorFields(outcome.error.message, outcome.error),
+              });
           },
         );
       } catch {
@@ -205,15 +248,31 @@ export class Stager {
     const cancelled = signal.aborted;
     for (const [index, file] of job.files.entries()) {
       if (results[index] !== undefined) continue;
-      const why = cancelled ? stagingError('CE_ERR_STAGING_CANCELLED', 'Data staging cancelled') : stagingError('CE_ERR_STAGING_SKIPPED', 'not completed because another input failed');
-      results[index] = { name: file.name, kind: file.source === undefined ? 'user' : 'download', ok: false, bytes: 0, attempts: 0, ...(file.source === undefined ? {} : { url: safeSource(file) }), ...errorFields(`${file.name}: ${why.message}`, why) };
+      const why = cancelled
+        ? stagingError('CE_ERR_STAGING_CANCELLED', 'Data staging cancelled')
+        : stagingError('CE_ERR_STAGING_SKIPPED', 'not completed because another input failed');
+      results[index] = {
+        name: file.name,
+        kind: file.source === undefined ? 'user' : 'download',
+        ok: false,
+        bytes: 0,
+        attempts: 0,
+        ...(file.source === undefined ? {} : { url: safeSource(file) }),
+        ...errorFields(`${file.name}: ${why.message}`, why),
+      };
     }
     const done = results as FileResult[];
     if (!done.every((r) => r.ok)) await withSession(job, (dir) => this.removePartial(dir, done)).catch(() => undefined);
     return this.result(done, cancelled, 'in');
   }
 
-  private async downloadInput(ctx: JobContext, job: StageInJob, sessionDir: string, file: StageInFile, rel: string): Promise<FileResult> {
+  private async downloadInput(
+    ctx: JobContext,
+    job: StageInJob,
+    sessionDir: string,
+    file: StageInFile,
+    rel: string,
+  ): Promise<FileResult> {
     const tu = parseTransferUrl(file.source as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
@@ -228,7 +287,12 @@ export class Stager {
       const fileMode = file.executable ? 0o755 : 0o644;
       let bytes: number;
       let fromCache = false;
-      if (cache !== undefined && tu.scheme !== 'file' && mode !== 'no' && !(file.size !== undefined && file.size > cache.maxBytes)) {
+      if (
+        cache !== undefined &&
+        tu.scheme !== 'file' &&
+        mode !== 'no' &&
+        !(file.size !== undefined && file.size > cache.maxBytes)
+      ) {
         const lease = await cache.obtain(
           {
             key: tu.url.href,
@@ -236,19 +300,29 @@ export class Stager {
             renew: mode === 'renew',
             group: [job.owner, file.delegationId ?? ctx.delegationId ?? '', file.size ?? ''].join('\n'),
             fetch: (tmp, sig) => this.fetch(ctx, tu, file, tmp, expected, tally, sig, onProgress, 0o600),
-            checkAccess: (sig) => withRetries(this.retry, sig, { attempts: 0 }, async () => checkAccess(ctx.http, tu.url, await this.credential(ctx, file.delegationId), sig)),
+            checkAccess: (sig) =>
+              withRetries(this.retry, sig, { attempts: 0 }, async () =>
+                checkAccess(ctx.http, tu.url, await this.credential(ctx, file.delegationId), sig),
+              ),
           },
           ctx.signal,
         );
         try {
           if (file.size !== undefined && lease.size !== file.size) {
             await lease.invalidate();
-            throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: ${lease.size} bytes, ${file.size} expected`);
+            throw stagingError(
+              'CE_ERR_STAGING_SIZE_MISMATCH',
+              `size mismatch: ${lease.size} bytes, ${file.size} expected`,
+            );
           }
-          if (expected !== undefined) await verifyChecksum(expected, await lease.checksum(expected.algorithm), () => lease.invalidate());
+          if (expected !== undefined)
+            await verifyChecksum(expected, await lease.checksum(expected.algorithm), () => lease.invalidate());
           // Under a local account the input is a copy of its own: a link would share the
           // cache file (the service's, 0600) with the job (docs/security.md).
-          await linkOrCopy(lease.path, dest, { copy: mode === 'copy' || file.executable || target.owner !== undefined, mode: fileMode });
+          await linkOrCopy(lease.path, dest, {
+            copy: mode === 'copy' || file.executable || target.owner !== undefined,
+            mode: fileMode,
+          });
           bytes = lease.size;
           fromCache = lease.fromCache;
           if (fromCache) onProgress(bytes);
@@ -258,8 +332,12 @@ export class Stager {
       } else {
         const tmp = `${dest}.ceres-part-${randomBytes(4).toString('hex')}`;
         try {
-          const got = tu.scheme === 'file' ? await this.copyLocal(tu, file, tmp, expected, tally, ctx.signal, onProgress) : await this.fetch(ctx, tu, file, tmp, expected, tally, ctx.signal, onProgress, fileMode);
-          if (expected !== undefined) await verifyChecksum(expected, got.checksums.get(expected.algorithm) ?? '', () => Promise.resolve());
+          const got =
+            tu.scheme === 'file'
+              ? await this.copyLocal(tu, file, tmp, expected, tally, ctx.signal, onProgress)
+              : await this.fetch(ctx, tu, file, tmp, expected, tally, ctx.signal, onProgress, fileMode);
+          if (expected !== undefined)
+            await verifyChecksum(expected, got.checksums.get(expected.algorithm) ?? '', () => Promise.resolve());
           if (tu.scheme === 'file' || file.executable) await chmod(tmp, fileMode);
           await rename(tmp, dest);
           bytes = got.size;
@@ -271,11 +349,36 @@ export class Stager {
       // The job's own file under its local account.
       await giveFile(dest, target.owner);
       const endTime = new Date();
-      this.log.info({ job: ctx.jobId, file: file.name, url: tu.display, bytes, attempts: tally.attempts, fromCache, ms: endTime.getTime() - startTime.getTime() }, 'input staged');
-      return { name: file.name, url: tu.display, kind: 'download', ok: true, bytes, attempts: tally.attempts, fromCache, startTime, endTime };
+      this.log.info(
+        {
+          job: ctx.jobId,
+          file: file.name,
+          url: tu.display,
+          bytes,
+          attempts: tally.attempts,
+          fromCache,
+          ms: endTime.getTime() - startTime.getTime(),
+        },
+        'input staged',
+      );
+      return {
+        name: file.name,
+        url: tu.display,
+        kind: 'download',
+        ok: true,
+        bytes,
+        attempts: tally.attempts,
+        fromCache,
+        startTime,
+        endTime,
+      };
     } catch (e) {
       const r = failedResult(file.name, 'download', tu.display, e, tally.attempts, startTime);
-      if (!ctx.signal.aborted) this.log.warn({ job: ctx.jobId, file: file.name, url: tu.display, attempts: tally.attempts, code: r.code, error: r.error }, 'input staging failed');
+      if (!ctx.signal.aborted)
+        this.log.warn(
+          { job: ctx.jobId, file: file.name, url: tu.display, attempts: tally.attempts, code: r.code, error: r.error },
+          'input staging failed',
+        );
       return r;
     } finally {
       await target?.close();
@@ -283,7 +386,17 @@ export class Stager {
   }
 
   /** Download with retries into `path` (created with `mode` less the umask), resuming where the server allows. */
-  private async fetch(ctx: JobContext, tu: TransferUrl, file: StageInFile, path: string, expected: ExpectedChecksum | undefined, tally: AttemptTally, signal: AbortSignal, onProgress: (n: number) => void, mode: number): Promise<FetchedFile> {
+  private async fetch(
+    ctx: JobContext,
+    tu: TransferUrl,
+    file: StageInFile,
+    path: string,
+    expected: ExpectedChecksum | undefined,
+    tally: AttemptTally,
+    signal: AbortSignal,
+    onProgress: (n: number) => void,
+    mode: number,
+  ): Promise<FetchedFile> {
     const state = new DownloadState(expected === undefined ? [] : [expected.algorithm]);
     await withRetries(
       this.retry,
@@ -291,17 +404,63 @@ export class Stager {
       tally,
       async () => {
         const credential = await this.credential(ctx, file.delegationId);
-        await downloadAttempt(ctx.http, { url: tu.url, credential, path, mode, algorithms: expected === undefined ? [] : [expected.algorithm], onProgress, ...(file.size === undefined ? {} : { expectedSize: file.size }) }, state, signal);
+        await downloadAttempt(
+          ctx.http,
+          {
+            url: tu.url,
+            credential,
+            path,
+            mode,
+            algorithms: expected === undefined ? [] : [expected.algorithm],
+            onProgress,
+            ...(file.size === undefined ? {} : { expectedSize: file.size }),
+          },
+          state,
+          signal,
+        );
       },
-      (attempt, e, delayMs) => this.log.warn({ job: ctx.jobId, file: file.name, url: tu.display, attempt, delayMs: Math.round(delayMs), error: errorText(e) }, 'download failed; retrying'),
+      (attempt, e, delayMs) =>
+        this.log.warn(
+          {
+            job: ctx.jobId,
+            file: file.name,
+            url: tu.display,
+            attempt,
+            delayMs: Math.round(delayMs),
+            error: errorText(e),
+          },
+          'download failed; retrying',
+        ),
     );
-    if (file.size !== undefined && state.bytes !== file.size) throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: ${state.bytes} bytes received, ${file.size} expected`);
+    if (file.size !== undefined && state.bytes !== file.size)
+      throw stagingError(
+        'CE_ERR_STAGING_SIZE_MISMATCH',
+        `size mismatch: ${state.bytes} bytes received, ${file.size} expected`,
+      );
     return { size: state.bytes, checksums: state.digests(), etag: state.etag, lastModified: state.lastModified };
   }
 
-  private async copyLocal(tu: TransferUrl, file: StageInFile, tmp: string, expected: ExpectedChecksum | undefined, tally: AttemptTally, signal: AbortSignal, onProgress: (n: number) => void): Promise<FetchedFile> {
+  private async copyLocal(
+    tu: TransferUrl,
+    file: StageInFile,
+    tmp: string,
+    expected: ExpectedChecksum | undefined,
+    tally: AttemptTally,
+    signal: AbortSignal,
+    onProgress: (n: number) => void,
+  ): Promise<FetchedFile> {
     tally.attempts++;
-    return copyLocalSource(tu.url, tmp, { algorithms: expected === undefined ? [] : [expected.algorithm], highWaterMark: this.cfg.highWaterMarkBytes, onProgress, ...(file.size === undefined ? {} : { expectedSize: file.size }) }, signal);
+    return copyLocalSource(
+      tu.url,
+      tmp,
+      {
+        algorithms: expected === undefined ? [] : [expected.algorithm],
+        highWaterMark: this.cfg.highWaterMarkBytes,
+        onProgress,
+        ...(file.size === undefined ? {} : { expectedSize: file.size }),
+      },
+      signal,
+    );
   }
 
   /** After a failed stage-in: half-written files go (A-REX); complete inputs stay for a restart. */
@@ -360,7 +519,11 @@ export class Stager {
       }
       try {
         const { rel, dir } = parseSessionName(file.name);
-        if (rel === '') throw stagingError('CE_ERR_STAGING_BAD_NAME', "the whole session directory ('/') cannot be uploaded to one URL");
+        if (rel === '')
+          throw stagingError(
+            'CE_ERR_STAGING_BAD_NAME',
+            "the whole session directory ('/') cannot be uploaded to one URL",
+          );
         uploads.push({ file, rel, tree: dir });
       } catch (e) {
         results.push(failedResult(file.name, 'upload', safeTarget(file), e, 0, undefined, 'upload'));
@@ -375,7 +538,11 @@ export class Stager {
         if (release !== undefined) {
           try {
             await runLimited(uploads, this.cfg.maxTransfersPerJob, signal, async (u) => {
-              const r = await this.uploads.with(() => withSession(job, (dir) => this.uploadOutput(ctx, job, dir, u.file, u.rel, u.tree)), signal).catch((e: unknown) => failedResult(u.file.name, 'upload', safeTarget(u.file), e, 0, undefined, 'upload'));
+              const r = await this.uploads
+                .with(() => withSession(job, (dir) => this.uploadOutput(ctx, job, dir, u.file, u.rel, u.tree)), signal)
+                .catch((e: unknown) =>
+                  failedResult(u.file.name, 'upload', safeTarget(u.file), e, 0, undefined, 'upload'),
+                );
               if (r.ok || !isConsequence(r, signal)) results.push(r);
             });
           } finally {
@@ -390,15 +557,31 @@ export class Stager {
     for (const u of uploads) {
       if (results.some((r) => r.name === u.file.name && r.url === safeTarget(u.file))) continue;
       const why = stagingError('CE_ERR_STAGING_CANCELLED', 'Data staging cancelled');
-      results.push({ name: u.file.name, url: safeTarget(u.file), kind: 'upload', ok: false, bytes: 0, attempts: 0, ...errorFields(`${u.file.name}: ${why.message}`, why) });
+      results.push({
+        name: u.file.name,
+        url: safeTarget(u.file),
+        kind: 'upload',
+        ok: false,
+        bytes: 0,
+        attempts: 0,
+        ...errorFields(`${u.file.name}: ${why.message}`, why),
+      });
     }
     for (const file of outputs) {
-      if (file.target === undefined || !file.when[job.outcome]) results.push({ name: file.name, kind: 'kept', ok: true, bytes: 0, attempts: 0 });
+      if (file.target === undefined || !file.when[job.outcome])
+        results.push({ name: file.name, kind: 'kept', ok: true, bytes: 0, attempts: 0 });
     }
     return this.result(results, cancelled, 'out');
   }
 
-  private async uploadOutput(ctx: JobContext, job: StageOutJob, sessionDir: string, file: StageOutFile, rel: string, tree: boolean): Promise<FileResult> {
+  private async uploadOutput(
+    ctx: JobContext,
+    job: StageOutJob,
+    sessionDir: string,
+    file: StageOutFile,
+    rel: string,
+    tree: boolean,
+  ): Promise<FileResult> {
     const tu = parseTransferUrl(file.target as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
@@ -408,21 +591,53 @@ export class Stager {
       let bytes = 0;
       for (const f of files) {
         const url = new URL(tu.url.href);
-        if (f.sub !== '') url.pathname = `${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}${f.sub.split('/').map(encodeURIComponent).join('/')}`;
+        if (f.sub !== '')
+          url.pathname = `${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}${f.sub.split('/').map(encodeURIComponent).join('/')}`;
         bytes += await this.uploadOne(ctx, sessionDir, file, tu, url, f.rel, tally);
       }
       if (this.cfg.removeUploadedOutputs) await removeOutput(sessionDir, rel, tree);
       const endTime = new Date();
-      this.log.info({ job: ctx.jobId, file: file.name, url: tu.display, bytes, attempts: tally.attempts, ms: endTime.getTime() - startTime.getTime() }, 'output staged');
-      return { name: file.name, url: tu.display, kind: 'upload', ok: true, bytes, attempts: tally.attempts, startTime, endTime };
+      this.log.info(
+        {
+          job: ctx.jobId,
+          file: file.name,
+          url: tu.display,
+          bytes,
+          attempts: tally.attempts,
+          ms: endTime.getTime() - startTime.getTime(),
+        },
+        'output staged',
+      );
+      return {
+        name: file.name,
+        url: tu.display,
+        kind: 'upload',
+        ok: true,
+        bytes,
+        attempts: tally.attempts,
+        startTime,
+        endTime,
+      };
     } catch (e) {
       const r = failedResult(file.name, 'upload', tu.display, e, tally.attempts, startTime, 'upload');
-      if (!ctx.signal.aborted) this.log.warn({ job: ctx.jobId, file: file.name, url: tu.display, attempts: tally.attempts, code: r.code, error: r.error }, 'output staging failed');
+      if (!ctx.signal.aborted)
+        this.log.warn(
+          { job: ctx.jobId, file: file.name, url: tu.display, attempts: tally.attempts, code: r.code, error: r.error },
+          'output staging failed',
+        );
       return r;
     }
   }
 
-  private async uploadOne(ctx: JobContext, sessionDir: string, file: StageOutFile, tu: TransferUrl, url: URL, rel: string, tally: AttemptTally): Promise<number> {
+  private async uploadOne(
+    ctx: JobContext,
+    sessionDir: string,
+    file: StageOutFile,
+    tu: TransferUrl,
+    url: URL,
+    rel: string,
+    tally: AttemptTally,
+  ): Promise<number> {
     // Opened (without following links) once to learn the size, then again for every PUT sent.
     const open = async (): Promise<{ stream: Readable; size: number }> => {
       const { handle, size } = await openSessionFile(sessionDir, rel);
@@ -453,7 +668,18 @@ export class Stager {
           ctx.signal,
         );
       },
-      (attempt, e, delayMs) => this.log.warn({ job: ctx.jobId, file: file.name, url: tu.display, attempt, delayMs: Math.round(delayMs), error: errorText(e) }, 'upload failed; retrying'),
+      (attempt, e, delayMs) =>
+        this.log.warn(
+          {
+            job: ctx.jobId,
+            file: file.name,
+            url: tu.display,
+            attempt,
+            delayMs: Math.round(delayMs),
+            error: errorText(e),
+          },
+          'upload failed; retrying',
+        ),
     );
     return size;
   }
@@ -461,10 +687,18 @@ export class Stager {
   // ================================================================ shared
 
   private agents(): AgentSet {
-    return new AgentSet({ connectTimeoutMs: this.cfg.timeouts.connectSeconds * 1000, ...(this.opts.ca === undefined ? {} : { ca: this.opts.ca }) });
+    return new AgentSet({
+      connectTimeoutMs: this.cfg.timeouts.connectSeconds * 1000,
+      ...(this.opts.ca === undefined ? {} : { ca: this.opts.ca }),
+    });
   }
 
-  private context(job: { id: string; owner: string; delegationId?: string }, agents: AgentSet, signal: AbortSignal, progress: ProgressListener | undefined): JobContext {
+  private context(
+    job: { id: string; owner: string; delegationId?: string },
+    agents: AgentSet,
+    signal: AbortSignal,
+    progress: ProgressListener | undefined,
+  ): JobContext {
     const perFile = new Map<string, number>();
     let jobBytes = 0;
     return {
@@ -504,7 +738,11 @@ export class Stager {
       this.log.warn({ job: ctx.jobId, delegation: id, error: errorText(e) }, 'credential lookup failed');
       c = undefined;
     }
-    if (c === undefined && id !== undefined) throw stagingError('CE_ERR_STAGING_NO_CREDENTIAL', `delegated credential ${safeId(id)} not found or expired; renew the delegation`);
+    if (c === undefined && id !== undefined)
+      throw stagingError(
+        'CE_ERR_STAGING_NO_CREDENTIAL',
+        `delegated credential ${safeId(id)} not found or expired; renew the delegation`,
+      );
     this.log.debug({ job: ctx.jobId, credential: credentialFingerprint(c) }, 'credential for transfer');
     return c;
   }
@@ -532,7 +770,11 @@ export class Stager {
       ok: failed.length === 0 && !cancelled,
       cancelled,
       files,
-      ...(failures[0] === undefined ? (cancelled ? { failureReason: 'Data staging cancelled' } : {}) : { failureReason: failures[0] }),
+      ...(failures[0] === undefined
+        ? cancelled
+          ? { failureReason: 'Data staging cancelled' }
+          : {}
+        : { failureReason: failures[0] }),
       failures,
       control: { inputStatus, outputStatus, statistics },
       bytes: files.reduce((n, f) => n + (f.ok && f.kind !== 'kept' ? f.bytes : 0), 0),
@@ -544,17 +786,32 @@ export class Stager {
 
 /** A failure that only reflects the job's cancellation or another file's failure (reported as such later). */
 function isConsequence(r: FileResult, signal: AbortSignal): boolean {
-  return signal.aborted && (r.code === undefined || r.code === 'CE_ERR_STAGING_CANCELLED' || r.code === 'CE_ERR_STAGING_SKIPPED');
+  return (
+    signal.aborted &&
+    (r.code === undefined || r.code === 'CE_ERR_STAGING_CANCELLED' || r.code === 'CE_ERR_STAGING_SKIPPED')
+  );
 }
 
-async function verifyChecksum(expected: ExpectedChecksum, digest: string, onMismatch: () => Promise<void>): Promise<void> {
+async function verifyChecksum(
+  expected: ExpectedChecksum,
+  digest: string,
+  onMismatch: () => Promise<void>,
+): Promise<void> {
   if (checksumMatches(expected, digest)) return;
   await onMismatch();
-  throw stagingError('CE_ERR_STAGING_CHECKSUM_MISMATCH', `checksum mismatch: ${formatChecksum(expected.algorithm, digest)}, ${expected.algorithm}:${expected.value} expected`);
+  throw stagingError(
+    'CE_ERR_STAGING_CHECKSUM_MISMATCH',
+    `checksum mismatch: ${formatChecksum(expected.algorithm, digest)}, ${expected.algorithm}:${expected.value} expected`,
+  );
 }
 
 /** Run `fn` over items with at most `limit` in flight; stops starting new ones once the signal fires. */
-async function runLimited<T>(items: readonly T[], limit: number, signal: AbortSignal, fn: (item: T) => Promise<void>): Promise<void> {
+async function runLimited<T>(
+  items: readonly T[],
+  limit: number,
+  signal: AbortSignal,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length && !signal.aborted) {
@@ -570,8 +827,21 @@ async function listTree(sessionDir: string, rel: string): Promise<{ rel: string;
   return files.map((sub) => ({ rel: `${rel}/${sub}`, sub })).sort((a, b) => a.sub.localeCompare(b.sub));
 }
 
-function failedResult(name: string, kind: 'download' | 'upload', url: string | undefined, e: unknown, attempts: number, startTime?: Date, verb: 'download' | 'upload' = 'download'): FileResult {
-  const text = isCeError(e) && (e.code === 'CE_ERR_STAGING_SKIPPED' || e.code === 'CE_ERR_STAGING_CANCELLED') ? `${name}: ${e.message}` : verb === 'download' ? `Failed to download ${url ?? name}: ${errorText(e)}` : `Failed to upload ${name} to ${url ?? '?'}: ${errorText(e)}`;
+function failedResult(
+  name: string,
+  kind: 'download' | 'upload',
+  url: string | undefined,
+  e: unknown,
+  attempts: number,
+  startTime?: Date,
+  verb: 'download' | 'upload' = 'download',
+): FileResult {
+  const text =
+    isCeError(e) && (e.code === 'CE_ERR_STAGING_SKIPPED' || e.code === 'CE_ERR_STAGING_CANCELLED')
+      ? `${name}: ${e.message}`
+      : verb === 'download'
+        ? `Failed to download ${url ?? name}: ${errorText(e)}`
+        : `Failed to upload ${name} to ${url ?? '?'}: ${errorText(e)}`;
   return {
     name,
     kind,

@@ -38,14 +38,21 @@ export function parseTransferUrl(raw: string, extraOptions: Readonly<Record<stri
   if (m === null) throw stagingError('CE_ERR_STAGING_BAD_URL', 'Invalid URL (expected scheme://host/path)');
   const schemeName = (m[1] ?? '').toLowerCase();
   const kind = SCHEMES[schemeName];
-  if (kind === undefined) throw stagingError('CE_ERR_STAGING_BAD_URL', `Unsupported protocol '${safeText(schemeName)}' (supported: http, https, dav, davs)`);
+  if (kind === undefined)
+    throw stagingError(
+      'CE_ERR_STAGING_BAD_URL',
+      `Unsupported protocol '${safeText(schemeName)}' (supported: http, https, dav, davs)`,
+    );
   const [authority = '', ...optionParts] = (m[2] ?? '').split(';');
   if (kind.scheme !== 'file' && authority === '') throw stagingError('CE_ERR_STAGING_BAD_URL', 'Invalid URL: no host');
   const options = new Map<string, string>();
   for (const part of optionParts) {
     if (part === '') continue;
     const eq = part.indexOf('=');
-    options.set((eq < 0 ? part : part.slice(0, eq)).toLowerCase(), eq < 0 ? '' : decodeURIComponentSafe(part.slice(eq + 1)));
+    options.set(
+      (eq < 0 ? part : part.slice(0, eq)).toLowerCase(),
+      eq < 0 ? '' : decodeURIComponentSafe(part.slice(eq + 1)),
+    );
   }
   for (const [k, v] of Object.entries(extraOptions)) options.set(k.toLowerCase(), v);
   let url: URL;
@@ -55,7 +62,8 @@ export function parseTransferUrl(raw: string, extraOptions: Readonly<Record<stri
     throw stagingError('CE_ERR_STAGING_BAD_URL', `Invalid URL '${redactUrl(raw)}'`);
   }
   url.hash = '';
-  if (kind.scheme !== 'file' && url.hostname === '') throw stagingError('CE_ERR_STAGING_BAD_URL', `Invalid URL '${redactUrl(url)}': no host`);
+  if (kind.scheme !== 'file' && url.hostname === '')
+    throw stagingError('CE_ERR_STAGING_BAD_URL', `Invalid URL '${redactUrl(url)}': no host`);
   if (kind.scheme === 'file' && url.hostname !== '' && url.hostname !== 'localhost') {
     throw stagingError('CE_ERR_STAGING_BAD_URL', `Invalid URL '${redactUrl(url)}': file URLs must name a local path`);
   }

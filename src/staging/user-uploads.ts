@@ -20,7 +20,8 @@ export interface UserFile {
   readonly executable: boolean;
 }
 
-export type UserFileOutcome = { readonly ok: true; readonly bytes: number } | { readonly ok: false; readonly error: StagingError };
+export type UserFileOutcome =
+  { readonly ok: true; readonly bytes: number } | { readonly ok: false; readonly error: StagingError };
 
 export interface UserWaitOptions {
   /** Each look at the files takes the session directory for that look only. */
@@ -48,7 +49,15 @@ export async function waitForUserFiles(
         const bytes = await opts.session((dir) => judge(f, dir, opts));
         if (bytes !== undefined) outcome = { ok: true, bytes };
       } catch (e) {
-        outcome = { ok: false, error: e instanceof StagingError ? e : stagingError('CE_ERR_STAGING_LOCAL_IO', `User file: ${sessionPath(f.rel)} - cannot be read`, { cause: e }) };
+        outcome = {
+          ok: false,
+          error:
+            e instanceof StagingError
+              ? e
+              : stagingError('CE_ERR_STAGING_LOCAL_IO', `User file: ${sessionPath(f.rel)} - cannot be read`, {
+                  cause: e,
+                }),
+        };
       }
       if (outcome !== undefined) {
         pending.delete(f);
@@ -58,7 +67,11 @@ export async function waitForUserFiles(
     if (pending.size === 0) return;
     const left = opts.deadline - now();
     if (left <= 0) {
-      for (const f of pending) onDone(f, { ok: false, error: stagingError('CE_ERR_STAGING_USER_FILE_TIMEOUT', `User file: ${sessionPath(f.rel)} - Timeout waiting`) });
+      for (const f of pending)
+        onDone(f, {
+          ok: false,
+          error: stagingError('CE_ERR_STAGING_USER_FILE_TIMEOUT', `User file: ${sessionPath(f.rel)} - Timeout waiting`),
+        });
       return;
     }
     await nextCheck(opts, Math.min(left, opts.pollMs), signal);
@@ -73,7 +86,8 @@ async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Pr
   try {
     st = await lstatInSession(sessionDir, f.rel);
   } catch (e) {
-    if (e instanceof StagingError && e.code === 'CE_ERR_STAGING_UNSAFE_PATH') throw invalid('Expected file. Symbolic link found.');
+    if (e instanceof StagingError && e.code === 'CE_ERR_STAGING_UNSAFE_PATH')
+      throw invalid('Expected file. Symbolic link found.');
     throw e;
   }
   if (f.size !== undefined) {
@@ -83,7 +97,8 @@ async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Pr
     if (st.size > f.size) throw invalid('Delivered file is bigger than specified.');
     if (st.size < f.size) return undefined;
   } else {
-    const uploaded = opts.uploads !== undefined ? await opts.uploads.isUploaded(sessionPath(f.rel)) : st?.isFile() === true;
+    const uploaded =
+      opts.uploads !== undefined ? await opts.uploads.isUploaded(sessionPath(f.rel)) : st?.isFile() === true;
     if (!uploaded) return undefined;
     if (st === undefined) throw invalid('Expected file. Nothing found.');
     if (st.isDirectory()) throw invalid('Expected file. Directory found.');
@@ -97,7 +112,7 @@ async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Pr
     if (f.checksum !== undefined) {
       const h = createHasher(f.checksum.algorithm);
       const buf = Buffer.allocUnsafe(1024 * 1024);
-      for (let pos = 0; ; ) {
+      for (let pos = 0; ;) {
         const { bytesRead } = await handle.read(buf, 0, buf.length, pos);
         if (bytesRead === 0) break;
         h.update(buf.subarray(0, bytesRead));

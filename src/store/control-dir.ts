@@ -11,7 +11,22 @@ import { mkdir, appendFile, readFile, rm, open } from 'node:fs/promises';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { join } from 'node:path';
 
-export const DIAGNOSE_NAMES = ['failed', 'local', 'errors', 'description', 'diag', 'comment', 'status', 'acl', 'xml', 'input', 'output', 'input_status', 'output_status', 'statistics'] as const;
+export const DIAGNOSE_NAMES = [
+  'failed',
+  'local',
+  'errors',
+  'description',
+  'diag',
+  'comment',
+  'status',
+  'acl',
+  'xml',
+  'input',
+  'output',
+  'input_status',
+  'output_status',
+  'statistics',
+] as const;
 export type DiagnoseName = (typeof DIAGNOSE_NAMES)[number];
 
 export function isDiagnoseName(s: string): s is DiagnoseName {
@@ -90,7 +105,9 @@ export class ControlDir {
     } catch {
       return;
     }
-    await Promise.all(names.filter((n) => !keep.includes(n)).map((n) => rm(join(this.jobDir(id), n), { recursive: true, force: true })));
+    await Promise.all(
+      names.filter((n) => !keep.includes(n)).map((n) => rm(join(this.jobDir(id), n), { recursive: true, force: true })),
+    );
   }
 }
 

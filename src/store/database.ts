@@ -52,7 +52,9 @@ export class SchemaTooNewError extends Error {
     readonly file: string,
     readonly found: number,
   ) {
-    super(`the database ${file} has schema version ${found}, newer than this ceres supports (${SCHEMA_VERSION}): it was upgraded by a newer release; run that release, or restore a backup made before the upgrade`);
+    super(
+      `the database ${file} has schema version ${found}, newer than this ceres supports (${SCHEMA_VERSION}): it was upgraded by a newer release; run that release, or restore a backup made before the upgrade`,
+    );
   }
 }
 
@@ -67,7 +69,9 @@ function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   const found = schemaVersionOf(db);
   if (found > SCHEMA_VERSION) throw new SchemaTooNewError(db.name, found);
-  const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+  const done = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+  );
   for (const m of migrations) {
     if (done.has(m.version)) continue;
     db.transaction(() => {

@@ -82,8 +82,12 @@ export class DelegationStore {
     // "Offered" = holds a credential that has not expired (see DelegationService.list).
     const offered = 'cred_file IS NOT NULL AND (expires_at IS NULL OR expires_at > @now)';
     this.#listOwner = db.prepare(`SELECT id, type FROM delegations WHERE owner = @owner AND ${offered} ORDER BY id`);
-    this.#listOwnerType = db.prepare(`SELECT id, type FROM delegations WHERE owner = @owner AND type = @type AND ${offered} ORDER BY id`);
-    this.#countLive = db.prepare('SELECT COUNT(*) AS n FROM delegations WHERE owner = @owner AND (expires_at IS NULL OR expires_at > @now)');
+    this.#listOwnerType = db.prepare(
+      `SELECT id, type FROM delegations WHERE owner = @owner AND type = @type AND ${offered} ORDER BY id`,
+    );
+    this.#countLive = db.prepare(
+      'SELECT COUNT(*) AS n FROM delegations WHERE owner = @owner AND (expires_at IS NULL OR expires_at > @now)',
+    );
     // Jobs are linked to delegations through job_delegations (migration 1). A job is
     // active until it has ended (FINISHED) or been wiped (DELETED).
     this.#activeJobs = db.prepare(
@@ -98,7 +102,18 @@ export class DelegationStore {
   }
 
   /** Insert a new delegation (durable: the answer to action=new acknowledges it). */
-  insert(r: { id: string; owner: string; type: DelegationType; credFile: string | null; expiresAt: number | null; reqFile: string | null; reqExpiresAt: number | null }, now: number): void {
+  insert(
+    r: {
+      id: string;
+      owner: string;
+      type: DelegationType;
+      credFile: string | null;
+      expiresAt: number | null;
+      reqFile: string | null;
+      reqExpiresAt: number | null;
+    },
+    now: number,
+  ): void {
     durably(this.#db, () => this.#insert.run({ ...r, now }));
   }
 
@@ -106,13 +121,25 @@ export class DelegationStore {
    * Compare-and-set: apply `changes` only if the row still has `expected.version`.
    * Returns the new row, or undefined when the row changed meanwhile or is gone.
    */
-  update(expected: Pick<DelegationRow, 'id' | 'version'>, changes: RowChanges, now: number, durable = true): DelegationRow | undefined {
-    const cols: Record<keyof RowChanges, string> = { credFile: 'cred_file', expiresAt: 'expires_at', reqFile: 'req_file', reqExpiresAt: 'req_expires_at' };
+  update(
+    expected: Pick<DelegationRow, 'id' | 'version'>,
+    changes: RowChanges,
+    now: number,
+    durable = true,
+  ): DelegationRow | undefined {
+    const cols: Record<keyof RowChanges, string> = {
+      credFile: 'cred_file',
+      expiresAt: 'expires_at',
+      reqFile: 'req_file',
+      reqExpiresAt: 'req_expires_at',
+    };
     const keys = (Object.keys(changes) as (keyof RowChanges)[]).filter((k) => changes[k] !== undefined);
     const sets = keys.map((k) => `${cols[k]} = @${k}`).join(', ');
     let stmt = this.#updates.get(sets);
     if (stmt === undefined) {
-      stmt = this.#db.prepare(`UPDATE delegations SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING *`);
+      stmt = this.#db.prepare(
+        `UPDATE delegations SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING *`,
+      );
       this.#updates.set(sets, stmt);
     }
     const st = stmt;
@@ -130,7 +157,9 @@ export class DelegationStore {
   }
 
   listOffered(owner: string, now: number, type?: DelegationType): { id: string; type: DelegationType }[] {
-    return (type === undefined ? this.#listOwner.all({ owner, now }) : this.#listOwnerType.all({ owner, type, now })) as { id: string; type: DelegationType }[];
+    return (
+      type === undefined ? this.#listOwner.all({ owner, now }) : this.#listOwnerType.all({ owner, type, now })
+    ) as { id: string; type: DelegationType }[];
   }
 
   /** Unexpired delegations of an owner, pending requests included (for the per-user cap). */
@@ -145,18 +174,34 @@ export class DelegationStore {
 
   /** Delegations whose credential expired before `before` (past the grace period). */
   listExpiredBefore(before: number, limit = 1000): DelegationRow[] {
-    return (this.#db.prepare('SELECT * FROM delegations WHERE expires_at IS NOT NULL AND expires_at < ? ORDER BY expires_at LIMIT ?').all(before, limit) as Raw[]).map(fromRaw);
+    return (
+      this.#db
+        .prepare(
+          'SELECT * FROM delegations WHERE expires_at IS NOT NULL AND expires_at < ? ORDER BY expires_at LIMIT ?',
+        )
+        .all(before, limit) as Raw[]
+    ).map(fromRaw);
   }
 
   /** Delegations with a certificate request that lapsed before `before`. */
   listLapsedRequests(before: number, limit = 1000): DelegationRow[] {
-    return (this.#db.prepare('SELECT * FROM delegations WHERE req_expires_at IS NOT NULL AND req_expires_at < ? ORDER BY req_expires_at LIMIT ?').all(before, limit) as Raw[]).map(fromRaw);
+    return (
+      this.#db
+        .prepare(
+          'SELECT * FROM delegations WHERE req_expires_at IS NOT NULL AND req_expires_at < ? ORDER BY req_expires_at LIMIT ?',
+        )
+        .all(before, limit) as Raw[]
+    ).map(fromRaw);
   }
 
   /** Every file name some row refers to (for removing orphaned files). */
   referencedFiles(): Set<string> {
     const out = new Set<string>();
-    for (const r of this.#db.prepare('SELECT cred_file AS c, req_file AS q FROM delegations WHERE cred_file IS NOT NULL OR req_file IS NOT NULL').all() as { c: string | null; q: string | null }[]) {
+    for (const r of this.#db
+      .prepare(
+        'SELECT cred_file AS c, req_file AS q FROM delegations WHERE cred_file IS NOT NULL OR req_file IS NOT NULL',
+      )
+      .all() as { c: string | null; q: string | null }[]) {
       if (r.c !== null) out.add(r.c);
       if (r.q !== null) out.add(r.q);
     }

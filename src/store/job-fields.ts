@@ -31,7 +31,13 @@ const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
 const Bit = Type.Union([Type.Literal(0), Type.Literal(1)]);
 
 function field<S extends TSchema, V>(schema: S, read: (v: Static<S>) => V, write: (v: V) => Static<S>) {
-  return <C extends string, F extends Flags = object>(column: C, flags?: F): Field<C, S, V> & F => ({ column, schema, read, write, ...(flags as F) });
+  return <C extends string, F extends Flags = object>(column: C, flags?: F): Field<C, S, V> & F => ({
+    column,
+    schema,
+    read,
+    write,
+    ...(flags as F),
+  });
 }
 
 const text = field(Text, same<string>, same<string>);
@@ -39,9 +45,18 @@ const textOrNull = field(NullableText, same<string | null>, same<string | null>)
 const int = field(Int, same<number>, same<number>);
 const intOrNull = field(NullableInt, same<number | null>, same<number | null>);
 /** A boolean kept as INTEGER 0/1 (SQLite has no boolean). */
-const flag = field(Bit, (v) => v !== 0, (v: boolean): 0 | 1 => (v ? 1 : 0));
+const flag = field(
+  Bit,
+  (v) => v !== 0,
+  (v: boolean): 0 | 1 => (v ? 1 : 0),
+);
 /** A JSON document kept as TEXT, parsed on first access only. */
-const json = <T>() => field(Text, (v) => JSON.parse(v) as T, (v: T) => JSON.stringify(v));
+const json = <T>() =>
+  field(
+    Text,
+    (v) => JSON.parse(v) as T,
+    (v: T) => JSON.stringify(v),
+  );
 /** A list of strings kept as a JSON array; an empty list as NULL. */
 const textList = field(
   NullableText,

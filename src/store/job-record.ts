@@ -15,7 +15,9 @@ import { ceError } from '../errors/ce-error.js';
 import { JOB_FIELDS, type Field, type JobFields } from './job-fields.js';
 
 type ValueOf<F> = F extends { readonly read: (v: never) => infer V } ? V : never;
-type KeysWith<Flag extends string> = { [K in keyof JobFields]: JobFields[K] extends Record<Flag, true> ? K : never }[keyof JobFields];
+type KeysWith<Flag extends string> = {
+  [K in keyof JobFields]: JobFields[K] extends Record<Flag, true> ? K : never;
+}[keyof JobFields];
 
 export type JobRecord = { readonly [K in keyof JobFields]: ValueOf<JobFields[K]> };
 
@@ -38,7 +40,9 @@ const fieldOf = (k: Key): Field => JOB_FIELDS[k] as unknown as Field;
  */
 export const COLUMNS = KEYS.map((k) => JOB_FIELDS[k].column).join(', ');
 
-export const columnOf = Object.fromEntries(KEYS.map((k) => [k, JOB_FIELDS[k].column])) as { readonly [K in Key]: JobFields[K]['column'] };
+export const columnOf = Object.fromEntries(KEYS.map((k) => [k, JOB_FIELDS[k].column])) as {
+  readonly [K in Key]: JobFields[K]['column'];
+};
 
 export const INSERTED_KEYS = KEYS.filter((k) => 'insert' in JOB_FIELDS[k]) as (keyof InsertedFields)[];
 
@@ -47,7 +51,9 @@ export function toColumn<K extends Key>(k: K, v: ValueOf<JobFields[K]>): unknown
   return fieldOf(k).write(v);
 }
 
-const rowCheck = TypeCompiler.Compile(Type.Object(Object.fromEntries(KEYS.map((k) => [JOB_FIELDS[k].column, JOB_FIELDS[k].schema]))));
+const rowCheck = TypeCompiler.Compile(
+  Type.Object(Object.fromEntries(KEYS.map((k) => [JOB_FIELDS[k].column, JOB_FIELDS[k].schema]))),
+);
 
 /**
  * The row → record mapping, generated once from the table: one object literal with
@@ -63,11 +69,15 @@ const mapRow = ((): ((r: JobRow) => JobRecord) => {
   const parts = KEYS.map((k, i) => {
     const f = fieldOf(k);
     if (!/^[A-Za-z]\w*$/.test(k) || !/^[a-z_]+$/.test(f.column)) throw new Error(`job field ${k}: not a plain name`);
-    return 'lazy' in f ? `get ${k}() { return (lazy${i} ??= read[${i}](r.${f.column})); }` : `${k}: read[${i}](r.${f.column})`;
+    return 'lazy' in f
+      ? `get ${k}() { return (lazy${i} ??= read[${i}](r.${f.column})); }`
+      : `${k}: read[${i}](r.${f.column})`;
   });
   const lazies = KEYS.flatMap((k, i) => ('lazy' in fieldOf(k) ? [`lazy${i}`] : []));
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above: table-made text, no input
-  const make = new Function('read', `return (r) => { let ${lazies.join(', ')}; return { ${parts.join(', ')} }; };`) as (read: readonly ((v: never) => unknown)[]) => (r: JobRow) => JobRecord;
+  const make = new Function('read', `return (r) => { let ${lazies.join(', ')}; return { ${parts.join(', ')} }; };`) as (
+    read: readonly ((v: never) => unknown)[],
+  ) => (r: JobRow) => JobRecord;
   return make(reads);
 })();
 
@@ -75,7 +85,10 @@ const mapRow = ((): ((r: JobRow) => JobRecord) => {
 export function fromRow(r: JobRow): JobRecord {
   if (!rowCheck.Check(r)) {
     const e = rowCheck.Errors(r).First();
-    throw ceError('CE_ERR_STORE_BAD_ROW', `job ${String((r as { id?: unknown }).id)}: column ${e?.path.slice(1) ?? '?'}: ${e?.message ?? 'invalid'}`);
+    throw ceError(
+      'CE_ERR_STORE_BAD_ROW',
+      `job ${String((r as { id?: unknown }).id)}: column ${e?.path.slice(1) ?? '?'}: ${e?.message ?? 'invalid'}`,
+    );
   }
   return mapRow(r);
 }

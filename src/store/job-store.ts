@@ -11,7 +11,17 @@ import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
 import { ENDED_REST_STATES, REST_STATES } from '../vocabulary/job-states.js';
-import { COLUMNS, columnOf, fromRow, INSERTED_KEYS, toColumn, type InsertedFields, type JobChanges, type JobRecord, type JobRow } from './job-record.js';
+import {
+  COLUMNS,
+  columnOf,
+  fromRow,
+  INSERTED_KEYS,
+  toColumn,
+  type InsertedFields,
+  type JobChanges,
+  type JobRecord,
+  type JobRow,
+} from './job-record.js';
 
 /**
  * One job of a submission: the record fields given at submission (job-fields.ts, flag
@@ -57,10 +67,19 @@ export class JobStore {
     this.#listOwner = db.prepare('SELECT id, rest_state AS state FROM jobs WHERE owner = ? ORDER BY id');
     // IN over the active states: one index range per state, finished jobs are not scanned.
     const active = REST_STATES.filter((st) => !ENDED_REST_STATES.includes(st));
-    this.#countActive = db.prepare(`SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${active.map((st) => `'${st}'`).join(',')})`).pluck();
-    this.#delegsOf = db.prepare('SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id');
+    this.#countActive = db
+      .prepare(
+        `SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${active.map((st) => `'${st}'`).join(',')})`,
+      )
+      .pluck();
+    this.#delegsOf = db.prepare(
+      'SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id',
+    );
     this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
-    for (const [id, owner, restState] of db.prepare('SELECT id, owner, rest_state FROM jobs').raw().iterate() as IterableIterator<[string, string, string]>) {
+    for (const [id, owner, restState] of db
+      .prepare('SELECT id, owner, rest_state FROM jobs')
+      .raw()
+      .iterate() as IterableIterator<[string, string, string]>) {
       this.#index.set(id, owner, restState);
     }
   }
@@ -116,7 +135,9 @@ export class JobStore {
     if (restStates === undefined) return this.#listOwner.all(owner) as { id: string; state: string }[];
     if (restStates.length === 0) return [];
     const marks = restStates.map(() => '?').join(',');
-    return this.#db.prepare(`SELECT id, rest_state AS state FROM jobs WHERE owner = ? AND rest_state IN (${marks}) ORDER BY id`).all(owner, ...restStates) as { id: string; state: string }[];
+    return this.#db
+      .prepare(`SELECT id, rest_state AS state FROM jobs WHERE owner = ? AND rest_state IN (${marks}) ORDER BY id`)
+      .all(owner, ...restStates) as { id: string; state: string }[];
   }
 
   /** Jobs of `owner` that have not ended (REST state other than FINISHED, FAILED, KILLED, WIPED). */
@@ -131,17 +152,31 @@ export class JobStore {
   /** Jobs in the given internal states (engine recovery and scheduling). */
   listByStates(states: readonly string[]): JobRecord[] {
     const marks = states.map(() => '?').join(',');
-    return (this.#db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE state IN (${marks}) ORDER BY created_at, id`).all(...states) as JobRow[]).map(fromRow);
+    return (
+      this.#db
+        .prepare(`SELECT ${COLUMNS} FROM jobs WHERE state IN (${marks}) ORDER BY created_at, id`)
+        .all(...states) as JobRow[]
+    ).map(fromRow);
   }
 
   /** Ids of ended jobs with a clean or restart request still to act on (engine start). */
   listFlaggedFinal(): string[] {
-    return (this.#db.prepare("SELECT id FROM jobs WHERE state IN ('FINISHED','DELETED') AND (clean_requested = 1 OR restart_requested = 1)").all() as { id: string }[]).map((r) => r.id);
+    return (
+      this.#db
+        .prepare(
+          "SELECT id FROM jobs WHERE state IN ('FINISHED','DELETED') AND (clean_requested = 1 OR restart_requested = 1)",
+        )
+        .all() as { id: string }[]
+    ).map((r) => r.id);
   }
 
   /** Finished jobs whose session lifetime ended before `now`. */
   listExpired(now: number, limit = 500): JobRecord[] {
-    return (this.#db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE erase_at IS NOT NULL AND erase_at <= ? ORDER BY erase_at LIMIT ?`).all(now, limit) as JobRow[]).map(fromRow);
+    return (
+      this.#db
+        .prepare(`SELECT ${COLUMNS} FROM jobs WHERE erase_at IS NOT NULL AND erase_at <= ? ORDER BY erase_at LIMIT ?`)
+        .all(now, limit) as JobRow[]
+    ).map(fromRow);
   }
 
   /**
@@ -154,7 +189,9 @@ export class JobStore {
     let stmt = this.#updateCache.get(sig);
     if (!stmt) {
       const sets = keys.map((k) => `${columnOf[k]} = @${k}`).join(', ');
-      stmt = this.#db.prepare(`UPDATE jobs SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING ${COLUMNS}`);
+      stmt = this.#db.prepare(
+        `UPDATE jobs SET ${sets}${sets ? ', ' : ''}updated_at = @now, version = version + 1 WHERE id = @id AND version = @version RETURNING ${COLUMNS}`,
+      );
       this.#updateCache.set(sig, stmt);
     }
     const params: Record<string, unknown> = { id: expected.id, version: expected.version, now };
@@ -176,11 +213,19 @@ export class JobStore {
 
   /** Job ids using a delegation (to refuse deleting a delegation in use, and for renewal). */
   jobsUsingDelegation(delegationId: string): string[] {
-    return (this.#db.prepare('SELECT job_id AS j FROM job_delegations WHERE delegation_id = ?').all(delegationId) as { j: string }[]).map((r) => r.j);
+    return (
+      this.#db.prepare('SELECT job_id AS j FROM job_delegations WHERE delegation_id = ?').all(delegationId) as {
+        j: string;
+      }[]
+    ).map((r) => r.j);
   }
 
   countByState(): { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[] {
-    return this.#db.prepare('SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue').all() as { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[];
+    return this.#db
+      .prepare(
+        'SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue',
+      )
+      .all() as { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[];
   }
 }
 

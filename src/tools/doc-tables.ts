@@ -12,7 +12,9 @@ export const BEGIN = '<!-- BEGIN GENERATED: do not edit by hand, run `npm run do
 export const END = '<!-- END GENERATED -->';
 
 export function errorsTable(): string {
-  const rows = Object.entries(catalog).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.message.replaceAll('|', '\\|')} |`);
+  const rows = Object.entries(catalog).map(
+    ([code, e]) => `| \`${code}\` | ${e.status} | ${e.message.replaceAll('|', '\\|')} |`,
+  );
   return ['| code | HTTP status | message (reason phrase) |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
@@ -37,11 +39,21 @@ export function configKeys(): { key: string; type: string; def: string; descript
         out.push({ key, type: 'object', def: '', description: v.description ?? '' });
         walk(v, key);
       } else if (v.type === 'array' && v.items?.type === 'object' && v.items.properties) {
-        out.push({ key, type: 'array of objects', def: v.default === undefined ? '(none)' : JSON.stringify(v.default), description: v.description ?? '' });
+        out.push({
+          key,
+          type: 'array of objects',
+          def: v.default === undefined ? '(none)' : JSON.stringify(v.default),
+          description: v.description ?? '',
+        });
         walk(v.items, `${key}[]`);
       } else {
         const type = v.anyOf ? v.anyOf.map((a) => JSON.stringify(a.const)).join(' \\| ') : (v.type ?? 'any');
-        out.push({ key, type, def: v.default === undefined ? '(unset)' : JSON.stringify(v.default), description: v.description ?? '' });
+        out.push({
+          key,
+          type,
+          def: v.default === undefined ? '(unset)' : JSON.stringify(v.default),
+          description: v.description ?? '',
+        });
       }
     }
   };
@@ -50,7 +62,10 @@ export function configKeys(): { key: string; type: string; def: string; descript
 }
 
 export function configTable(): string {
-  const rows = configKeys().map((k) => `| \`${k.key}\` | ${k.type} | ${k.def === '' ? '' : `\`${k.def}\``} | ${k.description.replaceAll('|', '\\|')} |`);
+  const rows = configKeys().map(
+    (k) =>
+      `| \`${k.key}\` | ${k.type} | ${k.def === '' ? '' : `\`${k.def}\``} | ${k.description.replaceAll('|', '\\|')} |`,
+  );
   return ['| key | type | default | meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }
 

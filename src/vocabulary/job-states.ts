@@ -13,7 +13,16 @@
  */
 
 /** Internal job states; `SUBMIT` is the "submitting" state. */
-export const INTERNAL_STATES = ['ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'FINISHING', 'FINISHED', 'CANCELING', 'DELETED'] as const;
+export const INTERNAL_STATES = [
+  'ACCEPTED',
+  'PREPARING',
+  'SUBMIT',
+  'INLRMS',
+  'FINISHING',
+  'FINISHED',
+  'CANCELING',
+  'DELETED',
+] as const;
 export type InternalState = (typeof INTERNAL_STATES)[number];
 
 /** REST job states (spec §3). */
@@ -81,7 +90,9 @@ export function positionOf(s: { readonly state: InternalState; readonly pending:
 
 /** The (state, pending) pair of a position. */
 export function splitPosition(p: Position): { state: InternalState; pending: boolean } {
-  return p.startsWith('PENDING:') ? { state: p.slice(8) as InternalState, pending: true } : { state: p as InternalState, pending: false };
+  return p.startsWith('PENDING:')
+    ? { state: p.slice(8) as InternalState, pending: true }
+    : { state: p as InternalState, pending: false };
 }
 
 /** What the REST state of a job depends on. */
@@ -134,7 +145,13 @@ export type LrmsLetter = 'Q' | 'R' | 'S' | 'E' | 'O';
 /** The batch state the GLUE2 documents know: a letter, or `EXECUTED` (gone from the batch system). */
 export type LrmsState = LrmsLetter | 'EXECUTED';
 
-const LETTER: Readonly<Record<LrmsSubState, LrmsLetter>> = { QUEUING: 'Q', RUNNING: 'R', HELD: 'S', EXITINGLRMS: 'E', OTHER: 'O' };
+const LETTER: Readonly<Record<LrmsSubState, LrmsLetter>> = {
+  QUEUING: 'Q',
+  RUNNING: 'R',
+  HELD: 'S',
+  EXITINGLRMS: 'E',
+  OTHER: 'O',
+};
 
 export function lrmsLetter(sub: LrmsSubState): LrmsLetter {
   return LETTER[sub];

@@ -25,7 +25,12 @@ async function newRequest(c: Client, v: '1.0' | '1.1'): Promise<{ id: string; lo
   return { id: location.split('/').pop() as string, location, csr: r.text };
 }
 
-async function twoStep(c: Client, proxyFile: string, v: '1.0' | '1.1', query = ''): Promise<{ id: string; chain: string }> {
+async function twoStep(
+  c: Client,
+  proxyFile: string,
+  v: '1.0' | '1.1',
+  query = '',
+): Promise<{ id: string; chain: string }> {
   // The ARC client sends no Accept and an empty body for the first step.
   const r = await c.req('POST', `/rest/${v}/delegations?action=new${query}`, '', { accept: '' });
   assert.equal(r.status, 201, r.text);
@@ -67,7 +72,9 @@ describe('delegations over TLS (ceres serve)', () => {
     assert.equal(g.status, 200);
     assert.deepEqual(pemBlocks(g.text), pemBlocks(chain));
     const l = await alice.req('GET', '/rest/1.0/delegations');
-    assert.ok((l.json().delegation as { id: string; type?: string }[]).some((d) => d.id === id && d.type === undefined));
+    assert.ok(
+      (l.json().delegation as { id: string; type?: string }[]).some((d) => d.id === id && d.type === undefined),
+    );
     const x = await alice.req('GET', '/rest/1.0/delegations', undefined, { accept: 'text/xml' });
     assert.match(x.text, new RegExp(`<delegation>\\s*<id>${id}</id>\\s*</delegation>`));
   });
@@ -85,7 +92,7 @@ describe('delegations over TLS (ceres serve)', () => {
     assert.deepEqual(pemBlocks(g.text)[0], pemBlocks(signed.chainPem)[0]);
   });
 
-  it('a PUT of the signed proxy alone is completed with the caller\'s TLS chain (as A-REX does), 1.0 and 1.1', async () => {
+  it("a PUT of the signed proxy alone is completed with the caller's TLS chain (as A-REX does), 1.0 and 1.1", async () => {
     for (const v of ['1.0', '1.1'] as const) {
       const { id, location, csr } = await newRequest(alice, v);
       const signed = await signProxyFromCsr(csr, aliceProxy, aliceProxy);
@@ -98,7 +105,7 @@ describe('delegations over TLS (ceres serve)', () => {
     }
   });
 
-  it('a lone proxy not issued by the caller\'s own certificate, for another key, or garbage: 400 with the reason', async () => {
+  it("a lone proxy not issued by the caller's own certificate, for another key, or garbage: 400 with the reason", async () => {
     const { location, csr } = await newRequest(alice, '1.1');
     const put = (body: string) => alice.req('PUT', pathOf(location), body);
     // Signed by another user's proxy: not the caller's certificate.
@@ -138,13 +145,17 @@ describe('delegations over TLS (ceres serve)', () => {
     const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
     const exp = Math.floor(Date.now() / 1000) + 3600;
     const token = (sub: string): string => `${b64({ alg: 'ES256', typ: 'JWT' })}.${b64({ sub, exp })}.c2lnbmF0dXJl`;
-    const r = await alice.req('POST', '/rest/1.1/delegations?action=new&type=jwt', '', { 'x-delegation': `bearer ${token('one')}` });
+    const r = await alice.req('POST', '/rest/1.1/delegations?action=new&type=jwt', '', {
+      'x-delegation': `bearer ${token('one')}`,
+    });
     assert.equal(r.status, 201, r.text);
     const id = String(r.headers.location).split('/').pop() as string;
     let g = await alice.req('POST', `/rest/1.1/delegations/${id}?action=get`, '');
     assert.equal(g.headers['content-type'], 'application/jwt');
     assert.equal(g.text, token('one'));
-    const rn = await alice.req('POST', `/rest/1.1/delegations/${id}?action=renew`, '', { 'x-token-delegation': `Bearer ${token('two')}` });
+    const rn = await alice.req('POST', `/rest/1.1/delegations/${id}?action=renew`, '', {
+      'x-token-delegation': `Bearer ${token('two')}`,
+    });
     assert.equal(rn.status, 200, rn.text);
     g = await alice.req('POST', `/rest/1.1/delegations/${id}?action=get`, '');
     assert.equal(g.text, token('two'));
@@ -156,7 +167,8 @@ describe('delegations over TLS (ceres serve)', () => {
 
   it("another user's delegation: 404 on every action, and refused per item when a job names it", async () => {
     const { id: bobs } = await twoStep(bob, bobProxy, '1.1');
-    for (const a of ['get', 'renew', 'delete']) assert.equal((await alice.req('POST', `/rest/1.1/delegations/${bobs}?action=${a}`, '')).status, 404, a);
+    for (const a of ['get', 'renew', 'delete'])
+      assert.equal((await alice.req('POST', `/rest/1.1/delegations/${bobs}?action=${a}`, '')).status, 404, a);
     assert.equal((await alice.req('PUT', `/rest/1.1/delegations/${bobs}`, 'x')).status, 404);
 
     // In the description (xRSL delegationid), and as the 1.1 delegation_id default.
@@ -171,11 +183,20 @@ describe('delegations over TLS (ceres serve)', () => {
     const [own] = await bob.submit(`&(executable="/bin/true")(delegationid="${bobs}")`);
     assert.equal(own['status-code'], '201');
     const { id: alices } = await twoStep(alice, aliceProxy, '1.1');
-    const items = await alice.submit(`+(&(executable="/bin/true")(delegationid="${alices}"))(&(executable="/bin/true")(delegationid="${bobs}"))`);
-    assert.deepEqual(items.map((i) => i['status-code']), ['201', '404']);
+    const items = await alice.submit(
+      `+(&(executable="/bin/true")(delegationid="${alices}"))(&(executable="/bin/true")(delegationid="${bobs}"))`,
+    );
+    assert.deepEqual(
+      items.map((i) => i['status-code']),
+      ['201', '404'],
+    );
     const [d] = await alice.action('delegations', [items[0].id]);
     assert.equal(d['status-code'], '200');
-    assert.deepEqual([d.delegation_id].flat(), [alices], 'one id renders as a string, several as an array (ARC 7 JSON rules)');
+    assert.deepEqual(
+      [d.delegation_id].flat(),
+      [alices],
+      'one id renders as a string, several as an array (ARC 7 JSON rules)',
+    );
     const [info] = await alice.action('info', [items[0].id]);
     assert.match(info.info_document.ComputingActivity.ProxyExpirationTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     await alice.waitFor([items[0].id], FINAL, 120_000);

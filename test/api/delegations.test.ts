@@ -14,7 +14,12 @@ import { base, fakeJwt, makeFixture, signAs, type Fixture, type User } from '../
 const J = { accept: 'application/json' };
 const X = { accept: 'application/xml' };
 
-async function newX509(f: Fixture, u: User, v: '1.0' | '1.1' = '1.1', query = ''): Promise<{ id: string; csr: string; location: string }> {
+async function newX509(
+  f: Fixture,
+  u: User,
+  v: '1.0' | '1.1' = '1.1',
+  query = '',
+): Promise<{ id: string; csr: string; location: string }> {
   const r = await f.app.inject({ method: 'POST', url: `${base(v)}?action=new${query}`, headers: u.h });
   assert.equal(r.statusCode, 201, r.body);
   const location = String(r.headers.location);
@@ -22,10 +27,25 @@ async function newX509(f: Fixture, u: User, v: '1.0' | '1.1' = '1.1', query = ''
 }
 
 const put = (f: Fixture, u: User, id: string, body: string | Buffer, v: '1.0' | '1.1' = '1.1') =>
-  f.app.inject({ method: 'PUT', url: `${base(v)}/${id}`, headers: { ...u.h, ...J, 'content-type': 'application/x-pem-file' }, payload: body });
+  f.app.inject({
+    method: 'PUT',
+    url: `${base(v)}/${id}`,
+    headers: { ...u.h, ...J, 'content-type': 'application/x-pem-file' },
+    payload: body,
+  });
 
-const act = (f: Fixture, u: User, id: string, action: string, extra: { v?: '1.0' | '1.1'; query?: string; headers?: Record<string, string> } = {}) =>
-  f.app.inject({ method: 'POST', url: `${base(extra.v)}/${id}?action=${action}${extra.query ?? ''}`, headers: { ...u.h, ...J, ...(extra.headers ?? {}) } });
+const act = (
+  f: Fixture,
+  u: User,
+  id: string,
+  action: string,
+  extra: { v?: '1.0' | '1.1'; query?: string; headers?: Record<string, string> } = {},
+) =>
+  f.app.inject({
+    method: 'POST',
+    url: `${base(extra.v)}/${id}?action=${action}${extra.query ?? ''}`,
+    headers: { ...u.h, ...J, ...(extra.headers ?? {}) },
+  });
 
 const list = async (f: Fixture, u: User, v: '1.0' | '1.1' = '1.1', query = ''): Promise<unknown> => {
   const r = await f.app.inject({ method: 'GET', url: `${base(v)}${query}`, headers: { ...u.h, ...J } });
@@ -46,8 +66,13 @@ function code(body: string): string {
   return (JSON.parse(body) as { code: string }).code;
 }
 
-const spkiOfKeyPem = (pem: string): Buffer => createPublicKey(createPrivateKey(pem)).export({ type: 'spki', format: 'der' });
-const spkiOfCert = (der: Uint8Array): Buffer => createPublicKey({ key: Buffer.from(parseCertificate(der).spkiDer), format: 'der', type: 'spki' }).export({ type: 'spki', format: 'der' });
+const spkiOfKeyPem = (pem: string): Buffer =>
+  createPublicKey(createPrivateKey(pem)).export({ type: 'spki', format: 'der' });
+const spkiOfCert = (der: Uint8Array): Buffer =>
+  createPublicKey({ key: Buffer.from(parseCertificate(der).spkiDer), format: 'der', type: 'spki' }).export({
+    type: 'spki',
+    format: 'der',
+  });
 
 describe('X.509 delegation in two steps', () => {
   let f: Fixture;
@@ -67,14 +92,23 @@ describe('X.509 delegation in two steps', () => {
     const csr = new x509.Pkcs10CertificateRequest(r.body);
     assert.equal(await csr.verify(), true, 'proof of possession');
     assert.equal(csr.subject, '', 'empty subject: the signer names the proxy');
-    assert.equal(createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }).asymmetricKeyDetails?.modulusLength, 2048);
+    assert.equal(
+      createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }).asymmetricKeyDetails
+        ?.modulusLength,
+      2048,
+    );
 
     // Not usable (and not listed) before the certificate arrives.
     assert.deepEqual(await list(f, f.alice), { delegation: [] });
     assert.equal(f.wiring.port.ownedBy(id, f.alice.dn), false);
 
     const chain = await signAs(f.alice, r.body);
-    const p = await f.app.inject({ method: 'PUT', url: location, headers: { ...f.alice.h, 'content-type': 'application/x-pem-file' }, payload: chain });
+    const p = await f.app.inject({
+      method: 'PUT',
+      url: location,
+      headers: { ...f.alice.h, 'content-type': 'application/x-pem-file' },
+      payload: chain,
+    });
     assert.equal(p.statusCode, 200, p.body);
     assert.equal(p.body, '');
 
@@ -91,7 +125,10 @@ describe('X.509 delegation in two steps', () => {
     // The proxy file: arcproxy order, 0600 in a 0700 directory, the key certifies the proxy.
     assert.equal((await stat(f.keyDir)).mode & 0o777, 0o700);
     const files = (await readdir(f.keyDir)).filter((n) => n.startsWith(id));
-    assert.deepEqual(files.map((n) => n.slice(n.lastIndexOf('.'))), ['.proxy']);
+    assert.deepEqual(
+      files.map((n) => n.slice(n.lastIndexOf('.'))),
+      ['.proxy'],
+    );
     const path = join(f.keyDir, files[0] as string);
     assert.equal((await stat(path)).mode & 0o777, 0o600);
     const text = await readFile(path, 'utf8');
@@ -111,7 +148,10 @@ describe('X.509 delegation in two steps', () => {
     assert.equal(p.statusCode, 200, p.body);
     const x = await f.app.inject({ method: 'GET', url: base('1.0'), headers: { ...f.bob.h, ...X } });
     assert.equal(x.statusCode, 200);
-    assert.match(x.body, new RegExp(`<delegations>\\s*<delegation>\\s*<id>${id}</id>\\s*</delegation>\\s*</delegations>`));
+    assert.match(
+      x.body,
+      new RegExp(`<delegations>\\s*<delegation>\\s*<id>${id}</id>\\s*</delegation>\\s*</delegations>`),
+    );
     assert.deepEqual(await list(f, f.bob, '1.0'), { delegation: [{ id }] });
     const x11 = await f.app.inject({ method: 'GET', url: base('1.1'), headers: { ...f.bob.h, ...X } });
     assert.match(x11.body, new RegExp(`<id>${id}</id>\\s*<type>x509</type>`));
@@ -128,16 +168,28 @@ describe('X.509 delegation in two steps', () => {
       assert.equal(r.statusCode, 201, `${v}: the ARC client and pyarcrest accept only 201`);
       assert.equal(r.headers['content-type'], 'application/x-pem-file');
       const before = await f.wiring.credentialFor(id, f.alice.dn);
-      assert.deepEqual(before?.kind === 'x509' && pemBlocks(before.certChainPem)[0], pemBlocks(chain)[0], 'old credential still in use');
+      assert.deepEqual(
+        before?.kind === 'x509' && pemBlocks(before.certChainPem)[0],
+        pemBlocks(chain)[0],
+        'old credential still in use',
+      );
       const renewed = await signAs(f.alice, r.body);
       const p = await put(f, f.alice, id, renewed, v);
       assert.equal(p.statusCode, 200, p.body);
       const after = await f.wiring.credentialFor(id, f.alice.dn);
       assert.ok(after?.kind === 'x509');
       if (after?.kind !== 'x509') return;
-      assert.deepEqual(pemBlocks(after.certChainPem)[0], pemBlocks(renewed)[0], 'the next transfer gets the renewed proxy');
+      assert.deepEqual(
+        pemBlocks(after.certChainPem)[0],
+        pemBlocks(renewed)[0],
+        'the next transfer gets the renewed proxy',
+      );
       assert.deepEqual(spkiOfKeyPem(after.keyPem), spkiOfCert(pemBlocks(renewed)[0] as Buffer));
-      assert.notDeepEqual(spkiOfKeyPem(after.keyPem), spkiOfCert(pemBlocks(chain)[0] as Buffer), 'a new key pair per renewal');
+      assert.notDeepEqual(
+        spkiOfKeyPem(after.keyPem),
+        spkiOfCert(pemBlocks(chain)[0] as Buffer),
+        'a new key pair per renewal',
+      );
       chain = renewed;
     }
     const files = (await readdir(f.keyDir)).filter((n) => n.startsWith(id));
@@ -159,7 +211,11 @@ describe('X.509 delegation in two steps', () => {
     assert.equal(f.wiring.port.ownedBy('0'.repeat(32), f.alice.dn), false);
     assert.equal(f.wiring.port.ownedBy('../etc/passwd', f.alice.dn), false);
     assert.equal(await f.wiring.credentialFor(id, f.bob.dn), undefined);
-    assert.equal(await f.wiring.credentialFor(undefined, f.alice.dn), undefined, 'a job without a delegation has no credential');
+    assert.equal(
+      await f.wiring.credentialFor(undefined, f.alice.dn),
+      undefined,
+      'a job without a delegation has no credential',
+    );
   });
 });
 
@@ -170,7 +226,11 @@ describe('PUT refusals: each a 4xx with a reason, nothing stored', () => {
   });
   after(() => f.close());
 
-  async function refused(put: (id: string, csr: string) => Promise<{ statusCode: number; body: string }>, status: number, expected: string): Promise<string> {
+  async function refused(
+    put: (id: string, csr: string) => Promise<{ statusCode: number; body: string }>,
+    status: number,
+    expected: string,
+  ): Promise<string> {
     const { id, csr } = await newX509(f, f.alice);
     const r = await put(id, csr);
     assert.equal(r.statusCode, status, r.body);
@@ -185,35 +245,87 @@ describe('PUT refusals: each a 4xx with a reason, nothing stored', () => {
 
   it('a certificate for another key (a different request signed) → 400 key mismatch', async () => {
     const keys = await generateRsaKeyPair();
-    const other = await x509.Pkcs10CertificateRequestGenerator.create({ keys, signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } });
-    const reason = await refused(async (id) => put(f, f.alice, id, await signAs(f.alice, other.toString('pem'))), 400, 'CE_ERR_DELEG_KEY_MISMATCH');
+    const other = await x509.Pkcs10CertificateRequestGenerator.create({
+      keys,
+      signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+    });
+    const reason = await refused(
+      async (id) => put(f, f.alice, id, await signAs(f.alice, other.toString('pem'))),
+      400,
+      'CE_ERR_DELEG_KEY_MISMATCH',
+    );
     assert.match(reason, /another public key/);
   });
 
   it('signed by another user → 403 wrong identity', async () => {
-    const reason = await refused(async (id, csr) => put(f, f.alice, id, await signAs(f.bob, csr)), 403, 'CE_ERR_DELEG_WRONG_IDENTITY');
+    const reason = await refused(
+      async (id, csr) => put(f, f.alice, id, await signAs(f.bob, csr)),
+      403,
+      'CE_ERR_DELEG_WRONG_IDENTITY',
+    );
     assert.match(reason, /CN=Bob/);
   });
 
   it('an expired proxy → 400 expired', async () => {
-    const reason = await refused(async (id, csr) => put(f, f.alice, id, await signAs(f.alice, csr, { now: new Date(Date.now() - 30 * 60_000), lifetimeSeconds: 60 })), 400, 'CE_ERR_DELEG_EXPIRED');
+    const reason = await refused(
+      async (id, csr) =>
+        put(
+          f,
+          f.alice,
+          id,
+          await signAs(f.alice, csr, { now: new Date(Date.now() - 30 * 60_000), lifetimeSeconds: 60 }),
+        ),
+      400,
+      'CE_ERR_DELEG_EXPIRED',
+    );
     assert.match(reason, /expired/);
   });
 
   it('the same DN under an untrusted CA → 400 chain refused', async () => {
     assert.equal(f.mallory.dn, f.alice.dn);
-    const reason = await refused(async (id, csr) => put(f, f.alice, id, await signAs(f.mallory, csr)), 400, 'CE_ERR_DELEG_CHAIN_REFUSED');
+    const reason = await refused(
+      async (id, csr) => put(f, f.alice, id, await signAs(f.mallory, csr)),
+      400,
+      'CE_ERR_DELEG_CHAIN_REFUSED',
+    );
     assert.match(reason, /not a trusted CA|not trusted/);
   });
 
   it('the proxy alone from a caller without a TLS client chain to complete it with → 400', async () => {
-    await refused(async (id, csr) => put(f, f.alice, id, pemBlocks(await signAs(f.alice, csr)).slice(0, 1).map((d) => `-----BEGIN CERTIFICATE-----\n${d.toString('base64')}\n-----END CERTIFICATE-----\n`).join('')), 400, 'CE_ERR_DELEG_NOT_CALLERS_PROXY');
+    await refused(
+      async (id, csr) =>
+        put(
+          f,
+          f.alice,
+          id,
+          pemBlocks(await signAs(f.alice, csr))
+            .slice(0, 1)
+            .map((d) => `-----BEGIN CERTIFICATE-----\n${d.toString('base64')}\n-----END CERTIFICATE-----\n`)
+            .join(''),
+        ),
+      400,
+      'CE_ERR_DELEG_NOT_CALLERS_PROXY',
+    );
   });
 
   it('garbage → 400 not PEM; a PEM block that is no certificate → 400', async () => {
     await refused((id) => put(f, f.alice, id, 'not a certificate\n'), 400, 'CE_ERR_DELEG_NOT_PEM');
-    await refused((id) => put(f, f.alice, id, `-----BEGIN CERTIFICATE-----\n${Buffer.from('definitely not DER').toString('base64')}\n-----END CERTIFICATE-----\n`), 400, 'CE_ERR_DELEG_NOT_PEM');
-    await refused((id) => put(f, f.alice, id, Buffer.from([0x30, 0x82, 0xff, 0xff, 0, 1, 2, 3])), 400, 'CE_ERR_DELEG_NOT_PEM');
+    await refused(
+      (id) =>
+        put(
+          f,
+          f.alice,
+          id,
+          `-----BEGIN CERTIFICATE-----\n${Buffer.from('definitely not DER').toString('base64')}\n-----END CERTIFICATE-----\n`,
+        ),
+      400,
+      'CE_ERR_DELEG_NOT_PEM',
+    );
+    await refused(
+      (id) => put(f, f.alice, id, Buffer.from([0x30, 0x82, 0xff, 0xff, 0, 1, 2, 3])),
+      400,
+      'CE_ERR_DELEG_NOT_PEM',
+    );
   });
 
   it('an empty body (or whitespace) → 400 missing payload', async () => {
@@ -222,11 +334,20 @@ describe('PUT refusals: each a 4xx with a reason, nothing stored', () => {
   });
 
   it('a body over delegations.maxCertificateBodyBytes → 413', async () => {
-    await refused(async (id, csr) => put(f, f.alice, id, (await signAs(f.alice, csr)) + 'x'.repeat(9000)), 413, 'CE_ERR_HTTP_BODY_TOO_LARGE');
+    await refused(
+      async (id, csr) => put(f, f.alice, id, (await signAs(f.alice, csr)) + 'x'.repeat(9000)),
+      413,
+      'CE_ERR_HTTP_BODY_TOO_LARGE',
+    );
   });
 
   it('an unknown id → 404 (PUT, get, renew, delete), malformed ids too', async () => {
-    for (const id of ['0123456789abcdef0123456789abcdef', 'nosuchid', '0123456789ABCDEF0123456789ABCDEF', 'x'.repeat(300)]) {
+    for (const id of [
+      '0123456789abcdef0123456789abcdef',
+      'nosuchid',
+      '0123456789ABCDEF0123456789ABCDEF',
+      'x'.repeat(300),
+    ]) {
       const p = await put(f, f.alice, id, 'x');
       assert.equal(p.statusCode, 404, `${id} PUT`);
       assert.equal(code(p.body), 'CE_ERR_DELEG_NOT_FOUND');
@@ -260,7 +381,11 @@ describe('PUT refusals: each a 4xx with a reason, nothing stored', () => {
     const g = await act(f, f.alice, id, 'get');
     assert.equal(g.statusCode, 409);
     assert.equal(code(g.body), 'CE_ERR_DELEG_NO_CREDENTIAL');
-    const n = await f.app.inject({ method: 'POST', url: `${base()}?action=new&type=jwt`, headers: { ...f.alice.h, 'x-delegation': `bearer ${fakeJwt()}` } });
+    const n = await f.app.inject({
+      method: 'POST',
+      url: `${base()}?action=new&type=jwt`,
+      headers: { ...f.alice.h, 'x-delegation': `bearer ${fakeJwt()}` },
+    });
     const jid = String(n.headers.location).split('/').pop() as string;
     const p = await put(f, f.alice, jid, 'anything');
     assert.equal(p.statusCode, 409);
@@ -275,7 +400,8 @@ describe('requests that are refused before anything is made', () => {
   });
   after(() => f.close());
 
-  const post = (url: string, headers: Record<string, string> = {}) => f.app.inject({ method: 'POST', url, headers: { ...f.alice.h, ...J, ...headers } });
+  const post = (url: string, headers: Record<string, string> = {}) =>
+    f.app.inject({ method: 'POST', url, headers: { ...f.alice.h, ...J, ...headers } });
 
   it('an unknown type → 400 (new and listing); 1.0 with type=jwt → 400', async () => {
     let r = await post(`${base()}?action=new&type=pkcs12`);
@@ -323,7 +449,12 @@ describe('requests that are refused before anything is made', () => {
     assert.equal(code(r.body), 'CE_ERR_DELEG_TOKEN_MISSING');
     r = await post(`${base()}?action=new&type=jwt`, { 'x-delegation': 'bearer ' });
     assert.equal(code(r.body), 'CE_ERR_DELEG_TOKEN_MISSING');
-    for (const bad of ['not-a-jwt', 'a.b', `${Buffer.from('[1]').toString('base64url')}.e30.c2ln`, `${Buffer.from('{"typ":"JWT"}').toString('base64url')}.e30.c2ln`]) {
+    for (const bad of [
+      'not-a-jwt',
+      'a.b',
+      `${Buffer.from('[1]').toString('base64url')}.e30.c2ln`,
+      `${Buffer.from('{"typ":"JWT"}').toString('base64url')}.e30.c2ln`,
+    ]) {
       r = await post(`${base()}?action=new&type=jwt`, { 'x-delegation': `bearer ${bad}` });
       assert.equal(r.statusCode, 400, bad);
       assert.equal(code(r.body), 'CE_ERR_DELEG_TOKEN_MALFORMED');
@@ -332,7 +463,9 @@ describe('requests that are refused before anything is made', () => {
     r = await post(`${base()}?action=new&type=jwt`, { 'x-delegation': `bearer ${fakeJwt({ pad: 'x'.repeat(1200) })}` });
     assert.equal(r.statusCode, 431);
     assert.equal(code(r.body), 'CE_ERR_DELEG_TOKEN_TOO_LARGE');
-    r = await post(`${base()}?action=new&type=jwt`, { 'x-delegation': `bearer ${fakeJwt({ exp: Math.floor(Date.now() / 1000) - 60 })}` });
+    r = await post(`${base()}?action=new&type=jwt`, {
+      'x-delegation': `bearer ${fakeJwt({ exp: Math.floor(Date.now() / 1000) - 60 })}`,
+    });
     assert.equal(r.statusCode, 400);
     assert.equal(code(r.body), 'CE_ERR_DELEG_EXPIRED');
     assert.deepEqual(await list(f, f.alice), { delegation: [] });
@@ -356,7 +489,11 @@ describe('JWT delegation (1.1)', () => {
   after(() => f.close());
 
   const create = async (headers: Record<string, string>) => {
-    const r = await f.app.inject({ method: 'POST', url: `${base()}?action=new&type=jwt`, headers: { ...f.alice.h, ...headers } });
+    const r = await f.app.inject({
+      method: 'POST',
+      url: `${base()}?action=new&type=jwt`,
+      headers: { ...f.alice.h, ...headers },
+    });
     assert.equal(r.statusCode, 201, r.body);
     assert.equal(r.body, '');
     const location = String(r.headers.location);
@@ -412,7 +549,10 @@ describe('JWT delegation (1.1)', () => {
 
   it('renewing an x509 delegation as jwt → 409, and the delegation is unchanged', async () => {
     const { id, chain } = await delegated(f, f.alice);
-    const r = await act(f, f.alice, id, 'renew', { query: '&type=jwt', headers: { 'x-delegation': `bearer ${fakeJwt()}` } });
+    const r = await act(f, f.alice, id, 'renew', {
+      query: '&type=jwt',
+      headers: { 'x-delegation': `bearer ${fakeJwt()}` },
+    });
     assert.equal(r.statusCode, 409);
     assert.deepEqual(pemBlocks((await act(f, f.alice, id, 'get')).body), pemBlocks(chain));
   });
@@ -432,9 +572,16 @@ describe('JWT delegation (1.1)', () => {
   it('tokens and private keys never reach a log line', async () => {
     const token = fakeJwt({ sub: 'secret-subject' });
     await create({ 'x-delegation': `bearer ${token}` });
-    await f.app.inject({ method: 'POST', url: `${base()}?action=new&type=jwt`, headers: { ...f.alice.h, 'x-delegation': `bearer ${token}.extra` } });
+    await f.app.inject({
+      method: 'POST',
+      url: `${base()}?action=new&type=jwt`,
+      headers: { ...f.alice.h, 'x-delegation': `bearer ${token}.extra` },
+    });
     const { id } = await delegated(f, f.alice);
-    const keyText = await readFile(join(f.keyDir, (await readdir(f.keyDir)).find((n) => n.startsWith(id)) as string), 'utf8');
+    const keyText = await readFile(
+      join(f.keyDir, (await readdir(f.keyDir)).find((n) => n.startsWith(id)) as string),
+      'utf8',
+    );
     const keyBody = /-----BEGIN RSA PRIVATE KEY-----\n([^\n]+)/.exec(keyText)?.[1] as string;
     const all = f.logs.join('');
     assert.ok(f.logs.length > 5, 'the service did log');

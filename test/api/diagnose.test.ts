@@ -16,7 +16,8 @@ describe('GET/HEAD jobs/<id>/diagnose/<name>', () => {
         rendered.push(name);
         if (name === 'description') return f.store.rawDescription(job.id);
         if (name === 'status') return Buffer.from('ACCEPTED');
-        if (name === 'xml') return '<ComputingActivity xmlns="http://schemas.ogf.org/glue/2009/03/spec_2.0_r1"><ID>x</ID></ComputingActivity>';
+        if (name === 'xml')
+          return '<ComputingActivity xmlns="http://schemas.ogf.org/glue/2009/03/spec_2.0_r1"><ID>x</ID></ComputingActivity>';
         return undefined;
       },
     });
@@ -94,7 +95,8 @@ describe('GET/HEAD jobs/<id>/diagnose/<name>', () => {
       for (const job of [id, 'nonexistentjob']) {
         const r = await f.app.inject({ method: 'GET', url: f.diag(job, name), headers: J });
         assert.equal(r.statusCode, 404, `${job} ${name}`);
-        if (name !== '..' && name !== '%2e%2e') assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_DIAGNOSE_UNKNOWN', name);
+        if (name !== '..' && name !== '%2e%2e')
+          assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_DIAGNOSE_UNKNOWN', name);
       }
     }
     const r = await f.app.inject({ method: 'GET', url: `/arex/rest/1.1/jobs/${id}/diagnose/errors/extra`, headers: J });

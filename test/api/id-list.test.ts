@@ -9,8 +9,10 @@ import { CeError } from '../../src/errors/ce-error.js';
 const JSON_CT = 'application/json';
 const NONE = Symbol('no Content-Type');
 // Invalid entries as `!reason`, so answers compare as plain strings.
-const shown = (entries: readonly IdEntry[]): string[] => entries.map((e) => (typeof e === 'string' ? e : `!${e.reason}`));
-const parse = (text: string, ct: string | typeof NONE = JSON_CT, max = 100) => shown(parseIdList(Buffer.from(text, 'utf8'), ct === NONE ? undefined : ct, max));
+const shown = (entries: readonly IdEntry[]): string[] =>
+  entries.map((e) => (typeof e === 'string' ? e : `!${e.reason}`));
+const parse = (text: string, ct: string | typeof NONE = JSON_CT, max = 100) =>
+  shown(parseIdList(Buffer.from(text, 'utf8'), ct === NONE ? undefined : ct, max));
 const NO_ID = '!Job entry has no id';
 const EMPTY = '!Job id is empty';
 const notString = (t: string) => `!Job id must be a string, not ${t}`;
@@ -31,7 +33,8 @@ function failure(fn: () => unknown): { code: string; status: number; message: st
  * with each non-string value marked by its JSON type (which the elements alone lose).
  */
 function jsonToElement(rootName: string, text: string): XmlElement {
-  const members = (o: JsonObject): XmlNode[] => Object.entries(o).flatMap(([k, v]) => jsonList(v).map((item) => value(k, item)));
+  const members = (o: JsonObject): XmlNode[] =>
+    Object.entries(o).flatMap(([k, v]) => jsonList(v).map((item) => value(k, item)));
   const value = (name: string, v: unknown): XmlElement => {
     if (v === null || v === undefined) return el(name, undefined, { json: 'null' });
     if (typeof v === 'string') return el(name, v);
@@ -74,22 +77,31 @@ test('JSON id lists: array, single object, scalars as text, GET jobs output post
 });
 
 test('JSON entries that are not ids each keep their place, with the reason', () => {
-  assert.deepEqual(parse('{"job":[{"id":"a"},{"id":1234567},{"id":true},{"id":null},{"id":{}},{"id":{"deep":"z"}},{"id":"b"}]}'), [
-    'a',
-    notString('number'),
-    notString('boolean'),
-    notString('null'),
-    notString('object'),
-    notString('object'),
-    'b',
+  assert.deepEqual(
+    parse('{"job":[{"id":"a"},{"id":1234567},{"id":true},{"id":null},{"id":{}},{"id":{"deep":"z"}},{"id":"b"}]}'),
+    ['a', notString('number'), notString('boolean'), notString('null'), notString('object'), notString('object'), 'b'],
+  );
+  assert.deepEqual(
+    parse('{"job":[{"id":["x",7,null,""]}]}'),
+    ['x', notString('number'), notString('null'), EMPTY],
+    'in an array of ids',
+  );
+  assert.deepEqual(parse('{"job":[{"id":""},{"id":"  "},{"nid":"q"},{"id":[]},"scalar",null,7,{}]}'), [
+    EMPTY,
+    EMPTY,
+    NO_ID,
+    NO_ID,
+    NO_ID,
+    NO_ID,
+    NO_ID,
+    NO_ID,
   ]);
-  assert.deepEqual(parse('{"job":[{"id":["x",7,null,""]}]}'), ['x', notString('number'), notString('null'), EMPTY], 'in an array of ids');
-  assert.deepEqual(parse('{"job":[{"id":""},{"id":"  "},{"nid":"q"},{"id":[]},"scalar",null,7,{}]}'), [EMPTY, EMPTY, NO_ID, NO_ID, NO_ID, NO_ID, NO_ID, NO_ID]);
   assert.deepEqual(parse('{"job":{"id":5}}'), [notString('number')], 'a single job object');
 });
 
 test('XML entries that are not ids each keep their place, with the reason', () => {
-  const xml = '<jobs><job><id>a</id></job><job><id/></job><job><id>  </id></job><job/><job><state>X</state></job><job><id><x>b</x></id></job><job><id>c</id></job></jobs>';
+  const xml =
+    '<jobs><job><id>a</id></job><job><id/></job><job><id>  </id></job><job/><job><state>X</state></job><job><id><x>b</x></id></job><job><id>c</id></job></jobs>';
   assert.deepEqual(parse(xml, NONE), ['a', EMPTY, EMPTY, NO_ID, NO_ID, '!Job id must be text, not elements', 'c']);
 });
 
@@ -113,18 +125,30 @@ test('JSON id lists that break the rules are a 400 naming the rule', () => {
 test('id lists: more ids than the cap is a 413, however they are spread', () => {
   const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `j${i}` }));
   assert.equal(parse(JSON.stringify({ job: ids(5) }), JSON_CT, 5).length, 5);
-  for (const body of [JSON.stringify({ job: ids(6) }), JSON.stringify({ job: [{ id: ['a', 'b', 'c', 'd', 'e', 'f'] }] })]) {
+  for (const body of [
+    JSON.stringify({ job: ids(6) }),
+    JSON.stringify({ job: [{ id: ['a', 'b', 'c', 'd', 'e', 'f'] }] }),
+  ]) {
     const f = failure(() => parse(body, JSON_CT, 5));
     assert.equal(f.code, 'CE_ERR_JOB_TOO_MANY_IDS');
     assert.equal(f.status, 413);
   }
-  const xml = `<jobs>${ids(6).map((j) => `<job><id>${j.id}</id></job>`).join('')}</jobs>`;
+  const xml = `<jobs>${ids(6)
+    .map((j) => `<job><id>${j.id}</id></job>`)
+    .join('')}</jobs>`;
   assert.equal(failure(() => parse(xml, 'application/xml', 5)).status, 413);
-  assert.equal(failure(() => parse(JSON.stringify({ job: [...ids(4), { id: '  ' }, { id: 3 }] }), JSON_CT, 5)).status, 413, 'invalid entries count: each is an answer');
+  assert.equal(
+    failure(() => parse(JSON.stringify({ job: [...ids(4), { id: '  ' }, { id: 3 }] }), JSON_CT, 5)).status,
+    413,
+    'invalid entries count: each is an answer',
+  );
 });
 
 test('XML id lists: with or without Content-Type, prefixed names, unknown media types 415', () => {
-  assert.deepEqual(parse('<jobs><job><id>a</id></job><job><id> b </id><state>X</state></job></jobs>', NONE), ['a', 'b']);
+  assert.deepEqual(parse('<jobs><job><id>a</id></job><job><id> b </id><state>X</state></job></jobs>', NONE), [
+    'a',
+    'b',
+  ]);
   assert.deepEqual(parse('<p:jobs xmlns:p="urn:x"><p:job><p:id>a</p:id></p:job></p:jobs>', 'text/xml'), ['a']);
   assert.equal(failure(() => parse('<jobs><job><id>a</job></jobs>', 'application/xml')).status, 400);
   const f = failure(() => parse('a', 'text/plain'));
@@ -134,7 +158,13 @@ test('XML id lists: with or without Content-Type, prefixed names, unknown media 
 });
 
 test('the direct JSON reader gives what the document model gives, for random bodies', () => {
-  const scalar = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', ' ', ' p q ', 'a'), fc.integer(), fc.constant(null), fc.boolean());
+  const scalar = fc.oneof(
+    fc.string({ maxLength: 6 }),
+    fc.constantFrom('', ' ', ' p q ', 'a'),
+    fc.integer(),
+    fc.constant(null),
+    fc.boolean(),
+  );
   const key = fc.constantFrom('job', 'id', 'x:job', 'a:id', 'state', 'ID', ':id', 'jobs');
   const tree = fc.letrec((tie) => ({
     value: fc.oneof({ depthSize: 'small' }, scalar, tie('object'), tie('array')),
@@ -143,13 +173,26 @@ test('the direct JSON reader gives what the document model gives, for random bod
   }));
   // Mostly well-formed lists with noise mixed in, so every branch is reached often.
   // Ids are mostly strings, so valid and invalid entries mix in one list.
-  const idValue = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('a', ' b ', 'c d') }, { weight: 2, arbitrary: scalar });
+  const idValue = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('a', ' b ', 'c d') },
+    { weight: 2, arbitrary: scalar },
+  );
   const jobEntry = fc.oneof(
-    fc.record({ id: fc.oneof(idValue, fc.array(fc.oneof(idValue, fc.array(scalar, { maxLength: 1 })), { maxLength: 3 })) }),
-    fc.tuple(fc.dictionary(key, tree.value, { maxKeys: 2 }), fc.constantFrom('id', 'a:id'), idValue).map(([o, k, v]) => ({ ...o, [k]: v })),
+    fc.record({
+      id: fc.oneof(idValue, fc.array(fc.oneof(idValue, fc.array(scalar, { maxLength: 1 })), { maxLength: 3 })),
+    }),
+    fc
+      .tuple(fc.dictionary(key, tree.value, { maxKeys: 2 }), fc.constantFrom('id', 'a:id'), idValue)
+      .map(([o, k, v]) => ({ ...o, [k]: v })),
     tree.value,
   );
-  const body = fc.tuple(tree.object, fc.constantFrom('job', 'x:job', 'other'), fc.oneof(jobEntry, fc.array(jobEntry, { maxLength: 6 }))).map(([o, k, v]) => ({ ...o, [k]: v }));
+  const body = fc
+    .tuple(
+      tree.object,
+      fc.constantFrom('job', 'x:job', 'other'),
+      fc.oneof(jobEntry, fc.array(jobEntry, { maxLength: 6 })),
+    )
+    .map(([o, k, v]) => ({ ...o, [k]: v }));
   const MAX = 3;
   let withIds = 0;
   let withInvalid = 0;
@@ -161,7 +204,8 @@ test('the direct JSON reader gives what the document model gives, for random bod
       try {
         expected = viaElements(text, MAX);
       } catch (e) {
-        expected = e instanceof Error && e.message === 'too many' ? 'CE_ERR_JOB_TOO_MANY_IDS' : 'CE_ERR_JOB_BAD_ID_LIST';
+        expected =
+          e instanceof Error && e.message === 'too many' ? 'CE_ERR_JOB_TOO_MANY_IDS' : 'CE_ERR_JOB_BAD_ID_LIST';
       }
       let got: string[] | string;
       try {

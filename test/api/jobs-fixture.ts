@@ -31,10 +31,18 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
   const sessions = await SessionDirs.open(sessionRoot);
   const db = openDatabase(join(root, 'db'));
   const store = new JobStore(db);
-  const config = buildConfig({ cluster: { queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 7200 }], runtimeEnvironments: [{ name: 'ENV/PROXY' }] } });
+  const config = buildConfig({
+    cluster: {
+      queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 7200 }],
+      runtimeEnvironments: [{ name: 'ENV/PROXY' }],
+    },
+  });
   const submitted: string[] = [];
   const poked: string[] = [];
-  const engine = { jobsSubmitted: (ids: readonly string[]) => void submitted.push(...ids), jobPoked: (id: string) => void poked.push(id) };
+  const engine = {
+    jobsSubmitted: (ids: readonly string[]) => void submitted.push(...ids),
+    jobPoked: (id: string) => void poked.push(id),
+  };
   const delegationOwners = new Map<string, string>([
     ['dalice', ALICE],
     ['dbob', BOB],
@@ -49,9 +57,18 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
     maxRerun: 5,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
-  const actions = new JobActions(store, engine, (j) => activityDocument(j, { hostname: 'localhost', delegationsOf: (id) => store.delegationsOf(id) }));
+  const actions = new JobActions(store, engine, (j) =>
+    activityDocument(j, { hostname: 'localhost', delegationsOf: (id) => store.delegationsOf(id) }),
+  );
   const app = testApp({
-    jobs: jobsResource({ jobs, actions, restStates: REST_STATES, maxIdsPerRequest: o.maxIds ?? 1000, maxControlBodyBytes: 1024 * 1024, maxSubmitBodyBytes: 4 * 1024 * 1024 }),
+    jobs: jobsResource({
+      jobs,
+      actions,
+      restStates: REST_STATES,
+      maxIdsPerRequest: o.maxIds ?? 1000,
+      maxControlBodyBytes: 1024 * 1024,
+      maxSubmitBodyBytes: 4 * 1024 * 1024,
+    }),
   });
   return {
     app,
@@ -61,9 +78,19 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
     poked,
     sessionRoot,
     async submit(body: string, headers: Record<string, string> = HA, version = '1.1', query = '') {
-      return app.inject({ method: 'POST', url: `/arex/rest/${version}/jobs?action=new${query}`, headers, payload: body });
+      return app.inject({
+        method: 'POST',
+        url: `/arex/rest/${version}/jobs?action=new${query}`,
+        headers,
+        payload: body,
+      });
     },
-    async act(action: string, payload: string, headers: Record<string, string> = { ...HA, 'content-type': 'application/json' }, version = '1.1') {
+    async act(
+      action: string,
+      payload: string,
+      headers: Record<string, string> = { ...HA, 'content-type': 'application/json' },
+      version = '1.1',
+    ) {
       return app.inject({ method: 'POST', url: `/arex/rest/${version}/jobs?action=${action}`, headers, payload });
     },
     async close() {

@@ -6,7 +6,8 @@ import { el } from '../../src/doc/element.js';
 import { renderDoc } from '../../src/http/send.js';
 import type { BulkItem } from '../../src/jobs/job-actions.js';
 
-const general = (items: Parameters<typeof bulkDocument>[0], format: 'json' | 'xml' | 'html') => renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS);
+const general = (items: Parameters<typeof bulkDocument>[0], format: 'json' | 'xml' | 'html') =>
+  renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS);
 
 test('bulk answers: the JSON and XML shapes clients parse', () => {
   const items: BulkItem[] = [
@@ -38,12 +39,30 @@ test('bulk answers with info documents, and HTML, take the general renderer', ()
     { status: 404, reason: 'Job not found', id: 'b', infoDocument: null },
   ];
   for (const format of ['json', 'xml', 'html'] as const) assert.equal(renderBulk(info, format), general(info, format));
-  assert.match(renderBulk(info, 'xml'), /<info_document><ComputingActivity><State>x<\/State><\/ComputingActivity><\/info_document>/);
+  assert.match(
+    renderBulk(info, 'xml'),
+    /<info_document><ComputingActivity><State>x<\/State><\/ComputingActivity><\/info_document>/,
+  );
   assert.match(renderBulk([{ status: 200, reason: 'OK', id: 'a' }], 'html'), /<html|<table|<dl|<ul/i);
 });
 
 test('the direct bulk writer renders exactly as the document renderer, for random answers', () => {
-  const nasty = fc.constantFrom('', ' ', 'a&b', '<x>', '"q"', "'", '\r\n\t', '\u0001\u001f', 'ünï €', '\uFFFE', '😀', ']]>', '\\', '\u2028');
+  const nasty = fc.constantFrom(
+    '',
+    ' ',
+    'a&b',
+    '<x>',
+    '"q"',
+    "'",
+    '\r\n\t',
+    '\u0001\u001f',
+    'ünï €',
+    '\uFFFE',
+    '😀',
+    ']]>',
+    '\\',
+    '\u2028',
+  );
   const text = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 }), nasty);
   const item = fc.record(
     {

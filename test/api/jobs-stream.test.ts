@@ -3,12 +3,22 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { el, type XmlElement } from '../../src/doc/element.js';
-import { bulkDocument, bulkPieces, JOBS_FORCED_ARRAYS, listDocument, listPieces } from '../../src/api/rest/jobs/render.js';
+import {
+  bulkDocument,
+  bulkPieces,
+  JOBS_FORCED_ARRAYS,
+  listDocument,
+  listPieces,
+} from '../../src/api/rest/jobs/render.js';
 import { renderDoc } from '../../src/http/send.js';
 
 const FORMATS = ['json', 'xml', 'html'] as const;
 const doc = (id: string): XmlElement =>
-  el('ComputingActivity', [el('ID', `urn:${id}`), el('State', 'arcrest:ACCEPTING'), el('State', 'emies:accepted'), el('Other', 'a&b<c> "ü"')], { xmlns: 'http://schemas.ogf.org/glue/2009/03/spec_2.0_r1' });
+  el(
+    'ComputingActivity',
+    [el('ID', `urn:${id}`), el('State', 'arcrest:ACCEPTING'), el('State', 'emies:accepted'), el('Other', 'a&b<c> "ü"')],
+    { xmlns: 'http://schemas.ogf.org/glue/2009/03/spec_2.0_r1' },
+  );
 
 describe('streamed job answers', () => {
   const infoCases = [
@@ -22,13 +32,22 @@ describe('streamed job answers', () => {
   ];
   for (const format of FORMATS) {
     it(`action=info in ${format}: documents, 404 items and no items`, () => {
-      for (const items of infoCases) assert.equal([...bulkPieces(items, format)].join(''), renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS), `${items.length} items`);
+      for (const items of infoCases)
+        assert.equal(
+          [...bulkPieces(items, format)].join(''),
+          renderDoc(bulkDocument(items), format, JOBS_FORCED_ARRAYS),
+          `${items.length} items`,
+        );
     });
 
     it(`GET jobs in ${format}: none, one, many`, () => {
       for (const n of [0, 1, 3, 500]) {
         const jobs = Array.from({ length: n }, (_, i) => ({ id: `id${i}&`, state: i % 2 ? 'FINISHED' : 'RUNNING' }));
-        assert.equal([...listPieces(jobs, format)].join(''), renderDoc(listDocument(jobs), format, JOBS_FORCED_ARRAYS), `${n} jobs`);
+        assert.equal(
+          [...listPieces(jobs, format)].join(''),
+          renderDoc(listDocument(jobs), format, JOBS_FORCED_ARRAYS),
+          `${n} jobs`,
+        );
       }
     });
   }

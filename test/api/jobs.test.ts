@@ -39,12 +39,17 @@ describe('POST jobs?action=new', () => {
   });
 
   it('bulk ADL: one result per description, in order; a bad item never affects the others', async () => {
-    const good = '<ActivityDescription xmlns="http://www.eu-emi.eu/es/2010/12/adl"><Application><Executable><Path>/bin/true</Path></Executable></Application></ActivityDescription>';
-    const badQueue = '<ActivityDescription xmlns="http://www.eu-emi.eu/es/2010/12/adl"><Application><Executable><Path>/bin/true</Path></Executable></Application><Resources><QueueName>nope</QueueName></Resources></ActivityDescription>';
+    const good =
+      '<ActivityDescription xmlns="http://www.eu-emi.eu/es/2010/12/adl"><Application><Executable><Path>/bin/true</Path></Executable></Application></ActivityDescription>';
+    const badQueue =
+      '<ActivityDescription xmlns="http://www.eu-emi.eu/es/2010/12/adl"><Application><Executable><Path>/bin/true</Path></Executable></Application><Resources><QueueName>nope</QueueName></Resources></ActivityDescription>';
     const r = await f.submit(`<ActivityDescriptions>${good}${badQueue}${good}</ActivityDescriptions>`);
     assert.equal(r.statusCode, 201);
     const items = JSON.parse(r.body).job;
-    assert.deepEqual(items.map((i: { 'status-code': string }) => i['status-code'][0]), ['2', '4', '2']);
+    assert.deepEqual(
+      items.map((i: { 'status-code': string }) => i['status-code'][0]),
+      ['2', '4', '2'],
+    );
     assert.equal(items[1].id, undefined);
     assert.equal(items[1].state, undefined);
     assert.ok(items[1].reason.length > 0);
@@ -57,7 +62,10 @@ describe('POST jobs?action=new', () => {
 
   it('XML answer for the ARC client (Accept: text/xml), compact, status-code first', async () => {
     const r = await f.submit(ECHO, { 'x-test-dn': ALICE, accept: 'text/xml' });
-    assert.match(r.body, /^<jobs><job><status-code>201<\/status-code><reason>Created<\/reason><id>[a-z2-7]+<\/id><state>ACCEPTING<\/state><\/job><\/jobs>$/);
+    assert.match(
+      r.body,
+      /^<jobs><job><status-code>201<\/status-code><reason>Created<\/reason><id>[a-z2-7]+<\/id><state>ACCEPTING<\/state><\/job><\/jobs>$/,
+    );
   });
 
   it('1.1 queue parameter is a default; the description wins; 1.0 ignores it', async () => {
@@ -69,7 +77,7 @@ describe('POST jobs?action=new', () => {
     assert.equal(f.store.get(c as string)?.queue, 'main');
   });
 
-  it('1.1 delegation_id: own delegation accepted; another user\'s or an unknown one is a per-item 404', async () => {
+  it("1.1 delegation_id: own delegation accepted; another user's or an unknown one is a per-item 404", async () => {
     const ok = JSON.parse((await f.submit(ECHO, HA, '1.1', '&delegation_id=dalice')).body).job[0];
     assert.equal(ok['status-code'], '201');
     assert.deepEqual(f.store.delegationsOf(ok.id), ['dalice']);
@@ -98,7 +106,12 @@ describe('POST jobs?action=new', () => {
       assert.ok(r.statusCode >= 400 && r.statusCode < 500, `${JSON.stringify(body)} -> ${r.statusCode}`);
       assert.ok(JSON.parse(r.body).reason.length > 0);
     }
-    const r = await f.app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs?action=new', headers: HA, payload: Buffer.from([0x26, 0x28, 0xff, 0xfe, 0x29]) });
+    const r = await f.app.inject({
+      method: 'POST',
+      url: '/arex/rest/1.1/jobs?action=new',
+      headers: HA,
+      payload: Buffer.from([0x26, 0x28, 0xff, 0xfe, 0x29]),
+    });
     assert.equal(r.statusCode, 400);
   });
 
@@ -113,8 +126,15 @@ describe('POST jobs?action=new', () => {
   });
 
   it('missing or unknown action: 400', async () => {
-    assert.equal((await f.app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs', headers: HA, payload: ECHO })).statusCode, 400);
-    assert.equal((await f.app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs?action=fly', headers: HA, payload: ECHO })).statusCode, 400);
+    assert.equal(
+      (await f.app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs', headers: HA, payload: ECHO })).statusCode,
+      400,
+    );
+    assert.equal(
+      (await f.app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs?action=fly', headers: HA, payload: ECHO }))
+        .statusCode,
+      400,
+    );
   });
 
   it('PUT and DELETE on jobs: 405 with Allow: GET, POST, HEAD', async () => {
@@ -137,13 +157,19 @@ describe('GET jobs and bulk actions', () => {
   });
   after(() => f.close());
 
-  it('lists only the caller\'s jobs, with state; JSON job is always an array', async () => {
+  it("lists only the caller's jobs, with state; JSON job is always an array", async () => {
     const r = await f.app.inject({ method: 'GET', url: '/arex/rest/1.1/jobs', headers: HA });
-    const listed = JSON.parse(r.body).job.map((j: { id: string }) => j.id).sort();
+    const listed = JSON.parse(r.body)
+      .job.map((j: { id: string }) => j.id)
+      .sort();
     assert.deepEqual(listed, [...mine].sort());
     const rb = await f.app.inject({ method: 'GET', url: '/arex/rest/1.0/jobs', headers: HB });
     assert.deepEqual(JSON.parse(rb.body), { job: [{ id: theirs, state: 'ACCEPTING' }] });
-    const none = await f.app.inject({ method: 'GET', url: '/arex/rest/1.1/jobs', headers: { 'x-test-dn': '/CN=nobody', accept: 'application/json' } });
+    const none = await f.app.inject({
+      method: 'GET',
+      url: '/arex/rest/1.1/jobs',
+      headers: { 'x-test-dn': '/CN=nobody', accept: 'application/json' },
+    });
     assert.deepEqual(JSON.parse(none.body), { job: [] });
   });
 
@@ -165,20 +191,38 @@ describe('GET jobs and bulk actions', () => {
   });
 
   it('JSON id list: {"job":{"id":..}} single object, charset parameter, output of GET jobs posted back', async () => {
-    const one = await f.act('status', JSON.stringify({ job: { id: mine[0] } }), { ...HA, 'content-type': 'application/json; charset=utf-8' });
-    assert.deepEqual(JSON.parse(one.body).job.map((j: { state: string }) => j.state), ['ACCEPTING']);
+    const one = await f.act('status', JSON.stringify({ job: { id: mine[0] } }), {
+      ...HA,
+      'content-type': 'application/json; charset=utf-8',
+    });
+    assert.deepEqual(
+      JSON.parse(one.body).job.map((j: { state: string }) => j.state),
+      ['ACCEPTING'],
+    );
     const listed = (await f.app.inject({ method: 'GET', url: '/arex/rest/1.1/jobs', headers: HA })).body;
     const back = await f.act('status', listed);
     assert.equal(JSON.parse(back.body).job.length, 2);
-    const listedXml = (await f.app.inject({ method: 'GET', url: '/arex/rest/1.1/jobs', headers: { 'x-test-dn': ALICE, accept: 'application/xml' } })).body;
+    const listedXml = (
+      await f.app.inject({
+        method: 'GET',
+        url: '/arex/rest/1.1/jobs',
+        headers: { 'x-test-dn': ALICE, accept: 'application/xml' },
+      })
+    ).body;
     const backXml = await f.act('status', listedXml, { ...HA, 'content-type': 'application/xml' });
     assert.equal(JSON.parse(backXml.body).job.length, 2);
   });
 
-  it('another user\'s job is indistinguishable from a missing one (404 Job not found)', async () => {
+  it("another user's job is indistinguishable from a missing one (404 Job not found)", async () => {
     const r = await f.act('status', JSON.stringify({ job: [{ id: theirs }, { id: 'nosuchjob' }] }));
     const items = JSON.parse(r.body).job;
-    assert.deepEqual(items.map((i: { 'status-code': string; reason: string }) => [i['status-code'], i.reason]), [['404', 'Job not found'], ['404', 'Job not found']]);
+    assert.deepEqual(
+      items.map((i: { 'status-code': string; reason: string }) => [i['status-code'], i.reason]),
+      [
+        ['404', 'Job not found'],
+        ['404', 'Job not found'],
+      ],
+    );
     for (const action of ['info', 'kill', 'clean', 'restart', 'delegations']) {
       const a = JSON.parse((await f.act(action, JSON.stringify({ job: [{ id: theirs }] }))).body).job[0];
       assert.equal(a['status-code'], '404', action);
@@ -190,12 +234,17 @@ describe('GET jobs and bulk actions', () => {
   it('items come back in request order, duplicates answered twice', async () => {
     const req = [mine[1], 'x', mine[0], mine[1]];
     const r = await f.act('status', JSON.stringify({ job: req.map((id) => ({ id })) }));
-    assert.deepEqual(JSON.parse(r.body).job.map((j: { id: string }) => j.id), req);
+    assert.deepEqual(
+      JSON.parse(r.body).job.map((j: { id: string }) => j.id),
+      req,
+    );
   });
 
   it('entries that are not ids each get their own 400 item in their place, for every action, JSON and XML', async () => {
     const [own] = ids(await f.submit(ECHO)) as [string];
-    const json = JSON.stringify({ job: [{ id: null }, { id: own }, { id: 123 }, { id: {} }, { id: [true, own] }, { id: '' }, { nid: 'x' }] });
+    const json = JSON.stringify({
+      job: [{ id: null }, { id: own }, { id: 123 }, { id: {} }, { id: [true, own] }, { id: '' }, { nid: 'x' }],
+    });
     const xml = `<jobs><job><id/></job><job><id>${own}</id></job><job><id><x/></id></job><job/></jobs>`;
     type Expected = ReadonlyArray<readonly [string | undefined, string | undefined, string | undefined]>;
     const expectJson: Expected = [
@@ -216,13 +265,16 @@ describe('GET jobs and bulk actions', () => {
     ];
     type Item = { 'status-code': string; reason: string; id?: string; info_document?: unknown };
     for (const action of ['status', 'info', 'kill', 'clean', 'restart', 'delegations']) {
-      for (const [payload, ct, expected] of [[json, 'application/json', expectJson], [xml, 'application/xml', expectXml]] as Array<[string, string, Expected]>) {
+      for (const [payload, ct, expected] of [
+        [json, 'application/json', expectJson],
+        [xml, 'application/xml', expectXml],
+      ] as Array<[string, string, Expected]>) {
         const r = await f.act(action, payload, { ...HA, 'content-type': ct });
         assert.equal(r.statusCode, 201, `${action} ${ct}`);
         const items = JSON.parse(r.body).job as Item[];
         assert.equal(items.length, expected.length, `${action} ${ct}: one answer per entry`);
         items.forEach((it, i) => {
-            const [code, reason, id] = expected[i] ?? [];
+          const [code, reason, id] = expected[i] ?? [];
           if (id !== undefined) {
             assert.equal(it.id, id, `${action} ${ct} #${i}`);
             assert.notEqual(it['status-code'], '400', `${action} ${ct} #${i}`);
@@ -234,11 +286,18 @@ describe('GET jobs and bulk actions', () => {
       }
     }
     const x = await f.act('status', xml, { 'x-test-dn': ALICE, accept: 'text/xml' });
-    assert.match(x.body, /^<jobs><job><status-code>400<\/status-code><reason>Job id is empty<\/reason><\/job><job><status-code>200<\/status-code>/);
+    assert.match(
+      x.body,
+      /^<jobs><job><status-code>400<\/status-code><reason>Job id is empty<\/reason><\/job><job><status-code>200<\/status-code>/,
+    );
   });
 
   it('an empty body is an empty list: 201 with no items', async () => {
-    for (const [payload, ct] of [['', undefined], ['{"job":[]}', 'application/json'], ['<jobs/>', 'application/xml']] as const) {
+    for (const [payload, ct] of [
+      ['', undefined],
+      ['{"job":[]}', 'application/json'],
+      ['<jobs/>', 'application/xml'],
+    ] as const) {
       const r = await f.act('status', payload, ct ? { ...HA, 'content-type': ct } : HA);
       assert.equal(r.statusCode, 201);
       assert.deepEqual(JSON.parse(r.body), { job: [] });
@@ -247,8 +306,15 @@ describe('GET jobs and bulk actions', () => {
 
   it('malformed id lists are a 400, unknown media types a 415 (A-REX answers 201 with nothing)', async () => {
     assert.equal((await f.act('status', '{"job":[{"id":')).statusCode, 400);
-    assert.equal((await f.act('status', '<jobs><job><id>x</job>', { ...HA, 'content-type': 'application/xml' })).statusCode, 400);
-    assert.equal((await f.act('status', '<!DOCTYPE x [<!ENTITY a "b">]><jobs/>', { ...HA, 'content-type': 'application/xml' })).statusCode, 400);
+    assert.equal(
+      (await f.act('status', '<jobs><job><id>x</job>', { ...HA, 'content-type': 'application/xml' })).statusCode,
+      400,
+    );
+    assert.equal(
+      (await f.act('status', '<!DOCTYPE x [<!ENTITY a "b">]><jobs/>', { ...HA, 'content-type': 'application/xml' }))
+        .statusCode,
+      400,
+    );
     assert.equal((await f.act('status', 'id1', { ...HA, 'content-type': 'text/plain' })).statusCode, 415);
   });
 
@@ -273,8 +339,13 @@ describe('GET jobs and bulk actions', () => {
     assert.equal(r['status-code'], '409');
   });
 
-  it('delegations action answers on 1.0 too (the ARC 6 client\'s arcsync uses it there)', async () => {
-    const r = await f.act('delegations', JSON.stringify({ job: [{ id: mine[1] }] }), { ...HA, 'content-type': 'application/json' }, '1.0');
+  it("delegations action answers on 1.0 too (the ARC 6 client's arcsync uses it there)", async () => {
+    const r = await f.act(
+      'delegations',
+      JSON.stringify({ job: [{ id: mine[1] }] }),
+      { ...HA, 'content-type': 'application/json' },
+      '1.0',
+    );
     const item = JSON.parse(r.body).job[0];
     assert.equal(item['status-code'], '200');
   });

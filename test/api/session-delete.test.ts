@@ -59,10 +59,20 @@ describe('DELETE on session paths', () => {
   });
 
   it('a deletion forgets a partial upload: a later chunk starts a new upload', async () => {
-    let r = await f.app.inject({ method: 'PUT', url: f.url(id, 'part'), headers: { ...J, 'content-range': 'bytes 0-1/4' }, payload: 'ab' });
+    let r = await f.app.inject({
+      method: 'PUT',
+      url: f.url(id, 'part'),
+      headers: { ...J, 'content-range': 'bytes 0-1/4' },
+      payload: 'ab',
+    });
     assert.equal(r.statusCode, 200);
     assert.equal((await del('part')).statusCode, 204);
-    r = await f.app.inject({ method: 'PUT', url: f.url(id, 'part'), headers: { ...J, 'content-range': 'bytes 2-3/4' }, payload: 'cd' });
+    r = await f.app.inject({
+      method: 'PUT',
+      url: f.url(id, 'part'),
+      headers: { ...J, 'content-range': 'bytes 2-3/4' },
+      payload: 'cd',
+    });
     assert.equal(r.statusCode, 200);
     assert.equal(await f.control.read(id, 'input_status'), undefined, 'bytes 0-1 were deleted: not complete');
   });

@@ -72,7 +72,11 @@ describe('GET/HEAD on session files and directories', () => {
 
   it('an unsatisfiable range is 416 with Content-Range bytes */size', async () => {
     for (const range of ['bytes=6-', 'bytes=100-200', 'bytes=-0']) {
-      const r = await f.app.inject({ method: 'GET', url: f.url(id, 'out.txt'), headers: { ...A, range, accept: 'application/json' } });
+      const r = await f.app.inject({
+        method: 'GET',
+        url: f.url(id, 'out.txt'),
+        headers: { ...A, range, accept: 'application/json' },
+      });
       assert.equal(r.statusCode, 416, range);
       assert.equal(r.headers['content-range'], 'bytes */6');
       assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_RANGE_NOT_SATISFIABLE');
@@ -101,7 +105,10 @@ describe('GET/HEAD on session files and directories', () => {
     const r = await f.app.inject({ method: 'GET', url: f.url(id), headers: { ...A, accept: 'text/xml' } });
     assert.equal(r.statusCode, 200);
     assert.equal(r.headers['content-type'], 'application/xml');
-    assert.equal(r.body, '<list><file size="1000">b.bin</file><file size="0">empty</file><file size="6">out.txt</file><dir>sub</dir></list>');
+    assert.equal(
+      r.body,
+      '<list><file size="1000">b.bin</file><file size="0">empty</file><file size="6">out.txt</file><dir>sub</dir></list>',
+    );
   });
 
   it('directory listing in JSON: file and dir arrays of names (pyarcrest), sizes in entry', async () => {
@@ -129,7 +136,11 @@ describe('GET/HEAD on session files and directories', () => {
     let j = JSON.parse(r.body);
     assert.deepEqual(j.file, ['deep.txt']);
     assert.deepEqual(j.dir, ['dir']);
-    r = await f.app.inject({ method: 'GET', url: f.url(id, 'sub/dir/'), headers: { ...A, accept: 'application/json' } });
+    r = await f.app.inject({
+      method: 'GET',
+      url: f.url(id, 'sub/dir/'),
+      headers: { ...A, accept: 'application/json' },
+    });
     j = JSON.parse(r.body);
     assert.deepEqual(j, { file: [], dir: [], entry: [] });
   });
@@ -160,7 +171,11 @@ describe('GET/HEAD on session files and directories', () => {
 
   it('a missing job is 404 Job not found; so is a malformed job id', async () => {
     for (const j of ['nonexistentjobid0123456789', 'a-b', 'abc%2Fdef', 'x%00y']) {
-      const r = await f.app.inject({ method: 'GET', url: f.url(j, 'out.txt'), headers: { ...A, accept: 'application/json' } });
+      const r = await f.app.inject({
+        method: 'GET',
+        url: f.url(j, 'out.txt'),
+        headers: { ...A, accept: 'application/json' },
+      });
       assert.equal(r.statusCode, 404, j);
       assert.equal(JSON.parse(r.body).code, 'CE_ERR_JOB_NOT_FOUND');
     }
@@ -173,12 +188,20 @@ describe('GET/HEAD on session files and directories', () => {
     assert.equal(r.statusCode, 404);
   });
 
-  it('a file the service may not read (permissions set by the job) is 403', { skip: process.getuid?.() === 0 ? 'root reads everything' : false }, async () => {
-    await writeFile(join(f.sessionDir(id), 'locked'), 'x', { mode: 0 });
-    const r = await f.app.inject({ method: 'GET', url: f.url(id, 'locked'), headers: { ...A, accept: 'application/json' } });
-    assert.equal(r.statusCode, 403);
-    assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_PERMISSION_DENIED');
-  });
+  it(
+    'a file the service may not read (permissions set by the job) is 403',
+    { skip: process.getuid?.() === 0 ? 'root reads everything' : false },
+    async () => {
+      await writeFile(join(f.sessionDir(id), 'locked'), 'x', { mode: 0 });
+      const r = await f.app.inject({
+        method: 'GET',
+        url: f.url(id, 'locked'),
+        headers: { ...A, accept: 'application/json' },
+      });
+      assert.equal(r.statusCode, 403);
+      assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_PERMISSION_DENIED');
+    },
+  );
 
   it('no identity is 401', async () => {
     const r = await f.app.inject({ method: 'GET', url: f.url(id, 'out.txt') });

@@ -62,7 +62,12 @@ describe('PROPFIND on session paths', () => {
   after(() => f.close());
 
   const propfind = (path: string, depth: string | undefined, payload = ARC_PROPFIND, version = '1.0') =>
-    f.app.inject({ method: 'PROPFIND', url: f.url(id, path, version), headers: { ...A, ...(depth === undefined ? {} : { depth }) }, payload });
+    f.app.inject({
+      method: 'PROPFIND',
+      url: f.url(id, path, version),
+      headers: { ...A, ...(depth === undefined ? {} : { depth }) },
+      payload,
+    });
 
   it('Depth 0 on the session: 207, XML declaration, DAV multistatus with the directory itself', async () => {
     const r = await propfind('', '0');
@@ -72,7 +77,13 @@ describe('PROPFIND on session paths', () => {
     const it = items(r.body);
     assert.equal(it.length, 1);
     assert.deepEqual(
-      { href: it[0]?.href, status: it[0]?.status, collection: it[0]?.collection, name: it[0]?.name, length: it[0]?.length },
+      {
+        href: it[0]?.href,
+        status: it[0]?.status,
+        collection: it[0]?.collection,
+        name: it[0]?.name,
+        length: it[0]?.length,
+      },
       { href: `${base}/`, status: 'HTTP/1.1 200 OK', collection: true, name: id, length: undefined },
     );
     assert.match(it[0]?.lastModified ?? '', /^[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT$/);
@@ -96,7 +107,11 @@ describe('PROPFIND on session paths', () => {
 
   it('the XML escapes & in hrefs and names', async () => {
     const r = await propfind('', '1');
-    assert.ok(r.body.includes('<d:href>https://localhost:8443/arex/rest/1.0/jobs/' + id + '/session/c++%20&amp;%20co.log</d:href>'));
+    assert.ok(
+      r.body.includes(
+        '<d:href>https://localhost:8443/arex/rest/1.0/jobs/' + id + '/session/c++%20&amp;%20co.log</d:href>',
+      ),
+    );
   });
 
   it('a file: one response without collection, with its length; Depth is irrelevant', async () => {
@@ -138,8 +153,19 @@ describe('PROPFIND on session paths', () => {
   });
 
   it('a malformed or foreign body is 400', async () => {
-    for (const body of ['<d:propfind xmlns:d="DAV:">', '<propfind/>', '<x:propfind xmlns:x="urn:other"/>', 'not xml', '<!DOCTYPE x [<!ENTITY a "b">]><d:propfind xmlns:d="DAV:"/>']) {
-      const r = await f.app.inject({ method: 'PROPFIND', url: f.url(id, ''), headers: { ...A, depth: '0', accept: 'application/json' }, payload: body });
+    for (const body of [
+      '<d:propfind xmlns:d="DAV:">',
+      '<propfind/>',
+      '<x:propfind xmlns:x="urn:other"/>',
+      'not xml',
+      '<!DOCTYPE x [<!ENTITY a "b">]><d:propfind xmlns:d="DAV:"/>',
+    ]) {
+      const r = await f.app.inject({
+        method: 'PROPFIND',
+        url: f.url(id, ''),
+        headers: { ...A, depth: '0', accept: 'application/json' },
+        payload: body,
+      });
       assert.equal(r.statusCode, 400, body);
       assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_BAD_PROPFIND');
     }
@@ -173,15 +199,26 @@ describe('PROPFIND on session paths', () => {
     await writeFile(join(d, 'sub', 'deep.txt'), 'deep');
     await writeFile(join(d, 'sub', 'dir', 'deeper.txt'), 'deeper');
     await mkdir(join(d, 'sub', 'empty'));
-    const clientEncode = (p: string) => p.replace(/[^A-Za-z0-9\-._~/]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+    const clientEncode = (p: string) =>
+      p.replace(/[^A-Za-z0-9\-._~/]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
     const root = f.url(job, '', '1.0');
     const got = new Map<string, string>();
     const walk = async (rel: string): Promise<void> => {
       const url = clientEncode(rel === '' ? root : `${root}/${rel}`);
-      const stat = await f.app.inject({ method: 'PROPFIND', url, headers: { ...A, depth: '0' }, payload: ARC_PROPFIND });
+      const stat = await f.app.inject({
+        method: 'PROPFIND',
+        url,
+        headers: { ...A, depth: '0' },
+        payload: ARC_PROPFIND,
+      });
       assert.ok(stat.statusCode === 200 || stat.statusCode === 207);
       assert.equal(items(stat.body)[0]?.collection, true);
-      const list = await f.app.inject({ method: 'PROPFIND', url, headers: { ...A, depth: '1' }, payload: ARC_PROPFIND });
+      const list = await f.app.inject({
+        method: 'PROPFIND',
+        url,
+        headers: { ...A, depth: '1' },
+        payload: ARC_PROPFIND,
+      });
       const prefix = `${ORIGIN}${rel === '' ? root : `${root}/${rel}`}/`;
       for (const i of items(list.body)) {
         assert.ok(i.href.startsWith(prefix), i.href);

@@ -82,7 +82,11 @@ describe('PUT on session files', () => {
     assert.equal(r.statusCode, 200);
     const b = await readFile(join(dir, 'new.txt'));
     assert.equal(b.length, 34);
-    assert.equal(b.subarray(17, 30).every((x) => x === 0), true, 'the gap is zeros');
+    assert.equal(
+      b.subarray(17, 30).every((x) => x === 0),
+      true,
+      'the gap is zeros',
+    );
     assert.equal(b.subarray(30).toString(), 'YYYY');
     assert.equal(await inputStatus(f, id), '/new.txt\n', 'only the plain PUT completed the file');
   });
@@ -166,11 +170,16 @@ describe('PUT on session files', () => {
   });
 
   it('too fragmented a ranged upload is refused before writing (bounded tracking)', async () => {
-    for (const s of [0, 10, 20, 30]) assert.equal((await put('frag', 'x', { 'content-range': `bytes ${s}-${s}/100` })).statusCode, 200);
+    for (const s of [0, 10, 20, 30])
+      assert.equal((await put('frag', 'x', { 'content-range': `bytes ${s}-${s}/100` })).statusCode, 200);
     const r = await put('frag', 'x', { 'content-range': 'bytes 40-40/100' });
     assert.equal(r.statusCode, 409);
     assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_UPLOAD_FRAGMENTED');
-    assert.equal((await put('frag', 'x'.repeat(9), { 'content-range': 'bytes 1-9/100' })).statusCode, 200, 'a filling chunk is fine');
+    assert.equal(
+      (await put('frag', 'x'.repeat(9), { 'content-range': 'bytes 1-9/100' })).statusCode,
+      200,
+      'a filling chunk is fine',
+    );
   });
 
   it('never writes through a symlink: onto a link, or below a linked directory, is 403', async () => {
@@ -214,7 +223,12 @@ describe('PUT size limit', () => {
     let r = await f.app.inject({ method: 'PUT', url: f.url(id, 'big'), headers: J, payload: Buffer.alloc(101) });
     assert.equal(r.statusCode, 413);
     assert.equal(JSON.parse(r.body).code, 'CE_ERR_SESSION_FILE_TOO_LARGE');
-    r = await f.app.inject({ method: 'PUT', url: f.url(id, 'big'), headers: { ...J, 'content-range': 'bytes 100-100/101' }, payload: 'x' });
+    r = await f.app.inject({
+      method: 'PUT',
+      url: f.url(id, 'big'),
+      headers: { ...J, 'content-range': 'bytes 100-100/101' },
+      payload: 'x',
+    });
     assert.equal(r.statusCode, 413);
     r = await f.app.inject({ method: 'PUT', url: f.url(id, 'ok'), headers: J, payload: Buffer.alloc(100) });
     assert.equal(r.statusCode, 200);

@@ -32,7 +32,12 @@ describe('largest file by default', () => {
 
   it('a ranged PUT ending at 1 TiB is refused with 413 and creates no sparse file', async () => {
     const id = await f.newJob(A['x-test-dn']);
-    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'sparse'), headers: { ...J, 'content-range': `bytes ${TiB - 10}-${TiB - 1}/${TiB}` }, payload: '0123456789' });
+    const r = await f.app.inject({
+      method: 'PUT',
+      url: f.url(id, 'sparse'),
+      headers: { ...J, 'content-range': `bytes ${TiB - 10}-${TiB - 1}/${TiB}` },
+      payload: '0123456789',
+    });
     assert.equal(r.statusCode, 413);
     assert.equal(codeOf(r.body), 'CE_ERR_SESSION_FILE_TOO_LARGE');
     assert.deepEqual(await readdir(f.sessionDir(id)), []);
@@ -68,7 +73,11 @@ describe('per-job upload quota', () => {
     assert.match(JSON.parse(r.body).reason, /quota of 1048576 bytes/);
     assert.deepEqual(await readdir(f.sessionDir(id)), []);
     // Below the quota the same kind of write is fine and then counts its extent.
-    assert.equal((await put(id, 'sparse', 'x', { 'content-range': `bytes ${900 * KiB}-${900 * KiB}/${900 * KiB + 1}` })).statusCode, 200);
+    assert.equal(
+      (await put(id, 'sparse', 'x', { 'content-range': `bytes ${900 * KiB}-${900 * KiB}/${900 * KiB + 1}` }))
+        .statusCode,
+      200,
+    );
     assert.equal(f.files.quota.usage(id), 900 * KiB + 1);
     const over = await put(id, 'other', Buffer.alloc(200 * KiB));
     assert.equal(over.statusCode, 413);
@@ -84,7 +93,11 @@ describe('per-job upload quota', () => {
     assert.equal(codeOf(b.body), 'CE_ERR_SESSION_JOB_QUOTA');
     assert.deepEqual((await readdir(f.sessionDir(id))).sort(), ['a']);
     assert.ok((await readFile(join(f.sessionDir(id), 'a'))).equals(a), 'the refused upload left the other file alone');
-    assert.equal((await put(id, 'a', Buffer.alloc(1000 * KiB, 3))).statusCode, 200, 'replacing a file counts its new size only');
+    assert.equal(
+      (await put(id, 'a', Buffer.alloc(1000 * KiB, 3))).statusCode,
+      200,
+      'replacing a file counts its new size only',
+    );
     assert.equal((await put(id, 'a', Buffer.alloc(600 * KiB, 4))).statusCode, 200);
     assert.equal((await f.app.inject({ method: 'DELETE', url: f.url(id, 'a'), headers: J })).statusCode, 204);
     assert.equal(f.files.quota.usage(id), 0);
@@ -103,45 +116,52 @@ describe('per-job upload quota', () => {
     assert.equal((await put(one, 'y', 'z')).statusCode, 413);
   });
 
-  it('a chunked upload (no length) is cut off with 413 when it passes the quota, leaves no temporary, and the connection goes on', { timeout: 30_000 }, async () => {
-    const id = await f.newJob(A['x-test-dn']);
-    assert.equal((await put(id, 'first', Buffer.alloc(512 * KiB))).statusCode, 200);
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const call = (path: string, body: (req: ClientRequest) => void) =>
-      new Promise<{ status: number; body: string; reused: boolean }>((resolve, reject) => {
-        const req = request({ port, host: '127.0.0.1', method: 'PUT', path: f.url(id, path), headers: J, agent }, (res) => {
-          let b = '';
-          res.on('data', (c: Buffer) => (b += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b, reused: req.reusedSocket }));
+  it(
+    'a chunked upload (no length) is cut off with 413 when it passes the quota, leaves no temporary, and the connection goes on',
+    { timeout: 30_000 },
+    async () => {
+      const id = await f.newJob(A['x-test-dn']);
+      assert.equal((await put(id, 'first', Buffer.alloc(512 * KiB))).statusCode, 200);
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const call = (path: string, body: (req: ClientRequest) => void) =>
+        new Promise<{ status: number; body: string; reused: boolean }>((resolve, reject) => {
+          const req = request(
+            { port, host: '127.0.0.1', method: 'PUT', path: f.url(id, path), headers: J, agent },
+            (res) => {
+              let b = '';
+              res.on('data', (c: Buffer) => (b += c.toString()));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b, reused: req.reusedSocket }));
+            },
+          );
+          req.on('error', reject);
+          body(req);
         });
-        req.on('error', reject);
-        body(req);
-      });
-    try {
-      const refused = await call('chunked', (req) => {
-        let sent = 0;
-        const pump = (): void => {
-          while (sent < 4 * MiB) {
-            sent += 64 * KiB;
-            if (!req.write(Buffer.alloc(64 * KiB, 9))) return void req.once('drain', pump);
-          }
-          req.end();
-        };
-        pump();
-      });
-      assert.equal(refused.status, 413);
-      assert.equal(codeOf(refused.body), 'CE_ERR_SESSION_JOB_QUOTA');
-      assert.deepEqual(await temps(f.sessionDir(id)), []);
-      assert.deepEqual(await readdir(f.sessionDir(id)), ['first']);
-      assert.equal(f.files.quota.usage(id), 512 * KiB, 'the refused upload holds no reservation');
-      // The rest of the refused body was read and dropped: the same connection serves the next request.
-      const next = await call('small', (req) => req.end('fits'));
-      assert.equal(next.status, 200);
-      assert.equal(next.reused, true);
-    } finally {
-      agent.destroy();
-    }
-  });
+      try {
+        const refused = await call('chunked', (req) => {
+          let sent = 0;
+          const pump = (): void => {
+            while (sent < 4 * MiB) {
+              sent += 64 * KiB;
+              if (!req.write(Buffer.alloc(64 * KiB, 9))) return void req.once('drain', pump);
+            }
+            req.end();
+          };
+          pump();
+        });
+        assert.equal(refused.status, 413);
+        assert.equal(codeOf(refused.body), 'CE_ERR_SESSION_JOB_QUOTA');
+        assert.deepEqual(await temps(f.sessionDir(id)), []);
+        assert.deepEqual(await readdir(f.sessionDir(id)), ['first']);
+        assert.equal(f.files.quota.usage(id), 512 * KiB, 'the refused upload holds no reservation');
+        // The rest of the refused body was read and dropped: the same connection serves the next request.
+        const next = await call('small', (req) => req.end('fits'));
+        assert.equal(next.status, 200);
+        assert.equal(next.reused, true);
+      } finally {
+        agent.destroy();
+      }
+    },
+  );
 
   it('an aborted plain upload counts nothing, an aborted ranged write what it extended the file to', async () => {
     const id = await f.newJob(A['x-test-dn']);
@@ -199,7 +219,12 @@ describe('a full file system', () => {
 
   it('an upload that fills the disk is 507 Insufficient Storage and leaves no temporary', async (t) => {
     if (!mounted) return t.skip(why);
-    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/big'), headers: J, payload: Buffer.alloc(2 * MiB, 1) });
+    const r = await f.app.inject({
+      method: 'PUT',
+      url: f.url(id, 'disk/big'),
+      headers: J,
+      payload: Buffer.alloc(2 * MiB, 1),
+    });
     assert.equal(r.statusCode, 507);
     assert.equal(codeOf(r.body), 'CE_ERR_SESSION_NO_SPACE');
     assert.deepEqual(await readdir(mounted), []);
@@ -208,10 +233,18 @@ describe('a full file system', () => {
 
   it('a ranged write that fills the disk is 507 too, and the service still answers', async (t) => {
     if (!mounted) return t.skip(why);
-    const r = await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/r'), headers: { ...J, 'content-range': `bytes 0-${2 * MiB - 1}/${2 * MiB}` }, payload: Buffer.alloc(2 * MiB, 1) });
+    const r = await f.app.inject({
+      method: 'PUT',
+      url: f.url(id, 'disk/r'),
+      headers: { ...J, 'content-range': `bytes 0-${2 * MiB - 1}/${2 * MiB}` },
+      payload: Buffer.alloc(2 * MiB, 1),
+    });
     assert.equal(r.statusCode, 507);
     assert.equal(codeOf(r.body), 'CE_ERR_SESSION_NO_SPACE');
     assert.equal((await f.app.inject({ method: 'DELETE', url: f.url(id, 'disk/r'), headers: J })).statusCode, 204);
-    assert.equal((await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/small'), headers: J, payload: 'fits' })).statusCode, 200);
+    assert.equal(
+      (await f.app.inject({ method: 'PUT', url: f.url(id, 'disk/small'), headers: J, payload: 'fits' })).statusCode,
+      200,
+    );
   });
 });

@@ -36,7 +36,11 @@ describe('session path safety over the wire', () => {
   after(() => f.close());
 
   const req = (method: string, path: string, extra = '', body?: string) =>
-    rawRequest(port, `${method} /arex/rest/1.1/jobs/${id}/session/${path} HTTP/1.1\r\nx-test-dn: ${ALICE}\r\naccept: application/json${extra}`, body);
+    rawRequest(
+      port,
+      `${method} /arex/rest/1.1/jobs/${id}/session/${path} HTTP/1.1\r\nx-test-dn: ${ALICE}\r\naccept: application/json${extra}`,
+      body,
+    );
 
   const codeOf = (body: Buffer): string | undefined => {
     try {
@@ -111,7 +115,14 @@ describe('session path safety over the wire', () => {
   });
 
   it('a symlink to a directory outside is never listed or traversed (403)', async () => {
-    for (const p of ['esc-dir', 'esc-dir/', 'esc-dir/secret.txt', 'esc-dir/sub/more.txt', 'd/up/', 'd/up/outside/secret.txt']) {
+    for (const p of [
+      'esc-dir',
+      'esc-dir/',
+      'esc-dir/secret.txt',
+      'esc-dir/sub/more.txt',
+      'd/up/',
+      'd/up/outside/secret.txt',
+    ]) {
       for (const m of ['GET', 'PROPFIND']) {
         const r = await req(m, p);
         assert.equal(r.status, 403, `${m} ${p}`);
@@ -127,7 +138,13 @@ describe('session path safety over the wire', () => {
   });
 
   it('nothing is written through a symlinked file or directory', async () => {
-    for (const p of ['esc-file', 'esc-dir/secret.txt', 'esc-dir/new.txt', 'esc-dir/sub/new/x.txt', 'd/up/outside/secret.txt']) {
+    for (const p of [
+      'esc-file',
+      'esc-dir/secret.txt',
+      'esc-dir/new.txt',
+      'esc-dir/sub/new/x.txt',
+      'd/up/outside/secret.txt',
+    ]) {
       const r = await req('PUT', p, '\r\ncontent-length: 5', 'EVIL!');
       assert.equal(r.status, 403, p);
     }
@@ -181,7 +198,11 @@ describe('session and diagnose files are per user', () => {
   });
 
   it('another user gets 404 Job not found for every method, exactly as for a missing job', async () => {
-    const missing = await f.app.inject({ method: 'GET', url: f.url('a'.repeat(26), 'mine.txt'), headers: { ...B, ...J } });
+    const missing = await f.app.inject({
+      method: 'GET',
+      url: f.url('a'.repeat(26), 'mine.txt'),
+      headers: { ...B, ...J },
+    });
     for (const [method, path] of [
       ['GET', 'mine.txt'],
       ['HEAD', 'mine.txt'],
@@ -193,7 +214,12 @@ describe('session and diagnose files are per user', () => {
       ['PROPFIND', ''],
       ['PROPFIND', 'mine.txt'],
     ] as const) {
-      const r = await f.app.inject({ method, url: f.url(id, path), headers: { ...B, ...J }, ...(method === 'PUT' ? { payload: 'bob was here' } : {}) });
+      const r = await f.app.inject({
+        method,
+        url: f.url(id, path),
+        headers: { ...B, ...J },
+        ...(method === 'PUT' ? { payload: 'bob was here' } : {}),
+      });
       assert.equal(r.statusCode, 404, `${method} ${path}`);
       if (method !== 'HEAD') assert.deepEqual(JSON.parse(r.body), JSON.parse(missing.body), `${method} ${path}`);
     }

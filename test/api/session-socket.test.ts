@@ -64,11 +64,14 @@ describe('session transfers over real sockets', () => {
     sock.destroy();
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-length'], '0');
-    assert.equal((await f.files.open(dir, { segments: ['in.txt'], trailingSlash: false, rel: 'in.txt' }).then(async (o) => {
-      const b = await o.handle.readFile();
-      await o.handle.close();
-      return b.toString();
-    })), body.toString());
+    assert.equal(
+      await f.files.open(dir, { segments: ['in.txt'], trailingSlash: false, rel: 'in.txt' }).then(async (o) => {
+        const b = await o.handle.readFile();
+        await o.handle.close();
+        return b.toString();
+      }),
+      body.toString(),
+    );
     assert.equal((await f.control.read(id, 'input_status'))?.toString(), '/in.txt\n');
   });
 
@@ -103,7 +106,7 @@ describe('session transfers over real sockets', () => {
     assert.ok(peak - before < 200 * MiB, `RSS grew by ${Math.round((peak - before) / MiB)} MiB`);
   });
 
-  it('a download carries exactly the file\'s bytes, chunk boundaries included, also for a range', async () => {
+  it("a download carries exactly the file's bytes, chunk boundaries included, also for a range", async () => {
     // Distinct bytes everywhere (not a sparse file) so that a recycled buffer sending
     // stale data would show: 3 MiB + 7 bytes spans several 1 MiB chunks and a short tail.
     const data = Buffer.alloc(3 * MiB + 7);
@@ -113,12 +116,15 @@ describe('session transfers over real sockets', () => {
     await fh.close();
     const get = (headers: Record<string, string>) =>
       new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-        const req = request({ port, host: '127.0.0.1', method: 'GET', path: target('pattern.bin'), headers: { ...A, ...headers } }, (res) => {
-          const parts: Buffer[] = [];
-          res.on('data', (c: Buffer) => parts.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
-          res.on('error', reject);
-        });
+        const req = request(
+          { port, host: '127.0.0.1', method: 'GET', path: target('pattern.bin'), headers: { ...A, ...headers } },
+          (res) => {
+            const parts: Buffer[] = [];
+            res.on('data', (c: Buffer) => parts.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
+            res.on('error', reject);
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -137,20 +143,23 @@ describe('session transfers over real sockets', () => {
     await truncate(join(dir, 'shrinks.bin'), size);
     let received = 0;
     const outcome = await new Promise<string>((resolve) => {
-      const req = request({ port, host: '127.0.0.1', method: 'GET', path: target('shrinks.bin'), headers: A }, (res) => {
-        assert.equal(res.headers['content-length'], String(size));
-        res.once('data', (c: Buffer) => {
-          received += c.length;
-          // Read slowly until the file is cut to 1 MiB, then take the rest.
-          res.pause();
-          void truncate(join(dir, 'shrinks.bin'), MiB).then(() => res.resume());
-        });
-        res.on('data', (c: Buffer) => (received += c.length));
-        res.on('end', () => resolve('end'));
-        res.on('aborted', () => resolve('aborted'));
-        res.on('error', () => resolve('error'));
-        res.on('close', () => resolve(res.complete ? 'end' : 'aborted'));
-      });
+      const req = request(
+        { port, host: '127.0.0.1', method: 'GET', path: target('shrinks.bin'), headers: A },
+        (res) => {
+          assert.equal(res.headers['content-length'], String(size));
+          res.once('data', (c: Buffer) => {
+            received += c.length;
+            // Read slowly until the file is cut to 1 MiB, then take the rest.
+            res.pause();
+            void truncate(join(dir, 'shrinks.bin'), MiB).then(() => res.resume());
+          });
+          res.on('data', (c: Buffer) => (received += c.length));
+          res.on('end', () => resolve('end'));
+          res.on('aborted', () => resolve('aborted'));
+          res.on('error', () => resolve('error'));
+          res.on('close', () => resolve(res.complete ? 'end' : 'aborted'));
+        },
+      );
       req.on('error', () => resolve('error'));
       req.end();
     });
@@ -168,7 +177,13 @@ describe('session transfers over real sockets', () => {
     try {
       await new Promise<void>((resolve, reject) => {
         const req = request(
-          { port, host: '127.0.0.1', method: 'PUT', path: target('up.bin'), headers: { ...A, 'content-length': String(size) } },
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'PUT',
+            path: target('up.bin'),
+            headers: { ...A, 'content-length': String(size) },
+          },
           (res) => {
             status = res.statusCode ?? 0;
             res.resume();
@@ -200,7 +215,9 @@ describe('session transfers over real sockets', () => {
     f.pokes.length = 0;
     const sock = connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write(`PUT /arex/rest/1.1/jobs/${job}/session/half.bin HTTP/1.1\r\nHost: x\r\nx-test-dn: ${ALICE}\r\nContent-Length: ${4 * MiB}\r\n\r\n`);
+    sock.write(
+      `PUT /arex/rest/1.1/jobs/${job}/session/half.bin HTTP/1.1\r\nHost: x\r\nx-test-dn: ${ALICE}\r\nContent-Length: ${4 * MiB}\r\n\r\n`,
+    );
     sock.write(Buffer.alloc(MiB, 1));
     // Wait until the server has created its temporary file, then vanish.
     await until(async () => (await readdir(f.sessionDir(job))).length > 0, 'the upload to start');
@@ -215,7 +232,13 @@ describe('session transfers over real sockets', () => {
     const put = (range: string, body: Buffer) =>
       new Promise<number>((resolve, reject) => {
         const req = request(
-          { port, host: '127.0.0.1', method: 'PUT', path: `/arex/rest/1.1/jobs/${job}/session/r.bin`, headers: { ...A, 'content-range': range } },
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'PUT',
+            path: `/arex/rest/1.1/jobs/${job}/session/r.bin`,
+            headers: { ...A, 'content-range': range },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);
@@ -225,18 +248,25 @@ describe('session transfers over real sockets', () => {
         req.end(body);
       });
     assert.equal(await put('bytes 1000-1999/2000', Buffer.alloc(1000, 2)), 200);
-    const connections = () => new Promise<number>((res, rej) => f.app.server.getConnections((e, n) => (e ? rej(e) : res(n))));
+    const connections = () =>
+      new Promise<number>((res, rej) => f.app.server.getConnections((e, n) => (e ? rej(e) : res(n))));
     const idle = await connections();
     const sock = connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write(`PUT /arex/rest/1.1/jobs/${job}/session/r.bin HTTP/1.1\r\nHost: x\r\nx-test-dn: ${ALICE}\r\nContent-Range: bytes 0-999/2000\r\nContent-Length: 1000\r\n\r\n`);
+    sock.write(
+      `PUT /arex/rest/1.1/jobs/${job}/session/r.bin HTTP/1.1\r\nHost: x\r\nx-test-dn: ${ALICE}\r\nContent-Range: bytes 0-999/2000\r\nContent-Length: 1000\r\n\r\n`,
+    );
     sock.write(Buffer.alloc(400, 1));
     // Wait until the server is writing this chunk (its first bytes are on disk), then vanish.
     await until(async () => (await readFile(join(f.sessionDir(job), 'r.bin')))[0] === 1, 'the chunk to be written');
     sock.destroy();
     await until(async () => (await connections()) <= idle, 'the server to drop the connection');
     await sleep(300);
-    assert.equal(await f.control.read(job, 'input_status'), undefined, 'the aborted chunk would have completed the file');
+    assert.equal(
+      await f.control.read(job, 'input_status'),
+      undefined,
+      'the aborted chunk would have completed the file',
+    );
     assert.equal(f.files.tracker.size > 0, true, 'the first chunk is still tracked');
     // The first half sent properly now completes the file: nothing of the aborted try was counted.
     assert.equal(await put('bytes 0-999/2000', Buffer.alloc(1000, 1)), 200);
@@ -247,11 +277,14 @@ describe('session transfers over real sockets', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const call = (method: string, path: string, headers: Record<string, string>, body?: string) =>
       new Promise<{ status: number; reused: boolean; body: string }>((resolve, reject) => {
-        const req = request({ port, host: '127.0.0.1', method, path: target(path), headers: { ...A, ...headers }, agent }, (res) => {
-          let b = '';
-          res.on('data', (c: Buffer) => (b += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, body: b }));
-        });
+        const req = request(
+          { port, host: '127.0.0.1', method, path: target(path), headers: { ...A, ...headers }, agent },
+          (res) => {
+            let b = '';
+            res.on('data', (c: Buffer) => (b += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, body: b }));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });

@@ -55,10 +55,17 @@ describe('authenticateChain', () => {
     user = await makeUser(ca);
     trust = trustStoreFromPems([ca.pem]);
   });
-  const present = (...creds: TestCred[]): { ders: Buffer[]; fingerprints: string[] } => ({ ders: ders(...creds), fingerprints: creds.map((c) => c.cert.fingerprint256) });
+  const present = (...creds: TestCred[]): { ders: Buffer[]; fingerprints: string[] } => ({
+    ders: ders(...creds),
+    fingerprints: creds.map((c) => c.cert.fingerprint256),
+  });
 
   it('maps an empty chain to missing credentials and a refusal to an invalid certificate', async () => {
-    assert.deepEqual(authenticateChain(present(), trust, undefined), { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no client certificate was presented' });
+    assert.deepEqual(authenticateChain(present(), trust, undefined), {
+      ok: false,
+      code: 'CE_ERR_AUTH_NO_CREDENTIALS',
+      reason: 'no client certificate was presented',
+    });
     const other = await makeUser(await makeCa({ dn: '/CN=Other' }));
     const r = authenticateChain(present(other), trust, undefined);
     assert.equal(r.ok, false);

@@ -79,7 +79,12 @@ function callWith(agent: https.Agent | false, ...chain: TestCred[]): Promise<Ans
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'] }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'],
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -115,7 +120,11 @@ before(async () => {
   // Looked at on every handshake, so a test need not wait for the default interval.
   const trust = loadTrustStore(caDir, { crlRecheckMs: 0, log });
   assert.deepEqual(trust.problems, []);
-  const host = { certPem: readFileSync(pki.files.hostCert, 'utf8'), keyPem: readFileSync(pki.files.hostKey, 'utf8'), caPems: trust.pems };
+  const host = {
+    certPem: readFileSync(pki.files.hostCert, 'utf8'),
+    keyPem: readFileSync(pki.files.hostKey, 'utf8'),
+    caPems: trust.pems,
+  };
   server = https.createServer(tlsServerOptions(host), (req, res) => {
     const r = peerIdentity(req.socket as TLSSocket);
     res.writeHead(r.ok ? 200 : 401, { 'content-type': 'application/json' });
@@ -132,7 +141,10 @@ after(async () => {
 
 describe('CRLs over TLS', () => {
   it('users their CA has not revoked are accepted, directly and through an intermediate CA', async () => {
-    for (const [cred, dn] of [[bob, '/DC=org/DC=ceres-crl/CN=Bob'], [carol, '/DC=org/DC=ceres-crl/CN=Carol']] as const) {
+    for (const [cred, dn] of [
+      [bob, '/DC=org/DC=ceres-crl/CN=Bob'],
+      [carol, '/DC=org/DC=ceres-crl/CN=Carol'],
+    ] as const) {
       const a = await call(cred);
       assert.equal(a.status, 200, JSON.stringify(a.body));
       assert.equal(a.body.dn, dn);
@@ -141,7 +153,11 @@ describe('CRLs over TLS', () => {
   });
 
   it('a revoked user is refused with the reason, and so is every proxy of theirs', async () => {
-    for (const chain of [[alice], [await makeProxy(alice), alice], [await makeProxy(alice, { legacy: 'proxy' }), alice, root]]) {
+    for (const chain of [
+      [alice],
+      [await makeProxy(alice), alice],
+      [await makeProxy(alice, { legacy: 'proxy' }), alice, root],
+    ]) {
       const a = await call(...chain);
       assert.equal(a.status, 401, JSON.stringify(a.body));
       assert.equal(a.body.code, 'CE_ERR_AUTH_CERT_INVALID');
@@ -201,13 +217,16 @@ describe('CRLs over TLS', () => {
     replace(inter, await makeCrl(inter, [], { thisUpdate: hoursAgo(48), nextUpdate: hoursAgo(1) }));
     const a = await until(401, carol);
     assert.equal(a.status, 401);
-    assert.match(a.body.reason ?? '', /revocation list of the CA \/DC=org\/DC=ceres-crl\/CN=Intermediate CA expired at .*CRLs are not being updated/);
+    assert.match(
+      a.body.reason ?? '',
+      /revocation list of the CA \/DC=org\/DC=ceres-crl\/CN=Intermediate CA expired at .*CRLs are not being updated/,
+    );
     assert.equal((await call(bob)).status, 200, 'other CAs are not affected');
     replace(inter, await makeCrl(inter, []));
     assert.equal((await until(200, carol)).status, 200);
   });
 
-  it('a CRL that does not verify with its CA\'s key does not apply; a broken rewrite keeps the previous CRL in force', async () => {
+  it("a CRL that does not verify with its CA's key does not apply; a broken rewrite keeps the previous CRL in force", async () => {
     rewrite(root, await makeCrl(root, [bob], { signWith: (await newKeys()).privateKey }));
     // No revocation applies: bob passes (the forged list is ignored), alice too (the real one is gone).
     assert.equal((await until(200, alice)).status, 200);
@@ -234,13 +253,37 @@ describe('CRLs over TLS', () => {
     writeFileSync(join(work, 'ca.key'), inter.keyPem);
     // index.txt line of a revoked certificate: R, expiry, revocation time, serial, file, subject.
     const serial = carol.cert.serialHex.toUpperCase();
-    writeFileSync(join(work, 'index.txt'), `R\t491231235959Z\t250101000000Z\t${serial.length % 2 === 1 ? `0${serial}` : serial}\tunknown\t/DC=org/DC=ceres-crl/CN=Carol\n`);
+    writeFileSync(
+      join(work, 'index.txt'),
+      `R\t491231235959Z\t250101000000Z\t${serial.length % 2 === 1 ? `0${serial}` : serial}\tunknown\t/DC=org/DC=ceres-crl/CN=Carol\n`,
+    );
     writeFileSync(join(work, 'crlnumber'), '01\n');
     writeFileSync(
       join(work, 'ca.cnf'),
-      ['[ca]', 'default_ca = d', '[d]', `database = ${join(work, 'index.txt')}`, `crlnumber = ${join(work, 'crlnumber')}`, 'default_md = sha256', 'default_crl_days = 2', ''].join('\n'),
+      [
+        '[ca]',
+        'default_ca = d',
+        '[d]',
+        `database = ${join(work, 'index.txt')}`,
+        `crlnumber = ${join(work, 'crlnumber')}`,
+        'default_md = sha256',
+        'default_crl_days = 2',
+        '',
+      ].join('\n'),
     );
-    await run('openssl', ['ca', '-gencrl', '-batch', '-config', join(work, 'ca.cnf'), '-keyfile', join(work, 'ca.key'), '-cert', join(work, 'ca.pem'), '-out', join(work, 'crl.pem')]);
+    await run('openssl', [
+      'ca',
+      '-gencrl',
+      '-batch',
+      '-config',
+      join(work, 'ca.cnf'),
+      '-keyfile',
+      join(work, 'ca.key'),
+      '-cert',
+      join(work, 'ca.pem'),
+      '-out',
+      join(work, 'crl.pem'),
+    ]);
     await run('openssl', ['crl', '-in', join(work, 'crl.pem'), '-outform', 'DER', '-out', join(work, 'crl.der')]);
     for (const file of ['crl.pem', 'crl.der']) {
       replace(inter, await makeCrl(inter, []));

@@ -11,15 +11,40 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
-import { attachPeerIdentity, peerIdentity, readPeerChain, tlsServerOptions, type AuthLog } from '../../src/http/tls-options.js';
+import {
+  attachPeerIdentity,
+  peerIdentity,
+  readPeerChain,
+  tlsServerOptions,
+  type AuthLog,
+} from '../../src/http/tls-options.js';
 import { VerifiedChainCache } from '../../src/auth/chain-cache.js';
 import { addDevUser, initDevPki, type DevPki } from '../../src/pki/dev-pki.js';
 import { loadTrustStore, trustStoreFromPems, type TrustStore } from '../../src/pki/trust-store.js';
-import { hoursAgo, hoursFromNow, makeCa, makeProxy, makeUser, newKeys, proxyFileText, tempDir, type TestCred } from '../helpers/pki.js';
+import {
+  hoursAgo,
+  hoursFromNow,
+  makeCa,
+  makeProxy,
+  makeUser,
+  newKeys,
+  proxyFileText,
+  tempDir,
+  type TestCred,
+} from '../helpers/pki.js';
 
 interface Answer {
   status: number;
-  body: { ok: boolean; code?: string; reason?: string; dn?: string; isProxy?: boolean; proxyDepth?: number; chainLength: number; reused: boolean };
+  body: {
+    ok: boolean;
+    code?: string;
+    reason?: string;
+    dn?: string;
+    isProxy?: boolean;
+    proxyDepth?: number;
+    chainLength: number;
+    reused: boolean;
+  };
   session: Buffer | undefined;
   reusedByClient: boolean;
 }
@@ -36,23 +61,39 @@ const log: AuthLog = {
   error: (obj, msg) => logLines.push({ level: 'error', obj, msg }),
 };
 
-async function startServer(pki: DevPki, trust: TrustStore, opts: { plain?: boolean; cache?: VerifiedChainCache; onSecure?: (s: TLSSocket) => void } = {}): Promise<Server> {
-  const host = { certPem: readFileSync(pki.files.hostCert, 'utf8'), keyPem: readFileSync(pki.files.hostKey, 'utf8'), caPems: trust.pems };
+async function startServer(
+  pki: DevPki,
+  trust: TrustStore,
+  opts: { plain?: boolean; cache?: VerifiedChainCache; onSecure?: (s: TLSSocket) => void } = {},
+): Promise<Server> {
+  const host = {
+    certPem: readFileSync(pki.files.hostCert, 'utf8'),
+    keyPem: readFileSync(pki.files.hostKey, 'utf8'),
+    caPems: trust.pems,
+  };
   // `plain`: what a naive server does (resumption on) — the control for the resumption test.
-  const options = opts.plain === true ? { cert: host.certPem, key: host.keyPem, ca: [...host.caPems], requestCert: true, rejectUnauthorized: false } : tlsServerOptions(host);
+  const options =
+    opts.plain === true
+      ? { cert: host.certPem, key: host.keyPem, ca: [...host.caPems], requestCert: true, rejectUnauthorized: false }
+      : tlsServerOptions(host);
   const server = https.createServer(options, (req, res) => {
     const socket = req.socket as TLSSocket;
     const skew = req.url === '/in-eight-days' ? 8 * 24 * 3600 * 1000 : 0;
     const r = opts.plain === true ? undefined : peerIdentity(socket, Date.now() + skew);
     const body = {
-      ...(r === undefined ? { ok: false } : r.ok ? { ok: true, dn: r.identity.dn, isProxy: r.identity.isProxy, proxyDepth: r.identity.proxyDepth } : { ok: false, code: r.code, reason: r.reason }),
+      ...(r === undefined
+        ? { ok: false }
+        : r.ok
+          ? { ok: true, dn: r.identity.dn, isProxy: r.identity.isProxy, proxyDepth: r.identity.proxyDepth }
+          : { ok: false, code: r.code, reason: r.reason }),
       chainLength: readPeerChain(socket).ders.length,
       reused: socket.isSessionReused(),
     };
     res.writeHead(r?.ok === true ? 200 : 401, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   });
-  if (opts.plain !== true) attachPeerIdentity(server, trust, { log, ...(opts.cache === undefined ? {} : { cache: opts.cache }) });
+  if (opts.plain !== true)
+    attachPeerIdentity(server, trust, { log, ...(opts.cache === undefined ? {} : { cache: opts.cache }) });
   if (opts.onSecure !== undefined) server.prependListener('secureConnection', opts.onSecure);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -70,7 +111,18 @@ interface ClientCred {
   key?: string;
 }
 
-function call(port: number, ca: string, cred: ClientCred, o: { session?: Buffer; agent?: https.Agent; path?: string; servername?: string; maxVersion?: 'TLSv1.2' | 'TLSv1.3' } = {}): Promise<Answer> {
+function call(
+  port: number,
+  ca: string,
+  cred: ClientCred,
+  o: {
+    session?: Buffer;
+    agent?: https.Agent;
+    path?: string;
+    servername?: string;
+    maxVersion?: 'TLSv1.2' | 'TLSv1.3';
+  } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let session: Buffer | undefined;
     const req = https.request(
@@ -79,7 +131,11 @@ function call(port: number, ca: string, cred: ClientCred, o: { session?: Buffer;
         port,
         path: o.path ?? '/',
         ca,
-        ...(o.servername === undefined ? { servername: 'localhost' } : o.servername === '' ? {} : { servername: o.servername }),
+        ...(o.servername === undefined
+          ? { servername: 'localhost' }
+          : o.servername === ''
+            ? {}
+            : { servername: o.servername }),
         ...(cred.cert === undefined ? {} : { cert: cred.cert }),
         ...(cred.key === undefined ? {} : { key: cred.key }),
         ...(o.session === undefined ? {} : { session: o.session }),
@@ -116,8 +172,14 @@ let trust: TrustStore;
 let server: Server;
 let testCa: TestCred;
 let testUser: TestCred;
-const files = (cert: string, key: string): ClientCred => ({ cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') });
-const credOf = (leaf: TestCred, ...rest: TestCred[]): ClientCred => ({ cert: [leaf, ...rest].map((c) => c.pem).join(''), key: leaf.keyPem });
+const files = (cert: string, key: string): ClientCred => ({
+  cert: readFileSync(cert, 'utf8'),
+  key: readFileSync(key, 'utf8'),
+});
+const credOf = (leaf: TestCred, ...rest: TestCred[]): ClientCred => ({
+  cert: [leaf, ...rest].map((c) => c.pem).join(''),
+  key: leaf.keyPem,
+});
 
 const dir = tempDir(after, 'ceres-tls-');
 before(async () => {
@@ -181,7 +243,12 @@ describe('accepted over TLS', () => {
     const p1 = await makeProxy(testUser);
     const p2 = await makeProxy(p1, { policy: 'limited' });
     for (const maxVersion of ['TLSv1.2', 'TLSv1.3'] as const) {
-      const a = await call(server.port, caPem, { cert: proxyFileText(p2, p1, testUser), key: p2.keyPem }, { maxVersion });
+      const a = await call(
+        server.port,
+        caPem,
+        { cert: proxyFileText(p2, p1, testUser), key: p2.keyPem },
+        { maxVersion },
+      );
       assert.equal(a.status, 200, `${maxVersion}: ${JSON.stringify(a.body)}`);
       assert.equal(a.body.dn, '/DC=org/DC=ceres-test/CN=Second User');
       assert.equal(a.body.proxyDepth, 2);
@@ -192,7 +259,11 @@ describe('accepted over TLS', () => {
     const gt2 = await makeProxy(testUser, { legacy: 'proxy' });
     const limited = await makeProxy(gt2, { legacy: 'limited proxy' });
     for (const maxVersion of ['TLSv1.2', 'TLSv1.3'] as const) {
-      const cases: Array<[TestCred[], number]> = [[[gt2, testUser], 1], [[gt2, testUser, testCa], 1], [[limited, gt2, testUser], 2]];
+      const cases: Array<[TestCred[], number]> = [
+        [[gt2, testUser], 1],
+        [[gt2, testUser, testCa], 1],
+        [[limited, gt2, testUser], 2],
+      ];
       for (const [chain, depth] of cases) {
         const a = await call(server.port, caPem, credOf(chain[0] as TestCred, ...chain.slice(1)), { maxVersion });
         assert.equal(a.status, 200, `${maxVersion}: ${JSON.stringify(a.body)}`);
@@ -245,8 +316,16 @@ describe('refused over TLS (the handshake succeeds, the identity is refused)', (
 
   it('an unknown CA', async () => {
     const rogue = await makeCa({ dn: '/DC=org/DC=ceres-test/CN=Rogue CA' });
-    await expectRefusal(credOf(await makeUser(rogue)), 'CE_ERR_AUTH_CERT_INVALID', /CN=Rogue CA, which is not a trusted CA/);
-    await expectRefusal(credOf(await makeUser(rogue), rogue), 'CE_ERR_AUTH_CERT_INVALID', /Rogue CA, which is not trusted/);
+    await expectRefusal(
+      credOf(await makeUser(rogue)),
+      'CE_ERR_AUTH_CERT_INVALID',
+      /CN=Rogue CA, which is not a trusted CA/,
+    );
+    await expectRefusal(
+      credOf(await makeUser(rogue), rogue),
+      'CE_ERR_AUTH_CERT_INVALID',
+      /Rogue CA, which is not trusted/,
+    );
   });
 
   it('a broken chain: proxy without the user certificate, or without the middle proxy', async () => {
@@ -254,15 +333,19 @@ describe('refused over TLS (the handshake succeeds, the identity is refused)', (
     const p2 = await makeProxy(p1);
     await expectRefusal(credOf(p1), 'CE_ERR_AUTH_CERT_INVALID', /issuer of the proxy certificate .* was not presented/);
     // Sent as is, the user certificate stands where the middle proxy belongs.
-    await expectRefusal(credOf(p2, testUser), 'CE_ERR_AUTH_CERT_INVALID', /out of order or incomplete: certificate 1 .* is not the issuer of the proxy certificate/);
+    await expectRefusal(
+      credOf(p2, testUser),
+      'CE_ERR_AUTH_CERT_INVALID',
+      /out of order or incomplete: certificate 1 .* is not the issuer of the proxy certificate/,
+    );
   });
 
-  it('a proxy signed by a key other than its issuer\'s', async () => {
+  it("a proxy signed by a key other than its issuer's", async () => {
     const p = await makeProxy(testUser, { signWith: (await newKeys()).privateKey });
     await expectRefusal(credOf(p, testUser), 'CE_ERR_AUTH_CERT_INVALID', /not signed by the key of its issuer/);
   });
 
-  it('a proxy whose subject does not extend its issuer\'s', async () => {
+  it("a proxy whose subject does not extend its issuer's", async () => {
     const p = await makeProxy(testUser, { subject: '/DC=org/DC=ceres-test/CN=Admin/CN=4711' });
     await expectRefusal(credOf(p, testUser), 'CE_ERR_AUTH_CERT_INVALID', /does not extend its issuer's subject/);
   });
@@ -273,7 +356,11 @@ describe('refused over TLS (the handshake succeeds, the identity is refused)', (
     assert.equal(a.status, 401);
     assert.equal(a.body.chainLength, 3);
     assert.match(a.body.reason ?? '', /out of order or incomplete/);
-    await expectRefusal(credOf(await makeProxy(testUser, { legacy: 'proxy' })), 'CE_ERR_AUTH_CERT_INVALID', /was not presented|not a trusted CA/);
+    await expectRefusal(
+      credOf(await makeProxy(testUser, { legacy: 'proxy' })),
+      'CE_ERR_AUTH_CERT_INVALID',
+      /was not presented|not a trusted CA/,
+    );
   });
 
   it('a self-signed certificate', async () => {
@@ -300,14 +387,20 @@ describe('connections', () => {
         assert.ok(first.session !== undefined);
         const second = await call(plain.port, caPem, cred, { maxVersion, session: first.session });
         assert.equal(second.body.reused, true, `${maxVersion}: the control server resumes`);
-        assert.ok(second.body.chainLength < first.body.chainLength, `${maxVersion}: a resumed session hides the chain (${second.body.chainLength} vs ${first.body.chainLength})`);
+        assert.ok(
+          second.body.chainLength < first.body.chainLength,
+          `${maxVersion}: a resumed session hides the chain (${second.body.chainLength} vs ${first.body.chainLength})`,
+        );
       }
     } finally {
       await plain.close();
     }
     for (const maxVersion of ['TLSv1.2', 'TLSv1.3'] as const) {
       const first = await call(server.port, caPem, cred, { maxVersion });
-      const second = await call(server.port, caPem, cred, { maxVersion, ...(first.session === undefined ? {} : { session: first.session }) });
+      const second = await call(server.port, caPem, cred, {
+        maxVersion,
+        ...(first.session === undefined ? {} : { session: first.session }),
+      });
       assert.equal(second.body.reused, false, maxVersion);
       assert.equal(second.reusedByClient, false, maxVersion);
       assert.equal(second.body.chainLength, first.body.chainLength, maxVersion);
@@ -354,7 +447,7 @@ describe('connections', () => {
     }
   });
 
-  it('stops accepting a connection\'s credentials once they expire', async () => {
+  it("stops accepting a connection's credentials once they expire", async () => {
     const text = readFileSync(pki.files.userProxy, 'utf8');
     const a = await call(server.port, caPem, { cert: text, key: text }, { path: '/in-eight-days' });
     assert.equal(a.status, 401);
@@ -364,7 +457,15 @@ describe('connections', () => {
 
 describe('curl', () => {
   const curl = async (...args: string[]): Promise<{ status: number; body: Answer['body'] }> => {
-    const { stdout } = await run('curl', ['-s', '-w', '\n%{http_code}', '--cacert', pki.files.caCert, ...args, `https://localhost:${server.port}/`]);
+    const { stdout } = await run('curl', [
+      '-s',
+      '-w',
+      '\n%{http_code}',
+      '--cacert',
+      pki.files.caCert,
+      ...args,
+      `https://localhost:${server.port}/`,
+    ]);
     const i = stdout.lastIndexOf('\n');
     return { status: Number(stdout.slice(i + 1)), body: JSON.parse(stdout.slice(0, i)) as Answer['body'] };
   };

@@ -51,7 +51,7 @@ describe('accepted chains', () => {
     accepted(verifyClientChain(ders(user, ca), trust));
   });
 
-  it('an RFC 3820 proxy: identity is the end-entity DN without proxy CNs, expiry the proxy\'s', () => {
+  it("an RFC 3820 proxy: identity is the end-entity DN without proxy CNs, expiry the proxy's", () => {
     const { identity } = accepted(verifyClientChain(ders(proxy, user), trust));
     assert.equal(identity.dn, '/DC=org/DC=ceres-test/CN=Jane Doe');
     assert.equal(identity.isProxy, true);
@@ -104,7 +104,10 @@ describe('accepted chains', () => {
   it('an RSA proxy signed from a CSR the way the ARC client does', async () => {
     const rsaUser = await makeUser(ca, { dn: '/DC=org/DC=ceres-test/CN=RSA User', rsa: true });
     const keys = await newKeys(true);
-    const csr = await x509.Pkcs10CertificateRequestGenerator.create({ keys, signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } });
+    const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+      keys,
+      signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+    });
     const signed = await signProxyFromCsr(csr.toString('pem'), rsaUser.pem, rsaUser.keyPem, { lifetimeSeconds: 3600 });
     const chain = pemBlocks(signed.chainPem);
     assert.equal(chain.length, 2);
@@ -125,7 +128,14 @@ describe('refused chains', () => {
   });
 
   it('an absurdly long chain', () => {
-    refused(verifyClientChain(Array.from({ length: 17 }, () => user.der), trust), 'malformed', /longer than 16/);
+    refused(
+      verifyClientChain(
+        Array.from({ length: 17 }, () => user.der),
+        trust,
+      ),
+      'malformed',
+      /longer than 16/,
+    );
   });
 
   it('an expired user certificate', async () => {
@@ -157,14 +167,26 @@ describe('refused chains', () => {
   it('a certificate under an expired CA', async () => {
     const old = await makeCa({ dn: '/O=Old/CN=Expired CA', notBefore: hoursAgo(100), notAfter: hoursAgo(1) });
     const u = await makeUser(old, { notBefore: hoursAgo(50), notAfter: hoursFromNow(50) });
-    refused(verifyClientChain(ders(u), trustStoreFromPems([old.pem])), 'expired', /trusted CA \/O=Old\/CN=Expired CA expired/);
+    refused(
+      verifyClientChain(ders(u), trustStoreFromPems([old.pem])),
+      'expired',
+      /trusted CA \/O=Old\/CN=Expired CA expired/,
+    );
   });
 
   it('a certificate from an unknown CA', async () => {
     const other = await makeCa({ dn: '/O=Elsewhere/CN=Other CA' });
     const u = await makeUser(other);
-    refused(verifyClientChain(ders(u), trust), 'unknown-ca', /issued by \/O=Elsewhere\/CN=Other CA, which is not a trusted CA/);
-    refused(verifyClientChain(ders(u, other), trust), 'unknown-ca', /chain ends at the CA certificate \/O=Elsewhere\/CN=Other CA, which is not trusted/);
+    refused(
+      verifyClientChain(ders(u), trust),
+      'unknown-ca',
+      /issued by \/O=Elsewhere\/CN=Other CA, which is not a trusted CA/,
+    );
+    refused(
+      verifyClientChain(ders(u, other), trust),
+      'unknown-ca',
+      /chain ends at the CA certificate \/O=Elsewhere\/CN=Other CA, which is not trusted/,
+    );
     refused(verifyClientChain(ders(await makeProxy(u), u), trust), 'unknown-ca', /not a trusted CA/);
   });
 
@@ -178,7 +200,11 @@ describe('refused chains', () => {
   it('a broken chain: intermediate CA missing', async () => {
     const inter = await makeCa({ dn: '/DC=org/DC=ceres-test/CN=Intermediate', issuer: ca });
     const u = await makeUser(inter);
-    refused(verifyClientChain(ders(u), trust), 'unknown-ca', /issued by \/DC=org\/DC=ceres-test\/CN=Intermediate, which is not a trusted CA and was not presented/);
+    refused(
+      verifyClientChain(ders(u), trust),
+      'unknown-ca',
+      /issued by \/DC=org\/DC=ceres-test\/CN=Intermediate, which is not a trusted CA and was not presented/,
+    );
   });
 
   it('a broken chain: the middle proxy missing', async () => {
@@ -187,7 +213,11 @@ describe('refused chains', () => {
   });
 
   it('a broken chain: a proxy without its issuer', () => {
-    refused(verifyClientChain(ders(proxy), trust), 'broken-chain', /issuer of the proxy certificate .*CN=Jane Doe\) was not presented/);
+    refused(
+      verifyClientChain(ders(proxy), trust),
+      'broken-chain',
+      /issuer of the proxy certificate .*CN=Jane Doe\) was not presented/,
+    );
   });
 
   it('a broken chain: wrong order', async () => {
@@ -202,10 +232,14 @@ describe('refused chains', () => {
     refused(verifyClientChain(ders(user, ca, other), trust), 'broken-chain', /follow the trusted CA/);
   });
 
-  it('a proxy signed by a key other than its issuer\'s', async () => {
+  it("a proxy signed by a key other than its issuer's", async () => {
     const stranger = await newKeys();
     const p = await makeProxy(user, { signWith: stranger.privateKey });
-    refused(verifyClientChain(ders(p, user), trust), 'bad-signature', /the proxy certificate is not signed by the key of its issuer \/DC=org\/DC=ceres-test\/CN=Jane Doe/);
+    refused(
+      verifyClientChain(ders(p, user), trust),
+      'bad-signature',
+      /the proxy certificate is not signed by the key of its issuer \/DC=org\/DC=ceres-test\/CN=Jane Doe/,
+    );
     // The same proxy signed by the user's CA key instead.
     const p2 = await makeProxy(user, { signWith: ca.keys.privateKey });
     refused(verifyClientChain(ders(p2, user), trust), 'bad-signature', /not signed by the key of its issuer/);
@@ -218,7 +252,7 @@ describe('refused chains', () => {
     refused(verifyClientChain(ders(u), trust), 'unknown-ca', /not signed by the trusted CA/);
   });
 
-  it('a proxy whose subject does not extend its issuer\'s', async () => {
+  it("a proxy whose subject does not extend its issuer's", async () => {
     const cases = [
       '/DC=org/DC=ceres-test/CN=Somebody Else/CN=12345',
       '/DC=org/DC=ceres-test/CN=Jane Doe/CN=1/CN=2',
@@ -227,7 +261,11 @@ describe('refused chains', () => {
     ];
     for (const subject of cases) {
       const p = await makeProxy(user, { subject });
-      refused(verifyClientChain(ders(p, user), trust), 'bad-proxy', /does not extend its issuer's subject .* by one CN/);
+      refused(
+        verifyClientChain(ders(p, user), trust),
+        'bad-proxy',
+        /does not extend its issuer's subject .* by one CN/,
+      );
     }
   });
 
@@ -236,7 +274,11 @@ describe('refused chains', () => {
     refused(verifyClientChain(ders(self), trust), 'self-signed', /is self-signed and not issued by a trusted CA/);
     const selfNotCa = await makeUser(undefined, { dn: '/CN=Lone', selfSigned: true });
     refused(verifyClientChain(ders(selfNotCa), trust), 'self-signed', /self-signed/);
-    refused(verifyClientChain(ders(await makeProxy(selfNotCa), selfNotCa), trust), 'self-signed', /user certificate \/CN=Lone is self-signed/);
+    refused(
+      verifyClientChain(ders(await makeProxy(selfNotCa), selfNotCa), trust),
+      'self-signed',
+      /user certificate \/CN=Lone is self-signed/,
+    );
   });
 
   it('a proxy with a non-critical proxyCertInfo', async () => {
@@ -245,13 +287,29 @@ describe('refused chains', () => {
   });
 
   it('a proxy that claims to be a CA or carries alternative names', async () => {
-    refused(verifyClientChain(ders(await makeProxy(user, { ca: true }), user), trust), 'bad-proxy', /claims to be a CA/);
-    refused(verifyClientChain(ders(await makeProxy(user, { withSan: true }), user), trust), 'bad-proxy', /alternative names/);
+    refused(
+      verifyClientChain(ders(await makeProxy(user, { ca: true }), user), trust),
+      'bad-proxy',
+      /claims to be a CA/,
+    );
+    refused(
+      verifyClientChain(ders(await makeProxy(user, { withSan: true }), user), trust),
+      'bad-proxy',
+      /alternative names/,
+    );
   });
 
   it('independent proxies and unknown proxy policy languages', async () => {
-    refused(verifyClientChain(ders(await makeProxy(user, { policy: 'independent' }), user), trust), 'not-allowed', /independent proxy/);
-    refused(verifyClientChain(ders(await makeProxy(user, { policy: '1.2.3.4.5' }), user), trust), 'not-allowed', /unsupported proxy policy language 1\.2\.3\.4\.5/);
+    refused(
+      verifyClientChain(ders(await makeProxy(user, { policy: 'independent' }), user), trust),
+      'not-allowed',
+      /independent proxy/,
+    );
+    refused(
+      verifyClientChain(ders(await makeProxy(user, { policy: '1.2.3.4.5' }), user), trust),
+      'not-allowed',
+      /unsupported proxy policy language 1\.2\.3\.4\.5/,
+    );
   });
 
   it('a proxy beyond the path length constraint of the proxy above it', async () => {
@@ -272,25 +330,52 @@ describe('refused chains', () => {
 
   it('end-entity certificates not meant for clients', async () => {
     refused(verifyClientChain(ders(await makeUser(ca, { ca: true })), trust), 'not-allowed', /is a CA certificate/);
-    refused(verifyClientChain(ders(await makeUser(ca, { eku: [x509.ExtendedKeyUsage.serverAuth] })), trust), 'not-allowed', /not valid for TLS client authentication/);
-    accepted(verifyClientChain(ders(await makeUser(ca, { eku: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] })), trust));
+    refused(
+      verifyClientChain(ders(await makeUser(ca, { eku: [x509.ExtendedKeyUsage.serverAuth] })), trust),
+      'not-allowed',
+      /not valid for TLS client authentication/,
+    );
+    accepted(
+      verifyClientChain(
+        ders(await makeUser(ca, { eku: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] })),
+        trust,
+      ),
+    );
   });
 
   it('an unknown critical extension', async () => {
-    const u = await makeUser(ca, { extra: [new x509.Extension('1.3.6.1.4.1.99999.1', true, Buffer.from('0500', 'hex'))] });
-    refused(verifyClientChain(ders(u), trust), 'not-allowed', /unsupported critical extension 1\.3\.6\.1\.4\.1\.99999\.1/);
+    const u = await makeUser(ca, {
+      extra: [new x509.Extension('1.3.6.1.4.1.99999.1', true, Buffer.from('0500', 'hex'))],
+    });
+    refused(
+      verifyClientChain(ders(u), trust),
+      'not-allowed',
+      /unsupported critical extension 1\.3\.6\.1\.4\.1\.99999\.1/,
+    );
   });
 
   it('CA constraints: a non-CA issuer, path length, missing keyCertSign', async () => {
     const notCa = await makeCa({ dn: '/DC=org/DC=ceres-test/CN=Not A CA', issuer: ca, notCa: true });
-    refused(verifyClientChain(ders(await makeUser(notCa), notCa), trust), 'broken-chain', /is not a CA certificate but appears as an issuer/);
+    refused(
+      verifyClientChain(ders(await makeUser(notCa), notCa), trust),
+      'broken-chain',
+      /is not a CA certificate but appears as an issuer/,
+    );
 
     const strictRoot = await makeCa({ dn: '/O=Strict/CN=Root', pathLen: 0 });
     const inter = await makeCa({ dn: '/O=Strict/CN=Inter', issuer: strictRoot });
-    refused(verifyClientChain(ders(await makeUser(inter), inter), trustStoreFromPems([strictRoot.pem])), 'not-allowed', /allows 0 intermediate CAs below it but the chain has 1/);
+    refused(
+      verifyClientChain(ders(await makeUser(inter), inter), trustStoreFromPems([strictRoot.pem])),
+      'not-allowed',
+      /allows 0 intermediate CAs below it but the chain has 1/,
+    );
 
     const noSign = await makeCa({ dn: '/O=NoSign/CN=Root', noCertSign: true });
-    refused(verifyClientChain(ders(await makeUser(noSign)), trustStoreFromPems([noSign.pem])), 'not-allowed', /does not allow signing certificates/);
+    refused(
+      verifyClientChain(ders(await makeUser(noSign)), trustStoreFromPems([noSign.pem])),
+      'not-allowed',
+      /does not allow signing certificates/,
+    );
   });
 
   it('checks validity at the time given, not the wall clock', () => {

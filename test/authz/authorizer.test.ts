@@ -15,7 +15,13 @@ import { isCeError } from '../../src/errors/ce-error.js';
 import type { AuthzSubject } from '../../src/authz/subject.js';
 
 const DAY_MS = 86_400_000;
-const cert = (dn: string, fqans: string[] = []): AuthzSubject => ({ kind: 'x509', dn, issuerDn: '/CN=CA', fqans, parsedFqans: fqans.map((f) => ({ groups: f.split('/').slice(1) })) });
+const cert = (dn: string, fqans: string[] = []): AuthzSubject => ({
+  kind: 'x509',
+  dn,
+  issuerDn: '/CN=CA',
+  fqans,
+  parsedFqans: fqans.map((f) => ({ groups: f.split('/').slice(1) })),
+});
 
 let dir: string;
 before(() => (dir = mkdtempSync(join(tmpdir(), 'ceres-authz-'))));
@@ -41,7 +47,18 @@ function refusal(fn: () => unknown): { code: string; message: string } {
 
 describe('authorizer', () => {
   it('allowed, not allowed, and no group at all; reasons name the groups', () => {
-    const { a, db } = setup({ authorization: { groups: [{ name: 'admins', match: [{ subject: '/CN=admin' }] }, { name: 'users', match: [{ subjectPattern: '/CN=user*' }] }], allow: ['users'] } }, 'allow');
+    const { a, db } = setup(
+      {
+        authorization: {
+          groups: [
+            { name: 'admins', match: [{ subject: '/CN=admin' }] },
+            { name: 'users', match: [{ subjectPattern: '/CN=user*' }] },
+          ],
+          allow: ['users'],
+        },
+      },
+      'allow',
+    );
     const g: Grant = a.authorize(cert('/CN=user1'), '/CN=user1');
     assert.deepEqual(g, { groups: ['users'] }, 'no mapping configured: nobody mapped');
     let r = refusal(() => a.authorize(cert('/CN=admin'), '/CN=admin'));
@@ -57,7 +74,14 @@ describe('authorizer', () => {
     writeFileSync(gm, '"/CN=listed" listed_acct\n');
     const { a, db } = setup(
       {
-        authorization: { groups: [{ name: 'all', match: [{ all: true }] }, { name: 'atlas', match: [{ voms: '/atlas' }] }, { name: 'none', match: [{ subject: '/CN=nobody' }] }], allow: ['all'] },
+        authorization: {
+          groups: [
+            { name: 'all', match: [{ all: true }] },
+            { name: 'atlas', match: [{ voms: '/atlas' }] },
+            { name: 'none', match: [{ subject: '/CN=nobody' }] },
+          ],
+          allow: ['all'],
+        },
         mapping: [
           { group: 'none', account: 'never' },
           { group: 'all', gridMapFile: gm },
@@ -77,7 +101,19 @@ describe('authorizer', () => {
   });
 
   it('allowed but no mapping entry for its groups: 403 NO_MAPPING', () => {
-    const { a, db } = setup({ authorization: { groups: [{ name: 'a', match: [{ all: true }] }, { name: 'b', match: [{ subject: '/CN=b' }] }], allow: ['a'] }, mapping: [{ group: 'b', account: 'bacct' }] }, 'nomap');
+    const { a, db } = setup(
+      {
+        authorization: {
+          groups: [
+            { name: 'a', match: [{ all: true }] },
+            { name: 'b', match: [{ subject: '/CN=b' }] },
+          ],
+          allow: ['a'],
+        },
+        mapping: [{ group: 'b', account: 'bacct' }],
+      },
+      'nomap',
+    );
     const r = refusal(() => a.authorize(cert('/CN=x'), '/CN=x'));
     assert.equal(r.code, 'CE_ERR_AUTHZ_NO_MAPPING');
     assert.equal(a.authorize(cert('/CN=b'), '/CN=b').localAccount, 'bacct');
@@ -87,7 +123,13 @@ describe('authorizer', () => {
   it('queues: a caller gets the queues that allow one of its groups or allow everybody', () => {
     const { a, db } = setup(
       {
-        authorization: { groups: [{ name: 'x', match: [{ subject: '/CN=x' }] }, { name: 'y', match: [{ subject: '/CN=y' }] }], allow: ['x', 'y'] },
+        authorization: {
+          groups: [
+            { name: 'x', match: [{ subject: '/CN=x' }] },
+            { name: 'y', match: [{ subject: '/CN=y' }] },
+          ],
+          allow: ['x', 'y'],
+        },
         cluster: { queues: [{ name: 'open' }, { name: 'xonly', allow: ['x'] }, { name: 'yonly', allow: ['y'] }] },
       },
       'queues',
@@ -100,7 +142,13 @@ describe('authorizer', () => {
   it('a grid-mapfile edit applies after the check interval, without a restart; a removed file grants nothing', () => {
     const gm = join(dir, 'reload-gm');
     writeFileSync(gm, '"/CN=a" acct_a\n');
-    const { a, db, clock } = setup({ authorization: { groups: [{ name: 'local', match: [{ gridMapFile: gm }] }], allow: ['local'] }, mapping: [{ group: 'local', gridMapFile: gm }] }, 'reload');
+    const { a, db, clock } = setup(
+      {
+        authorization: { groups: [{ name: 'local', match: [{ gridMapFile: gm }] }], allow: ['local'] },
+        mapping: [{ group: 'local', gridMapFile: gm }],
+      },
+      'reload',
+    );
     assert.equal(a.authorize(cert('/CN=a'), '/CN=a').localAccount, 'acct_a');
     assert.equal(refusal(() => a.authorize(cert('/CN=b'), '/CN=b')).code, 'CE_ERR_AUTHZ_NOT_ALLOWED');
     writeFileSync(gm, '"/CN=a" acct_a2\n"/CN=b" acct_b\n');
@@ -135,7 +183,16 @@ describe('pool leases', () => {
     l = new PoolLeases(db, { now: () => 2000 });
     assert.equal(l.lease(pool, '/CN=b'), 'p2');
     assert.equal(l.lease(pool, '/CN=a'), 'p1');
-    assert.deepEqual(l.list().map((r) => [r.account, r.dn]).sort(), [['p1', '/CN=a'], ['p2', '/CN=b']]);
+    assert.deepEqual(
+      l
+        .list()
+        .map((r) => [r.account, r.dn])
+        .sort(),
+      [
+        ['p1', '/CN=a'],
+        ['p2', '/CN=b'],
+      ],
+    );
     db.close();
   });
 
@@ -148,7 +205,24 @@ describe('pool leases', () => {
     l.onRelease = (a) => released.push([...a]);
     assert.equal(l.lease(pool, '/CN=a'), 'p1');
     assert.equal(l.lease(pool, '/CN=b'), 'p2');
-    store.insertMany([{ id: 'job1', owner: '/CN=b', state: 'FINISHED', restState: 'FINISHED', queue: 'main', delegationId: null, delegationIds: [], format: 'xrsl', description: {}, raw: '', createdAt: 0, rerunsLeft: 0, clientHost: null, localAccount: 'p2' }]);
+    store.insertMany([
+      {
+        id: 'job1',
+        owner: '/CN=b',
+        state: 'FINISHED',
+        restState: 'FINISHED',
+        queue: 'main',
+        delegationId: null,
+        delegationIds: [],
+        format: 'xrsl',
+        description: {},
+        raw: '',
+        createdAt: 0,
+        rerunsLeft: 0,
+        clientHost: null,
+        localAccount: 'p2',
+      },
+    ]);
     t = 5 * DAY_MS;
     l.touch('p1'); // a request from /CN=a
     t = 12 * DAY_MS;
@@ -170,11 +244,19 @@ describe('pool leases', () => {
     new PoolLeases(db).lease({ accounts: ['kept'], idleMs: DAY_MS }, '/CN=b');
     db.close();
     const dropped: string[][] = [];
-    const cfg = buildConfig({ authorization: { groups: [{ name: 'g', match: [{ all: true }] }], allow: ['g'] }, mapping: [{ group: 'g', pool: { accounts: ['kept', 'new1'] } }] });
+    const cfg = buildConfig({
+      authorization: { groups: [{ name: 'g', match: [{ all: true }] }], allow: ['g'] },
+      mapping: [{ group: 'g', pool: { accounts: ['kept', 'new1'] } }],
+    });
     const db2 = open('dropped');
-    const a = new Authorizer(cfg.authorization!, cfg.mapping, cfg.cluster.queues, db2, { onLeasesDropped: (x) => dropped.push([...x]) });
+    const a = new Authorizer(cfg.authorization!, cfg.mapping, cfg.cluster.queues, db2, {
+      onLeasesDropped: (x) => dropped.push([...x]),
+    });
     assert.deepEqual(dropped, [['old1']]);
-    assert.deepEqual(a.leases().map((r) => [r.account, r.dn]), [['kept', '/CN=b']]);
+    assert.deepEqual(
+      a.leases().map((r) => [r.account, r.dn]),
+      [['kept', '/CN=b']],
+    );
     assert.equal(a.authorize(cert('/CN=a'), '/CN=a').localAccount, 'new1');
     db2.close();
   });

@@ -30,7 +30,10 @@ function refused(raw: unknown): ConfigError {
   assert.fail('accepted');
 }
 
-const withGroups = (extra: Record<string, unknown>, groups: unknown[] = [{ name: 'g', match: [{ all: true }] }]) => ({ authorization: { groups, allow: ['g'] }, ...extra });
+const withGroups = (extra: Record<string, unknown>, groups: unknown[] = [{ name: 'g', match: [{ all: true }] }]) => ({
+  authorization: { groups, allow: ['g'] },
+  ...extra,
+});
 
 describe('authorization configuration', () => {
   it("the issue's example loads as written, with defaults filled", () => {
@@ -47,7 +50,11 @@ describe('authorization configuration', () => {
   });
 
   it('relative grid-mapfile paths are resolved against the config file folder', () => {
-    const c = buildConfig(withGroups({ mapping: [{ group: 'g', gridMapFile: 'gm' }] }, [{ name: 'g', match: [{ gridMapFile: 'sub/gm' }] }]), {}, '/etc/ceres');
+    const c = buildConfig(
+      withGroups({ mapping: [{ group: 'g', gridMapFile: 'gm' }] }, [{ name: 'g', match: [{ gridMapFile: 'sub/gm' }] }]),
+      {},
+      '/etc/ceres',
+    );
     assert.equal(c.authorization?.groups[0]?.match[0]?.gridMapFile, '/etc/ceres/sub/gm');
     assert.equal(c.mapping[0]?.gridMapFile, '/etc/ceres/gm');
   });
@@ -79,7 +86,10 @@ describe('authorization configuration', () => {
     e = refused(withGroups({}, [{ name: 'g', match: [{ all: true }, { subject: '/CN=a', voms: '/atlas' }] }]));
     assert.equal(e.key, 'authorization.groups.0.match.1');
     assert.match(e.message, /found subject, voms/);
-    assert.equal(refused(withGroups({}, [{ name: 'g', match: [{ dn: '/CN=a' }] }])).key, 'authorization.groups.0.match.0.dn');
+    assert.equal(
+      refused(withGroups({}, [{ name: 'g', match: [{ dn: '/CN=a' }] }])).key,
+      'authorization.groups.0.match.0.dn',
+    );
   });
 
   it('a mapping entry has exactly one of gridMapFile, account, pool', () => {
@@ -90,19 +100,52 @@ describe('authorization configuration', () => {
   });
 
   it('bad values are refused: FQAN pattern, account names, empty lists, duplicate groups, shared pool accounts', () => {
-    assert.equal(refused(withGroups({}, [{ name: 'g', match: [{ voms: 'atlas' }] }])).key, 'authorization.groups.0.match.0.voms');
+    assert.equal(
+      refused(withGroups({}, [{ name: 'g', match: [{ voms: 'atlas' }] }])).key,
+      'authorization.groups.0.match.0.voms',
+    );
     const e = refused(withGroups({}, [{ name: 'g', match: [{ voms: '/atlas/Role=x/prod' }] }]));
     assert.equal(e.key, 'authorization.groups.0.match.0.voms');
     assert.match(e.message, /after Role/);
     assert.equal(refused(withGroups({ mapping: [{ group: 'g', account: 'root;x' }] })).key, 'mapping.0.account');
-    assert.equal(refused(withGroups({ mapping: [{ group: 'g', pool: { accounts: [] } }] })).key, 'mapping.0.pool.accounts');
-    assert.equal(refused(withGroups({ mapping: [{ group: 'g', pool: { accounts: ['a'], idleReleaseDays: 0 } }] })).key, 'mapping.0.pool.idleReleaseDays');
-    assert.equal(refused({ authorization: { groups: [{ name: 'g', match: [{ all: true }] }], allow: [] } }).key, 'authorization.allow');
-    assert.equal(refused({ authorization: { groups: [{ name: 'g', match: [] }], allow: ['g'] } }).key, 'authorization.groups.0.match');
-    assert.equal(refused(withGroups({}, [{ name: 'g', match: [{ all: true }] }, { name: 'g', match: [{ all: true }] }])).key, 'authorization.groups.1.name');
-    const shared = refused(withGroups({ mapping: [{ group: 'g', pool: { accounts: ['p1', 'p2'] } }, { group: 'g', pool: { accounts: ['p3', 'p2'] } }] }));
+    assert.equal(
+      refused(withGroups({ mapping: [{ group: 'g', pool: { accounts: [] } }] })).key,
+      'mapping.0.pool.accounts',
+    );
+    assert.equal(
+      refused(withGroups({ mapping: [{ group: 'g', pool: { accounts: ['a'], idleReleaseDays: 0 } }] })).key,
+      'mapping.0.pool.idleReleaseDays',
+    );
+    assert.equal(
+      refused({ authorization: { groups: [{ name: 'g', match: [{ all: true }] }], allow: [] } }).key,
+      'authorization.allow',
+    );
+    assert.equal(
+      refused({ authorization: { groups: [{ name: 'g', match: [] }], allow: ['g'] } }).key,
+      'authorization.groups.0.match',
+    );
+    assert.equal(
+      refused(
+        withGroups({}, [
+          { name: 'g', match: [{ all: true }] },
+          { name: 'g', match: [{ all: true }] },
+        ]),
+      ).key,
+      'authorization.groups.1.name',
+    );
+    const shared = refused(
+      withGroups({
+        mapping: [
+          { group: 'g', pool: { accounts: ['p1', 'p2'] } },
+          { group: 'g', pool: { accounts: ['p3', 'p2'] } },
+        ],
+      }),
+    );
     assert.equal(shared.key, 'mapping.1.pool.accounts');
     assert.match(shared.message, /'p2'.*mapping\.0/);
-    assert.equal(refused(withGroups({}, [{ name: 'g', match: [{ token: { subject: 'x' } }] }])).key, 'authorization.groups.0.match.0.token.issuer');
+    assert.equal(
+      refused(withGroups({}, [{ name: 'g', match: [{ token: { subject: 'x' } }] }])).key,
+      'authorization.groups.0.match.0.token.issuer',
+    );
   });
 });

@@ -27,17 +27,38 @@ function description() {
 }
 
 function job(id: string, extra: Partial<NewJob>): NewJob {
-  return { id, owner: '/CN=u', state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: null, delegationIds: [], format: 'xrsl', description: description(), raw: '', createdAt: 1, rerunsLeft: 0, clientHost: null, ...extra };
+  return {
+    id,
+    owner: '/CN=u',
+    state: 'ACCEPTED',
+    restState: 'ACCEPTING',
+    queue: 'main',
+    delegationId: null,
+    delegationIds: [],
+    format: 'xrsl',
+    description: description(),
+    raw: '',
+    createdAt: 1,
+    rerunsLeft: 0,
+    clientHost: null,
+    ...extra,
+  };
 }
 
-const children = (ca: XmlElement, name: string): string[] => (ca.children ?? []).filter((c): c is XmlElement => typeof c !== 'string' && c.name === name).map((c) => textOf(c));
+const children = (ca: XmlElement, name: string): string[] =>
+  (ca.children ?? []).filter((c): c is XmlElement => typeof c !== 'string' && c.name === name).map((c) => textOf(c));
 
 describe('the mapped account and FQANs of a job', () => {
   const db = openDatabase(join(dir, 'db'));
   after(() => db.close());
   const store = new JobStore(db);
   const opts = { hostname: 'ce.example', delegationsOf: () => [] };
-  const ctx = { sessionDir: '/s', lrmsDir: '/l', rteScripts: new Map<string, string>(), serviceUrl: 'https://ce.example/arex' };
+  const ctx = {
+    sessionDir: '/s',
+    lrmsDir: '/l',
+    rteScripts: new Map<string, string>(),
+    serviceUrl: 'https://ce.example/arex',
+  };
   const fqans = ['/atlas/Role=production/Capability=NULL', '/atlas/Role=NULL/Capability=NULL'];
   store.insertMany([job('mapped', { localAccount: 'atlas001', fqans }), job('plain', {})]);
 
@@ -52,7 +73,10 @@ describe('the mapped account and FQANs of a job', () => {
   it('are shown in the info document: LocalOwner, and one OtherInfo VOMSFQAN= per FQAN', () => {
     const ca = activityDocument(store.get('mapped')!, opts);
     assert.equal(textOf(firstChild(ca, 'LocalOwner')!), 'atlas001');
-    assert.deepEqual(children(ca, 'OtherInfo'), ['SubmittedVia=org.nordugrid.arcrest', ...fqans.map((f) => `VOMSFQAN=${f}`)]);
+    assert.deepEqual(children(ca, 'OtherInfo'), [
+      'SubmittedVia=org.nordugrid.arcrest',
+      ...fqans.map((f) => `VOMSFQAN=${f}`),
+    ]);
     const plain = activityDocument(store.get('plain')!, opts);
     assert.equal(firstChild(plain, 'LocalOwner'), undefined);
     assert.deepEqual(children(plain, 'OtherInfo'), ['SubmittedVia=org.nordugrid.arcrest']);

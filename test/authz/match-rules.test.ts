@@ -22,11 +22,28 @@ function identity(dn: string, fqans?: string[], issuerDn = ISSUER): X509Identity
     limited: false,
     notAfter: new Date(Date.now() + 3600_000),
     leafFingerprint: '00',
-    ...(fqans ? { voms: { vo: fqans[0]!.split('/')[1]!, fqans, serverDn: '/CN=voms.example', notAfter: new Date(Date.now() + 3600_000) } } : {}),
+    ...(fqans
+      ? {
+          voms: {
+            vo: fqans[0]!.split('/')[1]!,
+            fqans,
+            serverDn: '/CN=voms.example',
+            notAfter: new Date(Date.now() + 3600_000),
+          },
+        }
+      : {}),
   };
 }
-const x509 = (dn: string, fqans?: string[], issuer?: string): AuthzSubject => subjectOfIdentity(identity(dn, fqans, issuer));
-const token = (o: Partial<TokenSubject> = {}): TokenSubject => ({ kind: 'token', issuer: 'https://iam.example/', subject: 'abc', scopes: ['compute.create', 'compute.read'], groups: ['/atlas'], ...o });
+const x509 = (dn: string, fqans?: string[], issuer?: string): AuthzSubject =>
+  subjectOfIdentity(identity(dn, fqans, issuer));
+const token = (o: Partial<TokenSubject> = {}): TokenSubject => ({
+  kind: 'token',
+  issuer: 'https://iam.example/',
+  subject: 'abc',
+  scopes: ['compute.create', 'compute.read'],
+  groups: ['/atlas'],
+  ...o,
+});
 
 const noFiles: { get(p: string): GridMap } = { get: () => ({ accounts: new Map(), problems: [] }) };
 const rule = (r: MatchRule, files = noFiles) => compileRule(r, files);
@@ -97,7 +114,9 @@ describe('match rule: issuer', () => {
 });
 
 describe('match rule: gridMapFile (membership)', () => {
-  const files = { get: (p: string): GridMap => ({ accounts: new Map(p === '/gm' ? [['/O=Site/CN=A, B', 'ab']] : []), problems: [] }) };
+  const files = {
+    get: (p: string): GridMap => ({ accounts: new Map(p === '/gm' ? [['/O=Site/CN=A, B', 'ab']] : []), problems: [] }),
+  };
   it('a DN with a line is a member; others and tokens are not', () => {
     assert.ok(rule({ gridMapFile: '/gm' }, files)(x509('/O=Site/CN=A, B')));
     assert.ok(!rule({ gridMapFile: '/gm' }, files)(x509('/O=Site/CN=A')));
@@ -137,8 +156,21 @@ describe('match rule: voms (FQAN prefix)', () => {
     assert.ok(!rule({ voms: '/atlas' })(token({ groups: ['/atlas'] })));
   });
   it('parses FQANs and refuses malformed patterns', () => {
-    assert.deepEqual(fq('/atlas/prod/Role=production/Capability=NULL'), { groups: ['atlas', 'prod'], role: 'production' });
-    for (const bad of ['atlas', '/', '//atlas', '/atlas//prod', '/atlas/Role=', '/Role=x', '/atlas/Role=x/prod', '/atlas/Capability=x/Role=y', '/atlas/Foo=bar']) {
+    assert.deepEqual(fq('/atlas/prod/Role=production/Capability=NULL'), {
+      groups: ['atlas', 'prod'],
+      role: 'production',
+    });
+    for (const bad of [
+      'atlas',
+      '/',
+      '//atlas',
+      '/atlas//prod',
+      '/atlas/Role=',
+      '/Role=x',
+      '/atlas/Role=x/prod',
+      '/atlas/Capability=x/Role=y',
+      '/atlas/Foo=bar',
+    ]) {
       assert.equal(typeof parseFqanPattern(bad), 'string', bad);
     }
     assert.ok(fqanMatches(fq('/atlas'), fq('/atlas')));
@@ -181,7 +213,11 @@ describe('groups', () => {
     assert.deepEqual(g.of(token()), ['everyone']);
   });
   it('the decision cache key changes with DN, issuer and FQANs', () => {
-    const keys = new Set([x509('/CN=a'), x509('/CN=b'), x509('/CN=a', undefined, '/CN=CA2'), x509('/CN=a', ['/atlas']), token()].map(subjectKey));
+    const keys = new Set(
+      [x509('/CN=a'), x509('/CN=b'), x509('/CN=a', undefined, '/CN=CA2'), x509('/CN=a', ['/atlas']), token()].map(
+        subjectKey,
+      ),
+    );
     assert.equal(keys.size, 5);
   });
 });

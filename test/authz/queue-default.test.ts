@@ -14,18 +14,25 @@ function accept(cluster: Record<string, unknown>, xrsl: string, authorisedQueues
   assert.ok(item?.ok);
   return port.accept(item.description, authorisedQueues === undefined ? {} : { authorisedQueues });
 }
-const queueOf = (r: ReturnType<typeof accept>): string | undefined => (r.ok ? r.description.queue : `${r.status} ${r.reason}`);
+const queueOf = (r: ReturnType<typeof accept>): string | undefined =>
+  r.ok ? r.description.queue : `${r.status} ${r.reason}`;
 
 describe('queues the caller may use', () => {
   const queues = [{ name: 'main', allow: ['a'] }, { name: 'pilot' }, { name: 'prod' }];
   it('a named queue outside the allowed ones fails the item with 403', () => {
-    assert.equal(queueOf(accept({ queues }, '&(executable=/bin/true)(queue=prod)', ['main', 'pilot'])), '403 Requested queue prod does not match any of available queues');
+    assert.equal(
+      queueOf(accept({ queues }, '&(executable=/bin/true)(queue=prod)', ['main', 'pilot'])),
+      '403 Requested queue prod does not match any of available queues',
+    );
     assert.equal(queueOf(accept({ queues }, '&(executable=/bin/true)(queue=pilot)', ['main', 'pilot'])), 'pilot');
   });
   it('no queue named: the default when allowed, else the first allowed, else 403', () => {
     assert.equal(queueOf(accept({ queues }, '&(executable=/bin/true)', ['main', 'pilot'])), 'main');
     assert.equal(queueOf(accept({ queues }, '&(executable=/bin/true)', ['pilot', 'prod'])), 'pilot');
-    assert.equal(queueOf(accept({ queues, defaultQueue: 'prod' }, '&(executable=/bin/true)', ['pilot', 'prod'])), 'prod');
+    assert.equal(
+      queueOf(accept({ queues, defaultQueue: 'prod' }, '&(executable=/bin/true)', ['pilot', 'prod'])),
+      'prod',
+    );
     assert.equal(queueOf(accept({ queues, defaultQueue: 'prod' }, '&(executable=/bin/true)', ['main'])), 'main');
     assert.match(queueOf(accept({ queues }, '&(executable=/bin/true)', []))!, /^403 /);
   });

@@ -4,7 +4,9 @@ import { createdIds, parseBulk, parseJobList, tallyText } from '../../bench/harn
 import { BenchError } from '../../bench/harness/failures.js';
 
 test('bulk answer with an array of items (string status codes, as A-REX sends them)', () => {
-  const items = parseBulk('{"job":[{"status-code":"201","reason":"Created","id":"a","state":"ACCEPTING"},{"status-code":"500","reason":"No job description parser"}]}');
+  const items = parseBulk(
+    '{"job":[{"status-code":"201","reason":"Created","id":"a","state":"ACCEPTING"},{"status-code":"500","reason":"No job description parser"}]}',
+  );
   assert.deepEqual(items, [
     { status: 201, reason: 'Created', id: 'a', state: 'ACCEPTING' },
     { status: 500, reason: 'No job description parser' },
@@ -12,7 +14,9 @@ test('bulk answer with an array of items (string status codes, as A-REX sends th
 });
 
 test('a single item comes as an object; numeric status codes too', () => {
-  assert.deepEqual(parseBulk('{"job":{"status-code":200,"reason":"OK","id":"x","state":"FINISHED"}}'), [{ status: 200, reason: 'OK', id: 'x', state: 'FINISHED' }]);
+  assert.deepEqual(parseBulk('{"job":{"status-code":200,"reason":"OK","id":"x","state":"FINISHED"}}'), [
+    { status: 200, reason: 'OK', id: 'x', state: 'FINISHED' },
+  ]);
 });
 
 test('an empty collection is an empty body, or an object without job', () => {
@@ -25,9 +29,13 @@ test('an empty collection is an empty body, or an object without job', () => {
 test('a non-JSON answer is a not-arc error naming what was read', () => {
   assert.throws(
     () => parseBulk('<jobs/>', 'status answer'),
-    (e: unknown) => e instanceof BenchError && e.kind === 'not-arc' && /status answer: the answer is not JSON/.test(e.message),
+    (e: unknown) =>
+      e instanceof BenchError && e.kind === 'not-arc' && /status answer: the answer is not JSON/.test(e.message),
   );
-  assert.throws(() => parseBulk('[1,2]'), (e: unknown) => e instanceof BenchError && /not a JSON object/.test(e.message));
+  assert.throws(
+    () => parseBulk('[1,2]'),
+    (e: unknown) => e instanceof BenchError && /not a JSON object/.test(e.message),
+  );
 });
 
 test('missing status code reads as NaN, not as success', () => {
@@ -39,7 +47,10 @@ test('missing status code reads as NaN, not as success', () => {
 });
 
 test('job list: ids with or without state; entries without an id are skipped', () => {
-  assert.deepEqual(parseJobList('{"job":[{"id":"a"},{"id":"b","state":"RUNNING"},{"state":"X"},{"id":""}]}'), [{ id: 'a' }, { id: 'b', state: 'RUNNING' }]);
+  assert.deepEqual(parseJobList('{"job":[{"id":"a"},{"id":"b","state":"RUNNING"},{"state":"X"},{"id":""}]}'), [
+    { id: 'a' },
+    { id: 'b', state: 'RUNNING' },
+  ]);
   assert.deepEqual(parseJobList('{"job":{"id":"only"}}'), [{ id: 'only' }]);
 });
 
@@ -55,6 +66,11 @@ test('createdIds keeps 201s with an id and tallies the rest', () => {
 });
 
 test('tallyText shows the most frequent reasons first and cuts the list', () => {
-  const t = new Map([['a', 1], ['b', 5], ['c', 3], ['d', 2]]);
+  const t = new Map([
+    ['a', 1],
+    ['b', 5],
+    ['c', 3],
+    ['d', 2],
+  ]);
   assert.equal(tallyText(t, 2), '5 x b; 3 x c; ...');
 });

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultCounts, endpointArg, parseBenchArgs, parseCompareArgs, parseScenarios, SCENARIO_NAMES, type BenchOptions, type CompareOptions } from '../../bench/harness/args.js';
+import {
+  defaultCounts,
+  endpointArg,
+  parseBenchArgs,
+  parseCompareArgs,
+  parseScenarios,
+  SCENARIO_NAMES,
+  type BenchOptions,
+  type CompareOptions,
+} from '../../bench/harness/args.js';
 import { BenchError } from '../../bench/harness/failures.js';
 
 const base = ['--endpoint', 'https://127.0.0.1:8443/arex', '--cert', 'c.pem', '--ca', 'ca.pem'];
@@ -45,7 +54,22 @@ test('--quick scales counts down; explicit counts win over it', () => {
 });
 
 test('explicit key, json, pids, label, format, state filter, no-cleanup', () => {
-  const o = bench([...base, '--key', 'k.pem', '--json', 'out.json', '--pid', '12,34', '--label', 'X', '--format', 'adl', '--state-filter', 'FINISHED,FAILED', '--no-cleanup']);
+  const o = bench([
+    ...base,
+    '--key',
+    'k.pem',
+    '--json',
+    'out.json',
+    '--pid',
+    '12,34',
+    '--label',
+    'X',
+    '--format',
+    'adl',
+    '--state-filter',
+    'FINISHED,FAILED',
+    '--no-cleanup',
+  ]);
   assert.equal(o.key, 'k.pem');
   assert.equal(o.json, 'out.json');
   assert.deepEqual(o.pids, [12, 34]);
@@ -124,7 +148,17 @@ test('compare: A-REX defaults, fewer drain jobs for A-REX, overrides', () => {
   assert.equal(o.withArex, false);
   assert.equal(o.outDir, 'bench/results');
   assert.equal(compare(['--quick']).arexCounts.drainJobs, 50);
-  const p = compare(['--with-arex', '--arex-endpoint', 'https://127.0.0.1:9443/arex', '--arex-store-jobs', '5000', '--arex-drain-jobs', '10', '--out-dir', 'x']);
+  const p = compare([
+    '--with-arex',
+    '--arex-endpoint',
+    'https://127.0.0.1:9443/arex',
+    '--arex-store-jobs',
+    '5000',
+    '--arex-drain-jobs',
+    '10',
+    '--out-dir',
+    'x',
+  ]);
   assert.equal(p.withArex, true);
   assert.equal(p.arexEndpoint, 'https://127.0.0.1:9443/arex');
   assert.deepEqual(p.arexCounts, { drainJobs: 10, storeJobs: 5000, storeKind: 'parked' });
@@ -140,5 +174,8 @@ test('delegation counts: requests at least 1, the gap may be 0', () => {
   assert.equal(o.counts.delegationGapMs, 0);
   assert.ok(bench([...base, '--quick']).counts.delegationRequests < defaultCounts(false).delegationRequests);
   usageError(() => parseBenchArgs([...base, '--delegation-requests', '0']), /--delegation-requests must be at least 1/);
-  usageError(() => parseBenchArgs([...base, '--delegation-gap-ms', 'soon']), /--delegation-gap-ms needs a whole number/);
+  usageError(
+    () => parseBenchArgs([...base, '--delegation-gap-ms', 'soon']),
+    /--delegation-gap-ms needs a whole number/,
+  );
 });

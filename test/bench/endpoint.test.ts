@@ -69,48 +69,87 @@ test('nothing listening: unreachable', async () => {
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
   const port = (srv.address() as { port: number }).port;
   await new Promise<void>((r) => srv.close(() => r()));
-  await assert.rejects(probe(`https://127.0.0.1:${port}/arex`, world.userCert, world.userKey, world.caFile), fails('unreachable', /unreachable \(ECONNREFUSED\)/));
+  await assert.rejects(
+    probe(`https://127.0.0.1:${port}/arex`, world.userCert, world.userKey, world.caFile),
+    fails('unreachable', /unreachable \(ECONNREFUSED\)/),
+  );
 });
 
 test('client certificate from a CA the server does not trust: refused credentials', async (t) => {
   const s = await fakeHttps(world, (fn) => t.after(fn), arcHandler('{"version":"1.0"}'));
-  await assert.rejects(probe(s.url, world.otherUserCert, world.otherUserKey, world.caFile), fails('credentials', /refused the client credentials|closed the connection/));
+  await assert.rejects(
+    probe(s.url, world.otherUserCert, world.otherUserKey, world.caFile),
+    fails('credentials', /refused the client credentials|closed the connection/),
+  );
 });
 
 test('server certificate not signed by the given CA: trust error naming --ca', async (t) => {
   const s = await fakeHttps(world, (fn) => t.after(fn), arcHandler('{"version":"1.0"}'), { host: world.otherHost });
-  await assert.rejects(probe(s.url, world.userCert, world.userKey, world.caFile), fails('tls-trust', /not accepted .*--ca/));
+  await assert.rejects(
+    probe(s.url, world.userCert, world.userKey, world.caFile),
+    fails('tls-trust', /not accepted .*--ca/),
+  );
 });
 
 test('HTTP 403 on /rest: refused credentials', async (t) => {
-  const s = await fakeHttps(world, (fn) => t.after(fn), (_q, res) => res.writeHead(403, "User can't be assigned configuration").end());
+  const s = await fakeHttps(
+    world,
+    (fn) => t.after(fn),
+    (_q, res) => res.writeHead(403, "User can't be assigned configuration").end(),
+  );
   await assert.rejects(probe(s.url, world.userCert, world.userKey, world.caFile), fails('credentials', /HTTP 403/));
 });
 
 test('versions readable by anyone, but the jobs interface answers 401: refused credentials', async (t) => {
-  const s = await fakeHttps(world, (fn) => t.after(fn), (req, res) => {
-    if (req.url === '/arex/rest') res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":["1.0","1.1"]}');
-    else res.writeHead(401).end();
-  });
+  const s = await fakeHttps(
+    world,
+    (fn) => t.after(fn),
+    (req, res) => {
+      if (req.url === '/arex/rest')
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":["1.0","1.1"]}');
+      else res.writeHead(401).end();
+    },
+  );
   await assert.rejects(probe(s.url, world.userCert, world.userKey, world.caFile), fails('credentials', /HTTP 401/));
 });
 
 test('a web page instead of a version list: not ARC REST', async (t) => {
-  const s = await fakeHttps(world, (fn) => t.after(fn), (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>It works!</body></html>'));
-  await assert.rejects(probe(s.url, world.userCert, world.userKey, world.caFile), fails('not-arc', /not an ARC REST version list .*text\/html/));
+  const s = await fakeHttps(
+    world,
+    (fn) => t.after(fn),
+    (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>It works!</body></html>'),
+  );
+  await assert.rejects(
+    probe(s.url, world.userCert, world.userKey, world.caFile),
+    fails('not-arc', /not an ARC REST version list .*text\/html/),
+  );
 });
 
 test('404 on /rest (wrong service path): not ARC REST, with the path', async (t) => {
-  const s = await fakeHttps(world, (fn) => t.after(fn), (_q, res) => res.writeHead(404, 'Not Found').end());
-  await assert.rejects(probe(s.url, world.userCert, world.userKey, world.caFile), fails('not-arc', /GET \/arex\/rest answered HTTP 404 Not Found/));
+  const s = await fakeHttps(
+    world,
+    (fn) => t.after(fn),
+    (_q, res) => res.writeHead(404, 'Not Found').end(),
+  );
+  await assert.rejects(
+    probe(s.url, world.userCert, world.userKey, world.caFile),
+    fails('not-arc', /GET \/arex\/rest answered HTTP 404 Not Found/),
+  );
 });
 
 test('versions fine but the jobs interface is missing: not ARC REST', async (t) => {
-  const s = await fakeHttps(world, (fn) => t.after(fn), (req, res) => {
-    if (req.url === '/arex/rest') res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"1.0"}');
-    else res.writeHead(404, 'Not Found').end();
-  });
-  await assert.rejects(probe(s.url, world.userCert, world.userKey, world.caFile), fails('not-arc', /jobs\?action=status answered HTTP 404/));
+  const s = await fakeHttps(
+    world,
+    (fn) => t.after(fn),
+    (req, res) => {
+      if (req.url === '/arex/rest') res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"1.0"}');
+      else res.writeHead(404, 'Not Found').end();
+    },
+  );
+  await assert.rejects(
+    probe(s.url, world.userCert, world.userKey, world.caFile),
+    fails('not-arc', /jobs\?action=status answered HTTP 404/),
+  );
 });
 
 test('plain HTTP on the port: does not speak TLS', async (t) => {
@@ -120,15 +159,27 @@ test('plain HTTP on the port: does not speak TLS', async (t) => {
 
 test('unreadable and non-PEM credential files are usage errors naming the option', async () => {
   const missing = join(world.dir, 'nope.pem');
-  await assert.rejects(readCredentials(missing, world.userKey, world.caFile), fails('usage', /cannot read --cert .*nope\.pem \(ENOENT\)/));
+  await assert.rejects(
+    readCredentials(missing, world.userKey, world.caFile),
+    fails('usage', /cannot read --cert .*nope\.pem \(ENOENT\)/),
+  );
   await assert.rejects(readCredentials(world.userCert, missing, world.caFile), fails('usage', /cannot read --key/));
   const junk = join(world.dir, 'junk.pem');
   writeFileSync(junk, 'hello');
-  await assert.rejects(readCredentials(world.userCert, world.userKey, junk), fails('usage', /--ca .* holds no CA certificate/));
-  await assert.rejects(readCredentials(world.userCert, world.userCert, world.caFile), fails('usage', /--key .* holds no private key/));
+  await assert.rejects(
+    readCredentials(world.userCert, world.userKey, junk),
+    fails('usage', /--ca .* holds no CA certificate/),
+  );
+  await assert.rejects(
+    readCredentials(world.userCert, world.userCert, world.caFile),
+    fails('usage', /--key .* holds no private key/),
+  );
 });
 
 test('a key that does not belong to the certificate: usage error', async (t) => {
   const s = await fakeHttps(world, (fn) => t.after(fn), arcHandler('{"version":"1.0"}'));
-  await assert.rejects(probe(s.url, world.userCert, world.otherUserKey, world.caFile), fails('usage', /does not belong|not usable PEM/));
+  await assert.rejects(
+    probe(s.url, world.userCert, world.otherUserKey, world.caFile),
+    fails('usage', /does not belong|not usable PEM/),
+  );
 });

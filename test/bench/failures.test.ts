@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BenchError, classifyTransportError, errorChain, refusalFor, shortReason } from '../../bench/harness/failures.js';
+import {
+  BenchError,
+  classifyTransportError,
+  errorChain,
+  refusalFor,
+  shortReason,
+} from '../../bench/harness/failures.js';
 
 const err = (code: string, message = code, extra: object = {}) => Object.assign(new Error(message), { code, ...extra });
 
@@ -29,7 +35,10 @@ test('each family of failure maps to its kind', () => {
   assert.equal(k(err('ERR_SSL_WRONG_VERSION_NUMBER')), 'not-arc');
   assert.equal(k(err('ECONNRESET')), 'closed');
   assert.equal(k(err('UND_ERR_SOCKET', 'other side closed')), 'closed');
-  assert.match(classifyTransportError(err('UND_ERR_SOCKET', 'other side closed'), 'https://h:1').message, /https:\/\/h:1 closed the connection without an answer \(UND_ERR_SOCKET: other side closed\)/);
+  assert.match(
+    classifyTransportError(err('UND_ERR_SOCKET', 'other side closed'), 'https://h:1').message,
+    /https:\/\/h:1 closed the connection without an answer \(UND_ERR_SOCKET: other side closed\)/,
+  );
   assert.equal(k(err('ERR_OSSL_PEM_NO_START_LINE')), 'usage');
   assert.equal(k(err('ERR_OSSL_X509_KEY_VALUES_MISMATCH')), 'usage');
   assert.equal(k(err('UND_ERR_HEADERS_TIMEOUT')), 'unreachable');

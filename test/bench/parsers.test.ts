@@ -19,7 +19,8 @@ test('curl write-out: rate from the bytes of the direction and the total time', 
 });
 
 test('ceres serve readiness lines are found among log lines, and only when both are there', () => {
-  const log = '{"level":30,"msg":"Server listening at https://127.0.0.1:4000"}\nceres: service URL https://localhost:4000/arex\n';
+  const log =
+    '{"level":30,"msg":"Server listening at https://127.0.0.1:4000"}\nceres: service URL https://localhost:4000/arex\n';
   assert.equal(parseServeOutput(log), undefined);
   const all = `${log}ceres: PKI folder /tmp/x y/state/pki\n{"level":30,"msg":"service started"}\n`;
   assert.deepEqual(parseServeOutput(all), { url: 'https://localhost:4000/arex', pkiDir: '/tmp/x y/state/pki' });
@@ -40,7 +41,10 @@ test('bulk bodies: multi-xRSL with one + and n parenthesised jobs; ADL in one Ac
 
 test('parked jobs declare a client-uploaded input; names cannot break out of the description', () => {
   assert.equal(singleBody('xrsl', 'parked', 'a'), '&(executable="/bin/true")(jobname="a")(inputfiles=("wait.txt" ""))');
-  assert.equal(singleBody('xrsl', 'trivial', 'a") (executable="/bin/sh'), '&(executable="/bin/true")(jobname="a----executable---bin-sh")');
+  assert.equal(
+    singleBody('xrsl', 'trivial', 'a") (executable="/bin/sh'),
+    '&(executable="/bin/true")(jobname="a----executable---bin-sh")',
+  );
   assert.ok(!singleBody('adl', 'trivial', '</Name><x>').includes('<x>'));
 });
 
@@ -63,7 +67,12 @@ test('latency poll interval: 1/20 of the oldest age, within 5 ms .. 500 ms', () 
 
 test('raw baseline key arguments follow the endpoint key type', () => {
   assert.deepEqual(newKeyArgs({ type: 'rsa', bits: 3072 }), ['-newkey', 'rsa:3072']);
-  assert.deepEqual(newKeyArgs({ type: 'ec', curve: 'prime256v1' }), ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']);
+  assert.deepEqual(newKeyArgs({ type: 'ec', curve: 'prime256v1' }), [
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+  ]);
   assert.deepEqual(newKeyArgs({ type: 'ed25519' }), ['-newkey', 'ed25519']);
   assert.equal(keySpecText({ type: 'rsa', bits: 2048 }), 'RSA-2048');
   assert.equal(keySpecText({ type: 'ec', curve: 'prime256v1' }), 'EC prime256v1');

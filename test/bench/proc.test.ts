@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { cpuSeconds, listeningInodes, parseCpuLine, parseStat, parseVmRssKiB, pidsListeningOn, rssMiB } from '../../bench/harness/proc.js';
+import {
+  cpuSeconds,
+  listeningInodes,
+  parseCpuLine,
+  parseStat,
+  parseVmRssKiB,
+  pidsListeningOn,
+  rssMiB,
+} from '../../bench/harness/proc.js';
 
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:20FB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 41234 1 0000000000000000 100 0 0 10 0

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cell, formatNumber, paramDifferences, renderCompare, renderSingle, scenarioLine } from '../../bench/harness/render.js';
+import {
+  cell,
+  formatNumber,
+  paramDifferences,
+  renderCompare,
+  renderSingle,
+  scenarioLine,
+} from '../../bench/harness/render.js';
 import { advantage, type EndpointReport, type RunReport, type ScenarioResult } from '../../bench/harness/results.js';
 
 function result(p: Partial<ScenarioResult> & Pick<ScenarioResult, 'scenario'>): ScenarioResult {
@@ -70,7 +77,11 @@ test('compare table: ratio per figure in the right direction, only for comparabl
       ],
       params: { jobs: 1000 },
     }),
-    result({ scenario: 'latency', metrics: [{ key: 'p50_s', label: 'p50', value: 60, unit: 's', better: 'lower' }], params: { jobs: 20 } }),
+    result({
+      scenario: 'latency',
+      metrics: [{ key: 'p50_s', label: 'p50', value: 60, unit: 's', better: 'lower' }],
+      params: { jobs: 20 },
+    }),
   ]);
   const md = renderCompare(report([ceres, arex]));
   assert.match(md, /\| bulk-submit \| jobs\/s \| 5,000 jobs\/s \| 250 jobs\/s \| 20× \|/);
@@ -82,8 +93,15 @@ test('compare table: ratio per figure in the right direction, only for comparabl
 });
 
 test('compare table: a failed scenario shows its reason in its cell and no ratio', () => {
-  const ceres = endpoint('Ceres', [result({ scenario: 'drain', metrics: [{ key: 'jobs_per_s', label: 'jobs/s', value: 900, unit: 'jobs/s', better: 'higher' }] })]);
-  const arex = endpoint('A-REX', [result({ scenario: 'drain', status: 'failed', reason: 'POST answered HTTP 500 | boom' })]);
+  const ceres = endpoint('Ceres', [
+    result({
+      scenario: 'drain',
+      metrics: [{ key: 'jobs_per_s', label: 'jobs/s', value: 900, unit: 'jobs/s', better: 'higher' }],
+    }),
+  ]);
+  const arex = endpoint('A-REX', [
+    result({ scenario: 'drain', status: 'failed', reason: 'POST answered HTTP 500 | boom' }),
+  ]);
   const md = renderCompare(report([ceres, arex]));
   assert.match(md, /\| drain \| jobs\/s \| 900 jobs\/s \| failed: POST answered HTTP 500 \\\| boom \|  \|/);
 });
@@ -91,7 +109,12 @@ test('compare table: a failed scenario shows its reason in its cell and no ratio
 test('compare table: scenarios failed on every endpoint still get a row; partial and skipped are marked', () => {
   const ceres = endpoint('Ceres', [
     result({ scenario: 'memory', status: 'skipped', reason: 'no pid' }),
-    result({ scenario: 'latency', status: 'partial', reason: '3 jobs not ended', metrics: [{ key: 'p50_s', label: 'p50', value: 1, unit: 's', better: 'lower' }] }),
+    result({
+      scenario: 'latency',
+      status: 'partial',
+      reason: '3 jobs not ended',
+      metrics: [{ key: 'p50_s', label: 'p50', value: 1, unit: 's', better: 'lower' }],
+    }),
   ]);
   const arex = endpoint('A-REX', [result({ scenario: 'memory', status: 'failed', reason: 'x' })]);
   const md = renderCompare(report([ceres, arex]));
@@ -109,7 +132,12 @@ test('counts that differ between endpoints are listed', () => {
 
 test('single-endpoint table and notes', () => {
   const e = endpoint('Ceres', [
-    result({ scenario: 'status', metrics: [{ key: 'call_s', label: 'seconds per call', value: 0.01, unit: 's', better: 'lower' }], notes: ['min 0.009 s'], serverCpuS: 0.5 }),
+    result({
+      scenario: 'status',
+      metrics: [{ key: 'call_s', label: 'seconds per call', value: 0.01, unit: 's', better: 'lower' }],
+      notes: ['min 0.009 s'],
+      serverCpuS: 0.5,
+    }),
     result({ scenario: 'info', status: 'failed', reason: 'HTTP 500' }),
   ]);
   e.cleanup = { created: 10, cleaned: 8, left: 2, note: 'budget' };
@@ -132,7 +160,14 @@ test('a compare report with one endpoint renders as a single table', () => {
 });
 
 test('scenario line for the console', () => {
-  const ok = result({ scenario: 'status', seconds: 3.2, metrics: [{ key: 'k', label: 'ids/s', value: 5000, unit: 'ids/s', better: 'higher' }] });
+  const ok = result({
+    scenario: 'status',
+    seconds: 3.2,
+    metrics: [{ key: 'k', label: 'ids/s', value: 5000, unit: 'ids/s', better: 'higher' }],
+  });
   assert.equal(scenarioLine('Ceres', ok), 'Ceres / status (3.20 s): ids/s 5,000 ids/s');
-  assert.equal(scenarioLine('A', result({ scenario: 'info', status: 'failed', reason: 'r', seconds: 1.5 })), 'A / info (1.50 s): failed: r');
+  assert.equal(
+    scenarioLine('A', result({ scenario: 'info', status: 'failed', reason: 'r', seconds: 1.5 })),
+    'A / info (1.50 s): failed: r',
+  );
 });

@@ -45,10 +45,26 @@ it('a token on two ledger lines is a job that ran twice; the job script appends 
 });
 
 it('the checks name each kind of miss, and pass when there is none', () => {
-  const ok: Verdict = { acknowledged: 3, cleaned: 1, states: { FINISHED: 2 }, missing: [], cleanedUnanswered: 0, notEnded: {}, ranTwice: {}, finishedNotRun: [], settleS: 1 };
+  const ok: Verdict = {
+    acknowledged: 3,
+    cleaned: 1,
+    states: { FINISHED: 2 },
+    missing: [],
+    cleanedUnanswered: 0,
+    notEnded: {},
+    ranTwice: {},
+    finishedNotRun: [],
+    settleS: 1,
+  };
   assert.equal(verdictOk(ok), true);
   assert.deepEqual(verdictProblems(ok), []);
-  const bad: Verdict = { ...ok, missing: ['m'], notEnded: { a: 'RUNNING quick', b: 'RUNNING kill' }, ranTwice: { t: 2 }, finishedNotRun: ['f (upload)'] };
+  const bad: Verdict = {
+    ...ok,
+    missing: ['m'],
+    notEnded: { a: 'RUNNING quick', b: 'RUNNING kill' },
+    ranTwice: { t: 2 },
+    finishedNotRun: ['f (upload)'],
+  };
   assert.equal(verdictOk(bad), false);
   const p = verdictProblems(bad).join('\n');
   assert.match(p, /1 acknowledged jobs missing \(404\): m/);
@@ -58,7 +74,12 @@ it('the checks name each kind of miss, and pass when there is none', () => {
 });
 
 it('RSS growth is measured from the warm-up sample to the last one', () => {
-  assert.deepEqual(growth({ s: 60, mib: 200 }, { s: 600, mib: 230 }), { warmMiB: 200, endMiB: 230, growthMiB: 30, growthPct: 15 });
+  assert.deepEqual(growth({ s: 60, mib: 200 }, { s: 600, mib: 230 }), {
+    warmMiB: 200,
+    endMiB: 230,
+    growthMiB: 30,
+    growthPct: 15,
+  });
   assert.equal(growth(undefined, { s: 1, mib: 1 }), undefined);
 });
 

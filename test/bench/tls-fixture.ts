@@ -32,7 +32,15 @@ async function hostCert(ca: TestCred): Promise<TestCred> {
   return makeUser(ca, {
     dn: '/DC=org/DC=ceres-test/CN=localhost',
     eku: [x509.ExtendedKeyUsage.serverAuth],
-    extra: [new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: '127.0.0.1' }, { type: 'dns', value: 'localhost' }], false)],
+    extra: [
+      new x509.SubjectAlternativeNameExtension(
+        [
+          { type: 'ip', value: '127.0.0.1' },
+          { type: 'dns', value: 'localhost' },
+        ],
+        false,
+      ),
+    ],
   });
 }
 
@@ -86,11 +94,13 @@ export interface FakeServer {
   readonly peers: string[][];
 }
 
-function listen<S extends { listen: (port: number, host: string, cb: () => void) => unknown; address: () => AddressInfo | string | null; close: () => unknown }>(
-  s: S,
-  register: (fn: () => void) => void,
-  scheme: string,
-): Promise<string> {
+function listen<
+  S extends {
+    listen: (port: number, host: string, cb: () => void) => unknown;
+    address: () => AddressInfo | string | null;
+    close: () => unknown;
+  },
+>(s: S, register: (fn: () => void) => void, scheme: string): Promise<string> {
   return new Promise((resolve) => {
     s.listen(0, '127.0.0.1', () => {
       register(() => {
@@ -111,7 +121,13 @@ export async function fakeHttps(
   const host = o.host ?? world.host;
   const peers: string[][] = [];
   const server = createHttpsServer(
-    { cert: host.pem, key: host.keyPem, ca: [world.ca.pem], requestCert: true, rejectUnauthorized: o.verifyClient ?? true },
+    {
+      cert: host.pem,
+      key: host.keyPem,
+      ca: [world.ca.pem],
+      requestCert: true,
+      rejectUnauthorized: o.verifyClient ?? true,
+    },
     (req, res) => {
       const chain: string[] = [];
       let c = (req.socket as TLSSocket).getPeerCertificate(true);

@@ -44,7 +44,10 @@ test('things that are not a version list', () => {
   assert.throws(() => parseVersionList('{"version":"one"}', 'application/json'), notArc(/version list/));
   assert.throws(() => parseVersionList('{"version":[1.0]}', 'application/json'), notArc(/version list/));
   assert.throws(() => parseVersionList('{not json', 'application/json'), notArc(/version list/));
-  assert.throws(() => parseVersionList('<versions><version>latest</version></versions>', 'application/xml'), notArc(/version list/));
+  assert.throws(
+    () => parseVersionList('<versions><version>latest</version></versions>', 'application/xml'),
+    notArc(/version list/),
+  );
   assert.throws(() => parseVersionList('<jobs/>', 'application/xml'), notArc(/version list/));
   assert.throws(() => parseVersionList('Not Found', 'text/plain'), notArc(/Not Found/));
 });

@@ -26,20 +26,50 @@ describe('configuration', () => {
     const c = buildConfig({});
     assert.equal(c.listen, '127.0.0.1:8443');
     assert.equal(c.mountPoint, '/arex');
-    assert.deepEqual(c.cluster.queues.map((q) => q.name), ['main']);
+    assert.deepEqual(
+      c.cluster.queues.map((q) => q.name),
+      ['main'],
+    );
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.cluster));
   });
 
   it('errors name the key', () => {
-    assert.equal(keyOf(() => buildConfig({ listen: 'nope' })), 'listen');
-    assert.equal(keyOf(() => buildConfig({ listen: '127.0.0.1:99999' })), 'listen');
-    assert.equal(keyOf(() => buildConfig({ bogus: 1 })), 'bogus');
-    assert.equal(keyOf(() => buildConfig({ tls: { hostCert: 1 } })), 'tls.hostCert');
-    assert.equal(keyOf(() => buildConfig({ tls: { hostCert: '/x' } })), 'tls.hostKey');
-    assert.equal(keyOf(() => buildConfig({ cluster: { queues: [{ name: 'a' }, { name: 'a' }] } })), 'cluster.queues.1.name');
-    assert.equal(keyOf(() => buildConfig({ cluster: { defaultQueue: 'x' } })), 'cluster.defaultQueue');
-    assert.equal(keyOf(() => buildConfig({ mountPoint: 'arex' })), 'mountPoint');
-    assert.equal(keyOf(() => buildConfig({ engine: { maxRunningJobs: -1 } })), 'engine.maxRunningJobs');
+    assert.equal(
+      keyOf(() => buildConfig({ listen: 'nope' })),
+      'listen',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ listen: '127.0.0.1:99999' })),
+      'listen',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ bogus: 1 })),
+      'bogus',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ tls: { hostCert: 1 } })),
+      'tls.hostCert',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ tls: { hostCert: '/x' } })),
+      'tls.hostKey',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ cluster: { queues: [{ name: 'a' }, { name: 'a' }] } })),
+      'cluster.queues.1.name',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ cluster: { defaultQueue: 'x' } })),
+      'cluster.defaultQueue',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ mountPoint: 'arex' })),
+      'mountPoint',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ engine: { maxRunningJobs: -1 } })),
+      'engine.maxRunningJobs',
+    );
   });
 
   it('a file that is not JSON, or missing, is refused with its name', () => {
@@ -48,7 +78,10 @@ describe('configuration', () => {
       writeFileSync(join(d, 'bad.json'), '{ listen: 1');
       assert.throws(() => loadConfig(join(d, 'bad.json')), /not valid JSON/);
       assert.throws(() => loadConfig(join(d, 'missing.json')), /cannot read config file/);
-      writeFileSync(join(d, 'ok.json'), JSON.stringify({ stateDir: 'st', tls: { hostCert: 'h.pem', hostKey: 'k.pem', caDir: 'ca' } }));
+      writeFileSync(
+        join(d, 'ok.json'),
+        JSON.stringify({ stateDir: 'st', tls: { hostCert: 'h.pem', hostKey: 'k.pem', caDir: 'ca' } }),
+      );
       const c = loadConfig(join(d, 'ok.json'));
       assert.equal(c.stateDir, join(d, 'st'));
       assert.equal(c.tls.hostCert, join(d, 'h.pem'));
@@ -62,7 +95,11 @@ describe('configuration', () => {
     try {
       writeFileSync(join(d, 'c.json'), JSON.stringify({ cluster: { queues: [] } }));
       const r = await new Promise<{ code: number | null; stderr: string }>((res) => {
-        execFile(process.execPath, [MAIN, 'serve', '--config', join(d, 'c.json'), '--state-dir', join(d, 's')], (err, _o, stderr) => res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }));
+        execFile(
+          process.execPath,
+          [MAIN, 'serve', '--config', join(d, 'c.json'), '--state-dir', join(d, 's')],
+          (err, _o, stderr) => res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+        );
       });
       assert.equal(r.code, 2);
       assert.match(r.stderr, /config key 'cluster\.queues'/);

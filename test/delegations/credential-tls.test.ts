@@ -27,14 +27,22 @@ describe('a delegated credential as a TLS client credential', () => {
   before(async () => {
     f = await makeFixture();
     const pki = await testPki();
-    const host = await makeUser(pki.ca, { dn: '/DC=org/DC=ceres-test/CN=localhost', eku: [x509.ExtendedKeyUsage.serverAuth] });
-    server = https.createServer({ cert: host.pem, key: host.keyPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
-      const chain = readPeerChain(req.socket as TLSSocket);
-      const r = verifyClientChain(chain.ders, pki.trust);
-      const seen: Seen = r.ok ? { ok: true, dn: r.identity.dn, leaf: r.identity.leafFingerprint } : { ok: false, reason: r.reason };
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(seen));
+    const host = await makeUser(pki.ca, {
+      dn: '/DC=org/DC=ceres-test/CN=localhost',
+      eku: [x509.ExtendedKeyUsage.serverAuth],
     });
+    server = https.createServer(
+      { cert: host.pem, key: host.keyPem, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        const chain = readPeerChain(req.socket as TLSSocket);
+        const r = verifyClientChain(chain.ders, pki.trust);
+        const seen: Seen = r.ok
+          ? { ok: true, dn: r.identity.dn, leaf: r.identity.leafFingerprint }
+          : { ok: false, reason: r.reason };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(seen));
+      },
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     port = (server.address() as AddressInfo).port;
   });
@@ -59,12 +67,32 @@ describe('a delegated credential as a TLS client credential', () => {
   it('the endpoint sees the delegating user; after renew + PUT, the new proxy', async () => {
     const n = await f.app.inject({ method: 'POST', url: `${base()}?action=new`, headers: f.alice.h });
     const id = String(n.headers.location).split('/').pop() as string;
-    assert.equal((await f.app.inject({ method: 'PUT', url: `${base()}/${id}`, headers: f.alice.h, payload: await signAs(f.alice, n.body) })).statusCode, 200);
+    assert.equal(
+      (
+        await f.app.inject({
+          method: 'PUT',
+          url: `${base()}/${id}`,
+          headers: f.alice.h,
+          payload: await signAs(f.alice, n.body),
+        })
+      ).statusCode,
+      200,
+    );
     const first = await presentedBy(id);
     assert.deepEqual({ ok: first.ok, dn: first.dn }, { ok: true, dn: f.alice.dn }, first.reason);
 
     const r = await f.app.inject({ method: 'POST', url: `${base()}/${id}?action=renew`, headers: f.alice.h });
-    assert.equal((await f.app.inject({ method: 'PUT', url: `${base()}/${id}`, headers: f.alice.h, payload: await signAs(f.alice, r.body) })).statusCode, 200);
+    assert.equal(
+      (
+        await f.app.inject({
+          method: 'PUT',
+          url: `${base()}/${id}`,
+          headers: f.alice.h,
+          payload: await signAs(f.alice, r.body),
+        })
+      ).statusCode,
+      200,
+    );
     const second = await presentedBy(id);
     assert.equal(second.dn, f.alice.dn);
     assert.notEqual(second.leaf, first.leaf, 'the renewed proxy is presented');

@@ -84,7 +84,14 @@ export async function makeFixture(delegations: Record<string, unknown> = {}): Pr
   const clock = { offset: 0 };
   const logs: string[] = [];
   const log = pino({ level: 'trace' }, { write: (line: string) => void logs.push(line) });
-  const wiring = createDelegations({ config, db, dir: keyDir, log, trust: pki.trust, now: () => Date.now() + clock.offset });
+  const wiring = createDelegations({
+    config,
+    db,
+    dir: keyDir,
+    log,
+    trust: pki.trust,
+    now: () => Date.now() + clock.offset,
+  });
   const app = buildApp({
     mountPoint: '/arex',
     routes: testRoutes({ delegations: wiring.collection, delegation: wiring.item }),

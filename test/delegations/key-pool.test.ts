@@ -104,7 +104,7 @@ test('key pool: a burst larger than the pool gets keys made on the spot, all dis
   const labels = (await Promise.all(takes)).map(label);
   assert.equal(new Set(labels).size, 5);
   assert.equal(pool.ready, 1);
-  assert.ok(!labels.includes(label((await pool.take()))), 'the pooled key is not one already handed out');
+  assert.ok(!labels.includes(label(await pool.take())), 'the pooled key is not one already handed out');
 });
 
 test('key pool: size 0 makes every key when asked and keeps none', async () => {

@@ -17,13 +17,16 @@ async function newX509(f: Fixture, u: User): Promise<{ id: string; csr: string }
   return { id: String(r.headers.location).split('/').pop() as string, csr: r.body };
 }
 const J = { accept: 'application/json' };
-const put = (f: Fixture, u: User, id: string, body: string) => f.app.inject({ method: 'PUT', url: `${base()}/${id}`, headers: { ...u.h, ...J }, payload: body });
-const act = (f: Fixture, u: User, id: string, action: string) => f.app.inject({ method: 'POST', url: `${base()}/${id}?action=${action}`, headers: { ...u.h, ...J } });
+const put = (f: Fixture, u: User, id: string, body: string) =>
+  f.app.inject({ method: 'PUT', url: `${base()}/${id}`, headers: { ...u.h, ...J }, payload: body });
+const act = (f: Fixture, u: User, id: string, action: string) =>
+  f.app.inject({ method: 'POST', url: `${base()}/${id}?action=${action}`, headers: { ...u.h, ...J } });
 const listed = async (f: Fixture, u: User): Promise<string[]> => {
   const r = await f.app.inject({ method: 'GET', url: base(), headers: { ...u.h, ...J } });
   return (JSON.parse(r.body) as { delegation: { id: string }[] }).delegation.map((d) => d.id);
 };
-const filesOf = async (f: Fixture, id: string): Promise<string[]> => (await readdir(f.keyDir)).filter((n) => n.startsWith(id)).sort();
+const filesOf = async (f: Fixture, id: string): Promise<string[]> =>
+  (await readdir(f.keyDir)).filter((n) => n.startsWith(id)).sort();
 
 describe('delegation lifetime', () => {
   let f: Fixture;
@@ -92,7 +95,10 @@ describe('delegation lifetime', () => {
     assert.equal(JSON.parse(late.body).code, 'CE_ERR_DELEG_KEY_MISMATCH');
     const s = await f.wiring.service.sweep();
     assert.ok(s.lapsedRequests >= 1);
-    assert.deepEqual((await filesOf(f, id)).map((n) => n.slice(n.lastIndexOf('.'))), ['.proxy']);
+    assert.deepEqual(
+      (await filesOf(f, id)).map((n) => n.slice(n.lastIndexOf('.'))),
+      ['.proxy'],
+    );
     assert.ok((await listed(f, f.alice)).includes(id));
     f.clock.offset = 0;
   });
@@ -100,7 +106,11 @@ describe('delegation lifetime', () => {
   it('a token with exp expires like a proxy; one without exp does not', async () => {
     f.clock.offset = 0;
     const mk = async (claims: Record<string, unknown>) => {
-      const r = await f.app.inject({ method: 'POST', url: `${base()}?action=new&type=jwt`, headers: { ...f.alice.h, 'x-delegation': `bearer ${fakeJwt(claims)}` } });
+      const r = await f.app.inject({
+        method: 'POST',
+        url: `${base()}?action=new&type=jwt`,
+        headers: { ...f.alice.h, 'x-delegation': `bearer ${fakeJwt(claims)}` },
+      });
       assert.equal(r.statusCode, 201, r.body);
       return String(r.headers.location).split('/').pop() as string;
     };
@@ -142,8 +152,36 @@ describe('deleting a delegation that jobs use', () => {
     assert.equal((await put(f, f.alice, id, await signAs(f.alice, csr))).statusCode, 200);
     const jobs = new JobStore(f.db);
     jobs.insertMany([
-      { id: 'job1', owner: f.alice.dn, state: 'INLRMS', restState: 'RUNNING', queue: 'default', delegationId: id, delegationIds: [id], format: 'xrsl', description: {}, raw: '&(executable=/bin/true)', createdAt: Date.now(), rerunsLeft: 0, clientHost: null },
-      { id: 'job2', owner: f.alice.dn, state: 'FINISHED', restState: 'FINISHED', queue: 'default', delegationId: id, delegationIds: [id], format: 'xrsl', description: {}, raw: '&(executable=/bin/true)', createdAt: Date.now(), rerunsLeft: 0, clientHost: null },
+      {
+        id: 'job1',
+        owner: f.alice.dn,
+        state: 'INLRMS',
+        restState: 'RUNNING',
+        queue: 'default',
+        delegationId: id,
+        delegationIds: [id],
+        format: 'xrsl',
+        description: {},
+        raw: '&(executable=/bin/true)',
+        createdAt: Date.now(),
+        rerunsLeft: 0,
+        clientHost: null,
+      },
+      {
+        id: 'job2',
+        owner: f.alice.dn,
+        state: 'FINISHED',
+        restState: 'FINISHED',
+        queue: 'default',
+        delegationId: id,
+        delegationIds: [id],
+        format: 'xrsl',
+        description: {},
+        raw: '&(executable=/bin/true)',
+        createdAt: Date.now(),
+        rerunsLeft: 0,
+        clientHost: null,
+      },
     ]);
     const r = await act(f, f.alice, id, 'delete');
     assert.equal(r.statusCode, 409);

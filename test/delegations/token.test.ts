@@ -23,12 +23,26 @@ describe('checkDelegatedToken', () => {
     assert.deepEqual(checkDelegatedToken(fakeJwt({ exp }), 8192, now).expiresAt, exp * 1000);
     assert.equal(checkDelegatedToken(fakeJwt({ exp: undefined }), 8192, now).expiresAt, undefined);
     const unsigned = fakeJwt().replace(/\.[^.]*$/, '.');
-    assert.equal(checkDelegatedToken(unsigned, 8192, now).token, unsigned, 'an empty signature part is syntactically fine: not verified here');
+    assert.equal(
+      checkDelegatedToken(unsigned, 8192, now).token,
+      unsigned,
+      'an empty signature part is syntactically fine: not verified here',
+    );
   });
 
   it('refuses what is not a JWT, without quoting it', () => {
     const b = (s: string): string => Buffer.from(s).toString('base64url');
-    for (const t of ['secret-garbage', 'a.b', 'a.b.c.d', `${b('{"alg":"RS256"}')}.${b('not json')}.x`, `${b('null')}.${b('{}')}.x`, `${b('{"alg":""}')}.${b('{}')}.x`, `${b('{"alg":"RS256"}')}.${b('{"exp":"soon"}')}.x`, `${b('{"alg":"RS256"}')}.${b('{}')}.x y`, 'Ω.Ω.Ω']) {
+    for (const t of [
+      'secret-garbage',
+      'a.b',
+      'a.b.c.d',
+      `${b('{"alg":"RS256"}')}.${b('not json')}.x`,
+      `${b('null')}.${b('{}')}.x`,
+      `${b('{"alg":""}')}.${b('{}')}.x`,
+      `${b('{"alg":"RS256"}')}.${b('{"exp":"soon"}')}.x`,
+      `${b('{"alg":"RS256"}')}.${b('{}')}.x y`,
+      'Ω.Ω.Ω',
+    ]) {
       const r = refusal(t);
       assert.equal(r.code, 'CE_ERR_DELEG_TOKEN_MALFORMED', t);
       assert.ok(!r.message.includes(t), 'not echoed');
@@ -37,7 +51,11 @@ describe('checkDelegatedToken', () => {
 
   it('refuses an expired token and one over the size bound', () => {
     assert.equal(refusal(fakeJwt({ exp: Math.floor(now / 1000) - 1 })).code, 'CE_ERR_DELEG_EXPIRED');
-    assert.equal(refusal(fakeJwt({ exp: -1e300 })).code, 'CE_ERR_DELEG_EXPIRED', 'absurd dates do not crash the message');
+    assert.equal(
+      refusal(fakeJwt({ exp: -1e300 })).code,
+      'CE_ERR_DELEG_EXPIRED',
+      'absurd dates do not crash the message',
+    );
     assert.equal(refusal(fakeJwt({ pad: 'x'.repeat(400) }), 256).code, 'CE_ERR_DELEG_TOKEN_TOO_LARGE');
   });
 });

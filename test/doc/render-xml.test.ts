@@ -41,7 +41,10 @@ test('renderXml output parses back to the same text for any string', () => {
 
 test('el flattens nested arrays and skips null, undefined and false; numbers become text', () => {
   const e = el('a', [null, 'x', [el('b'), [false, undefined, el('c')]], 3 as never]);
-  assert.deepEqual(e.children.map((c) => (typeof c === 'string' ? c : c.name)), ['x', 'b', 'c', '3']);
+  assert.deepEqual(
+    e.children.map((c) => (typeof c === 'string' ? c : c.name)),
+    ['x', 'b', 'c', '3'],
+  );
   assert.deepEqual(el('n', 7).children, ['7']);
   assert.deepEqual(el('z').children, []);
 });

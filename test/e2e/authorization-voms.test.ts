@@ -42,8 +42,21 @@ describe('VOMS authorization and mapping (real service, real VOMS proxies)', { s
       files[name] = join(work, `${name}.pem`);
       writeFileSync(files[name], pem, { mode: 0o600 });
     };
-    write('atlas', (await runVomsProxyFake(work, certDir, user, { vo: 'atlas', fqans: ATLAS_FQANS, server, host: HOST })).pem);
-    write('atlasx', (await runVomsProxyFake(work, certDir, { certFile: other.certFile, keyFile: other.keyFile }, { vo: 'atlasx', fqans: ['/atlasx/Role=NULL/Capability=NULL'], server, host: HOST })).pem);
+    write(
+      'atlas',
+      (await runVomsProxyFake(work, certDir, user, { vo: 'atlas', fqans: ATLAS_FQANS, server, host: HOST })).pem,
+    );
+    write(
+      'atlasx',
+      (
+        await runVomsProxyFake(
+          work,
+          certDir,
+          { certFile: other.certFile, keyFile: other.keyFile },
+          { vo: 'atlasx', fqans: ['/atlasx/Role=NULL/Capability=NULL'], server, host: HOST },
+        )
+      ).pem,
+    );
     files.plain = pki.files.userProxy;
     ceres = await startCeres({
       stateDir: join(work, 'state'),

@@ -21,7 +21,10 @@ function sessions(c: RunningCeres): string[] {
 function jobRows(c: RunningCeres, owner: string): { id: string; local_account: string | null }[] {
   const db = new Database(join(c.stateDir, 'ceres.db'), { readonly: true });
   try {
-    return db.prepare('SELECT id, local_account FROM jobs WHERE owner = ?').all(owner) as { id: string; local_account: string | null }[];
+    return db.prepare('SELECT id, local_account FROM jobs WHERE owner = ?').all(owner) as {
+      id: string;
+      local_account: string | null;
+    }[];
   } finally {
     db.close();
   }
@@ -39,7 +42,11 @@ describe('authorization and mapping (real service)', () => {
   let ceres: RunningCeres;
   const clients: Record<string, Client> = {};
   const dns: Record<string, string> = {};
-  const client = (name: string): Client => (clients[name] ??= name === 'default' ? Client.forUser(ceres) : new Client(ceres.url, join(ceres.pkiDir, `${name}-proxy.pem`), join(ceres.pkiDir, 'ca.pem')));
+  const client = (name: string): Client =>
+    (clients[name] ??=
+      name === 'default'
+        ? Client.forUser(ceres)
+        : new Client(ceres.url, join(ceres.pkiDir, `${name}-proxy.pem`), join(ceres.pkiDir, 'ca.pem')));
   const closeClients = async (): Promise<void> => {
     for (const [k, c] of Object.entries(clients)) {
       await c.close();
@@ -69,7 +76,12 @@ describe('authorization and mapping (real service)', () => {
         { group: 'pilots', pool: { accounts: ['pool001'] } },
         { group: 'atlas', pool: { accounts: ['atlas001', 'atlas002'] } },
       ],
-      cluster: { queues: [{ name: 'main', allow: ['local', 'pilots'] }, { name: 'pilotq', allow: ['pilots'] }] },
+      cluster: {
+        queues: [
+          { name: 'main', allow: ['local', 'pilots'] },
+          { name: 'pilotq', allow: ['pilots'] },
+        ],
+      },
     };
     ceres = await startCeres({ stateDir, config });
   });
@@ -85,7 +97,11 @@ describe('authorization and mapping (real service)', () => {
     const act = await info(client('alice'), item.id);
     assert.equal(act.LocalOwner, 'alice_acct', 'the first account of the grid-mapfile line');
     assert.equal(act.Owner, dns.alice);
-    assert.deepEqual(jobRows(ceres, dns.alice!), [{ id: item.id, local_account: 'alice_acct' }], 'recorded with the job');
+    assert.deepEqual(
+      jobRows(ceres, dns.alice!),
+      [{ id: item.id, local_account: 'alice_acct' }],
+      'recorded with the job',
+    );
     // alice_acct is no account of this machine: the job fails at its batch submission
     // (it never runs as the service's user); test/e2e/run-as-mapped runs real accounts.
     await client('alice').waitFor([item.id], ['FINISHED', 'FAILED']);
@@ -117,7 +133,11 @@ describe('authorization and mapping (real service)', () => {
   });
 
   it('in one bulk submission, the item for a queue the group may not use fails with 403, the other is created', async () => {
-    const r = await client('alice').req('POST', '/rest/1.1/jobs?action=new', `+(${TRUE_JOB}(queue="main"))(${TRUE_JOB}(queue="pilotq"))`);
+    const r = await client('alice').req(
+      'POST',
+      '/rest/1.1/jobs?action=new',
+      `+(${TRUE_JOB}(queue="main"))(${TRUE_JOB}(queue="pilotq"))`,
+    );
     assert.equal(r.status, 201);
     const [ok, refused] = r.json().job;
     assert.equal(ok['status-code'], '201');

@@ -34,7 +34,9 @@ describe('body-rate floor', () => {
   let job: string;
   let base: string;
   before(async () => {
-    ceres = await startCeres({ config: { log: { level: 'info' }, http: { minBodyBytesPerSecond: FLOOR, bodyRateWindowSeconds: WINDOW_S } } });
+    ceres = await startCeres({
+      config: { log: { level: 'info' }, http: { minBodyBytesPerSecond: FLOOR, bodyRateWindowSeconds: WINDOW_S } },
+    });
     c = Client.forUser(ceres);
     cred = credential(ceres.pkiDir);
     [{ id: job }] = await c.submit('&(executable="/bin/echo")(inputfiles=("never" ""))');
@@ -63,15 +65,24 @@ describe('body-rate floor', () => {
     const got = await Promise.race([all, sleep(Math.max(0, giveUpAt - Date.now())).then(() => undefined)]);
     const closedAfter = (Date.now() - t0) / 1000;
     s.destroy();
-    if (got === undefined) return { status: undefined, code: undefined, connection: undefined, closedAfter: Number.POSITIVE_INFINITY };
+    if (got === undefined)
+      return { status: undefined, code: undefined, connection: undefined, closedAfter: Number.POSITIVE_INFINITY };
     if (got.length === 0) return { status: undefined, code: undefined, connection: undefined, closedAfter };
     const r = parseRaw(got);
-    return { status: r.status, code: /CE_ERR_[A-Z_]+/.exec(r.body.toString())?.[0], connection: r.headers.connection, closedAfter };
+    return {
+      status: r.status,
+      code: /CE_ERR_[A-Z_]+/.exec(r.body.toString())?.[0],
+      connection: r.headers.connection,
+      closedAfter,
+    };
   }
 
   const cutInTime = (o: Outcome, what: string): void => {
     // Cut after one to 1.25 windows; the slack is for a loaded machine's timers.
-    assert.ok(o.closedAfter >= WINDOW_S * 0.9 && o.closedAfter <= WINDOW_S * 1.25 + 3, `${what}: connection closed after ${o.closedAfter} s`);
+    assert.ok(
+      o.closedAfter >= WINDOW_S * 0.9 && o.closedAfter <= WINDOW_S * 1.25 + 3,
+      `${what}: connection closed after ${o.closedAfter} s`,
+    );
   };
 
   const answered408 = (o: Outcome, what: string): void => {
@@ -83,13 +94,27 @@ describe('body-rate floor', () => {
 
   it('a trickled upload (plain and ranged) is answered 408 within the window, and leaves no temporary file', async () => {
     const [plain, ranged] = await Promise.all([
-      trickle(head('PUT', `${base}/rest/1.1/jobs/${job}/session/slow.bin`, { 'content-length': 1000 }), Buffer.alloc(1000, 1), 500),
-      trickle(head('PUT', `${base}/rest/1.1/jobs/${job}/session/slow-r.bin`, { 'content-length': 1000, 'content-range': 'bytes 0-999/1000' }), Buffer.alloc(1000, 1), 500),
+      trickle(
+        head('PUT', `${base}/rest/1.1/jobs/${job}/session/slow.bin`, { 'content-length': 1000 }),
+        Buffer.alloc(1000, 1),
+        500,
+      ),
+      trickle(
+        head('PUT', `${base}/rest/1.1/jobs/${job}/session/slow-r.bin`, {
+          'content-length': 1000,
+          'content-range': 'bytes 0-999/1000',
+        }),
+        Buffer.alloc(1000, 1),
+        500,
+      ),
     ]);
     answered408(plain, 'plain PUT');
     answered408(ranged, 'ranged PUT');
     const dir = join(ceres.stateDir, 'sessions', job);
-    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(UPLOAD_TEMP_PREFIX)), []);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.startsWith(UPLOAD_TEMP_PREFIX)),
+      [],
+    );
     assert.ok(!readdirSync(dir).includes('slow.bin'));
   });
 
@@ -98,18 +123,36 @@ describe('body-rate floor', () => {
     const ids = Buffer.from(JSON.stringify({ job: [{ id: job }] }));
     const [submit, list] = await Promise.all([
       trickle(head('POST', `${base}/rest/1.1/jobs?action=new`, { 'content-length': desc.length }), desc, 400),
-      trickle(head('POST', `${base}/rest/1.1/jobs?action=status`, { 'content-length': ids.length, 'content-type': 'application/json' }), ids, 400),
+      trickle(
+        head('POST', `${base}/rest/1.1/jobs?action=status`, {
+          'content-length': ids.length,
+          'content-type': 'application/json',
+        }),
+        ids,
+        400,
+      ),
     ]);
     answered408(submit, 'submission');
     answered408(list, 'id list');
   });
 
   it('a client that declares a body and sends none is answered 408 within the window', async () => {
-    answered408(await trickle(head('PUT', `${base}/rest/1.1/jobs/${job}/session/never.bin`, { 'content-length': 100 }), Buffer.alloc(0), 0), 'silent body');
+    answered408(
+      await trickle(
+        head('PUT', `${base}/rest/1.1/jobs/${job}/session/never.bin`, { 'content-length': 100 }),
+        Buffer.alloc(0),
+        0,
+      ),
+      'silent body',
+    );
   });
 
   it('a body still trickling after an early answer loses its connection within the window', async () => {
-    const o = await trickle(head('PUT', `${base}/rest/1.1/jobs/nosuchjob0000000000000000/session/x`, { 'content-length': 1000 }), Buffer.alloc(1000, 1), 500);
+    const o = await trickle(
+      head('PUT', `${base}/rest/1.1/jobs/nosuchjob0000000000000000/session/x`, { 'content-length': 1000 }),
+      Buffer.alloc(1000, 1),
+      500,
+    );
     assert.equal(o.status, 404);
     cutInTime(o, 'after a 404');
   });
@@ -122,7 +165,10 @@ describe('body-rate floor', () => {
     const s = await tlsConnect(ceres.port, cred);
     const all = readAll(s);
     const total = Math.round(FLOOR * 4 * WINDOW_S * 2.5);
-    await send(s, head('PUT', `${base}/rest/1.1/jobs/${job}/session/steady.bin`, { 'content-length': total, connection: 'close' }));
+    await send(
+      s,
+      head('PUT', `${base}/rest/1.1/jobs/${job}/session/steady.bin`, { 'content-length': total, connection: 'close' }),
+    );
     for (let sent = 0; sent < total; sent += 400) {
       await send(s, Buffer.alloc(Math.min(400, total - sent), 2));
       await sleep(100);

@@ -30,7 +30,11 @@ function rssMb(pid: number): number {
  * Runs `work` while a second user's client measures the latency of small requests, one
  * after the other, and the service's resident memory is sampled.
  */
-async function underLoad<T>(ceres: RunningCeres, probe: Client, work: () => Promise<T>): Promise<{ result: T; p99: number; max: number; samples: number; maxRssMb: number; startRssMb: number }> {
+async function underLoad<T>(
+  ceres: RunningCeres,
+  probe: Client,
+  work: () => Promise<T>,
+): Promise<{ result: T; p99: number; max: number; samples: number; maxRssMb: number; startRssMb: number }> {
   const pid = ceres.child.pid as number;
   let done = false;
   const startRssMb = rssMb(pid);
@@ -55,7 +59,14 @@ async function underLoad<T>(ceres: RunningCeres, probe: Client, work: () => Prom
   }
   maxRssMb = Math.max(maxRssMb, rssMb(pid));
   const s = [...latencies].sort((a, b) => a - b);
-  return { result, p99: s[Math.max(0, Math.ceil(s.length * 0.99) - 1)] ?? Infinity, max: s[s.length - 1] ?? Infinity, samples: s.length, maxRssMb, startRssMb };
+  return {
+    result,
+    p99: s[Math.max(0, Math.ceil(s.length * 0.99) - 1)] ?? Infinity,
+    max: s[s.length - 1] ?? Infinity,
+    samples: s.length,
+    maxRssMb,
+    startRssMb,
+  };
 }
 
 /** User plus system CPU time of a process so far. */
@@ -167,7 +178,9 @@ describe('bounded work per request (real service)', () => {
     assert.equal(responses.length, files.length + 2, 'the directory itself and each entry');
     assert.match(textOf(childrenNamed(responses[1]!, 'href')[0]!), new RegExp(`/session/${files[0]}$`));
 
-    console.log(`listings: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, max RSS ${maxRssMb.toFixed(0)} MB`);
+    console.log(
+      `listings: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, max RSS ${maxRssMb.toFixed(0)} MB`,
+    );
     assert.ok(samples >= 3, `other user's requests were answered meanwhile (${samples})`);
     assert.ok(max < MAX_BOUND_MS, `slowest small request of another user ${max.toFixed(0)} ms`);
     assert.ok(p99 < P99_BOUND_MS, `p99 latency of another user's small requests ${p99.toFixed(0)} ms`);
@@ -216,18 +229,25 @@ describe('bounded work per request (real service)', () => {
   it(`action=info with ${INFO_CAP} ids (the default cap), four at once, keeps other users served and memory bounded`, async () => {
     const body = JSON.stringify({ job: infoIds.map((id) => ({ id })) });
     const post = () => alice.req('POST', '/rest/1.1/jobs?action=info', body, { 'content-type': 'application/json' });
-    const { result, p99, max, samples, maxRssMb } = await underLoad(ceres, bob, () => Promise.all([post(), post(), post(), post()]));
+    const { result, p99, max, samples, maxRssMb } = await underLoad(ceres, bob, () =>
+      Promise.all([post(), post(), post(), post()]),
+    );
     for (const r of result) {
       assert.equal(r.status, 201);
       assert.equal(r.headers['content-type'], 'application/json');
       const job = r.json().job as any[];
-      assert.deepEqual(job.map((x) => x.id), infoIds);
+      assert.deepEqual(
+        job.map((x) => x.id),
+        infoIds,
+      );
       for (const x of job) {
         assert.equal(x['status-code'], '200');
         assert.ok(x.info_document.ComputingActivity, 'a full info document per job');
       }
     }
-    console.log(`info: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, max RSS ${maxRssMb.toFixed(0)} MB`);
+    console.log(
+      `info: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, max RSS ${maxRssMb.toFixed(0)} MB`,
+    );
     assert.ok(max < MAX_BOUND_MS, `slowest small request of another user ${max.toFixed(0)} ms`);
     assert.ok(p99 < P99_BOUND_MS, `p99 latency of another user's small requests ${p99.toFixed(0)} ms`);
     assert.ok(maxRssMb < RSS_BOUND_MB, `service RSS ${maxRssMb.toFixed(0)} MB`);
@@ -237,8 +257,17 @@ describe('bounded work per request (real service)', () => {
     const ids = [...infoIds, ...Array.from({ length: 99_999 - INFO_CAP }, (_, i) => `nosuchjob${i}`)];
     const { result, p99, maxRssMb } = await underLoad(ceres, bob, () =>
       Promise.all([
-        ...Array.from({ length: 6 }, () => alice.req('POST', '/rest/1.1/jobs?action=info', JSON.stringify({ job: ids.map((id) => ({ id })) }), { 'content-type': 'application/json' })),
-        alice.req('POST', '/rest/1.1/jobs?action=info', `<jobs>${[...infoIds, 'one-more'].map((id) => `<job><id>${id}</id></job>`).join('')}</jobs>`, { accept: 'application/xml' }),
+        ...Array.from({ length: 6 }, () =>
+          alice.req('POST', '/rest/1.1/jobs?action=info', JSON.stringify({ job: ids.map((id) => ({ id })) }), {
+            'content-type': 'application/json',
+          }),
+        ),
+        alice.req(
+          'POST',
+          '/rest/1.1/jobs?action=info',
+          `<jobs>${[...infoIds, 'one-more'].map((id) => `<job><id>${id}</id></job>`).join('')}</jobs>`,
+          { accept: 'application/xml' },
+        ),
       ]),
     );
     for (const r of result) {
@@ -248,7 +277,17 @@ describe('bounded work per request (real service)', () => {
     assert.ok(p99 < P99_BOUND_MS, `p99 ${p99.toFixed(0)} ms`);
     assert.ok(maxRssMb < RSS_BOUND_MB, `service RSS ${maxRssMb.toFixed(0)} MB`);
     // Status of the same long list is still allowed (aCT polls that way).
-    const st = await alice.req('POST', '/rest/1.1/jobs?action=status', JSON.stringify({ job: infoIds.slice(0, 5).concat('x').map((id) => ({ id })) }), { 'content-type': 'application/json' });
+    const st = await alice.req(
+      'POST',
+      '/rest/1.1/jobs?action=status',
+      JSON.stringify({
+        job: infoIds
+          .slice(0, 5)
+          .concat('x')
+          .map((id) => ({ id })),
+      }),
+      { 'content-type': 'application/json' },
+    );
     assert.equal(st.status, 201);
   });
 
@@ -264,7 +303,7 @@ describe('bounded work per request (real service)', () => {
     console.log(`made ${MANY_JOBS} jobs in ${Date.now() - t0} ms`);
     // Let the engine take them to their wait for uploads before measuring.
     const t1 = Date.now();
-    for (let quick = 0; quick < 5 && Date.now() - t1 < 300_000; ) {
+    for (let quick = 0; quick < 5 && Date.now() - t1 < 300_000;) {
       const t = performance.now();
       await bob.req('GET', '/rest/1.1/jobs');
       quick = performance.now() - t < 50 ? quick + 1 : 0;
@@ -284,12 +323,17 @@ describe('bounded work per request (real service)', () => {
       const job = r.json().job as any[];
       assert.equal(job.length, MANY_JOBS);
       assert.equal(new Set(job.map((x) => x.id)).size, MANY_JOBS);
-      assert.ok(job.every((x) => x.state === 'PREPARING'), [...new Set(job.map((x) => x.state))].join());
+      assert.ok(
+        job.every((x) => x.state === 'PREPARING'),
+        [...new Set(job.map((x) => x.state))].join(),
+      );
     }
     const list = parseXml(xml.text, { maxElements: 4 * MANY_JOBS, maxBytes: 1 << 30 });
     assert.equal(childrenNamed(list, 'job').length, MANY_JOBS);
     assert.ok(html.text.endsWith('</table></body></html>'));
-    console.log(`GET jobs: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, RSS ${startRssMb.toFixed(0)} -> ${maxRssMb.toFixed(0)} MB`);
+    console.log(
+      `GET jobs: ${samples} probes, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms, RSS ${startRssMb.toFixed(0)} -> ${maxRssMb.toFixed(0)} MB`,
+    );
     assert.ok(p99 < P99_BOUND_MS, `p99 latency of another user's small requests ${p99.toFixed(0)} ms`);
     assert.ok(max < MAX_BOUND_MS, `slowest small request of another user ${max.toFixed(0)} ms`);
     // Processing 30,000 new jobs grew the heap already (kept: --no-memory-reducer); the

@@ -22,11 +22,26 @@ const pathOf = (location: string): string => location.replace(/^\/arex/, '');
  * GET with an arbitrary Host header (HTTP clients derive the TLS server name from Host;
  * here it stays `localhost`, which the development host certificate names).
  */
-function getWithHost(ceres: RunningCeres, path: string, host: string, port = ceres.port): Promise<{ status: number; text: string }> {
+function getWithHost(
+  ceres: RunningCeres,
+  path: string,
+  host: string,
+  port = ceres.port,
+): Promise<{ status: number; text: string }> {
   const pem = readFileSync(join(ceres.pkiDir, 'userproxy.pem'));
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { host: '127.0.0.1', port, path: `/arex${path}`, servername: 'localhost', cert: pem, key: pem, ca: readFileSync(join(ceres.pkiDir, 'ca.pem')), headers: { host, accept: 'application/json' }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        path: `/arex${path}`,
+        servername: 'localhost',
+        cert: pem,
+        key: pem,
+        ca: readFileSync(join(ceres.pkiDir, 'ca.pem')),
+        headers: { host, accept: 'application/json' },
+        agent: false,
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -39,7 +54,9 @@ function getWithHost(ceres: RunningCeres, path: string, host: string, port = cer
   });
 }
 
-const urlsIn = (text: string): string[] => [...new Set([...text.matchAll(/"URL":"([^"]*)"/g)].map((m) => m[1] as string))];
+const urlsIn = (text: string): string[] => [
+  ...new Set([...text.matchAll(/"URL":"([^"]*)"/g)].map((m) => m[1] as string)),
+];
 
 describe('browser requests, published host, doubled slashes (ceres serve)', () => {
   let ceres: RunningCeres;
@@ -47,7 +64,8 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
   let self: string;
   let crossSite: Record<string, Record<string, string>>;
   let sameOrigin: Record<string, string>;
-  const jobIds = async (): Promise<string[]> => ((await c.req('GET', '/rest/1.1/jobs')).json().job as { id: string }[]).map((j) => j.id).sort();
+  const jobIds = async (): Promise<string[]> =>
+    ((await c.req('GET', '/rest/1.1/jobs')).json().job as { id: string }[]).map((j) => j.id).sort();
   const refused = (r: { status: number; text: string }, what: string): void => {
     assert.equal(r.status, 403, `${what}: ${r.text}`);
     assert.equal(JSON.parse(r.text).code, 'CE_ERR_HTTP_CROSS_SITE', what);
@@ -58,7 +76,11 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
     c = Client.forUser(ceres);
     self = `https://127.0.0.1:${ceres.port}`;
     crossSite = {
-      'form post from another site': { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'content-type': 'text/plain' },
+      'form post from another site': {
+        origin: 'https://evil.example',
+        'sec-fetch-site': 'cross-site',
+        'content-type': 'text/plain',
+      },
       'Origin: null': { origin: 'null' },
       'Sec-Fetch-Site: same-site alone': { 'sec-fetch-site': 'same-site' },
       'Sec-Fetch-Site: cross-site alone': { 'sec-fetch-site': 'cross-site' },
@@ -77,15 +99,26 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
     const before = await jobIds();
     for (const [what, h] of Object.entries(crossSite)) {
       refused(await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', h), what);
-      refused(await c.req('POST', '/rest/1.0/jobs?action=new', '&(executable="/bin/true")', { ...h, 'content-type': 'application/x-www-form-urlencoded' }), what);
+      refused(
+        await c.req('POST', '/rest/1.0/jobs?action=new', '&(executable="/bin/true")', {
+          ...h,
+          'content-type': 'application/x-www-form-urlencoded',
+        }),
+        what,
+      );
     }
     assert.deepEqual(await jobIds(), before);
   });
 
-  it('the same submission from the service\'s own origin, or without browser headers, works', async () => {
-    const r = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', { ...sameOrigin, 'content-type': 'text/plain' });
+  it("the same submission from the service's own origin, or without browser headers, works", async () => {
+    const r = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', {
+      ...sameOrigin,
+      'content-type': 'text/plain',
+    });
     assert.equal(r.status, 201, r.text);
-    const r2 = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', { origin: `https://127.0.0.1:${ceres.port}`.toUpperCase().replace('HTTPS', 'https') });
+    const r2 = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', {
+      origin: `https://127.0.0.1:${ceres.port}`.toUpperCase().replace('HTTPS', 'https'),
+    });
     assert.equal(r2.status, 201, r2.text);
     const [item] = await c.submit('&(executable="/bin/true")');
     assert.equal(item['status-code'], '201');
@@ -100,11 +133,20 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
     const [job] = await c.submit(SLEEPER);
     await c.waitFor([job.id], ['RUNNING']);
     for (const [what, h] of Object.entries(crossSite)) {
-      refused(await c.req('POST', '/rest/1.1/jobs?action=kill', JSON.stringify({ job: [{ id: job.id }] }), { ...h, 'content-type': 'application/json' }), what);
+      refused(
+        await c.req('POST', '/rest/1.1/jobs?action=kill', JSON.stringify({ job: [{ id: job.id }] }), {
+          ...h,
+          'content-type': 'application/json',
+        }),
+        what,
+      );
     }
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await c.status([job.id])).get(job.id), 'RUNNING');
-    const k = await c.req('POST', '/rest/1.1/jobs?action=kill', JSON.stringify({ job: [{ id: job.id }] }), { ...sameOrigin, 'content-type': 'application/json' });
+    const k = await c.req('POST', '/rest/1.1/jobs?action=kill', JSON.stringify({ job: [{ id: job.id }] }), {
+      ...sameOrigin,
+      'content-type': 'application/json',
+    });
     assert.equal(k.status, 201);
     assert.equal((await c.waitFor([job.id], ['KILLED'])).get(job.id), 'KILLED');
   });
@@ -112,7 +154,8 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
   it('a cross-site delegation request and a cross-site delegation PUT are refused and change nothing', async () => {
     const list = async (): Promise<unknown> => (await c.req('GET', '/rest/1.1/delegations')).json();
     const before = await list();
-    for (const [what, h] of Object.entries(crossSite)) refused(await c.req('POST', '/rest/1.1/delegations?action=new', '', h), what);
+    for (const [what, h] of Object.entries(crossSite))
+      refused(await c.req('POST', '/rest/1.1/delegations?action=new', '', h), what);
     assert.deepEqual(await list(), before);
 
     const n = await c.req('POST', '/rest/1.1/delegations?action=new', '', { accept: '' });
@@ -155,7 +198,9 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
     assert.match(xml.text, new RegExp(`<URL>${self.replaceAll('.', '\\.')}/arex</URL>`));
     // Job documents agree.
     const [job] = await c.submit('&(executable="/bin/true")');
-    const ji = await c.req('POST', '/rest/1.1/jobs?action=info', JSON.stringify({ job: [{ id: job.id }] }), { 'content-type': 'application/json' });
+    const ji = await c.req('POST', '/rest/1.1/jobs?action=info', JSON.stringify({ job: [{ id: job.id }] }), {
+      'content-type': 'application/json',
+    });
     assert.match(ji.text, new RegExp(`urn:caid:127\\.0\\.0\\.1:[^"]*:${job.id}`));
     assert.doesNotMatch(ji.text, /localhost/);
     const local = await c.req('GET', `/rest/1.1/jobs/${job.id}/diagnose/local`);
@@ -165,7 +210,12 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
   it('the info document follows the host the client addressed; a malformed Host is not echoed', async () => {
     const viaName = await getWithHost(ceres, '/rest/1.0/info', `localhost:${ceres.port}`);
     assert.deepEqual(urlsIn(viaName.text), [`https://localhost:${ceres.port}/arex`]);
-    for (const host of ['evil.example/"><script>x</script>', 'a b', `127.0.0.1:${ceres.port}@evil.example`, 'x'.repeat(300)]) {
+    for (const host of [
+      'evil.example/"><script>x</script>',
+      'a b',
+      `127.0.0.1:${ceres.port}@evil.example`,
+      'x'.repeat(300),
+    ]) {
       const r = await getWithHost(ceres, '/rest/1.0/info', host);
       assert.equal(r.status, 200);
       assert.deepEqual(urlsIn(r.text), [`${self}/arex`], host);
@@ -193,7 +243,13 @@ describe('published URL with a configured public URL (ceres serve)', () => {
   let port: number;
   before(async () => {
     // The printed URL is the configured one: the port comes from the listener's log line.
-    ceres = await startCeres({ config: { log: { level: 'info' }, publicUrl: 'https://ce.example.org/arex', cluster: { hostname: 'ce.example.org' } } });
+    ceres = await startCeres({
+      config: {
+        log: { level: 'info' },
+        publicUrl: 'https://ce.example.org/arex',
+        cluster: { hostname: 'ce.example.org' },
+      },
+    });
     // The configured name does not resolve here: talk to the listener directly.
     port = Number(/Server listening at https:\/\/127\.0\.0\.1:(\d+)/.exec(ceres.output())?.[1]);
     c = new Client(`https://127.0.0.1:${port}/arex`, join(ceres.pkiDir, 'userproxy.pem'), join(ceres.pkiDir, 'ca.pem'));
@@ -213,12 +269,17 @@ describe('published URL with a configured public URL (ceres serve)', () => {
       assert.doesNotMatch(info.text, /127\.0\.0\.1|localhost/);
     }
     const [job] = await c.submit('&(executable="/bin/true")');
-    const ji = await c.req('POST', '/rest/1.1/jobs?action=info', JSON.stringify({ job: [{ id: job.id }] }), { 'content-type': 'application/json' });
+    const ji = await c.req('POST', '/rest/1.1/jobs?action=info', JSON.stringify({ job: [{ id: job.id }] }), {
+      'content-type': 'application/json',
+    });
     assert.match(ji.text, new RegExp(`urn:caid:ce\\.example\\.org:[^"]*:${job.id}`));
   });
 
   it('a form post from the configured public origin counts as same-origin', async () => {
-    const r = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', { origin: 'https://ce.example.org', 'sec-fetch-site': 'same-origin' });
+    const r = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")', {
+      origin: 'https://ce.example.org',
+      'sec-fetch-site': 'same-origin',
+    });
     assert.equal(r.status, 201, r.text);
   });
 });

@@ -106,14 +106,21 @@ describe('client aborts', () => {
   const kinds = {
     async put() {
       const len = 1 + int(2 * MiB);
-      await abortAfter(head('PUT', session(bobJob, `p${int(8)}.bin`), { 'content-length': len }), (n) => Buffer.alloc(n, 7), int(len));
+      await abortAfter(
+        head('PUT', session(bobJob, `p${int(8)}.bin`), { 'content-length': len }),
+        (n) => Buffer.alloc(n, 7),
+        int(len),
+      );
     },
     async putRange() {
       const len = 1 + int(MiB);
       const start = int(4 * MiB);
       const total = start + len + int(MiB);
       await abortAfter(
-        head('PUT', session(bobJob, `r${int(4)}.bin`), { 'content-length': len, 'content-range': `bytes ${start}-${start + len - 1}/${total}` }),
+        head('PUT', session(bobJob, `r${int(4)}.bin`), {
+          'content-length': len,
+          'content-range': `bytes ${start}-${start + len - 1}/${total}`,
+        }),
         (n) => Buffer.alloc(n, 3),
         int(len),
       );
@@ -136,23 +143,38 @@ describe('client aborts', () => {
     },
     async submit() {
       const desc = Buffer.from(`&(executable="/bin/echo")(arguments="${'x'.repeat(4000)}")`);
-      await abortAfter(head('POST', `${base()}/rest/1.1/jobs?action=new`, { 'content-length': desc.length }), (n) => desc.subarray(0, n), int(desc.length));
+      await abortAfter(
+        head('POST', `${base()}/rest/1.1/jobs?action=new`, { 'content-length': desc.length }),
+        (n) => desc.subarray(0, n),
+        int(desc.length),
+      );
     },
     async idList() {
       const list = Buffer.from(JSON.stringify({ job: Array.from({ length: 200 }, () => ({ id: bobJob })) }));
       await abortAfter(
-        head('POST', `${base()}/rest/1.1/jobs?action=status`, { 'content-length': list.length, 'content-type': 'application/json' }),
+        head('POST', `${base()}/rest/1.1/jobs?action=status`, {
+          'content-length': list.length,
+          'content-type': 'application/json',
+        }),
         (n) => list.subarray(0, n),
         int(list.length),
       );
     },
     async delegationPut() {
       const pem = Buffer.from(`-----BEGIN CERTIFICATE-----\n${'A'.repeat(3000)}\n`);
-      await abortAfter(head('PUT', `${base()}/rest/1.1/delegations/${delegation}`, { 'content-length': pem.length + 100 }), (n) => pem.subarray(0, n), int(pem.length));
+      await abortAfter(
+        head('PUT', `${base()}/rest/1.1/delegations/${delegation}`, { 'content-length': pem.length + 100 }),
+        (n) => pem.subarray(0, n),
+        int(pem.length),
+      );
     },
     async propfind() {
       const xml = Buffer.from('<?xml version="1.0"?><propfind xmlns="DAV:"><allprop/></propfind>');
-      await abortAfter(head('PROPFIND', session(bobJob, ''), { 'content-length': xml.length, depth: 1 }), (n) => xml.subarray(0, n), int(xml.length));
+      await abortAfter(
+        head('PROPFIND', session(bobJob, ''), { 'content-length': xml.length, depth: 1 }),
+        (n) => xml.subarray(0, n),
+        int(xml.length),
+      );
     },
     /** A whole request, then gone before the answer (the server works on for nobody). */
     async gone() {
@@ -163,12 +185,21 @@ describe('client aborts', () => {
         pick === 0
           ? [head('POST', `${base()}/rest/1.1/jobs?action=new`, { 'content-length': desc.length }), desc]
           : pick === 1
-            ? [head('POST', `${base()}/rest/1.1/jobs?action=status`, { 'content-length': ids.length, 'content-type': 'application/json' }), ids]
+            ? [
+                head('POST', `${base()}/rest/1.1/jobs?action=status`, {
+                  'content-length': ids.length,
+                  'content-type': 'application/json',
+                }),
+                ids,
+              ]
             : pick === 2
               ? [head('POST', `${base()}/rest/1.1/delegations?action=new`, { 'content-length': 0 }), Buffer.alloc(0)]
               : pick === 3
                 ? [head('GET', session(bobJob, ''), {}), Buffer.alloc(0)]
-                : [head('PUT', session(bobJob, `g${int(4)}.bin`), { 'content-length': 64 * KiB }), Buffer.alloc(64 * KiB, 4)];
+                : [
+                    head('PUT', session(bobJob, `g${int(4)}.bin`), { 'content-length': 64 * KiB }),
+                    Buffer.alloc(64 * KiB, 4),
+                  ];
       const s = await tlsConnect(ceres.port, bobCred);
       const closed = readAll(s);
       await send(s, Buffer.concat([Buffer.from(h), body]));
@@ -183,7 +214,9 @@ describe('client aborts', () => {
       const id = sub.json().job?.[0]?.id as string | undefined;
       if (id === undefined) return;
       for (const action of ['kill', 'clean']) {
-        const r = await bob.req('POST', `/rest/1.1/jobs?action=${action}`, JSON.stringify({ job: [{ id }] }), { 'content-type': 'application/json' });
+        const r = await bob.req('POST', `/rest/1.1/jobs?action=${action}`, JSON.stringify({ job: [{ id }] }), {
+          'content-type': 'application/json',
+        });
         assert.ok(r.status < 500, `${action} ${r.status} ${r.text}`);
       }
     },
@@ -206,78 +239,99 @@ describe('client aborts', () => {
   };
   type Kind = keyof typeof kinds;
 
-  it('hundreds of aborted transfers: the service stays up, nobody gets a 5xx, nothing is left behind', { timeout: 600_000 }, async (t) => {
-    const ABORTS = Number(process.env.CERES_TEST_ABORTS ?? 400);
-    const names = Object.keys(kinds) as Kind[];
-    const counts = new Map<Kind, number>();
-    const statuses: string[] = [];
-    let started = 0;
-    let aborting = true;
+  it(
+    'hundreds of aborted transfers: the service stays up, nobody gets a 5xx, nothing is left behind',
+    { timeout: 600_000 },
+    async (t) => {
+      const ABORTS = Number(process.env.CERES_TEST_ABORTS ?? 400);
+      const names = Object.keys(kinds) as Kind[];
+      const counts = new Map<Kind, number>();
+      const statuses: string[] = [];
+      let started = 0;
+      let aborting = true;
 
-    const aborter = async () => {
-      while (started < ABORTS) {
-        started++;
-        const k = names[int(names.length)] as Kind;
-        counts.set(k, (counts.get(k) ?? 0) + 1);
-        await kinds[k]();
-      }
-    };
+      const aborter = async () => {
+        while (started < ABORTS) {
+          started++;
+          const k = names[int(names.length)] as Kind;
+          counts.set(k, (counts.get(k) ?? 0) + 1);
+          await kinds[k]();
+        }
+      };
 
-    // The other user: complete uploads (checked byte for byte), submissions, status.
-    const completed: { path: string; data: Buffer }[] = [];
-    const worker = async (w: number) => {
-      for (let i = 0; aborting; i++) {
-        const data = randomBytes(int(3 * MiB));
-        const path = `w${w}-${i}.bin`;
-        if (int(2) === 0 || data.length < 2) {
-          const r = await alice.req('PUT', `/rest/1.1/jobs/${aliceJob}/session/${path}`, data);
-          statuses.push(`PUT ${r.status}`);
-          assert.equal(r.status, 200, r.text);
-        } else {
-          const cut = 1 + int(data.length - 1);
-          for (const [a, b] of [
-            [cut, data.length],
-            [0, cut],
-          ] as const) {
-            const r = await alice.req('PUT', `/rest/1.1/jobs/${aliceJob}/session/${path}`, data.subarray(a, b), { 'content-range': `bytes ${a}-${b - 1}/${data.length}` });
-            statuses.push(`PUT-range ${r.status}`);
+      // The other user: complete uploads (checked byte for byte), submissions, status.
+      const completed: { path: string; data: Buffer }[] = [];
+      const worker = async (w: number) => {
+        for (let i = 0; aborting; i++) {
+          const data = randomBytes(int(3 * MiB));
+          const path = `w${w}-${i}.bin`;
+          if (int(2) === 0 || data.length < 2) {
+            const r = await alice.req('PUT', `/rest/1.1/jobs/${aliceJob}/session/${path}`, data);
+            statuses.push(`PUT ${r.status}`);
             assert.equal(r.status, 200, r.text);
+          } else {
+            const cut = 1 + int(data.length - 1);
+            for (const [a, b] of [
+              [cut, data.length],
+              [0, cut],
+            ] as const) {
+              const r = await alice.req('PUT', `/rest/1.1/jobs/${aliceJob}/session/${path}`, data.subarray(a, b), {
+                'content-range': `bytes ${a}-${b - 1}/${data.length}`,
+              });
+              statuses.push(`PUT-range ${r.status}`);
+              assert.equal(r.status, 200, r.text);
+            }
+          }
+          completed.push({ path, data });
+          const got = await alice.req('GET', `/rest/1.1/jobs/${aliceJob}/session/${path}`);
+          statuses.push(`GET ${got.status}`);
+          assert.equal(got.status, 200);
+          if (i % 4 === 0) {
+            const s = await alice.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")');
+            statuses.push(`submit ${s.status}`);
+            assert.equal(s.status, 201, s.text);
+            const st = await alice.req(
+              'POST',
+              '/rest/1.1/jobs?action=status',
+              JSON.stringify({ job: [{ id: aliceJob }] }),
+              { 'content-type': 'application/json' },
+            );
+            statuses.push(`status ${st.status}`);
+            assert.equal(st.status, 201);
           }
         }
-        completed.push({ path, data });
-        const got = await alice.req('GET', `/rest/1.1/jobs/${aliceJob}/session/${path}`);
-        statuses.push(`GET ${got.status}`);
-        assert.equal(got.status, 200);
-        if (i % 4 === 0) {
-          const s = await alice.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")');
-          statuses.push(`submit ${s.status}`);
-          assert.equal(s.status, 201, s.text);
-          const st = await alice.req('POST', '/rest/1.1/jobs?action=status', JSON.stringify({ job: [{ id: aliceJob }] }), { 'content-type': 'application/json' });
-          statuses.push(`status ${st.status}`);
-          assert.equal(st.status, 201);
-        }
-      }
-    };
+      };
 
-    const work = [worker(1), worker(2)];
-    const aborters = await Promise.allSettled([aborter(), aborter(), aborter(), aborter(), aborter()]);
-    aborting = false;
-    const workers = await Promise.allSettled(work);
-    const summary = `seed ${seed}: ${[...counts].map(([k, n]) => `${k} ${n}`).join(', ')}; other user: ${statuses.length} requests, ${completed.length} files`;
-    await sleep(200);
-    assert.equal(ceres.child.exitCode, null, `service exited: ${summary}\n${ceres.output().slice(-3000)}`);
-    for (const r of [...aborters, ...workers]) if (r.status === 'rejected') throw r.reason;
-    // Every completed upload reads back exactly as sent (after all the aborts).
-    for (const { path, data } of completed) {
-      const raw = await fetchBytes(path);
-      assert.ok(raw.equals(data), `${path}: ${raw.length} bytes read back, ${data.length} sent`);
-    }
-    await until(() => tempFilesUnder(join(ceres.stateDir, 'sessions')).length === 0, `no ${UPLOAD_TEMP_PREFIX}* file left`);
-    const problems = logProblems(ceres.output());
-    assert.equal(problems.length, 0, `${summary}; ${problems.length} problems in the log, first:\n${problems.slice(0, 6).map((l) => l.slice(0, 400)).join('\n')}`);
-    assert.equal(ceres.child.exitCode, null);
-    t.diagnostic(summary);
-  });
+      const work = [worker(1), worker(2)];
+      const aborters = await Promise.allSettled([aborter(), aborter(), aborter(), aborter(), aborter()]);
+      aborting = false;
+      const workers = await Promise.allSettled(work);
+      const summary = `seed ${seed}: ${[...counts].map(([k, n]) => `${k} ${n}`).join(', ')}; other user: ${statuses.length} requests, ${completed.length} files`;
+      await sleep(200);
+      assert.equal(ceres.child.exitCode, null, `service exited: ${summary}\n${ceres.output().slice(-3000)}`);
+      for (const r of [...aborters, ...workers]) if (r.status === 'rejected') throw r.reason;
+      // Every completed upload reads back exactly as sent (after all the aborts).
+      for (const { path, data } of completed) {
+        const raw = await fetchBytes(path);
+        assert.ok(raw.equals(data), `${path}: ${raw.length} bytes read back, ${data.length} sent`);
+      }
+      await until(
+        () => tempFilesUnder(join(ceres.stateDir, 'sessions')).length === 0,
+        `no ${UPLOAD_TEMP_PREFIX}* file left`,
+      );
+      const problems = logProblems(ceres.output());
+      assert.equal(
+        problems.length,
+        0,
+        `${summary}; ${problems.length} problems in the log, first:\n${problems
+          .slice(0, 6)
+          .map((l) => l.slice(0, 400))
+          .join('\n')}`,
+      );
+      assert.equal(ceres.child.exitCode, null);
+      t.diagnostic(summary);
+    },
+  );
 
   async function fetchBytes(path: string): Promise<Buffer> {
     const r = await request(`${ceres.url}/rest/1.1/jobs/${aliceJob}/session/${path}`, { dispatcher: alice.agent });

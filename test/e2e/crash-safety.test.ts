@@ -31,7 +31,12 @@ function runsPerJob(ledger: string): Map<string, number> {
 }
 
 /** Restart on `stateDir`, wait for every job to end, and check each FINISHED exactly once. */
-async function restartAndCheck(dir: string, ids: readonly string[], ledger: string, extra?: (c: Client) => Promise<void>): Promise<void> {
+async function restartAndCheck(
+  dir: string,
+  ids: readonly string[],
+  ledger: string,
+  extra?: (c: Client) => Promise<void>,
+): Promise<void> {
   const ceres = await startCeres({ stateDir: join(dir, 'state') });
   const c = Client.forUser(ceres);
   try {

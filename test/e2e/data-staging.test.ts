@@ -18,7 +18,9 @@ describe('data staging end to end', () => {
     srv.resources.set('/in/a.txt', { body: Buffer.from('alpha\n') });
     srv.resources.set('/in/b.txt', { body: Buffer.from('beta\n') });
     srv.resources.set('/in/shared.dat', { body: Buffer.from('cached content\n') });
-    ceres = await startCeres({ config: { staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } } } });
+    ceres = await startCeres({
+      config: { staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } } },
+    });
     c = Client.forUser(ceres);
   });
   after(async () => {

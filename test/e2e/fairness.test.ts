@@ -43,7 +43,16 @@ class Conn {
   static open(ceres: RunningCeres, credential: string | undefined): Promise<Conn> {
     const pem = credential === undefined ? undefined : readFileSync(join(ceres.pkiDir, credential));
     return new Promise((resolve, reject) => {
-      const s = connect({ host: '127.0.0.1', port: ceres.port, servername: 'localhost', ...(pem === undefined ? {} : { cert: pem, key: pem }), ca: readFileSync(join(ceres.pkiDir, 'ca.pem')) }, () => resolve(new Conn(s)));
+      const s = connect(
+        {
+          host: '127.0.0.1',
+          port: ceres.port,
+          servername: 'localhost',
+          ...(pem === undefined ? {} : { cert: pem, key: pem }),
+          ca: readFileSync(join(ceres.pkiDir, 'ca.pem')),
+        },
+        () => resolve(new Conn(s)),
+      );
       s.once('error', reject);
     });
   }
@@ -80,7 +89,9 @@ class Conn {
   }
   /** A submission whose body never completes: a request that stays in progress. */
   startSlowSubmission(): void {
-    this.send(`POST /arex/rest/1.1/jobs?action=new HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n&(executable=`);
+    this.send(
+      `POST /arex/rest/1.1/jobs?action=new HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n&(executable=`,
+    );
   }
   close(): void {
     this.socket.destroy();
@@ -96,7 +107,12 @@ describe('per-identity fairness (ceres serve)', () => {
     return c;
   };
   before(async () => {
-    ceres = await startCeres({ config: { log: { level: 'warn' }, http: { maxConnectionsPerIdentity: MAX_CONNECTIONS, maxRequestsPerIdentity: MAX_REQUESTS } } });
+    ceres = await startCeres({
+      config: {
+        log: { level: 'warn' },
+        http: { maxConnectionsPerIdentity: MAX_CONNECTIONS, maxRequestsPerIdentity: MAX_REQUESTS },
+      },
+    });
     await addDevUser(ceres.pkiDir, 'bob');
   });
   after(async () => {

@@ -28,12 +28,12 @@ describe('two users', () => {
     removeDir(ceres.stateDir);
   });
 
-  it('bob does not see alice\'s job in listings', async () => {
+  it("bob does not see alice's job in listings", async () => {
     assert.deepEqual((await bob.req('GET', '/rest/1.1/jobs')).json(), { job: [] });
     assert.equal((await alice.req('GET', '/rest/1.1/jobs')).json().job.length, 1);
   });
 
-  it('every bulk action on alice\'s job answers bob 404 Job not found, exactly as for a made-up id', async () => {
+  it("every bulk action on alice's job answers bob 404 Job not found, exactly as for a made-up id", async () => {
     for (const action of ['status', 'info', 'kill', 'clean', 'restart', 'delegations']) {
       const [real, fake] = await bob.action(action, [job, 'zzzzzzzzzzzzzzzzzzzzzzzzzz']);
       assert.equal(real['status-code'], '404', action);
@@ -42,7 +42,7 @@ describe('two users', () => {
     assert.equal((await alice.status([job])).get(job), 'FINISHED');
   });
 
-  it('session files and diagnose files of alice\'s job are 404 for bob, and nothing changes', async () => {
+  it("session files and diagnose files of alice's job are 404 for bob, and nothing changes", async () => {
     const s = `/rest/1.1/jobs/${job}/session`;
     for (const [m, p, body] of [
       ['GET', `${s}/o`, undefined],

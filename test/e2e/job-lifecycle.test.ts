@@ -13,7 +13,9 @@ describe('job life cycle (fork backend)', () => {
   let ceres: RunningCeres;
   let c: Client;
   before(async () => {
-    ceres = await startCeres({ config: { engine: { maxRunningJobs: 4 }, cluster: { sessionLifetimeSeconds: 60, queues: [{ name: 'main' }] } } });
+    ceres = await startCeres({
+      config: { engine: { maxRunningJobs: 4 }, cluster: { sessionLifetimeSeconds: 60, queues: [{ name: 'main' }] } },
+    });
     c = Client.forUser(ceres);
   });
   after(async () => {
@@ -32,7 +34,13 @@ describe('job life cycle (fork backend)', () => {
     assert.equal(out.text, 'hello\n');
     const errors = await c.req('GET', `/rest/1.1/jobs/${item.id}/diagnose/errors`);
     const moves = [...errors.text.matchAll(/Job state change (\S+) -> (\S+)/g)].map((m) => `${m[1]}>${m[2]}`);
-    assert.deepEqual(moves, ['ACCEPTED>PREPARING', 'PREPARING>SUBMIT', 'SUBMIT>INLRMS', 'INLRMS>FINISHING', 'FINISHING>FINISHED']);
+    assert.deepEqual(moves, [
+      'ACCEPTED>PREPARING',
+      'PREPARING>SUBMIT',
+      'SUBMIT>INLRMS',
+      'INLRMS>FINISHING',
+      'FINISHING>FINISHED',
+    ]);
     const diag = await c.req('GET', `/rest/1.1/jobs/${item.id}/diagnose/diag`);
     assert.match(diag.text, /exitcode=0/);
   });
@@ -111,13 +119,19 @@ describe('job life cycle (fork backend)', () => {
   });
 
   it('restart of a failed job with reruns left runs it again; without reruns it is refused', async () => {
-    const [item] = await c.submit('&(executable="/bin/sh")(arguments="-c" "echo run >> count; test -f ok")(rerun=1)(stdout="o")');
+    const [item] = await c.submit(
+      '&(executable="/bin/sh")(arguments="-c" "echo run >> count; test -f ok")(rerun=1)(stdout="o")',
+    );
     assert.equal((await c.waitFor([item.id], FINAL)).get(item.id), 'FAILED');
     // The second attempt succeeds once the flag file exists.
     assert.equal((await c.req('PUT', `/rest/1.1/jobs/${item.id}/session/ok`, 'x')).status, 200);
     const [r] = await c.action('restart', [item.id]);
     assert.equal(r['status-code'], '202', JSON.stringify(r));
-    await c.waitFor([item.id], ['PREPARED', 'ACCEPTED', 'PREPARING', 'SUBMITTING', 'QUEUING', 'RUNNING', 'FINISHING', 'FINISHED'], 10_000);
+    await c.waitFor(
+      [item.id],
+      ['PREPARED', 'ACCEPTED', 'PREPARING', 'SUBMITTING', 'QUEUING', 'RUNNING', 'FINISHING', 'FINISHED'],
+      10_000,
+    );
     assert.equal((await c.waitFor([item.id], FINAL)).get(item.id), 'FINISHED');
     const [again] = await c.action('restart', [item.id]);
     assert.equal(again['status-code'], '409');
@@ -147,10 +161,16 @@ describe('job life cycle (fork backend)', () => {
     const body = `+${Array.from({ length: 50 }, (_, i) => `(&(executable="/bin/echo")(arguments="${i}")(stdout="o"))`).join('')}`;
     const items = await c.submit(body);
     assert.equal(items.length, 50);
-    const st = await c.waitFor(items.map((i) => i.id), FINAL, 120_000);
-    assert.ok([...st.values()].every((s) => s === 'FINISHED'), JSON.stringify([...st.values()]));
+    const st = await c.waitFor(
+      items.map((i) => i.id),
+      FINAL,
+      120_000,
+    );
+    assert.ok(
+      [...st.values()].every((s) => s === 'FINISHED'),
+      JSON.stringify([...st.values()]),
+    );
   });
-
 });
 
 describe('session lifetime', () => {
@@ -165,7 +185,8 @@ describe('session lifetime', () => {
       assert.equal(st.get(item.id), 'WIPED');
       // The state is persisted before its effect (the deletion) runs: give it a moment.
       const gone = Date.now() + 10_000;
-      while (existsSync(join(ceres.stateDir, 'sessions', item.id)) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+      while (existsSync(join(ceres.stateDir, 'sessions', item.id)) && Date.now() < gone)
+        await new Promise((r) => setTimeout(r, 50));
       assert.equal(existsSync(join(ceres.stateDir, 'sessions', item.id)), false);
       const [info] = await c.action('info', [item.id]);
       assert.ok((info.info_document.ComputingActivity.State as string[]).includes('arcrest:WIPED'));

@@ -25,7 +25,11 @@ interface Serve {
 
 /** `ceres serve` with its configuration outside the state directory. */
 function serve(stateDir: string, listen: string, configFile: string): Serve {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--listen', listen, '--state-dir', stateDir, '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'serve', '--listen', listen, '--state-dir', stateDir, '--config', configFile],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -46,7 +50,11 @@ async function waitUntil(what: string, cond: () => boolean, ms = 60_000): Promis
 }
 
 function ledgerLines(ledger: string): string[] {
-  return existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter((l) => l !== '') : [];
+  return existsSync(ledger)
+    ? readFileSync(ledger, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
 }
 
 describe('one service per state directory; no engine before the listener', () => {
@@ -87,7 +95,10 @@ describe('one service per state directory; no engine before the listener', () =>
     const code = await second.exit(30_000);
     if (code === 'running') second.child.kill('SIGKILL');
     assert.equal(code, 1, second.output());
-    assert.match(second.output(), new RegExp(`ceres: the state directory .* is in use by another ceres serve \\(pid ${first.child.pid}\\)`));
+    assert.match(
+      second.output(),
+      new RegExp(`ceres: the state directory .* is in use by another ceres serve \\(pid ${first.child.pid}\\)`),
+    );
     assert.doesNotMatch(second.output(), /service URL/);
     // The first service is unaffected, and the waiting job is still waiting.
     const c = Client.forUser(first);
@@ -106,7 +117,10 @@ describe('one service per state directory; no engine before the listener', () =>
       const code = await s.exit(30_000);
       if (code === 'running') s.child.kill('SIGKILL');
       assert.equal(code, 1, s.output());
-      assert.match(s.output(), new RegExp(`ceres: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`));
+      assert.match(
+        s.output(),
+        new RegExp(`ceres: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`),
+      );
       // An engine would have started the waiting job at once (default limits).
       await new Promise((r) => setTimeout(r, 1000));
       assert.ok(!ledgerLines(ledger).includes(waiting), 'the waiting job was started');
@@ -136,7 +150,13 @@ describe('one service per state directory; no engine before the listener', () =>
     const a = serve(fresh, '127.0.0.1:0', config);
     const b = serve(fresh, '127.0.0.1:0', config);
     try {
-      await waitUntil('one to start and one to exit', () => (/service URL/.test(a.output()) || /service URL/.test(b.output())) && (a.child.exitCode !== null || b.child.exitCode !== null), 90_000);
+      await waitUntil(
+        'one to start and one to exit',
+        () =>
+          (/service URL/.test(a.output()) || /service URL/.test(b.output())) &&
+          (a.child.exitCode !== null || b.child.exitCode !== null),
+        90_000,
+      );
       const [winner, loser] = /service URL/.test(a.output()) ? [a, b] : [b, a];
       assert.equal(loser.child.exitCode, 1, loser.output());
       assert.match(loser.output(), /is in use by another ceres serve/);
@@ -153,7 +173,13 @@ describe('state directory lock (in process)', () => {
     const d = tempDir('lock');
     try {
       const l = lockStateDir(d);
-      assert.throws(() => lockStateDir(d), (e: unknown) => e instanceof StateDirBusyError && e.holderPid === process.pid && /in use by another ceres serve \(pid \d+\)/.test(e.message));
+      assert.throws(
+        () => lockStateDir(d),
+        (e: unknown) =>
+          e instanceof StateDirBusyError &&
+          e.holderPid === process.pid &&
+          /in use by another ceres serve \(pid \d+\)/.test(e.message),
+      );
       l.release();
       lockStateDir(d).release();
       // Nothing but the lock file itself is left behind (no journal).
@@ -167,7 +193,13 @@ describe('state directory lock (in process)', () => {
     const d = tempDir('lock');
     try {
       mkdirSync(join(d, 'ceres.lock'));
-      assert.throws(() => lockStateDir(d), (e: unknown) => e instanceof StartError && !(e instanceof StateDirBusyError) && e.message.startsWith(`cannot lock the state directory ${d}: `));
+      assert.throws(
+        () => lockStateDir(d),
+        (e: unknown) =>
+          e instanceof StartError &&
+          !(e instanceof StateDirBusyError) &&
+          e.message.startsWith(`cannot lock the state directory ${d}: `),
+      );
     } finally {
       removeDir(d);
     }

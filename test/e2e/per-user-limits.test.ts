@@ -85,7 +85,7 @@ describe('per-user limits (real service, two users)', () => {
     assert.equal([...after.values()].filter((s) => IN_BATCH.has(s)).length, RUNNING_PER_USER);
   });
 
-  it('when one of her jobs ends, the user\'s next waiting job takes its place', async () => {
+  it("when one of her jobs ends, the user's next waiting job takes its place", async () => {
     const running = [...(await alice.status(flood)).entries()].filter(([, s]) => IN_BATCH.has(s)).map(([id]) => id);
     await alice.action('kill', [running[0] as string]);
     const deadline = Date.now() + 30_000;
@@ -149,7 +149,10 @@ describe('per-user limits (real service, two users)', () => {
   });
 
   it('concurrent submissions of one user never exceed the cap together', async () => {
-    const active = (await alice.req('GET', '/rest/1.1/jobs')).json().job.filter((j: any) => !ENDED.includes(j.state)).map((j: any) => j.id as string);
+    const active = (await alice.req('GET', '/rest/1.1/jobs'))
+      .json()
+      .job.filter((j: any) => !ENDED.includes(j.state))
+      .map((j: any) => j.id as string);
     assert.equal(active.length, ACTIVE_PER_USER);
     const victims = active.slice(0, 4);
     await alice.action('kill', victims);

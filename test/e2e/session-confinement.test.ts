@@ -65,7 +65,10 @@ describe('a job that replaces its session directory', () => {
     await addDevUser(ceres.pkiDir, 'bob');
     alice = Client.forUser(ceres);
     bob = new Client(ceres.url, join(ceres.pkiDir, 'bob-proxy.pem'), join(ceres.pkiDir, 'ca.pem'));
-    victim = await finished(bob, '&(executable="/bin/sh")(arguments="-c" "echo keep > keep.txt; echo secret")(stdout="o")(outputfiles=("keep.txt" ""))');
+    victim = await finished(
+      bob,
+      '&(executable="/bin/sh")(arguments="-c" "echo keep > keep.txt; echo secret")(stdout="o")(outputfiles=("keep.txt" ""))',
+    );
     victimIntact();
   });
   after(async () => {
@@ -139,7 +142,7 @@ describe('a job that replaces its session directory', () => {
     assert.ok(!exists(join(sessions, id, 'x')));
     await alice.action('clean', [id]);
     await alice.waitFor([id], ['HTTP404']);
-    assert.ok(!exists(join(sessions, `${id}.moved`)), 'the job\'s own directory is removed where it was moved');
+    assert.ok(!exists(join(sessions, `${id}.moved`)), "the job's own directory is removed where it was moved");
     // Whose the replacement is cannot be known (it may be another job's, moved): kept.
     assert.equal(readFileSync(join(sessions, id, 'o'), 'utf8'), 'decoy\n');
   });
@@ -150,7 +153,12 @@ describe('a job that replaces its session directory', () => {
       `&(executable="/bin/sh")(arguments="-c" "mv ../$RUNTIME_JOB_ID ../$RUNTIME_JOB_ID.moved && ln -s ${victimDir()} ../$RUNTIME_JOB_ID")(stdout="out.txt")(rerun="1")`,
       ['FAILED'],
     );
-    const replacedLines = async (): Promise<number> => ((await alice.req('GET', `/rest/1.1/jobs/${id}/diagnose/errors`)).text.match(/Reason: The session directory of job \w+ was replaced/g) ?? []).length;
+    const replacedLines = async (): Promise<number> =>
+      (
+        (await alice.req('GET', `/rest/1.1/jobs/${id}/diagnose/errors`)).text.match(
+          /Reason: The session directory of job \w+ was replaced/g,
+        ) ?? []
+      ).length;
     assert.equal(await replacedLines(), 1);
     victimIntact();
     // A restart stages in again (and would run the job there): refused the same way.
@@ -175,7 +183,7 @@ describe('a job that replaces its session directory', () => {
       ['FAILED'],
     );
     stateIntact();
-    assert.ok(existsSync(join(sessions, `${id}.moved`, 'out.txt')), 'the job\'s real directory kept its output');
+    assert.ok(existsSync(join(sessions, `${id}.moved`, 'out.txt')), "the job's real directory kept its output");
     // The service still works with its database.
     assert.equal((await alice.status([id])).get(id), 'FAILED');
   });
@@ -188,7 +196,8 @@ describe('a job that replaces its session directory', () => {
     // The wipe is recorded before its effect runs (every transition is persisted first):
     // on a loaded machine the removal may still be under way when the state says WIPED.
     const gone = () => !exists(join(sessions, id)) && !exists(join(sessions, `${id}.moved`));
-    for (const deadline = Date.now() + 30_000; !gone() && Date.now() < deadline; ) await new Promise((res) => setTimeout(res, 50));
+    for (const deadline = Date.now() + 30_000; !gone() && Date.now() < deadline;)
+      await new Promise((res) => setTimeout(res, 50));
     assert.ok(!exists(join(sessions, id)));
     assert.ok(!exists(join(sessions, `${id}.moved`)));
     stateIntact();

@@ -44,7 +44,13 @@ describe('soak, short', { timeout: 600_000 }, () => {
   it('RSS after the warm-up grows by at most 50 % or 100 MiB', () => {
     const g = run.report.rss.growth;
     const gone = run.report.serviceGoneAfterS;
-    assert.ok(g !== undefined, `RSS not measured after the warm-up${gone !== undefined ? ` (the service was gone ${gone} s into the run)` : ''}`);
-    assert.ok(g.growthPct <= 50 || g.growthMiB <= 100, `RSS ${g.warmMiB} MiB after the warm-up, ${g.endMiB} MiB at the end (+${g.growthPct} %)`);
+    assert.ok(
+      g !== undefined,
+      `RSS not measured after the warm-up${gone !== undefined ? ` (the service was gone ${gone} s into the run)` : ''}`,
+    );
+    assert.ok(
+      g.growthPct <= 50 || g.growthMiB <= 100,
+      `RSS ${g.warmMiB} MiB after the warm-up, ${g.endMiB} MiB at the end (+${g.growthPct} %)`,
+    );
   });
 });

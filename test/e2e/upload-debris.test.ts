@@ -51,9 +51,16 @@ describe('upload temporaries left by kill -9', () => {
     // An upload that never ends: the service is killed while it writes the temporary.
     const body = new Readable({ read() {} });
     body.push(Buffer.alloc(256 * 1024, 1));
-    const cut = request(`${ceres.url}/rest/1.1/jobs/${job}/session/sub/big.bin`, { method: 'PUT', body, dispatcher: client.agent }).catch((e: unknown) => e);
+    const cut = request(`${ceres.url}/rest/1.1/jobs/${job}/session/sub/big.bin`, {
+      method: 'PUT',
+      body,
+      dispatcher: client.agent,
+    }).catch((e: unknown) => e);
     const temps = (): string[] => readdirSync(join(dir, 'sub')).filter((n) => n.startsWith(TEMP));
-    await until('the upload to write its temporary file', () => temps().length === 1 && statSync(join(dir, 'sub', temps()[0] as string)).size > 0);
+    await until(
+      'the upload to write its temporary file',
+      () => temps().length === 1 && statSync(join(dir, 'sub', temps()[0] as string)).size > 0,
+    );
     const [temp] = temps();
     await stopCeres(ceres, 'SIGKILL');
     await cut;

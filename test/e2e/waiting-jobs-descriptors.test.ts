@@ -48,7 +48,11 @@ describe('jobs waiting for uploads', () => {
     // does within a second here; the old code held one descriptor per job for good).
     const settleFrom = Date.now() + 3_000;
     let now = openFds(pid);
-    for (const deadline = Date.now() + 30_000; (Date.now() < settleFrom || now - before >= JOBS / 4) && Date.now() < deadline; now = openFds(pid)) {
+    for (
+      const deadline = Date.now() + 30_000;
+      (Date.now() < settleFrom || now - before >= JOBS / 4) && Date.now() < deadline;
+      now = openFds(pid)
+    ) {
       await new Promise((r) => setTimeout(r, 200));
     }
     assert.ok(now - before < JOBS / 4, `open descriptors grew from ${before} to ${now} with ${JOBS} jobs waiting`);

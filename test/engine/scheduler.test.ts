@@ -96,7 +96,11 @@ class FakeSessions implements SessionsPort {
 class RacedStore extends JobStore {
   beforeUpdate: ((expected: Pick<JobRecord, 'id' | 'version'>, changes: JobChanges) => void) | undefined;
   updates = 0;
-  override update(expected: Pick<JobRecord, 'id' | 'version'>, changes: JobChanges, now?: number): JobRecord | undefined {
+  override update(
+    expected: Pick<JobRecord, 'id' | 'version'>,
+    changes: JobChanges,
+    now?: number,
+  ): JobRecord | undefined {
     const hook = this.beforeUpdate;
     if (hook) {
       this.beforeUpdate = undefined;
@@ -132,7 +136,9 @@ afterEach(async () => {
   }
 });
 
-async function rig(o: Omit<Partial<SchedulerOptions>, 'limits'> & { limits?: Partial<SchedulerOptions['limits']> } = {}): Promise<Rig> {
+async function rig(
+  o: Omit<Partial<SchedulerOptions>, 'limits'> & { limits?: Partial<SchedulerOptions['limits']> } = {},
+): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'ceres-scheduler-'));
   const db = openDatabase(join(dir, 'db'));
   const store = new RacedStore(db);
@@ -152,7 +158,23 @@ async function rig(o: Omit<Partial<SchedulerOptions>, 'limits'> & { limits?: Par
     submit(id, xrsl = '&(executable=/bin/true)', owner = '/CN=alice') {
       const parsed = parseXrsl(xrsl);
       assert.ok(parsed.ok);
-      store.insertMany([{ id, owner, state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: null, delegationIds: [], format: 'xrsl', description: parsed.description, raw: xrsl, createdAt: r.clock, rerunsLeft: 0, clientHost: null }]);
+      store.insertMany([
+        {
+          id,
+          owner,
+          state: 'ACCEPTED',
+          restState: 'ACCEPTING',
+          queue: 'main',
+          delegationId: null,
+          delegationIds: [],
+          format: 'xrsl',
+          description: parsed.description,
+          raw: xrsl,
+          createdAt: r.clock,
+          rerunsLeft: 0,
+          clientHost: null,
+        },
+      ]);
       r.scheduler.jobsSubmitted([id]);
     },
     job: (id) => store.get(id),
@@ -163,7 +185,12 @@ async function rig(o: Omit<Partial<SchedulerOptions>, 'limits'> & { limits?: Par
       r.scheduler.poke(id);
     },
   };
-  const log = { debug() {}, info() {}, warn: (_o: object, m: string) => void warnings.push(m), error: (_o: object, m: string) => void warnings.push(m) };
+  const log = {
+    debug() {},
+    info() {},
+    warn: (_o: object, m: string) => void warnings.push(m),
+    error: (_o: object, m: string) => void warnings.push(m),
+  };
   const scheduler = new Scheduler({
     store,
     control: new ControlDir(join(dir, 'control')),
@@ -203,7 +230,17 @@ async function toRunning(r: Rig, id: string, xrsl?: string): Promise<string> {
 const finalUpdate = (jobId: string, exitCode = 0): BatchUpdate => ({
   kind: 'final',
   jobId,
-  result: { exitCode, wallTimeSeconds: 1, cpuTimeSeconds: 0, userTimeSeconds: 0, kernelTimeSeconds: 0, maxRssBytes: 0, startTime: null, endTime: null, nodes: [] },
+  result: {
+    exitCode,
+    wallTimeSeconds: 1,
+    cpuTimeSeconds: 0,
+    userTimeSeconds: 0,
+    kernelTimeSeconds: 0,
+    maxRssBytes: 0,
+    startTime: null,
+    endTime: null,
+    nodes: [],
+  },
 });
 
 describe('scheduler: compare-and-set', () => {

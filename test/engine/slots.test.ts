@@ -4,7 +4,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Slots, type Limits } from '../../src/engine/scheduler/slots.js';
 
-const limits = (o: Partial<Limits>): Limits => ({ maxPreparing: 0, maxRunning: 0, maxFinishing: 0, maxPerUser: 0, maxRunningPerUser: 0, ...o });
+const limits = (o: Partial<Limits>): Limits => ({
+  maxPreparing: 0,
+  maxRunning: 0,
+  maxFinishing: 0,
+  maxPerUser: 0,
+  maxRunningPerUser: 0,
+  ...o,
+});
 
 /** Puts `n` jobs of `owner` in the SUBMIT wait queue (as PENDING:PREPARING). */
 function queue(s: Slots, owner: string, n: number): string[] {
@@ -49,7 +56,7 @@ describe('per-user running limit', () => {
     assert.equal(s.mayEnter('SUBMIT', 'b'), false);
   });
 
-  it('a flood gets its share only; another owner\'s single job goes at once', () => {
+  it("a flood gets its share only; another owner's single job goes at once", () => {
     const s = new Slots(limits({ maxRunning: 4, maxRunningPerUser: 2 }));
     queue(s, 'a', 1000);
     assert.deepEqual(drain(s), ['a0', 'a1']);

@@ -4,8 +4,24 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { checkInvariants, initialState, machineStateOf, persistedFields, type MachineState } from '../../src/engine/states.js';
-import { INTERNAL_STATES, POSITIONS, REST_STATES, positionOf, restState, lrmsLetter, type InternalState, type Position, type RestState } from '../../src/vocabulary/job-states.js';
+import {
+  checkInvariants,
+  initialState,
+  machineStateOf,
+  persistedFields,
+  type MachineState,
+} from '../../src/engine/states.js';
+import {
+  INTERNAL_STATES,
+  POSITIONS,
+  REST_STATES,
+  positionOf,
+  restState,
+  lrmsLetter,
+  type InternalState,
+  type Position,
+  type RestState,
+} from '../../src/vocabulary/job-states.js';
 import {
   EVENT_TYPES,
   KILL_REASON,
@@ -33,7 +49,15 @@ const AT: Record<Position, MachineState> = {
   INLRMS: { ...base, state: 'INLRMS', lrmsState: 'RUNNING', localId: 'L1' },
   'PENDING:INLRMS': { ...base, state: 'INLRMS', pending: true, localId: 'L1', exitCode: 0, outcome: 'success' },
   FINISHING: { ...base, state: 'FINISHING', localId: 'L1', exitCode: 0, outcome: 'success' },
-  CANCELING: { ...base, state: 'CANCELING', localId: 'L1', outcome: 'killed', failedState: 'INLRMS', failedCause: 'client', failureReason: KILL_REASON },
+  CANCELING: {
+    ...base,
+    state: 'CANCELING',
+    localId: 'L1',
+    outcome: 'killed',
+    failedState: 'INLRMS',
+    failedCause: 'client',
+    failureReason: KILL_REASON,
+  },
   FINISHED: { ...base, state: 'FINISHED', localId: 'L1', exitCode: 1, outcome: 'failed', ...failedInLrms },
   DELETED: { ...base, state: 'DELETED', localId: 'L1', exitCode: 0, outcome: 'success' },
 };
@@ -76,7 +100,12 @@ const LRMS_END: Record<string, Position> = {
 
 /** The allowed moves, by hand from the design (docs/lifecycle.md). Everything else is refused. */
 const EXPECTED: Record<Position, Record<string, Position>> = {
-  ACCEPTED: { 'picked-up': 'PREPARING', 'picked-up/hold': 'PENDING:ACCEPTED', 'kill-requested': 'CANCELING', 'processing-failed': 'FINISHING' },
+  ACCEPTED: {
+    'picked-up': 'PREPARING',
+    'picked-up/hold': 'PENDING:ACCEPTED',
+    'kill-requested': 'CANCELING',
+    'processing-failed': 'FINISHING',
+  },
   'PENDING:ACCEPTED': { 'limit-release': 'PREPARING', 'kill-requested': 'CANCELING', 'processing-failed': 'FINISHING' },
   PREPARING: {
     'staging-done': 'SUBMIT',
@@ -90,7 +119,12 @@ const EXPECTED: Record<Position, Record<string, Position>> = {
   SUBMIT: { submitted: 'INLRMS', 'submit-failed': 'FINISHING', 'lrms-state': 'INLRMS', ...LRMS_END },
   INLRMS: { 'lrms-state': 'INLRMS', ...LRMS_END, 'kill-requested': 'CANCELING', 'processing-failed': 'CANCELING' },
   'PENDING:INLRMS': { 'limit-release': 'FINISHING', 'kill-requested': 'CANCELING', 'processing-failed': 'FINISHING' },
-  FINISHING: { 'upload-done': 'FINISHED', 'upload-failed': 'FINISHED', 'kill-requested': 'FINISHING', 'processing-failed': 'FINISHING' },
+  FINISHING: {
+    'upload-done': 'FINISHED',
+    'upload-failed': 'FINISHED',
+    'kill-requested': 'FINISHING',
+    'processing-failed': 'FINISHING',
+  },
   CANCELING: {
     'cancel-done': 'FINISHING',
     'staging-done': 'FINISHING',
@@ -248,7 +282,16 @@ describe('limits: PENDING states', () => {
   });
 
   it('limit-release of a job that is not pending is refused', () => {
-    for (const p of ['ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'FINISHING', 'CANCELING', 'FINISHED', 'DELETED'] as const) {
+    for (const p of [
+      'ACCEPTED',
+      'PREPARING',
+      'SUBMIT',
+      'INLRMS',
+      'FINISHING',
+      'CANCELING',
+      'FINISHED',
+      'DELETED',
+    ] as const) {
       refused(AT[p], { type: 'limit-release' });
     }
   });
@@ -256,17 +299,94 @@ describe('limits: PENDING states', () => {
 
 describe('failure paths record the failed step', () => {
   const cases: Array<[string, Position, EngineEvent, Position, string, string]> = [
-    ['stage-in', 'PREPARING', { type: 'staging-failed', reason: 'Data download failed' }, 'FINISHING', 'PREPARING', 'Data download failed'],
-    ['submission', 'SUBMIT', { type: 'submit-failed', reason: 'sbatch: error' }, 'FINISHING', 'SUBMIT', 'sbatch: error'],
-    ['non-zero exit', 'INLRMS', { type: 'lrms-done', exitCode: 2 }, 'FINISHING', 'INLRMS', 'LRMS error: (2) Job finished with exit code 2'],
-    ['batch failure', 'INLRMS', { type: 'lrms-failed', reason: 'wall time limit exceeded', exitCode: 143 }, 'FINISHING', 'INLRMS', 'LRMS error: (143) wall time limit exceeded'],
-    ['batch failure without exit code', 'INLRMS', { type: 'lrms-failed', reason: 'job lost' }, 'FINISHING', 'INLRMS', 'LRMS error: job lost'],
-    ['batch failure reported during SUBMIT', 'SUBMIT', { type: 'lrms-failed', reason: 'could not start', localId: 'L2' }, 'FINISHING', 'INLRMS', 'LRMS error: could not start'],
-    ['stage-out', 'FINISHING', { type: 'upload-failed', reason: 'Data upload failed' }, 'FINISHED', 'FINISHING', 'Data upload failed'],
-    ['processing in ACCEPTED', 'ACCEPTED', { type: 'processing-failed', reason: 'Dry run' }, 'FINISHING', 'ACCEPTED', 'Dry run'],
-    ['processing while pending', 'PENDING:PREPARING', { type: 'processing-failed', reason: 'x' }, 'FINISHING', 'PREPARING', 'x'],
-    ['processing during stage-in', 'PREPARING', { type: 'processing-failed', reason: 'x' }, 'CANCELING', 'PREPARING', 'x'],
-    ['processing in the batch system', 'INLRMS', { type: 'processing-failed', reason: 'x' }, 'CANCELING', 'INLRMS', 'x'],
+    [
+      'stage-in',
+      'PREPARING',
+      { type: 'staging-failed', reason: 'Data download failed' },
+      'FINISHING',
+      'PREPARING',
+      'Data download failed',
+    ],
+    [
+      'submission',
+      'SUBMIT',
+      { type: 'submit-failed', reason: 'sbatch: error' },
+      'FINISHING',
+      'SUBMIT',
+      'sbatch: error',
+    ],
+    [
+      'non-zero exit',
+      'INLRMS',
+      { type: 'lrms-done', exitCode: 2 },
+      'FINISHING',
+      'INLRMS',
+      'LRMS error: (2) Job finished with exit code 2',
+    ],
+    [
+      'batch failure',
+      'INLRMS',
+      { type: 'lrms-failed', reason: 'wall time limit exceeded', exitCode: 143 },
+      'FINISHING',
+      'INLRMS',
+      'LRMS error: (143) wall time limit exceeded',
+    ],
+    [
+      'batch failure without exit code',
+      'INLRMS',
+      { type: 'lrms-failed', reason: 'job lost' },
+      'FINISHING',
+      'INLRMS',
+      'LRMS error: job lost',
+    ],
+    [
+      'batch failure reported during SUBMIT',
+      'SUBMIT',
+      { type: 'lrms-failed', reason: 'could not start', localId: 'L2' },
+      'FINISHING',
+      'INLRMS',
+      'LRMS error: could not start',
+    ],
+    [
+      'stage-out',
+      'FINISHING',
+      { type: 'upload-failed', reason: 'Data upload failed' },
+      'FINISHED',
+      'FINISHING',
+      'Data upload failed',
+    ],
+    [
+      'processing in ACCEPTED',
+      'ACCEPTED',
+      { type: 'processing-failed', reason: 'Dry run' },
+      'FINISHING',
+      'ACCEPTED',
+      'Dry run',
+    ],
+    [
+      'processing while pending',
+      'PENDING:PREPARING',
+      { type: 'processing-failed', reason: 'x' },
+      'FINISHING',
+      'PREPARING',
+      'x',
+    ],
+    [
+      'processing during stage-in',
+      'PREPARING',
+      { type: 'processing-failed', reason: 'x' },
+      'CANCELING',
+      'PREPARING',
+      'x',
+    ],
+    [
+      'processing in the batch system',
+      'INLRMS',
+      { type: 'processing-failed', reason: 'x' },
+      'CANCELING',
+      'INLRMS',
+      'x',
+    ],
   ];
   for (const [name, from, event, to, failedState, reason] of cases) {
     it(`${name}: ${from} → ${to}, failedState ${failedState}, cause internal`, () => {
@@ -493,28 +613,50 @@ describe('restart (A-REX §7.5)', () => {
   });
 
   it('a killed job can be restarted', () => {
-    const killed: MachineState = { ...AT.FINISHED, outcome: 'killed', failedState: 'INLRMS', failedCause: 'client', failureReason: KILL_REASON, killRequested: true };
+    const killed: MachineState = {
+      ...AT.FINISHED,
+      outcome: 'killed',
+      failedState: 'INLRMS',
+      failedCause: 'client',
+      failureReason: KILL_REASON,
+      killRequested: true,
+    };
     const r = must(killed, { type: 'restart-requested', inputsComplete: true });
     assert.equal(positionOf(r.to), 'PENDING:PREPARING');
     assert.equal(r.to.killRequested, false, 'a stale kill flag does not kill the new attempt');
   });
 
   it('refused without reruns left', () => {
-    assert.equal(refused(finishedFailedIn('INLRMS', { rerunsLeft: 0 }), { type: 'restart-requested' }), 'No more restarts allowed');
+    assert.equal(
+      refused(finishedFailedIn('INLRMS', { rerunsLeft: 0 }), { type: 'restart-requested' }),
+      'No more restarts allowed',
+    );
   });
 
   it('refused for a job that did not fail', () => {
     assert.equal(refused(AT.DELETED, { type: 'restart-requested' }), 'Job is already wiped');
-    const ok: MachineState = { ...AT.FINISHED, outcome: 'success', failedState: null, failedCause: null, failureReason: null };
+    const ok: MachineState = {
+      ...AT.FINISHED,
+      outcome: 'success',
+      failedState: null,
+      failedCause: null,
+      failureReason: null,
+    };
     assert.equal(refused(ok, { type: 'restart-requested' }), 'Job has not failed');
   });
 
   it('refused for a failed state that has no re-entry', () => {
-    assert.match(refused(finishedFailedIn('CANCELING'), { type: 'restart-requested' }), /cannot be restarted from CANCELING/);
+    assert.match(
+      refused(finishedFailedIn('CANCELING'), { type: 'restart-requested' }),
+      /cannot be restarted from CANCELING/,
+    );
   });
 
   it('refused while a clean is pending', () => {
-    assert.equal(refused(finishedFailedIn('INLRMS', { cleanRequested: true }), { type: 'restart-requested' }), 'Job is being cleaned');
+    assert.equal(
+      refused(finishedFailedIn('INLRMS', { cleanRequested: true }), { type: 'restart-requested' }),
+      'Job is being cleaned',
+    );
   });
 
   it('refused for an active job: it waits until FINISHED', () => {
@@ -524,7 +666,12 @@ describe('restart (A-REX §7.5)', () => {
   });
 
   it('restartRefusal agrees with next()', () => {
-    for (const s of [finishedFailedIn('INLRMS'), finishedFailedIn('INLRMS', { rerunsLeft: 0 }), AT.DELETED, AT.INLRMS]) {
+    for (const s of [
+      finishedFailedIn('INLRMS'),
+      finishedFailedIn('INLRMS', { rerunsLeft: 0 }),
+      AT.DELETED,
+      AT.INLRMS,
+    ]) {
       const r = next(s, { type: 'restart-requested' });
       assert.equal(restartRefusal(s), r.ok ? undefined : r.reason);
     }
@@ -599,17 +746,21 @@ describe('REST mapping', () => {
   it('every REST state is reachable from some job', () => {
     const seen = new Set<RestState>();
     for (const p of POSITIONS) seen.add(restState(AT[p]));
-    for (const sub of ['QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER'] as const) seen.add(restState({ ...AT.INLRMS, lrmsState: sub }));
+    for (const sub of ['QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER'] as const)
+      seen.add(restState({ ...AT.INLRMS, lrmsState: sub }));
     seen.add(restState({ ...AT.FINISHED, outcome: 'killed' }));
     seen.add(restState({ ...AT.FINISHED, outcome: 'success' }));
     assert.deepEqual([...seen].sort(), [...REST_STATES].sort());
   });
 
   it('batch sub-states have A-REX letters for the info document', () => {
-    assert.deepEqual(
-      (['QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER'] as const).map(lrmsLetter),
-      ['Q', 'R', 'S', 'E', 'O'],
-    );
+    assert.deepEqual((['QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER'] as const).map(lrmsLetter), [
+      'Q',
+      'R',
+      'S',
+      'E',
+      'O',
+    ]);
   });
 });
 
@@ -633,7 +784,10 @@ describe('stored fields', () => {
     ['unknown state', { state: 'RUNNING' }],
     ['unknown batch state', { lrmsState: 'R' }],
     ['unknown outcome', { outcome: 'ok' }],
-    ['unknown cause', { state: 'FINISHED', outcome: 'failed', failedState: 'INLRMS', failedCause: 'user', failureReason: 'x' }],
+    [
+      'unknown cause',
+      { state: 'FINISHED', outcome: 'failed', failedState: 'INLRMS', failedCause: 'user', failureReason: 'x' },
+    ],
     ['pending FINISHING', { state: 'FINISHING', pending: true, outcome: 'success' }],
     ['INLRMS without batch state', { state: 'INLRMS' }],
     ['FINISHED without outcome', { state: 'FINISHED' }],
@@ -653,7 +807,11 @@ describe('stored fields', () => {
 describe('properties', () => {
   const anyEvent: fc.Arbitrary<EngineEvent> = fc.oneof(
     fc.constantFrom(...Object.values(SAMPLES)),
-    fc.record({ type: fc.constant('lrms-done' as const), exitCode: fc.integer({ min: 0, max: 255 }), hold: fc.boolean() }),
+    fc.record({
+      type: fc.constant('lrms-done' as const),
+      exitCode: fc.integer({ min: 0, max: 255 }),
+      hold: fc.boolean(),
+    }),
     fc.record({ type: fc.constant('submitted' as const), localId: fc.constantFrom('L1', 'L2') }),
   );
 
@@ -662,7 +820,10 @@ describe('properties', () => {
       fc.property(fc.integer({ min: 0, max: 3 }), fc.array(anyEvent, { maxLength: 60 }), (reruns, events) => {
         let s = initialState(reruns);
         for (const e of events) {
-          const flags = { killRequested: e.type === 'kill-requested' || s.killRequested, restartRequested: s.restartRequested || e.type === 'restart-requested' };
+          const flags = {
+            killRequested: e.type === 'kill-requested' || s.killRequested,
+            restartRequested: s.restartRequested || e.type === 'restart-requested',
+          };
           const r = next({ ...s, ...flags }, e);
           if (!r.ok) continue;
           assert.equal(checkInvariants(r.to), undefined, `${positionOf(s)} --${e.type}--> ${positionOf(r.to)}`);

@@ -6,7 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listFiles, lstatPath, openDirChain, openForRead, removeEntry, MAX_REMOVE_DEPTH } from '../../src/fs/safe-fs.js';
+import {
+  listFiles,
+  lstatPath,
+  openDirChain,
+  openForRead,
+  removeEntry,
+  MAX_REMOVE_DEPTH,
+} from '../../src/fs/safe-fs.js';
 import { readDirTable } from '../../src/sessions/dir-table.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 
@@ -174,7 +181,12 @@ describe('looking up and listing for data staging', () => {
 
   it('lists the regular files of a tree at every depth, never through a link, without special files', async () => {
     assert.deepEqual((await listFiles(session, ['out'])).sort(), ['a', 'deeper/b', 'deeper/deepest/c']);
-    assert.deepEqual((await listFiles(session, [])).sort(), ['out/a', 'out/deeper/b', 'out/deeper/deepest/c', 'top.txt']);
+    assert.deepEqual((await listFiles(session, [])).sort(), [
+      'out/a',
+      'out/deeper/b',
+      'out/deeper/deepest/c',
+      'top.txt',
+    ]);
   });
 
   it('listing a tree reached through a link is 403; a missing tree or a file, 404', async () => {

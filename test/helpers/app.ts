@@ -14,7 +14,8 @@ import { infoResource } from '../../src/api/rest/info/index.js';
 
 export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
   const dn = req.headers['x-test-dn'];
-  if (typeof dn !== 'string' || dn === '') return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
+  if (typeof dn !== 'string' || dn === '')
+    return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
   if (dn === 'invalid') return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'test: invalid credentials' };
   return { ok: true, caller: { dn, kind: 'x509' } };
 };

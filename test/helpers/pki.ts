@@ -65,7 +65,9 @@ export async function makeCa(o: CaOptions = {}): Promise<TestCred> {
   const der = await issueCertificate({
     subject: o.dn ?? '/DC=org/DC=ceres-test/CN=Test CA',
     publicKey: keys.publicKey,
-    ...(o.issuer === undefined ? { selfSigningKey: keys.privateKey } : { issuer: { certDer: o.issuer.der, key: o.issuer.keys.privateKey } }),
+    ...(o.issuer === undefined
+      ? { selfSigningKey: keys.privateKey }
+      : { issuer: { certDer: o.issuer.der, key: o.issuer.keys.privateKey } }),
     ...validity(o, 3650 * DAY_MS),
     extensions: [
       new x509.BasicConstraintsExtension(o.notCa !== true, o.pathLen, true),
@@ -101,7 +103,9 @@ export async function makeUser(issuer: TestCred | undefined, o: UserOptions = {}
   const der = await issueCertificate({
     subject: o.dn ?? '/DC=org/DC=ceres-test/CN=Test User',
     publicKey: keys.publicKey,
-    ...(o.selfSigned === true || issuer === undefined ? { selfSigningKey: keys.privateKey } : { issuer: { certDer: issuer.der, key: issuer.keys.privateKey } }),
+    ...(o.selfSigned === true || issuer === undefined
+      ? { selfSigningKey: keys.privateKey }
+      : { issuer: { certDer: issuer.der, key: issuer.keys.privateKey } }),
     ...validity(o, 365 * DAY_MS),
     extensions: exts,
   });
@@ -130,14 +134,23 @@ export interface ProxyOptions extends Validity {
 export async function makeProxy(signer: TestCred, o: ProxyOptions = {}): Promise<TestCred> {
   const keys = await newKeys(o.rsa);
   const serial = Math.floor(Math.random() * 2 ** 30) + 1;
-  const lang = o.policy === undefined ? PROXY_POLICY.inheritAll : ((PROXY_POLICY as Record<string, string>)[o.policy] ?? o.policy);
+  const lang =
+    o.policy === undefined ? PROXY_POLICY.inheritAll : ((PROXY_POLICY as Record<string, string>)[o.policy] ?? o.policy);
   const exts: x509.Extension[] = [new x509.KeyUsagesExtension(KU.digitalSignature | KU.keyEncipherment, true)];
   if (o.legacy === undefined) {
-    exts.push(new x509.Extension(o.draft === true ? '1.3.6.1.4.1.3536.1.222' : OID_PROXY_CERT_INFO, o.critical ?? true, encodeProxyCertInfo({ ...(o.pathLen === undefined ? {} : { pathLen: o.pathLen }), policyLanguage: lang })));
+    exts.push(
+      new x509.Extension(
+        o.draft === true ? '1.3.6.1.4.1.3536.1.222' : OID_PROXY_CERT_INFO,
+        o.critical ?? true,
+        encodeProxyCertInfo({ ...(o.pathLen === undefined ? {} : { pathLen: o.pathLen }), policyLanguage: lang }),
+      ),
+    );
   }
   if (o.ca === true) exts.push(new x509.BasicConstraintsExtension(true, undefined, true));
-  if (o.withSan === true) exts.push(new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'localhost' }], false));
-  const subject = o.subject !== undefined ? encodeOnelineDn(o.subject) : appendCn(signer.cert.subjectDer, o.legacy ?? String(serial));
+  if (o.withSan === true)
+    exts.push(new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'localhost' }], false));
+  const subject =
+    o.subject !== undefined ? encodeOnelineDn(o.subject) : appendCn(signer.cert.subjectDer, o.legacy ?? String(serial));
   const der = await issueCertificate({
     subject,
     publicKey: keys.publicKey,
@@ -179,7 +192,10 @@ export interface CrlOptions {
 /** A CRL (DER) of `ca` listing the serial numbers of `revoked`; valid from an hour ago for a day. */
 export async function makeCrl(ca: TestCred, revoked: readonly TestCred[], o: CrlOptions = {}): Promise<Buffer> {
   const key = o.signWith ?? ca.keys.privateKey;
-  const signingAlgorithm = key.algorithm.name === 'ECDSA' ? { name: 'ECDSA', hash: 'SHA-256' } : { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  const signingAlgorithm =
+    key.algorithm.name === 'ECDSA'
+      ? { name: 'ECDSA', hash: 'SHA-256' }
+      : { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
   const crl = await x509.X509CrlGenerator.create({
     issuer: new x509.X509Certificate(ca.der).subjectName,
     thisUpdate: o.thisUpdate ?? new Date(Date.now() - HOUR),

@@ -26,7 +26,9 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `ceres-${prefix}-`));
 }
 
-export async function startCeres(opts: { stateDir?: string; listen?: string; config?: Record<string, unknown> } = {}): Promise<RunningCeres> {
+export async function startCeres(
+  opts: { stateDir?: string; listen?: string; config?: Record<string, unknown> } = {},
+): Promise<RunningCeres> {
   const stateDir = opts.stateDir ?? tempDir('state');
   mkdirSync(stateDir, { recursive: true });
   const args = [MAIN, 'serve', '--listen', opts.listen ?? '127.0.0.1:0', '--state-dir', stateDir];
@@ -81,7 +83,9 @@ export class Client {
     readonly headers: Record<string, string> = {},
   ) {
     const pem = credentialFile === null ? undefined : readFileSync(credentialFile, 'utf8');
-    this.agent = new Agent({ connect: { ...(pem === undefined ? {} : { cert: pem, key: pem }), ca: readFileSync(caFile, 'utf8') } });
+    this.agent = new Agent({
+      connect: { ...(pem === undefined ? {} : { cert: pem, key: pem }), ca: readFileSync(caFile, 'utf8') },
+    });
   }
 
   /** A client without a client certificate, authenticated by a bearer token only. */
@@ -93,8 +97,23 @@ export class Client {
     return new Client(c.url, join(c.pkiDir, credential), join(c.pkiDir, 'ca.pem'));
   }
 
-  async req(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; json: () => any }> {
-    const r = await request(`${this.base}${path}`, { method: method as 'GET', dispatcher: this.agent, headers: { accept: 'application/json', ...this.headers, ...headers }, ...(body !== undefined ? { body } : {}) });
+  async req(
+    method: string,
+    path: string,
+    body?: string | Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    text: string;
+    json: () => any;
+  }> {
+    const r = await request(`${this.base}${path}`, {
+      method: method as 'GET',
+      dispatcher: this.agent,
+      headers: { accept: 'application/json', ...this.headers, ...headers },
+      ...(body !== undefined ? { body } : {}),
+    });
     const text = await r.body.text();
     return { status: r.statusCode, headers: r.headers, text, json: () => JSON.parse(text) };
   }
@@ -106,12 +125,24 @@ export class Client {
   }
 
   async status(ids: string[]): Promise<Map<string, string>> {
-    const r = await this.req('POST', '/rest/1.1/jobs?action=status', JSON.stringify({ job: ids.map((id) => ({ id })) }), { 'content-type': 'application/json' });
-    return new Map((r.json().job as any[]).map((j) => [j.id as string, (j.state as string) ?? `HTTP${j['status-code']}`]));
+    const r = await this.req(
+      'POST',
+      '/rest/1.1/jobs?action=status',
+      JSON.stringify({ job: ids.map((id) => ({ id })) }),
+      { 'content-type': 'application/json' },
+    );
+    return new Map(
+      (r.json().job as any[]).map((j) => [j.id as string, (j.state as string) ?? `HTTP${j['status-code']}`]),
+    );
   }
 
   async action(action: string, ids: string[]): Promise<any[]> {
-    const r = await this.req('POST', `/rest/1.1/jobs?action=${action}`, JSON.stringify({ job: ids.map((id) => ({ id })) }), { 'content-type': 'application/json' });
+    const r = await this.req(
+      'POST',
+      `/rest/1.1/jobs?action=${action}`,
+      JSON.stringify({ job: ids.map((id) => ({ id })) }),
+      { 'content-type': 'application/json' },
+    );
     return r.json().job as any[];
   }
 

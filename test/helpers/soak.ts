@@ -22,7 +22,13 @@ export interface ShortRun {
   logErrors(): string;
 }
 
-export async function shortSoak(o: { clients: number; seconds: number; warmupS: number; settleS: number; chaos?: { minMs: number; maxMs: number } }): Promise<ShortRun> {
+export async function shortSoak(o: {
+  clients: number;
+  seconds: number;
+  warmupS: number;
+  settleS: number;
+  chaos?: { minMs: number; maxMs: number };
+}): Promise<ShortRun> {
   const root = tempDir('soak');
   const service = await CeresService.start(join(root, 'service'));
   const ledger = await makeLedger(root);
@@ -55,7 +61,11 @@ export function crashText(r: SoakReport): string {
 
 /** A few lines about the run, for assertion messages. */
 export function runText(r: SoakReport): string {
-  return `${r.requests} requests in ${r.seconds} s from ${r.clients} clients (${r.users} users), ${r.verdict.acknowledged} jobs acknowledged, ${r.abortedUploads} aborted uploads${r.chaos ? `, ${r.chaos.kills} kills` : ''}; uploads still owed at the end: ${r.owedUploads.uploaded} made, ${r.owedUploads.killed} jobs killed (${Object.entries(r.owedUploads.answers).map(([k, n]) => `${n} × ${k}`).join(', ')})`;
+  return `${r.requests} requests in ${r.seconds} s from ${r.clients} clients (${r.users} users), ${r.verdict.acknowledged} jobs acknowledged, ${r.abortedUploads} aborted uploads${r.chaos ? `, ${r.chaos.kills} kills` : ''}; uploads still owed at the end: ${r.owedUploads.uploaded} made, ${r.owedUploads.killed} jobs killed (${Object.entries(
+    r.owedUploads.answers,
+  )
+    .map(([k, n]) => `${n} × ${k}`)
+    .join(', ')})`;
 }
 
 /** "12 × unexpected error: EBADF: bad file descriptor, close (at ...)" lines from a pino log. */
@@ -69,18 +79,31 @@ export function logErrors(path: string, max = 8): string {
   }
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) {
-      if (/Error|abort|Assertion/i.test(line)) folded.set(line.slice(0, 300), (folded.get(line.slice(0, 300)) ?? 0) + 1);
+      if (/Error|abort|Assertion/i.test(line))
+        folded.set(line.slice(0, 300), (folded.get(line.slice(0, 300)) ?? 0) + 1);
       continue;
     }
-    let o: { level?: number; msg?: string; err?: { message?: string; stack?: string }; req?: { method?: string; url?: string } };
+    let o: {
+      level?: number;
+      msg?: string;
+      err?: { message?: string; stack?: string };
+      req?: { method?: string; url?: string };
+    };
     try {
       o = JSON.parse(line);
     } catch {
       continue;
     }
     if ((o.level ?? 0) < 50) continue;
-    const where = o.err?.stack?.split('\n').find((l) => l.includes('/src/'))?.trim() ?? '';
-    const k = `${o.msg ?? ''}: ${o.err?.message ?? ''}${where ? ` (${where.replace(/.*\/dist\//, '')})` : ''}`.slice(0, 300);
+    const where =
+      o.err?.stack
+        ?.split('\n')
+        .find((l) => l.includes('/src/'))
+        ?.trim() ?? '';
+    const k = `${o.msg ?? ''}: ${o.err?.message ?? ''}${where ? ` (${where.replace(/.*\/dist\//, '')})` : ''}`.slice(
+      0,
+      300,
+    );
     folded.set(k, (folded.get(k) ?? 0) + 1);
   }
   return [...folded.entries()]

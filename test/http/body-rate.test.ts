@@ -35,11 +35,20 @@ async function serve(minBytesPerSecond: number) {
 
 function put(port: number, delayMs: number, body: Buffer): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ port, host: '127.0.0.1', method: 'PUT', path: `/arex/rest/1.1/jobs/x/session?delay=${delayMs}`, headers: { ...A, 'content-length': body.length } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      {
+        port,
+        host: '127.0.0.1',
+        method: 'PUT',
+        path: `/arex/rest/1.1/jobs/x/session?delay=${delayMs}`,
+        headers: { ...A, 'content-length': body.length },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -57,7 +66,7 @@ describe('body-rate floor (plain HTTP, 1 s window)', () => {
     await off.app.close();
   });
 
-  it('a body the handler reads only after 3 windows is not the client\'s fault: it is accepted', async () => {
+  it("a body the handler reads only after 3 windows is not the client's fault: it is accepted", async () => {
     // 8 MiB fill the socket buffers at once; then nothing moves until the handler reads.
     const r = await put(on.port, 3000, Buffer.alloc(8 * MiB, 1));
     assert.equal(r.status, 200);
@@ -66,7 +75,10 @@ describe('body-rate floor (plain HTTP, 1 s window)', () => {
 
   it('a silent body is 408 with the measured reason, and a floor of 0 leaves it alone', async () => {
     const t0 = Date.now();
-    const r = await rawRequest(on.port, `PUT /arex/rest/1.1/jobs/x/session HTTP/1.1\r\nx-test-dn: ${A['x-test-dn']}\r\naccept: application/json\r\nContent-Length: 10`);
+    const r = await rawRequest(
+      on.port,
+      `PUT /arex/rest/1.1/jobs/x/session HTTP/1.1\r\nx-test-dn: ${A['x-test-dn']}\r\naccept: application/json\r\nContent-Length: 10`,
+    );
     assert.equal(r.status, 408);
     assert.equal(r.headers.connection, 'close');
     const doc = JSON.parse(r.body.toString());
@@ -78,7 +90,9 @@ describe('body-rate floor (plain HTTP, 1 s window)', () => {
     let answered = false;
     s.on('data', () => (answered = true));
     s.on('close', () => (answered = true));
-    s.write(`PUT /arex/rest/1.1/jobs/x/session HTTP/1.1\r\nHost: x\r\nx-test-dn: ${A['x-test-dn']}\r\nContent-Length: 10\r\n\r\nabc`);
+    s.write(
+      `PUT /arex/rest/1.1/jobs/x/session HTTP/1.1\r\nHost: x\r\nx-test-dn: ${A['x-test-dn']}\r\nContent-Length: 10\r\n\r\nabc`,
+    );
     await sleep(3000);
     assert.equal(answered, false);
     s.destroy();

@@ -26,11 +26,14 @@ describe('readBody', () => {
 
   const post = (body: string) =>
     new Promise<string>((resolve, reject) => {
-      const req = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'content-length': body.length } }, (res) => {
-        let t = '';
-        res.on('data', (c: Buffer) => (t += c.toString()));
-        res.on('end', () => resolve(t));
-      });
+      const req = request(
+        { port, host: '127.0.0.1', method: 'POST', headers: { 'content-length': body.length } },
+        (res) => {
+          let t = '';
+          res.on('data', (c: Buffer) => (t += c.toString()));
+          res.on('end', () => resolve(t));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -38,7 +41,10 @@ describe('readBody', () => {
   it('reads the body; a second read of the same request answers empty at once', async () => {
     onRequest = async (req) => {
       const first = await readBody(req, 100);
-      const second = await Promise.race([readBody(req, 100), new Promise<Buffer>((_, rej) => setTimeout(() => rej(new Error('second read hangs')), 2000))]);
+      const second = await Promise.race([
+        readBody(req, 100),
+        new Promise<Buffer>((_, rej) => setTimeout(() => rej(new Error('second read hangs')), 2000)),
+      ]);
       return `${first.toString()}|${second.length}`;
     };
     assert.equal(await post('hello'), 'hello|0');

@@ -14,7 +14,19 @@ const refuse = (method: string, h: { site?: string | string[]; origin?: string |
 
 describe('crossSiteRefusal', () => {
   it('refuses non-safe methods a browser marks as cross-site or same-site', () => {
-    for (const m of ['POST', 'PUT', 'DELETE', 'PATCH', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK', 'TRACE']) {
+    for (const m of [
+      'POST',
+      'PUT',
+      'DELETE',
+      'PATCH',
+      'MKCOL',
+      'COPY',
+      'MOVE',
+      'PROPPATCH',
+      'LOCK',
+      'UNLOCK',
+      'TRACE',
+    ]) {
       assert.ok(refuse(m, { site: 'cross-site' }), m);
       assert.ok(refuse(m, { site: 'same-site' }), m);
       assert.ok(refuse(m, { site: ' Cross-Site ' }), m);
@@ -22,7 +34,17 @@ describe('crossSiteRefusal', () => {
   });
 
   it('refuses a foreign, null, malformed or other-scheme/port Origin', () => {
-    for (const origin of ['https://evil.example', 'null', 'https://ce.example.org', 'https://ce.example.org:8444', 'http://ce.example.org:8443', 'https://ce.example.org.evil.example:8443', 'https://ce.example.org:8443/path', 'garbage', '']) {
+    for (const origin of [
+      'https://evil.example',
+      'null',
+      'https://ce.example.org',
+      'https://ce.example.org:8444',
+      'http://ce.example.org:8443',
+      'https://ce.example.org.evil.example:8443',
+      'https://ce.example.org:8443/path',
+      'garbage',
+      '',
+    ]) {
       assert.ok(refuse('POST', { origin }), origin);
     }
   });
@@ -41,7 +63,8 @@ describe('crossSiteRefusal', () => {
   });
 
   it('never refuses safe methods', () => {
-    for (const m of ['GET', 'HEAD', 'OPTIONS', 'PROPFIND']) assert.ok(!refuse(m, { site: 'cross-site', origin: 'https://evil.example' }), m);
+    for (const m of ['GET', 'HEAD', 'OPTIONS', 'PROPFIND'])
+      assert.ok(!refuse(m, { site: 'cross-site', origin: 'https://evil.example' }), m);
   });
 
   it('a repeated header is judged by its first value', () => {
@@ -53,7 +76,12 @@ describe('crossSiteRefusal', () => {
 describe('cross-site refusal through the app', () => {
   let reached = 0;
   const sink: Resource = {
-    methods: Object.fromEntries(['GET', 'POST', 'PUT', 'DELETE', 'PROPFIND'].map((m) => [m, (req) => (reached++, req.reply.code(200).send('ok'))])),
+    methods: Object.fromEntries(
+      ['GET', 'POST', 'PUT', 'DELETE', 'PROPFIND'].map((m) => [
+        m,
+        (req) => (reached++, req.reply.code(200).send('ok')),
+      ]),
+    ),
   };
   const app = buildApp({
     mountPoint: '/arex',
@@ -68,7 +96,18 @@ describe('cross-site refusal through the app', () => {
 
   it('a text/plain form post of a job description from another site: 403 CE_ERR_HTTP_CROSS_SITE, handler not reached', async () => {
     reached = 0;
-    const r = await app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs?action=new', headers: { ...U, host: '127.0.0.1:8443', origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'content-type': 'text/plain' }, payload: '&(executable="/bin/true")' });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/arex/rest/1.1/jobs?action=new',
+      headers: {
+        ...U,
+        host: '127.0.0.1:8443',
+        origin: 'https://evil.example',
+        'sec-fetch-site': 'cross-site',
+        'content-type': 'text/plain',
+      },
+      payload: '&(executable="/bin/true")',
+    });
     assert.equal(r.statusCode, 403);
     assert.equal(JSON.parse(r.body).code, 'CE_ERR_HTTP_CROSS_SITE');
     assert.equal(r.statusMessage, 'Cross-site request refused: a browser sent this request from another web site');
@@ -83,24 +122,43 @@ describe('cross-site refusal through the app', () => {
       ['whatever:1', 'https://127.0.0.1:8443'],
       ['127.0.0.1:8443', 'https://ce.example.org'],
     ]) {
-      const r = await app.inject({ method: 'PUT', url: '/arex/rest/1.1/jobs/ID/session/f', headers: { ...U, host: host as string, origin: origin as string }, payload: 'x' });
+      const r = await app.inject({
+        method: 'PUT',
+        url: '/arex/rest/1.1/jobs/ID/session/f',
+        headers: { ...U, host: host as string, origin: origin as string },
+        payload: 'x',
+      });
       assert.equal(r.statusCode, 200, `${host} ${origin}: ${r.body}`);
     }
   });
 
   it('an Origin naming the host another Host header claims is still refused when it is not ours', async () => {
-    const r = await app.inject({ method: 'DELETE', url: '/arex/rest/1.1/jobs/ID/session/f', headers: { ...U, host: '127.0.0.1:8443', origin: 'https://127.0.0.2:8443' } });
+    const r = await app.inject({
+      method: 'DELETE',
+      url: '/arex/rest/1.1/jobs/ID/session/f',
+      headers: { ...U, host: '127.0.0.1:8443', origin: 'https://127.0.0.2:8443' },
+    });
     assert.equal(r.statusCode, 403);
   });
 
   it('refused before authentication and routing: no identity, an unknown path', async () => {
-    assert.equal((await app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs?action=new', headers: { origin: 'null' } })).statusCode, 403);
-    assert.equal((await app.inject({ method: 'POST', url: '/arex/nothing', headers: { origin: 'null' } })).statusCode, 403);
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/arex/rest/1.1/jobs?action=new', headers: { origin: 'null' } }))
+        .statusCode,
+      403,
+    );
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/arex/nothing', headers: { origin: 'null' } })).statusCode,
+      403,
+    );
   });
 
   it('GET and PROPFIND from another site pass', async () => {
     const h = { ...U, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' };
     assert.equal((await app.inject({ method: 'GET', url: '/arex/rest/1.1/jobs', headers: h })).statusCode, 200);
-    assert.equal((await app.inject({ method: 'PROPFIND', url: '/arex/rest/1.1/jobs/ID/session/', headers: h })).statusCode, 200);
+    assert.equal(
+      (await app.inject({ method: 'PROPFIND', url: '/arex/rest/1.1/jobs/ID/session/', headers: h })).statusCode,
+      200,
+    );
   });
 });

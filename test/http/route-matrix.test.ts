@@ -19,11 +19,21 @@ const notFound = (): never => {
   throw ceError('CE_ERR_JOB_NOT_FOUND');
 };
 const jobs = { visible: notFound };
-const deleg = delegationsResources({ service: new Proxy({}, { get: () => notFound }) as never, maxCertificateBodyBytes: 1024 });
+const deleg = delegationsResources({
+  service: new Proxy({}, { get: () => notFound }) as never,
+  maxCertificateBodyBytes: 1024,
+});
 const routes = {
   versions: versionsResource,
   info: infoResource({ document: () => el('InfoRoot') }),
-  jobs: jobsResource({ jobs: { list: () => [], submit: notFound } as never, actions: {} as never, restStates: ['FINISHED'], maxIdsPerRequest: 10, maxControlBodyBytes: 1024, maxSubmitBodyBytes: 1024 }),
+  jobs: jobsResource({
+    jobs: { list: () => [], submit: notFound } as never,
+    actions: {} as never,
+    restStates: ['FINISHED'],
+    maxIdsPerRequest: 10,
+    maxControlBodyBytes: 1024,
+    maxSubmitBodyBytes: 1024,
+  }),
   session: sessionResource({ jobs, sessions: {} as never, files: {} as never }),
   diagnose: diagnoseResource({ jobs, control: {} as never }),
   delegations: deleg.collection,

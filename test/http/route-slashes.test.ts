@@ -8,7 +8,11 @@ import type { Resource } from '../../src/api/rest/resource.js';
 
 const U = { 'x-test-dn': '/CN=user' };
 /** Echoes what the router handed the resource. */
-const echo: Resource = { methods: { GET: (req) => req.reply.code(200).send(JSON.stringify({ rest: req.rest, q: Object.fromEntries(req.query) })) } };
+const echo: Resource = {
+  methods: {
+    GET: (req) => req.reply.code(200).send(JSON.stringify({ rest: req.rest, q: Object.fromEntries(req.query) })),
+  },
+};
 
 describe('collapseRouteSlashes', () => {
   const cases: [string, string][] = [
@@ -27,7 +31,8 @@ describe('collapseRouteSlashes', () => {
     ['//', '/'],
     ['/arex/rest/1.0/jobs', '/arex/rest/1.0/jobs'],
   ];
-  for (const [input, want] of cases) it(`${input} -> ${want}`, () => assert.equal(collapseRouteSlashes(input, 2), want));
+  for (const [input, want] of cases)
+    it(`${input} -> ${want}`, () => assert.equal(collapseRouteSlashes(input, 2), want));
 
   it('a multi-segment mount point counts its segments', () => {
     assert.equal(collapseRouteSlashes('/a/b/rest/1.0//jobs/ID/session//x', 3), '/a/b/rest/1.0/jobs/ID/session//x');
@@ -45,7 +50,11 @@ describe('doubled slashes through the app', () => {
   });
 
   it('an absolute-form target with doubled slashes and a query', async () => {
-    const r = await app.inject({ method: 'GET', url: 'https://ce.example.org:8443/arex//rest/1.1//jobs?state=a//b', headers: U });
+    const r = await app.inject({
+      method: 'GET',
+      url: 'https://ce.example.org:8443/arex//rest/1.1//jobs?state=a//b',
+      headers: U,
+    });
     assert.equal(r.statusCode, 200, r.body);
     assert.deepEqual(JSON.parse(r.body).q, { state: 'a//b' });
   });
@@ -57,8 +66,16 @@ describe('doubled slashes through the app', () => {
   });
 
   it('diagnose names and delegation ids behind doubled slashes', async () => {
-    assert.deepEqual(JSON.parse((await app.inject({ method: 'GET', url: '/arex/rest/1.0/jobs/ID//diagnose//errors', headers: U })).body).rest, ['ID', 'errors']);
-    assert.deepEqual(JSON.parse((await app.inject({ method: 'GET', url: '/arex/rest/1.1//delegations//D1', headers: U })).body).rest, ['D1']);
+    assert.deepEqual(
+      JSON.parse(
+        (await app.inject({ method: 'GET', url: '/arex/rest/1.0/jobs/ID//diagnose//errors', headers: U })).body,
+      ).rest,
+      ['ID', 'errors'],
+    );
+    assert.deepEqual(
+      JSON.parse((await app.inject({ method: 'GET', url: '/arex/rest/1.1//delegations//D1', headers: U })).body).rest,
+      ['D1'],
+    );
   });
 
   it('versions and unknown functionality keep their answers', async () => {

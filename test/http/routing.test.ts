@@ -45,7 +45,11 @@ describe('routing of {service}/rest', () => {
 
   it('an unknown version is 404 Version Not Supported', async () => {
     for (const v of ['2.0', '1', '1.2', 'v1.1', '1.1x']) {
-      const r = await app.inject({ method: 'GET', url: `/arex/rest/${v}/jobs`, headers: { ...U, accept: 'application/json' } });
+      const r = await app.inject({
+        method: 'GET',
+        url: `/arex/rest/${v}/jobs`,
+        headers: { ...U, accept: 'application/json' },
+      });
       assert.equal(r.statusCode, 404, v);
       assert.equal(r.statusMessage, 'Version Not Supported');
       assert.equal(JSON.parse(r.body).code, 'CE_ERR_HTTP_VERSION_NOT_SUPPORTED');
@@ -86,7 +90,11 @@ describe('routing of {service}/rest', () => {
   });
 
   it('the absolute-form request target of the ARC client is routed by its path', async () => {
-    const r = await app.inject({ method: 'GET', url: 'https://ce.example.org:8443/arex/rest', headers: { accept: 'application/json' } });
+    const r = await app.inject({
+      method: 'GET',
+      url: 'https://ce.example.org:8443/arex/rest',
+      headers: { accept: 'application/json' },
+    });
     assert.equal(r.statusCode, 200);
     assert.deepEqual(JSON.parse(r.body), { version: ['1.0', '1.1'] });
   });
@@ -141,7 +149,12 @@ describe('lenient request headers', () => {
     const app = mk({ delegation: { methods: { PUT: (req) => req.reply.code(200).send('put-ok') } } });
     try {
       for (const ct of ['x-pem-file', '', 'garbage']) {
-        const r = await app.inject({ method: 'PUT', url: '/arex/rest/1.0/delegations/abc', headers: { 'x-test-dn': '/CN=u', 'content-type': ct }, payload: 'PEM' });
+        const r = await app.inject({
+          method: 'PUT',
+          url: '/arex/rest/1.0/delegations/abc',
+          headers: { 'x-test-dn': '/CN=u', 'content-type': ct },
+          payload: 'PEM',
+        });
         assert.equal(r.statusCode, 200, `content-type ${JSON.stringify(ct)}`);
         assert.equal(r.body, 'put-ok');
       }

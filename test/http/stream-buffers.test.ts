@@ -15,13 +15,16 @@ test('after useLargeStreamBuffers, TLS sockets and answers take a 1 MiB answer w
   useLargeStreamBuffers();
   useLargeStreamBuffers(); // idempotent
   const seen: { socket: number; res: number; wrote: boolean }[] = [];
-  const server = createServer({ key: readFileSync(pki.files.hostKey), cert: readFileSync(pki.files.hostCert) }, (req, res) => {
-    res.writeHead(200, { 'content-length': String(1024 * 1024) });
-    // false here is what makes Node's HTTP server pause the parser for the next request.
-    const wrote = res.write(Buffer.alloc(1024 * 1024, 1));
-    seen.push({ socket: req.socket.writableHighWaterMark, res: res.writableHighWaterMark, wrote });
-    res.end();
-  });
+  const server = createServer(
+    { key: readFileSync(pki.files.hostKey), cert: readFileSync(pki.files.hostCert) },
+    (req, res) => {
+      res.writeHead(200, { 'content-length': String(1024 * 1024) });
+      // false here is what makes Node's HTTP server pause the parser for the next request.
+      const wrote = res.write(Buffer.alloc(1024 * 1024, 1));
+      seen.push({ socket: req.socket.writableHighWaterMark, res: res.writableHighWaterMark, wrote });
+      res.end();
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => server.close());
   const port = (server.address() as AddressInfo).port;

@@ -22,8 +22,17 @@ type Json = Record<string, unknown>;
 
 /** The activity as a client receives it inside a bulk `info` answer. */
 function asJson(job: ActivityView): Json {
-  const answer = el('jobs', [el('job', [el('status-code', '200'), el('reason', 'OK'), el('id', job.id), el('info_document', [buildComputingActivity(job, ctx)])])]);
-  const parsed = JSON.parse(renderJson(answer, ['job'])) as { job: Array<{ info_document: { ComputingActivity: Json } }> };
+  const answer = el('jobs', [
+    el('job', [
+      el('status-code', '200'),
+      el('reason', 'OK'),
+      el('id', job.id),
+      el('info_document', [buildComputingActivity(job, ctx)]),
+    ]),
+  ]);
+  const parsed = JSON.parse(renderJson(answer, ['job'])) as {
+    job: Array<{ info_document: { ComputingActivity: Json } }>;
+  };
   const ca = parsed.job[0]?.info_document.ComputingActivity;
   assert.ok(ca);
   return ca;
@@ -70,16 +79,66 @@ test('root: ComputingActivity in the GLUE2 namespace with BaseType, CreationTime
 });
 
 test('a fully known job: children in A-REX order, identifiers in A-REX form', () => {
-  const ca = buildComputingActivity(finishedJob({ failedState: 'INLRMS', restState: 'FAILED', failureReasons: ['x'], waitingPosition: 0, lrmsExitCode: 1, requestedRuntimeEnvironments: ['APPS/FOO-1.0'], stdin: 'in.txt', lrmsSubmissionTime: 1, submissionClientName: 'arc/6.17', otherMessages: ['hello'] }), ctx);
+  const ca = buildComputingActivity(
+    finishedJob({
+      failedState: 'INLRMS',
+      restState: 'FAILED',
+      failureReasons: ['x'],
+      waitingPosition: 0,
+      lrmsExitCode: 1,
+      requestedRuntimeEnvironments: ['APPS/FOO-1.0'],
+      stdin: 'in.txt',
+      lrmsSubmissionTime: 1,
+      submissionClientName: 'arc/6.17',
+      otherMessages: ['hello'],
+    }),
+    ctx,
+  );
   assert.deepEqual(orderViolations(ca), []);
   assert.deepEqual(childNames(ca), [
-    'ID', 'Name', 'OtherInfo', 'Type', 'IDFromEndpoint', 'LocalIDFromManager', 'JobDescription',
-    'State', 'State', 'State', 'RestartState', 'RestartState', 'RestartState', 'ExitCode', 'ComputingManagerExitCode',
-    'Error', 'WaitingPosition', 'Owner', 'LocalOwner', 'RequestedTotalWallTime', 'RequestedTotalCPUTime', 'RequestedSlots',
-    'RequestedApplicationEnvironment', 'StdIn', 'StdOut', 'StdErr', 'LogDir', 'ExecutionNode', 'Queue',
-    'UsedTotalWallTime', 'UsedTotalCPUTime', 'UsedMainMemory', 'SubmissionTime', 'ComputingManagerSubmissionTime',
-    'StartTime', 'ComputingManagerEndTime', 'EndTime', 'WorkingAreaEraseTime', 'ProxyExpirationTime', 'SubmissionHost',
-    'SubmissionClientName', 'OtherMessages', 'Associations',
+    'ID',
+    'Name',
+    'OtherInfo',
+    'Type',
+    'IDFromEndpoint',
+    'LocalIDFromManager',
+    'JobDescription',
+    'State',
+    'State',
+    'State',
+    'RestartState',
+    'RestartState',
+    'RestartState',
+    'ExitCode',
+    'ComputingManagerExitCode',
+    'Error',
+    'WaitingPosition',
+    'Owner',
+    'LocalOwner',
+    'RequestedTotalWallTime',
+    'RequestedTotalCPUTime',
+    'RequestedSlots',
+    'RequestedApplicationEnvironment',
+    'StdIn',
+    'StdOut',
+    'StdErr',
+    'LogDir',
+    'ExecutionNode',
+    'Queue',
+    'UsedTotalWallTime',
+    'UsedTotalCPUTime',
+    'UsedMainMemory',
+    'SubmissionTime',
+    'ComputingManagerSubmissionTime',
+    'StartTime',
+    'ComputingManagerEndTime',
+    'EndTime',
+    'WorkingAreaEraseTime',
+    'ProxyExpirationTime',
+    'SubmissionHost',
+    'SubmissionClientName',
+    'OtherMessages',
+    'Associations',
   ]);
   assert.equal(text(ca, 'ID'), `urn:caid:${HOST}:org.nordugrid.arcrest:${JOB_ID}`);
   assert.equal(text(ca, 'IDFromEndpoint'), `urn:idfe:${JOB_ID}`);
@@ -129,11 +188,19 @@ test('FAILED with two failure lines: Error is a JSON array, RestartState names t
   assert.deepEqual(json.Error, ['LRMS error: (3) Job finished with wrong exit code - 3 != 0', 'Data upload failed']);
   assert.deepEqual(json.RestartState, ['nordugrid:INLRMS', 'file:inlrms', 'arcrest:OTHER']);
   assert.equal(json.ExitCode, '3');
-  assert.deepEqual(pyarcrestRead(json).errors, ['LRMS error: (3) Job finished with wrong exit code - 3 != 0', 'Data upload failed']);
+  assert.deepEqual(pyarcrestRead(json).errors, [
+    'LRMS error: (3) Job finished with wrong exit code - 3 != 0',
+    'Data upload failed',
+  ]);
 });
 
 test('KILLED with one failure line: Error is a plain JSON string', () => {
-  const job = finishedJob({ restState: 'KILLED', failedState: 'INLRMS', exitCode: undefined, failureReasons: ['Job is canceled by external request'] });
+  const job = finishedJob({
+    restState: 'KILLED',
+    failedState: 'INLRMS',
+    exitCode: undefined,
+    failureReasons: ['Job is canceled by external request'],
+  });
   const ca = buildComputingActivity(job, ctx);
   assert.equal(arcstatState(ca), 'KILLED');
   assert.equal(all(ca, 'ExitCode').length, 0);
@@ -159,7 +226,14 @@ test('RUNNING: live state, no end-of-job fields', () => {
   const ca = buildComputingActivity(job, ctx);
   assert.equal(arcstatState(ca), 'RUNNING');
   assert.deepEqual(texts(ca, 'State'), ['nordugrid:INLRMS:R', 'file:inlrms', 'arcrest:RUNNING']);
-  for (const absent of ['ExitCode', 'EndTime', 'ComputingManagerEndTime', 'RestartState', 'Error', 'WorkingAreaEraseTime']) {
+  for (const absent of [
+    'ExitCode',
+    'EndTime',
+    'ComputingManagerEndTime',
+    'RestartState',
+    'Error',
+    'WorkingAreaEraseTime',
+  ]) {
     assert.equal(all(ca, absent).length, 0, absent);
   }
   const json = asJson(job);
@@ -168,7 +242,25 @@ test('RUNNING: live state, no end-of-job fields', () => {
 });
 
 test('every REST state reaches the clients as the arcrest: State', () => {
-  const states = ['ACCEPTING', 'ACCEPTED', 'PREPARING', 'PREPARED', 'SUBMITTING', 'QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER', 'EXECUTED', 'FINISHING', 'FINISHED', 'FAILED', 'KILLING', 'KILLED', 'WIPED'] as const;
+  const states = [
+    'ACCEPTING',
+    'ACCEPTED',
+    'PREPARING',
+    'PREPARED',
+    'SUBMITTING',
+    'QUEUING',
+    'RUNNING',
+    'HELD',
+    'EXITINGLRMS',
+    'OTHER',
+    'EXECUTED',
+    'FINISHING',
+    'FINISHED',
+    'FAILED',
+    'KILLING',
+    'KILLED',
+    'WIPED',
+  ] as const;
   for (const s of states) {
     const job: ActivityView = { id: JOB_ID, restState: s, gmState: 'INLRMS' };
     assert.equal(arcstatState(buildComputingActivity(job, ctx)), s);
@@ -201,7 +293,18 @@ test('empty strings, negative counts and invalid dates are treated as unknown', 
     }),
     ctx,
   );
-  for (const absent of ['Name', 'StdOut', 'Queue', 'Owner', 'RequestedSlots', 'UsedTotalWallTime', 'UsedMainMemory', 'EndTime', 'SubmissionTime', 'Associations']) {
+  for (const absent of [
+    'Name',
+    'StdOut',
+    'Queue',
+    'Owner',
+    'RequestedSlots',
+    'UsedTotalWallTime',
+    'UsedMainMemory',
+    'EndTime',
+    'SubmissionTime',
+    'Associations',
+  ]) {
     assert.equal(all(ca, absent).length, 0, absent);
   }
   assert.deepEqual(texts(ca, 'ExecutionNode'), ['vm']);
@@ -215,13 +318,24 @@ test('a negative exit code is published (LRMS errors use -1)', () => {
 
 test('times are YYYY-MM-DDThh:mm:ssZ UTC whether given as Date or epoch seconds', () => {
   const ca = buildComputingActivity(
-    finishedJob({ submissionTime: 1_700_000_000.75, startTime: new Date('2026-11-21T23:59:59.999+01:00'), proxyExpirationTime: 0 }),
+    finishedJob({
+      submissionTime: 1_700_000_000.75,
+      startTime: new Date('2026-11-21T23:59:59.999+01:00'),
+      proxyExpirationTime: 0,
+    }),
     ctx,
   );
   assert.equal(text(ca, 'SubmissionTime'), '2023-11-14T22:13:20Z');
   assert.equal(text(ca, 'StartTime'), '2026-11-21T22:59:59Z');
   assert.equal(text(ca, 'ProxyExpirationTime'), '1970-01-01T00:00:00Z');
-  for (const name of ['SubmissionTime', 'StartTime', 'ComputingManagerEndTime', 'EndTime', 'WorkingAreaEraseTime', 'ProxyExpirationTime']) {
+  for (const name of [
+    'SubmissionTime',
+    'StartTime',
+    'ComputingManagerEndTime',
+    'EndTime',
+    'WorkingAreaEraseTime',
+    'ProxyExpirationTime',
+  ]) {
     assert.match(text(ca, name), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, name);
   }
 });
@@ -240,7 +354,12 @@ test('UTF-8 names and reasons survive XML and JSON rendering', () => {
 });
 
 test('markup in free text is escaped, not interpreted', () => {
-  const job = finishedJob({ name: '<b>&x</b>', restState: 'FAILED', failedState: 'SUBMIT', failureReasons: ['a < b && c > "d"'] });
+  const job = finishedJob({
+    name: '<b>&x</b>',
+    restState: 'FAILED',
+    failedState: 'SUBMIT',
+    failureReasons: ['a < b && c > "d"'],
+  });
   const back = parseXml(renderXml(buildComputingActivity(job, ctx)));
   assert.equal(text(back, 'Name'), '<b>&x</b>');
   assert.equal(text(back, 'Error'), 'a < b && c > "d"');
@@ -261,11 +380,19 @@ test('no delegation: an OtherMessages note says data staging runs without creden
   assert.equal(all(unknown, 'OtherMessages').length, 0);
   const both = buildComputingActivity(finishedJob({ delegationIds: [], otherMessages: ['queued behind 3 jobs'] }), ctx);
   assert.deepEqual(texts(both, 'OtherMessages'), ['queued behind 3 jobs', NO_DELEGATION_MESSAGE]);
-  assert.deepEqual(asJson(finishedJob({ delegationIds: [], otherMessages: ['x'] })).OtherMessages, ['x', NO_DELEGATION_MESSAGE]);
+  assert.deepEqual(asJson(finishedJob({ delegationIds: [], otherMessages: ['x'] })).OtherMessages, [
+    'x',
+    NO_DELEGATION_MESSAGE,
+  ]);
 });
 
 test('Error lines: one per line of every reason, blank lines dropped, CRLF handled', () => {
-  assert.deepEqual(errorLines(['first\r\nsecond\n\n   \nthird  ', '', 'fourth']), ['first', 'second', 'third', 'fourth']);
+  assert.deepEqual(errorLines(['first\r\nsecond\n\n   \nthird  ', '', 'fourth']), [
+    'first',
+    'second',
+    'third',
+    'fourth',
+  ]);
   assert.deepEqual(errorLines(undefined), []);
   assert.deepEqual(errorLines([]), []);
 });

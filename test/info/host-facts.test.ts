@@ -1,13 +1,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
-import { glue2OsFamily, glue2Platform, parseCpuVendor, parseOsRelease, readHostFacts } from '../../src/info/host-facts.js';
+import {
+  glue2OsFamily,
+  glue2Platform,
+  parseCpuVendor,
+  parseOsRelease,
+  readHostFacts,
+} from '../../src/info/host-facts.js';
 import { buildInfoDocument } from '../../src/info/info-document.js';
 import { snapshot } from './fixtures.js';
 import { all, text } from './tree.js';
 
 test('parseOsRelease reads ID and VERSION_ID, quoted or not', () => {
-  assert.deepEqual(parseOsRelease('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n'), { name: 'debian', version: '12' });
+  assert.deepEqual(
+    parseOsRelease(
+      'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n',
+    ),
+    { name: 'debian', version: '12' },
+  );
   assert.deepEqual(parseOsRelease("ID='Ubuntu'\nVERSION_ID='24.04'"), { name: 'ubuntu', version: '24.04' });
   assert.deepEqual(parseOsRelease('ID_LIKE=rhel\nVERSION_ID=""\n'), {});
   assert.deepEqual(parseOsRelease(''), {});
@@ -38,7 +49,8 @@ test('readHostFacts on this machine: real numbers, no undefined-valued keys', ()
   for (const [k, v] of Object.entries(f)) assert.notEqual(v, undefined, k);
   if (f.cpuClockMhz !== undefined) assert.ok(f.cpuClockMhz > 0);
   const doc = buildInfoDocument(snapshot({ host: f }));
-  const ee = 'Domains/AdminDomain/Services/ComputingService/ComputingManager/ExecutionEnvironments/ExecutionEnvironment';
+  const ee =
+    'Domains/AdminDomain/Services/ComputingService/ComputingManager/ExecutionEnvironments/ExecutionEnvironment';
   assert.equal(text(doc, `${ee}/MainMemorySize`), String(Math.floor(os.totalmem() / 1024 ** 2)));
   assert.equal(text(doc, `${ee}/LogicalCPUs`), String(os.availableParallelism()));
   assert.equal(all(doc, `${ee}/OSFamily`).length, glue2OsFamily(os.platform()) === undefined ? 0 : 1);

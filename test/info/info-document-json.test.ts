@@ -18,7 +18,8 @@ class PyError extends Error {}
 
 /** Python's `d.get(k, default)` on a value that must be a dict (AttributeError otherwise). */
 function get(d: unknown, k: string, dflt: unknown): unknown {
-  if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new PyError(`'${typeof d}' object has no attribute 'get' (key ${k})`);
+  if (d === null || typeof d !== 'object' || Array.isArray(d))
+    throw new PyError(`'${typeof d}' object has no attribute 'get' (key ${k})`);
   return k in (d as Obj) ? (d as Obj)[k] : dflt;
 }
 
@@ -39,11 +40,16 @@ function findQueue(info: unknown, queue: string): Obj | undefined {
 
 /** pyarcrest `_findRuntimes`. */
 function findRuntimes(info: unknown): string[] {
-  let envs = get(get(get(service(info), 'ComputingManager', {}), 'ApplicationEnvironments', {}), 'ApplicationEnvironment', []);
+  let envs = get(
+    get(get(service(info), 'ComputingManager', {}), 'ApplicationEnvironments', {}),
+    'ApplicationEnvironment',
+    [],
+  );
   if (!Array.isArray(envs)) envs = [envs];
   const out: string[] = [];
   for (const e of envs as Obj[]) {
-    if ('AppName' in e) out.push('AppVersion' in e ? `${String(e.AppName)}-${String(e.AppVersion)}` : String(e.AppName));
+    if ('AppName' in e)
+      out.push('AppVersion' in e ? `${String(e.AppName)}-${String(e.AppVersion)}` : String(e.AppName));
   }
   return out;
 }
@@ -88,8 +94,13 @@ test('no queues: pyarcrest sees none (its "No queues found on cluster"), without
 });
 
 test('runtime environments as pyarcrest lists them: name-version, one or many, or none', () => {
-  assert.deepEqual(findRuntimes(json(snapshot({ runtimeEnvironments: [{ name: 'APPS/FOO-1.0' }, { name: 'ENV/PROXY' }] }))), ['APPS/FOO-1.0', 'ENV/PROXY']);
-  assert.deepEqual(findRuntimes(json(snapshot({ runtimeEnvironments: [{ name: 'APPS/HEP/ATLAS-21.0.1' }] }))), ['APPS/HEP/ATLAS-21.0.1']);
+  assert.deepEqual(
+    findRuntimes(json(snapshot({ runtimeEnvironments: [{ name: 'APPS/FOO-1.0' }, { name: 'ENV/PROXY' }] }))),
+    ['APPS/FOO-1.0', 'ENV/PROXY'],
+  );
+  assert.deepEqual(findRuntimes(json(snapshot({ runtimeEnvironments: [{ name: 'APPS/HEP/ATLAS-21.0.1' }] }))), [
+    'APPS/HEP/ATLAS-21.0.1',
+  ]);
   // With none the container is absent: an empty element would render as "" and break `.get`.
   assert.deepEqual(findRuntimes(json(snapshot({ runtimeEnvironments: [] }))), []);
 });
@@ -98,7 +109,9 @@ test('every JSON scalar is a string; attributes under _attributes without namesp
   const info = json(snapshot({ queues: [{ name: 'a' }, { name: 'b' }], runtimeEnvironments: [{ name: 'X-1' }] }));
   for (const [path, v] of scalars(info)) assert.equal(typeof v, 'string', path);
   const domains = get(info, 'Domains', null) as Obj;
-  assert.deepEqual(domains._attributes, { schemaLocation: 'https://raw.github.com/OGF-GLUE/XSD/master/schema/GLUE2.xsd' });
+  assert.deepEqual(domains._attributes, {
+    schemaLocation: 'https://raw.github.com/OGF-GLUE/XSD/master/schema/GLUE2.xsd',
+  });
   const cs = service(info) as Obj;
   assert.deepEqual(cs._attributes, { BaseType: 'Service', CreationTime: '2026-11-21T22:19:14Z', Validity: '10800' });
   assert.deepEqual(Object.keys(cs).slice(-1), ['_attributes']);

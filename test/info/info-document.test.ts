@@ -18,7 +18,16 @@ const EE = `${CM}/ExecutionEnvironments/ExecutionEnvironment`;
 const twoQueues = snapshot(
   {
     queues: [
-      { name: 'main', maxWallTimeSeconds: 3600, minWallTimeSeconds: 60, defaultWallTimeSeconds: 600, maxCpuTimeSeconds: 7200, maxMemoryBytes: 2 * 1024 ** 3, maxSlotsPerJob: 2, description: 'Hauptschlange' },
+      {
+        name: 'main',
+        maxWallTimeSeconds: 3600,
+        minWallTimeSeconds: 60,
+        defaultWallTimeSeconds: 600,
+        maxCpuTimeSeconds: 7200,
+        maxMemoryBytes: 2 * 1024 ** 3,
+        maxSlotsPerJob: 2,
+        description: 'Hauptschlange',
+      },
       { name: 'long', servingState: 'draining', maxRunningJobs: 5 },
     ],
     runtimeEnvironments: [{ name: 'APPS/FOO-1.0', description: 'Foo 1.0' }, { name: 'ENV/PROXY' }],
@@ -49,7 +58,20 @@ test('skeleton: InfoRoot / Domains (GLUE2 namespace, xsi) / AdminDomain / Servic
 });
 
 test('element order is a subsequence of A-REX order, for every snapshot shape', () => {
-  const shapes = [snapshot(), twoQueues, snapshot({ queues: [] }), snapshot({ host: {}, workingArea: undefined, issuerCa: undefined, trustedCas: [], startTime: undefined, totalSlots: undefined, totalLogicalCpus: undefined })];
+  const shapes = [
+    snapshot(),
+    twoQueues,
+    snapshot({ queues: [] }),
+    snapshot({
+      host: {},
+      workingArea: undefined,
+      issuerCa: undefined,
+      trustedCas: [],
+      startTime: undefined,
+      totalSlots: undefined,
+      totalLogicalCpus: undefined,
+    }),
+  ];
   for (const s of shapes) assert.deepEqual(orderViolations(buildInfoDocument(s)), []);
 });
 
@@ -63,12 +85,23 @@ test('entities carry BaseType, CreationTime and Validity, in that order', () => 
     [EE, 'Resource'],
   ];
   for (const [path, base] of expect) {
-    assert.deepEqual(Object.entries(at(doc, path).attrs ?? {}), [['BaseType', base], ['CreationTime', NOW_TEXT], ['Validity', '10800']], path);
+    assert.deepEqual(
+      Object.entries(at(doc, path).attrs ?? {}),
+      [
+        ['BaseType', base],
+        ['CreationTime', NOW_TEXT],
+        ['Validity', '10800'],
+      ],
+      path,
+    );
   }
   for (const share of all(doc, `${CS}/ComputingShare`)) assert.equal(share.attrs?.BaseType, 'Share');
   // ApplicationEnvironment is a plain GLUE2 Entity: no BaseType.
   for (const ae of all(doc, `${CM}/ApplicationEnvironments/ApplicationEnvironment`)) {
-    assert.deepEqual(Object.entries(ae.attrs ?? {}), [['CreationTime', NOW_TEXT], ['Validity', '10800']]);
+    assert.deepEqual(Object.entries(ae.attrs ?? {}), [
+      ['CreationTime', NOW_TEXT],
+      ['Validity', '10800'],
+    ]);
   }
 });
 
@@ -76,11 +109,40 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
   const doc = buildInfoDocument(snapshot());
   const ep = at(doc, EP);
   assert.deepEqual(childNames(ep), [
-    'ID', 'Name', 'URL', 'Capability', 'Capability', 'Capability', 'Capability', 'Capability', 'Capability', 'Capability',
-    'Technology', 'InterfaceName', 'InterfaceVersion', 'InterfaceVersion', 'Implementor', 'ImplementationName',
-    'ImplementationVersion', 'QualityLevel', 'HealthState', 'ServingState', 'StartTime', 'IssuerCA', 'TrustedCA', 'TrustedCA',
-    'Staging', 'JobDescription', 'JobDescription', 'TotalJobs', 'RunningJobs', 'WaitingJobs', 'StagingJobs', 'SuspendedJobs',
-    'PreLRMSWaitingJobs', 'Associations',
+    'ID',
+    'Name',
+    'URL',
+    'Capability',
+    'Capability',
+    'Capability',
+    'Capability',
+    'Capability',
+    'Capability',
+    'Capability',
+    'Technology',
+    'InterfaceName',
+    'InterfaceVersion',
+    'InterfaceVersion',
+    'Implementor',
+    'ImplementationName',
+    'ImplementationVersion',
+    'QualityLevel',
+    'HealthState',
+    'ServingState',
+    'StartTime',
+    'IssuerCA',
+    'TrustedCA',
+    'TrustedCA',
+    'Staging',
+    'JobDescription',
+    'JobDescription',
+    'TotalJobs',
+    'RunningJobs',
+    'WaitingJobs',
+    'StagingJobs',
+    'SuspendedJobs',
+    'PreLRMSWaitingJobs',
+    'Associations',
   ]);
   assert.equal(text(ep, 'URL'), URL);
   assert.equal(text(ep, 'ID'), `urn:ogf:ComputingEndpoint:${HOST}:rest:${URL}`);
@@ -100,7 +162,9 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
 });
 
 test('health and serving state are published as given, with HealthStateInfo only when there is one', () => {
-  const warn = buildInfoDocument(snapshot({ health: { state: 'warning', info: 'Host credentials will expire soon' }, servingState: 'draining' }));
+  const warn = buildInfoDocument(
+    snapshot({ health: { state: 'warning', info: 'Host credentials will expire soon' }, servingState: 'draining' }),
+  );
   assert.equal(text(warn, `${EP}/HealthState`), 'warning');
   assert.equal(text(warn, `${EP}/HealthStateInfo`), 'Host credentials will expire soon');
   assert.equal(text(warn, `${EP}/ServingState`), 'draining');
@@ -113,8 +177,14 @@ test('health and serving state are published as given, with HealthStateInfo only
 test('one ComputingShare per queue, named and mapped to the queue, limits in GLUE2 units', () => {
   const doc = buildInfoDocument(twoQueues);
   const shares = all(doc, `${CS}/ComputingShare`);
-  assert.deepEqual(shares.map((s) => text(s, 'Name')), ['main', 'long']);
-  assert.deepEqual(shares.map((s) => text(s, 'MappingQueue')), ['main', 'long']);
+  assert.deepEqual(
+    shares.map((s) => text(s, 'Name')),
+    ['main', 'long'],
+  );
+  assert.deepEqual(
+    shares.map((s) => text(s, 'MappingQueue')),
+    ['main', 'long'],
+  );
   const [main, long] = shares as [XmlElement, XmlElement];
   assert.equal(text(main, 'ID'), `urn:ogf:ComputingShare:${HOST}:main`);
   assert.equal(text(main, 'Description'), 'Hauptschlange');
@@ -127,9 +197,16 @@ test('one ComputingShare per queue, named and mapped to the queue, limits in GLU
   assert.equal(text(main, 'ServingState'), 'production');
   assert.equal(text(long, 'ServingState'), 'draining');
   assert.equal(text(long, 'MaxRunningJobs'), '5');
-  for (const absent of ['MaxWallTime', 'MaxMainMemory', 'Description', 'MappingPolicy']) assert.equal(all(long, absent).length, 0, absent);
-  assert.deepEqual(texts(doc, `${EP}/Associations/ComputingShareID`), [`urn:ogf:ComputingShare:${HOST}:main`, `urn:ogf:ComputingShare:${HOST}:long`]);
-  assert.deepEqual(texts(doc, `${EE}/Associations/ComputingShareID`), [`urn:ogf:ComputingShare:${HOST}:main`, `urn:ogf:ComputingShare:${HOST}:long`]);
+  for (const absent of ['MaxWallTime', 'MaxMainMemory', 'Description', 'MappingPolicy'])
+    assert.equal(all(long, absent).length, 0, absent);
+  assert.deepEqual(texts(doc, `${EP}/Associations/ComputingShareID`), [
+    `urn:ogf:ComputingShare:${HOST}:main`,
+    `urn:ogf:ComputingShare:${HOST}:long`,
+  ]);
+  assert.deepEqual(texts(doc, `${EE}/Associations/ComputingShareID`), [
+    `urn:ogf:ComputingShare:${HOST}:main`,
+    `urn:ogf:ComputingShare:${HOST}:long`,
+  ]);
   assert.equal(text(doc, `${CS}/Complexity`), 'endpoint=1,share=2,resource=1');
   assert.equal(text(main, 'Associations/ComputingEndpointID'), text(doc, `${EP}/ID`));
   assert.equal(text(main, 'Associations/ExecutionEnvironmentID'), text(doc, `${EE}/ID`));
@@ -137,11 +214,37 @@ test('one ComputingShare per queue, named and mapped to the queue, limits in GLU
 
 test('live job counters: service, endpoint and per-share figures, free slots from the machine', () => {
   const doc = buildInfoDocument(twoQueues);
-  const expectAll = { TotalJobs: '4', RunningJobs: '1', WaitingJobs: '1', StagingJobs: '1', SuspendedJobs: '0', PreLRMSWaitingJobs: '1' };
-  for (const path of [CS, EP]) for (const [k, v] of Object.entries(expectAll)) assert.equal(text(doc, `${path}/${k}`), v, `${path}/${k}`);
+  const expectAll = {
+    TotalJobs: '4',
+    RunningJobs: '1',
+    WaitingJobs: '1',
+    StagingJobs: '1',
+    SuspendedJobs: '0',
+    PreLRMSWaitingJobs: '1',
+  };
+  for (const path of [CS, EP])
+    for (const [k, v] of Object.entries(expectAll)) assert.equal(text(doc, `${path}/${k}`), v, `${path}/${k}`);
   const [main, long] = all(doc, `${CS}/ComputingShare`) as [XmlElement, XmlElement];
-  assert.deepEqual([text(main, 'TotalJobs'), text(main, 'RunningJobs'), text(main, 'StagingJobs'), text(main, 'UsedSlots'), text(main, 'RequestedSlots')], ['2', '1', '1', '1', '1']);
-  assert.deepEqual([text(long, 'TotalJobs'), text(long, 'WaitingJobs'), text(long, 'PreLRMSWaitingJobs'), text(long, 'UsedSlots'), text(long, 'RequestedSlots')], ['2', '1', '1', '0', '3']);
+  assert.deepEqual(
+    [
+      text(main, 'TotalJobs'),
+      text(main, 'RunningJobs'),
+      text(main, 'StagingJobs'),
+      text(main, 'UsedSlots'),
+      text(main, 'RequestedSlots'),
+    ],
+    ['2', '1', '1', '1', '1'],
+  );
+  assert.deepEqual(
+    [
+      text(long, 'TotalJobs'),
+      text(long, 'WaitingJobs'),
+      text(long, 'PreLRMSWaitingJobs'),
+      text(long, 'UsedSlots'),
+      text(long, 'RequestedSlots'),
+    ],
+    ['2', '1', '1', '0', '3'],
+  );
   // 2 slots, 1 used by the running job: each share offers the one free slot of the machine.
   assert.equal(text(main, 'FreeSlots'), '1');
   assert.equal(text(long, 'FreeSlotsWithDuration'), '1');
@@ -166,7 +269,12 @@ test('free slots are absent when the total is unknown', () => {
 });
 
 test('ComputingManager and ExecutionEnvironment: batch system and machine facts in GLUE2 units', () => {
-  const doc = buildInfoDocument(snapshot({ lrms: { name: 'fork', version: '1.0' }, host: { ...snapshot().host, cpuClockMhz: 2596.6, connectivityOut: true, connectivityIn: false } }));
+  const doc = buildInfoDocument(
+    snapshot({
+      lrms: { name: 'fork', version: '1.0' },
+      host: { ...snapshot().host, cpuClockMhz: 2596.6, connectivityOut: true, connectivityIn: false },
+    }),
+  );
   assert.equal(text(doc, `${CM}/ID`), `urn:ogf:ComputingManager:${HOST}:fork`);
   assert.equal(text(doc, `${CM}/ProductName`), 'fork');
   assert.equal(text(doc, `${CM}/ProductVersion`), '1.0');
@@ -190,13 +298,29 @@ test('ComputingManager and ExecutionEnvironment: batch system and machine facts 
 
 test('unknown host, disk and CA facts leave their elements out', () => {
   const doc = buildInfoDocument(
-    snapshot({ host: { cpuClockMhz: 0 }, workingArea: undefined, issuerCa: undefined, trustedCas: ['', '  '], startTime: undefined, totalLogicalCpus: undefined, lrms: { name: 'fork', version: '' } }),
+    snapshot({
+      host: { cpuClockMhz: 0 },
+      workingArea: undefined,
+      issuerCa: undefined,
+      trustedCas: ['', '  '],
+      startTime: undefined,
+      totalLogicalCpus: undefined,
+      lrms: { name: 'fork', version: '' },
+    }),
   );
   assert.deepEqual(childNames(at(doc, EE)), ['ID', 'Name', 'Associations']);
-  for (const absent of ['WorkingAreaShared', 'WorkingAreaTotal', 'WorkingAreaFree', 'WorkingAreaLifeTime', 'TotalLogicalCPUs', 'ProductVersion']) {
+  for (const absent of [
+    'WorkingAreaShared',
+    'WorkingAreaTotal',
+    'WorkingAreaFree',
+    'WorkingAreaLifeTime',
+    'TotalLogicalCPUs',
+    'ProductVersion',
+  ]) {
     assert.equal(all(doc, `${CM}/${absent}`).length, 0, absent);
   }
-  for (const absent of ['IssuerCA', 'TrustedCA', 'StartTime', 'HealthStateInfo']) assert.equal(all(doc, `${EP}/${absent}`).length, 0, absent);
+  for (const absent of ['IssuerCA', 'TrustedCA', 'StartTime', 'HealthStateInfo'])
+    assert.equal(all(doc, `${EP}/${absent}`).length, 0, absent);
 });
 
 test('runtime environments: one ApplicationEnvironment each, name and version split', () => {
@@ -248,7 +372,12 @@ test('ids and names use the configured host and cluster', () => {
 
 test('UTF-8 text survives XML rendering and parsing', () => {
   const desc = 'Warteschlange für lange Jobs – 東京 ✓';
-  const doc = buildInfoDocument(snapshot({ queues: [{ name: 'long', description: desc }], runtimeEnvironments: [{ name: 'APPS/X-2', description: 'Café' }] }));
+  const doc = buildInfoDocument(
+    snapshot({
+      queues: [{ name: 'long', description: desc }],
+      runtimeEnvironments: [{ name: 'APPS/X-2', description: 'Café' }],
+    }),
+  );
   const back = parseXml(Buffer.from(renderXml(doc), 'utf8'));
   assert.equal(text(back, `${CS}/ComputingShare/Description`), desc);
   assert.equal(text(back, `${CM}/ApplicationEnvironments/ApplicationEnvironment/Description`), 'Café');

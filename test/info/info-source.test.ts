@@ -39,7 +39,21 @@ test('the GLUE2 document publishes that version and counts the stored jobs', (t)
   });
   const store = new JobStore(db);
   store.insertMany([
-    { id: 'j1', owner: 'o', state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: null, delegationIds: [], format: 'adl', description: {}, raw: '', createdAt: 1, rerunsLeft: 0, clientHost: null },
+    {
+      id: 'j1',
+      owner: 'o',
+      state: 'ACCEPTED',
+      restState: 'ACCEPTING',
+      queue: 'main',
+      delegationId: null,
+      delegationIds: [],
+      format: 'adl',
+      description: {},
+      raw: '',
+      createdAt: 1,
+      rerunsLeft: 0,
+      clientHost: null,
+    },
   ]);
   const config = buildConfig({ stateDir: dir });
   const source = createInfoSource({

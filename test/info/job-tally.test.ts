@@ -35,17 +35,40 @@ test('each state lands in the counter A-REX puts it in', () => {
     usedSlots: 2,
     requestedSlots: 1 + 4 + 1 + 1 + 2 + 3,
   });
-  assert.deepEqual(t.byQueue.get('a'), { ...emptyCounters(), total: 5, preLrmsWaiting: 2, staging: 3, requestedSlots: 9 });
-  assert.deepEqual(t.byQueue.get('b'), { ...emptyCounters(), total: 6, staging: 3, running: 1, suspended: 1, waiting: 1, usedSlots: 2, requestedSlots: 3 });
+  assert.deepEqual(t.byQueue.get('a'), {
+    ...emptyCounters(),
+    total: 5,
+    preLrmsWaiting: 2,
+    staging: 3,
+    requestedSlots: 9,
+  });
+  assert.deepEqual(t.byQueue.get('b'), {
+    ...emptyCounters(),
+    total: 6,
+    staging: 3,
+    running: 1,
+    suspended: 1,
+    waiting: 1,
+    usedSlots: 2,
+    requestedSlots: 3,
+  });
 });
 
 test('INLRMS jobs with batch state E, O, EXECUTED or unknown count in total only', () => {
-  const t = tallyJobs([{ gmState: 'INLRMS', lrmsState: 'E' }, { gmState: 'INLRMS', lrmsState: 'O' }, { gmState: 'INLRMS', lrmsState: 'EXECUTED' }, { gmState: 'INLRMS' }]);
+  const t = tallyJobs([
+    { gmState: 'INLRMS', lrmsState: 'E' },
+    { gmState: 'INLRMS', lrmsState: 'O' },
+    { gmState: 'INLRMS', lrmsState: 'EXECUTED' },
+    { gmState: 'INLRMS' },
+  ]);
   assert.deepEqual(t.all, { ...emptyCounters(), total: 4 });
 });
 
 test('finished jobs are not counted at all (A-REX TotalJobs excludes them)', () => {
-  const t = tallyJobs([{ gmState: 'FINISHED', queue: 'q' }, { gmState: 'FINISHED', queue: 'q', pending: true }]);
+  const t = tallyJobs([
+    { gmState: 'FINISHED', queue: 'q' },
+    { gmState: 'FINISHED', queue: 'q', pending: true },
+  ]);
   assert.deepEqual(t.all, emptyCounters());
   assert.deepEqual(t.byQueue.get('q'), emptyCounters());
 });
@@ -61,7 +84,11 @@ test('bad slot counts fall back to one slot', () => {
 });
 
 test('jobs without a queue count in the totals only; queue names are map keys, not object keys', () => {
-  const t = tallyJobs([{ gmState: 'ACCEPTED' }, { gmState: 'ACCEPTED', queue: '__proto__' }, { gmState: 'ACCEPTED', queue: 'constructor' }]);
+  const t = tallyJobs([
+    { gmState: 'ACCEPTED' },
+    { gmState: 'ACCEPTED', queue: '__proto__' },
+    { gmState: 'ACCEPTED', queue: 'constructor' },
+  ]);
   assert.equal(t.all.total, 3);
   assert.equal(t.byQueue.size, 2);
   assert.equal(t.byQueue.get('__proto__')?.total, 1);

@@ -25,7 +25,9 @@ export function texts(e: XmlElement, path: string): string[] {
 /** Every scalar in a JSON value, with its path, for "all values are strings" checks. */
 export function scalars(v: unknown, path = '$'): Array<[string, unknown]> {
   if (v !== null && typeof v === 'object') {
-    return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) => scalars(x, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`));
+    return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) =>
+      scalars(x, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`),
+    );
   }
   return [[path, v]];
 }

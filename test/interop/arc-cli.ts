@@ -10,7 +10,19 @@ import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** The commands the life cycle needs; all come with Debian's nordugrid-arc-client. */
-export const ARC_COMMANDS = ['arcproxy', 'arcinfo', 'arcsub', 'arcstat', 'arccat', 'arcget', 'arcrenew', 'arckill', 'arcresume', 'arcsync', 'arcclean'] as const;
+export const ARC_COMMANDS = [
+  'arcproxy',
+  'arcinfo',
+  'arcsub',
+  'arcstat',
+  'arccat',
+  'arcget',
+  'arcrenew',
+  'arckill',
+  'arcresume',
+  'arcsync',
+  'arcclean',
+] as const;
 export type ArcCommand = (typeof ARC_COMMANDS)[number];
 
 export function onPath(cmd: string, path = process.env.PATH ?? ''): boolean {
@@ -72,7 +84,13 @@ export class ArcClient {
     // joblist key: every job command gets -j.)
     writeFileSync(
       this.conf,
-      ['[common]', `proxypath = ${setup.proxy}`, `cacertificatesdirectory = ${setup.caDir}`, `timeout = ${CLIENT_TIMEOUT_S}`, ''].join('\n'),
+      [
+        '[common]',
+        `proxypath = ${setup.proxy}`,
+        `cacertificatesdirectory = ${setup.caDir}`,
+        `timeout = ${CLIENT_TIMEOUT_S}`,
+        '',
+      ].join('\n'),
     );
     // Only what the client needs: nothing from the caller's grid environment leaks in
     // (X509_USER_CERT, X509_VOMS_DIR, ARC_* of a developer's machine).
@@ -92,11 +110,31 @@ export class ArcClient {
     const full = ['-z', this.conf, '-t', String(CLIENT_TIMEOUT_S), ...args];
     const command = [cmd, ...full].map(shellQuote).join(' ');
     return new Promise((resolve) => {
-      execFile(cmd, full, { cwd: opts.cwd ?? this.setup.dir, env: this.env, timeout: PROCESS_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-        const e = err as (NodeJS.ErrnoException & { code?: number | string; signal?: string; killed?: boolean }) | null;
-        const code = e === null ? 0 : typeof e.code === 'number' ? e.code : null;
-        resolve({ command, code, signal: e?.signal ?? null, timedOut: e?.killed === true && e.signal === 'SIGKILL', stdout, stderr: e !== null && typeof e.code === 'string' ? `${stderr}\n${e.message}` : stderr });
-      });
+      execFile(
+        cmd,
+        full,
+        {
+          cwd: opts.cwd ?? this.setup.dir,
+          env: this.env,
+          timeout: PROCESS_TIMEOUT_MS,
+          killSignal: 'SIGKILL',
+          maxBuffer: 16 * 1024 * 1024,
+          encoding: 'utf8',
+        },
+        (err, stdout, stderr) => {
+          const e = err as
+            (NodeJS.ErrnoException & { code?: number | string; signal?: string; killed?: boolean }) | null;
+          const code = e === null ? 0 : typeof e.code === 'number' ? e.code : null;
+          resolve({
+            command,
+            code,
+            signal: e?.signal ?? null,
+            timedOut: e?.killed === true && e.signal === 'SIGKILL',
+            stdout,
+            stderr: e !== null && typeof e.code === 'string' ? `${stderr}\n${e.message}` : stderr,
+          });
+        },
+      );
     });
   }
 
@@ -141,5 +179,8 @@ function shellQuote(s: string): string {
 
 /** The last `lines` lines of a log text. */
 export function tail(text: string, lines = 40): string {
-  return text.split('\n').slice(-lines - 1).join('\n');
+  return text
+    .split('\n')
+    .slice(-lines - 1)
+    .join('\n');
 }

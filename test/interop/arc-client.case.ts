@@ -68,16 +68,37 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
         );
       }
       work = tempDir('interop');
-      ceres = await startCeres({ stateDir: join(work, 'state'), config: { log: { level: 'info' }, ...(extraConfig?.() ?? {}) } });
+      ceres = await startCeres({
+        stateDir: join(work, 'state'),
+        config: { log: { level: 'info' }, ...(extraConfig?.() ?? {}) },
+      });
       url = ceres.url;
       jobList = join(work, 'jobs.dat');
       const c = ceres;
-      arc = new ArcClient({ dir: work, proxy: join(work, 'proxy.pem'), caDir: join(c.pkiDir, 'certificates'), serviceLog: () => tail(c.output()) });
+      arc = new ArcClient({
+        dir: work,
+        proxy: join(work, 'proxy.pem'),
+        caDir: join(c.pkiDir, 'certificates'),
+        serviceLog: () => tail(c.output()),
+      });
       // The dev user key has no passphrase, so arcproxy needs no password source.
-      await arc.ok('arcproxy', ['-C', join(c.pkiDir, 'usercert.pem'), '-K', join(c.pkiDir, 'userkey.pem'), '-T', arc.setup.caDir, '-P', arc.setup.proxy]);
+      await arc.ok('arcproxy', [
+        '-C',
+        join(c.pkiDir, 'usercert.pem'),
+        '-K',
+        join(c.pkiDir, 'userkey.pem'),
+        '-T',
+        arc.setup.caDir,
+        '-P',
+        arc.setup.proxy,
+      ]);
       // The REST submission plugin is a separate package; without it arcsub cannot reach a REST CE.
       const plugins = await arc.ok('arcsub', ['-P']);
-      arc.expect(plugins, /^\s*REST\b/m, 'arcsub lists no REST submission plugin (install nordugrid-arc-plugins-arcrest)');
+      arc.expect(
+        plugins,
+        /^\s*REST\b/m,
+        'arcsub lists no REST submission plugin (install nordugrid-arc-plugins-arcrest)',
+      );
     });
 
     after(async () => {
@@ -102,7 +123,13 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
         const { state, r } = await stateOf(id);
         if (state !== undefined && seen[seen.length - 1] !== state) seen.push(state);
         if (state !== undefined && want.test(state)) return seen;
-        if (Date.now() > deadline) throw new Error(arc.report(r, `job ${id} did not reach ${want} within ${STATE_TIMEOUT_MS / 1000} s (states seen: ${seen.join(' -> ') || 'none'})`));
+        if (Date.now() > deadline)
+          throw new Error(
+            arc.report(
+              r,
+              `job ${id} did not reach ${want} within ${STATE_TIMEOUT_MS / 1000} s (states seen: ${seen.join(' -> ') || 'none'})`,
+            ),
+          );
         await new Promise((res) => setTimeout(res, POLL_MS));
       }
     };
@@ -110,10 +137,26 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
     const submit = async (lang: Language, description: string, name: string): Promise<string> => {
       const file = join(work, `${name}.${lang}`);
       writeFileSync(file, description);
-      const r = await arc.ok('arcsub', ['-C', url, '-T', 'arcrest', '-Q', 'arcrest', '-j', jobList, '-o', join(work, 'ids.txt'), '-f', file]);
+      const r = await arc.ok('arcsub', [
+        '-C',
+        url,
+        '-T',
+        'arcrest',
+        '-Q',
+        'arcrest',
+        '-j',
+        jobList,
+        '-o',
+        join(work, 'ids.txt'),
+        '-f',
+        file,
+      ]);
       const id = arc.expect(r, /^Job submitted with jobid: (\S+)$/m, 'arcsub printed no job id')[1] as string;
       // The client builds the job id from the submission URL: <service>/rest/1.0/jobs/<id>.
-      assert.ok(id.startsWith(`${url}/rest/1.0/jobs/`), arc.report(r, `job id ${id} is not under ${url}/rest/1.0/jobs/`));
+      assert.ok(
+        id.startsWith(`${url}/rest/1.0/jobs/`),
+        arc.report(r, `job id ${id} is not under ${url}/rest/1.0/jobs/`),
+      );
       assert.match(id.slice(id.lastIndexOf('/') + 1), /^[A-Za-z0-9]+$/);
       submitted.push(id);
       return id;
@@ -158,12 +201,29 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
       await runNode([CERES_MAIN, 'pki', 'init', '--dir', stranger]);
       const bothCas = join(work, 'both-cas');
       mkdirSync(bothCas);
-      for (const dir of [arc.setup.caDir, join(stranger, 'certificates')]) for (const f of readdirSync(dir)) copyFileSync(join(dir, f), join(bothCas, f));
-      const other = new ArcClient({ ...arc.setup, dir: join(work, 'stranger'), proxy: join(stranger, 'userproxy.pem'), caDir: bothCas });
+      for (const dir of [arc.setup.caDir, join(stranger, 'certificates')])
+        for (const f of readdirSync(dir)) copyFileSync(join(dir, f), join(bothCas, f));
+      const other = new ArcClient({
+        ...arc.setup,
+        dir: join(work, 'stranger'),
+        proxy: join(stranger, 'userproxy.pem'),
+        caDir: bothCas,
+      });
       const info = await other.run('arcinfo', ['-c', url]);
       assert.notEqual(info.code, 0, other.report(info, 'arcinfo succeeded for an untrusted user'));
       other.expect(info, /Error 401\b/, "Ceres' refusal", true);
-      const sub = await other.run('arcsub', ['-C', url, '-T', 'arcrest', '-Q', 'NONE', '-j', join(work, 'stranger.dat'), '-e', '&(executable="/bin/true")']);
+      const sub = await other.run('arcsub', [
+        '-C',
+        url,
+        '-T',
+        'arcrest',
+        '-Q',
+        'NONE',
+        '-j',
+        join(work, 'stranger.dat'),
+        '-e',
+        '&(executable="/bin/true")',
+      ]);
       assert.notEqual(sub.code, 0, other.report(sub, 'arcsub succeeded for an untrusted user'));
       other.expectNot(sub, /Job submitted with jobid/, 'arcsub claims a job was submitted');
     });
@@ -183,7 +243,11 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
         });
 
         it('arcsub submits a job with an input file the client uploads', async () => {
-          dataId = await submit(lang, dataJob(lang, { name: `data-${lang}`, inputPath, inputSize: INPUT_SIZE, marker }), `data-${lang}`);
+          dataId = await submit(
+            lang,
+            dataJob(lang, { name: `data-${lang}`, inputPath, inputSize: INPUT_SIZE, marker }),
+            `data-${lang}`,
+          );
           assert.match(readFileSync(join(work, 'ids.txt'), 'utf8'), new RegExp(`^${escapeRe(dataId)}$`, 'm'));
         });
 
@@ -248,7 +312,11 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
           const seen = await waitState(id, /^(Finished|Failed|Killed)$/);
           assert.equal(seen[seen.length - 1], 'Killed', `states seen: ${seen.join(' -> ')}`);
           await until(() => sleepProcesses(sleepSeconds).length === 0, 20_000);
-          assert.deepEqual(sleepProcesses(sleepSeconds), [], `"sleep ${sleepSeconds}" still runs after the job was killed`);
+          assert.deepEqual(
+            sleepProcesses(sleepSeconds),
+            [],
+            `"sleep ${sleepSeconds}" still runs after the job was killed`,
+          );
         });
 
         it('arcresume restarts a failed job that allows a rerun; it then finishes', async () => {
@@ -279,7 +347,20 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
     it('arcsub without brokering reports the reason the CE refuses a description, and no job is made', async () => {
       // -Q NONE skips the client's matchmaking (which would drop an unknown queue itself),
       // so the description reaches Ceres and the per-job refusal comes back to the user.
-      const r = await arc.run('arcsub', ['-d', 'INFO', '-C', url, '-T', 'arcrest', '-Q', 'NONE', '-j', join(work, 'refused.dat'), '-e', '&(executable="/bin/true")(queue="no-such-queue")(jobname="refused")']);
+      const r = await arc.run('arcsub', [
+        '-d',
+        'INFO',
+        '-C',
+        url,
+        '-T',
+        'arcrest',
+        '-Q',
+        'NONE',
+        '-j',
+        join(work, 'refused.dat'),
+        '-e',
+        '&(executable="/bin/true")(queue="no-such-queue")(jobname="refused")',
+      ]);
       assert.notEqual(r.code, 0, arc.report(r, 'arcsub of a refused description succeeded'));
       arc.expect(r, /Failed to submit all jobs: \d{3} .*no-such-queue/, "the CE's reason", true);
       arc.expectNot(r, /Job submitted with jobid/, 'arcsub claims a job was submitted');
@@ -292,7 +373,11 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
       for (const id of submitted) arc.expect(r, new RegExp(`^${escapeRe(id)}$`, 'm'), `arcsync lists ${id}`);
       arc.expect(r, new RegExp(`^Total number of jobs found: ${submitted.length}$`, 'm'), 'arcsync total');
       const st = await arc.ok('arcstat', ['-l', '-j', syncList, ...submitted]);
-      arc.expect(st, new RegExp(`Status of ${submitted.length} jobs was queried, ${submitted.length} jobs returned information`), 'arcstat on the synced list');
+      arc.expect(
+        st,
+        new RegExp(`Status of ${submitted.length} jobs was queried, ${submitted.length} jobs returned information`),
+        'arcstat on the synced list',
+      );
       const delegations = [...st.stdout.matchAll(new RegExp(DELEGATION_LINE, 'gm'))].length;
       assert.equal(delegations, submitted.length, arc.report(st, 'every synced job names its delegation'));
     });
@@ -302,15 +387,25 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
       const before = join(work, 'jobs-before-clean.dat');
       copyFileSync(jobList, before);
       const r = await arc.ok('arcclean', ['-j', jobList, ...submitted]);
-      arc.expect(r, new RegExp(`Jobs processed: ${submitted.length}, deleted: ${submitted.length}\\b`), 'arcclean summary');
+      arc.expect(
+        r,
+        new RegExp(`Jobs processed: ${submitted.length}, deleted: ${submitted.length}\\b`),
+        'arcclean summary',
+      );
       const local = await arc.run('arcstat', ['-a', '-j', jobList]);
       arc.expect(local, /No jobs/, 'the local job list is empty', true);
       const again = await arc.ok('arcsync', ['-f', '-T', '-j', join(work, 'sync-after-clean.dat'), '-C', url]);
       arc.expect(again, /^Total number of jobs found: 0$/m, 'the CE no longer lists the cleaned jobs');
       // A stale job list still names them: the CE answers "not found" for each.
       const stale = await arc.run('arcstat', ['-j', before, ...submitted]);
-      arc.expect(stale, new RegExp(`Status of ${submitted.length} jobs was queried, 0 jobs returned information`), 'arcstat of cleaned jobs', true);
-      for (const id of submitted) arc.expect(stale, new RegExp(`${escapeRe(id.slice(id.lastIndexOf('/') + 1))} - 404\\b`), `404 for ${id}`, true);
+      arc.expect(
+        stale,
+        new RegExp(`Status of ${submitted.length} jobs was queried, 0 jobs returned information`),
+        'arcstat of cleaned jobs',
+        true,
+      );
+      for (const id of submitted)
+        arc.expect(stale, new RegExp(`${escapeRe(id.slice(id.lastIndexOf('/') + 1))} - 404\\b`), `404 for ${id}`, true);
     });
   });
 }

@@ -43,7 +43,8 @@ export function dataJob(lang: Language, j: DataJob): string {
   return adl(
     j.name,
     `<Executable><Path>/bin/sh</Path><Argument>-c</Argument><Argument>${esc(script)}</Argument></Executable><Output>out.txt</Output><Error>err.txt</Error>`,
-    `<InputFile><Name>in.dat</Name><Source><URI>${esc(fileUri(j.inputPath))}</URI></Source></InputFile>` + DATA_KEPT.map((f) => `<OutputFile><Name>${f}</Name></OutputFile>`).join(''),
+    `<InputFile><Name>in.dat</Name><Source><URI>${esc(fileUri(j.inputPath))}</URI></Source></InputFile>` +
+      DATA_KEPT.map((f) => `<OutputFile><Name>${f}</Name></OutputFile>`).join(''),
   );
 }
 

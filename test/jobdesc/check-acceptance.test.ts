@@ -6,7 +6,17 @@ import { emptyJobDescription, type JobDescription } from '../../src/jobdesc/mode
 import { xrslOk } from './helpers.js';
 
 const ctx: AcceptanceContext = {
-  queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 3600, minWallTimeSeconds: 60, maxCpuTimeSeconds: 7200, maxMemoryBytes: 1024, maxSlotsPerJob: 4 }],
+  queues: [
+    { name: 'main' },
+    {
+      name: 'long',
+      maxWallTimeSeconds: 3600,
+      minWallTimeSeconds: 60,
+      maxCpuTimeSeconds: 7200,
+      maxMemoryBytes: 1024,
+      maxSlotsPerJob: 4,
+    },
+  ],
   runtimeEnvironments: ['ENV/PROXY', 'APPS/HEP/ATLAS-1.0'],
 };
 
@@ -39,8 +49,14 @@ describe('checkAcceptance: A-REX checks and texts', () => {
   });
 
   it('refuses an ACL without Content, and one of an unknown type', () => {
-    assert.equal(refused(job({ accessControl: { type: 'GACL' } })).reason, 'acl element wrongly formatted - missing Content element');
-    assert.equal(refused(job({ accessControl: { type: 'XACML', content: '<p/>' } })).reason, 'ARC: unsupported ACL type specified: XACML');
+    assert.equal(
+      refused(job({ accessControl: { type: 'GACL' } })).reason,
+      'acl element wrongly formatted - missing Content element',
+    );
+    assert.equal(
+      refused(job({ accessControl: { type: 'XACML', content: '<p/>' } })).reason,
+      'ARC: unsupported ACL type specified: XACML',
+    );
     accepted(job({ accessControl: { type: 'ARC', content: '<p/>' } }));
     accepted(job({ accessControl: { content: '<gacl/>' } }));
   });
@@ -53,7 +69,10 @@ describe('checkAcceptance: A-REX checks and texts', () => {
   });
 
   it('resolves the queue: description, then 1.1 parameter, then default, then first allowed', () => {
-    assert.equal(accepted(job({ queue: 'long' }), { ...ctx, requestQueue: 'main', defaultQueue: 'main' }).queue, 'long');
+    assert.equal(
+      accepted(job({ queue: 'long' }), { ...ctx, requestQueue: 'main', defaultQueue: 'main' }).queue,
+      'long',
+    );
     assert.equal(accepted(job(), { ...ctx, requestQueue: 'long', defaultQueue: 'main' }).queue, 'long');
     assert.equal(accepted(job(), { ...ctx, defaultQueue: 'long' }).queue, 'long');
     assert.equal(accepted(job(), ctx).queue, 'main');
@@ -61,7 +80,11 @@ describe('checkAcceptance: A-REX checks and texts', () => {
   });
 
   it("uses A-REX's (swapped) texts for unknown and forbidden queues", () => {
-    assert.deepEqual(refused(job({ queue: 'nosuch' })), { code: 'CE_ERR_JOBDESC_QUEUE_UNKNOWN', reason: 'Requested queue nosuch is not allowed for this user', status: 422 });
+    assert.deepEqual(refused(job({ queue: 'nosuch' })), {
+      code: 'CE_ERR_JOBDESC_QUEUE_UNKNOWN',
+      reason: 'Requested queue nosuch is not allowed for this user',
+      status: 422,
+    });
     assert.deepEqual(refused(job({ queue: 'long' }), { ...ctx, authorisedQueues: ['main'] }), {
       code: 'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
       reason: 'Requested queue long does not match any of available queues',
@@ -72,7 +95,10 @@ describe('checkAcceptance: A-REX checks and texts', () => {
       reason: 'Request has no queue defined and none is allowed for this user',
       status: 403,
     });
-    assert.equal(refused(job(), { ...ctx, requestQueue: 'gone' }).reason, 'Requested queue gone is not allowed for this user');
+    assert.equal(
+      refused(job(), { ...ctx, requestQueue: 'gone' }).reason,
+      'Requested queue gone is not allowed for this user',
+    );
   });
 
   it('maps WLCG <queue>_<VO> names to the queue', () => {
@@ -82,16 +108,36 @@ describe('checkAcceptance: A-REX checks and texts', () => {
   });
 
   it('refuses pre- and post-executables, append, coprocessors', () => {
-    assert.equal(refused(job({ preExecutables: [{ path: '/x', arguments: [] }] })).reason, 'Pre-executables are not supported by this service');
-    assert.equal(refused(job({ postExecutables: [{ path: '/x', arguments: [] }] })).reason, 'Post-executables are not supported by this service');
-    const appended = job({ outputFiles: [{ name: 'o', target: 'https://se/o', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false, creationFlag: 'append' } }] });
+    assert.equal(
+      refused(job({ preExecutables: [{ path: '/x', arguments: [] }] })).reason,
+      'Pre-executables are not supported by this service',
+    );
+    assert.equal(
+      refused(job({ postExecutables: [{ path: '/x', arguments: [] }] })).reason,
+      'Post-executables are not supported by this service',
+    );
+    const appended = job({
+      outputFiles: [
+        {
+          name: 'o',
+          target: 'https://se/o',
+          options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false, creationFlag: 'append' },
+        },
+      ],
+    });
     assert.equal(refused(appended).reason, 'Unsupported creation mode for Target');
     assert.equal(refused(job({ coprocessor: 'CUDA' })).reason, 'Coprocessor is not supported yet.');
   });
 
   it('refuses slots per node that exceed or do not divide the slot count', () => {
-    assert.equal(refused(job({ count: 4, countPerNode: 8 })).reason, 'SlotsPerHost exceeding NumberOfSlots is not supported');
-    assert.equal(refused(job({ count: 6, countPerNode: 4 })).reason, 'SlotsPerHost exceeding NumberOfSlots is not supported');
+    assert.equal(
+      refused(job({ count: 4, countPerNode: 8 })).reason,
+      'SlotsPerHost exceeding NumberOfSlots is not supported',
+    );
+    assert.equal(
+      refused(job({ count: 6, countPerNode: 4 })).reason,
+      'SlotsPerHost exceeding NumberOfSlots is not supported',
+    );
     accepted(job({ count: 8, countPerNode: 4 }));
     accepted(job({ count: 3 }));
   });
@@ -106,17 +152,30 @@ describe('checkAcceptance: A-REX checks and texts', () => {
 
   it('refuses a dynamic output list without any delegation; per-file or parameter delegations do', () => {
     const dyn = (extra: Partial<JobDescription> = {}): JobDescription =>
-      job({ outputFiles: [{ name: '@list', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } }], ...extra });
+      job({
+        outputFiles: [{ name: '@list', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } }],
+        ...extra,
+      });
     assert.equal(refused(dyn()).reason, 'Dynamic output files and no delegation assigned to job are incompatible.');
     assert.equal(accepted(dyn({ delegationId: 'main-d' })).delegationId, 'main-d');
     assert.equal(accepted(dyn(), { ...ctx, requestDelegationId: 'param-d' }).delegationId, 'param-d');
-    assert.equal(accepted(dyn({ inputFiles: [{ name: 'i', source: 'https://s/i', executable: false, delegationId: 'file-d' }] })).delegationId, 'file-d');
+    assert.equal(
+      accepted(dyn({ inputFiles: [{ name: 'i', source: 'https://s/i', executable: false, delegationId: 'file-d' }] }))
+        .delegationId,
+      'file-d',
+    );
   });
 
   it('lets the description delegation win over the 1.1 parameter, and leaves none when neither is given', () => {
-    assert.equal(accepted(job({ delegationId: 'desc' }), { ...ctx, requestDelegationId: 'param' }).delegationId, 'desc');
+    assert.equal(
+      accepted(job({ delegationId: 'desc' }), { ...ctx, requestDelegationId: 'param' }).delegationId,
+      'desc',
+    );
     assert.equal(accepted(job(), { ...ctx, requestDelegationId: 'param' }).delegationId, 'param');
-    assert.equal(accepted(job({ inputFiles: [{ name: 'i', executable: false, delegationId: 'file-d' }] })).delegationId, undefined);
+    assert.equal(
+      accepted(job({ inputFiles: [{ name: 'i', executable: false, delegationId: 'file-d' }] })).delegationId,
+      undefined,
+    );
   });
 
   it('applies the checks in A-REX order: the first failure wins', () => {
@@ -140,7 +199,13 @@ describe('checkAcceptance: A-REX checks and texts', () => {
       else if (r.code === 'CE_ERR_JOBDESC_COPROCESSOR') d = { ...d, coprocessor: '' };
       else break;
     }
-    assert.deepEqual(order, ['CE_ERR_JOBDESC_RTE_UNRESOLVED', 'CE_ERR_JOBDESC_WRONG_ACTION', 'CE_ERR_JOBDESC_QUEUE_UNKNOWN', 'CE_ERR_JOBDESC_PRE_EXECUTABLE', 'CE_ERR_JOBDESC_COPROCESSOR']);
+    assert.deepEqual(order, [
+      'CE_ERR_JOBDESC_RTE_UNRESOLVED',
+      'CE_ERR_JOBDESC_WRONG_ACTION',
+      'CE_ERR_JOBDESC_QUEUE_UNKNOWN',
+      'CE_ERR_JOBDESC_PRE_EXECUTABLE',
+      'CE_ERR_JOBDESC_COPROCESSOR',
+    ]);
   });
 });
 
@@ -152,7 +217,10 @@ describe('checkAcceptance: checks A-REX leaves to later stages', () => {
       job({ stdin: '/../in' }),
       job({ logDir: '..' }),
       job({ inputFiles: [{ name: 'x/../../y', executable: false }] }),
-      job({ outputFiles: [{ name: '@../list', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } }], delegationId: 'd' }),
+      job({
+        outputFiles: [{ name: '@../list', options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } }],
+        delegationId: 'd',
+      }),
     ]) {
       const r = refused(d);
       assert.equal(r.code, 'CE_ERR_JOBDESC_BAD_PATH');
@@ -165,18 +233,47 @@ describe('checkAcceptance: checks A-REX leaves to later stages', () => {
   });
 
   it('refuses runtime environments that are not enabled, unless optional', () => {
-    assert.equal(refused(job({ runtimeEnvironments: [{ name: 'ENV/NOPE', options: [] }] })).reason, 'Requested RunTimeEnvironment ENV/NOPE is missing, broken or not enabled.');
-    const d = accepted(job({ runtimeEnvironments: [{ name: 'ENV/NOPE', options: [], optional: true }, { name: 'ENV/PROXY', options: ['x'] }] }));
+    assert.equal(
+      refused(job({ runtimeEnvironments: [{ name: 'ENV/NOPE', options: [] }] })).reason,
+      'Requested RunTimeEnvironment ENV/NOPE is missing, broken or not enabled.',
+    );
+    const d = accepted(
+      job({
+        runtimeEnvironments: [
+          { name: 'ENV/NOPE', options: [], optional: true },
+          { name: 'ENV/PROXY', options: ['x'] },
+        ],
+      }),
+    );
     assert.deepEqual(d.runtimeEnvironments, [{ name: 'ENV/PROXY', options: ['x'] }]);
-    assert.equal(refused(job({ runtimeEnvironments: [{ name: 'ENV/PROXY', options: [] }] }), { ...ctx, runtimeEnvironments: [] }).code, 'CE_ERR_JOBDESC_RTE_UNKNOWN');
+    assert.equal(
+      refused(job({ runtimeEnvironments: [{ name: 'ENV/PROXY', options: [] }] }), { ...ctx, runtimeEnvironments: [] })
+        .code,
+      'CE_ERR_JOBDESC_RTE_UNKNOWN',
+    );
   });
 
   it('refuses requests over the queue limits, naming the limit', () => {
-    assert.equal(refused(job({ queue: 'long', wallTimeSeconds: 3601 })).reason, 'Requested wall time (3601 s) exceeds the limit of queue long (3600 s)');
-    assert.equal(refused(job({ queue: 'long', cpuTimeSeconds: 7201 })).reason, 'Requested CPU time (7201 s) exceeds the limit of queue long (7200 s)');
-    assert.equal(refused(job({ queue: 'long', memoryBytes: 2048 })).reason, 'Requested memory (2048 bytes) exceeds the limit of queue long (1024 bytes)');
-    assert.equal(refused(job({ queue: 'long', count: 8 })).reason, 'Requested slot count (8 slots) exceeds the limit of queue long (4 slots)');
-    assert.equal(refused(job({ queue: 'long', wallTimeSeconds: 59 })).reason, 'Requested wall time (59 s) is below the minimum of queue long (60 s)');
+    assert.equal(
+      refused(job({ queue: 'long', wallTimeSeconds: 3601 })).reason,
+      'Requested wall time (3601 s) exceeds the limit of queue long (3600 s)',
+    );
+    assert.equal(
+      refused(job({ queue: 'long', cpuTimeSeconds: 7201 })).reason,
+      'Requested CPU time (7201 s) exceeds the limit of queue long (7200 s)',
+    );
+    assert.equal(
+      refused(job({ queue: 'long', memoryBytes: 2048 })).reason,
+      'Requested memory (2048 bytes) exceeds the limit of queue long (1024 bytes)',
+    );
+    assert.equal(
+      refused(job({ queue: 'long', count: 8 })).reason,
+      'Requested slot count (8 slots) exceeds the limit of queue long (4 slots)',
+    );
+    assert.equal(
+      refused(job({ queue: 'long', wallTimeSeconds: 59 })).reason,
+      'Requested wall time (59 s) is below the minimum of queue long (60 s)',
+    );
     accepted(job({ queue: 'long', wallTimeSeconds: 3600, cpuTimeSeconds: 7200, memoryBytes: 1024, count: 4 }));
     accepted(job({ queue: 'long' }));
     accepted(job({ queue: 'main', wallTimeSeconds: 10 ** 9 }));
@@ -190,11 +287,16 @@ describe('checkAcceptance: normalisation', () => {
     assert.deepEqual([out.lifetimeSeconds, out.rerun], [86400, 3]);
     assert.deepEqual([input.lifetimeSeconds, input.rerun, input.queue], [10 ** 8, 50, undefined]);
     assert.equal(accepted(job({ rerun: 50 })).rerun, 5, 'A-REX default maxrerun is 5');
-    assert.equal(accepted(job({ lifetimeSeconds: 60, rerun: 1 }), { ...ctx, maxLifetimeSeconds: 86400 }).lifetimeSeconds, 60);
+    assert.equal(
+      accepted(job({ lifetimeSeconds: 60, rerun: 1 }), { ...ctx, maxLifetimeSeconds: 86400 }).lifetimeSeconds,
+      60,
+    );
   });
 
   it('returns JSON-serialisable data', () => {
-    const out = accepted(xrslOk('&(executable=x)(inputfiles=("a" "https://h/a" "threads=2"))(runtimeenvironment=ENV/PROXY)'));
+    const out = accepted(
+      xrslOk('&(executable=x)(inputfiles=("a" "https://h/a" "threads=2"))(runtimeenvironment=ENV/PROXY)'),
+    );
     assert.deepEqual(JSON.parse(JSON.stringify(out)), out);
   });
 });

@@ -9,7 +9,11 @@ function throwsCode(fn: () => unknown, code: string, status = 400): void {
 
 describe('detectFormat', () => {
   it('recognises ADL, single and multi xRSL by the first significant character', () => {
-    assert.deepEqual(detectFormat(Buffer.from('<ActivityDescription/>')), { format: 'adl', text: '<ActivityDescription/>', start: 0 });
+    assert.deepEqual(detectFormat(Buffer.from('<ActivityDescription/>')), {
+      format: 'adl',
+      text: '<ActivityDescription/>',
+      start: 0,
+    });
     assert.equal(detectFormat(Buffer.from('&(executable=x)')).format, 'xrsl');
     const multi = detectFormat(Buffer.from('+(&(a=b))'));
     assert.equal(multi.format, 'xrsl');
@@ -52,8 +56,14 @@ describe('detectFormat', () => {
   });
 
   it('distinguishes a missing body from a blank one (A-REX texts)', () => {
-    assert.throws(() => detectFormat(Buffer.alloc(0)), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_JOBDESC_MISSING_PAYLOAD' && e.message === 'Missing payload');
-    assert.throws(() => detectFormat(Buffer.from(' \r\n\t ')), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_JOBDESC_EMPTY_PAYLOAD' && e.message === 'Payload is empty');
+    assert.throws(
+      () => detectFormat(Buffer.alloc(0)),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_JOBDESC_MISSING_PAYLOAD' && e.message === 'Missing payload',
+    );
+    assert.throws(
+      () => detectFormat(Buffer.from(' \r\n\t ')),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_JOBDESC_EMPTY_PAYLOAD' && e.message === 'Payload is empty',
+    );
     throwsCode(() => detectFormat(Buffer.from('(* only a comment *)  ')), 'CE_ERR_JOBDESC_EMPTY_PAYLOAD');
     throwsCode(() => detectFormat(Buffer.from('\uFEFF', 'utf8')), 'CE_ERR_JOBDESC_EMPTY_PAYLOAD');
   });

@@ -31,7 +31,9 @@ describe('hostile XML', LONG, () => {
   it('refuses "billion laughs" entity expansion (DOCTYPE) without expanding anything', () => {
     const lol = ['<!DOCTYPE lolz [<!ENTITY lol "lol">'];
     for (let i = 1; i <= 9; i++) lol.push(`<!ENTITY lol${i} "${`&lol${i === 1 ? '' : i - 1};`.repeat(10)}">`);
-    lol.push(`]><ActivityDescription xmlns="${ADL_NS}"><Application><Executable><Path>&lol9;</Path></Executable></Application></ActivityDescription>`);
+    lol.push(
+      `]><ActivityDescription xmlns="${ADL_NS}"><Application><Executable><Path>&lol9;</Path></Executable></Application></ActivityDescription>`,
+    );
     const f = onlyFailure(splitSubmission(Buffer.from(lol.join('\n'))));
     assert.equal(f.code, 'CE_ERR_JOBDESC_XML_MALFORMED');
     assert.match(f.reason, /^Unable to parse job description\.\nXML: DOCTYPE declarations are not allowed/);
@@ -49,7 +51,13 @@ describe('hostile XML', LONG, () => {
   });
 
   it('refuses undefined entity references', () => {
-    const f = onlyFailure(splitSubmission(Buffer.from(`<ActivityDescription xmlns="${ADL_NS}"><ActivityIdentification><Name>&xxe;</Name></ActivityIdentification></ActivityDescription>`)));
+    const f = onlyFailure(
+      splitSubmission(
+        Buffer.from(
+          `<ActivityDescription xmlns="${ADL_NS}"><ActivityIdentification><Name>&xxe;</Name></ActivityIdentification></ActivityDescription>`,
+        ),
+      ),
+    );
     assert.equal(f.code, 'CE_ERR_JOBDESC_XML_MALFORMED');
   });
 
@@ -65,12 +73,17 @@ describe('hostile XML', LONG, () => {
     const f = onlyFailure(splitSubmission(Buffer.from(`<ActivityDescription xmlns="${ADL_NS}" ${attrs}/>`)));
     assert.match(f.reason, /more than 64 attributes/);
     const nsDecls = Array.from({ length: 5_000 }, (_, i) => `xmlns:p${i}="urn:${i}"`).join(' ');
-    assert.match(onlyFailure(splitSubmission(Buffer.from(`<ActivityDescriptions ${nsDecls}/>`))).reason, /more than 64 attributes/);
+    assert.match(
+      onlyFailure(splitSubmission(Buffer.from(`<ActivityDescriptions ${nsDecls}/>`))).reason,
+      /more than 64 attributes/,
+    );
   });
 
   it('refuses unterminated comments, CDATA and attribute values', () => {
     for (const tail of ['<!-- never closed', '<![CDATA[ never closed', '<x a="never closed/>']) {
-      const f = onlyFailure(splitSubmission(Buffer.from(`<ActivityDescription xmlns="${ADL_NS}">${tail}${'x'.repeat(100_000)}`)));
+      const f = onlyFailure(
+        splitSubmission(Buffer.from(`<ActivityDescription xmlns="${ADL_NS}">${tail}${'x'.repeat(100_000)}`)),
+      );
       assert.equal(f.code, 'CE_ERR_JOBDESC_XML_MALFORMED');
     }
   });
@@ -79,8 +92,14 @@ describe('hostile XML', LONG, () => {
     const big = `<ActivityDescription xmlns="${ADL_NS}"><Application><Executable><Path>${'x'.repeat(2000)}</Path></Executable></Application></ActivityDescription>`;
     const f = onlyFailure(splitSubmission(Buffer.from(big), { maxDescriptionBytes: 1000 }));
     assert.deepEqual([f.code, f.status, f.reason], ['CE_ERR_JOBDESC_TOO_BIG', 413, 'Job description is too big']);
-    const bulk = splitSubmission(Buffer.from(`<ActivityDescriptions><ActivityDescription xmlns="${ADL_NS}"/>${big}</ActivityDescriptions>`), { maxDescriptionBytes: 1000 });
-    assert.deepEqual(bulk.items.map((i) => (i.ok ? 'ok' : i.code)), ['ok', 'CE_ERR_JOBDESC_TOO_BIG']);
+    const bulk = splitSubmission(
+      Buffer.from(`<ActivityDescriptions><ActivityDescription xmlns="${ADL_NS}"/>${big}</ActivityDescriptions>`),
+      { maxDescriptionBytes: 1000 },
+    );
+    assert.deepEqual(
+      bulk.items.map((i) => (i.ok ? 'ok' : i.code)),
+      ['ok', 'CE_ERR_JOBDESC_TOO_BIG'],
+    );
   });
 
   it('refuses more bulk items than allowed as a whole-request error', () => {
@@ -98,7 +117,10 @@ describe('hostile xRSL', LONG, () => {
 
   it('refuses deep sequence nesting (100,000 levels)', () => {
     const body = `&(jobname=x)(arguments=${'('.repeat(100_000)}${')'.repeat(100_000)})`;
-    assert.match(onlyFailure(splitSubmission(Buffer.from(body))).reason, /^nordugrid:xrsl parsing error:\n1:\d+: Nesting deeper than 64 levels$/);
+    assert.match(
+      onlyFailure(splitSubmission(Buffer.from(body))).reason,
+      /^nordugrid:xrsl parsing error:\n1:\d+: Nesting deeper than 64 levels$/,
+    );
   });
 
   it('handles long concatenation chains without deep recursion', () => {
@@ -138,7 +160,9 @@ describe('hostile xRSL', LONG, () => {
   });
 
   it('refuses a single description over the size limit before parsing it', () => {
-    const f = onlyFailure(splitSubmission(Buffer.from(`&(jobname="${'y'.repeat(5000)}")`), { maxDescriptionBytes: 1000 }));
+    const f = onlyFailure(
+      splitSubmission(Buffer.from(`&(jobname="${'y'.repeat(5000)}")`), { maxDescriptionBytes: 1000 }),
+    );
     assert.equal(f.code, 'CE_ERR_JOBDESC_TOO_BIG');
   });
 
@@ -153,14 +177,27 @@ describe('hostile xRSL', LONG, () => {
     assert.equal(r.items.length, n);
     r.items.forEach((item, i) => {
       assert.ok(!item.ok);
-      assert.equal(!item.ok && item.reason, `nordugrid:xrsl parsing error:\n${i + 2}:4: Value of 'count' attribute must be an integer`);
+      assert.equal(
+        !item.ok && item.reason,
+        `nordugrid:xrsl parsing error:\n${i + 2}:4: Value of 'count' attribute must be an integer`,
+      );
     });
   });
 
   it('refuses invalid UTF-8 anywhere in the body as a whole-request error', () => {
     const good = Buffer.from('&(jobname="ok")(executable=/bin/true)');
-    wholeRequest(Buffer.concat([good.subarray(0, 12), Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]), good.subarray(12)]), 'CE_ERR_JOBDESC_INVALID_UTF8');
-    wholeRequest(Buffer.concat([Buffer.from(`<ActivityDescription xmlns="${ADL_NS}">`), Buffer.from([0xc3]), Buffer.from('</ActivityDescription>')]), 'CE_ERR_JOBDESC_INVALID_UTF8');
+    wholeRequest(
+      Buffer.concat([good.subarray(0, 12), Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]), good.subarray(12)]),
+      'CE_ERR_JOBDESC_INVALID_UTF8',
+    );
+    wholeRequest(
+      Buffer.concat([
+        Buffer.from(`<ActivityDescription xmlns="${ADL_NS}">`),
+        Buffer.from([0xc3]),
+        Buffer.from('</ActivityDescription>'),
+      ]),
+      'CE_ERR_JOBDESC_INVALID_UTF8',
+    );
   });
 
   it('keeps NUL and control characters as data, and the acceptance checks refuse them in file names', () => {

@@ -39,15 +39,23 @@ function fill(unit: (i: number) => string, head: string, tail: string, bytes: nu
 const shapes: Record<string, (bytes: number) => string> = {
   'xRSL arguments with escapes': bigXrsl,
   'xRSL many comments': (n) => fill(() => '(* comment (* with ( and " *)', '&(executable=/bin/true)', '', n),
-  'xRSL many relations and variables': (n) => fill((i) => `(x${i}=$(A)$(B) "q""q" # r)`, '&(rsl_substitution=("A" "a")("B" "b"))', '', n),
+  'xRSL many relations and variables': (n) =>
+    fill((i) => `(x${i}=$(A)$(B) "q""q" # r)`, '&(rsl_substitution=("A" "a")("B" "b"))', '', n),
   'xRSL doubled quotes in one string': (n) => fill(() => '""', '&(jobname="', '")', n),
   'xRSL user delimiters with doubled delimiters': (n) => fill(() => 'ab##', '&(jobname=^#', '#)', n),
   'xRSL bounded nesting, repeated': (n) => fill(() => `(&${'(&'.repeat(30)}(y=z)${')'.repeat(30)})`, '&(x=y)', '', n),
   'multi-xRSL, each operand failing': (n) => fill(() => '\n(&(count=x))', '+', '', n),
-  'multi-xRSL, many small jobs': (n) => fill((i) => `(&(executable=/bin/true)(jobname=j${i})(inputfiles=("a" "https://h/a")))`, '+', '', n),
+  'multi-xRSL, many small jobs': (n) =>
+    fill((i) => `(&(executable=/bin/true)(jobname=j${i})(inputfiles=("a" "https://h/a")))`, '+', '', n),
   'ADL many arguments': bigAdl,
   'bulk ADL': (n) => bulkAdl(Math.max(1, Math.floor(n / 540))),
-  'bulk ADL, each item failing': (n) => fill(() => '<ActivityDescription><Resources><NetworkInfo/></Resources></ActivityDescription>', '<ActivityDescriptions xmlns="http://www.eu-emi.eu/es/2010/12/adl">', '</ActivityDescriptions>', n),
+  'bulk ADL, each item failing': (n) =>
+    fill(
+      () => '<ActivityDescription><Resources><NetworkInfo/></Resources></ActivityDescription>',
+      '<ActivityDescriptions xmlns="http://www.eu-emi.eu/es/2010/12/adl">',
+      '</ActivityDescriptions>',
+      n,
+    ),
 };
 
 type Cost = (self: { length: number }, args: unknown[], result: unknown) => number;
@@ -63,16 +71,54 @@ const scanned: Cost = (self, args, r) => {
 };
 
 const stringCosts: Record<string, Cost> = {
-  charCodeAt: one, codePointAt: one, charAt: one, at: one,
-  indexOf: scanned, lastIndexOf: selfLength, includes: selfLength, startsWith: (_s, a) => (typeof a[0] === 'string' ? a[0].length : 1), endsWith: selfLength,
-  slice: resultLength, substring: resultLength, trim: selfLength, trimStart: selfLength, trimEnd: selfLength,
-  toLowerCase: selfLength, toUpperCase: selfLength, split: selfLength, replace: selfLength, replaceAll: selfLength, repeat: resultLength, normalize: selfLength,
+  charCodeAt: one,
+  codePointAt: one,
+  charAt: one,
+  at: one,
+  indexOf: scanned,
+  lastIndexOf: selfLength,
+  includes: selfLength,
+  startsWith: (_s, a) => (typeof a[0] === 'string' ? a[0].length : 1),
+  endsWith: selfLength,
+  slice: resultLength,
+  substring: resultLength,
+  trim: selfLength,
+  trimStart: selfLength,
+  trimEnd: selfLength,
+  toLowerCase: selfLength,
+  toUpperCase: selfLength,
+  split: selfLength,
+  replace: selfLength,
+  replaceAll: selfLength,
+  repeat: resultLength,
+  normalize: selfLength,
 };
 const arrayCosts: Record<PropertyKey, Cost> = {
-  push: one, pop: one, includes: selfLength, indexOf: selfLength, lastIndexOf: selfLength, some: selfLength, every: selfLength, find: selfLength,
-  findIndex: selfLength, filter: selfLength, map: selfLength, forEach: selfLength, reduce: selfLength, join: selfLength, slice: resultLength,
-  concat: resultLength, splice: selfLength, unshift: selfLength, shift: selfLength, reverse: selfLength, sort: selfLength, values: selfLength,
-  entries: selfLength, keys: selfLength, [Symbol.iterator]: selfLength,
+  push: one,
+  pop: one,
+  includes: selfLength,
+  indexOf: selfLength,
+  lastIndexOf: selfLength,
+  some: selfLength,
+  every: selfLength,
+  find: selfLength,
+  findIndex: selfLength,
+  filter: selfLength,
+  map: selfLength,
+  forEach: selfLength,
+  reduce: selfLength,
+  join: selfLength,
+  slice: resultLength,
+  concat: resultLength,
+  splice: selfLength,
+  unshift: selfLength,
+  shift: selfLength,
+  reverse: selfLength,
+  sort: selfLength,
+  values: selfLength,
+  entries: selfLength,
+  keys: selfLength,
+  [Symbol.iterator]: selfLength,
 };
 
 /** Work done by `fn` as visited by the wrapped string and array methods. */
@@ -126,12 +172,21 @@ describe('parse work grows linearly with input size', { timeout: 300_000 }, () =
     it(name, () => {
       const small = Buffer.from(make(SMALL));
       const large = Buffer.from(make(LARGE));
-      assert.ok(large.length > 9 * small.length && large.length < 11 * small.length, `sizes ${small.length} / ${large.length}`);
+      assert.ok(
+        large.length > 9 * small.length && large.length < 11 * small.length,
+        `sizes ${small.length} / ${large.length}`,
+      );
       const ws = countWork(() => run(small));
       const wl = countWork(() => run(large));
-      assert.ok(ws >= small.length, `the parse of ${small.length} bytes visited only ${ws} units: the counter is not seeing it`);
+      assert.ok(
+        ws >= small.length,
+        `the parse of ${small.length} bytes visited only ${ws} units: the counter is not seeing it`,
+      );
       const ratio = wl / ws;
-      assert.ok(ratio < 15, `work ${wl} for ${large.length} bytes vs ${ws} for ${small.length} bytes: ratio ${ratio.toFixed(1)}`);
+      assert.ok(
+        ratio < 15,
+        `work ${wl} for ${large.length} bytes vs ${ws} for ${small.length} bytes: ratio ${ratio.toFixed(1)}`,
+      );
     });
   }
 });

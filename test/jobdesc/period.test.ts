@@ -40,7 +40,26 @@ describe('parsePeriod (ARC durations)', () => {
   });
 
   it('refuses what A-REX would silently read as 0', () => {
-    for (const bad of ['1:30', '1.5h', '1,5', '5 x', '-5', 'P', 'PT', 'P1X', 'P1H2', 'P1.5H', 'PT1Y', 'P1DT1D', '', '   ', 'abc', '1 2', `${'9'.repeat(16)}`, 'x'.repeat(300)]) {
+    for (const bad of [
+      '1:30',
+      '1.5h',
+      '1,5',
+      '5 x',
+      '-5',
+      'P',
+      'PT',
+      'P1X',
+      'P1H2',
+      'P1.5H',
+      'PT1Y',
+      'P1DT1D',
+      '',
+      '   ',
+      'abc',
+      '1 2',
+      `${'9'.repeat(16)}`,
+      'x'.repeat(300),
+    ]) {
       assert.equal(parsePeriod(bad, 1), undefined, bad);
     }
   });
@@ -64,7 +83,18 @@ describe('parseArcTime', () => {
   });
 
   it('refuses impossible or malformed times', () => {
-    for (const bad of ['2024-04-31', '2023-02-29', '2024-13-01', '2024-05-01T24:00:00Z', '2024-05-01T12:61', 'tomorrow', '1714564800', '2024-05-01T12:00:00+25:00', '', `2024-05-01${'0'.repeat(100)}`]) {
+    for (const bad of [
+      '2024-04-31',
+      '2023-02-29',
+      '2024-13-01',
+      '2024-05-01T24:00:00Z',
+      '2024-05-01T12:61',
+      'tomorrow',
+      '1714564800',
+      '2024-05-01T12:00:00+25:00',
+      '',
+      `2024-05-01${'0'.repeat(100)}`,
+    ]) {
       assert.equal(parseArcTime(bad), undefined, bad);
     }
   });

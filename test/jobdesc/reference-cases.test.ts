@@ -11,7 +11,12 @@ import { splitSubmission } from '../../src/jobdesc/split-submission.js';
 import { referenceCases } from './fixtures/reference-cases.js';
 
 function context(extra: { requestDelegationId?: string; runtimeEnvironments?: string[] } = {}): AcceptanceContext {
-  return { queues: [{ name: 'main' }], defaultQueue: 'main', runtimeEnvironments: extra.runtimeEnvironments ?? [], ...(extra.requestDelegationId ? { requestDelegationId: extra.requestDelegationId } : {}) };
+  return {
+    queues: [{ name: 'main' }],
+    defaultQueue: 'main',
+    runtimeEnvironments: extra.runtimeEnvironments ?? [],
+    ...(extra.requestDelegationId ? { requestDelegationId: extra.requestDelegationId } : {}),
+  };
 }
 
 describe('reference cases (job descriptions §6)', () => {
@@ -26,7 +31,12 @@ describe('reference cases (job descriptions §6)', () => {
       if (c.whole) {
         assert.throws(
           () => splitSubmission(body),
-          (e: unknown) => isCeError(e) && e.code === c.whole?.code && e.message === c.whole.message && e.statusCode >= 400 && e.statusCode < 500,
+          (e: unknown) =>
+            isCeError(e) &&
+            e.code === c.whole?.code &&
+            e.message === c.whole.message &&
+            e.statusCode >= 400 &&
+            e.statusCode < 500,
         );
         return;
       }
@@ -43,7 +53,11 @@ describe('reference cases (job descriptions §6)', () => {
           assert.equal(item.code, exp.parseFailure);
           assert.ok(item.status > 400 && item.status < 500, `status ${item.status}`);
           if (exp.exact) assert.equal(item.reason, exp.reason);
-          else assert.ok(item.reason.startsWith(exp.reason), `reason ${JSON.stringify(item.reason)} should start with ${JSON.stringify(exp.reason)}`);
+          else
+            assert.ok(
+              item.reason.startsWith(exp.reason),
+              `reason ${JSON.stringify(item.reason)} should start with ${JSON.stringify(exp.reason)}`,
+            );
           return;
         }
         assert.equal(item.ok, true, `item ${i} should parse: ${item.ok ? '' : item.reason}`);

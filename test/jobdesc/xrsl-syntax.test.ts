@@ -5,11 +5,19 @@ import { xrslError, xrslFail, xrslOk } from './helpers.js';
 
 describe('xRSL strings', () => {
   it('reads unquoted literals up to a special character', () => {
-    assert.deepEqual(xrslOk('&(arguments=http://h/f?x APPS/HEP/ATLAS-1.0 a*b ünï)').arguments, ['http://h/f?x', 'APPS/HEP/ATLAS-1.0', 'a*b', 'ünï']);
+    assert.deepEqual(xrslOk('&(arguments=http://h/f?x APPS/HEP/ATLAS-1.0 a*b ünï)').arguments, [
+      'http://h/f?x',
+      'APPS/HEP/ATLAS-1.0',
+      'a*b',
+      'ünï',
+    ]);
   });
 
   it('keeps special characters inside quotes, newlines included', () => {
-    assert.deepEqual(xrslOk('&(arguments="a=b (c) & | + # $ ^ !" \'x\ny\')').arguments, ['a=b (c) & | + # $ ^ !', 'x\ny']);
+    assert.deepEqual(xrslOk('&(arguments="a=b (c) & | + # $ ^ !" \'x\ny\')').arguments, [
+      'a=b (c) & | + # $ ^ !',
+      'x\ny',
+    ]);
   });
 
   it('treats doubled quotes as one quote, in both quote styles', () => {
@@ -31,7 +39,10 @@ describe('xRSL strings', () => {
   it('reports unterminated strings at their opening quote', () => {
     assert.equal(xrslError('&(jobname=t)(executable="/bin/true)'), '1:25: End of double quoted string not found');
     assert.equal(xrslError("&(jobname=t)(executable='/bin/true)"), '1:25: End of single quoted string not found');
-    assert.equal(xrslError('&(jobname=t)(executable=^%/bin/true)'), '1:25: End of user delimiter (%) quoted string not found');
+    assert.equal(
+      xrslError('&(jobname=t)(executable=^%/bin/true)'),
+      '1:25: End of user delimiter (%) quoted string not found',
+    );
     assert.equal(xrslError('&(jobname=t)(executable=^'), '1:25: End of user delimiter quoted string not found');
     assert.equal(xrslError('&(jobname=t)(executable="a""'), '1:25: End of double quoted string not found');
   });
@@ -55,7 +66,10 @@ describe('xRSL comments', () => {
   it('refuses an unterminated comment without claiming the text', () => {
     const f = xrslFail('&(executable=/bin/true)(* never closed');
     assert.equal(f.code, 'CE_ERR_JOBDESC_NOT_RECOGNISED');
-    assert.equal(f.reason, 'No job description parser was able to interpret job description\nnordugrid:xrsl: 1:24: End of comment not found');
+    assert.equal(
+      f.reason,
+      'No job description parser was able to interpret job description\nnordugrid:xrsl: 1:24: End of comment not found',
+    );
   });
 });
 
@@ -85,32 +99,53 @@ describe('xRSL variables and concatenation', () => {
 
   it('concatenates explicitly with # across spaces and implicitly when touching', () => {
     assert.deepEqual(xrslOk('&(arguments=a # b "c"\'d\'^%e% f)').arguments, ['ab', 'cde', 'f']);
-    assert.deepEqual(xrslOk('&(rsl_substitution=("H" "/home"))(arguments=$(H)/bin $(H)$(H))').arguments, ['/home/bin', '/home/home']);
+    assert.deepEqual(xrslOk('&(rsl_substitution=("H" "/home"))(arguments=$(H)/bin $(H)$(H))').arguments, [
+      '/home/bin',
+      '/home/home',
+    ]);
   });
 
   it('keeps touching sequences separate (inputfiles written without spaces)', () => {
     const d = xrslOk('&(inputfiles=("a" "")("b" ""))');
-    assert.deepEqual(d.inputFiles.map((f) => f.name), ['a', 'b']);
+    assert.deepEqual(
+      d.inputFiles.map((f) => f.name),
+      ['a', 'b'],
+    );
   });
 
   it('reports concatenation errors', () => {
-    assert.equal(xrslError('&(jobname=x)(arguments= # b)'), "1:25: No left operand for concatenation operator");
+    assert.equal(xrslError('&(jobname=x)(arguments= # b)'), '1:25: No left operand for concatenation operator');
     assert.equal(xrslError('&(jobname=x)(arguments=a #)'), '1:26: No right operand for concatenation operator');
-    assert.equal(xrslError('&(jobname=x)(arguments=(a b) # c)'), '1:24: Left operand for RSL concatenation does not evaluate to a literal');
-    assert.equal(xrslError('&(jobname=x)(arguments=c # (a b))'), '1:28: Right operand for RSL concatenation does not evaluate to a literal');
+    assert.equal(
+      xrslError('&(jobname=x)(arguments=(a b) # c)'),
+      '1:24: Left operand for RSL concatenation does not evaluate to a literal',
+    );
+    assert.equal(
+      xrslError('&(jobname=x)(arguments=c # (a b))'),
+      '1:28: Right operand for RSL concatenation does not evaluate to a literal',
+    );
   });
 
   it('reports malformed variable references', () => {
     assert.equal(xrslError('&(jobname=x)(arguments=$A)'), "1:25: '(' expected");
     assert.equal(xrslError('&(jobname=x)(arguments=$())'), '1:26: Variable name expected');
     assert.equal(xrslError('&(jobname=x)(arguments=$(A B))'), "1:28: ')' expected");
-    assert.equal(xrslError('&(jobname=x)(arguments=$("a=b"))'), '1:26: Variable name (a=b) contains invalid character (=)');
+    assert.equal(
+      xrslError('&(jobname=x)(arguments=$("a=b"))'),
+      '1:26: Variable name (a=b) contains invalid character (=)',
+    );
   });
 
   it('reports malformed substitutions', () => {
     assert.equal(xrslError('&(jobname=x)(rsl_substitution="A")'), '1:14: RSL substitution is not a sequence');
-    assert.equal(xrslError('&(jobname=x)(rsl_substitution=("A" "1" "2"))'), '1:31: RSL substitution sequence is not of length 2');
-    assert.equal(xrslError('&(jobname=x)(rsl_substitution=(("A") "1"))'), '1:31: RSL substitution variable name does not evaluate to a literal');
+    assert.equal(
+      xrslError('&(jobname=x)(rsl_substitution=("A" "1" "2"))'),
+      '1:31: RSL substitution sequence is not of length 2',
+    );
+    assert.equal(
+      xrslError('&(jobname=x)(rsl_substitution=(("A") "1"))'),
+      '1:31: RSL substitution variable name does not evaluate to a literal',
+    );
   });
 });
 
@@ -128,7 +163,10 @@ describe('xRSL structure', () => {
 
   it('takes the first branch of | and still validates the others', () => {
     assert.equal(xrslOk('&(executable=x)(|(jobname=a)(jobname=b))').jobName, 'a');
-    assert.match(xrslError('&(executable=x)(|(jobname=a)(count=bad))'), /Value of 'count' attribute must be an integer/);
+    assert.match(
+      xrslError('&(executable=x)(|(jobname=a)(count=bad))'),
+      /Value of 'count' attribute must be an integer/,
+    );
   });
 
   it('allows + only at the top level', () => {
@@ -140,7 +178,10 @@ describe('xRSL structure', () => {
     assert.equal(xrslError('&(executable=x)\n  (=y)'), '2:4: Attribute name expected');
     assert.equal(xrslError('&(executable=x)(jobname y)'), '1:25: Relation operator expected');
     assert.equal(xrslError('&(executable=x)(jobname!y)'), '1:24: Relation operator expected');
-    assert.equal(xrslError('&(executable=x)("job name"=y)'), '1:17: Attribute name (job name) contains invalid character ( )');
+    assert.equal(
+      xrslError('&(executable=x)("job name"=y)'),
+      '1:17: Attribute name (job name) contains invalid character ( )',
+    );
     assert.equal(xrslError('&(executable=x)&(jobname=y)'), '1:16: Junk at end of RSL');
   });
 
@@ -148,7 +189,10 @@ describe('xRSL structure', () => {
     for (const body of ['&executable=x', '&(=x)', '&("unterminated=x)', '&(executable x)']) {
       const f = xrslFail(body);
       assert.equal(f.code, 'CE_ERR_JOBDESC_NOT_RECOGNISED', body);
-      assert.ok(f.reason.startsWith('No job description parser was able to interpret job description\nnordugrid:xrsl: 1:'), f.reason);
+      assert.ok(
+        f.reason.startsWith('No job description parser was able to interpret job description\nnordugrid:xrsl: 1:'),
+        f.reason,
+      );
     }
   });
 

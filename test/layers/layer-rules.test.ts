@@ -25,21 +25,36 @@ function tree(files: Record<string, string>): string {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true }, include: ['src/**/*.ts'] }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true },
+      include: ['src/**/*.ts'],
+    }),
+  );
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   return dir;
 }
 
 /** Runs the checker as `npm run check:layers` does; violations parsed from its report. */
 function cruise(dir: string): { status: number | null; violations: Violation[]; output: string } {
-  const r = spawnSync(process.execPath, [cruiser, 'src', '--config', join(root, '.dependency-cruiser.cjs')], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [cruiser, 'src', '--config', join(root, '.dependency-cruiser.cjs')], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   const violations: Violation[] = [];
   const lines = r.stdout.split('\n');
   lines.forEach((line, i) => {
     // `error <rule>: <from> → <to>`; a cycle continues on the next lines (`<to> →`, ...).
     const m = /^\s*error ([\w-]+): (\S+) →\s*(\S*)/.exec(line);
     const to = m?.[3] || (lines[i + 1] ?? '').trim().split(/\s/)[0] || '';
-    if (m) violations.push({ rule: m[1] as string, from: m[2] as string, to: to.replace(/^.*node_modules\//, 'node_modules/') });
+    if (m)
+      violations.push({
+        rule: m[1] as string,
+        from: m[2] as string,
+        to: to.replace(/^.*node_modules\//, 'node_modules/'),
+      });
   });
   return { status: r.status, violations, output: r.stdout + r.stderr };
 }
@@ -50,7 +65,8 @@ const good: Record<string, string> = {
   'src/engine/scheduler.ts': "import { n } from '../store/job-store.js';\nexport const m = n;\n",
   'src/jobs/job-service.ts': "import { m } from '../engine/scheduler.js';\nexport const k = m;\n",
   'src/http/send.ts': "import type { FastifyReply } from 'fastify';\nexport type R = FastifyReply;\n",
-  'src/api/app.ts': "import type { R } from '../http/send.js';\nimport { k } from '../jobs/job-service.js';\nexport const a: R | number = k;\n",
+  'src/api/app.ts':
+    "import type { R } from '../http/send.js';\nimport { k } from '../jobs/job-service.js';\nexport const a: R | number = k;\n",
   'src/service/start.ts': "import { a } from '../api/app.js';\nexport const s = a;\n",
   'src/cli/main.ts': "import { s } from '../service/start.js';\nexport const c = s;\n",
 };
@@ -109,14 +125,20 @@ describe('layer checker', () => {
     ];
     for (const [rule, from, to] of expect) {
       it(`${rule}: ${from} -> ${to.replace(/^node_modules\/(\w+).*/, '$1')}`, () => {
-        const hit = r.violations.find((v) => v.rule === rule && v.from === from && (v.to === to || v.to.startsWith(to.replace(/\/types\/.*$/, '/'))));
+        const hit = r.violations.find(
+          (v) =>
+            v.rule === rule && v.from === from && (v.to === to || v.to.startsWith(to.replace(/\/types\/.*$/, '/'))),
+        );
         assert.ok(hit, `not reported; reported: ${JSON.stringify(r.violations, null, 1)}`);
       });
     }
 
     it('reports nothing in the part of the tree that keeps the rules', () => {
       const clean = Object.keys(good).map((p) => resolve('/', p).slice(1));
-      assert.deepEqual(r.violations.filter((v) => clean.includes(v.from)), []);
+      assert.deepEqual(
+        r.violations.filter((v) => clean.includes(v.from)),
+        [],
+      );
     });
   });
 });

@@ -172,10 +172,15 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       };
     }
 
-    const sh = (script: string, patch: Partial<BatchJobSpec> = {}): Promise<BatchJobSpec> => spec({ arguments: ['-c', script], ...patch });
+    const sh = (script: string, patch: Partial<BatchJobSpec> = {}): Promise<BatchJobSpec> =>
+      spec({ arguments: ['-c', script], ...patch });
     const session = (s: BatchJobSpec, f: string): string => readFileSync(join(s.sessionDir, f), 'utf8');
 
-    async function run(b: BatchBackend, rec: Recorder, s: BatchJobSpec): Promise<{ localId: string; result: BatchResult }> {
+    async function run(
+      b: BatchBackend,
+      rec: Recorder,
+      s: BatchJobSpec,
+    ): Promise<{ localId: string; result: BatchResult }> {
       const localId = await b.submit(s);
       assert.equal(typeof localId, 'string');
       assert.ok(localId.length > 0);
@@ -267,16 +272,25 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       assert.equal(session(s, 'out.txt'), `${tricky}|second`);
     });
 
-    test('runtime-environment', 'RTE scripts are sourced before (stage 1) and after (stage 2) the job, with their options', async (t) => {
-      const { b, rec } = await setup(t);
-      const rte = join(root, `rte-${++seq}.sh`);
-      await writeFile(rte, 'echo "stage=$1 opts=$2,$3" >> rte.log\nCERES_RTE_VAR="set by rte"; export CERES_RTE_VAR\n');
-      const s = await sh('echo "$CERES_RTE_VAR"', { runtimeEnvironments: [{ name: 'TEST/RTE', script: rte, options: ['a b', 'c'] }] });
-      const { result } = await run(b, rec, s);
-      assert.equal(result.exitCode, 0);
-      assert.equal(session(s, 'out.txt'), 'set by rte\n');
-      assert.equal(session(s, 'rte.log'), 'stage=1 opts=a b,c\nstage=2 opts=a b,c\n');
-    });
+    test(
+      'runtime-environment',
+      'RTE scripts are sourced before (stage 1) and after (stage 2) the job, with their options',
+      async (t) => {
+        const { b, rec } = await setup(t);
+        const rte = join(root, `rte-${++seq}.sh`);
+        await writeFile(
+          rte,
+          'echo "stage=$1 opts=$2,$3" >> rte.log\nCERES_RTE_VAR="set by rte"; export CERES_RTE_VAR\n',
+        );
+        const s = await sh('echo "$CERES_RTE_VAR"', {
+          runtimeEnvironments: [{ name: 'TEST/RTE', script: rte, options: ['a b', 'c'] }],
+        });
+        const { result } = await run(b, rec, s);
+        assert.equal(result.exitCode, 0);
+        assert.equal(session(s, 'out.txt'), 'set by rte\n');
+        assert.equal(session(s, 'rte.log'), 'stage=1 opts=a b,c\nstage=2 opts=a b,c\n');
+      },
+    );
 
     test('missing-executable', 'an executable that does not exist fails with a reason naming it', async (t) => {
       const { b, rec } = await setup(t);
@@ -299,7 +313,11 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
 
     test('cpu-time-limit', 'a busy job over its CPU time is stopped with that reason', async (t) => {
       const { b, rec } = await setup(t);
-      const { result } = await run(b, rec, await sh('while :; do :; done', { limits: { cpuTimeSeconds: 1, wallTimeSeconds: 300 } }));
+      const { result } = await run(
+        b,
+        rec,
+        await sh('while :; do :; done', { limits: { cpuTimeSeconds: 1, wallTimeSeconds: 300 } }),
+      );
       assert.equal(result.failureReason, 'cpu time limit exceeded');
     });
 
@@ -307,7 +325,15 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       const { b, rec } = await setup(t);
       // 256 MiB touched and held, limit 128 MiB (the node binary itself needs ~40 MiB).
       const grow = `const b = Buffer.alloc(256 * 1024 * 1024, 1); setTimeout(() => console.log(b.length), 20000);`;
-      const { result } = await run(b, rec, await spec({ executable: process.execPath, arguments: ['-e', grow], limits: { memoryBytes: 128 * 1024 * 1024, wallTimeSeconds: 300 } }));
+      const { result } = await run(
+        b,
+        rec,
+        await spec({
+          executable: process.execPath,
+          arguments: ['-e', grow],
+          limits: { memoryBytes: 128 * 1024 * 1024, wallTimeSeconds: 300 },
+        }),
+      );
       assert.equal(result.failureReason, 'memory limit exceeded');
     });
 
@@ -317,7 +343,10 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       const localId = await b.submit(s);
       let bg = 0;
       let main = 0;
-      await until('the job to start its processes', () => (bg = pidIn(join(s.sessionDir, 'bg.pid'))) > 0 && (main = pidIn(join(s.sessionDir, 'main.pid'))) > 0);
+      await until(
+        'the job to start its processes',
+        () => (bg = pidIn(join(s.sessionDir, 'bg.pid'))) > 0 && (main = pidIn(join(s.sessionDir, 'main.pid'))) > 0,
+      );
       assert.equal(gone(bg), false, 'the background process runs before the cancel');
       assert.equal(await b.cancel(localId), true);
       const result = await rec.final(localId);
@@ -358,7 +387,11 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
 
     test('max-rss', 'the largest resident set of the job is recorded', async (t) => {
       const { b, rec } = await setup(t);
-      const { result } = await run(b, rec, await spec({ executable: process.execPath, arguments: ['-e', 'Buffer.alloc(64 * 1024 * 1024, 1)'] }));
+      const { result } = await run(
+        b,
+        rec,
+        await spec({ executable: process.execPath, arguments: ['-e', 'Buffer.alloc(64 * 1024 * 1024, 1)'] }),
+      );
       assert.equal(result.exitCode, 0);
       assert.ok(result.maxRssBytes > 64 * 1024 * 1024, `maxRss ${result.maxRssBytes}`);
     });
@@ -377,19 +410,23 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       assert.match(diag, /^nodename=.+$/m);
     });
 
-    test('submit-twice', 'submitting the same lrms directory again (as after a crash) never runs the job twice', async (t) => {
-      const { b, rec } = await setup(t);
-      const s = await sh('echo run >> runs.txt; while [ ! -e go ]; do sleep 0.05; done');
-      const [a, c] = await Promise.all([b.submit(s), b.submit(s)]);
-      assert.equal(a, c);
-      const again = await b.submit(s);
-      assert.equal(again, a);
-      await writeFile(join(s.sessionDir, 'go'), '');
-      await rec.final(a);
-      await new Promise((r) => setTimeout(r, settleMs));
-      assert.equal(session(s, 'runs.txt'), 'run\n');
-      assert.equal(rec.finals(a), 1);
-    });
+    test(
+      'submit-twice',
+      'submitting the same lrms directory again (as after a crash) never runs the job twice',
+      async (t) => {
+        const { b, rec } = await setup(t);
+        const s = await sh('echo run >> runs.txt; while [ ! -e go ]; do sleep 0.05; done');
+        const [a, c] = await Promise.all([b.submit(s), b.submit(s)]);
+        assert.equal(a, c);
+        const again = await b.submit(s);
+        assert.equal(again, a);
+        await writeFile(join(s.sessionDir, 'go'), '');
+        await rec.final(a);
+        await new Promise((r) => setTimeout(r, settleMs));
+        assert.equal(session(s, 'runs.txt'), 'run\n');
+        assert.equal(rec.finals(a), 1);
+      },
+    );
 
     test('recover-running', 'a new instance takes over a running job and reports its end exactly once', async (t) => {
       const first = await setup(t);
@@ -415,7 +452,10 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       const localId = await first.b.submit(s);
       await first.b.close();
       await writeFile(join(s.sessionDir, 'go'), '');
-      await until('the job to finish', () => existsSync(join(s.sessionDir, 'out.txt')) && session(s, 'out.txt') === 'finished\n');
+      await until(
+        'the job to finish',
+        () => existsSync(join(s.sessionDir, 'out.txt')) && session(s, 'out.txt') === 'finished\n',
+      );
       const second = await setup(t);
       await second.b.recover([{ jobId: s.jobId, localId, sessionDir: s.sessionDir, lrmsDir: s.lrmsDir }]);
       const result = await second.rec.final(localId);
@@ -426,7 +466,9 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
     test('many-jobs', 'many jobs submitted at once all complete, each reported once', async (t) => {
       const { b, rec } = await setup(t);
       const n = options.manyJobs ?? 200;
-      const specs = await Promise.all(Array.from({ length: n }, (_, i) => spec({ executable: '/bin/echo', arguments: [`job ${i}`] })));
+      const specs = await Promise.all(
+        Array.from({ length: n }, (_, i) => spec({ executable: '/bin/echo', arguments: [`job ${i}`] })),
+      );
       const results = await Promise.all(specs.map((s) => run(b, rec, s)));
       assert.equal(new Set(results.map((r) => r.localId)).size, n, 'local ids are distinct');
       specs.forEach((s, i) => assert.equal(session(s, 'out.txt'), `job ${i}\n`));
@@ -436,22 +478,30 @@ export function runBackendSuite(options: BackendSuiteOptions): void {
       }
     });
 
-    test('bad-spec', 'a spec that escapes the session directory or is malformed is rejected before anything runs', async (t) => {
-      const { b } = await setup(t);
-      const cases: Partial<BatchJobSpec>[] = [
-        { stdout: '../escape.txt' },
-        { stdin: '/etc/passwd' },
-        { sessionDir: 'relative/dir' },
-        { environment: [{ name: 'NOT VALID', value: 'x' }] },
-        { slots: 0 },
-        { limits: { wallTimeSeconds: -1 } },
-      ];
-      for (const patch of cases) {
-        const s = await spec(patch);
-        await assert.rejects(b.submit(s), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_BAD_SPEC', JSON.stringify(patch));
-      }
-      assert.equal(existsSync(join(root, 'escape.txt')), false);
-    });
+    test(
+      'bad-spec',
+      'a spec that escapes the session directory or is malformed is rejected before anything runs',
+      async (t) => {
+        const { b } = await setup(t);
+        const cases: Partial<BatchJobSpec>[] = [
+          { stdout: '../escape.txt' },
+          { stdin: '/etc/passwd' },
+          { sessionDir: 'relative/dir' },
+          { environment: [{ name: 'NOT VALID', value: 'x' }] },
+          { slots: 0 },
+          { limits: { wallTimeSeconds: -1 } },
+        ];
+        for (const patch of cases) {
+          const s = await spec(patch);
+          await assert.rejects(
+            b.submit(s),
+            (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_BAD_SPEC',
+            JSON.stringify(patch),
+          );
+        }
+        assert.equal(existsSync(join(root, 'escape.txt')), false);
+      },
+    );
 
     test('closed', 'a closed backend refuses new work', async (t) => {
       const { b } = await setup(t);

@@ -97,7 +97,8 @@ describe(`bursts of short jobs through the service (${FULL ? 'full' : 'short'} s
       process.stderr.write(`# ${ids.length} jobs acknowledged\n`);
       // Kill it once part of the jobs have ended and the rest are queued, starting or running.
       const end = Date.now() + 120_000;
-      while (countFinished(await states(c1, ids)) < ids.length / 5 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+      while (countFinished(await states(c1, ids)) < ids.length / 5 && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 200));
     } finally {
       await stopCeres(first, 'SIGKILL');
       await c1.close();

@@ -13,7 +13,6 @@ import { ForkBackend, type ForkBackendOptions } from '../../src/lrms/fork/fork-b
 import type { BatchJobSpec, BatchResult } from '../../src/lrms/backend.js';
 import { until } from './backend.case.js';
 
-
 /** Keep the event loop busy: nothing of ours runs while the launcher and the jobs go on. */
 function blockFor(ms: number): void {
   const end = Date.now() + ms;
@@ -30,8 +29,17 @@ describe('fork backend under a burst of short jobs', () => {
   });
   after(() => rm(root, { recursive: true, force: true }));
 
-  async function backend(t: TestContext, extra: Partial<ForkBackendOptions>): Promise<{ b: ForkBackend; finals: Map<string, BatchResult[]> }> {
-    const b = await ForkBackend.create({ workDir: join(root, 'backend'), wrapper: 'c', killGraceSeconds: 2, pollIntervalMs: 100, ...extra });
+  async function backend(
+    t: TestContext,
+    extra: Partial<ForkBackendOptions>,
+  ): Promise<{ b: ForkBackend; finals: Map<string, BatchResult[]> }> {
+    const b = await ForkBackend.create({
+      workDir: join(root, 'backend'),
+      wrapper: 'c',
+      killGraceSeconds: 2,
+      pollIntervalMs: 100,
+      ...extra,
+    });
     t.after(() => b.close());
     const finals = new Map<string, BatchResult[]>();
     b.onUpdate((id, u) => {
@@ -46,7 +54,17 @@ describe('fork backend under a burst of short jobs', () => {
       const i = ++n;
       const sessionDir = join(root, `s${i}`);
       await mkdir(sessionDir, { recursive: true });
-      out.push({ jobId: `burst-${i}`, sessionDir, lrmsDir: join(root, `l${i}`), executable: '/bin/true', arguments: [], environment: [], runtimeEnvironments: [], limits: {}, slots: 1 });
+      out.push({
+        jobId: `burst-${i}`,
+        sessionDir,
+        lrmsDir: join(root, `l${i}`),
+        executable: '/bin/true',
+        arguments: [],
+        environment: [],
+        runtimeEnvironments: [],
+        limits: {},
+        slots: 1,
+      });
     }
     return out;
   }
@@ -58,7 +76,11 @@ describe('fork backend under a burst of short jobs', () => {
    */
   async function burst(b: ForkBackend, list: readonly BatchJobSpec[]): Promise<string[]> {
     const submitted = Promise.all(list.map((s) => b.submit(s)));
-    await until('every job script to be written', () => list.every((s) => existsSync(join(s.lrmsDir, 'job.sh'))), 30_000);
+    await until(
+      'every job script to be written',
+      () => list.every((s) => existsSync(join(s.lrmsDir, 'job.sh'))),
+      30_000,
+    );
     await new Promise((r) => setImmediate(r));
     blockFor(1500);
     return submitted;
@@ -85,7 +107,11 @@ describe('fork backend under a burst of short jobs', () => {
     // The launcher dies: its exits are gone, and the regular polling is made too slow to matter.
     const { b, finals } = await backend(t, { pollIntervalMs: 3_600_000, backstopIntervalMs: 200 });
     const [s] = await specs(1);
-    const spec = { ...(s as BatchJobSpec), executable: '/bin/sh', arguments: ['-c', 'while [ ! -e go ]; do sleep 0.05; done'] };
+    const spec = {
+      ...(s as BatchJobSpec),
+      executable: '/bin/sh',
+      arguments: ['-c', 'while [ ! -e go ]; do sleep 0.05; done'],
+    };
     const id = await b.submit(spec);
     const launcher = b.launcherPid ?? 0;
     process.kill(launcher, 'SIGKILL');

@@ -39,7 +39,11 @@ function daemons(cleanEnv: boolean): string {
 const MODES: { name: string; opts: Partial<ForkBackendOptions>; cleanEnv: boolean }[] = [
   { name: `cgroup v2 where available (${cgroup.why})`, opts: { cgroups: 'auto' }, cleanEnv: cgroup.root !== undefined },
   { name: 'process scan only (cgroups off)', opts: { cgroups: 'off' }, cleanEnv: false },
-  { name: 'sh wrapper, cgroup v2 where available', opts: { wrapper: 'sh', cgroups: 'auto' }, cleanEnv: cgroup.root !== undefined },
+  {
+    name: 'sh wrapper, cgroup v2 where available',
+    opts: { wrapper: 'sh', cgroups: 'auto' },
+    cleanEnv: cgroup.root !== undefined,
+  },
 ];
 
 for (const mode of MODES) {
@@ -55,8 +59,18 @@ for (const mode of MODES) {
       await rm(root, { recursive: true, force: true });
     });
 
-    async function backend(t: TestContext, extra: Partial<ForkBackendOptions> = {}): Promise<{ b: ForkBackend; final: (id: string) => Promise<BatchResult> }> {
-      const b = await ForkBackend.create({ workDir: join(root, 'backend'), wrapper: 'c', killGraceSeconds: 1, pollIntervalMs: 100, ...mode.opts, ...extra });
+    async function backend(
+      t: TestContext,
+      extra: Partial<ForkBackendOptions> = {},
+    ): Promise<{ b: ForkBackend; final: (id: string) => Promise<BatchResult> }> {
+      const b = await ForkBackend.create({
+        workDir: join(root, 'backend'),
+        wrapper: 'c',
+        killGraceSeconds: 1,
+        pollIntervalMs: 100,
+        ...mode.opts,
+        ...extra,
+      });
       t.after(() => b.close());
       const finals = new Map<string, BatchResult>();
       b.onUpdate((id, u) => {
@@ -75,7 +89,17 @@ for (const mode of MODES) {
       const i = ++n;
       const sessionDir = join(root, `s${i}`);
       await mkdir(sessionDir, { recursive: true });
-      return { jobId: `procs-${process.pid}-${i}`, sessionDir, lrmsDir: join(root, `l${i}`), executable: '/bin/sh', arguments: ['-c', script], environment: [], runtimeEnvironments: [], limits: {}, slots: 1 };
+      return {
+        jobId: `procs-${process.pid}-${i}`,
+        sessionDir,
+        lrmsDir: join(root, `l${i}`),
+        executable: '/bin/sh',
+        arguments: ['-c', script],
+        environment: [],
+        runtimeEnvironments: [],
+        limits: {},
+        slots: 1,
+      };
     }
 
     /** The daemons' pids, once all have started. */
@@ -99,7 +123,11 @@ for (const mode of MODES) {
     });
 
     /** Run `after` (what the job does once its daemons run) in a job, cancel it, check nothing is left; the final result. */
-    async function cancelled(t: TestContext, after: string, extra: Partial<ForkBackendOptions> = {}): Promise<BatchResult> {
+    async function cancelled(
+      t: TestContext,
+      after: string,
+      extra: Partial<ForkBackendOptions> = {},
+    ): Promise<BatchResult> {
       const { b, final } = await backend(t, extra);
       const s = await spec(`${daemons(mode.cleanEnv)}\necho $$ > main.pid\n${after}\nwhile :; do sleep 0.05; done`);
       const id = await b.submit(s);
@@ -126,7 +154,11 @@ for (const mode of MODES) {
       const s = await spec('exit 0');
       await final(await b.submit(s));
       // A straggler carrying the job's mark (as if it had escaped everything else).
-      const straggler = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, CERES_JOB_MARK: jobMark(s.lrmsDir) } });
+      const straggler = spawn('sleep', ['1000'], {
+        detached: true,
+        stdio: 'ignore',
+        env: { PATH: process.env.PATH, CERES_JOB_MARK: jobMark(s.lrmsDir) },
+      });
       straggler.unref();
       started.push(straggler.pid as number);
       await until('the straggler to run', () => alive(straggler.pid as number));
@@ -138,7 +170,12 @@ for (const mode of MODES) {
       const { b, final } = await backend(t);
       const s = await spec('sleep 0.1 & exit 0');
       await final(await b.submit(s));
-      if (b.cgroupRoot) await until('the job cgroup to be removed', () => !existsSync(join(b.cgroupRoot as string, `job-${jobMark(s.lrmsDir)}`)), 5000);
+      if (b.cgroupRoot)
+        await until(
+          'the job cgroup to be removed',
+          () => !existsSync(join(b.cgroupRoot as string, `job-${jobMark(s.lrmsDir)}`)),
+          5000,
+        );
     });
   });
 }

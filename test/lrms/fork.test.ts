@@ -25,7 +25,12 @@ runBackendSuite({
 runBackendSuite({
   name: 'fork (sh wrapper)',
   newBackend: ({ workDir }) => ForkBackend.create({ workDir, wrapper: 'sh', ...FAST }),
-  skip: [{ reason: 'the sh wrapper measures no resident memory (documented limitation)', tests: ['memory-limit', 'max-rss'] }],
+  skip: [
+    {
+      reason: 'the sh wrapper measures no resident memory (documented limitation)',
+      tests: ['memory-limit', 'max-rss'],
+    },
+  ],
   settleMs: 500,
 });
 
@@ -57,7 +62,10 @@ describe('fork backend specifics', () => {
   });
   after(() => rm(root, { recursive: true, force: true }));
 
-  async function backend(t: TestContext, extra: Partial<ForkBackendOptions> = {}): Promise<{ b: ForkBackend; finals: Map<string, BatchResult[]>; final: (id: string) => Promise<BatchResult> }> {
+  async function backend(
+    t: TestContext,
+    extra: Partial<ForkBackendOptions> = {},
+  ): Promise<{ b: ForkBackend; finals: Map<string, BatchResult[]>; final: (id: string) => Promise<BatchResult> }> {
     const b = await ForkBackend.create({ workDir, wrapper: 'c', ...FAST, ...extra });
     t.after(() => b.close());
     const finals = new Map<string, BatchResult[]>();
@@ -93,9 +101,15 @@ describe('fork backend specifics', () => {
 
   it('jobs see the ARC job-script variables, HOME in the session and the configured PATH', async (t) => {
     const { b, final } = await backend(t, { jobPath: '/usr/bin:/bin' });
-    const s = await spec({ arguments: ['-c', 'printf "%s\\n" "$GRID_GLOBAL_JOBID" "$RUNTIME_JOB_DIR" "$HOME" "$PATH" "$NSLOTS" "$(pwd)"'], slots: 3 });
+    const s = await spec({
+      arguments: ['-c', 'printf "%s\\n" "$GRID_GLOBAL_JOBID" "$RUNTIME_JOB_DIR" "$HOME" "$PATH" "$NSLOTS" "$(pwd)"'],
+      slots: 3,
+    });
     await final(await b.submit(s));
-    assert.equal(readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'), [s.jobId, s.sessionDir, s.sessionDir, '/usr/bin:/bin', '3', s.sessionDir, ''].join('\n'));
+    assert.equal(
+      readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'),
+      [s.jobId, s.sessionDir, s.sessionDir, '/usr/bin:/bin', '3', s.sessionDir, ''].join('\n'),
+    );
   });
 
   it('jobs start with default signal handling (a closed pipe ends a writer quietly)', async (t) => {
@@ -136,7 +150,10 @@ describe('fork backend specifics', () => {
     const { b, final } = await backend(t);
     const rte = join(root, `bad-rte-${++n}.sh`);
     await writeFile(rte, 'return 3\n');
-    const s = await spec({ arguments: ['-c', 'echo ran > ran.txt'], runtimeEnvironments: [{ name: 'BAD/RTE', script: rte, options: [] }] });
+    const s = await spec({
+      arguments: ['-c', 'echo ran > ran.txt'],
+      runtimeEnvironments: [{ name: 'BAD/RTE', script: rte, options: [] }],
+    });
     const r = await final(await b.submit(s));
     assert.equal(r.failureReason, 'runtime environment BAD/RTE failed (stage 1)');
     assert.equal(existsSync(join(s.sessionDir, 'ran.txt')), false);
@@ -271,7 +288,12 @@ describe('fork backend specifics', () => {
   it('wrapper auto falls back to sh when the compiler is missing, and says so', async (t) => {
     const dir = join(root, `nocc-${++n}`);
     const warnings: string[] = [];
-    const b = await ForkBackend.create({ workDir: dir, wrapper: 'auto', compiler: '/nonexistent/cc', log: { warn: (_o, m) => warnings.push(m) } });
+    const b = await ForkBackend.create({
+      workDir: dir,
+      wrapper: 'auto',
+      compiler: '/nonexistent/cc',
+      log: { warn: (_o, m) => warnings.push(m) },
+    });
     t.after(() => b.close());
     assert.equal(b.wrapper.kind, 'sh');
     assert.equal(warnings.length, 1);

@@ -6,7 +6,15 @@ import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobMark } from '../../src/lrms/fork/job-processes.js';
-import { Client, processAlive, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import {
+  Client,
+  processAlive,
+  removeDir,
+  startCeres,
+  stopCeres,
+  tempDir,
+  type RunningCeres,
+} from '../helpers/service.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -72,7 +80,10 @@ describe("a job's processes through the service", () => {
     assert.ok(FINAL.includes(st.get(id) ?? ''), `job ended: ${st.get(id)}`);
     const pids = pidsIn(dir, ['daemons.1', 'daemons.2', 'daemons.3']);
     seen.push(...pids);
-    assert.ok(pids.every((p) => p > 0), 'the daemons started');
+    assert.ok(
+      pids.every((p) => p > 0),
+      'the daemons started',
+    );
     assert.deepEqual(pids.filter(processAlive), [], 'no daemon outlives the job');
   });
 
@@ -81,7 +92,11 @@ describe("a job's processes through the service", () => {
     const id = job.id as string;
     await c.waitFor([id], FINAL, 60_000);
     // A straggler with the job's mark, as if it had escaped everything else.
-    const straggler = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, CERES_JOB_MARK: jobMark(attemptDir(id)) } });
+    const straggler = spawn('sleep', ['1000'], {
+      detached: true,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, CERES_JOB_MARK: jobMark(attemptDir(id)) },
+    });
     straggler.unref();
     const pid = straggler.pid as number;
     seen.push(pid);

@@ -163,7 +163,15 @@ describe('Slurm commands reach the observer', () => {
     const { batchCommandObserver } = await import('../../src/metrics/batch.js');
     const m = new CeresMetrics();
     // No Slurm here: a bin directory without the tools makes every command fail at once.
-    const runner = new SlurmRunner({ binDir: '/nonexistent-slurm-bin', slurmConf: '', timeoutMs: 5000, attempts: 1, backoffMs: 10, maxConcurrent: 2, commands: batchCommandObserver(m, 'slurm') });
+    const runner = new SlurmRunner({
+      binDir: '/nonexistent-slurm-bin',
+      slurmConf: '',
+      timeoutMs: 5000,
+      attempts: 1,
+      backoffMs: 10,
+      maxConcurrent: 2,
+      commands: batchCommandObserver(m, 'slurm'),
+    });
     await assert.rejects(runner.run('squeue', ['--me']), /not installed/);
     const text = await m.text();
     assert.match(text, /ceres_batch_command_duration_seconds_count\{backend="slurm",command="squeue"\} 1/);
@@ -209,9 +217,17 @@ describe('what a reload may change', () => {
       }),
     );
     assert.deepEqual([...plan.applied].sort(), ['cluster.queues', 'engine.maxRunningJobs']);
-    assert.ok(plan.ignored.includes('listen') && plan.ignored.includes('cluster.name') && plan.ignored.includes('mapping') && plan.ignored.some((k) => k.startsWith('authorization')));
+    assert.ok(
+      plan.ignored.includes('listen') &&
+        plan.ignored.includes('cluster.name') &&
+        plan.ignored.includes('mapping') &&
+        plan.ignored.some((k) => k.startsWith('authorization')),
+    );
     live.apply(plan);
-    assert.deepEqual(live.view.cluster.queues.map((q) => q.name), ['a', 'b']);
+    assert.deepEqual(
+      live.view.cluster.queues.map((q) => q.name),
+      ['a', 'b'],
+    );
     assert.equal(live.view.engine.maxRunningJobs, 8);
     assert.equal(live.view.listen, '127.0.0.1:8443');
     assert.equal(live.view.cluster.name, live.current.cluster.name);

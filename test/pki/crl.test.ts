@@ -18,7 +18,7 @@ import { makeCa, makeCrl, makeUser, tempDir } from '../helpers/pki.js';
 const dir = tempDir(after, 'ceres-crl-unit-');
 
 describe('CRL files', () => {
-  it('PEM and DER read the same; serials match the certificates\' spelling', async () => {
+  it("PEM and DER read the same; serials match the certificates' spelling", async () => {
     const ca = await makeCa();
     const users = await Promise.all([makeUser(ca), makeUser(ca)]);
     const der = await makeCrl(ca, users);
@@ -57,7 +57,10 @@ describe('CRL files', () => {
       [delta, /delta CRL/],
       [critical, /unsupported critical extension 1\.2\.3\.4/],
     ] as const) {
-      assert.throws(() => parseCrlFile(bytes), (e: unknown) => e instanceof DerError && why.test(e.message));
+      assert.throws(
+        () => parseCrlFile(bytes),
+        (e: unknown) => e instanceof DerError && why.test(e.message),
+      );
     }
     assert.equal(parseCrlFile(await signed([])).nextUpdate, undefined, 'nextUpdate is optional');
   });
@@ -86,7 +89,10 @@ describe('the CRL set of a CA directory', () => {
     // A garbage companion file is reported and changes nothing else.
     writeFileSync(join(d, `${e.hash}.r1`), 'garbage');
     assert.equal(crls.refresh(13_000), g1);
-    assert.deepEqual(crls.problems.map((p) => p.file), [`${e.hash}.r1`]);
+    assert.deepEqual(
+      crls.problems.map((p) => p.file),
+      [`${e.hash}.r1`],
+    );
     assert.equal(crls.status(user.cert, ca.cert, Date.now())?.state, 'revoked');
   });
 
@@ -99,6 +105,9 @@ describe('the CRL set of a CA directory', () => {
     writeFileSync(join(d, e.crlFile), 'not a crl');
     const trust = loadTrustStore(d);
     assert.equal(trust.anchors.length, 1);
-    assert.deepEqual(trust.problems.map((p) => p.file), [e.crlFile]);
+    assert.deepEqual(
+      trust.problems.map((p) => p.file),
+      [e.crlFile],
+    );
   });
 });

@@ -39,10 +39,15 @@ describe('initDevPki', () => {
 
   it('writes every file, private keys readable by the owner only', () => {
     const F = DEV_PKI_FILES;
-    for (const f of [F.caCert, F.caKey, F.hostCert, F.hostKey, F.userCert, F.userKey, F.userProxy]) assert.ok(existsSync(join(pki.dir, f)), f);
-    for (const f of [pki.files.caKey, pki.files.hostKey, pki.files.userKey, pki.files.userProxy]) assert.equal(mode(f), 0o600, f);
+    for (const f of [F.caCert, F.caKey, F.hostCert, F.hostKey, F.userCert, F.userKey, F.userProxy])
+      assert.ok(existsSync(join(pki.dir, f)), f);
+    for (const f of [pki.files.caKey, pki.files.hostKey, pki.files.userKey, pki.files.userProxy])
+      assert.equal(mode(f), 0o600, f);
     assert.equal(mode(pki.files.caCert), 0o644);
-    assert.deepEqual(readdirSync(pki.files.certificatesDir).sort(), [`${pki.caHash}.0`, `${pki.caHash}.signing_policy`]);
+    assert.deepEqual(readdirSync(pki.files.certificatesDir).sort(), [
+      `${pki.caHash}.0`,
+      `${pki.caHash}.signing_policy`,
+    ]);
     assert.equal(pki.written.length, 9);
   });
 
@@ -100,10 +105,45 @@ describe('initDevPki', () => {
   });
 
   it('is accepted by openssl verify (CA file, hashed CA directory, partial chain)', async () => {
-    assert.match(await openssl('verify', '-CAfile', pki.files.caCert, pki.files.hostCert, pki.files.userCert), /hostcert\.pem: OK[\s\S]*usercert\.pem: OK/);
-    assert.match(await openssl('verify', '-CAfile', pki.files.caCert, '-untrusted', pki.files.userCert, '-allow_proxy_certs', pki.files.userProxy), /userproxy\.pem: OK/);
-    assert.match(await openssl('verify', '-CApath', pki.files.certificatesDir, '-untrusted', pki.files.userCert, '-allow_proxy_certs', pki.files.userProxy), /userproxy\.pem: OK/);
-    assert.match(await openssl('verify', '-CAfile', pki.files.userCert, '-partial_chain', '-allow_proxy_certs', pki.files.userProxy), /userproxy\.pem: OK/);
+    assert.match(
+      await openssl('verify', '-CAfile', pki.files.caCert, pki.files.hostCert, pki.files.userCert),
+      /hostcert\.pem: OK[\s\S]*usercert\.pem: OK/,
+    );
+    assert.match(
+      await openssl(
+        'verify',
+        '-CAfile',
+        pki.files.caCert,
+        '-untrusted',
+        pki.files.userCert,
+        '-allow_proxy_certs',
+        pki.files.userProxy,
+      ),
+      /userproxy\.pem: OK/,
+    );
+    assert.match(
+      await openssl(
+        'verify',
+        '-CApath',
+        pki.files.certificatesDir,
+        '-untrusted',
+        pki.files.userCert,
+        '-allow_proxy_certs',
+        pki.files.userProxy,
+      ),
+      /userproxy\.pem: OK/,
+    );
+    assert.match(
+      await openssl(
+        'verify',
+        '-CAfile',
+        pki.files.userCert,
+        '-partial_chain',
+        '-allow_proxy_certs',
+        pki.files.userProxy,
+      ),
+      /userproxy\.pem: OK/,
+    );
   });
 
   it('is accepted by our own verifier with the certificates directory as trust store', () => {
@@ -116,10 +156,16 @@ describe('initDevPki', () => {
   });
 
   it('refuses to overwrite an existing PKI unless forced', async () => {
-    await assert.rejects(initDevPki(pki.dir), (e: unknown) => e instanceof PkiError && /already holds a PKI/.test(e.message));
+    await assert.rejects(
+      initDevPki(pki.dir),
+      (e: unknown) => e instanceof PkiError && /already holds a PKI/.test(e.message),
+    );
     const again = await initDevPki(pki.dir, { force: true });
     assert.notEqual(again.caDn, pki.caDn, 'a forced init makes a new CA');
-    assert.ok(!readdirSync(join(pki.dir, '..')).some((n) => n.includes('.old-') || n.includes('.tmp-')), 'no leftovers');
+    assert.ok(
+      !readdirSync(join(pki.dir, '..')).some((n) => n.includes('.old-') || n.includes('.tmp-')),
+      'no leftovers',
+    );
     pki = again;
   });
 
@@ -156,7 +202,10 @@ describe('ensureDevPki', () => {
   it('reissues the host certificate when the configured host name changes', async () => {
     const r = await ensureDevPki(shared, { hostname: '10.1.2.3' });
     assert.deepEqual([...r.written].sort(), [r.files.hostCert, r.files.hostKey].sort());
-    assert.match(await openssl('x509', '-in', r.files.hostCert, '-noout', '-ext', 'subjectAltName'), /DNS:localhost, IP Address:127\.0\.0\.1, IP Address:10\.1\.2\.3/);
+    assert.match(
+      await openssl('x509', '-in', r.files.hostCert, '-noout', '-ext', 'subjectAltName'),
+      /DNS:localhost, IP Address:127\.0\.0\.1, IP Address:10\.1\.2\.3/,
+    );
     assert.deepEqual((await ensureDevPki(shared, { hostname: '10.1.2.3' })).written, []);
     assert.equal(r.caDn, first.caDn);
   });
@@ -172,7 +221,10 @@ describe('ensureDevPki', () => {
 
     const late = new Date(Date.now() + 350 * DAY);
     const r2 = await ensureDevPki(shared, { now: late, hostname: '10.1.2.3' });
-    assert.deepEqual([...r2.written].sort(), [r2.files.hostCert, r2.files.hostKey, r2.files.userCert, r2.files.userProxy].sort());
+    assert.deepEqual(
+      [...r2.written].sort(),
+      [r2.files.hostCert, r2.files.hostKey, r2.files.userCert, r2.files.userProxy].sort(),
+    );
     assert.ok(readFileSync(r2.files.caCert).equals(caBefore), 'the CA stays');
     const trust = loadTrustStore(r2.files.certificatesDir);
     const r = verifyClientChain(proxyChain(r2.files.userProxy), trust, new Date(late.getTime() + 60_000));
@@ -185,7 +237,10 @@ describe('ensureDevPki', () => {
     const again = await ensureDevPki(shared);
     assert.notEqual(again.caDn, first.caDn);
     const siblings = readdirSync(join(shared, '..'));
-    assert.ok(siblings.some((n) => n.startsWith('pki.broken-')), siblings.join(','));
+    assert.ok(
+      siblings.some((n) => n.startsWith('pki.broken-')),
+      siblings.join(','),
+    );
     const trust = loadTrustStore(again.files.certificatesDir);
     assert.ok(verifyClientChain(proxyChain(again.files.userProxy), trust).ok);
   });
@@ -212,7 +267,10 @@ describe('ensureDevPki', () => {
     assert.equal(a.caDn, b.caDn);
     const trust = loadTrustStore(a.files.certificatesDir);
     assert.ok(verifyClientChain(proxyChain(a.files.userProxy), trust).ok);
-    assert.deepEqual(readdirSync(join(d, '..')).filter((n) => n !== 'pki'), []);
+    assert.deepEqual(
+      readdirSync(join(d, '..')).filter((n) => n !== 'pki'),
+      [],
+    );
   });
 });
 
@@ -224,7 +282,10 @@ describe('addDevUser', () => {
 
   it('writes NAME-cert.pem, NAME-key.pem and NAME-proxy.pem for a new identity', async () => {
     const u = await addDevUser(pki.dir, 'alice');
-    assert.deepEqual(u.written.map((f) => f.slice(pki.dir.length + 1)), ['alice-cert.pem', 'alice-key.pem', 'alice-proxy.pem']);
+    assert.deepEqual(
+      u.written.map((f) => f.slice(pki.dir.length + 1)),
+      ['alice-cert.pem', 'alice-key.pem', 'alice-proxy.pem'],
+    );
     assert.equal(mode(u.keyFile), 0o600);
     assert.equal(mode(u.proxyFile), 0o600);
     assert.equal(u.dn, pki.userDn.replace(/CN=[^/]*$/, 'CN=alice'));
@@ -233,7 +294,10 @@ describe('addDevUser', () => {
     assert.ok(viaProxy.ok && viaProxy.identity.dn === u.dn);
     const viaCert = verifyClientChain(pemBlocks(readFileSync(u.certFile, 'utf8')), trust);
     assert.ok(viaCert.ok && viaCert.identity.dn === u.dn && !viaCert.identity.isProxy);
-    assert.match(await openssl('verify', '-CAfile', pki.files.caCert, '-untrusted', u.certFile, '-allow_proxy_certs', u.proxyFile), /OK/);
+    assert.match(
+      await openssl('verify', '-CAfile', pki.files.caCert, '-untrusted', u.certFile, '-allow_proxy_certs', u.proxyFile),
+      /OK/,
+    );
   });
 
   it('refuses an existing user unless forced, bad names, and a directory without a PKI', async () => {
@@ -243,6 +307,9 @@ describe('addDevUser', () => {
     for (const bad of ['', '../evil', 'a b', '-x', 'x'.repeat(65)]) {
       await assert.rejects(addDevUser(pki.dir, bad), (e: unknown) => e instanceof PkiError, bad);
     }
-    await assert.rejects(addDevUser(fresh(), 'carol'), (e: unknown) => e instanceof PkiError && /missing or unreadable/.test(e.message));
+    await assert.rejects(
+      addDevUser(fresh(), 'carol'),
+      (e: unknown) => e instanceof PkiError && /missing or unreadable/.test(e.message),
+    );
   });
 });

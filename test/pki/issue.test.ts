@@ -19,7 +19,10 @@ const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 
 async function csrPem(rsa = true): Promise<string> {
   const keys = await newKeys(rsa);
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ keys, signingAlgorithm: rsa ? RSA : { name: 'ECDSA', hash: 'SHA-256' } });
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    keys,
+    signingAlgorithm: rsa ? RSA : { name: 'ECDSA', hash: 'SHA-256' },
+  });
   return csr.toString('pem');
 }
 
@@ -42,12 +45,25 @@ describe('signProxyFromCsr', () => {
     assert.ok(r.ok && r.identity.dn === pki.userDn && r.identity.proxyDepth === 2, r.ok ? '' : r.reason);
     const f = join(dir, 'chain.pem');
     writeFileSync(f, signed.chainPem);
-    const { stdout } = await run('openssl', ['verify', '-CAfile', pki.files.caCert, '-untrusted', f, '-allow_proxy_certs', f]);
+    const { stdout } = await run('openssl', [
+      'verify',
+      '-CAfile',
+      pki.files.caCert,
+      '-untrusted',
+      f,
+      '-allow_proxy_certs',
+      f,
+    ]);
     assert.match(stdout, /OK/);
   });
 
   it('signs with a user certificate and its PKCS#8 key: limited policy, path length, chosen serial, EC request', async () => {
-    const signed = await signProxyFromCsr(await csrPem(false), readFileSync(pki.files.userCert, 'utf8'), readFileSync(pki.files.userKey, 'utf8'), { policy: 'limited', pathLen: 0, serial: 4711 });
+    const signed = await signProxyFromCsr(
+      await csrPem(false),
+      readFileSync(pki.files.userCert, 'utf8'),
+      readFileSync(pki.files.userKey, 'utf8'),
+      { policy: 'limited', pathLen: 0, serial: 4711 },
+    );
     assert.equal(signed.cert.subjectOneline, `${pki.userDn}/CN=4711`);
     assert.equal(signed.cert.proxyCertInfo?.policyLanguage, PROXY_POLICY.limited);
     assert.equal(signed.cert.proxyCertInfo?.pathLen, 0);
@@ -58,7 +74,9 @@ describe('signProxyFromCsr', () => {
   it('never makes a proxy outlive its signer', async () => {
     const ca = await makeCa();
     const shortUser = await makeUser(ca, { notAfter: hoursFromNow(2) });
-    const signed = await signProxyFromCsr(await csrPem(false), shortUser.pem, shortUser.keyPem, { lifetimeSeconds: 24 * 3600 });
+    const signed = await signProxyFromCsr(await csrPem(false), shortUser.pem, shortUser.keyPem, {
+      lifetimeSeconds: 24 * 3600,
+    });
     assert.equal(signed.cert.notAfter.getTime(), shortUser.cert.notAfter.getTime());
   });
 

@@ -9,7 +9,10 @@ import { tempDir } from '../helpers/pki.js';
 
 /** Run `ceres <args>` in-process, capturing what the command prints. */
 async function ceres(...args: string[]): Promise<string> {
-  const program = new Command().name('ceres').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  const program = new Command()
+    .name('ceres')
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   let out = '';
   registerPkiCommands(program, (t) => (out += t));
   await program.parseAsync(['node', 'ceres', ...args]);
@@ -26,7 +29,15 @@ describe('ceres pki', () => {
     assert.match(out, /^Development PKI written to /);
     assert.match(out, /CA {4}\/O=Ceres Development\/OU=[0-9a-f]{8}\/CN=Ceres Development CA/);
     assert.match(out, /user {2}\/O=Ceres Development\/OU=[0-9a-f]{8}\/CN=Ceres Dev User/);
-    for (const f of ['ca.pem', 'cakey.pem', 'hostcert.pem', 'hostkey.pem', 'usercert.pem', 'userkey.pem', 'userproxy.pem']) {
+    for (const f of [
+      'ca.pem',
+      'cakey.pem',
+      'hostcert.pem',
+      'hostkey.pem',
+      'usercert.pem',
+      'userkey.pem',
+      'userproxy.pem',
+    ]) {
       assert.ok(out.includes(join(dir, f)), `${f} is listed`);
       assert.ok(existsSync(join(dir, f)));
     }
@@ -38,7 +49,10 @@ describe('ceres pki', () => {
 
   it('init refuses an existing PKI, and --force replaces it', async () => {
     const ca = readFileSync(join(dir, 'ca.pem'), 'utf8');
-    await assert.rejects(ceres('pki', 'init', '--dir', dir), (e: unknown) => e instanceof PkiError && /already holds a PKI/.test(e.message));
+    await assert.rejects(
+      ceres('pki', 'init', '--dir', dir),
+      (e: unknown) => e instanceof PkiError && /already holds a PKI/.test(e.message),
+    );
     await ceres('pki', 'init', '--dir', dir, '--force');
     assert.notEqual(readFileSync(join(dir, 'ca.pem'), 'utf8'), ca);
   });
@@ -46,7 +60,8 @@ describe('ceres pki', () => {
   it('user NAME adds NAME-cert.pem, NAME-key.pem and NAME-proxy.pem', async () => {
     const out = await ceres('pki', 'user', 'bob', '--dir', dir);
     assert.match(out, /^User \/O=Ceres Development\/OU=[0-9a-f]{8}\/CN=bob\n/);
-    for (const f of ['bob-cert.pem', 'bob-key.pem', 'bob-proxy.pem']) assert.ok(out.includes(join(dir, f)) && existsSync(join(dir, f)), f);
+    for (const f of ['bob-cert.pem', 'bob-key.pem', 'bob-proxy.pem'])
+      assert.ok(out.includes(join(dir, f)) && existsSync(join(dir, f)), f);
     await assert.rejects(ceres('pki', 'user', 'bob', '--dir', dir), /already exists/);
     await assert.rejects(ceres('pki', 'user', 'no/slash', '--dir', dir), /user name is 1-64 characters/);
   });

@@ -41,7 +41,10 @@ describe('loadTrustStore', () => {
     writeFileSync(join(d, b.certFile.replace(/\.0$/, '.1')), caB.pem);
     const store = loadTrustStore(d);
     assert.equal(store.anchors.length, 2);
-    assert.deepEqual(store.problems.map((p) => p.file), [`${a.hash}.r0`]);
+    assert.deepEqual(
+      store.problems.map((p) => p.file),
+      [`${a.hash}.r0`],
+    );
     assert.ok(store.isAnchor(caA.cert) && store.isAnchor(caB.cert));
     assert.ok(!store.isAnchor(user.cert));
     assert.equal(store.candidates(user.cert.issuer)[0]?.fingerprint256, caA.cert.fingerprint256);
@@ -69,22 +72,57 @@ describe('loadTrustStore', () => {
   });
 
   it('fails clearly on a missing directory or one without any usable CA', () => {
-    assert.throws(() => loadTrustStore(join(root, 'nope')), (e: unknown) => e instanceof PkiError && /cannot read CA directory .*ENOENT/.test(e.message));
+    assert.throws(
+      () => loadTrustStore(join(root, 'nope')),
+      (e: unknown) => e instanceof PkiError && /cannot read CA directory .*ENOENT/.test(e.message),
+    );
     const d = newDir();
     writeFileSync(join(d, 'user.pem'), user.pem);
-    assert.throws(() => loadTrustStore(d), (e: unknown) => e instanceof PkiError && /no usable CA certificate.*user\.pem \(.*not a CA/.test(e.message));
+    assert.throws(
+      () => loadTrustStore(d),
+      (e: unknown) => e instanceof PkiError && /no usable CA certificate.*user\.pem \(.*not a CA/.test(e.message),
+    );
     assert.equal(loadTrustStore(d, { allowEmpty: true }).anchors.length, 0);
   });
 
   it('accepts an old version 1 self-signed root but not a version 1 leaf', () => {
     const d = newDir();
     const key = join(d, 'k.key');
-    execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key], { stdio: 'ignore' });
-    execFileSync('openssl', ['req', '-new', '-key', key, '-subj', '/O=Old/CN=V1 Root', '-out', join(d, 'r.csr')], { stdio: 'ignore' });
-    execFileSync('openssl', ['x509', '-req', '-in', join(d, 'r.csr'), '-signkey', key, '-days', '10', '-out', join(d, 'v1root.pem')], { stdio: 'ignore' });
+    execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key], {
+      stdio: 'ignore',
+    });
+    execFileSync('openssl', ['req', '-new', '-key', key, '-subj', '/O=Old/CN=V1 Root', '-out', join(d, 'r.csr')], {
+      stdio: 'ignore',
+    });
+    execFileSync(
+      'openssl',
+      ['x509', '-req', '-in', join(d, 'r.csr'), '-signkey', key, '-days', '10', '-out', join(d, 'v1root.pem')],
+      { stdio: 'ignore' },
+    );
     assert.equal(parseCertificate(pemBlocks(readFileSync(join(d, 'v1root.pem'), 'utf8'))[0] as Buffer).version, 1);
-    execFileSync('openssl', ['req', '-new', '-key', key, '-subj', '/O=Old/CN=V1 Leaf', '-out', join(d, 'l.csr')], { stdio: 'ignore' });
-    execFileSync('openssl', ['x509', '-req', '-in', join(d, 'l.csr'), '-CA', join(d, 'v1root.pem'), '-CAkey', key, '-set_serial', '7', '-days', '5', '-out', join(d, 'v1leaf.crt')], { stdio: 'ignore' });
+    execFileSync('openssl', ['req', '-new', '-key', key, '-subj', '/O=Old/CN=V1 Leaf', '-out', join(d, 'l.csr')], {
+      stdio: 'ignore',
+    });
+    execFileSync(
+      'openssl',
+      [
+        'x509',
+        '-req',
+        '-in',
+        join(d, 'l.csr'),
+        '-CA',
+        join(d, 'v1root.pem'),
+        '-CAkey',
+        key,
+        '-set_serial',
+        '7',
+        '-days',
+        '5',
+        '-out',
+        join(d, 'v1leaf.crt'),
+      ],
+      { stdio: 'ignore' },
+    );
     writeFileSync(join(d, 'v1leaf.pem'), readFileSync(join(d, 'v1leaf.crt')));
     const store = loadTrustStore(d);
     assert.equal(store.anchors.length, 1);

@@ -31,7 +31,19 @@ describe('Range (GET)', () => {
   });
 
   it('ignores (full content) what it does not serve: other units, several ranges, malformed or inverted specs', () => {
-    for (const h of ['items=0-1', 'bytes=0-1,3-4', 'bytes=abc', 'bytes=1-x', 'bytes=-', 'bytes=', 'bytes=5-2', 'bytes 0-1', '', 'bytes=--1', 'bytes=1.5-2']) {
+    for (const h of [
+      'items=0-1',
+      'bytes=0-1,3-4',
+      'bytes=abc',
+      'bytes=1-x',
+      'bytes=-',
+      'bytes=',
+      'bytes=5-2',
+      'bytes 0-1',
+      '',
+      'bytes=--1',
+      'bytes=1.5-2',
+    ]) {
       assert.deepEqual(parseRange(h, 6), { kind: 'full' }, h);
     }
   });
@@ -47,7 +59,8 @@ describe('Content-Range (PUT)', () => {
   const bad = (h: string, why: RegExp) =>
     assert.throws(
       () => parseContentRange(h),
-      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_SESSION_BAD_CONTENT_RANGE' && e.statusCode === 400 && why.test(e.message),
+      (e: unknown) =>
+        isCeError(e) && e.code === 'CE_ERR_SESSION_BAD_CONTENT_RANGE' && e.statusCode === 400 && why.test(e.message),
       h,
     );
 
@@ -57,9 +70,23 @@ describe('Content-Range (PUT)', () => {
     bad('bytes 0-0/0', /beyond the total/);
   });
   it('refuses non-numeric, negative, fractional and missing parts', () => {
-    for (const h of ['bytes a-b/10', 'bytes 1-2/x', 'bytes -1-2/10', 'bytes 1.5-2/10', 'bytes 1-/10', 'bytes -2/10', 'bytes 1-2', 'bytes */10', '1-2/10', 'items 1-2/10', '', 'bytes 1-2/10, bytes 3-4/10']) {
+    for (const h of [
+      'bytes a-b/10',
+      'bytes 1-2/x',
+      'bytes -1-2/10',
+      'bytes 1.5-2/10',
+      'bytes 1-/10',
+      'bytes -2/10',
+      'bytes 1-2',
+      'bytes */10',
+      '1-2/10',
+      'items 1-2/10',
+      '',
+      'bytes 1-2/10, bytes 3-4/10',
+    ]) {
       bad(h, /expected bytes/);
     }
   });
-  it('refuses numbers too large to be exact', () => bad('bytes 0-12345678901234567/99999999999999999', /expected bytes/));
+  it('refuses numbers too large to be exact', () =>
+    bad('bytes 0-12345678901234567/99999999999999999', /expected bytes/));
 });

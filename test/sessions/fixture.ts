@@ -46,7 +46,10 @@ export async function makeFixture(o: FixtureOptions = {}) {
   const engine = { jobsSubmitted: () => undefined, jobPoked: (id: string) => void pokes.push(id) };
   const jobs = new JobService({
     store,
-    descriptions: { split: () => ({ multi: false, items: [] }), accept: () => ({ ok: false, status: 500, reason: 'unused' }) },
+    descriptions: {
+      split: () => ({ multi: false, items: [] }),
+      accept: () => ({ ok: false, status: 500, reason: 'unused' }),
+    },
     delegations: { ownedBy: () => false },
     engine,
     sessions,
@@ -64,7 +67,12 @@ export async function makeFixture(o: FixtureOptions = {}) {
     ...(o.maxUploadBytesPerJob === undefined ? {} : { maxUploadBytesPerJob: o.maxUploadBytesPerJob }),
   });
   const app = testApp({
-    session: sessionResource({ jobs, sessions, files, ...(o.maxListingEntries === undefined ? {} : { maxListingEntries: o.maxListingEntries }) }),
+    session: sessionResource({
+      jobs,
+      sessions,
+      files,
+      ...(o.maxListingEntries === undefined ? {} : { maxListingEntries: o.maxListingEntries }),
+    }),
     diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),
   });
   let port: number | undefined;
@@ -103,7 +111,8 @@ export async function makeFixture(o: FixtureOptions = {}) {
       return id;
     },
     sessionDir: (id: string) => jobs.sessionDir(id),
-    url: (id: string, path = '', version = '1.1') => `/arex/rest/${version}/jobs/${id}/session${path === '' ? '' : `/${path}`}`,
+    url: (id: string, path = '', version = '1.1') =>
+      `/arex/rest/${version}/jobs/${id}/session${path === '' ? '' : `/${path}`}`,
     diag: (id: string, name: string) => `/arex/rest/1.1/jobs/${id}/diagnose/${name}`,
     async listen(): Promise<number> {
       if (port === undefined) {

@@ -37,7 +37,12 @@ function table(entries: Entry[]): DirTable {
 // The oracle: listings and PROPFIND answers as element trees, rendered whole.
 function oracleListingXml(es: Entry[]): string {
   const o = [...es.filter((e) => e.kind === 'file'), ...es.filter((e) => e.kind === 'dir')];
-  return renderXml(el('list', o.map((e) => (e.kind === 'file' ? el('file', e.name, { size: String(e.size) }) : el('dir', e.name)))));
+  return renderXml(
+    el(
+      'list',
+      o.map((e) => (e.kind === 'file' ? el('file', e.name, { size: String(e.size) }) : el('dir', e.name))),
+    ),
+  );
 }
 function oracleListingJson(es: Entry[]): string {
   const o = [...es.filter((e) => e.kind === 'file'), ...es.filter((e) => e.kind === 'dir')];
@@ -45,7 +50,14 @@ function oracleListingJson(es: Entry[]): string {
     el('list', [
       o.filter((e) => e.kind === 'file').map((e) => el('file', e.name)),
       o.filter((e) => e.kind === 'dir').map((e) => el('dir', e.name)),
-      o.map((e) => el('entry', [el('name', e.name), el('type', e.kind), e.kind === 'file' && el('size', String(e.size)), el('modified', isoSeconds(e.mtimeMs))])),
+      o.map((e) =>
+        el('entry', [
+          el('name', e.name),
+          el('type', e.kind),
+          e.kind === 'file' && el('size', String(e.size)),
+          el('modified', isoSeconds(e.mtimeMs)),
+        ]),
+      ),
     ]),
     ['file', 'dir', 'entry'],
   );
@@ -79,8 +91,22 @@ const at = (k: number) => Date.UTC(2026, 0, 1) + k * 1001;
 
 function entries(files: number, dirs: number): Entry[] {
   const out: Entry[] = [];
-  for (let i = 0; i < files; i++) out.push({ name: `${NAMES[i % NAMES.length]}${i}`, kind: 'file', size: i * 37, mtimeMs: at(i), createdMs: at(i) - 5000 });
-  for (let i = 0; i < dirs; i++) out.push({ name: `${NAMES[(i + 3) % NAMES.length]}d${i}`, kind: 'dir', size: 4096, mtimeMs: at(i + 50), createdMs: at(i + 40) });
+  for (let i = 0; i < files; i++)
+    out.push({
+      name: `${NAMES[i % NAMES.length]}${i}`,
+      kind: 'file',
+      size: i * 37,
+      mtimeMs: at(i),
+      createdMs: at(i) - 5000,
+    });
+  for (let i = 0; i < dirs; i++)
+    out.push({
+      name: `${NAMES[(i + 3) % NAMES.length]}d${i}`,
+      kind: 'dir',
+      size: 4096,
+      mtimeMs: at(i + 50),
+      createdMs: at(i + 40),
+    });
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -95,7 +121,7 @@ const SHAPES: [number, number][] = [
   [300, 20],
 ];
 
-describe('streamed renderers give the document model\'s bytes', () => {
+describe("streamed renderers give the document model's bytes", () => {
   for (const [files, dirs] of SHAPES) {
     it(`listing of ${files} files and ${dirs} directories: XML and JSON`, () => {
       const es = entries(files, dirs);
@@ -105,15 +131,36 @@ describe('streamed renderers give the document model\'s bytes', () => {
 
     it(`PROPFIND of ${files} files and ${dirs} directories`, () => {
       const es = entries(files, dirs);
-      const self: DavResource = { href: 'https://h:1/arex/rest/1.1/jobs/j/session/sub/', displayName: 'sub', kind: 'dir', size: 4096, mtimeMs: at(1), createdMs: at(0) };
+      const self: DavResource = {
+        href: 'https://h:1/arex/rest/1.1/jobs/j/session/sub/',
+        displayName: 'sub',
+        kind: 'dir',
+        size: 4096,
+        mtimeMs: at(1),
+        createdMs: at(0),
+      };
       const ordered = [...es.filter((e) => e.kind === 'file'), ...es.filter((e) => e.kind === 'dir')];
-      const items = [self, ...ordered.map((e) => ({ ...e, displayName: e.name, href: `${self.href}${encodeSegment(e.name)}${e.kind === 'dir' ? '/' : ''}` }))];
+      const items = [
+        self,
+        ...ordered.map((e) => ({
+          ...e,
+          displayName: e.name,
+          href: `${self.href}${encodeSegment(e.name)}${e.kind === 'dir' ? '/' : ''}`,
+        })),
+      ];
       assert.equal([...multistatus(self, table(es))].join(''), oracleMultistatus(items));
     });
   }
 
   it('PROPFIND Depth 0 or of a file: the resource alone', () => {
-    const self: DavResource = { href: 'https://h:1/s/f%20g', displayName: 'f g', kind: 'file', size: 12, mtimeMs: at(2), createdMs: at(2) };
+    const self: DavResource = {
+      href: 'https://h:1/s/f%20g',
+      displayName: 'f g',
+      kind: 'file',
+      size: 12,
+      mtimeMs: at(2),
+      createdMs: at(2),
+    };
     assert.equal([...multistatus(self)].join(''), oracleMultistatus([self]));
   });
 });
@@ -148,7 +195,10 @@ describe('text streams are pulled and stoppable', () => {
   it('between chunks the event loop runs (a timer fires while a long answer is rendered)', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
-    const s = textStream(Array.from({ length: 20_000 }, () => 'y'.repeat(50)), 4096);
+    const s = textStream(
+      Array.from({ length: 20_000 }, () => 'y'.repeat(50)),
+      4096,
+    );
     let bytes = 0;
     for await (const c of s) bytes += (c as Buffer).length;
     clearInterval(timer);
@@ -172,7 +222,11 @@ describe('the cap on listed entries', () => {
   after(() => f.close());
 
   it('a directory at the cap is listed completely, in every format and by PROPFIND', async () => {
-    const j = await f.app.inject({ method: 'GET', url: f.url(id, 'five'), headers: { ...A, accept: 'application/json' } });
+    const j = await f.app.inject({
+      method: 'GET',
+      url: f.url(id, 'five'),
+      headers: { ...A, accept: 'application/json' },
+    });
     assert.equal(j.statusCode, 200);
     assert.deepEqual(JSON.parse(j.body).file, ['f0', 'f1', 'f2', 'f3', 'f4']);
     const p = await f.app.inject({ method: 'PROPFIND', url: f.url(id, 'five'), headers: { ...A, depth: '1' } });
@@ -210,7 +264,8 @@ describe('answers larger than one chunk', () => {
     f = await makeFixture();
     id = await f.newJob(A['x-test-dn']);
     const d = f.sessionDir(id);
-    for (let i = 0; i < 3000; i++) await writeFile(join(d, `a-rather-long-file-name-${String(i).padStart(5, '0')}.root`), '');
+    for (let i = 0; i < 3000; i++)
+      await writeFile(join(d, `a-rather-long-file-name-${String(i).padStart(5, '0')}.root`), '');
   });
   after(() => f.close());
 

@@ -57,8 +57,14 @@ describe('SessionDirs', () => {
     const ident = dirs.createSync('job1');
     await rename(join(folder, 'job1'), join(folder, 'job1.moved'));
     await symlink(outside, join(folder, 'job1'));
-    await assert.rejects(dirs.withRoot('job1', ident, async () => 'x'), code('CE_ERR_SESSION_REPLACED'));
-    await assert.rejects(dirs.withRoot('job1', null, async () => 'x'), code('CE_ERR_SESSION_REPLACED'));
+    await assert.rejects(
+      dirs.withRoot('job1', ident, async () => 'x'),
+      code('CE_ERR_SESSION_REPLACED'),
+    );
+    await assert.rejects(
+      dirs.withRoot('job1', null, async () => 'x'),
+      code('CE_ERR_SESSION_REPLACED'),
+    );
     await assert.rejects(dirs.check('job1', ident), code('CE_ERR_SESSION_REPLACED'));
   });
 
@@ -66,14 +72,23 @@ describe('SessionDirs', () => {
     const ident = dirs.createSync('job1');
     await rename(join(folder, 'job1'), join(folder, 'job1.moved'));
     await mkdir(join(folder, 'job1'));
-    await assert.rejects(dirs.withRoot('job1', ident, async () => 'x'), code('CE_ERR_SESSION_REPLACED'));
+    await assert.rejects(
+      dirs.withRoot('job1', ident, async () => 'x'),
+      code('CE_ERR_SESSION_REPLACED'),
+    );
     assert.equal(await dirs.withRoot('job1', null, async () => 'legacy'), 'legacy');
   });
 
   it('a missing directory is not found; a file in its place is replaced', async () => {
-    await assert.rejects(dirs.withRoot('nojob', null, async () => 'x'), code('CE_ERR_SESSION_NOT_FOUND'));
+    await assert.rejects(
+      dirs.withRoot('nojob', null, async () => 'x'),
+      code('CE_ERR_SESSION_NOT_FOUND'),
+    );
     await writeFile(join(folder, 'filejob'), 'x');
-    await assert.rejects(dirs.withRoot('filejob', null, async () => 'x'), code('CE_ERR_SESSION_REPLACED'));
+    await assert.rejects(
+      dirs.withRoot('filejob', null, async () => 'x'),
+      code('CE_ERR_SESSION_REPLACED'),
+    );
   });
 
   it('the folder handle survives a rename of the folder path', async () => {
@@ -131,7 +146,7 @@ describe('SessionDirs', () => {
     assert.equal(readFileSync(join(folder, 'job1.x', 'data'), 'utf8'), 'job2 data');
   });
 
-  it('remove without the search (a wiped job\'s final clean) does not read the folder for renamed directories', async () => {
+  it("remove without the search (a wiped job's final clean) does not read the folder for renamed directories", async () => {
     const ident = dirs.createSync('job1');
     await rename(join(folder, 'job1'), join(folder, 'job1.moved'));
     const r = await dirs.remove('job1', ident, { findRenamed: false });
@@ -173,7 +188,11 @@ describe('upload debris sweep', () => {
     await mkdir(join(folder, 's2'), { recursive: true });
     await mkdir(outside);
     const old = new Date(Date.now() - 3600_000);
-    for (const p of [join(folder, 's1', '.ceres-upload.1'), join(folder, 's1', 'a', 'b', '.ceres-upload.2'), join(outside, '.ceres-upload.3')]) {
+    for (const p of [
+      join(folder, 's1', '.ceres-upload.1'),
+      join(folder, 's1', 'a', 'b', '.ceres-upload.2'),
+      join(outside, '.ceres-upload.3'),
+    ]) {
       await writeFile(p, 'partial');
       await utimes(p, old, old);
     }

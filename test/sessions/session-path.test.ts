@@ -79,7 +79,10 @@ describe('session path parsing', () => {
     refused(['x'.repeat(256)], /255 bytes/);
     refused(['é'.repeat(128)], /255 bytes/); // 256 bytes of UTF-8
     assert.equal(parseSessionPath(['x'.repeat(255)]).segments[0]?.length, 255);
-    refused(Array.from({ length: 129 }, () => 'd'), /128/);
+    refused(
+      Array.from({ length: 129 }, () => 'd'),
+      /128/,
+    );
   });
 
   it('refuses the reserved temporary-upload prefix', () => {
@@ -88,6 +91,7 @@ describe('session path parsing', () => {
 
   it('tells which directory entries a request could name (listings show only those)', () => {
     for (const n of ['out.txt', 'a b', 'café', '...', 'x'.repeat(255)]) assert.equal(isAddressableName(n), true, n);
-    for (const n of ['a\\b', 'a\nb', 'a\u0000', 'bad-\uFFFD', `${UPLOAD_TEMP_PREFIX}x`, 'é'.repeat(128)]) assert.equal(isAddressableName(n), false, n);
+    for (const n of ['a\\b', 'a\nb', 'a\u0000', 'bad-\uFFFD', `${UPLOAD_TEMP_PREFIX}x`, 'é'.repeat(128)])
+      assert.equal(isAddressableName(n), false, n);
   });
 });

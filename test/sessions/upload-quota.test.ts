@@ -41,7 +41,7 @@ describe('UploadQuota', () => {
     assert.equal(q.usage('j'), 10);
   });
 
-  it('growth is measured against the file\'s current extent, so rewriting a range costs nothing', () => {
+  it("growth is measured against the file's current extent, so rewriting a range costs nothing", () => {
     const q = new UploadQuota(100, () => true);
     q.begin('j', 'f', 80).commit(80);
     const again = q.begin('j', 'f', 80);

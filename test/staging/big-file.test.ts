@@ -20,7 +20,10 @@ describe('large files', () => {
     const root = await tempDir(t);
     const sessionDir = join(root, 'session');
     await mkdir(sessionDir);
-    const stager = new Stager({ config: stagingConfig({ cache: { enabled: false } }), credentials: anonymousCredentials });
+    const stager = new Stager({
+      config: stagingConfig({ cache: { enabled: false } }),
+      credentials: anonymousCredentials,
+    });
 
     const base = process.memoryUsage();
     let peakRss = base.rss;
@@ -33,9 +36,18 @@ describe('large files', () => {
     const timer = setInterval(sample, 50);
     let progressCalls = 0;
     try {
-      const r = await stager.stageIn({ id: 'big', owner: 'o', sessionDir, files: [{ name: 'big.bin', source: server.url('/2g'), size: SIZE, executable: false }] }, never, () => {
-        if (++progressCalls % 64 === 0) sample();
-      });
+      const r = await stager.stageIn(
+        {
+          id: 'big',
+          owner: 'o',
+          sessionDir,
+          files: [{ name: 'big.bin', source: server.url('/2g'), size: SIZE, executable: false }],
+        },
+        never,
+        () => {
+          if (++progressCalls % 64 === 0) sample();
+        },
+      );
       assert.equal(r.ok, true, r.failureReason);
       assert.equal(r.files[0]?.bytes, SIZE);
     } finally {
@@ -44,7 +56,9 @@ describe('large files', () => {
     assert.equal((await stat(join(sessionDir, 'big.bin'))).size, SIZE);
     const rssGrowth = (peakRss - base.rss) / MiB;
     const heapGrowth = (peakHeap - base.heapUsed) / MiB;
-    t.diagnostic(`RSS growth ${rssGrowth.toFixed(1)} MiB, heap growth ${heapGrowth.toFixed(1)} MiB, ${progressCalls} progress events`);
+    t.diagnostic(
+      `RSS growth ${rssGrowth.toFixed(1)} MiB, heap growth ${heapGrowth.toFixed(1)} MiB, ${progressCalls} progress events`,
+    );
     // 2048 MiB moved; a buffering implementation would grow by gigabytes.
     assert.ok(rssGrowth < 192, `RSS grew by ${rssGrowth.toFixed(1)} MiB`);
     assert.ok(heapGrowth < 128, `heap grew by ${heapGrowth.toFixed(1)} MiB`);

@@ -35,13 +35,27 @@ interface Setup {
   run(owner: string, files: StageInFile[], tag?: string): Promise<StageResult & { sessionDir: string }>;
 }
 
-async function setup(t: T, opts: { server?: Omit<ServerOptions, 'tls'>; maxBytes?: number; recheckSeconds?: number; root?: string } = {}): Promise<Setup> {
-  const server = await TestServer.start({ ...opts.server, tls: { key: pki.hostKey, cert: pki.hostCert, clientCa: pki.caPem } });
+async function setup(
+  t: T,
+  opts: { server?: Omit<ServerOptions, 'tls'>; maxBytes?: number; recheckSeconds?: number; root?: string } = {},
+): Promise<Setup> {
+  const server = await TestServer.start({
+    ...opts.server,
+    tls: { key: pki.hostKey, cert: pki.hostCert, clientCa: pki.caPem },
+  });
   t.after(() => server.close());
   const root = opts.root ?? (await tempDir(t));
   const clock = { now: Date.now() };
-  const config = stagingConfig({ cache: { enabled: true, maxBytes: opts.maxBytes ?? 1e9, accessRecheckSeconds: opts.recheckSeconds ?? 3600 } });
-  const cache = await FileCache.open({ dir: join(root, 'cache'), maxBytes: config.cache.maxBytes, accessRecheckMs: config.cache.accessRecheckSeconds * 1000, lockStaleMs: 60_000, now: () => clock.now });
+  const config = stagingConfig({
+    cache: { enabled: true, maxBytes: opts.maxBytes ?? 1e9, accessRecheckSeconds: opts.recheckSeconds ?? 3600 },
+  });
+  const cache = await FileCache.open({
+    dir: join(root, 'cache'),
+    maxBytes: config.cache.maxBytes,
+    accessRecheckMs: config.cache.accessRecheckSeconds * 1000,
+    lockStaleMs: 60_000,
+    now: () => clock.now,
+  });
   // Each owner delegates their own proxy: alice = the dev user, bob = the second user.
   const credentials = mapCredentials({}, { [ALICE]: pki.alice, [BOB]: pki.bob });
   const stager = new Stager({ config, credentials, cache, ca: [pki.caPem] });
@@ -54,7 +68,12 @@ async function setup(t: T, opts: { server?: Omit<ServerOptions, 'tls'>; maxBytes
   return { server, root, cache, stager, clock, run };
 }
 
-const input = (name: string, source: string, extra: Partial<StageInFile> = {}): StageInFile => ({ name, source, executable: false, ...extra });
+const input = (name: string, source: string, extra: Partial<StageInFile> = {}): StageInFile => ({
+  name,
+  source,
+  executable: false,
+  ...extra,
+});
 const onlyAlice: ServerOptions['authorize'] = (r) => r.identity === 'Ceres Dev User';
 
 describe('cache: serving', () => {
@@ -80,7 +99,9 @@ describe('cache: serving', () => {
     const s = await setup(t);
     s.server.resources.set('/slow', { body: patternBuffer(300_000) });
     s.server.fault('/slow', { kind: 'stall', afterBytes: 100_000, ms: 300 });
-    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => s.run(ALICE, [input('x', s.server.url('/slow'))], `c${i}`)));
+    const results = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => s.run(ALICE, [input('x', s.server.url('/slow'))], `c${i}`)),
+    );
     assert.ok(results.every((r) => r.ok));
     assert.equal(s.server.count('GET', '/slow'), 1);
     assert.equal(results.filter((r) => r.files[0]?.fromCache === false).length, 1);
@@ -91,13 +112,19 @@ describe('cache: serving', () => {
     const s = await setup(t);
     s.server.resources.set('/slow', { body: patternBuffer(200_000) });
     s.server.fault('/slow', { kind: 'stall', afterBytes: 50_000, ms: 300 });
-    const [ra, rb] = await Promise.all([s.run(ALICE, [input('x', s.server.url('/slow'))]), s.run(BOB, [input('x', s.server.url('/slow'))])]);
+    const [ra, rb] = await Promise.all([
+      s.run(ALICE, [input('x', s.server.url('/slow'))]),
+      s.run(BOB, [input('x', s.server.url('/slow'))]),
+    ]);
     assert.equal(ra.ok && rb.ok, true);
     assert.equal(s.server.count('GET', '/slow'), 1);
     // Whichever job came second waited for the first one's download, then proved its own access.
     const waiter = ra.files[0]?.fromCache === true ? 'Ceres Dev User' : 'bob';
     assert.equal([ra, rb].filter((r) => r.files[0]?.fromCache === true).length, 1);
-    assert.deepEqual(s.server.hits.filter((h) => h.method === 'HEAD').map((h) => h.identity), [waiter]);
+    assert.deepEqual(
+      s.server.hits.filter((h) => h.method === 'HEAD').map((h) => h.identity),
+      [waiter],
+    );
   });
 
   it('executable inputs are copies (the shared inode stays read-only)', async (t) => {
@@ -118,7 +145,12 @@ describe('cache: serving', () => {
     first.server.resources.set('/f', { body: Buffer.from('persisted') });
     const url = first.server.url('/f');
     assert.equal((await first.run(ALICE, [input('f', url)], 'one')).ok, true);
-    const reopened = await FileCache.open({ dir: join(root, 'cache'), maxBytes: 1e9, accessRecheckMs: 3_600_000, lockStaleMs: 60_000 });
+    const reopened = await FileCache.open({
+      dir: join(root, 'cache'),
+      maxBytes: 1e9,
+      accessRecheckMs: 3_600_000,
+      lockStaleMs: 60_000,
+    });
     assert.equal(reopened.has(new URL(url).href), true);
     assert.deepEqual(reopened.stats().entries, 1);
     assert.deepEqual(reopened.stats().bytes, 9);
@@ -134,7 +166,10 @@ describe('cache: permissions and validity', () => {
     assert.equal(ra.ok, true, ra.failureReason);
     assert.equal(rb.ok, false);
     assert.equal(rb.files[0]?.code, 'CE_ERR_STAGING_ACCESS_DENIED');
-    assert.equal(rb.failureReason, `Failed to download ${s.server.url('/private')}: access check refused: 403 Forbidden`);
+    assert.equal(
+      rb.failureReason,
+      `Failed to download ${s.server.url('/private')}: access check refused: 403 Forbidden`,
+    );
     assert.deepEqual(await readdir(rb.sessionDir), []);
     assert.equal(s.server.count('GET', '/private'), 1);
   });
@@ -162,7 +197,10 @@ describe('cache: permissions and validity', () => {
     const rb = await s.run(BOB, [input('f', s.server.url('/f'))]);
     assert.equal(rb.ok, true, rb.failureReason);
     assert.equal(rb.files[0]?.fromCache, true);
-    assert.deepEqual(s.server.hits.filter((h) => h.range !== undefined).map((h) => h.range), ['bytes=0-0']);
+    assert.deepEqual(
+      s.server.hits.filter((h) => h.range !== undefined).map((h) => h.range),
+      ['bytes=0-0'],
+    );
   });
 
   it('a changed source (new ETag at the check) is fetched again', async (t) => {
@@ -227,12 +265,20 @@ describe('cache: size bound and bypass', () => {
     await s.run(ALICE, [input('a', s.server.url('/a'))]); // a is now more recent than b
     s.clock.now += 1000;
     await s.run(ALICE, [input('c', s.server.url('/c'))]);
-    assert.deepEqual(['/a', '/b', '/c'].map((p) => s.cache.has(url(p))), [true, false, true]);
+    assert.deepEqual(
+      ['/a', '/b', '/c'].map((p) => s.cache.has(url(p))),
+      [true, false, true],
+    );
     s.clock.now += 1000;
     await s.run(ALICE, [input('d', s.server.url('/d'))]);
-    assert.deepEqual(['/a', '/b', '/c', '/d'].map((p) => s.cache.has(url(p))), [false, false, true, true]);
+    assert.deepEqual(
+      ['/a', '/b', '/c', '/d'].map((p) => s.cache.has(url(p))),
+      [false, false, true, true],
+    );
     assert.ok(s.cache.stats().bytes <= 250_000);
-    const files = (await readdir(join(s.root, 'cache', 'data'), { recursive: true })).map(String).filter((f) => /[0-9a-f]{64}$/.test(f));
+    const files = (await readdir(join(s.root, 'cache', 'data'), { recursive: true }))
+      .map(String)
+      .filter((f) => /[0-9a-f]{64}$/.test(f));
     assert.equal(files.length, 2, 'evicted files are deleted from disk');
   });
 
@@ -244,7 +290,9 @@ describe('cache: size bound and bypass', () => {
     assert.equal((await stat(join(r.sessionDir, 'big'))).size, 5000);
     assert.equal(s.cache.stats().entries, 0);
     await new Promise((res) => setTimeout(res, 50));
-    const left = (await readdir(join(s.root, 'cache', 'data'), { recursive: true })).map(String).filter((f) => /[0-9a-f]{64}/.test(f));
+    const left = (await readdir(join(s.root, 'cache', 'data'), { recursive: true }))
+      .map(String)
+      .filter((f) => /[0-9a-f]{64}/.test(f));
     assert.deepEqual(left, []);
   });
 
@@ -315,7 +363,12 @@ describe('cache: crash leftovers and other processes', () => {
     await utimes(join(sub, `${h}.part-0123abcd`), new Date(0), new Date(0));
     await writeFile(join(sub, h), 'orphan data');
     await writeFile(join(sub, `${'ab'}${'1'.repeat(62)}.meta`), '{torn');
-    const c = await FileCache.open({ dir: join(root, 'cache'), maxBytes: 1e6, accessRecheckMs: 1000, lockStaleMs: 1000 });
+    const c = await FileCache.open({
+      dir: join(root, 'cache'),
+      maxBytes: 1e6,
+      accessRecheckMs: 1000,
+      lockStaleMs: 1000,
+    });
     assert.equal(c.stats().entries, 0);
     assert.deepEqual(await readdir(sub), []);
   });

@@ -17,7 +17,10 @@ describe('checksums', () => {
     assert.equal(digest('adler32', Buffer.alloc(0)), '00000001');
     // Long input (beyond the 5552-byte modulo window), split unevenly.
     const data = Buffer.alloc(100_000, 0xff);
-    assert.equal(digest('adler32', data.subarray(0, 7), data.subarray(7, 60_001), data.subarray(60_001)), digest('adler32', data));
+    assert.equal(
+      digest('adler32', data.subarray(0, 7), data.subarray(7, 60_001), data.subarray(60_001)),
+      digest('adler32', data),
+    );
   });
 
   it('cksum equals the POSIX cksum tool', (t) => {
@@ -34,7 +37,8 @@ describe('checksums', () => {
 
   it('md5, sha1, sha256 and sha512 are the standard digests', () => {
     const data = randomBytes(5000);
-    for (const a of ['md5', 'sha1', 'sha256', 'sha512'] as const) assert.equal(digest(a, data), createHash(a).update(data).digest('hex'));
+    for (const a of ['md5', 'sha1', 'sha256', 'sha512'] as const)
+      assert.equal(digest(a, data), createHash(a).update(data).digest('hex'));
   });
 
   it('accepts type:value forms case-insensitively and 32-bit sums without leading zeros', () => {

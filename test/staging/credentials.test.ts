@@ -11,7 +11,15 @@ import { Stager } from '../../src/staging/stager.js';
 import type { CredentialSource } from '../../src/staging/credentials.js';
 import type { StageInFile } from '../../src/staging/types.js';
 import { TestServer, type ServerOptions } from './helpers/test-server.js';
-import { makePki, mapCredentials, never, recordingLogger, stagingConfig, tempDir, type TestPki } from './helpers/fixtures.js';
+import {
+  makePki,
+  mapCredentials,
+  never,
+  recordingLogger,
+  stagingConfig,
+  tempDir,
+  type TestPki,
+} from './helpers/fixtures.js';
 
 type T = Parameters<typeof tempDir>[0];
 let pki: TestPki;
@@ -25,19 +33,41 @@ after(() => rmSync(pkiDir, { recursive: true, force: true }));
 const ALICE = 'Ceres Dev User';
 const TOKEN = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ0ZXN0In0.sig-tok-123';
 
-async function setup(t: T, credentials: CredentialSource, serverOpts: Omit<ServerOptions, 'tls'> = {}, opts: { trust?: boolean; config?: ReturnType<typeof stagingConfig> } = {}) {
-  const server = await TestServer.start({ ...serverOpts, tls: { key: pki.hostKey, cert: pki.hostCert, clientCa: pki.caPem } });
+async function setup(
+  t: T,
+  credentials: CredentialSource,
+  serverOpts: Omit<ServerOptions, 'tls'> = {},
+  opts: { trust?: boolean; config?: ReturnType<typeof stagingConfig> } = {},
+) {
+  const server = await TestServer.start({
+    ...serverOpts,
+    tls: { key: pki.hostKey, cert: pki.hostCert, clientCa: pki.caPem },
+  });
   t.after(() => server.close());
   const root = await tempDir(t);
   const sessionDir = join(root, 'session');
   await mkdir(sessionDir);
   const logger = recordingLogger();
-  const stager = new Stager({ config: opts.config ?? stagingConfig({ cache: { enabled: false } }), credentials, logger, ...(opts.trust === false ? {} : { ca: [pki.caPem] }) });
-  const run = (files: StageInFile[], delegationId?: string, id = 'job1') => stager.stageIn({ id, owner: '/CN=owner', sessionDir, files, ...(delegationId === undefined ? {} : { delegationId }) }, never);
+  const stager = new Stager({
+    config: opts.config ?? stagingConfig({ cache: { enabled: false } }),
+    credentials,
+    logger,
+    ...(opts.trust === false ? {} : { ca: [pki.caPem] }),
+  });
+  const run = (files: StageInFile[], delegationId?: string, id = 'job1') =>
+    stager.stageIn(
+      { id, owner: '/CN=owner', sessionDir, files, ...(delegationId === undefined ? {} : { delegationId }) },
+      never,
+    );
   return { server, sessionDir, stager, run, logger };
 }
 
-const input = (name: string, source: string, extra: Partial<StageInFile> = {}): StageInFile => ({ name, source, executable: false, ...extra });
+const input = (name: string, source: string, extra: Partial<StageInFile> = {}): StageInFile => ({
+  name,
+  source,
+  executable: false,
+  ...extra,
+});
 const onlyFor =
   (who: string): ServerOptions['authorize'] =>
   (r) =>
@@ -72,10 +102,13 @@ describe('X.509 delegations', () => {
     server.fault('/f', { kind: 'status', status: 503 });
     const r = await run([input('f', server.url('/f'))], 'd1');
     assert.equal(r.ok, true, r.failureReason);
-    assert.deepEqual(server.hits.map((h) => h.identity), [ALICE, 'bob']);
+    assert.deepEqual(
+      server.hits.map((h) => h.identity),
+      [ALICE, 'bob'],
+    );
   });
 
-  it("connections are reused within a job and closed after it", async (t) => {
+  it('connections are reused within a job and closed after it', async (t) => {
     const config = stagingConfig({ cache: { enabled: false }, maxTransfersPerJob: 1 });
     const { server, run } = await setup(t, mapCredentials({ d1: pki.alice }), {}, { config });
     server.resources.set('/a', { body: Buffer.from('a') });
@@ -166,7 +199,10 @@ describe('JWT delegations', () => {
     plain.resources.set('/f', { body: Buffer.from('x') });
     const root = await tempDir(t);
     const stager = new Stager({ config: stagingConfig({ cache: { enabled: false } }), credentials: tokenCreds() });
-    const r = await stager.stageIn({ id: 'j', owner: 'o', sessionDir: root, files: [input('f', plain.url('/f'))], delegationId: 't1' }, never);
+    const r = await stager.stageIn(
+      { id: 'j', owner: 'o', sessionDir: root, files: [input('f', plain.url('/f'))], delegationId: 't1' },
+      never,
+    );
     assert.equal(r.ok, true, r.failureReason);
     assert.equal(plain.hits[0]?.authorization, undefined);
   });

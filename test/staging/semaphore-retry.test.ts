@@ -66,7 +66,9 @@ describe('retries', () => {
   it('does not retry permanent failures', async () => {
     const tally = { attempts: 0 };
     await assert.rejects(
-      withRetries(policy, new AbortController().signal, tally, () => Promise.reject(stagingError('CE_ERR_STAGING_REMOTE_STATUS', '404 Not Found'))),
+      withRetries(policy, new AbortController().signal, tally, () =>
+        Promise.reject(stagingError('CE_ERR_STAGING_REMOTE_STATUS', '404 Not Found')),
+      ),
       /404/,
     );
     assert.equal(tally.attempts, 1);
@@ -75,7 +77,9 @@ describe('retries', () => {
   it('gives up after maxAttempts', async () => {
     const tally = { attempts: 0 };
     await assert.rejects(
-      withRetries(policy, new AbortController().signal, tally, () => Promise.reject(stagingError('CE_ERR_STAGING_NETWORK', 'refused', { transient: true }))),
+      withRetries(policy, new AbortController().signal, tally, () =>
+        Promise.reject(stagingError('CE_ERR_STAGING_NETWORK', 'refused', { transient: true })),
+      ),
       /refused/,
     );
     assert.equal(tally.attempts, 4);
@@ -84,7 +88,9 @@ describe('retries', () => {
   it('stops waiting when cancelled', async () => {
     const ctl = new AbortController();
     const tally = { attempts: 0 };
-    const p = withRetries({ ...policy, initialDelayMs: 60_000, maxDelayMs: 60_000 }, ctl.signal, tally, () => Promise.reject(stagingError('CE_ERR_STAGING_NETWORK', 'x', { transient: true })));
+    const p = withRetries({ ...policy, initialDelayMs: 60_000, maxDelayMs: 60_000 }, ctl.signal, tally, () =>
+      Promise.reject(stagingError('CE_ERR_STAGING_NETWORK', 'x', { transient: true })),
+    );
     setTimeout(() => ctl.abort(new Error('cancelled by test')), 20);
     await assert.rejects(p, /cancelled by test/);
     assert.equal(tally.attempts, 1);

@@ -24,7 +24,16 @@ async function session(t: Parameters<typeof tempDir>[0]): Promise<{ root: string
   await mkdir(join(s, 'gmlog'), { recursive: true });
   await mkdir(outside);
   await writeFile(join(outside, 'precious'), 'must survive');
-  for (const f of ['stdout', 'stderr', 'input.dat', 'results/a.out', 'results/deep/b.out', 'scratch/tmp', 'gmlog/errors']) await writeFile(join(s, f), f);
+  for (const f of [
+    'stdout',
+    'stderr',
+    'input.dat',
+    'results/a.out',
+    'results/deep/b.out',
+    'scratch/tmp',
+    'gmlog/errors',
+  ])
+    await writeFile(join(s, f), f);
   await symlink(outside, join(s, 'link-to-outside'));
   await symlink(join(outside, 'precious'), join(s, 'results', 'link-file'));
   return { root, s, outside };

@@ -20,7 +20,12 @@ describe('stage-in and stage-out of one job', () => {
     server.resources.set('/in/tool.sh', { body: Buffer.from('#!/bin/sh\ncat data.txt upload.txt > result.txt\n') });
     const root = await tempDir(t);
     const config = stagingConfig();
-    const cache = await FileCache.open({ dir: join(root, 'cache'), maxBytes: config.cache.maxBytes, accessRecheckMs: 3_600_000, lockStaleMs: 60_000 });
+    const cache = await FileCache.open({
+      dir: join(root, 'cache'),
+      maxBytes: config.cache.maxBytes,
+      accessRecheckMs: 3_600_000,
+      lockStaleMs: 60_000,
+    });
     const stager = new Stager({ config, credentials: anonymousCredentials, cache });
 
     const sessionDir = join(root, 'sessions', 'job1');
@@ -42,15 +47,25 @@ describe('stage-in and stage-out of one job', () => {
     assert.equal(inResult.control.statistics.length, 2);
 
     // "The job runs": it produces its result and some scratch.
-    await writeFile(join(sessionDir, 'result.txt'), (await readFile(join(sessionDir, 'data.txt'), 'utf8')) + (await readFile(join(sessionDir, 'upload.txt'), 'utf8')));
+    await writeFile(
+      join(sessionDir, 'result.txt'),
+      (await readFile(join(sessionDir, 'data.txt'), 'utf8')) + (await readFile(join(sessionDir, 'upload.txt'), 'utf8')),
+    );
     await writeFile(join(sessionDir, 'stdout'), 'done\n');
     await writeFile(join(sessionDir, 'scratch.tmp'), 'x');
 
     const outputs: StageOutFile[] = [
-      { name: 'result.txt', target: server.url('/out/job1/result.txt', 'dav'), when: { success: true, failure: false, cancel: false } },
+      {
+        name: 'result.txt',
+        target: server.url('/out/job1/result.txt', 'dav'),
+        when: { success: true, failure: false, cancel: false },
+      },
       { name: 'stdout', when: { success: true, failure: true, cancel: true } },
     ];
-    const outResult = await stager.stageOut({ id: 'job1', owner: 'u', sessionDir, files: outputs, outcome: 'success' }, never);
+    const outResult = await stager.stageOut(
+      { id: 'job1', owner: 'u', sessionDir, files: outputs, outcome: 'success' },
+      never,
+    );
     assert.equal(outResult.ok, true, outResult.failureReason);
     assert.equal(server.stored.get('/out/job1/result.txt')?.toString(), 'remote data\nuploaded by the client\n');
     assert.deepEqual(await readdir(sessionDir), ['stdout']);
@@ -59,7 +74,10 @@ describe('stage-in and stage-out of one job', () => {
     // A second job with the same input: no second download.
     const second = join(root, 'sessions', 'job2');
     await mkdir(second, { recursive: true });
-    const r2 = await stager.stageIn({ id: 'job2', owner: 'u', sessionDir: second, files: [inputs[0] as StageInFile] }, never);
+    const r2 = await stager.stageIn(
+      { id: 'job2', owner: 'u', sessionDir: second, files: [inputs[0] as StageInFile] },
+      never,
+    );
     assert.equal(r2.ok, true, r2.failureReason);
     assert.equal(r2.files[0]?.fromCache, true);
     assert.equal(server.count('GET', '/in/data.txt'), 1);

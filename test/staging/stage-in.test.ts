@@ -22,11 +22,22 @@ async function setup(t: T, config = stagingConfig({ cache: { enabled: false } })
   await mkdir(sessionDir);
   const logger = recordingLogger();
   const stager = new Stager({ config, credentials: anonymousCredentials, logger });
-  const job = (files: StageInFile[], extra: Partial<StageInJob> = {}): StageInJob => ({ id: 'job1', owner: '/CN=alice', sessionDir, files, ...extra });
+  const job = (files: StageInFile[], extra: Partial<StageInJob> = {}): StageInJob => ({
+    id: 'job1',
+    owner: '/CN=alice',
+    sessionDir,
+    files,
+    ...extra,
+  });
   return { server, root, sessionDir, stager, job, logger };
 }
 
-const input = (name: string, source: string | undefined, extra: Partial<StageInFile> = {}): StageInFile => ({ name, executable: false, ...(source === undefined ? {} : { source }), ...extra });
+const input = (name: string, source: string | undefined, extra: Partial<StageInFile> = {}): StageInFile => ({
+  name,
+  executable: false,
+  ...(source === undefined ? {} : { source }),
+  ...extra,
+});
 const sum = (algo: 'adler32' | 'md5' | 'sha256', b: Buffer): string => {
   const h = createHasher(algo);
   h.update(b);
@@ -40,7 +51,14 @@ describe('stage-in: happy paths', () => {
     server.resources.set('/data/a.bin', { body: a, etag: '"a1"' });
     server.resources.set('/bin/run.sh', { body: Buffer.from('#!/bin/sh\necho hi\n') });
     const progress: StageProgress[] = [];
-    const r = await stager.stageIn(job([input('in/a.bin', server.url('/data/a.bin')), input('run.sh', server.url('/bin/run.sh'), { executable: true })]), never, (p) => progress.push(p));
+    const r = await stager.stageIn(
+      job([
+        input('in/a.bin', server.url('/data/a.bin')),
+        input('run.sh', server.url('/bin/run.sh'), { executable: true }),
+      ]),
+      never,
+      (p) => progress.push(p),
+    );
     assert.equal(r.ok, true, r.failureReason);
     assert.deepEqual(await readFile(join(sessionDir, 'in/a.bin')), a);
     assert.equal((await stat(join(sessionDir, 'run.sh'))).mode & 0o111, 0o111);
@@ -53,7 +71,12 @@ describe('stage-in: happy paths', () => {
       ],
     );
     assert.deepEqual(r.control.inputStatus, ['/in/a.bin', '/run.sh']);
-    assert.match(r.control.statistics[0] ?? '', new RegExp(`^inputfile:url=http://127\\.0\\.0\\.1:${server.port}/data/a\\.bin,size=300000,starttime=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ,endtime=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$`));
+    assert.match(
+      r.control.statistics[0] ?? '',
+      new RegExp(
+        `^inputfile:url=http://127\\.0\\.0\\.1:${server.port}/data/a\\.bin,size=300000,starttime=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ,endtime=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$`,
+      ),
+    );
     assert.equal(r.bytes, 300_018);
     const last = progress.filter((p) => p.name === 'in/a.bin').at(-1);
     assert.equal(last?.fileBytes, 300_000);
@@ -66,7 +89,9 @@ describe('stage-in: happy paths', () => {
     const { server, sessionDir, stager, job } = await setup(t);
     const b = patternBuffer(70_000);
     server.resources.set('/f', { body: b });
-    const files = (['adler32', 'md5', 'sha256'] as const).map((a) => input(`f.${a}`, server.url('/f', 'dav'), { checksum: sum(a, b), size: b.length }));
+    const files = (['adler32', 'md5', 'sha256'] as const).map((a) =>
+      input(`f.${a}`, server.url('/f', 'dav'), { checksum: sum(a, b), size: b.length }),
+    );
     const r = await stager.stageIn(job(files), never);
     assert.equal(r.ok, true, r.failureReason);
     for (const a of ['adler32', 'md5', 'sha256']) assert.deepEqual(await readFile(join(sessionDir, `f.${a}`)), b);
@@ -85,7 +110,11 @@ describe('stage-in: happy paths', () => {
   it('retries 500s and 503 with Retry-After, then succeeds', async (t) => {
     const { server, stager, job } = await setup(t);
     server.resources.set('/f', { body: Buffer.from('eventually') });
-    server.fault('/f', { kind: 'status', status: 500 }, { kind: 'status', status: 503, headers: { 'retry-after': '0' } });
+    server.fault(
+      '/f',
+      { kind: 'status', status: 500 },
+      { kind: 'status', status: 503, headers: { 'retry-after': '0' } },
+    );
     const r = await stager.stageIn(job([input('f', server.url('/f'))]), never);
     assert.equal(r.ok, true, r.failureReason);
     assert.equal(r.files[0]?.attempts, 3);
@@ -120,8 +149,14 @@ describe('stage-in: happy paths', () => {
     const { root, sessionDir, job } = await setup(t);
     const src = join(root, 'local.dat');
     await writeFile(src, 'local data');
-    const stager = new Stager({ config: stagingConfig({ allowFileUrls: true, cache: { enabled: false } }), credentials: anonymousCredentials });
-    const r = await stager.stageIn(job([input('l', pathToFileURL(src).href, { checksum: sum('md5', Buffer.from('local data')) })]), never);
+    const stager = new Stager({
+      config: stagingConfig({ allowFileUrls: true, cache: { enabled: false } }),
+      credentials: anonymousCredentials,
+    });
+    const r = await stager.stageIn(
+      job([input('l', pathToFileURL(src).href, { checksum: sum('md5', Buffer.from('local data')) })]),
+      never,
+    );
     assert.equal(r.ok, true, r.failureReason);
     assert.equal(await readFile(join(sessionDir, 'l'), 'utf8'), 'local data');
   });
@@ -174,7 +209,11 @@ describe('stage-in: failures', () => {
   });
 
   it('slow response headers time out (and are retried)', async (t) => {
-    const config = stagingConfig({ cache: { enabled: false }, timeouts: { headersSeconds: 0.3 }, retry: { maxAttempts: 2 } });
+    const config = stagingConfig({
+      cache: { enabled: false },
+      timeouts: { headersSeconds: 0.3 },
+      retry: { maxAttempts: 2 },
+    });
     const { server, stager, job } = await setup(t, config);
     server.resources.set('/slow', { body: Buffer.from('late') });
     server.fault('/slow', { kind: 'delayHeaders', ms: 3000 }, { kind: 'delayHeaders', ms: 3000 });
@@ -186,7 +225,11 @@ describe('stage-in: failures', () => {
   });
 
   it('a body that stalls longer than the idle timeout fails as a timeout', async (t) => {
-    const config = stagingConfig({ cache: { enabled: false }, timeouts: { idleSeconds: 0.3 }, retry: { maxAttempts: 1 } });
+    const config = stagingConfig({
+      cache: { enabled: false },
+      timeouts: { idleSeconds: 0.3 },
+      retry: { maxAttempts: 1 },
+    });
     const { server, sessionDir, stager, job } = await setup(t, config);
     server.resources.set('/stall', { body: patternBuffer(100_000), acceptRanges: false });
     server.fault('/stall', { kind: 'stall', afterBytes: 10_000, ms: 5000 });
@@ -295,7 +338,15 @@ describe('stage-in: failures', () => {
     server.fault('/slow', { kind: 'stall', afterBytes: 100_000, ms: 20_000 });
     server.resources.set('/later', { body: Buffer.from('never fetched') });
     server.fault('/bad', { kind: 'delayHeaders', ms: 300 });
-    const r = await stager.stageIn(job([input('ok', server.url('/ok')), input('slow', server.url('/slow')), input('bad', server.url('/bad')), input('later', server.url('/later'))]), never);
+    const r = await stager.stageIn(
+      job([
+        input('ok', server.url('/ok')),
+        input('slow', server.url('/slow')),
+        input('bad', server.url('/bad')),
+        input('later', server.url('/later')),
+      ]),
+      never,
+    );
     assert.equal(r.ok, false);
     assert.equal(r.cancelled, false);
     assert.equal(r.failureReason, `Failed to download ${server.url('/bad')}: 404 Not Found`);
@@ -357,6 +408,11 @@ describe('stage-in: concurrency limits', () => {
     const [r1, r2] = await Promise.all([first, second]);
     assert.equal(r1.ok && r2.ok, true);
     assert.deepEqual(stager.stats().in, { active: 0, queued: 0, limit: 1 });
-    assert.equal(createHash('sha256').update(await readFile(join(sessionDir, 'a'))).digest('hex'), createHash('sha256').update(patternBuffer(100_000)).digest('hex'));
+    assert.equal(
+      createHash('sha256')
+        .update(await readFile(join(sessionDir, 'a')))
+        .digest('hex'),
+      createHash('sha256').update(patternBuffer(100_000)).digest('hex'),
+    );
   });
 });

@@ -12,14 +12,19 @@ import { never, stagingConfig, tempDir } from './helpers/fixtures.js';
 
 type T = Parameters<typeof tempDir>[0];
 
-async function setup(t: T, serverOpts: ServerOptions = { requireCollections: true }, config = stagingConfig({ cache: { enabled: false } })) {
+async function setup(
+  t: T,
+  serverOpts: ServerOptions = { requireCollections: true },
+  config = stagingConfig({ cache: { enabled: false } }),
+) {
   const server = await TestServer.start(serverOpts);
   t.after(() => server.close());
   const root = await tempDir(t);
   const sessionDir = join(root, 'session');
   await mkdir(sessionDir);
   const stager = new Stager({ config, credentials: anonymousCredentials });
-  const run = (files: StageOutFile[], outcome: Outcome = 'success') => stager.stageOut({ id: 'j', owner: 'o', sessionDir, files, outcome }, never);
+  const run = (files: StageOutFile[], outcome: Outcome = 'success') =>
+    stager.stageOut({ id: 'j', owner: 'o', sessionDir, files, outcome }, never);
   const write = async (rel: string, content: string | Buffer): Promise<void> => {
     await mkdir(join(sessionDir, rel, '..'), { recursive: true });
     await writeFile(join(sessionDir, rel), content);
@@ -29,7 +34,12 @@ async function setup(t: T, serverOpts: ServerOptions = { requireCollections: tru
 
 const onSuccess = { success: true, failure: false, cancel: false };
 const always = { success: true, failure: true, cancel: true };
-const out = (name: string, target?: string, when = onSuccess, extra: Partial<StageOutFile> = {}): StageOutFile => ({ name, when, ...(target === undefined ? {} : { target }), ...extra });
+const out = (name: string, target?: string, when = onSuccess, extra: Partial<StageOutFile> = {}): StageOutFile => ({
+  name,
+  when,
+  ...(target === undefined ? {} : { target }),
+  ...extra,
+});
 const files = async (dir: string): Promise<string[]> => (await readdir(dir, { recursive: true })).map(String).sort();
 
 describe('stage-out: happy paths', () => {
@@ -44,14 +54,17 @@ describe('stage-out: happy paths', () => {
     assert.deepEqual(server.stored.get('/store/run1/deep/result.dat'), big);
     assert.ok(server.collections.has('/store/run1/deep/'));
     // dav://: parents are made before the PUT, so the body is sent once.
-    assert.deepEqual(server.hits.filter((h) => h.method !== 'HEAD').map((h) => `${h.method} ${h.path}`), [
-      'MKCOL /store/run1/deep/',
-      'MKCOL /store/run1/',
-      'MKCOL /store/',
-      'MKCOL /store/run1/',
-      'MKCOL /store/run1/deep/',
-      'PUT /store/run1/deep/result.dat',
-    ]);
+    assert.deepEqual(
+      server.hits.filter((h) => h.method !== 'HEAD').map((h) => `${h.method} ${h.path}`),
+      [
+        'MKCOL /store/run1/deep/',
+        'MKCOL /store/run1/',
+        'MKCOL /store/',
+        'MKCOL /store/run1/',
+        'MKCOL /store/run1/deep/',
+        'PUT /store/run1/deep/result.dat',
+      ],
+    );
     assert.deepEqual(await files(sessionDir), ['stdout'], 'uploaded output removed, stdout kept, scratch pruned');
     assert.deepEqual(
       r.files.map((f) => [f.name, f.kind, f.ok, f.bytes]),
@@ -61,7 +74,10 @@ describe('stage-out: happy paths', () => {
       ],
     );
     assert.deepEqual(r.control.outputStatus, [`/result.dat ${server.url('/store/run1/deep/result.dat')}`]);
-    assert.match(r.control.statistics[0] ?? '', /^outputfile:url=http:\/\/127\.0\.0\.1:\d+\/store\/run1\/deep\/result\.dat,size=2500000,starttime=\S+Z,endtime=\S+Z$/);
+    assert.match(
+      r.control.statistics[0] ?? '',
+      /^outputfile:url=http:\/\/127\.0\.0\.1:\d+\/store\/run1\/deep\/result\.dat,size=2500000,starttime=\S+Z,endtime=\S+Z$/,
+    );
   });
 
   it('uses only the targets meant for the outcome; the others stay for the client', async (t) => {
@@ -69,7 +85,14 @@ describe('stage-out: happy paths', () => {
     await write('always.log', 'a');
     await write('only-ok.dat', 'b');
     await write('on-fail.dat', 'c');
-    const r = await run([out('always.log', server.url('/a'), always), out('only-ok.dat', server.url('/b')), out('on-fail.dat', server.url('/c'), { success: false, failure: true, cancel: false })], 'failure');
+    const r = await run(
+      [
+        out('always.log', server.url('/a'), always),
+        out('only-ok.dat', server.url('/b')),
+        out('on-fail.dat', server.url('/c'), { success: false, failure: true, cancel: false }),
+      ],
+      'failure',
+    );
     assert.equal(r.ok, true, r.failureReason);
     assert.deepEqual([...server.stored.keys()].sort(), ['/a', '/c']);
     assert.deepEqual(await files(sessionDir), ['only-ok.dat']);
@@ -91,7 +114,11 @@ describe('stage-out: happy paths', () => {
     await symlink('/etc/hostname', join(sessionDir, 'res', 'link'));
     const r = await run([out('res/', server.url('/up/res/', 'dav'))]);
     assert.equal(r.ok, true, r.failureReason);
-    assert.deepEqual([...server.stored.keys()].sort(), ['/up/res/a.txt', '/up/res/sub/b.txt'], 'links are not uploaded');
+    assert.deepEqual(
+      [...server.stored.keys()].sort(),
+      ['/up/res/a.txt', '/up/res/sub/b.txt'],
+      'links are not uploaded',
+    );
     assert.equal(r.files[0]?.bytes, 2);
     assert.deepEqual(await files(sessionDir), []);
   });
@@ -171,7 +198,10 @@ describe('stage-out: failures', () => {
     const { server, run } = await setup(t, {});
     const r = await run([out('never-written', server.url('/n'))]);
     assert.equal(r.ok, false);
-    assert.match(r.failureReason ?? '', /^Failed to upload never-written to http:\/\/\S+\/n: never-written: no such file in the session directory$/);
+    assert.match(
+      r.failureReason ?? '',
+      /^Failed to upload never-written to http:\/\/\S+\/n: never-written: no such file in the session directory$/,
+    );
   });
 
   it('an output that is a symbolic link is not uploaded (no reading outside the session)', async (t) => {
@@ -216,7 +246,10 @@ describe('stage-out: failures', () => {
     await write('o', 'x');
     const r = await run([out('/', 'https://se.example.org/all'), out('o', 'file:///tmp/o')]);
     assert.equal(r.ok, false);
-    assert.deepEqual(r.files.map((f) => f.code), ['CE_ERR_STAGING_BAD_NAME', 'CE_ERR_STAGING_BAD_URL']);
+    assert.deepEqual(
+      r.files.map((f) => f.code),
+      ['CE_ERR_STAGING_BAD_NAME', 'CE_ERR_STAGING_BAD_URL'],
+    );
   });
 
   it('cancellation reports the uploads as cancelled', async (t) => {
@@ -224,8 +257,14 @@ describe('stage-out: failures', () => {
     await write('o', 'x');
     const ctl = new AbortController();
     ctl.abort();
-    const stager = new Stager({ config: stagingConfig({ cache: { enabled: false } }), credentials: anonymousCredentials });
-    const r = await stager.stageOut({ id: 'j', owner: 'o', sessionDir, files: [out('o', server.url('/o'))], outcome: 'success' }, ctl.signal);
+    const stager = new Stager({
+      config: stagingConfig({ cache: { enabled: false } }),
+      credentials: anonymousCredentials,
+    });
+    const r = await stager.stageOut(
+      { id: 'j', owner: 'o', sessionDir, files: [out('o', server.url('/o'))], outcome: 'success' },
+      ctl.signal,
+    );
     assert.equal(r.ok, false);
     assert.equal(r.cancelled, true);
     assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CANCELLED');

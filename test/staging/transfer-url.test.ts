@@ -33,11 +33,26 @@ describe('transfer URLs', () => {
   });
 
   it('refuses unsupported protocols and malformed URLs', () => {
-    assert.equal(code(() => parseTransferUrl('gsiftp://se/x')), 'CE_ERR_STAGING_BAD_URL');
-    assert.equal(code(() => parseTransferUrl('srm://se/x')), 'CE_ERR_STAGING_BAD_URL');
-    assert.equal(code(() => parseTransferUrl('not a url')), 'CE_ERR_STAGING_BAD_URL');
-    assert.equal(code(() => parseTransferUrl('https:///nohost')), 'CE_ERR_STAGING_BAD_URL');
-    assert.equal(code(() => parseTransferUrl('file://otherhost/etc/passwd')), 'CE_ERR_STAGING_BAD_URL');
+    assert.equal(
+      code(() => parseTransferUrl('gsiftp://se/x')),
+      'CE_ERR_STAGING_BAD_URL',
+    );
+    assert.equal(
+      code(() => parseTransferUrl('srm://se/x')),
+      'CE_ERR_STAGING_BAD_URL',
+    );
+    assert.equal(
+      code(() => parseTransferUrl('not a url')),
+      'CE_ERR_STAGING_BAD_URL',
+    );
+    assert.equal(
+      code(() => parseTransferUrl('https:///nohost')),
+      'CE_ERR_STAGING_BAD_URL',
+    );
+    assert.equal(
+      code(() => parseTransferUrl('file://otherhost/etc/passwd')),
+      'CE_ERR_STAGING_BAD_URL',
+    );
   });
 
   it('never shows passwords or token-like query values', () => {

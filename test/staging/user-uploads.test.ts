@@ -15,9 +15,22 @@ async function setup(t: T, wait = 5) {
   const root = await tempDir(t);
   const sessionDir = join(root, 'session');
   await mkdir(sessionDir);
-  const stager = new Stager({ config: stagingConfig({ cache: { enabled: false }, userUploadWaitSeconds: wait, userUploadPollSeconds: 0.05 }), credentials: anonymousCredentials });
+  const stager = new Stager({
+    config: stagingConfig({ cache: { enabled: false }, userUploadWaitSeconds: wait, userUploadPollSeconds: 0.05 }),
+    credentials: anonymousCredentials,
+  });
   const run = (files: StageInFile[], uploads?: UploadWatch, preparingSince?: Date) =>
-    stager.stageIn({ id: 'j', owner: 'o', sessionDir, files, ...(uploads === undefined ? {} : { uploads }), ...(preparingSince === undefined ? {} : { preparingSince }) }, never);
+    stager.stageIn(
+      {
+        id: 'j',
+        owner: 'o',
+        sessionDir,
+        files,
+        ...(uploads === undefined ? {} : { uploads }),
+        ...(preparingSince === undefined ? {} : { preparingSince }),
+      },
+      never,
+    );
   return { sessionDir, run };
 }
 
@@ -57,8 +70,14 @@ describe('stage-in: files uploaded by the client', () => {
     w.complete('/bin/run.sh');
     const r = await p;
     assert.equal(r.ok, true, r.failureReason);
-    assert.deepEqual(r.files.map((f) => [f.kind, f.ok, f.bytes]), [['user', true, 10]]);
-    assert.ok(w.asked.every((a) => a === '/bin/run.sh'), 'asked with the input_status form of the path');
+    assert.deepEqual(
+      r.files.map((f) => [f.kind, f.ok, f.bytes]),
+      [['user', true, 10]],
+    );
+    assert.ok(
+      w.asked.every((a) => a === '/bin/run.sh'),
+      'asked with the input_status form of the path',
+    );
     assert.equal((await stat(join(sessionDir, 'bin/run.sh'))).mode & 0o111, 0o111);
     assert.deepEqual(r.control.inputStatus, [], 'uploads are recorded by the sessions code, not here');
   });
@@ -82,7 +101,7 @@ describe('stage-in: files uploaded by the client', () => {
     assert.equal(r.ok, true, r.failureReason);
   });
 
-  it('times out with A-REX\'s reason, measured from entering PREPARING', async (t) => {
+  it("times out with A-REX's reason, measured from entering PREPARING", async (t) => {
     const { run } = await setup(t, 1);
     const r = await run([user('never.dat')], watch(), new Date(Date.now() - 900));
     assert.equal(r.ok, false);

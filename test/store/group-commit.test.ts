@@ -9,8 +9,19 @@ import { GroupCommit } from '../../src/store/group-commit.js';
 
 function job(id: string, owner = 'alice'): NewJob {
   return {
-    id, owner, state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: null, delegationIds: [],
-    format: 'xrsl', description: {}, raw: '&(executable=/bin/true)', createdAt: 1, rerunsLeft: 0, clientHost: null,
+    id,
+    owner,
+    state: 'ACCEPTED',
+    restState: 'ACCEPTING',
+    queue: 'main',
+    delegationId: null,
+    delegationIds: [],
+    format: 'xrsl',
+    description: {},
+    raw: '&(executable=/bin/true)',
+    createdAt: 1,
+    rerunsLeft: 0,
+    clientHost: null,
   };
 }
 
@@ -35,7 +46,11 @@ function setup(t: { after: (fn: () => void) => void }) {
 
 test('submissions of one event-loop turn share one commit', async (t) => {
   const { store, commits, gc } = setup(t);
-  await Promise.all([gc.insert([job('a1'), job('a2')]), gc.insert([job('b1')]), gc.insert([job('c1'), job('c2'), job('c3')])]);
+  await Promise.all([
+    gc.insert([job('a1'), job('a2')]),
+    gc.insert([job('b1')]),
+    gc.insert([job('c1'), job('c2'), job('c3')]),
+  ]);
   assert.deepEqual(commits, [6]);
   for (const id of ['a1', 'a2', 'b1', 'c1', 'c2', 'c3']) assert.ok(store.get(id), id);
 });

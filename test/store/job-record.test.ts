@@ -14,9 +14,22 @@ import { isCeError } from '../../src/errors/ce-error.js';
 
 function job(id: string): NewJob {
   return {
-    id, owner: '/CN=alice', state: 'ACCEPTED', restState: 'ACCEPTING', queue: 'main', delegationId: 'd1', delegationIds: ['d1'],
-    format: 'xrsl', description: { executable: '/bin/true' }, raw: '&(executable=/bin/true)', createdAt: 1000, rerunsLeft: 2, clientHost: '10.0.0.1',
-    sessionIdent: '1:2', localAccount: 'pool01', fqans: ['/atlas'],
+    id,
+    owner: '/CN=alice',
+    state: 'ACCEPTED',
+    restState: 'ACCEPTING',
+    queue: 'main',
+    delegationId: 'd1',
+    delegationIds: ['d1'],
+    format: 'xrsl',
+    description: { executable: '/bin/true' },
+    raw: '&(executable=/bin/true)',
+    createdAt: 1000,
+    rerunsLeft: 2,
+    clientHost: '10.0.0.1',
+    sessionIdent: '1:2',
+    localAccount: 'pool01',
+    fqans: ['/atlas'],
   };
 }
 
@@ -30,13 +43,17 @@ function withDb(t: { after: (fn: () => void) => void }): { db: Db; store: JobSto
   return { db, store: new JobStore(db) };
 }
 
-const badRow = (column: string) => (e: unknown) => isCeError(e) && e.code === 'CE_ERR_STORE_BAD_ROW' && e.message.includes(column) && e.message.includes('j1');
+const badRow = (column: string) => (e: unknown) =>
+  isCeError(e) && e.code === 'CE_ERR_STORE_BAD_ROW' && e.message.includes(column) && e.message.includes('j1');
 
-test('the column list is the table\'s columns, all present in the database', (t) => {
+test("the column list is the table's columns, all present in the database", (t) => {
   const { db } = withDb(t);
   const inDb = new Set((db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name));
   const cols = COLUMNS.split(', ');
-  assert.deepEqual(cols, Object.values(JOB_FIELDS).map((f) => f.column));
+  assert.deepEqual(
+    cols,
+    Object.values(JOB_FIELDS).map((f) => f.column),
+  );
   for (const c of cols) assert.ok(inDb.has(c), c);
   assert.equal(columnOf.restState, 'rest_state');
 });
@@ -49,10 +66,37 @@ test('a submission stores the given fields and the defaults; every field reads b
   assert.deepEqual(
     { ...r },
     {
-      id: 'j1', owner: '/CN=alice', state: 'ACCEPTED', pending: false, restState: 'ACCEPTING', lrmsState: null, outcome: null, queue: 'main',
-      delegationId: 'd1', format: 'xrsl', description: { executable: '/bin/true' }, createdAt: 1000, updatedAt: 1000, localId: null, exitCode: null,
-      failedState: null, failedCause: null, failureReason: null, killRequested: false, cleanRequested: false, restartRequested: false, rerunsLeft: 2,
-      startedAt: null, endedAt: null, eraseAt: null, clientHost: '10.0.0.1', sessionIdent: '1:2', localAccount: 'pool01', fqans: ['/atlas'], engine: {}, version: 0,
+      id: 'j1',
+      owner: '/CN=alice',
+      state: 'ACCEPTED',
+      pending: false,
+      restState: 'ACCEPTING',
+      lrmsState: null,
+      outcome: null,
+      queue: 'main',
+      delegationId: 'd1',
+      format: 'xrsl',
+      description: { executable: '/bin/true' },
+      createdAt: 1000,
+      updatedAt: 1000,
+      localId: null,
+      exitCode: null,
+      failedState: null,
+      failedCause: null,
+      failureReason: null,
+      killRequested: false,
+      cleanRequested: false,
+      restartRequested: false,
+      rerunsLeft: 2,
+      startedAt: null,
+      endedAt: null,
+      eraseAt: null,
+      clientHost: '10.0.0.1',
+      sessionIdent: '1:2',
+      localAccount: 'pool01',
+      fqans: ['/atlas'],
+      engine: {},
+      version: 0,
     },
   );
   assert.equal(store.rawDescription('j1'), '&(executable=/bin/true)');
@@ -71,7 +115,18 @@ test('an update writes each changed field in its column form and reads it back',
   store.insertMany([job('j1')]);
   const r0 = store.get('j1');
   assert.ok(r0);
-  const r1 = store.update(r0, { state: 'INLRMS', lrmsState: 'RUNNING', killRequested: true, exitCode: 3, engine: { usage: { cpu: 1 } }, eraseAt: 99 }, 5000);
+  const r1 = store.update(
+    r0,
+    {
+      state: 'INLRMS',
+      lrmsState: 'RUNNING',
+      killRequested: true,
+      exitCode: 3,
+      engine: { usage: { cpu: 1 } },
+      eraseAt: 99,
+    },
+    5000,
+  );
   assert.ok(r1);
   assert.equal(r1.version, 1);
   assert.equal(r1.updatedAt, 5000);
@@ -113,9 +168,36 @@ test('an unknown description language reads as ADL', () => {
 
 function rowOf(): JobRow {
   return {
-    id: 'j1', owner: 'o', state: 'ACCEPTED', pending: 0, rest_state: 'ACCEPTING', lrms_state: null, outcome: null, queue: 'q', delegation_id: null,
-    format: 'xrsl', description: '{}', created_at: 1, updated_at: 1, local_id: null, exit_code: null, failed_state: null, failed_cause: null,
-    failure_reason: null, kill_requested: 0, clean_requested: 0, restart_requested: 0, reruns_left: 0, started_at: null, ended_at: null, erase_at: null,
-    client_host: null, session_ident: null, local_account: null, fqans: null, engine: '{}', version: 0,
+    id: 'j1',
+    owner: 'o',
+    state: 'ACCEPTED',
+    pending: 0,
+    rest_state: 'ACCEPTING',
+    lrms_state: null,
+    outcome: null,
+    queue: 'q',
+    delegation_id: null,
+    format: 'xrsl',
+    description: '{}',
+    created_at: 1,
+    updated_at: 1,
+    local_id: null,
+    exit_code: null,
+    failed_state: null,
+    failed_cause: null,
+    failure_reason: null,
+    kill_requested: 0,
+    clean_requested: 0,
+    restart_requested: 0,
+    reruns_left: 0,
+    started_at: null,
+    ended_at: null,
+    erase_at: null,
+    client_host: null,
+    session_ident: null,
+    local_account: null,
+    fqans: null,
+    engine: '{}',
+    version: 0,
   };
 }

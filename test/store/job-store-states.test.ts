@@ -9,8 +9,19 @@ import { JobStore, type NewJob } from '../../src/store/job-store.js';
 
 function job(id: string, owner: string, restState = 'ACCEPTING'): NewJob {
   return {
-    id, owner, state: 'ACCEPTED', restState, queue: 'main', delegationId: null, delegationIds: [],
-    format: 'xrsl', description: {}, raw: '&(executable=/bin/true)', createdAt: 1, rerunsLeft: 0, clientHost: null,
+    id,
+    owner,
+    state: 'ACCEPTED',
+    restState,
+    queue: 'main',
+    delegationId: null,
+    delegationIds: [],
+    format: 'xrsl',
+    description: {},
+    raw: '&(executable=/bin/true)',
+    createdAt: 1,
+    rerunsLeft: 0,
+    clientHost: null,
   };
 }
 
@@ -25,20 +36,44 @@ function withDb(t: { after: (fn: () => void) => void }): { db: Db; store: JobSto
   return { db, store: new JobStore(db), file };
 }
 
-const statesOf = (store: JobStore, ids: readonly string[], owner: string) => ids.map((id) => store.restStateOwned(id, owner));
+const statesOf = (store: JobStore, ids: readonly string[], owner: string) =>
+  ids.map((id) => store.restStateOwned(id, owner));
 
 /** What the table says, to compare the in-memory index against. */
 function fromTable(db: Db, id: string, owner: string): string | undefined {
-  return (db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck().get(id, owner) as string | undefined) ?? undefined;
+  return (
+    (db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck().get(id, owner) as
+      string | undefined) ?? undefined
+  );
 }
 
-test('restStateOwned: only the owner\'s existing jobs, whatever the ids contain', (t) => {
+test("restStateOwned: only the owner's existing jobs, whatever the ids contain", (t) => {
   const { store } = withDb(t);
   const odd = ['a"b', 'back\\slash', 'ünï', 'with space', '[1]', "it's", '__proto__', 'constructor'];
-  store.insertMany([job('j1', 'alice'), job('j2', 'alice', 'FINISHED'), job('j3', 'bob'), ...odd.map((id) => job(id, 'alice', 'RUNNING'))]);
-  assert.deepEqual(statesOf(store, ['j1', 'j2', 'j3', 'nosuch', 'j1', ''], 'alice'), ['ACCEPTING', 'FINISHED', undefined, undefined, 'ACCEPTING', undefined]);
-  assert.deepEqual(statesOf(store, odd, 'alice'), odd.map(() => 'RUNNING'));
-  assert.deepEqual(statesOf(store, ['j1', 'j2', 'toString', 'hasOwnProperty'], 'bob'), [undefined, undefined, undefined, undefined]);
+  store.insertMany([
+    job('j1', 'alice'),
+    job('j2', 'alice', 'FINISHED'),
+    job('j3', 'bob'),
+    ...odd.map((id) => job(id, 'alice', 'RUNNING')),
+  ]);
+  assert.deepEqual(statesOf(store, ['j1', 'j2', 'j3', 'nosuch', 'j1', ''], 'alice'), [
+    'ACCEPTING',
+    'FINISHED',
+    undefined,
+    undefined,
+    'ACCEPTING',
+    undefined,
+  ]);
+  assert.deepEqual(
+    statesOf(store, odd, 'alice'),
+    odd.map(() => 'RUNNING'),
+  );
+  assert.deepEqual(statesOf(store, ['j1', 'j2', 'toString', 'hasOwnProperty'], 'bob'), [
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ]);
   assert.equal(store.restStateOwned('j3', 'bob'), 'ACCEPTING');
 });
 
@@ -133,10 +168,12 @@ test('restStateOwned: equals the table after random inserts, updates, stale upda
             assert.ok(current, 'only an existing id may fail to insert');
           }
         } else if (kind === 1) store.update(current, { restState: states[st] });
-        else if (kind === 2) assert.equal(store.update({ id, version: current.version - 1 }, { restState: 'STALE' }), undefined);
+        else if (kind === 2)
+          assert.equal(store.update({ id, version: current.version - 1 }, { restState: 'STALE' }), undefined);
         else store.delete(current);
       }
-      for (const id of ids) for (const o of owners) assert.equal(store.restStateOwned(id, o), fromTable(db, id, o), `${id} of ${o}`);
+      for (const id of ids)
+        for (const o of owners) assert.equal(store.restStateOwned(id, o), fromTable(db, id, o), `${id} of ${o}`);
     }),
     { numRuns: 30, seed: 20261122 },
   );

@@ -42,7 +42,9 @@ describe('migration 5: session directory identity', () => {
       old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, 1);
     }
     old
-      .prepare(`INSERT INTO jobs (id, owner, state, pending, rest_state, queue, format, description, raw, created_at, updated_at, reruns_left) VALUES ('oldjob', '/CN=a', 'FINISHED', 0, 'FINISHED', '', 'xrsl', '{}', 'x', 1, 1, 0)`)
+      .prepare(
+        `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, format, description, raw, created_at, updated_at, reruns_left) VALUES ('oldjob', '/CN=a', 'FINISHED', 0, 'FINISHED', '', 'xrsl', '{}', 'x', 1, 1, 0)`,
+      )
       .run();
     old.close();
 
@@ -54,10 +56,17 @@ describe('migration 5: session directory identity', () => {
 
     db = openDatabase(file);
     store = new JobStore(db);
-    assert.equal(store.get('newjob')?.sessionIdent, '2049:123456789012345678', 'stored exactly (inode numbers beyond 2^53 too)');
+    assert.equal(
+      store.get('newjob')?.sessionIdent,
+      '2049:123456789012345678',
+      'stored exactly (inode numbers beyond 2^53 too)',
+    );
     assert.equal(store.get('noident')?.sessionIdent, null);
     assert.equal(store.get('oldjob')?.sessionIdent, null);
-    assert.deepEqual((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v, migrations.at(-1)?.version);
+    assert.deepEqual(
+      (db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v,
+      migrations.at(-1)?.version,
+    );
     db.close();
   });
 });

@@ -39,7 +39,8 @@ export interface Match {
 /** `segments`: the path below `{service}/rest`, split on '/', leading empty element removed. */
 export function route(routes: RestRoutes, segments: readonly string[]): Match {
   const [v, fn, ...more] = segments;
-  if (v === undefined || (v === '' && segments.length === 1)) return { resource: routes.versions, version: undefined, rest: [] };
+  if (v === undefined || (v === '' && segments.length === 1))
+    return { resource: routes.versions, version: undefined, rest: [] };
   if (!(API_VERSIONS as readonly string[]).includes(v)) throw ceError('CE_ERR_HTTP_VERSION_NOT_SUPPORTED');
   const version = v as ApiVersion;
   if (fn === undefined || fn === '') throw ceError('CE_ERR_HTTP_NOT_FOUND');

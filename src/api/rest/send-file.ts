@@ -31,7 +31,10 @@ interface Plan {
 function plan(req: IncomingMessage, size: number): Plan {
   if (req.method !== 'GET') return { status: 200, start: 0, length: size };
   const r = parseRange(req.headers.range, size);
-  if (r.kind === 'unsatisfiable') throw ceError('CE_ERR_SESSION_RANGE_NOT_SATISFIABLE', undefined, { headers: { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' } });
+  if (r.kind === 'unsatisfiable')
+    throw ceError('CE_ERR_SESSION_RANGE_NOT_SATISFIABLE', undefined, {
+      headers: { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' },
+    });
   if (r.kind === 'full') return { status: 200, start: 0, length: size };
   return { status: 206, start: r.start, length: r.end - r.start + 1 };
 }
@@ -46,7 +49,13 @@ function headers(reply: FastifyReply, p: Plan, size: number, info: ContentInfo):
 }
 
 /** Sends `size` bytes of the open file `fh`; takes ownership of `fh` (always closed). */
-export async function sendFileHandle(req: IncomingMessage, reply: FastifyReply, fh: FileHandle, size: number, info: ContentInfo): Promise<FastifyReply> {
+export async function sendFileHandle(
+  req: IncomingMessage,
+  reply: FastifyReply,
+  fh: FileHandle,
+  size: number,
+  info: ContentInfo,
+): Promise<FastifyReply> {
   let p: Plan;
   try {
     p = plan(req, size);

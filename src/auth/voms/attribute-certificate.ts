@@ -17,7 +17,19 @@
  * are kept because the signature covers them as encoded.
  */
 import { parseCertificate, type ParsedCertificate } from '../../pki/certificate.js';
-import { DerError, TAG, children, content, decodeBoolean, decodeOid, decodeTime, expectTag, parseDer, raw, type Tlv } from '../../pki/der.js';
+import {
+  DerError,
+  TAG,
+  children,
+  content,
+  decodeBoolean,
+  decodeOid,
+  decodeTime,
+  expectTag,
+  parseDer,
+  raw,
+  type Tlv,
+} from '../../pki/der.js';
 import { nameRdns, type Rdn } from '../../pki/dn.js';
 
 export const OID_VOMS_AC_SEQ = '1.3.6.1.4.1.8005.100.100.5';
@@ -99,7 +111,8 @@ export function decodeAttributeCertificate(ac: Tlv): AttributeCertificate {
   const f = children(expectTag(info, TAG.SEQUENCE, 'acinfo'));
   const [version, holder, issuer, innerAlg, serial, validity, attributes, ...rest] = f;
   const [nb, na] = children(expectTag(validity, TAG.SEQUENCE, 'AC validity'));
-  if (nb?.tag !== TAG.GENERALIZED_TIME || na?.tag !== TAG.GENERALIZED_TIME) throw new DerError('AC validity: GeneralizedTime expected');
+  if (nb?.tag !== TAG.GENERALIZED_TIME || na?.tag !== TAG.GENERALIZED_TIME)
+    throw new DerError('AC validity: GeneralizedTime expected');
   const sigBits = content(expectTag(sig, TAG.BIT_STRING, 'AC signature'));
   if (sigBits[0] !== 0) throw new DerError('AC signature: unused bits');
 
@@ -111,7 +124,10 @@ export function decodeAttributeCertificate(ac: Tlv): AttributeCertificate {
       const oid = decodeOid(parts[0] as Tlv);
       const critical = parts.length === 3 ? decodeBoolean(parts[1] as Tlv) : false;
       if (extensions.has(oid)) throw new DerError(`duplicate AC extension ${oid}`);
-      extensions.set(oid, { critical, value: content(expectTag(parts[parts.length - 1], TAG.OCTET_STRING, 'AC extension value')) });
+      extensions.set(oid, {
+        critical,
+        value: content(expectTag(parts[parts.length - 1], TAG.OCTET_STRING, 'AC extension value')),
+      });
     }
   }
 
@@ -176,7 +192,10 @@ function decodeHolder(h: Tlv): AttributeCertificate['holder'] {
   if (base === undefined) return undefined;
   // IMPLICIT: [0] replaces the IssuerSerial SEQUENCE tag: { issuer GeneralNames, serial INTEGER, issuerUID? }
   const [issuerNames, serial] = children(base);
-  return { issuers: directoryNames(expectTag(issuerNames, TAG.SEQUENCE, 'holder issuer')), serialHex: hex(expectTag(serial, TAG.INTEGER, 'holder serial')) };
+  return {
+    issuers: directoryNames(expectTag(issuerNames, TAG.SEQUENCE, 'holder issuer')),
+    serialHex: hex(expectTag(serial, TAG.INTEGER, 'holder serial')),
+  };
 }
 
 /** AttCertIssuer: v2Form [0] IMPLICIT V2Form { issuerName GeneralNames OPTIONAL, ... }; v1Form is a bare GeneralNames. */

@@ -43,7 +43,13 @@ import type { VomsDir } from './voms-dir.js';
 /** Allowance before an AC's notBefore (no clock-skew setting exists in the configuration). */
 export const AC_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
-const UNDERSTOOD_CRITICAL: ReadonlySet<string> = new Set([OID_AC_TARGETS, OID_NO_REV_AVAIL, OID_AKI, OID_VOMS_AC_CERTS, OID_VOMS_AC_TAGS]);
+const UNDERSTOOD_CRITICAL: ReadonlySet<string> = new Set([
+  OID_AC_TARGETS,
+  OID_NO_REV_AVAIL,
+  OID_AKI,
+  OID_VOMS_AC_CERTS,
+  OID_VOMS_AC_TAGS,
+]);
 /** VO names and server host names become file names in the VOMS directory. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const POLICY_AUTHORITY = /^([^:/]+):\/\/([^:/]+)(?::\d+)?$/;
@@ -82,7 +88,12 @@ const refuse = (reason: string, soon = false): never => {
  * parsed, leaf first; the end-entity certificate at `proxyDepth`), or undefined when
  * no proxy of it carries VOMS attributes.
  */
-export function verifyVomsAttributes(chain: readonly ParsedCertificate[], proxyDepth: number, ctx: VomsContext, now: number): VomsOutcome | undefined {
+export function verifyVomsAttributes(
+  chain: readonly ParsedCertificate[],
+  proxyDepth: number,
+  ctx: VomsContext,
+  now: number,
+): VomsOutcome | undefined {
   const eec = chain[proxyDepth];
   if (eec === undefined) return undefined;
   // Leaf first: the most recent proxy that carries attributes is what the user asked for last.
@@ -93,7 +104,11 @@ export function verifyVomsAttributes(chain: readonly ParsedCertificate[], proxyD
   try {
     acs = decodeVomsExtension(ext.value);
   } catch (e) {
-    return { ok: false, reason: `the VOMS extension cannot be decoded (${e instanceof Error ? e.message : 'error'})`, soon: false };
+    return {
+      ok: false,
+      reason: `the VOMS extension cannot be decoded (${e instanceof Error ? e.message : 'error'})`,
+      soon: false,
+    };
   }
   const reasons: string[] = [];
   let soon = false;
@@ -112,24 +127,34 @@ export function verifyVomsAttributes(chain: readonly ParsedCertificate[], proxyD
 function verifyAc(ac: AttributeCertificate, eec: ParsedCertificate, ctx: VomsContext, now: number): VomsAttributes {
   // 1. Form, VO and FQANs.
   if (ac.version !== 1) refuse(`the attribute certificate has version ${ac.version + 1}, not 2`);
-  if (ac.fqanAttributes !== 1 || ac.fqans === undefined) refuse(`the attribute certificate carries ${ac.fqanAttributes} FQAN attributes, not one`);
+  if (ac.fqanAttributes !== 1 || ac.fqans === undefined)
+    refuse(`the attribute certificate carries ${ac.fqanAttributes} FQAN attributes, not one`);
   const m = POLICY_AUTHORITY.exec(ac.policyAuthority ?? '');
   const vo = m?.[1] ?? '';
   const host = m?.[2] ?? '';
-  if (!SAFE_NAME.test(vo) || !SAFE_NAME.test(host) || vo.includes('..') || host.includes('..')) refuse(`the attribute certificate's policy authority '${ac.policyAuthority ?? ''}' does not name a VO and a VOMS server`);
+  if (!SAFE_NAME.test(vo) || !SAFE_NAME.test(host) || vo.includes('..') || host.includes('..'))
+    refuse(
+      `the attribute certificate's policy authority '${ac.policyAuthority ?? ''}' does not name a VO and a VOMS server`,
+    );
   const fqans = ac.fqans as readonly string[];
   if (fqans.length === 0) refuse(`the attribute certificate of VO ${vo} carries no FQAN`);
   const outside = fqans.find((f) => f !== `/${vo}` && !f.startsWith(`/${vo}/`));
-  if (outside !== undefined) refuse(`the FQAN ${outside} is not under the VO /${vo} the attribute certificate was issued for`);
+  if (outside !== undefined)
+    refuse(`the FQAN ${outside} is not under the VO /${vo} the attribute certificate was issued for`);
   const what = `the attribute certificate of VO ${vo} from ${host}`;
 
   // 2. Holder: the end-entity certificate of the presented chain.
   const h = ac.holder;
   if (h === undefined) refuse(`${what} does not name its holder by issuer and serial number`);
   const holder = h as NonNullable<typeof h>;
-  if (stripZeros(holder.serialHex) !== stripZeros(eec.serialHex) || !holder.issuers.some((n) => sameName(n, eec.issuer) || sameName(n, eec.subject))) {
+  if (
+    stripZeros(holder.serialHex) !== stripZeros(eec.serialHex) ||
+    !holder.issuers.some((n) => sameName(n, eec.issuer) || sameName(n, eec.subject))
+  ) {
     const named = holder.issuers[0] === undefined ? '?' : toOneline(holder.issuers[0]);
-    refuse(`${what} was issued to another certificate (serial ${holder.serialHex} of ${named}), not to ${eec.subjectOneline}`);
+    refuse(
+      `${what} was issued to another certificate (serial ${holder.serialHex} of ${named}), not to ${eec.subjectOneline}`,
+    );
   }
 
   // 3. Time.
@@ -138,31 +163,42 @@ function verifyAc(ac: AttributeCertificate, eec: ParsedCertificate, ctx: VomsCon
   if (now > ac.notAfter.getTime()) refuse(`${what} expired at ${ac.notAfter.toISOString()}`);
 
   // 4. Extensions and targets.
-  for (const [oid, e] of ac.extensions) if (e.critical && !UNDERSTOOD_CRITICAL.has(oid)) refuse(`${what} has an unsupported critical extension ${oid}`);
-  if (ac.targets !== undefined && !ac.targets.some((t) => (ctx.hostnames ?? []).some((n) => targetHost(t) === n.toLowerCase()))) {
+  for (const [oid, e] of ac.extensions)
+    if (e.critical && !UNDERSTOOD_CRITICAL.has(oid)) refuse(`${what} has an unsupported critical extension ${oid}`);
+  if (
+    ac.targets !== undefined &&
+    !ac.targets.some((t) => (ctx.hostnames ?? []).some((n) => targetHost(t) === n.toLowerCase()))
+  ) {
     refuse(`${what} is meant for other services only (${ac.targets.join(', ')})`);
   }
 
   // 5. Signature by a VOMS server certificate named as the issuer.
   if (ac.signatureAlgorithm !== ac.innerSignatureAlgorithm) refuse(`${what} names two different signature algorithms`);
-  if (!supportedAcAlgorithm(ac.signatureAlgorithm)) refuse(`${what} is signed with an unsupported algorithm ${ac.signatureAlgorithm}`);
+  if (!supportedAcAlgorithm(ac.signatureAlgorithm))
+    refuse(`${what} is signed with an unsupported algorithm ${ac.signatureAlgorithm}`);
   const issuerName = ac.issuers[0] === undefined ? '?' : toOneline(ac.issuers[0]);
   const named = (c: ParsedCertificate): boolean => ac.issuers.some((n) => sameName(n, c.subject));
   const candidates = [...ac.embeddedCerts.filter(named), ...ctx.dir.certificates.filter(named)];
-  if (candidates.length === 0) refuse(`the certificate of the VOMS server ${issuerName} is neither in ${what} nor in the VOMS directory`);
+  if (candidates.length === 0)
+    refuse(`the certificate of the VOMS server ${issuerName} is neither in ${what} nor in the VOMS directory`);
   const signer = candidates.find((c) => acSignedBy(ac, c));
   if (signer === undefined) refuse(`the signature of ${what} does not verify with the key of ${issuerName}`);
   const server = signer as ParsedCertificate;
 
   // 6. The LSC file of the VO names this server.
   const chains = ctx.dir.lsc(vo, host);
-  if (chains === undefined) refuse(`no ${vo}/${host}.lsc in the VOMS directory: the server is not trusted for VO ${vo}`);
+  if (chains === undefined)
+    refuse(`no ${vo}/${host}.lsc in the VOMS directory: the server is not trusted for VO ${vo}`);
   if (!lscAccepts(chains as NonNullable<typeof chains>, issuerPath(server, ac.embeddedCerts, ctx.trust))) {
-    refuse(`the VOMS server ${server.subjectOneline} (issued by ${toOneline(server.issuer)}) is not the one ${vo}/${host}.lsc names`);
+    refuse(
+      `the VOMS server ${server.subjectOneline} (issued by ${toOneline(server.issuer)}) is not the one ${vo}/${host}.lsc names`,
+    );
   }
 
   // 7. The server certificate chains to the trusted CAs.
-  const presented = ac.embeddedCerts.includes(server) ? [server, ...ac.embeddedCerts.filter((c) => c !== server)] : [server];
+  const presented = ac.embeddedCerts.includes(server)
+    ? [server, ...ac.embeddedCerts.filter((c) => c !== server)]
+    : [server];
   const r = verifyClientChain(
     presented.map((c) => c.der),
     ctx.trust,
@@ -175,7 +211,11 @@ function verifyAc(ac: AttributeCertificate, eec: ParsedCertificate, ctx: VomsCon
 }
 
 /** Names up the path from the server certificate: its subject, its issuer, that issuer's issuer, ... */
-function issuerPath(server: ParsedCertificate, embedded: readonly ParsedCertificate[], trust: TrustStore): (readonly Rdn[])[] {
+function issuerPath(
+  server: ParsedCertificate,
+  embedded: readonly ParsedCertificate[],
+  trust: TrustStore,
+): (readonly Rdn[])[] {
   const path: (readonly Rdn[])[] = [server.subject, server.issuer];
   let c = server;
   while (path.length < MAX_PATH && !sameName(c.subject, c.issuer)) {

@@ -79,7 +79,12 @@ export class VomsDir {
     const files = this.#listFiles();
     if (files === undefined) {
       if (this.#present !== false) {
-        this.log?.info({ dir: this.dir }, this.#present === undefined ? 'VOMS directory absent: VOMS attributes are not verified' : 'VOMS directory removed: VOMS attributes are no longer verified');
+        this.log?.info(
+          { dir: this.dir },
+          this.#present === undefined
+            ? 'VOMS directory absent: VOMS attributes are not verified'
+            : 'VOMS directory removed: VOMS attributes are no longer verified',
+        );
         if (this.#present === true) this.#generation++;
       }
       this.#present = false;
@@ -95,7 +100,16 @@ export class VomsDir {
     this.#generation++;
     let lscs = 0;
     for (const m of this.#content.lsc.values()) lscs += m.size;
-    this.log?.info({ dir: this.dir, vos: this.#content.lsc.size, lscFiles: lscs, certificates: this.#content.certs.length, generation: this.#generation }, 'VOMS directory loaded');
+    this.log?.info(
+      {
+        dir: this.dir,
+        vos: this.#content.lsc.size,
+        lscFiles: lscs,
+        certificates: this.#content.certs.length,
+        generation: this.#generation,
+      },
+      'VOMS directory loaded',
+    );
   }
 
   /** Every file that matters, with its stat; undefined when the directory cannot be read. */
@@ -164,7 +178,10 @@ export class VomsDir {
       try {
         for (const der of pemBlocks(text)) certs.push(parseCertificate(der));
       } catch (e) {
-        this.log?.warn({ file: f.rel, reason: e instanceof Error ? e.message : 'parse error' }, 'VOMS directory certificate not usable');
+        this.log?.warn(
+          { file: f.rel, reason: e instanceof Error ? e.message : 'parse error' },
+          'VOMS directory certificate not usable',
+        );
       }
     }
     return { lsc, certs };

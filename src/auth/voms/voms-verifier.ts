@@ -35,11 +35,26 @@ export class VomsVerifier implements AttributeVerifier {
     return this.vomsDir.refresh(now);
   }
 
-  addAttributes(ders: readonly Uint8Array[], identity: X509Identity, trust: TrustStore, now: number): { identity: X509Identity; cacheable: boolean } {
+  addAttributes(
+    ders: readonly Uint8Array[],
+    identity: X509Identity,
+    trust: TrustStore,
+    now: number,
+  ): { identity: X509Identity; cacheable: boolean } {
     if (identity.proxyDepth === 0 || !this.vomsDir.present) return { identity, cacheable: true };
     try {
       const chain = ders.slice(0, identity.proxyDepth + 1).map((d) => parseCertificate(d));
-      const r = verifyVomsAttributes(chain, identity.proxyDepth, { trust, dir: this.vomsDir, ...(this.o.skewMs === undefined ? {} : { skewMs: this.o.skewMs }), ...(this.o.hostnames === undefined ? {} : { hostnames: this.o.hostnames }) }, now);
+      const r = verifyVomsAttributes(
+        chain,
+        identity.proxyDepth,
+        {
+          trust,
+          dir: this.vomsDir,
+          ...(this.o.skewMs === undefined ? {} : { skewMs: this.o.skewMs }),
+          ...(this.o.hostnames === undefined ? {} : { hostnames: this.o.hostnames }),
+        },
+        now,
+      );
       if (r === undefined) return { identity, cacheable: true };
       if (r.ok) return { identity: { ...identity, voms: r.attributes }, cacheable: true };
       this.o.log?.info({ dn: identity.dn, reason: r.reason }, 'VOMS attributes ignored');

@@ -8,16 +8,34 @@ import { Type } from '@sinclair/typebox';
 const rule = Type.Object(
   {
     all: Type.Optional(Type.Literal(true, { description: 'Matches every authenticated caller' })),
-    subject: Type.Optional(Type.String({ minLength: 1, description: 'Exact subject DN of the end-entity certificate, one-line form (`/O=Site/CN=Jane Doe`)' })),
-    subjectPattern: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1024, description: 'Glob over the whole subject DN: `*` any run of characters (slashes included), `?` one character, `\\` escapes the next; anchored at both ends' }),
+    subject: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'Exact subject DN of the end-entity certificate, one-line form (`/O=Site/CN=Jane Doe`)',
+      }),
     ),
-    issuer: Type.Optional(Type.String({ minLength: 1, description: 'Exact subject DN of the CA that issued the end-entity certificate' })),
-    gridMapFile: Type.Optional(Type.String({ minLength: 1, description: 'Members: the DNs that have a valid line in this grid-mapfile (re-read when it changes)' })),
+    subjectPattern: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description:
+          'Glob over the whole subject DN: `*` any run of characters (slashes included), `?` one character, `\\` escapes the next; anchored at both ends',
+      }),
+    ),
+    issuer: Type.Optional(
+      Type.String({ minLength: 1, description: 'Exact subject DN of the CA that issued the end-entity certificate' }),
+    ),
+    gridMapFile: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'Members: the DNs that have a valid line in this grid-mapfile (re-read when it changes)',
+      }),
+    ),
     voms: Type.Optional(
       Type.String({
         pattern: '^/[^/]',
-        description: 'FQAN prefix, whole group names only: `/atlas` (the VO), `/atlas/prod` (a group and its subgroups), `/atlas/Role=production` (that role in the group or below); any verified FQAN of the caller may match',
+        description:
+          'FQAN prefix, whole group names only: `/atlas` (the VO), `/atlas/prod` (a group and its subgroups), `/atlas/Role=production` (that role in the group or below); any verified FQAN of the caller may match',
       }),
     ),
     token: Type.Optional(
@@ -25,10 +43,17 @@ const rule = Type.Object(
         {
           issuer: Type.String({ minLength: 1, description: 'Token issuer (`iss`), exact' }),
           subject: Type.Optional(Type.String({ minLength: 1, description: 'Token subject (`sub`), exact' })),
-          scope: Type.Optional(Type.String({ minLength: 1, description: 'A scope the token must carry, e.g. `compute.create`' })),
-          group: Type.Optional(Type.String({ minLength: 1, description: 'A group (`wlcg.groups` entry) the token must carry, exact' })),
+          scope: Type.Optional(
+            Type.String({ minLength: 1, description: 'A scope the token must carry, e.g. `compute.create`' }),
+          ),
+          group: Type.Optional(
+            Type.String({ minLength: 1, description: 'A group (`wlcg.groups` entry) the token must carry, exact' }),
+          ),
         },
-        { additionalProperties: false, description: 'Bearer-token claims (all given ones must hold); matches no certificate caller' },
+        {
+          additionalProperties: false,
+          description: 'Bearer-token claims (all given ones must hold); matches no certificate caller',
+        },
       ),
     ),
   },
@@ -37,7 +62,10 @@ const rule = Type.Object(
 
 const group = Type.Object(
   {
-    name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'Group name, used by `authorization.allow`, `mapping[].group` and `cluster.queues[].allow`' }),
+    name: Type.String({
+      pattern: '^[A-Za-z0-9._-]{1,64}$',
+      description: 'Group name, used by `authorization.allow`, `mapping[].group` and `cluster.queues[].allow`',
+    }),
     match: Type.Array(rule, { minItems: 1, description: 'The caller is in the group when any rule matches' }),
   },
   { additionalProperties: false },
@@ -46,19 +74,36 @@ const group = Type.Object(
 const mappingEntry = Type.Object(
   {
     group: Type.String({ minLength: 1, description: 'The entry applies to callers in this authorization group' }),
-    gridMapFile: Type.Optional(Type.String({ minLength: 1, description: "The account on the caller's line of this grid-mapfile (the first one of a comma list)" })),
-    account: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9._-]{0,31}$', description: 'One fixed local account for every caller of the group' })),
+    gridMapFile: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The account on the caller's line of this grid-mapfile (the first one of a comma list)",
+      }),
+    ),
+    account: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z_][A-Za-z0-9._-]{0,31}$',
+        description: 'One fixed local account for every caller of the group',
+      }),
+    ),
     pool: Type.Optional(
       Type.Object(
         {
-          accounts: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9._-]{0,31}$' }), { minItems: 1, description: 'Pool accounts, leased one per DN (an account belongs to one pool only)' }),
+          accounts: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9._-]{0,31}$' }), {
+            minItems: 1,
+            description: 'Pool accounts, leased one per DN (an account belongs to one pool only)',
+          }),
           idleReleaseDays: Type.Number({
             default: 30,
             exclusiveMinimum: 0,
-            description: 'A lease is released after this long without a request from its DN and without a job of the account that still has a session directory',
+            description:
+              'A lease is released after this long without a request from its DN and without a job of the account that still has a session directory',
           }),
         },
-        { additionalProperties: false, description: 'Pool accounts, leased to DNs; leases are kept in the database across restarts' },
+        {
+          additionalProperties: false,
+          description: 'Pool accounts, leased to DNs; leases are kept in the database across restarts',
+        },
       ),
     ),
   },
@@ -71,13 +116,20 @@ export const authorizationSection = {
     Type.Object(
       {
         groups: Type.Array(group, { minItems: 1, description: 'Authorization groups' }),
-        allow: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Groups allowed to use the job interface; other callers get 403' }),
+        allow: Type.Array(Type.String({ minLength: 1 }), {
+          minItems: 1,
+          description: 'Groups allowed to use the job interface; other callers get 403',
+        }),
       },
-      { additionalProperties: false, description: 'Without this section every caller with a certificate from a trusted CA is allowed' },
+      {
+        additionalProperties: false,
+        description: 'Without this section every caller with a certificate from a trusted CA is allowed',
+      },
     ),
   ),
   mapping: Type.Array(mappingEntry, {
     default: [],
-    description: 'Local-account mapping, tried in order: the first entry whose group the caller is in and that yields an account wins; with entries, an allowed caller that none maps is refused (403). Each entry has exactly one of gridMapFile, account, pool',
+    description:
+      'Local-account mapping, tried in order: the first entry whose group the caller is in and that yields an account wins; with entries, an allowed caller that none maps is refused (403). Each entry has exactly one of gridMapFile, account, pool',
   }),
 };

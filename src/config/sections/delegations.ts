@@ -13,22 +13,26 @@ export const delegationsSection = {
         default: 4,
         minimum: 0,
         maximum: 64,
-        description: 'Key pairs made ahead of time, in the background, so that action=new and renew answer at once instead of after a key generation (0.1-0.7 s); filling starts at the first request. 0 makes each key when asked',
+        description:
+          'Key pairs made ahead of time, in the background, so that action=new and renew answer at once instead of after a key generation (0.1-0.7 s); filling starts at the first request. 0 makes each key when asked',
       }),
       requestLifetimeSeconds: Type.Integer({
         default: 1 * HOUR,
         minimum: 60,
-        description: 'How long a certificate request (action=new or renew) waits for its signed certificate (PUT); after that the request lapses and a delegation that never got a certificate is removed',
+        description:
+          'How long a certificate request (action=new or renew) waits for its signed certificate (PUT); after that the request lapses and a delegation that never got a certificate is removed',
       }),
       expiredRetentionSeconds: Type.Integer({
         default: 7 * DAY,
         minimum: 0,
-        description: 'Grace period after a delegated credential expires: it is no longer listed or used, but its owner can still renew or delete it; afterwards it is removed',
+        description:
+          'Grace period after a delegated credential expires: it is no longer listed or used, but its owner can still renew or delete it; afterwards it is removed',
       }),
       maxPerUser: Type.Integer({
         default: 10_000,
         minimum: 1,
-        description: 'Most unexpired delegations (pending requests included) one user may hold; action=new beyond it is a 403',
+        description:
+          'Most unexpired delegations (pending requests included) one user may hold; action=new beyond it is a 403',
       }),
       maxCertificateBodyBytes: Type.Integer({
         default: 1 * MiB,
@@ -43,7 +47,8 @@ export const delegationsSection = {
       sweepIntervalSeconds: Type.Integer({
         default: 5 * MINUTE,
         minimum: 1,
-        description: 'How often lapsed requests, expired delegations past their grace period and orphaned key files are removed',
+        description:
+          'How often lapsed requests, expired delegations past their grace period and orphaned key files are removed',
       }),
     },
     { default: {}, additionalProperties: false },

@@ -3,15 +3,42 @@ import { SECOND } from '../units.js';
 
 /** HTTPS listener, TLS credentials, logging and shutdown. */
 export const serverSection = {
-  listen: Type.String({ default: '127.0.0.1:8443', pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^:\\s]+):[0-9]{1,5}$', description: 'HOST:PORT to listen on; port 0 picks a free port' }),
-  stateDir: Type.String({ default: './var', minLength: 1, description: 'Root of all state: database, control directory, session directories, dev PKI' }),
-  mountPoint: Type.String({ default: '/arex', pattern: '^(/[A-Za-z0-9._~-]+)+$', description: 'Path of the service; the service URL is https://HOST:PORT<mountPoint>' }),
-  publicUrl: Type.Optional(Type.String({ pattern: '^https://', description: 'Service URL published in the info document when the listener is behind another name' })),
+  listen: Type.String({
+    default: '127.0.0.1:8443',
+    pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^:\\s]+):[0-9]{1,5}$',
+    description: 'HOST:PORT to listen on; port 0 picks a free port',
+  }),
+  stateDir: Type.String({
+    default: './var',
+    minLength: 1,
+    description: 'Root of all state: database, control directory, session directories, dev PKI',
+  }),
+  mountPoint: Type.String({
+    default: '/arex',
+    pattern: '^(/[A-Za-z0-9._~-]+)+$',
+    description: 'Path of the service; the service URL is https://HOST:PORT<mountPoint>',
+  }),
+  publicUrl: Type.Optional(
+    Type.String({
+      pattern: '^https://',
+      description: 'Service URL published in the info document when the listener is behind another name',
+    }),
+  ),
   tls: Type.Object(
     {
-      hostCert: Type.Optional(Type.String({ minLength: 1, description: 'PEM host certificate (chain). Unset: the embedded dev PKI in <stateDir>/pki is used' })),
+      hostCert: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description: 'PEM host certificate (chain). Unset: the embedded dev PKI in <stateDir>/pki is used',
+        }),
+      ),
       hostKey: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key of the host certificate' })),
-      caDir: Type.Optional(Type.String({ minLength: 1, description: 'Directory of trusted CA certificates (OpenSSL hashed names <hash>.0 or *.pem)' })),
+      caDir: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description: 'Directory of trusted CA certificates (OpenSSL hashed names <hash>.0 or *.pem)',
+        }),
+      ),
       handshakeTimeoutSeconds: Type.Number({ default: 30 * SECOND, exclusiveMinimum: 0 }),
     },
     { default: {}, additionalProperties: false },
@@ -24,8 +51,16 @@ export const serverSection = {
   }),
   http: Type.Object(
     {
-      keepAliveTimeoutSeconds: Type.Number({ default: 75, exclusiveMinimum: 0, description: 'Idle keep-alive connections are closed after this' }),
-      requestTimeoutSeconds: Type.Number({ default: 3600, exclusiveMinimum: 0, description: 'Upper bound on receiving one request (large uploads need time)' }),
+      keepAliveTimeoutSeconds: Type.Number({
+        default: 75,
+        exclusiveMinimum: 0,
+        description: 'Idle keep-alive connections are closed after this',
+      }),
+      requestTimeoutSeconds: Type.Number({
+        default: 3600,
+        exclusiveMinimum: 0,
+        description: 'Upper bound on receiving one request (large uploads need time)',
+      }),
       minBodyBytesPerSecond: Type.Integer({
         default: 1024,
         minimum: 0,
@@ -35,21 +70,57 @@ export const serverSection = {
       bodyRateWindowSeconds: Type.Number({
         default: 120,
         minimum: 1,
-        description: 'Window of the body-rate floor: a trickling client is cut after one to 1.25 windows (the default tolerates long stalls of a slow link)',
+        description:
+          'Window of the body-rate floor: a trickling client is cut after one to 1.25 windows (the default tolerates long stalls of a slow link)',
       }),
-      maxControlBodyBytes: Type.Integer({ default: 16 * 1024 * 1024, minimum: 1024, description: 'Largest job-id list, delegation or other non-file request body' }),
-      maxSubmitBodyBytes: Type.Integer({ default: 100 * 1024 * 1024, minimum: 1024, description: 'Largest job submission body (A-REX: 100 MiB)' }),
-      maxConnectionsPerIdentity: Type.Integer({ default: 64, minimum: 1, description: 'Open connections per identity (DN; remote address without one); requests on connections over it get 503 and the connection is closed' }),
-      maxRequestsPerIdentity: Type.Integer({ default: 32, minimum: 1, description: 'Requests in progress per identity (DN; remote address without one); more get 429 with Retry-After' }),
+      maxControlBodyBytes: Type.Integer({
+        default: 16 * 1024 * 1024,
+        minimum: 1024,
+        description: 'Largest job-id list, delegation or other non-file request body',
+      }),
+      maxSubmitBodyBytes: Type.Integer({
+        default: 100 * 1024 * 1024,
+        minimum: 1024,
+        description: 'Largest job submission body (A-REX: 100 MiB)',
+      }),
+      maxConnectionsPerIdentity: Type.Integer({
+        default: 64,
+        minimum: 1,
+        description:
+          'Open connections per identity (DN; remote address without one); requests on connections over it get 503 and the connection is closed',
+      }),
+      maxRequestsPerIdentity: Type.Integer({
+        default: 32,
+        minimum: 1,
+        description:
+          'Requests in progress per identity (DN; remote address without one); more get 429 with Retry-After',
+      }),
     },
     { default: {}, additionalProperties: false },
   ),
   log: Type.Object(
     {
-      level: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
-      file: Type.Optional(Type.String({ minLength: 1, description: 'Write JSON log lines here instead of standard output' })),
+      level: Type.Union(
+        [
+          Type.Literal('fatal'),
+          Type.Literal('error'),
+          Type.Literal('warn'),
+          Type.Literal('info'),
+          Type.Literal('debug'),
+          Type.Literal('trace'),
+          Type.Literal('silent'),
+        ],
+        { default: 'info' },
+      ),
+      file: Type.Optional(
+        Type.String({ minLength: 1, description: 'Write JSON log lines here instead of standard output' }),
+      ),
     },
     { default: {}, additionalProperties: false },
   ),
-  shutdownTimeoutSeconds: Type.Number({ default: 30 * SECOND, exclusiveMinimum: 0, description: 'Graceful shutdown waits this long for in-flight requests, then forces' }),
+  shutdownTimeoutSeconds: Type.Number({
+    default: 30 * SECOND,
+    exclusiveMinimum: 0,
+    description: 'Graceful shutdown waits this long for in-flight requests, then forces',
+  }),
 };

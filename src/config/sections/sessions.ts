@@ -16,7 +16,8 @@ export const sessionsSection = {
       maxFileBytes: Type.Integer({
         default: 32 * GiB,
         minimum: 1,
-        description: 'Largest file an upload may create: the size of a plain PUT, the end offset (and declared total) of a ranged PUT; more is a 413',
+        description:
+          'Largest file an upload may create: the size of a plain PUT, the end offset (and declared total) of a ranged PUT; more is a 413',
       }),
       maxUploadBytesPerJob: Type.Integer({
         default: 64 * GiB,

@@ -3,9 +3,23 @@ import { GiB, HOUR, MINUTE, MiB, SECOND } from '../units.js';
 
 const retry = Type.Object(
   {
-    maxAttempts: Type.Integer({ default: 5, minimum: 1, maximum: 100, description: 'Attempts per file for transient failures (connection reset/refused, timeouts, 5xx, 429, truncated body); permanent failures (404, 403, size/checksum mismatch) are never retried' }),
-    initialDelaySeconds: Type.Number({ default: 2 * SECOND, exclusiveMinimum: 0, description: 'Delay before the first retry; doubles (see multiplier) per attempt, with random jitter' }),
-    maxDelaySeconds: Type.Number({ default: 2 * MINUTE, exclusiveMinimum: 0, description: 'Upper bound of one retry delay (also caps a server Retry-After)' }),
+    maxAttempts: Type.Integer({
+      default: 5,
+      minimum: 1,
+      maximum: 100,
+      description:
+        'Attempts per file for transient failures (connection reset/refused, timeouts, 5xx, 429, truncated body); permanent failures (404, 403, size/checksum mismatch) are never retried',
+    }),
+    initialDelaySeconds: Type.Number({
+      default: 2 * SECOND,
+      exclusiveMinimum: 0,
+      description: 'Delay before the first retry; doubles (see multiplier) per attempt, with random jitter',
+    }),
+    maxDelaySeconds: Type.Number({
+      default: 2 * MINUTE,
+      exclusiveMinimum: 0,
+      description: 'Upper bound of one retry delay (also caps a server Retry-After)',
+    }),
     multiplier: Type.Number({ default: 2, minimum: 1, description: 'Growth factor of the retry delay' }),
   },
   { default: {}, additionalProperties: false, description: 'Retries of transient transfer failures' },
@@ -13,19 +27,49 @@ const retry = Type.Object(
 
 const timeouts = Type.Object(
   {
-    connectSeconds: Type.Number({ default: 30 * SECOND, exclusiveMinimum: 0, description: 'TCP connect plus TLS handshake' }),
-    headersSeconds: Type.Number({ default: 2 * MINUTE, exclusiveMinimum: 0, description: 'From sending a request to the complete response headers' }),
-    idleSeconds: Type.Number({ default: 5 * MINUTE, exclusiveMinimum: 0, description: 'Longest pause between two chunks of a response body' }),
+    connectSeconds: Type.Number({
+      default: 30 * SECOND,
+      exclusiveMinimum: 0,
+      description: 'TCP connect plus TLS handshake',
+    }),
+    headersSeconds: Type.Number({
+      default: 2 * MINUTE,
+      exclusiveMinimum: 0,
+      description: 'From sending a request to the complete response headers',
+    }),
+    idleSeconds: Type.Number({
+      default: 5 * MINUTE,
+      exclusiveMinimum: 0,
+      description: 'Longest pause between two chunks of a response body',
+    }),
   },
   { default: {}, additionalProperties: false, description: 'Transfer timeouts' },
 );
 
 const cache = Type.Object(
   {
-    enabled: Type.Boolean({ default: true, description: 'Keep downloaded inputs in the shared cache (<stateDir>/cache) and link them into session directories; the URL option cache=no bypasses it per file' }),
-    maxBytes: Type.Integer({ default: 10 * GiB, minimum: 0, description: 'Size bound of the cache; least recently used files are evicted beyond it. A file larger than this is never kept' }),
-    accessRecheckSeconds: Type.Number({ default: 1 * HOUR, minimum: 0, description: "A user is given a cached file only if they fetched or could fetch its URL within this time; older checks are repeated with the user's credential (HEAD) first" }),
-    lockStaleSeconds: Type.Number({ default: 5 * MINUTE, exclusiveMinimum: 0, description: 'A download lock not refreshed for this long (its process is gone) is taken over' }),
+    enabled: Type.Boolean({
+      default: true,
+      description:
+        'Keep downloaded inputs in the shared cache (<stateDir>/cache) and link them into session directories; the URL option cache=no bypasses it per file',
+    }),
+    maxBytes: Type.Integer({
+      default: 10 * GiB,
+      minimum: 0,
+      description:
+        'Size bound of the cache; least recently used files are evicted beyond it. A file larger than this is never kept',
+    }),
+    accessRecheckSeconds: Type.Number({
+      default: 1 * HOUR,
+      minimum: 0,
+      description:
+        "A user is given a cached file only if they fetched or could fetch its URL within this time; older checks are repeated with the user's credential (HEAD) first",
+    }),
+    lockStaleSeconds: Type.Number({
+      default: 5 * MINUTE,
+      exclusiveMinimum: 0,
+      description: 'A download lock not refreshed for this long (its process is gone) is taken over',
+    }),
   },
   { default: {}, additionalProperties: false, description: 'Shared cache of downloaded inputs (docs/data-staging.md)' },
 );
@@ -34,23 +78,68 @@ const cache = Type.Object(
 export const stagingSection = {
   staging: Type.Object(
     {
-      maxJobsStagingIn: Type.Integer({ default: 10, minimum: 1, description: 'Jobs downloading inputs at the same time; further jobs wait (PREPARING) for a slot' }),
-      maxJobsStagingOut: Type.Integer({ default: 10, minimum: 1, description: 'Jobs uploading outputs at the same time; further jobs wait (FINISHING) for a slot' }),
+      maxJobsStagingIn: Type.Integer({
+        default: 10,
+        minimum: 1,
+        description: 'Jobs downloading inputs at the same time; further jobs wait (PREPARING) for a slot',
+      }),
+      maxJobsStagingOut: Type.Integer({
+        default: 10,
+        minimum: 1,
+        description: 'Jobs uploading outputs at the same time; further jobs wait (FINISHING) for a slot',
+      }),
       maxDownloads: Type.Integer({ default: 16, minimum: 1, description: 'File downloads in flight across all jobs' }),
       maxUploads: Type.Integer({ default: 8, minimum: 1, description: 'File uploads in flight across all jobs' }),
-      maxTransfersPerJob: Type.Integer({ default: 4, minimum: 1, description: 'Transfers in flight for one job, so a job with many files cannot take every slot' }),
+      maxTransfersPerJob: Type.Integer({
+        default: 4,
+        minimum: 1,
+        description: 'Transfers in flight for one job, so a job with many files cannot take every slot',
+      }),
       retry,
       timeouts,
-      maxRedirects: Type.Integer({ default: 10, minimum: 0, maximum: 50, description: 'Redirects followed per transfer; an https to http redirect is always refused' }),
-      userUploadWaitSeconds: Type.Number({ default: 600 * SECOND, exclusiveMinimum: 0, description: "How long a job waits in PREPARING for the client's uploads of inputs without a source (A-REX: 600 s), measured from entering PREPARING" }),
-      userUploadPollSeconds: Type.Number({ default: 5 * SECOND, exclusiveMinimum: 0, description: 'How often uploads are re-checked when no completion event arrives' }),
-      allowFileUrls: Type.Boolean({ default: false, description: 'Allow file:// sources (read with the service account: for sites whose users are all trusted)' }),
-      highWaterMarkBytes: Type.Integer({ default: 1 * MiB, minimum: 16 * 1024, maximum: 64 * MiB, description: 'Stream chunk size of transfers (1 MiB doubles throughput over the 64 KiB default)' }),
-      removeUploadedOutputs: Type.Boolean({ default: true, description: 'Delete an output from the session directory after its successful upload (A-REX does)' }),
-      verifyUploads: Type.Boolean({ default: true, description: "After an upload, compare the destination's size (HEAD) with the local file when the server reports it" }),
+      maxRedirects: Type.Integer({
+        default: 10,
+        minimum: 0,
+        maximum: 50,
+        description: 'Redirects followed per transfer; an https to http redirect is always refused',
+      }),
+      userUploadWaitSeconds: Type.Number({
+        default: 600 * SECOND,
+        exclusiveMinimum: 0,
+        description:
+          "How long a job waits in PREPARING for the client's uploads of inputs without a source (A-REX: 600 s), measured from entering PREPARING",
+      }),
+      userUploadPollSeconds: Type.Number({
+        default: 5 * SECOND,
+        exclusiveMinimum: 0,
+        description: 'How often uploads are re-checked when no completion event arrives',
+      }),
+      allowFileUrls: Type.Boolean({
+        default: false,
+        description: 'Allow file:// sources (read with the service account: for sites whose users are all trusted)',
+      }),
+      highWaterMarkBytes: Type.Integer({
+        default: 1 * MiB,
+        minimum: 16 * 1024,
+        maximum: 64 * MiB,
+        description: 'Stream chunk size of transfers (1 MiB doubles throughput over the 64 KiB default)',
+      }),
+      removeUploadedOutputs: Type.Boolean({
+        default: true,
+        description: 'Delete an output from the session directory after its successful upload (A-REX does)',
+      }),
+      verifyUploads: Type.Boolean({
+        default: true,
+        description:
+          "After an upload, compare the destination's size (HEAD) with the local file when the server reports it",
+      }),
       cache,
     },
-    { default: {}, additionalProperties: false, description: 'Data staging: inputs in (PREPARING), outputs out (FINISHING), cache (docs/data-staging.md)' },
+    {
+      default: {},
+      additionalProperties: false,
+      description: 'Data staging: inputs in (PREPARING), outputs out (FINISHING), cache (docs/data-staging.md)',
+    },
   ),
 };
 

@@ -24,18 +24,31 @@ export interface CheckedToken {
 }
 
 export function checkDelegatedToken(token: string, maxBytes: number, now: number): CheckedToken {
-  if (Buffer.byteLength(token, 'utf8') > maxBytes) throw ceError('CE_ERR_DELEG_TOKEN_TOO_LARGE', `Delegated token too large (more than ${maxBytes} bytes)`);
-  if (!COMPACT_JWS.test(token)) throw ceError('CE_ERR_DELEG_TOKEN_MALFORMED', 'Delegated token is not a JWT (expected three base64url parts separated by dots)');
+  if (Buffer.byteLength(token, 'utf8') > maxBytes)
+    throw ceError('CE_ERR_DELEG_TOKEN_TOO_LARGE', `Delegated token too large (more than ${maxBytes} bytes)`);
+  if (!COMPACT_JWS.test(token))
+    throw ceError(
+      'CE_ERR_DELEG_TOKEN_MALFORMED',
+      'Delegated token is not a JWT (expected three base64url parts separated by dots)',
+    );
   let exp: unknown;
   try {
     const header = decodeProtectedHeader(token);
     if (typeof header.alg !== 'string' || header.alg === '') throw new Error('no alg');
     exp = decodeJwt(token).exp;
   } catch {
-    throw ceError('CE_ERR_DELEG_TOKEN_MALFORMED', 'Delegated token is not a JWT (its header or payload is not a JSON object)');
+    throw ceError(
+      'CE_ERR_DELEG_TOKEN_MALFORMED',
+      'Delegated token is not a JWT (its header or payload is not a JSON object)',
+    );
   }
-  if (exp !== undefined && (typeof exp !== 'number' || !Number.isFinite(exp))) throw ceError('CE_ERR_DELEG_TOKEN_MALFORMED', 'Delegated token has a non-numeric exp claim');
+  if (exp !== undefined && (typeof exp !== 'number' || !Number.isFinite(exp)))
+    throw ceError('CE_ERR_DELEG_TOKEN_MALFORMED', 'Delegated token has a non-numeric exp claim');
   const expiresAt = exp === undefined ? undefined : Math.floor(exp * 1000);
-  if (expiresAt !== undefined && expiresAt <= now) throw ceError('CE_ERR_DELEG_EXPIRED', `Delegated token expired${Math.abs(expiresAt) < 8.64e15 ? ` at ${new Date(expiresAt).toISOString()}` : ''}`);
+  if (expiresAt !== undefined && expiresAt <= now)
+    throw ceError(
+      'CE_ERR_DELEG_EXPIRED',
+      `Delegated token expired${Math.abs(expiresAt) < 8.64e15 ? ` at ${new Date(expiresAt).toISOString()}` : ''}`,
+    );
   return { token, expiresAt };
 }

@@ -58,9 +58,17 @@ export function acceptDelegatedChain(
   callerChain: readonly Uint8Array[] = [],
 ): AcceptedChain {
   const text = body.toString('latin1');
-  if (text.trim() === '') throw ceError('CE_ERR_DELEG_EMPTY_BODY', 'Missing payload: the body must hold the signed proxy certificate and its chain (PEM)');
+  if (text.trim() === '')
+    throw ceError(
+      'CE_ERR_DELEG_EMPTY_BODY',
+      'Missing payload: the body must hold the signed proxy certificate and its chain (PEM)',
+    );
   const chainDer = pemBlocks(text);
-  if (chainDer.length === 0) throw ceError('CE_ERR_DELEG_NOT_PEM', 'No PEM certificate in the request body (expected -----BEGIN CERTIFICATE----- blocks)');
+  if (chainDer.length === 0)
+    throw ceError(
+      'CE_ERR_DELEG_NOT_PEM',
+      'No PEM certificate in the request body (expected -----BEGIN CERTIFICATE----- blocks)',
+    );
   let leaf: ParsedCertificate;
   let leafSpki: Buffer;
   try {
@@ -71,21 +79,31 @@ export function acceptDelegatedChain(
   }
 
   if (candidates.length === 0) {
-    throw ceError('CE_ERR_DELEG_KEY_MISMATCH', 'No certificate request is outstanding for this delegation; ask for one with action=renew');
+    throw ceError(
+      'CE_ERR_DELEG_KEY_MISMATCH',
+      'No certificate request is outstanding for this delegation; ask for one with action=renew',
+    );
   }
   const match = candidates.find((c) => c.key.equals(leafSpki));
   if (match === undefined) {
-    throw ceError('CE_ERR_DELEG_KEY_MISMATCH', 'Certificate does not match the delegation request: it certifies another public key (sign the request this delegation answered with)');
+    throw ceError(
+      'CE_ERR_DELEG_KEY_MISMATCH',
+      'Certificate does not match the delegation request: it certifies another public key (sign the request this delegation answered with)',
+    );
   }
 
   const chain = chainDer.length === 1 ? completeFromCaller(leaf, callerChain) : chainDer;
   const r = verifyClientChain(chain, trust, now);
   if (!r.ok) {
-    if (r.kind === 'expired' || r.kind === 'not-yet-valid') throw ceError('CE_ERR_DELEG_EXPIRED', `Delegated credential refused: ${r.reason}`);
+    if (r.kind === 'expired' || r.kind === 'not-yet-valid')
+      throw ceError('CE_ERR_DELEG_EXPIRED', `Delegated credential refused: ${r.reason}`);
     throw ceError('CE_ERR_DELEG_CHAIN_REFUSED', `Delegated certificate chain refused: ${r.reason}`);
   }
   if (owner !== undefined && r.identity.dn !== owner) {
-    throw ceError('CE_ERR_DELEG_WRONG_IDENTITY', `Delegated credential belongs to ${r.identity.dn}, not to the caller ${owner}`);
+    throw ceError(
+      'CE_ERR_DELEG_WRONG_IDENTITY',
+      `Delegated credential belongs to ${r.identity.dn}, not to the caller ${owner}`,
+    );
   }
   return { chainDer: chain, matched: match.source, notAfter: r.identity.notAfter };
 }
@@ -95,13 +113,19 @@ function completeFromCaller(proxy: ParsedCertificate, callerChain: readonly Uint
   const [first] = callerChain;
   const hint = 'send the proxy followed by the chain that issued it';
   if (first === undefined) {
-    throw ceError('CE_ERR_DELEG_NOT_CALLERS_PROXY', `The body holds only the proxy certificate and the connection carries no client certificate to complete its chain with: ${hint}`);
+    throw ceError(
+      'CE_ERR_DELEG_NOT_CALLERS_PROXY',
+      `The body holds only the proxy certificate and the connection carries no client certificate to complete its chain with: ${hint}`,
+    );
   }
   const callerLeaf = parseCertificate(first);
   // The full proxy rules (subject extends the issuer's by one CN, ...) are checked on
   // the completed chain; here only that this is the caller's own link.
   if (!sameName(proxy.issuer, callerLeaf.subject)) {
-    throw ceError('CE_ERR_DELEG_NOT_CALLERS_PROXY', `The proxy certificate is issued by ${toOneline(proxy.issuer)}, not by the certificate this connection authenticated with (${callerLeaf.subjectOneline}): ${hint}`);
+    throw ceError(
+      'CE_ERR_DELEG_NOT_CALLERS_PROXY',
+      `The proxy certificate is issued by ${toOneline(proxy.issuer)}, not by the certificate this connection authenticated with (${callerLeaf.subjectOneline}): ${hint}`,
+    );
   }
   let signed: boolean;
   try {
@@ -110,7 +134,10 @@ function completeFromCaller(proxy: ParsedCertificate, callerChain: readonly Uint
     signed = false;
   }
   if (!signed) {
-    throw ceError('CE_ERR_DELEG_NOT_CALLERS_PROXY', `The proxy certificate is not signed by the key of the certificate this connection authenticated with (${callerLeaf.subjectOneline})`);
+    throw ceError(
+      'CE_ERR_DELEG_NOT_CALLERS_PROXY',
+      `The proxy certificate is not signed by the key of the certificate this connection authenticated with (${callerLeaf.subjectOneline})`,
+    );
   }
   return [Buffer.from(proxy.der), ...callerChain.map((d) => Buffer.from(d))];
 }

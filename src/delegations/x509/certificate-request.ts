@@ -20,8 +20,14 @@ export interface CertificateRequest {
 
 /** A request for `keys`, a pair made for this request alone (key-pool.ts). */
 export async function makeCertificateRequest(keys: CryptoKeyPair): Promise<CertificateRequest> {
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ keys, signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } });
-  return { keyPem: privateKeyToPem(keys.privateKey), csrPem: csr.toString('pem').replace(/\r\n/g, '\n').replace(/\n?$/, '\n') };
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    keys,
+    signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+  });
+  return {
+    keyPem: privateKeyToPem(keys.privateKey),
+    csrPem: csr.toString('pem').replace(/\r\n/g, '\n').replace(/\n?$/, '\n'),
+  };
 }
 
 /**
@@ -35,5 +41,8 @@ export function publicKeyOfPrivatePem(keyPem: string): Buffer {
 
 /** Canonical SPKI DER of a certificate's subjectPublicKeyInfo. */
 export function canonicalSpki(spkiDer: Uint8Array): Buffer {
-  return createPublicKey({ key: Buffer.from(spkiDer), format: 'der', type: 'spki' }).export({ type: 'spki', format: 'der' });
+  return createPublicKey({ key: Buffer.from(spkiDer), format: 'der', type: 'spki' }).export({
+    type: 'spki',
+    format: 'der',
+  });
 }

@@ -11,13 +11,19 @@ export function composeProxyFile(chainDer: readonly Uint8Array[], keyPkcs8Pem: s
   const [leaf, ...rest] = chainDer;
   if (leaf === undefined) throw new Error('composeProxyFile: empty chain');
   const ko = createPrivateKey(keyPkcs8Pem);
-  const keyPem = (ko.asymmetricKeyType === 'rsa' ? ko.export({ type: 'pkcs1', format: 'pem' }) : ko.export({ type: 'pkcs8', format: 'pem' })) as string;
+  const keyPem = (
+    ko.asymmetricKeyType === 'rsa'
+      ? ko.export({ type: 'pkcs1', format: 'pem' })
+      : ko.export({ type: 'pkcs8', format: 'pem' })
+  ) as string;
   return toPem(leaf) + keyPem + rest.map((c) => toPem(c)).join('');
 }
 
 /** The certificates of a proxy file, in order, as PEM (what action=get shows: no key). */
 export function certificatesPem(proxyFile: string): string {
-  return pemBlocks(proxyFile).map((d) => toPem(d)).join('');
+  return pemBlocks(proxyFile)
+    .map((d) => toPem(d))
+    .join('');
 }
 
 /** The private key block of a proxy file, as PEM. */

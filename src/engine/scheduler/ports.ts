@@ -6,7 +6,8 @@
 import type { JobRecord } from '../../store/job-record.js';
 import type { StageOutMode } from '../state-machine.js';
 
-export type StageOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly aborted?: boolean };
+export type StageOutcome =
+  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly aborted?: boolean };
 
 export interface StagingPort {
   stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome>;
@@ -24,5 +25,9 @@ export interface SessionsPort {
   check(id: string, identity: string | null): Promise<void>;
   /** Runs `fn` with the verified directory held open (a lease): data staging works only inside one. */
   withRoot<T>(id: string, identity: string | null, fn: (dir: string) => Promise<T>): Promise<T>;
-  remove(id: string, identity: string | null, o?: { readonly findRenamed?: boolean }): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
+  remove(
+    id: string,
+    identity: string | null,
+    o?: { readonly findRenamed?: boolean },
+  ): Promise<{ readonly found: string; readonly leftovers: readonly string[]; readonly keptForeign: boolean }>;
 }

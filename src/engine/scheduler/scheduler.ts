@@ -62,7 +62,13 @@ export interface SchedulerOptions {
   readonly onEnded?: (job: JobRecord) => Promise<unknown>;
   readonly now?: () => number;
   /** Told of every change of a job's position, after it is persisted (metrics). */
-  readonly onTransition?: (t: { readonly id: string; readonly createdAt: number; readonly from: Position; readonly to: Position; readonly final: boolean }) => void;
+  readonly onTransition?: (t: {
+    readonly id: string;
+    readonly createdAt: number;
+    readonly from: Position;
+    readonly to: Position;
+    readonly final: boolean;
+  }) => void;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
 }
@@ -70,7 +76,12 @@ export interface SchedulerOptions {
 /** What the scheduler asks of the job credential copies. */
 export interface JobCredentialsPort {
   /** Places the copy for the batch run; the environment entries naming it. */
-  place(jobId: string, delegationId: string | null, owner: string, account: string | undefined): Promise<{ name: string; value: string }[]>;
+  place(
+    jobId: string,
+    delegationId: string | null,
+    owner: string,
+    account: string | undefined,
+  ): Promise<{ name: string; value: string }[]>;
   remove(jobId: string): Promise<void>;
 }
 
@@ -111,7 +122,12 @@ export class Scheduler {
       if (m.state === 'ACCEPTED' && !m.pending) this.poke(j.id);
       const effects = resumeEffects(m).filter((e) => {
         if (e.type !== 'recover-batch-job') return true;
-        refs.push({ jobId: j.id, localId: e.localId, sessionDir: this.#o.sessions.pathOf(j.id), lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) });
+        refs.push({
+          jobId: j.id,
+          localId: e.localId,
+          sessionDir: this.#o.sessions.pathOf(j.id),
+          lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j),
+        });
         return false;
       });
       if (effects.length) later.push([j, effects]);
@@ -222,13 +238,16 @@ export class Scheduler {
         // One line per state change, at info: an administrator follows a job by its id.
         this.#o.log.info({ job: id, from, to, reason: t.reason }, 'job state change');
         this.#o.onTransition?.({ id, createdAt: j.createdAt, from, to, final: isFinal(t.to) });
-        await this.#o.control.append(id, 'errors', logLine(`Job state change ${from} -> ${to}   Reason: ${t.reason}`)).catch(() => undefined);
+        await this.#o.control
+          .append(id, 'errors', logLine(`Job state change ${from} -> ${to}   Reason: ${t.reason}`))
+          .catch(() => undefined);
       }
       if (changes.eraseAt !== undefined) this.#scheduleExpiry(id, changes.eraseAt);
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
       if (updated.killRequested || updated.cleanRequested || updated.restartRequested) this.poke(id);
-      if (stepOf(from) !== stepOf(to) || isFinal(t.to) || t.effects.some((e) => e.type === 'await-slot')) this.#release();
+      if (stepOf(from) !== stepOf(to) || isFinal(t.to) || t.effects.some((e) => e.type === 'await-slot'))
+        this.#release();
       return;
     }
     this.#o.log.warn({ job: id, event: event.type }, 'job kept changing; event dropped, will be looked at again');
@@ -287,7 +306,11 @@ export class Scheduler {
           break;
         case 'record-end':
           if (j.failureReason) await this.#o.control.write(j.id, 'failed', `${j.failureReason}\n`);
-          await this.#o.onEnded?.(j).catch((e: unknown) => this.#o.log.error({ err: e, job: j.id }, 'accounting record not written; written at the next start'));
+          await this.#o
+            .onEnded?.(j)
+            .catch((e: unknown) =>
+              this.#o.log.error({ err: e, job: j.id }, 'accounting record not written; written at the next start'),
+            );
           break;
         case 'wipe-session':
           await this.#releaseBatchJob(j);
@@ -309,13 +332,20 @@ export class Scheduler {
     this.#transfers.set(j.id, ac);
     const run = dir === 'in' ? this.#o.staging.stageIn(j, ac.signal) : this.#o.staging.stageOut(j, mode, ac.signal);
     void run
-      .catch((e: unknown) => ({ ok: false as const, reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}` }))
+      .catch((e: unknown) => ({
+        ok: false as const,
+        reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}`,
+      }))
       .then((r) => {
         if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
         if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
         let ev: EngineEvent;
         if (dir === 'in') {
-          if (r.ok) ev = j.description.executable === undefined ? { type: 'no-executable' } : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
+          if (r.ok)
+            ev =
+              j.description.executable === undefined
+                ? { type: 'no-executable' }
+                : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
           else ev = { type: 'staging-failed', reason: r.reason };
         } else {
           ev = r.ok ? { type: 'upload-done' } : { type: 'upload-failed', reason: r.reason };
@@ -337,16 +367,18 @@ export class Scheduler {
       .check(j.id, j.sessionIdent)
       .then(async () => {
         const env = (await this.#o.credentials?.place(j.id, j.delegationId, j.owner, spec.localAccount)) ?? [];
-        return this.#o.backend.submit(env.length === 0 ? spec : { ...spec, environment: [...spec.environment, ...env] });
+        return this.#o.backend.submit(
+          env.length === 0 ? spec : { ...spec, environment: [...spec.environment, ...env] },
+        );
       })
       .then(
-      (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
-      (e: unknown) => {
-        if (this.#stopping) return;
-        const reason = `Job submission to the batch system failed: ${e instanceof Error ? e.message : String(e)}`;
-        this.#serial(j.id, () => this.#apply(j.id, { type: 'submit-failed', reason }));
-      },
-    );
+        (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
+        (e: unknown) => {
+          if (this.#stopping) return;
+          const reason = `Job submission to the batch system failed: ${e instanceof Error ? e.message : String(e)}`;
+          this.#serial(j.id, () => this.#apply(j.id, { type: 'submit-failed', reason }));
+        },
+      );
   }
 
   #cancel(id: string, localId: string): void {
@@ -401,9 +433,16 @@ export class Scheduler {
             // Read as a job-reachable file: no links, no waiting, bounded (lrms/job-file.ts).
             const diag = await readJobFile(join(attemptDir(this.#o.lrmsJobsRoot, j), 'diag')).catch(() => undefined);
             if (diag) await this.#o.control.write(j.id, 'diag', diag);
-            await this.#o.credentials?.remove(j.id).catch((e: unknown) => this.#o.log.warn({ err: e, job: j.id }, "cannot remove the job's credential copy"));
+            await this.#o.credentials
+              ?.remove(j.id)
+              .catch((e: unknown) =>
+                this.#o.log.warn({ err: e, job: j.id }, "cannot remove the job's credential copy"),
+              );
           }
-          const ev = batchUpdateEvent(localId, u, { expectedExitCode: j.description.expectedExitCode, hold: !this.#slots.free('FINISHING') });
+          const ev = batchUpdateEvent(localId, u, {
+            expectedExitCode: j.description.expectedExitCode,
+            hold: !this.#slots.free('FINISHING'),
+          });
           await this.#apply(u.jobId, ev, extra);
         } finally {
           resolve();
@@ -443,7 +482,10 @@ export class Scheduler {
     try {
       const r = await this.#o.sessions.remove(j.id, j.sessionIdent, { findRenamed });
       if (r.found === 'link' || r.found === 'other' || r.keptForeign || r.leftovers.length > 0) {
-        this.#o.log.warn({ job: j.id, found: r.found, leftovers: r.leftovers, keptForeign: r.keptForeign }, 'session directory had been replaced by the job; removed without following it');
+        this.#o.log.warn(
+          { job: j.id, found: r.found, leftovers: r.leftovers, keptForeign: r.keptForeign },
+          'session directory had been replaced by the job; removed without following it',
+        );
       }
     } catch (e) {
       this.#o.log.warn({ err: e, job: j.id }, 'session directory not fully removed');
@@ -453,7 +495,9 @@ export class Scheduler {
   /** Before a job's files go: the backend kills anything of it still running (a daemon that outlived it). */
   async #releaseBatchJob(j: JobRecord): Promise<void> {
     if (j.localId === null || !this.#o.backend.release) return;
-    await this.#o.backend.release({ jobId: j.id, lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) }).catch((e: unknown) => this.#o.log.warn({ err: e, job: j.id }, 'batch release failed'));
+    await this.#o.backend
+      .release({ jobId: j.id, lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) })
+      .catch((e: unknown) => this.#o.log.warn({ err: e, job: j.id }, 'batch release failed'));
   }
 
   /** Wake up exactly when a job's session lifetime (or wiped-record retention) ends. */
@@ -464,10 +508,13 @@ export class Scheduler {
     if (at === null || this.#stopping) return;
     const delay = at - this.#now();
     if (delay > 24 * 3600 * 1000) return; // far away: the periodic sweep will find it
-    const t = setTimeout(() => {
-      this.#expiry.delete(id);
-      this.#sweepNow();
-    }, Math.max(0, delay) + 5);
+    const t = setTimeout(
+      () => {
+        this.#expiry.delete(id);
+        this.#sweepNow();
+      },
+      Math.max(0, delay) + 5,
+    );
     t.unref();
     this.#expiry.set(id, t);
   }
@@ -515,5 +562,11 @@ export function ms(j: JobRecord): MachineState {
 }
 
 function stepOf(p: Position): SlotStep | undefined {
-  return p === 'PREPARING' ? 'PREPARING' : p === 'SUBMIT' || p === 'INLRMS' ? 'SUBMIT' : p === 'FINISHING' ? 'FINISHING' : undefined;
+  return p === 'PREPARING'
+    ? 'PREPARING'
+    : p === 'SUBMIT' || p === 'INLRMS'
+      ? 'SUBMIT'
+      : p === 'FINISHING'
+        ? 'FINISHING'
+        : undefined;
 }

@@ -35,9 +35,15 @@ export interface Limits {
 }
 
 /** Positions counted against the per-user limit: picked up and not yet ended. */
-const IN_PROCESS = (p: Position): boolean => p !== 'ACCEPTED' && p !== 'PENDING:ACCEPTED' && p !== 'FINISHED' && p !== 'DELETED';
+const IN_PROCESS = (p: Position): boolean =>
+  p !== 'ACCEPTED' && p !== 'PENDING:ACCEPTED' && p !== 'FINISHED' && p !== 'DELETED';
 
-const STEP_OF: Partial<Record<Position, SlotStep>> = { PREPARING: 'PREPARING', SUBMIT: 'SUBMIT', INLRMS: 'SUBMIT', FINISHING: 'FINISHING' };
+const STEP_OF: Partial<Record<Position, SlotStep>> = {
+  PREPARING: 'PREPARING',
+  SUBMIT: 'SUBMIT',
+  INLRMS: 'SUBMIT',
+  FINISHING: 'FINISHING',
+};
 
 export class Slots {
   readonly #limits: Limits;
@@ -45,7 +51,12 @@ export class Slots {
   readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
   readonly #perOwner = new Map<string, number>();
   readonly #runningPerOwner = new Map<string, number>();
-  readonly #waiting: Record<WaitStep, Map<string, string[]>> = { ACCEPT: new Map(), PREPARING: new Map(), SUBMIT: new Map(), FINISHING: new Map() };
+  readonly #waiting: Record<WaitStep, Map<string, string[]>> = {
+    ACCEPT: new Map(),
+    PREPARING: new Map(),
+    SUBMIT: new Map(),
+    FINISHING: new Map(),
+  };
   readonly #turn: Record<WaitStep, string[]> = { ACCEPT: [], PREPARING: [], SUBMIT: [], FINISHING: [] };
   #pickedUp = 0;
   /** Jobs handed an ACCEPT slot by takeNext, not yet picked up: counted as picked up. */
@@ -95,7 +106,12 @@ export class Slots {
       const max = this.#limits.maxActive ?? 0;
       return max === 0 || this.#pickedUp + this.#granted.size < max;
     }
-    const max = step === 'PREPARING' ? this.#limits.maxPreparing : step === 'SUBMIT' ? this.#limits.maxRunning : this.#limits.maxFinishing;
+    const max =
+      step === 'PREPARING'
+        ? this.#limits.maxPreparing
+        : step === 'SUBMIT'
+          ? this.#limits.maxRunning
+          : this.#limits.maxFinishing;
     return max === 0 || this.#inStep[step] < max;
   }
 

@@ -9,7 +9,14 @@ import { logLine, type ControlDir } from '../../store/control-dir.js';
 import type { JobRecord } from '../../store/job-record.js';
 import type { SessionsPort, StagingPort } from './ports.js';
 import { isCeError } from '../../errors/ce-error.js';
-import { FileCache, Stager, type SessionAccess, type StageInFile, type StageOutFile, type StageResult } from '../../staging/index.js';
+import {
+  FileCache,
+  Stager,
+  type SessionAccess,
+  type StageInFile,
+  type StageOutFile,
+  type StageResult,
+} from '../../staging/index.js';
 import type { CredentialSource } from '../../staging/credentials.js';
 
 export interface StagingDeps {
@@ -34,15 +41,23 @@ const clean = (n: string): string => n.replace(/^\/+/, '').replace(/\/+$/, '');
 export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> {
   const s = d.config.staging;
   const cache = s.cache.enabled
-    ? await FileCache.open({ dir: d.cacheDir, maxBytes: s.cache.maxBytes, accessRecheckMs: s.cache.accessRecheckSeconds * 1000, lockStaleMs: s.cache.lockStaleSeconds * 1000, logger: d.log })
+    ? await FileCache.open({
+        dir: d.cacheDir,
+        maxBytes: s.cache.maxBytes,
+        accessRecheckMs: s.cache.accessRecheckSeconds * 1000,
+        lockStaleMs: s.cache.lockStaleSeconds * 1000,
+        logger: d.log,
+      })
     : undefined;
   const stager = new Stager({ config: s, credentials: d.credentials, ...(cache ? { cache } : {}), logger: d.log });
   const waiters = new Map<string, Set<() => void>>();
 
   const record = async (j: JobRecord, r: StageResult, dir: 'in' | 'out'): Promise<void> => {
     d.onResult?.(dir, r);
-    if (r.control.statistics.length) await d.control.append(j.id, 'statistics', r.control.statistics.map((l) => `${l}\n`).join(''));
-    if (dir === 'out' && r.control.outputStatus.length) await d.control.append(j.id, 'output_status', r.control.outputStatus.map((l) => `${l}\n`).join(''));
+    if (r.control.statistics.length)
+      await d.control.append(j.id, 'statistics', r.control.statistics.map((l) => `${l}\n`).join(''));
+    if (dir === 'out' && r.control.outputStatus.length)
+      await d.control.append(j.id, 'output_status', r.control.outputStatus.map((l) => `${l}\n`).join(''));
     for (const f of r.failures) await d.control.append(j.id, 'errors', logLine(f));
   };
 
@@ -52,13 +67,17 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
    * instead of having the service read, write or prune elsewhere, and a job waiting for
    * uploads or a transfer slot holds no descriptor meanwhile.
    */
-  const inSession = async (j: JobRecord, fn: (session: SessionAccess) => Promise<StageResult>): Promise<StageResult | { replaced: string }> => {
+  const inSession = async (
+    j: JobRecord,
+    fn: (session: SessionAccess) => Promise<StageResult>,
+  ): Promise<StageResult | { replaced: string }> => {
     try {
       await d.sessions.check(j.id, j.sessionIdent);
     } catch (e) {
       if (!isCeError(e)) throw e;
       // Refused before any transfer: replaced (409) or gone (the job removed it).
-      const reason = e.code === 'CE_ERR_SESSION_NOT_FOUND' ? `The session directory of job ${j.id} is missing` : e.message;
+      const reason =
+        e.code === 'CE_ERR_SESSION_NOT_FOUND' ? `The session directory of job ${j.id} is missing` : e.message;
       await d.control.append(j.id, 'errors', logLine(reason));
       return { replaced: reason };
     }
@@ -83,38 +102,45 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         executable: f.executable || clean(f.name) === clean(desc.executable ?? ''),
         ...(f.delegationId !== undefined ? { delegationId: f.delegationId } : {}),
       }));
-      const uploaded = async (): Promise<Set<string>> => new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
-      const r = await inSession(j, (session) => stager.stageIn(
-        {
-          id: j.id,
-          owner: j.owner,
-          session,
-          files,
-          ...(j.delegationId ? { delegationId: j.delegationId } : {}),
-          preparingSince: new Date(j.updatedAt),
-          uploads: {
-            isUploaded: async (path) => (await uploaded()).has(path),
-            changed: (sig) =>
-              new Promise<void>((resolve) => {
-                let set = waiters.get(j.id);
-                if (!set) waiters.set(j.id, (set = new Set()));
-                const done = (): void => {
-                  set?.delete(done);
-                  // An abandoned wait (job killed or cleaned) leaves no empty entry behind.
-                  if (set?.size === 0 && waiters.get(j.id) === set) waiters.delete(j.id);
-                  resolve();
-                };
-                set.add(done);
-                sig.addEventListener('abort', done, { once: true });
-              }),
+      const uploaded = async (): Promise<Set<string>> =>
+        new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
+      const r = await inSession(j, (session) =>
+        stager.stageIn(
+          {
+            id: j.id,
+            owner: j.owner,
+            session,
+            files,
+            ...(j.delegationId ? { delegationId: j.delegationId } : {}),
+            preparingSince: new Date(j.updatedAt),
+            uploads: {
+              isUploaded: async (path) => (await uploaded()).has(path),
+              changed: (sig) =>
+                new Promise<void>((resolve) => {
+                  let set = waiters.get(j.id);
+                  if (!set) waiters.set(j.id, (set = new Set()));
+                  const done = (): void => {
+                    set?.delete(done);
+                    // An abandoned wait (job killed or cleaned) leaves no empty entry behind.
+                    if (set?.size === 0 && waiters.get(j.id) === set) waiters.delete(j.id);
+                    resolve();
+                  };
+                  set.add(done);
+                  sig.addEventListener('abort', done, { once: true });
+                }),
+            },
           },
-        },
-        signal,
-      ));
+          signal,
+        ),
+      );
       if ('replaced' in r) return { ok: false, reason: r.replaced };
       await record(j, r, 'in');
       if (r.ok) return { ok: true };
-      return { ok: false, reason: r.failureReason ?? 'Data download failed', ...(r.cancelled ? { aborted: true } : {}) };
+      return {
+        ok: false,
+        reason: r.failureReason ?? 'Data download failed',
+        ...(r.cancelled ? { aborted: true } : {}),
+      };
     },
     async stageOut(j, mode, signal) {
       const desc = j.description;
@@ -124,7 +150,10 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         ...(o.urlOptions ? { options: o.urlOptions } : {}),
         ...(o.delegationId !== undefined ? { delegationId: o.delegationId } : {}),
         // Outputs without a target stay for the client whatever the outcome (A-REX).
-        when: o.target === undefined ? { success: true, failure: true, cancel: true } : { success: o.options.useIfSuccess, failure: o.options.useIfFailure, cancel: o.options.useIfCancel },
+        when:
+          o.target === undefined
+            ? { success: true, failure: true, cancel: true }
+            : { success: o.options.useIfSuccess, failure: o.options.useIfFailure, cancel: o.options.useIfCancel },
       }));
       // Unlike A-REX, stdout, stderr and the log directory are always kept, listed or not.
       const listed = new Set(files.map((f) => clean(f.name)));
@@ -133,9 +162,23 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
       }
       // A failed job that may be restarted keeps its client-uploaded inputs (A-REX §7.3).
       if (mode !== 'success' && j.rerunsLeft > 0) {
-        for (const f of desc.inputFiles) if (f.source === undefined && !listed.has(clean(f.name))) files.push({ name: f.name, when: { success: true, failure: true, cancel: true } });
+        for (const f of desc.inputFiles)
+          if (f.source === undefined && !listed.has(clean(f.name)))
+            files.push({ name: f.name, when: { success: true, failure: true, cancel: true } });
       }
-      const r = await inSession(j, (session) => stager.stageOut({ id: j.id, owner: j.owner, session, files, ...(j.delegationId ? { delegationId: j.delegationId } : {}), outcome: mode }, signal));
+      const r = await inSession(j, (session) =>
+        stager.stageOut(
+          {
+            id: j.id,
+            owner: j.owner,
+            session,
+            files,
+            ...(j.delegationId ? { delegationId: j.delegationId } : {}),
+            outcome: mode,
+          },
+          signal,
+        ),
+      );
       if ('replaced' in r) return { ok: false, reason: r.replaced };
       await record(j, r, 'out');
       if (r.ok) return { ok: true };

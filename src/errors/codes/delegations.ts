@@ -18,5 +18,8 @@ export const delegationErrors = {
   CE_ERR_DELEG_NO_CREDENTIAL: { status: 409, message: 'Delegation holds no credential yet' },
   CE_ERR_DELEG_IN_USE: { status: 409, message: 'Delegation is in use by active jobs' },
   CE_ERR_DELEG_TOO_MANY: { status: 403, message: 'Too many delegations for this user' },
-  CE_ERR_DELEG_NOT_CALLERS_PROXY: { status: 400, message: "Delegated proxy alone is not issued by the caller's certificate" },
+  CE_ERR_DELEG_NOT_CALLERS_PROXY: {
+    status: 400,
+    message: "Delegated proxy alone is not issued by the caller's certificate",
+  },
 } as const satisfies ErrorTable;

@@ -20,6 +20,9 @@ export const httpErrors = {
   CE_ERR_HTTP_CROSS_SITE: { status: 403, message: 'Cross-site request refused' },
   CE_ERR_HTTP_TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests in progress for this identity' },
   CE_ERR_HTTP_TOO_MANY_CONNECTIONS: { status: 503, message: 'Too many connections for this identity' },
-  CE_ERR_HTTP_CLIENT_ABORTED: { status: 400, message: 'The client closed the connection before the request was complete' },
+  CE_ERR_HTTP_CLIENT_ABORTED: {
+    status: 400,
+    message: 'The client closed the connection before the request was complete',
+  },
   CE_ERR_HTTP_BODY_TOO_SLOW: { status: 408, message: 'Request body arriving too slowly' },
 } as const satisfies ErrorTable;

@@ -22,7 +22,10 @@ export const jobdescErrors = {
   CE_ERR_JOBDESC_XML_MALFORMED: { status: 422, message: 'Unable to parse job description.' },
   CE_ERR_JOBDESC_ADL_INVALID: { status: 422, message: 'emies:adl parsing error' },
   CE_ERR_JOBDESC_XRSL_INVALID: { status: 422, message: 'nordugrid:xrsl parsing error' },
-  CE_ERR_JOBDESC_NOT_RECOGNISED: { status: 422, message: 'No job description parser was able to interpret job description' },
+  CE_ERR_JOBDESC_NOT_RECOGNISED: {
+    status: 422,
+    message: 'No job description parser was able to interpret job description',
+  },
   // Per item: acceptance checks, in A-REX's order.
   CE_ERR_JOBDESC_RTE_UNRESOLVED: { status: 422, message: 'Runtime environments have not been resolved.' },
   CE_ERR_JOBDESC_ACL_NO_CONTENT: { status: 422, message: 'acl element wrongly formatted - missing Content element' },
@@ -37,14 +40,25 @@ export const jobdescErrors = {
   CE_ERR_JOBDESC_SLOTS: { status: 422, message: 'SlotsPerHost exceeding NumberOfSlots is not supported' },
   CE_ERR_JOBDESC_SLOTS_INVALID: { status: 422, message: 'NumberOfSlots and SlotsPerHost must be at least 1' },
   CE_ERR_JOBDESC_COPROCESSOR: { status: 422, message: 'Coprocessor is not supported yet.' },
-  CE_ERR_JOBDESC_DYNAMIC_OUTPUT: { status: 422, message: 'Dynamic output files and no delegation assigned to job are incompatible.' },
+  CE_ERR_JOBDESC_DYNAMIC_OUTPUT: {
+    status: 422,
+    message: 'Dynamic output files and no delegation assigned to job are incompatible.',
+  },
   // Per item: checks A-REX does not make at submission (it fails the job later instead).
   CE_ERR_JOBDESC_BAD_PATH: { status: 422, message: 'File name must stay inside the session directory' },
-  CE_ERR_JOBDESC_RTE_UNKNOWN: { status: 422, message: 'Requested RunTimeEnvironment is missing, broken or not enabled.' },
+  CE_ERR_JOBDESC_RTE_UNKNOWN: {
+    status: 422,
+    message: 'Requested RunTimeEnvironment is missing, broken or not enabled.',
+  },
   CE_ERR_JOBDESC_QUEUE_LIMIT: { status: 422, message: 'Requested resources exceed the limits of the queue' },
-  CE_ERR_JOBDESC_NOTIFY: { status: 422, message: 'E-mail notification (notify) is not supported by this service: remove the attribute; the job state can be polled' },
+  CE_ERR_JOBDESC_NOTIFY: {
+    status: 422,
+    message:
+      'E-mail notification (notify) is not supported by this service: remove the attribute; the job state can be polled',
+  },
   CE_ERR_JOBDESC_JOB_REPORT: {
     status: 422,
-    message: 'Job reports to accounting services (jobreport, RemoteLogging) are not sent by this service: remove the attribute; the site publishes accounting records itself',
+    message:
+      'Job reports to accounting services (jobreport, RemoteLogging) are not sent by this service: remove the attribute; the site publishes accounting records itself',
   },
 } as const satisfies ErrorTable;

@@ -6,7 +6,10 @@ export const jobErrors = {
   CE_ERR_JOB_WRONG_SUBRESOURCE: { status: 404, message: 'Wrong job sub-resource requested' },
   CE_ERR_JOB_NOT_FOUND: { status: 404, message: 'Job not found' },
   CE_ERR_JOB_BAD_INSTANCES: { status: 400, message: 'Wrong number of instances specified' },
-  CE_ERR_JOB_INSTANCES_WITH_BULK: { status: 400, message: 'No multiple descriptions and multiple instances simultaneously' },
+  CE_ERR_JOB_INSTANCES_WITH_BULK: {
+    status: 400,
+    message: 'No multiple descriptions and multiple instances simultaneously',
+  },
   CE_ERR_JOB_TOO_MANY_INSTANCES: { status: 403, message: 'Number of requested instances exceeds allowed limit' },
   CE_ERR_JOB_BAD_ID_LIST: { status: 400, message: 'Malformed job id list' },
   CE_ERR_JOB_TOO_MANY_IDS: { status: 413, message: 'Too many job ids in one request' },

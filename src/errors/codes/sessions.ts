@@ -23,6 +23,9 @@ export const sessionErrors = {
   CE_ERR_SESSION_BUSY: { status: 409, message: 'Directory changed during the operation' },
   CE_ERR_SESSION_NO_SPACE: { status: 507, message: 'Insufficient Storage' },
   CE_ERR_SESSION_JOB_QUOTA: { status: 413, message: 'Upload quota of the job exceeded' },
-  CE_ERR_SESSION_REPLACED: { status: 409, message: 'The session directory was replaced by the job; it is not accessed' },
+  CE_ERR_SESSION_REPLACED: {
+    status: 409,
+    message: 'The session directory was replaced by the job; it is not accessed',
+  },
   CE_ERR_SESSION_LISTING_TOO_LARGE: { status: 403, message: 'Directory has too many entries to list' },
 } as const satisfies ErrorTable;

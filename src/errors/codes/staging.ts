@@ -16,7 +16,10 @@ export const stagingErrors = {
   CE_ERR_STAGING_BAD_CHECKSUM: { status: 400, message: 'Unsupported or malformed checksum' },
   CE_ERR_STAGING_NO_CREDENTIAL: { status: 403, message: 'Delegated credential not available for the transfer' },
   CE_ERR_STAGING_ACCESS_DENIED: { status: 403, message: 'Access to the source denied for this user' },
-  CE_ERR_STAGING_USER_FILE_TIMEOUT: { status: 504, message: 'Timeout waiting for an input file uploaded by the client' },
+  CE_ERR_STAGING_USER_FILE_TIMEOUT: {
+    status: 504,
+    message: 'Timeout waiting for an input file uploaded by the client',
+  },
   CE_ERR_STAGING_USER_FILE_INVALID: { status: 400, message: 'Input file uploaded by the client is not acceptable' },
   CE_ERR_STAGING_LOCAL_IO: { status: 500, message: 'Local file system error during data staging' },
   CE_ERR_STAGING_CANCELLED: { status: 409, message: 'Data staging cancelled' },

@@ -79,7 +79,8 @@ export function rootLocalName(text: string): string | undefined {
 export function parseAdlBody(text: string, limits: ParseLimits = defaultParseLimits): AdlBody {
   // A single description over the size limit is refused without building its tree.
   if (text.length > limits.maxDescriptionBytes / 4 && Buffer.byteLength(text, 'utf8') > limits.maxDescriptionBytes) {
-    if (rootLocalName(text) !== 'ActivityDescriptions') return { multi: false, items: [itemFailure('CE_ERR_JOBDESC_TOO_BIG')] };
+    if (rootLocalName(text) !== 'ActivityDescriptions')
+      return { multi: false, items: [itemFailure('CE_ERR_JOBDESC_TOO_BIG')] };
   }
   let root: XmlElement;
   try {
@@ -94,7 +95,10 @@ export function parseAdlBody(text: string, limits: ParseLimits = defaultParseLim
     if (!(e instanceof XmlParseError)) throw e;
     // saxes prefixes its own "line:column: "; the position is repeated at the end anyway.
     const detail = e.message.replace(/^\d+:\d+: /, '');
-    return { multi: false, items: [itemFailure('CE_ERR_JOBDESC_XML_MALFORMED', `Unable to parse job description.\nXML: ${detail}`)] };
+    return {
+      multi: false,
+      items: [itemFailure('CE_ERR_JOBDESC_XML_MALFORMED', `Unable to parse job description.\nXML: ${detail}`)],
+    };
   }
   if (localName(root) !== 'ActivityDescriptions') return { multi: false, items: [one(root, text, {})] };
 
@@ -102,9 +106,11 @@ export function parseAdlBody(text: string, limits: ParseLimits = defaultParseLim
   const items: SubmissionItem[] = [];
   for (const c of root.children) {
     if (typeof c === 'string') continue;
-    if (items.length >= limits.maxItems) throw ceError('CE_ERR_JOBDESC_TOO_MANY_ITEMS', `More than ${limits.maxItems} job descriptions in one request`);
+    if (items.length >= limits.maxItems)
+      throw ceError('CE_ERR_JOBDESC_TOO_MANY_ITEMS', `More than ${limits.maxItems} job descriptions in one request`);
     const itemText = renderStandalone(c, inherited);
-    if (Buffer.byteLength(itemText, 'utf8') > limits.maxDescriptionBytes) items.push(itemFailure('CE_ERR_JOBDESC_TOO_BIG'));
+    if (Buffer.byteLength(itemText, 'utf8') > limits.maxDescriptionBytes)
+      items.push(itemFailure('CE_ERR_JOBDESC_TOO_BIG'));
     else items.push(one(c, itemText, inherited));
   }
   return { multi: true, items };

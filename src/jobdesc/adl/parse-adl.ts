@@ -112,7 +112,10 @@ function boolAttr(e: XmlElement, name: string, what: string): boolean | undefine
 }
 
 /** Parses a root element known to be `{ADL}ActivityDescription`; throws AdlError. */
-export function adlToJobDescription(root: XmlElement, inheritedNs: Readonly<Record<string, string>> = {}): JobDescription {
+export function adlToJobDescription(
+  root: XmlElement,
+  inheritedNs: Readonly<Record<string, string>> = {},
+): JobDescription {
   const d = emptyJobDescription('adl');
   const ns = inScopeNamespaces(root, inheritedNs);
   for (const [name, c] of adlChildren(root)) {
@@ -192,7 +195,8 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
         case 'ExpirationTime': {
           // Not acted upon by A-REX; only validated. Without `optional="true"` a bad time is an error.
           const optional = boolAttr(c, 'optional', 'ExpirationTime') === true;
-          if (parseArcTime(textOf(c)) === undefined && !optional) fail(`ExpirationTime '${text(c)}' is not a valid time`);
+          if (parseArcTime(textOf(c)) === undefined && !optional)
+            fail(`ExpirationTime '${text(c)}' is not a valid time`);
           break;
         }
         case 'WipeTime': {
@@ -235,7 +239,8 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
           const kids = childElements(c);
           const inner = kids[0];
           const scope = inScopeNamespaces(c, ns);
-          if (kids.some((k) => localName(k) === 'Content' || localName(k) === 'Type')) d.accessControl = accessControlFromElement(c, ns);
+          if (kids.some((k) => localName(k) === 'Content' || localName(k) === 'Type'))
+            d.accessControl = accessControlFromElement(c, ns);
           else if (inner) d.accessControl = accessControlFromElement(inner, scope);
           else {
             try {
@@ -266,7 +271,9 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
 function notification(n: XmlElement, d: JobDescription): void {
   const protocol = optText(n, 'Protocol') ?? '';
   if (protocol !== 'email') fail(`Notification Protocol must be 'email', not '${protocol}'`);
-  const recipients = all(n, 'Recipient').map(text).filter((r) => r !== '');
+  const recipients = all(n, 'Recipient')
+    .map(text)
+    .filter((r) => r !== '');
   if (recipients.length === 0) fail('Notification without Recipient');
   const states: NotifyState[] = [];
   for (const s of all(n, 'OnState')) {
@@ -286,7 +293,10 @@ function resources(res: XmlElement, d: JobDescription): void {
         const rname = optText(c, 'Name') ?? '';
         if (rname === '') fail('RuntimeEnvironment without Name');
         const version = optText(c, 'Version');
-        const rte: RuntimeEnvironmentRequest = { name: version ? `${rname}-${version}` : rname, options: all(c, 'Option').map(text) };
+        const rte: RuntimeEnvironmentRequest = {
+          name: version ? `${rname}-${version}` : rname,
+          options: all(c, 'Option').map(text),
+        };
         if (boolAttr(c, 'optional', 'RuntimeEnvironment') === true) rte.optional = true;
         d.runtimeEnvironments.push(rte);
         break;
@@ -297,7 +307,8 @@ function resources(res: XmlElement, d: JobDescription): void {
         if (pps) integer(pps, 'ProcessesPerSlot');
         const tpp = first(c, 'ThreadsPerProcess');
         if (tpp) integer(tpp, 'ThreadsPerProcess');
-        for (const o of all(c, 'Option')) if ((optText(o, 'Name') ?? '') === '') fail('ParallelEnvironment Option without Name');
+        for (const o of all(c, 'Option'))
+          if ((optText(o, 'Name') ?? '') === '') fail('ParallelEnvironment Option without Name');
         break;
       }
       case 'Coprocessor': {
@@ -313,7 +324,8 @@ function resources(res: XmlElement, d: JobDescription): void {
         break;
       case 'NodeAccess': {
         const v = text(c);
-        if (v !== 'inbound' && v !== 'outbound' && v !== 'inoutbound') fail(`NodeAccess must be inbound, outbound or inoutbound, not '${v}'`);
+        if (v !== 'inbound' && v !== 'outbound' && v !== 'inoutbound')
+          fail(`NodeAccess must be inbound, outbound or inoutbound, not '${v}'`);
         break;
       }
       case 'IndividualPhysicalMemory': {
@@ -446,7 +458,8 @@ function outputFile(e: XmlElement): OutputFile {
       replica = { url: loc };
     }
     if (i > 0) {
-      if (kind === 'url') (f.locations ??= []).push(opts && Object.keys(opts).length > 0 ? { url: uri, options: opts } : { url: uri });
+      if (kind === 'url')
+        (f.locations ??= []).push(opts && Object.keys(opts).length > 0 ? { url: uri, options: opts } : { url: uri });
       if (replica) (f.locations ??= []).push(replica);
       return;
     }
@@ -460,7 +473,8 @@ function outputFile(e: XmlElement): OutputFile {
     const flag = first(t, 'CreationFlag');
     if (flag) {
       const v = text(flag);
-      if (v !== 'overwrite' && v !== 'append' && v !== 'dontOverwrite') fail(`CreationFlag must be overwrite, append or dontOverwrite, not '${v}'`);
+      if (v !== 'overwrite' && v !== 'append' && v !== 'dontOverwrite')
+        fail(`CreationFlag must be overwrite, append or dontOverwrite, not '${v}'`);
       f.options.creationFlag = v;
     }
     const uif = first(t, 'UseIfFailure');

@@ -11,7 +11,14 @@
 import { parseAccessControlText } from '../access-control.js';
 import { parseArcTime } from '../arc-time.js';
 import { classifyLocation, isRemoteUrl } from '../locations.js';
-import { emptyJobDescription, type FileLocation, type InputFile, type JobDescription, type NotifyState, type OutputFile } from '../model.js';
+import {
+  emptyJobDescription,
+  type FileLocation,
+  type InputFile,
+  type JobDescription,
+  type NotifyState,
+  type OutputFile,
+} from '../model.js';
 import { putOption } from '../option-record.js';
 import { parsePeriod } from '../period.js';
 import { parseStrictInt, parseUnsigned, parseYesNo } from '../values.js';
@@ -25,16 +32,56 @@ const REPEATABLE = new Set(['runtimeenvironment']);
 
 /** Known attributes A-REX parses but does not act on; everything unknown is ignored too. */
 const IGNORED = new Set([
-  'gridtime', 'middleware', 'opsys', 'architecture', 'cluster', 'replicacollection', 'nodeaccess',
-  'hostname', 'jobid', 'clientxrsl', 'clientsoftware', 'savestate',
+  'gridtime',
+  'middleware',
+  'opsys',
+  'architecture',
+  'cluster',
+  'replicacollection',
+  'nodeaccess',
+  'hostname',
+  'jobid',
+  'clientxrsl',
+  'clientsoftware',
+  'savestate',
 ]);
 
 /** Attributes with semantics below (single-definition rule applies). */
 const KNOWN = new Set([
-  'executable', 'arguments', 'stdin', 'stdout', 'stderr', 'join', 'inputfiles', 'outputfiles', 'executables', 'cache',
-  'delegationid', 'queue', 'starttime', 'lifetime', 'cputime', 'walltime', 'benchmarks', 'memory', 'disk', 'gmlog',
-  'jobname', 'ftpthreads', 'acl', 'notify', 'rerun', 'priority', 'dryrun', 'environment', 'count', 'countpernode',
-  'exclusiveexecution', 'jobreport', 'credentialserver', 'action',
+  'executable',
+  'arguments',
+  'stdin',
+  'stdout',
+  'stderr',
+  'join',
+  'inputfiles',
+  'outputfiles',
+  'executables',
+  'cache',
+  'delegationid',
+  'queue',
+  'starttime',
+  'lifetime',
+  'cputime',
+  'walltime',
+  'benchmarks',
+  'memory',
+  'disk',
+  'gmlog',
+  'jobname',
+  'ftpthreads',
+  'acl',
+  'notify',
+  'rerun',
+  'priority',
+  'dryrun',
+  'environment',
+  'count',
+  'countpernode',
+  'exclusiveexecution',
+  'jobreport',
+  'credentialserver',
+  'action',
 ]);
 
 /** Single-valued attributes copied as they are into a model field ("" = not given). */
@@ -82,9 +129,16 @@ function seqList(r: EvalRelation, length?: number): string[][] {
   for (const v of r.values) {
     if (typeof v === 'string') fail(`Value of attribute '${r.attribute}' is not sequence`, r.start);
     if (length !== undefined && v.items.length !== length) {
-      fail(`Value of attribute '${r.attribute}' has wrong sequence length: Expected ${length}, found ${v.items.length}`, v.start);
+      fail(
+        `Value of attribute '${r.attribute}' has wrong sequence length: Expected ${length}, found ${v.items.length}`,
+        v.start,
+      );
     }
-    out.push(v.items.map((x: EvalValue) => (typeof x === 'string' ? x : fail(`Value of attribute '${r.attribute}' is not a string`, x.start))));
+    out.push(
+      v.items.map((x: EvalValue) =>
+        typeof x === 'string' ? x : fail(`Value of attribute '${r.attribute}' is not a string`, x.start),
+      ),
+    );
   }
   return out;
 }
@@ -105,7 +159,8 @@ function duration(r: EvalRelation): number | undefined {
 function megabytes(r: EvalRelation): number | undefined {
   const v = single(r);
   const n = parseUnsigned(v);
-  if (n === undefined) fail(`Value of attribute '${r.attribute}' must be a whole number of megabytes ('${v}')`, r.start);
+  if (n === undefined)
+    fail(`Value of attribute '${r.attribute}' must be a whole number of megabytes ('${v}')`, r.start);
   return n > 0 ? n * MiB : undefined;
 }
 
@@ -258,13 +313,18 @@ export function interpretXrsl(relations: readonly EvalRelation[]): JobDescriptio
         cache = single(r);
         break;
       case 'delegationid': {
-        if (r.op !== '=') fail(`Invalid comparison operator '${r.op}' used at 'delegationid' attribute, only "=" is allowed.`, r.start);
+        if (r.op !== '=')
+          fail(`Invalid comparison operator '${r.op}' used at 'delegationid' attribute, only "=" is allowed.`, r.start);
         const v = optionalSingle(r);
         if (v !== undefined) d.delegationId = v;
         break;
       }
       case 'queue': {
-        if (r.op !== '=') fail(`Invalid comparison operator '${r.op}' used at 'queue' attribute in 'GRIDMANAGER' dialect, only "=" is allowed`, r.start);
+        if (r.op !== '=')
+          fail(
+            `Invalid comparison operator '${r.op}' used at 'queue' attribute in 'GRIDMANAGER' dialect, only "=" is allowed`,
+            r.start,
+          );
         const v = optionalSingle(r);
         if (v !== undefined) d.queue = v;
         break;
@@ -296,7 +356,8 @@ export function interpretXrsl(relations: readonly EvalRelation[]): JobDescriptio
         // `cputime` is absent. We publish no benchmarks, so the time is not scaled.
         for (const [, value, time] of seqList(r, 3)) {
           const t = parsePeriod(time ?? '', 1);
-          if (benchmarkCpu === undefined && t !== undefined && t > 0 && Number.isFinite(Number(value))) benchmarkCpu = t;
+          if (benchmarkCpu === undefined && t !== undefined && t > 0 && Number.isFinite(Number(value)))
+            benchmarkCpu = t;
         }
         break;
       case 'memory': {
@@ -311,7 +372,8 @@ export function interpretXrsl(relations: readonly EvalRelation[]): JobDescriptio
       }
       case 'runtimeenvironment': {
         const [name, ...options] = list(r);
-        if (name === undefined || name === '') fail("Value of attribute 'runtimeenvironment' expected not to be empty", r.start);
+        if (name === undefined || name === '')
+          fail("Value of attribute 'runtimeenvironment' expected not to be empty", r.start);
         const rte: JobDescription['runtimeEnvironments'][number] = { name, options };
         if (r.op !== '=') rte.constraint = r.op;
         d.runtimeEnvironments.push(rte);
@@ -319,7 +381,8 @@ export function interpretXrsl(relations: readonly EvalRelation[]): JobDescriptio
       }
       case 'ftpthreads': {
         const n = parseStrictInt(single(r));
-        if (n === undefined || n < 1 || n > 10) fail('The value of the ftpthreads attribute must be a number from 1 to 10', r.start);
+        if (n === undefined || n < 1 || n > 10)
+          fail('The value of the ftpthreads attribute must be a number from 1 to 10', r.start);
         threads = n;
         break;
       }
@@ -407,7 +470,11 @@ export function interpretXrsl(relations: readonly EvalRelation[]): JobDescriptio
     for (const f of d.inputFiles) byName.set(f.name, f);
     for (const name of executables.names) {
       const f = byName.get(name);
-      if (!f) fail(`File '${name}' in the 'executables' attribute is not present in the 'inputfiles' attribute`, executables.at);
+      if (!f)
+        fail(
+          `File '${name}' in the 'executables' attribute is not present in the 'inputfiles' attribute`,
+          executables.at,
+        );
       f.executable = true;
     }
   }

@@ -68,7 +68,13 @@ class Evaluator {
   collect(node: RslNode, scope: Scope, out: EvalRelation[], alts: EvalRelation[][]): void {
     if (node.kind === 'relation') {
       if (node.attribute === 'rslsubstitution') this.substitution(node, scope);
-      else out.push({ attribute: node.attribute, op: node.op, values: this.values(node.values, scope), start: node.start });
+      else
+        out.push({
+          attribute: node.attribute,
+          op: node.op,
+          values: this.values(node.values, scope),
+          start: node.start,
+        });
       return;
     }
     if (node.op === '+') throw new RslError('Multi-request operator only allowed at top level', node.start, 'semantic');
@@ -94,8 +100,10 @@ class Evaluator {
       if (typeof v === 'string') throw new RslError('RSL substitution is not a sequence', rel.start, 'semantic');
       if (v.items.length !== 2) throw new RslError('RSL substitution sequence is not of length 2', v.start, 'semantic');
       const [name, value] = v.items;
-      if (typeof name !== 'string') throw new RslError('RSL substitution variable name does not evaluate to a literal', v.start, 'semantic');
-      if (typeof value !== 'string') throw new RslError('RSL substitution variable value does not evaluate to a literal', v.start, 'semantic');
+      if (typeof name !== 'string')
+        throw new RslError('RSL substitution variable name does not evaluate to a literal', v.start, 'semantic');
+      if (typeof value !== 'string')
+        throw new RslError('RSL substitution variable value does not evaluate to a literal', v.start, 'semantic');
       scope.define(name, value);
     }
   }
@@ -137,6 +145,7 @@ class Evaluator {
 
   private charge(n: number, at: number): void {
     this.budget.remaining -= n;
-    if (this.budget.remaining < 0) throw new RslError('Variable substitution expands beyond the allowed size', at, 'semantic');
+    if (this.budget.remaining < 0)
+      throw new RslError('Variable substitution expands beyond the allowed size', at, 'semantic');
   }
 }

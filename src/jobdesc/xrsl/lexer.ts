@@ -56,7 +56,9 @@ export class RslLexer {
 
   /** At `(` that opens a comment rather than a group or sequence. */
   atComment(): boolean {
-    return this.pos + 1 < this.n && this.text.charCodeAt(this.pos) === 0x28 && this.text.charCodeAt(this.pos + 1) === 0x2a;
+    return (
+      this.pos + 1 < this.n && this.text.charCodeAt(this.pos) === 0x28 && this.text.charCodeAt(this.pos + 1) === 0x2a
+    );
   }
 
   /** Whether the next character starts a string value (literal, quoted, user-quoted). */
@@ -94,7 +96,11 @@ export class RslLexer {
     for (;;) {
       const j = t.indexOf(qs, from);
       if (j < 0) {
-        throw new RslError(q === 0x22 ? 'End of double quoted string not found' : 'End of single quoted string not found', start, 'syntax');
+        throw new RslError(
+          q === 0x22 ? 'End of double quoted string not found' : 'End of single quoted string not found',
+          start,
+          'syntax',
+        );
       }
       if (t.charCodeAt(j + 1) === q) {
         (parts ??= []).push(t.slice(seg, j + 1));
@@ -150,7 +156,8 @@ export class RslLexer {
     const name = this.readString();
     if (!name || name.value === '') throw new RslError('Variable name expected', this.pos, 'syntax');
     const bad = invalidNameChar(name.value);
-    if (bad !== undefined) throw new RslError(`Variable name (${name.value}) contains invalid character (${bad})`, name.start, 'syntax');
+    if (bad !== undefined)
+      throw new RslError(`Variable name (${name.value}) contains invalid character (${bad})`, name.start, 'syntax');
     this.skipSpace();
     if (this.peek() !== 0x29) throw new RslError("')' expected", this.pos, 'syntax');
     this.pos++;

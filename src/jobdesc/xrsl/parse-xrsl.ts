@@ -23,7 +23,6 @@ import { LineIndex } from './line-index.js';
 import { parseRsl } from './parser.js';
 import { RslError, type RslNode } from './syntax.js';
 
-
 export interface XrslBody {
   /** A `+` multi-request. */
   multi: boolean;
@@ -39,7 +38,10 @@ export function rslFailure(e: RslError, lines: LineIndex): ItemFailure {
   const detail = `${line}:${column}: ${e.message}`;
   return e.claimed
     ? itemFailure('CE_ERR_JOBDESC_XRSL_INVALID', `nordugrid:xrsl parsing error:\n${detail}`)
-    : itemFailure('CE_ERR_JOBDESC_NOT_RECOGNISED', `No job description parser was able to interpret job description\nnordugrid:xrsl: ${detail}`);
+    : itemFailure(
+        'CE_ERR_JOBDESC_NOT_RECOGNISED',
+        `No job description parser was able to interpret job description\nnordugrid:xrsl: ${detail}`,
+      );
 }
 
 function describe(node: RslNode, budget: ExpansionBudget): JobDescription {
@@ -65,7 +67,8 @@ export function parseXrslBody(text: string, start: number, limits: ParseLimits =
   }
   const budget: ExpansionBudget = { remaining: EXPANSION_BASE + EXPANSION_FACTOR * text.length };
   if (root.kind !== 'boolean' || root.op !== '+') return { multi: false, items: [one(text, root, budget, lines)] };
-  if (root.operands.length > limits.maxItems) throw ceError('CE_ERR_JOBDESC_TOO_MANY_ITEMS', `More than ${limits.maxItems} job descriptions in one request`);
+  if (root.operands.length > limits.maxItems)
+    throw ceError('CE_ERR_JOBDESC_TOO_MANY_ITEMS', `More than ${limits.maxItems} job descriptions in one request`);
   const items: SubmissionItem[] = [];
   for (const op of root.operands) {
     // A bare relation operand, `+(executable=x)`, becomes the description `&(executable=x)`.
@@ -86,7 +89,10 @@ function one(text: string, node: RslNode, budget: ExpansionBudget, lines: LineIn
 }
 
 /** One xRSL description (tests, tools): the description or the item failure. */
-export function parseXrsl(text: string, limits: ParseLimits = defaultParseLimits): { ok: true; description: JobDescription } | ItemFailure {
+export function parseXrsl(
+  text: string,
+  limits: ParseLimits = defaultParseLimits,
+): { ok: true; description: JobDescription } | ItemFailure {
   let i = 0;
   while (i < text.length && text.charCodeAt(i) <= 0x20) i++;
   const [item] = parseXrslBody(text, i, limits).items;

@@ -12,7 +12,17 @@
  */
 import { RslLexer, invalidNameChar } from './lexer.js';
 import { RslError } from './syntax.js';
-import type { RelOp, RslBoolean, RslConcat, RslLiteral, RslNode, RslRelation, RslSequence, RslValue, RslVariable } from './syntax.js';
+import type {
+  RelOp,
+  RslBoolean,
+  RslConcat,
+  RslLiteral,
+  RslNode,
+  RslRelation,
+  RslSequence,
+  RslValue,
+  RslVariable,
+} from './syntax.js';
 
 export interface RslParseOptions {
   maxDepth: number;
@@ -181,9 +191,14 @@ interface MutableConcat {
 
 /** Joins two operands; a concat on the left is extended in place (it is ours), keeping chains linear. */
 function concat(left: RslValue, right: RslValue): RslConcat {
-  if (left.kind === 'sequence') throw new RslError('Left operand for RSL concatenation does not evaluate to a literal', left.start, 'semantic');
-  if (right.kind === 'sequence') throw new RslError('Right operand for RSL concatenation does not evaluate to a literal', right.start, 'semantic');
-  const out: MutableConcat = left.kind === 'concat' ? (left as MutableConcat) : { kind: 'concat', parts: [left], start: left.start, end: left.end };
+  if (left.kind === 'sequence')
+    throw new RslError('Left operand for RSL concatenation does not evaluate to a literal', left.start, 'semantic');
+  if (right.kind === 'sequence')
+    throw new RslError('Right operand for RSL concatenation does not evaluate to a literal', right.start, 'semantic');
+  const out: MutableConcat =
+    left.kind === 'concat'
+      ? (left as MutableConcat)
+      : { kind: 'concat', parts: [left], start: left.start, end: left.end };
   if (right.kind === 'concat') for (const p of right.parts) out.parts.push(p);
   else out.parts.push(right);
   out.end = right.end;

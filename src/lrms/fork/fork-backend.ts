@@ -29,8 +29,24 @@ import { join } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
 import { AccountResolver } from '../../accounts/resolve-account.js';
 import { wrapperCredentials } from './job-account.js';
-import type { BatchBackend, BatchJobRef, BatchJobSpec, BatchResult, BatchUpdate, BatchUpdateListener } from '../backend.js';
-import { JOB_SCRIPT, STATUS_FILE, lostResult, readPidFile, readStatus, wrapperAlive, writeAtomic, type PidRecord } from './job-files.js';
+import type {
+  BatchBackend,
+  BatchJobRef,
+  BatchJobSpec,
+  BatchResult,
+  BatchUpdate,
+  BatchUpdateListener,
+} from '../backend.js';
+import {
+  JOB_SCRIPT,
+  STATUS_FILE,
+  lostResult,
+  readPidFile,
+  readStatus,
+  wrapperAlive,
+  writeAtomic,
+  type PidRecord,
+} from './job-files.js';
 import { jobScript, validateSpec } from './job-script.js';
 import { LauncherClient } from './launcher-client.js';
 import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
@@ -91,12 +107,18 @@ const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
 const BACKSTOP_BATCH = 64;
 
 /** lstat: the name exists (whatever it is; the full check judges it). */
-const exists = (path: string): Promise<boolean> => lstat(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
 
 export class ForkBackend implements BatchBackend {
   readonly name = 'fork';
   readonly wrapper: WrapperBinary;
-  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & { log: BackendLog | undefined };
+  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & {
+    log: BackendLog | undefined;
+  };
   /** Where jobs' cgroups are made; undefined: processes are tracked by mark and session only. */
   readonly cgroupRoot: string | undefined;
   readonly #sweeper: ProcessSweeper;
@@ -144,12 +166,18 @@ export class ForkBackend implements BatchBackend {
     await mkdir(options.workDir, { recursive: true, mode: 0o700 });
     await chmod(options.workDir, 0o700);
     const wrapper = await ensureWrapper(options.workDir, options.wrapper ?? 'auto', options.compiler ?? 'cc', (why) =>
-      options.log?.warn({ why }, 'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)'),
+      options.log?.warn(
+        { why },
+        'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)',
+      ),
     );
-    const cg = options.cgroups === 'off' ? { why: 'cgroups off (lrms.fork.cgroups)' } : await jobCgroupRoot(options.workDir);
+    const cg =
+      options.cgroups === 'off' ? { why: 'cgroups off (lrms.fork.cgroups)' } : await jobCgroupRoot(options.workDir);
     options.log?.info?.(
       { tracking: cg.root ? 'cgroup' : 'process-scan', why: cg.why },
-      cg.root ? "fork backend: each job's processes are held in its own cgroup v2" : "fork backend: jobs' processes are tracked by their environment mark and session (no usable cgroup v2)",
+      cg.root
+        ? "fork backend: each job's processes are held in its own cgroup v2"
+        : "fork backend: jobs' processes are tracked by their environment mark and session (no usable cgroup v2)",
     );
     return new ForkBackend(options, wrapper, cg.root);
   }
@@ -175,14 +203,21 @@ export class ForkBackend implements BatchBackend {
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
     const missed = this.#exitsMissed;
-    const started = await this.#launcher.spawn(this.wrapper.path, [...this.#wrapperArgs(spec), as.cred], { PATH: this.#o.jobPath, HOME: spec.sessionDir, ...as.env });
+    const started = await this.#launcher.spawn(this.wrapper.path, [...this.#wrapperArgs(spec), as.cred], {
+      PATH: this.#o.jobPath,
+      HOME: spec.sessionDir,
+      ...as.env,
+    });
     if (started.line === 'dup') {
       // Another wrapper claimed the directory first (a submit repeated after a crash).
       const other = await readPidFile(spec.lrmsDir);
       if (other) return this.#attach(spec, other);
     }
     if (!started.line.startsWith('ok ')) {
-      throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `The job wrapper did not start: ${started.line.replace(/^error /, '') || 'no answer'}`);
+      throw ceError(
+        'CE_ERR_LRMS_SUBMIT_FAILED',
+        `The job wrapper did not start: ${started.line.replace(/^error /, '') || 'no answer'}`,
+      );
     }
     let rec: PidRecord;
     try {
@@ -357,7 +392,8 @@ export class ForkBackend implements BatchBackend {
       let result = await readStatus(job.lrmsDir);
       if (!result && !(await wrapperAlive(job.rec))) {
         // It may have written the file just before exiting: look once more.
-        result = (await readStatus(job.lrmsDir)) ?? lostResult('its job wrapper ended without recording an exit status');
+        result =
+          (await readStatus(job.lrmsDir)) ?? lostResult('its job wrapper ended without recording an exit status');
       }
       if (result) this.#finish(job, result);
       else this.#poll(job);
@@ -385,7 +421,14 @@ export class ForkBackend implements BatchBackend {
         ? () => sweepCgroup(cgroup)
         : undefined;
     if (sweep) {
-      job.chain = job.chain.then(sweep).catch((e: unknown) => this.#o.log?.warn({ err: e, job: job.jobId, localId: job.localId }, 'fork backend: cannot sweep the processes of a job'));
+      job.chain = job.chain
+        .then(sweep)
+        .catch((e: unknown) =>
+          this.#o.log?.warn(
+            { err: e, job: job.jobId, localId: job.localId },
+            'fork backend: cannot sweep the processes of a job',
+          ),
+        );
     }
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
     this.#polled.delete(job);
@@ -401,7 +444,10 @@ export class ForkBackend implements BatchBackend {
       try {
         await listener(job.localId, update);
       } catch (e) {
-        this.#o.log?.warn({ err: e, job: job.jobId, localId: job.localId, update: update.kind }, 'fork backend: update listener failed');
+        this.#o.log?.warn(
+          { err: e, job: job.jobId, localId: job.localId, update: update.kind },
+          'fork backend: update listener failed',
+        );
       }
     });
   }
@@ -424,7 +470,10 @@ export class ForkBackend implements BatchBackend {
     this.#exitsMissed++;
     this.#unclaimedExits.clear();
     if (this.#closed) return;
-    this.#o.log?.warn({}, 'fork backend: the job launcher ended unexpectedly; watching running jobs by their status files');
+    this.#o.log?.warn(
+      {},
+      'fork backend: the job launcher ended unexpectedly; watching running jobs by their status files',
+    );
     for (const job of this.#jobs.values()) if (!job.ended) this.#poll(job);
   }
 
@@ -455,7 +504,8 @@ export class ForkBackend implements BatchBackend {
         await Promise.all(
           running.slice(i, i + BACKSTOP_BATCH).map(async (job) => {
             if (job.ended || job.checking) return;
-            if ((await exists(join(job.lrmsDir, STATUS_FILE))) || !(await wrapperAlive(job.rec))) await this.#check(job);
+            if ((await exists(join(job.lrmsDir, STATUS_FILE))) || !(await wrapperAlive(job.rec)))
+              await this.#check(job);
           }),
         );
       }

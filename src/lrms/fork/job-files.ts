@@ -71,7 +71,10 @@ export async function wrapperAlive(rec: PidRecord): Promise<boolean> {
 
 let procChecked: Promise<boolean> | undefined;
 function procAvailable(): Promise<boolean> {
-  procChecked ??= readOptional('/proc/self/stat').then((t) => t !== undefined, () => false);
+  procChecked ??= readOptional('/proc/self/stat').then(
+    (t) => t !== undefined,
+    () => false,
+  );
   return procChecked;
 }
 
@@ -95,7 +98,8 @@ export async function readStatus(lrmsDir: string): Promise<BatchResult | undefin
   try {
     text = await readOptional(`${lrmsDir}/${STATUS_FILE}`);
   } catch (e) {
-    if (e instanceof NotAJobFileError) return lostResult('its status file was replaced by a link, a special file or nothing');
+    if (e instanceof NotAJobFileError)
+      return lostResult('its status file was replaced by a link, a special file or nothing');
     throw e;
   }
   if (text === undefined) return undefined;

@@ -117,7 +117,8 @@ async function procInfo(pid: number): Promise<ProcInfo | undefined> {
 /** Does the process's environment carry one of the marks? */
 async function markOf(pid: number, marks: ReadonlyMap<string, JobProcesses>): Promise<boolean> {
   const env = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
-  for (const entry of env.split('\0')) if (entry.startsWith(`${JOB_MARK}=`) && marks.has(entry.slice(JOB_MARK.length + 1))) return true;
+  for (const entry of env.split('\0'))
+    if (entry.startsWith(`${JOB_MARK}=`) && marks.has(entry.slice(JOB_MARK.length + 1))) return true;
   return false;
 }
 
@@ -126,9 +127,13 @@ async function markOf(pid: number, marks: ReadonlyMap<string, JobProcesses>): Pr
  * it and started after the wrapper belongs to the job. While the wrapper lives, the
  * wrapper itself looks after its session.
  */
-function deadWrapperSessions(jobs: readonly JobProcesses[], byPid: ReadonlyMap<number, ProcInfo>): Map<number, PidRecord> {
+function deadWrapperSessions(
+  jobs: readonly JobProcesses[],
+  byPid: ReadonlyMap<number, ProcInfo>,
+): Map<number, PidRecord> {
   const out = new Map<number, PidRecord>();
-  for (const j of jobs) if (j.wrapper && j.wrapper.pid > 1 && !byPid.has(j.wrapper.pid)) out.set(j.wrapper.pid, j.wrapper);
+  for (const j of jobs)
+    if (j.wrapper && j.wrapper.pid > 1 && !byPid.has(j.wrapper.pid)) out.set(j.wrapper.pid, j.wrapper);
   return out;
 }
 
@@ -155,7 +160,7 @@ async function scanOnce(jobs: readonly JobProcesses[], spare: ReadonlySet<number
     );
   }
   // Descendants of what was found (a child that cleared its environment and left the session).
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of infos) {
       if (!hit.has(p.pid) && hit.has(p.ppid) && !spare.has(p.pid)) {

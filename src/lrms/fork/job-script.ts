@@ -57,7 +57,11 @@ export function validateSpec(spec: BatchJobSpec): void {
   }
   if (!Number.isInteger(spec.slots) || spec.slots < 1) bad('slots must be a positive integer');
   const { wallTimeSeconds: w, cpuTimeSeconds: c, memoryBytes: m } = spec.limits;
-  for (const [v, what] of [[w, 'wall time'], [c, 'cpu time'], [m, 'memory']] as const) {
+  for (const [v, what] of [
+    [w, 'wall time'],
+    [c, 'cpu time'],
+    [m, 'memory'],
+  ] as const) {
     if (v !== undefined && !(Number.isFinite(v) && v > 0)) bad(`${what} limit must be positive`);
   }
 }
@@ -88,7 +92,9 @@ export function jobScript(spec: BatchJobSpec): string {
     '}',
   );
   const rte = (stage: 1 | 2): string[] =>
-    spec.runtimeEnvironments.map((r) => `_ceres_rte ${q(r.name)} ${q(r.script)} ${stage}${r.options.map((o) => ` ${q(o)}`).join('')}`);
+    spec.runtimeEnvironments.map(
+      (r) => `_ceres_rte ${q(r.name)} ${q(r.script)} ${stage}${r.options.map((o) => ` ${q(o)}`).join('')}`,
+    );
   lines.push(...rte(1));
   const exe = spec.executable.startsWith('/') ? spec.executable : `./${spec.executable}`;
   lines.push(
@@ -96,7 +102,9 @@ export function jobScript(spec: BatchJobSpec): string {
     `if [ ! -f "$_ceres_exe" ]; then printf 'executable not found: %s\\n' ${q(spec.executable)} >&3; exit 127; fi`,
   );
   if (spec.executable.startsWith('/')) {
-    lines.push(`if [ ! -x "$_ceres_exe" ]; then printf 'executable is not executable: %s\\n' ${q(spec.executable)} >&3; exit 126; fi`);
+    lines.push(
+      `if [ ! -x "$_ceres_exe" ]; then printf 'executable is not executable: %s\\n' ${q(spec.executable)} >&3; exit 126; fi`,
+    );
   } else {
     // A staged-in executable may arrive without its mode bits (A-REX sets them too).
     lines.push('[ -x "$_ceres_exe" ] || chmod u+x "$_ceres_exe" 2>/dev/null');

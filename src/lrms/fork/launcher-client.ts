@@ -23,7 +23,10 @@ export interface LauncherHandlers {
   onDeath(): void;
 }
 
-type Answer = { op: 'started'; id: number; pid: number; line: string } | { op: 'error'; id: number; message: string } | { op: 'exit'; pid: number; claimed?: boolean };
+type Answer =
+  | { op: 'started'; id: number; pid: number; line: string }
+  | { op: 'error'; id: number; message: string }
+  | { op: 'exit'; pid: number; claimed?: boolean };
 
 const LAUNCHER_SCRIPT = fileURLToPath(new URL('./launcher.js', import.meta.url));
 // A small heap is all the launcher needs; a small process keeps every fork() cheap.

@@ -80,7 +80,7 @@ export async function ensureWrapper(
   try {
     return await buildC(binDir, compiler);
   } catch (e) {
-    const why = e instanceof Error ? e.message.split('\n')[0] ?? e.message : String(e);
+    const why = e instanceof Error ? (e.message.split('\n')[0] ?? e.message) : String(e);
     if (mode === 'c') throw ceError('CE_ERR_LRMS_UNAVAILABLE', 'The C job wrapper could not be compiled', { cause: e });
     onFallback?.(why);
     return buildSh(binDir);

@@ -14,8 +14,8 @@ export const WRAPPER_SH_SOURCE = String.raw`#!/bin/sh
 # usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED
 [ $# -eq 14 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED" >&2; exit 2; }
 # A shell cannot switch accounts safely: jobs under local accounts need the C wrapper.
-[ -z "${"$"}{14}" ] || { echo "error the sh job wrapper cannot run a job as a local account"; exit 1; }
-d=$1 session=$2 in=$3 out=$4 err=$5 join=$6 wall=$7 cpu=$8 grace=${"$"}{10} cg=${"$"}{12} mark=${"$"}{13}
+[ -z "${'$'}{14}" ] || { echo "error the sh job wrapper cannot run a job as a local account"; exit 1; }
+d=$1 session=$2 in=$3 out=$4 err=$5 join=$6 wall=$7 cpu=$8 grace=${'$'}{10} cg=${'$'}{12} mark=${'$'}{13}
 trap '' HUP PIPE
 # A cancel before the job starts is remembered; the job is then not started at all.
 early=
@@ -24,8 +24,8 @@ trap 'early=cancelled' TERM INT
 ticks=0
 if [ -r /proc/$$/stat ]; then
   read -r l < /proc/$$/stat
-  set -- ${"$"}{l##*) }
-  ticks=${"$"}{20:-0}
+  set -- ${'$'}{l##*) }
+  ticks=${'$'}{20:-0}
 fi
 # Claim DIR: ln fails if the pid file exists, so exactly one wrapper runs the job.
 printf '%s %s\n' "$$" "$ticks" > "$d/.pid.$$" || { echo "error cannot write the pid file"; exit 1; }
@@ -43,7 +43,7 @@ if [ -n "$cg" ]; then mkdir -p "$cg" 2>/dev/null || cg=; fi
 alive() {
   [ -r "/proc/$1/stat" ] || { kill -0 "$1" 2>/dev/null; return; }
   read -r s < "/proc/$1/stat" || return 1
-  case ${"$"}{s##*) } in Z*) return 1 ;; esac
+  case ${'$'}{s##*) } in Z*) return 1 ;; esac
   return 0
 }
 
@@ -66,8 +66,8 @@ terminate() {
 }
 
 secs() { # "1m2.500000s" -> "62.500000"
-  m=${"$"}{1%%m*}; s=${"$"}{1#*m}; s=${"$"}{s%s}
-  case $s in *.*) i=${"$"}{s%%.*}; f=${"$"}{s#*.} ;; *) i=$s; f=0 ;; esac
+  m=${'$'}{1%%m*}; s=${'$'}{1#*m}; s=${'$'}{s%s}
+  case $s in *.*) i=${'$'}{s%%.*}; f=${'$'}{s#*.} ;; *) i=$s; f=0 ;; esac
   echo "$((m * 60 + i)).$f"
 }
 
@@ -129,20 +129,20 @@ times > "$d/.times"
 rm -f "$d/.times"
 ut=$(secs "$cu"); kt=$(secs "$cs")
 if [ -z "$reason" ] && [ -s "$d/failure" ]; then read -r reason < "$d/failure"; fi
-if [ -z "$reason" ] && [ "$cpu" != 0 ] && [ $((${"$"}{ut%%.*} + ${"$"}{kt%%.*})) -ge "$cpu" ]; then reason="cpu time limit exceeded"; fi
+if [ -z "$reason" ] && [ "$cpu" != 0 ] && [ $((${'$'}{ut%%.*} + ${'$'}{kt%%.*})) -ge "$cpu" ]; then reason="cpu time limit exceeded"; fi
 sig=
 if [ "$rc" -gt 128 ] && [ "$rc" -le 192 ]; then sig=SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))); fi
 [ "$sig" = SIGXCPU ] && [ -z "$reason" ] && reason="cpu time limit exceeded"
 node=$(uname -n)
 wt=$((end - start))
 {
-  echo "nodename=$node"; echo "WallTime=${"$"}{wt}s"; echo "UserTime=${"$"}{ut}s"; echo "KernelTime=${"$"}{kt}s"
+  echo "nodename=$node"; echo "WallTime=${'$'}{wt}s"; echo "UserTime=${'$'}{ut}s"; echo "KernelTime=${'$'}{kt}s"
   echo "LRMSStartTime=$t0"; echo "LRMSEndTime=$t1"; echo "exitcode=$rc"
   if [ -n "$reason" ]; then echo "LRMSMessage=$reason"; fi
 } > "$d/.diag.tmp" && mv -f "$d/.diag.tmp" "$d/diag"
 {
   echo "exitcode=$rc"; echo "signal=$sig"; echo "failure=$reason"; echo "walltime=$wt"
-  echo "usertime=$ut"; echo "kerneltime=$kt"; echo "maxrss=0"; echo "start=${"$"}{start}000"; echo "end=${"$"}{end}000"
+  echo "usertime=$ut"; echo "kerneltime=$kt"; echo "maxrss=0"; echo "start=${'$'}{start}000"; echo "end=${'$'}{end}000"
   echo "nodename=$node"
 } > "$d/.status.tmp" && mv -f "$d/.status.tmp" "$d/status"
 `;

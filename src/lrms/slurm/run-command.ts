@@ -85,7 +85,9 @@ export class SlurmRunner {
     for (let i = 1; ; i++) {
       try {
         // Timed inside the slot: the duration is Slurm's, not the wait for a free slot.
-        return await this.#slots.with(() => timedCommand(this.#o.commands, command, () => this.#once(command, args, opts.prefix ?? [])));
+        return await this.#slots.with(() =>
+          timedCommand(this.#o.commands, command, () => this.#once(command, args, opts.prefix ?? [])),
+        );
       } catch (e) {
         const err = e instanceof SlurmCommandError ? e : new SlurmCommandError(String(e), false);
         if (!err.transient || i >= attempts) throw err;

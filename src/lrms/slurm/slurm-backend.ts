@@ -101,7 +101,9 @@ const STATUS_BATCH = 64;
 
 export class SlurmBackend implements BatchBackend {
   readonly name = 'slurm';
-  readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler' | 'commands'>> & { log: BackendLog | undefined };
+  readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler' | 'commands'>> & {
+    log: BackendLog | undefined;
+  };
   readonly #runner: SlurmRunner;
   readonly #submit: SubmitSettings;
   readonly #poller: Poller;

@@ -141,7 +141,12 @@ export class FileCache {
   }
 
   stats(): CacheStats {
-    return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.opts.maxBytes, downloading: this.flights.size };
+    return {
+      entries: this.entries.size,
+      bytes: this.bytes,
+      maxBytes: this.opts.maxBytes,
+      downloading: this.flights.size,
+    };
   }
 
   /** Whether a URL is cached now (no access check: for tests and admin tools). */
@@ -349,7 +354,9 @@ export class FileCache {
   /** Evict least recently used, unleased entries until the cache fits its bound. */
   private async evict(): Promise<void> {
     if (this.bytes <= this.opts.maxBytes) return;
-    const victims = [...this.entries.values()].filter((e) => e.pins === 0).sort((a, b) => a.meta.lastUsed - b.meta.lastUsed);
+    const victims = [...this.entries.values()]
+      .filter((e) => e.pins === 0)
+      .sort((a, b) => a.meta.lastUsed - b.meta.lastUsed);
     for (const v of victims) {
       if (this.bytes <= this.opts.maxBytes) break;
       this.log.debug({ url: v.meta.url, size: v.meta.size }, 'cache eviction');
@@ -397,8 +404,12 @@ export class FileCache {
         if (name.endsWith('.meta')) {
           const meta = await readMeta(path);
           const hash = name.slice(0, -'.meta'.length);
-          const entry: Entry | undefined = meta === undefined ? undefined : { hash, path: join(dir, hash), meta, pins: 0, dropped: false, ephemeral: false };
-          if (entry === undefined || hashOf(entry.meta.url) !== hash || !(await this.intact(entry))) await rm(path, { force: true });
+          const entry: Entry | undefined =
+            meta === undefined
+              ? undefined
+              : { hash, path: join(dir, hash), meta, pins: 0, dropped: false, ephemeral: false };
+          if (entry === undefined || hashOf(entry.meta.url) !== hash || !(await this.intact(entry)))
+            await rm(path, { force: true });
           else this.add(entry);
         } else if (/\.(part|drop)-[0-9a-f]+$/.test(name)) {
           const st = await stat(path).catch(() => undefined);
@@ -419,7 +430,12 @@ function hashOf(key: string): string {
 async function readMeta(path: string): Promise<Meta | undefined> {
   try {
     const m = JSON.parse(await readFile(path, 'utf8')) as Partial<Meta>;
-    if (typeof m.url === 'string' && typeof m.size === 'number' && typeof m.mtimeMs === 'number' && typeof m.lastUsed === 'number') {
+    if (
+      typeof m.url === 'string' &&
+      typeof m.size === 'number' &&
+      typeof m.mtimeMs === 'number' &&
+      typeof m.lastUsed === 'number'
+    ) {
       return { created: m.lastUsed, checksums: {}, access: {}, ...m } as Meta;
     }
   } catch {
@@ -430,7 +446,8 @@ async function readMeta(path: string): Promise<Meta | undefined> {
 
 function sourceChanged(info: AccessInfo, meta: Meta): boolean {
   if (info.etag !== undefined && meta.etag !== undefined && info.etag !== meta.etag) return true;
-  if (info.lastModified !== undefined && meta.lastModified !== undefined && info.lastModified !== meta.lastModified) return true;
+  if (info.lastModified !== undefined && meta.lastModified !== undefined && info.lastModified !== meta.lastModified)
+    return true;
   return info.size !== undefined && info.size !== meta.size;
 }
 

@@ -11,7 +11,11 @@ import { chmod, copyFile, link, rename, rm } from 'node:fs/promises';
 
 const NO_LINK = new Set(['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'EACCES']);
 
-export async function linkOrCopy(src: string, dest: string, opts: { readonly copy: boolean; readonly mode: number }): Promise<'link' | 'copy'> {
+export async function linkOrCopy(
+  src: string,
+  dest: string,
+  opts: { readonly copy: boolean; readonly mode: number },
+): Promise<'link' | 'copy'> {
   const tmp = `${dest}.ceres-${randomBytes(4).toString('hex')}`;
   try {
     if (!opts.copy) {

@@ -18,7 +18,12 @@ export interface AccessInfo {
 
 const DENIED = new Set([401, 403, 404, 410]);
 
-export async function checkAccess(s: HttpSettings, url: URL, credential: Credential | undefined, signal: AbortSignal): Promise<AccessInfo> {
+export async function checkAccess(
+  s: HttpSettings,
+  url: URL,
+  credential: Credential | undefined,
+  signal: AbortSignal,
+): Promise<AccessInfo> {
   let { response } = await httpRequest(s, { method: 'HEAD', url, credential }, signal);
   await discard(response);
   if (response.statusCode === 405 || response.statusCode === 501) {
@@ -37,8 +42,17 @@ export async function checkAccess(s: HttpSettings, url: URL, credential: Credent
   };
   const range = /\/(\d+)$/.exec(h('content-range') ?? '');
   const len = h('content-length');
-  const size = range !== null ? Number(range[1]) : code === 200 && len !== undefined && /^\d+$/.test(len) ? Number(len) : undefined;
+  const size =
+    range !== null
+      ? Number(range[1])
+      : code === 200 && len !== undefined && /^\d+$/.test(len)
+        ? Number(len)
+        : undefined;
   const etag = h('etag');
   const lastModified = h('last-modified');
-  return { ...(etag === undefined ? {} : { etag }), ...(lastModified === undefined ? {} : { lastModified }), ...(size === undefined ? {} : { size }) };
+  return {
+    ...(etag === undefined ? {} : { etag }),
+    ...(lastModified === undefined ? {} : { lastModified }),
+    ...(size === undefined ? {} : { size }),
+  };
 }

@@ -29,7 +29,9 @@ export class AgentSet {
         connect: {
           timeout: this.opts.connectTimeoutMs,
           rejectUnauthorized: true,
-          ...(this.opts.ca !== undefined && this.opts.ca.length > 0 ? { ca: [...rootCertificates, ...this.opts.ca] } : {}),
+          ...(this.opts.ca !== undefined && this.opts.ca.length > 0
+            ? { ca: [...rootCertificates, ...this.opts.ca] }
+            : {}),
           ...(credential?.kind === 'x509' ? { cert: credential.certChainPem, key: credential.keyPem } : {}),
         },
         keepAliveTimeout: 10_000,

@@ -10,11 +10,21 @@ import { StagingError, stagingError } from '../staging-error.js';
 
 const TRANSIENT_STATUS = new Set([408, 425, 429]);
 
-export function statusError(status: number, statusText: string | undefined, headers: IncomingHttpHeaders): StagingError {
+export function statusError(
+  status: number,
+  statusText: string | undefined,
+  headers: IncomingHttpHeaders,
+): StagingError {
   const transient = TRANSIENT_STATUS.has(status) || (status >= 500 && status !== 501 && status !== 505);
-  const text = statusText !== undefined && /^[\x20-\x7e]{1,100}$/.test(statusText) ? statusText : (STATUS_CODES[status] ?? 'Unknown status');
+  const text =
+    statusText !== undefined && /^[\x20-\x7e]{1,100}$/.test(statusText)
+      ? statusText
+      : (STATUS_CODES[status] ?? 'Unknown status');
   const retryAfterMs = transient ? parseRetryAfter(headers['retry-after']) : undefined;
-  return stagingError('CE_ERR_STAGING_REMOTE_STATUS', `${status} ${text}`, { transient, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  return stagingError('CE_ERR_STAGING_REMOTE_STATUS', `${status} ${text}`, {
+    transient,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
 }
 
 export function parseRetryAfter(v: string | string[] | undefined): number | undefined {
@@ -28,7 +38,11 @@ export function parseRetryAfter(v: string | string[] | undefined): number | unde
 function codeOf(e: unknown): string | undefined {
   // undici wraps the system error (UND_ERR_SOCKET around ECONNRESET...): prefer the specific one.
   const codes: string[] = [];
-  for (let x: unknown = e, depth = 0; x !== null && typeof x === 'object' && depth < 5; x = (x as { cause?: unknown }).cause, depth++) {
+  for (
+    let x: unknown = e, depth = 0;
+    x !== null && typeof x === 'object' && depth < 5;
+    x = (x as { cause?: unknown }).cause, depth++
+  ) {
     const code = (x as { code?: unknown }).code;
     if (typeof code === 'string') codes.push(code);
   }
@@ -44,7 +58,10 @@ export function networkError(e: unknown, signal?: AbortSignal): StagingError {
     return stagingError('CE_ERR_STAGING_CANCELLED', 'cancelled', { cause: e });
   }
   const code = codeOf(e) ?? 'unknown';
-  const t = (msg: string, c: 'CE_ERR_STAGING_NETWORK' | 'CE_ERR_STAGING_TIMEOUT' = 'CE_ERR_STAGING_NETWORK'): StagingError => stagingError(c, msg, { transient: true, cause: e });
+  const t = (
+    msg: string,
+    c: 'CE_ERR_STAGING_NETWORK' | 'CE_ERR_STAGING_TIMEOUT' = 'CE_ERR_STAGING_NETWORK',
+  ): StagingError => stagingError(c, msg, { transient: true, cause: e });
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
@@ -73,7 +90,11 @@ export function networkError(e: unknown, signal?: AbortSignal): StagingError {
       break;
   }
   if (code.startsWith('ERR_SSL_') && code.includes('ALERT')) {
-    return stagingError('CE_ERR_STAGING_TLS', `the server rejected the TLS connection (${code.replace(/^ERR_SSL_/, '')}); is the delegated credential accepted there?`, { cause: e });
+    return stagingError(
+      'CE_ERR_STAGING_TLS',
+      `the server rejected the TLS connection (${code.replace(/^ERR_SSL_/, '')}); is the delegated credential accepted there?`,
+      { cause: e },
+    );
   }
   if (TLS_TRUST.test(code) || code.startsWith('ERR_SSL_')) {
     return stagingError('CE_ERR_STAGING_TLS', `TLS failure: server certificate not accepted (${code})`, { cause: e });

@@ -50,11 +50,19 @@ export class DownloadState {
   }
 }
 
-export async function downloadAttempt(s: HttpSettings, spec: DownloadSpec, state: DownloadState, signal: AbortSignal): Promise<void> {
+export async function downloadAttempt(
+  s: HttpSettings,
+  spec: DownloadSpec,
+  state: DownloadState,
+  signal: AbortSignal,
+): Promise<void> {
   let resume = state.bytes > 0 && state.resumable && state.validator !== undefined;
   if (resume) {
     // Data counted but lost in a destroyed write stream cannot be resumed after.
-    const onDisk = await stat(spec.path).then((st) => st.size, () => -1);
+    const onDisk = await stat(spec.path).then(
+      (st) => st.size,
+      () => -1,
+    );
     if (onDisk !== state.bytes) resume = false;
   }
   const headers: Record<string, string> = {};
@@ -62,7 +70,11 @@ export async function downloadAttempt(s: HttpSettings, spec: DownloadSpec, state
     headers.range = `bytes=${state.bytes}-`;
     headers['if-range'] = state.validator as string;
   }
-  const { response } = await httpRequest(s, { method: 'GET', url: spec.url, credential: spec.credential, headers }, signal);
+  const { response } = await httpRequest(
+    s,
+    { method: 'GET', url: spec.url, credential: spec.credential, headers },
+    signal,
+  );
   const status = response.statusCode;
   let append = false;
   if (status === 206 && resume && contentRangeStart(response.headers['content-range']) === state.bytes) {
@@ -74,7 +86,9 @@ export async function downloadAttempt(s: HttpSettings, spec: DownloadSpec, state
     if (status === 206 || status === 416) {
       state.reset();
       state.resumable = false;
-      throw stagingError('CE_ERR_STAGING_NETWORK', 'the server answered the resume request inconsistently', { transient: true });
+      throw stagingError('CE_ERR_STAGING_NETWORK', 'the server answered the resume request inconsistently', {
+        transient: true,
+      });
     }
     throw statusError(status, response.statusText, response.headers);
   }
@@ -82,20 +96,28 @@ export async function downloadAttempt(s: HttpSettings, spec: DownloadSpec, state
   const total = length === undefined ? undefined : (append ? state.bytes : 0) + length;
   if (spec.expectedSize !== undefined && total !== undefined && total !== spec.expectedSize) {
     await discard(response);
-    throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: the server has ${total} bytes, ${spec.expectedSize} expected`);
+    throw stagingError(
+      'CE_ERR_STAGING_SIZE_MISMATCH',
+      `size mismatch: the server has ${total} bytes, ${spec.expectedSize} expected`,
+    );
   }
   if (!append) {
     const etag = header(response.headers.etag);
     state.etag = etag;
     state.lastModified = header(response.headers['last-modified']);
     state.validator = etag !== undefined && !etag.startsWith('W/') ? etag : state.lastModified;
-    state.resumable = header(response.headers['accept-ranges'])?.toLowerCase() === 'bytes' && state.validator !== undefined;
+    state.resumable =
+      header(response.headers['accept-ranges'])?.toLowerCase() === 'bytes' && state.validator !== undefined;
   }
   // Written by hand rather than with pipeline(): on a broken body, what was received is
   // flushed to disk (not discarded with the destroyed stream), so a retry can resume.
   // Socket chunks are small (~64 KiB); corking gathers them into one writev per
   // highWaterMark, a fraction of the thread-pool round trips of one write per chunk.
-  const out = createWriteStream(spec.path, { flags: append ? 'a' : 'w', highWaterMark: s.highWaterMark, ...(spec.mode === undefined ? {} : { mode: spec.mode }) });
+  const out = createWriteStream(spec.path, {
+    flags: append ? 'a' : 'w',
+    highWaterMark: s.highWaterMark,
+    ...(spec.mode === undefined ? {} : { mode: spec.mode }),
+  });
   const outFailed = new Promise<never>((_, reject) => out.once('error', reject));
   outFailed.catch(() => undefined);
   let failure: unknown;
@@ -105,7 +127,10 @@ export async function downloadAttempt(s: HttpSettings, spec: DownloadSpec, state
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       state.bytes += chunk.length;
       if (spec.expectedSize !== undefined && state.bytes > spec.expectedSize) {
-        throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `size mismatch: more than the expected ${spec.expectedSize} bytes received`);
+        throw stagingError(
+          'CE_ERR_STAGING_SIZE_MISMATCH',
+          `size mismatch: more than the expected ${spec.expectedSize} bytes received`,
+        );
       }
       for (const h of state.hashers.values()) h.update(chunk);
       spec.onProgress?.(state.bytes);
@@ -134,7 +159,9 @@ export async function downloadAttempt(s: HttpSettings, spec: DownloadSpec, state
     throw networkError(failure, signal);
   }
   if (total !== undefined && state.bytes !== total) {
-    throw stagingError('CE_ERR_STAGING_NETWORK', `truncated response body (${state.bytes} of ${total} bytes)`, { transient: true });
+    throw stagingError('CE_ERR_STAGING_NETWORK', `truncated response body (${state.bytes} of ${total} bytes)`, {
+      transient: true,
+    });
   }
 }
 

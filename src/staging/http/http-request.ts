@@ -42,7 +42,8 @@ export async function httpRequest(s: HttpSettings, call: HttpCall, signal: Abort
   let url = call.url;
   for (let hop = 0; ; hop++) {
     const headers: Record<string, string> = { 'user-agent': 'ceres-staging', ...call.headers };
-    if (call.credential?.kind === 'jwt' && url.protocol === 'https:' && url.hostname === call.url.hostname) headers.authorization = `Bearer ${call.credential.token}`;
+    if (call.credential?.kind === 'jwt' && url.protocol === 'https:' && url.hostname === call.url.hostname)
+      headers.authorization = `Bearer ${call.credential.token}`;
     let response: Dispatcher.ResponseData;
     try {
       const body = call.body === undefined ? null : await call.body();
@@ -63,7 +64,8 @@ export async function httpRequest(s: HttpSettings, call: HttpCall, signal: Abort
     const location = response.headers.location;
     if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string') return { response, url };
     await discard(response);
-    if (hop >= s.maxRedirects) throw stagingError('CE_ERR_STAGING_REDIRECT', `too many redirects (more than ${s.maxRedirects})`);
+    if (hop >= s.maxRedirects)
+      throw stagingError('CE_ERR_STAGING_REDIRECT', `too many redirects (more than ${s.maxRedirects})`);
     if (response.statusCode === 303 && call.method !== 'GET' && call.method !== 'HEAD') {
       throw stagingError('CE_ERR_STAGING_REDIRECT', `the server answered ${call.method} with 303 See Other`);
     }
@@ -73,8 +75,10 @@ export async function httpRequest(s: HttpSettings, call: HttpCall, signal: Abort
     } catch {
       throw stagingError('CE_ERR_STAGING_REDIRECT', 'redirect to a malformed URL');
     }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') throw stagingError('CE_ERR_STAGING_REDIRECT', `redirect to an unsupported protocol (${redactUrl(next)})`);
-    if (url.protocol === 'https:' && next.protocol === 'http:') throw stagingError('CE_ERR_STAGING_REDIRECT', `redirect from https to http refused (${redactUrl(next)})`);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:')
+      throw stagingError('CE_ERR_STAGING_REDIRECT', `redirect to an unsupported protocol (${redactUrl(next)})`);
+    if (url.protocol === 'https:' && next.protocol === 'http:')
+      throw stagingError('CE_ERR_STAGING_REDIRECT', `redirect from https to http refused (${redactUrl(next)})`);
     next.hash = '';
     url = next;
   }

@@ -38,8 +38,10 @@ export async function uploadAttempt(s: HttpSettings, spec: UploadSpec, signal: A
     await makeParents(s, spec, signal, true);
     status = await put(s, spec, signal);
   }
-  if (status.code === 412 && !spec.overwrite) throw stagingError('CE_ERR_STAGING_REMOTE_STATUS', 'the destination exists and overwrite=no was given');
-  if (status.code < 200 || status.code > 299) throw status.error ?? stagingError('CE_ERR_STAGING_REMOTE_STATUS', `${status.code}`);
+  if (status.code === 412 && !spec.overwrite)
+    throw stagingError('CE_ERR_STAGING_REMOTE_STATUS', 'the destination exists and overwrite=no was given');
+  if (status.code < 200 || status.code > 299)
+    throw status.error ?? stagingError('CE_ERR_STAGING_REMOTE_STATUS', `${status.code}`);
   if (spec.verify) await verifySize(s, spec, status.url, signal);
 }
 
@@ -50,7 +52,10 @@ interface PutStatus {
 }
 
 async function put(s: HttpSettings, spec: UploadSpec, signal: AbortSignal): Promise<PutStatus> {
-  const headers: Record<string, string> = { 'content-length': String(spec.size), 'content-type': 'application/octet-stream' };
+  const headers: Record<string, string> = {
+    'content-length': String(spec.size),
+    'content-type': 'application/octet-stream',
+  };
   if (!spec.overwrite) headers['if-none-match'] = '*';
   const opened: Readable[] = [];
   try {
@@ -82,7 +87,11 @@ async function put(s: HttpSettings, spec: UploadSpec, signal: AbortSignal): Prom
     );
     await discard(response);
     if (response.statusCode >= 200 && response.statusCode <= 299) return { code: response.statusCode, url };
-    return { code: response.statusCode, url, error: statusError(response.statusCode, response.statusText, response.headers) };
+    return {
+      code: response.statusCode,
+      url,
+      error: statusError(response.statusCode, response.statusText, response.headers),
+    };
   } finally {
     // A body the server did not read to the end must not keep its file open.
     for (const r of opened) r.destroy();
@@ -130,7 +139,9 @@ function collectionExists(code: number): boolean {
 }
 
 function mkcolError(code: number): Error {
-  return stagingError('CE_ERR_STAGING_REMOTE_STATUS', `cannot create the parent collection (MKCOL answered ${code})`, { transient: code >= 500 && code !== 501 });
+  return stagingError('CE_ERR_STAGING_REMOTE_STATUS', `cannot create the parent collection (MKCOL answered ${code})`, {
+    transient: code >= 500 && code !== 501,
+  });
 }
 
 async function verifySize(s: HttpSettings, spec: UploadSpec, url: URL, signal: AbortSignal): Promise<void> {
@@ -139,6 +150,10 @@ async function verifySize(s: HttpSettings, spec: UploadSpec, url: URL, signal: A
   const len = response.headers['content-length'];
   if (response.statusCode !== 200 || typeof len !== 'string' || !/^\d+$/.test(len)) return; // the server cannot tell; nothing to compare
   if (Number(len) !== spec.size) {
-    throw stagingError('CE_ERR_STAGING_SIZE_MISMATCH', `the destination holds ${len} bytes after the upload, ${spec.size} were sent`, { transient: true });
+    throw stagingError(
+      'CE_ERR_STAGING_SIZE_MISMATCH',
+      `the destination holds ${len} bytes after the upload, ${spec.size} were sent`,
+      { transient: true },
+    );
   }
 }

@@ -16,10 +16,25 @@ import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { encodeTlv } from '../../../src/pki/der.js';
 import { makeCrl } from '../../helpers/pki.js';
 import { loadTrustStore, type TrustStore } from '../../../src/pki/trust-store.js';
-import { acExtension, fakeProxy, fingerprints, flipIn, proxyWithAc, vomsSkip, vomsWorld, type Cred, type Proxy, type VomsWorld } from './voms-fixture.js';
+import {
+  acExtension,
+  fakeProxy,
+  fingerprints,
+  flipIn,
+  proxyWithAc,
+  vomsSkip,
+  vomsWorld,
+  type Cred,
+  type Proxy,
+  type VomsWorld,
+} from './voms-fixture.js';
 
 const HOST = 'voms.example.org';
-const FQANS = ['/atlas/Role=NULL/Capability=NULL', '/atlas/prod/Role=production/Capability=NULL', '/atlas/lcg1/Role=NULL/Capability=NULL'];
+const FQANS = [
+  '/atlas/Role=NULL/Capability=NULL',
+  '/atlas/prod/Role=production/Capability=NULL',
+  '/atlas/lcg1/Role=NULL/Capability=NULL',
+];
 const HOUR = 3600 * 1000;
 
 describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
@@ -31,7 +46,10 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
   let server: Cred;
   let good: Proxy;
   const logs: Array<{ obj: Record<string, unknown>; msg: string }> = [];
-  const log = { info: (obj: object, msg: string) => logs.push({ obj: obj as Record<string, unknown>, msg }), warn: (obj: object, msg: string) => logs.push({ obj: obj as Record<string, unknown>, msg }) };
+  const log = {
+    info: (obj: object, msg: string) => logs.push({ obj: obj as Record<string, unknown>, msg }),
+    warn: (obj: object, msg: string) => logs.push({ obj: obj as Record<string, unknown>, msg }),
+  };
 
   const lscLines = (s: Cred): string[] => [s.dn, w.ca.dn];
   /** A verifier that looks at the VOMS directory on every call. */
@@ -72,7 +90,10 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
     assert.equal(id.voms.vo, 'atlas');
     assert.deepEqual(id.voms.fqans, FQANS);
     assert.equal(id.voms.serverDn, server.dn);
-    assert.ok(id.voms.notAfter.getTime() > Date.now() + 11 * HOUR && id.voms.notAfter.getTime() <= Date.now() + 12 * HOUR + 60_000);
+    assert.ok(
+      id.voms.notAfter.getTime() > Date.now() + 11 * HOUR &&
+        id.voms.notAfter.getTime() <= Date.now() + 12 * HOUR + 60_000,
+    );
   });
 
   it('accepts the older AC encoding that names the holder by its subject (serial still checked)', async () => {
@@ -110,7 +131,14 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
 
   it('ignores an AC that is not yet valid, and does not keep that outcome in the cache', async () => {
     // Proxy from three hours ago, AC from now: an hour ago the proxy was valid, the AC not.
-    const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server, host: HOST, pastproxy: '3:00', hours: 12 });
+    const p = await fakeProxy(w, alice, {
+      vo: 'atlas',
+      fqans: FQANS,
+      server,
+      host: HOST,
+      pastproxy: '3:00',
+      hours: 12,
+    });
     ignored(p, /is not valid before/, Date.now() - HOUR);
     const cache = new VerifiedChainCache();
     const v = verifier();
@@ -163,7 +191,13 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
     const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server: deep, host: 'voms.deep.org' });
     const check = (lines: string[]): X509Identity => {
       w.writeLsc('atlas', 'voms.deep.org', lines);
-      const r = authenticateChain({ ders: p.ders, fingerprints: fingerprints(p.ders) }, interTrust, undefined, Date.now(), verifier());
+      const r = authenticateChain(
+        { ders: p.ders, fingerprints: fingerprints(p.ders) },
+        interTrust,
+        undefined,
+        Date.now(),
+        verifier(),
+      );
       assert.ok(r.ok);
       return r.identity;
     };
@@ -185,10 +219,19 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
       writeFileSync(join(caDir, `${caDirEntry(w.ca.der).hash}.r0`), crl);
       const withCrl = loadTrustStore(caDir);
       logs.length = 0;
-      const r = authenticateChain({ ders: p.ders, fingerprints: fingerprints(p.ders) }, withCrl, undefined, Date.now(), verifier());
+      const r = authenticateChain(
+        { ders: p.ders, fingerprints: fingerprints(p.ders) },
+        withCrl,
+        undefined,
+        Date.now(),
+        verifier(),
+      );
       assert.ok(r.ok, 'the user is not revoked');
       assert.equal(r.identity.voms, undefined);
-      assert.match(String(logs.find((l) => l.msg === 'VOMS attributes ignored')?.obj.reason), /is not trusted: .*was revoked/);
+      assert.match(
+        String(logs.find((l) => l.msg === 'VOMS attributes ignored')?.obj.reason),
+        /is not trusted: .*was revoked/,
+      );
     } finally {
       w.writeLsc('atlas', HOST, lscLines(server));
     }

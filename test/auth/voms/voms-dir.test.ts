@@ -41,7 +41,10 @@ describe('LSC files', () => {
     assert.ok(lscAccepts(chains, [name(SERVER), name(CA), name(ROOT)]));
     assert.ok(!lscAccepts(chains, [name(SERVER), name(CA)]), 'a path shorter than the LSC');
     assert.ok(!lscAccepts(chains, [name(SERVER), name(ROOT), name(CA)]));
-    assert.ok(lscAccepts(parseLsc(`${SERVER}\n${CA}\n`), [name(SERVER), name(CA), name(ROOT)]), 'two lines: subject and issuer only');
+    assert.ok(
+      lscAccepts(parseLsc(`${SERVER}\n${CA}\n`), [name(SERVER), name(CA), name(ROOT)]),
+      'two lines: subject and issuer only',
+    );
   });
 });
 

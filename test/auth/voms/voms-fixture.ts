@@ -15,7 +15,12 @@ import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from '../../../src/pki/certificate.js';
 import { appendCn } from '../../../src/pki/dn.js';
 import { createCaCertificate, createEndEntityCertificate, issueCertificate } from '../../../src/pki/issue.js';
-import { generateRsaKeyPair, importSigningKeyPem, privateKeyToPem, privateKeyToProxyPem } from '../../../src/pki/keys.js';
+import {
+  generateRsaKeyPair,
+  importSigningKeyPem,
+  privateKeyToPem,
+  privateKeyToProxyPem,
+} from '../../../src/pki/keys.js';
 import { OID_PROXY_CERT_INFO, PROXY_POLICY, encodeProxyCertInfo } from '../../../src/pki/proxy-cert-info.js';
 import { x509, type CryptoKeyPair } from '../../../src/pki/x509-lib.js';
 
@@ -41,7 +46,9 @@ export function vomsRequired(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** The `skip` option of a VOMS test suite: false where voms-proxy-fake runs or is required. */
 export const vomsSkip: string | false =
-  onPath(VOMS_PROXY_FAKE) || vomsRequired() ? false : 'voms-proxy-fake not installed: install the Debian package voms-clients to run the VOMS tests; CERES_REQUIRE_VOMS=1 makes this a failure';
+  onPath(VOMS_PROXY_FAKE) || vomsRequired()
+    ? false
+    : 'voms-proxy-fake not installed: install the Debian package voms-clients to run the VOMS tests; CERES_REQUIRE_VOMS=1 makes this a failure';
 
 export interface Cred {
   readonly dn: string;
@@ -82,7 +89,10 @@ async function save(dir: string, name: string, der: Buffer, keys: CryptoKeyPair)
 }
 
 /** A trusted CA, its CA directory and an empty VOMS directory under `dir`. */
-export async function vomsWorld(dir: string, ns = `/DC=org/DC=ceres-voms-${process.pid}-${++counter}`): Promise<VomsWorld> {
+export async function vomsWorld(
+  dir: string,
+  ns = `/DC=org/DC=ceres-voms-${process.pid}-${++counter}`,
+): Promise<VomsWorld> {
   const caKeys = await generateRsaKeyPair();
   // Valid from a day ago: tests look at the chain at earlier times too.
   const now = new Date(Date.now() - 24 * 3600 * 1000);
@@ -95,7 +105,14 @@ export async function vomsWorld(dir: string, ns = `/DC=org/DC=ceres-voms-${proce
   mkdirSync(vomsDir, { recursive: true });
   const endEntity = async (name: string, dn: string, kind: 'user' | 'host', issuer: Cred): Promise<Cred> => {
     const keys = await generateRsaKeyPair();
-    const der = await createEndEntityCertificate({ dn, kind, publicKey: keys.publicKey, issuer: { certDer: issuer.der, key: issuer.keys.privateKey }, now, days: 30 });
+    const der = await createEndEntityCertificate({
+      dn,
+      kind,
+      publicKey: keys.publicKey,
+      issuer: { certDer: issuer.der, key: issuer.keys.privateKey },
+      now,
+      days: 30,
+    });
     return save(dir, name, der, keys);
   };
   return {
@@ -107,7 +124,12 @@ export async function vomsWorld(dir: string, ns = `/DC=org/DC=ceres-voms-${proce
     server: (host, issuer = ca) => endEntity(`voms-${host}-${++counter}`, `${ns}/CN=${host}`, 'host', issuer),
     untrustedCa: async () => {
       const keys = await generateRsaKeyPair();
-      return save(dir, `rogue-ca-${++counter}`, await createCaCertificate({ dn: `${ns}/CN=Rogue CA`, keys, now }), keys);
+      return save(
+        dir,
+        `rogue-ca-${++counter}`,
+        await createCaCertificate({ dn: `${ns}/CN=Rogue CA`, keys, now }),
+        keys,
+      );
     },
     intermediateCa: async () => {
       const keys = await generateRsaKeyPair();
@@ -137,12 +159,23 @@ export async function vomsWorld(dir: string, ns = `/DC=org/DC=ceres-voms-${proce
 }
 
 /** A VOMS server certificate for `host` issued by a CA given by its files (the service's dev PKI), written under `dir`. */
-export async function serverFromCaFiles(dir: string, caCertFile: string, caKeyFile: string, host: string): Promise<Cred> {
+export async function serverFromCaFiles(
+  dir: string,
+  caCertFile: string,
+  caKeyFile: string,
+  host: string,
+): Promise<Cred> {
   const caDer = pemBlocks(readFileSync(caCertFile, 'utf8'))[0] as Buffer;
   const caKey = await importSigningKeyPem(readFileSync(caKeyFile, 'utf8'));
   const keys = await generateRsaKeyPair();
   const dn = parseCertificate(caDer).subjectOneline.replace(/\/CN=[^/]*$/, `/CN=${host}`);
-  const der = await createEndEntityCertificate({ dn, kind: 'host', publicKey: keys.publicKey, issuer: { certDer: caDer, key: caKey }, days: 30 });
+  const der = await createEndEntityCertificate({
+    dn,
+    kind: 'host',
+    publicKey: keys.publicKey,
+    issuer: { certDer: caDer, key: caKey },
+    days: 30,
+  });
   return save(dir, `voms-${host}-${++counter}`, der, keys);
 }
 
@@ -177,7 +210,12 @@ export function fakeProxy(w: VomsWorld, user: Cred, o: FakeProxyOptions): Promis
 }
 
 /** voms-proxy-fake for a user given by its certificate and key files; the proxy is written under `dir`. */
-export async function runVomsProxyFake(dir: string, caDir: string, user: { readonly certFile: string; readonly keyFile: string }, o: FakeProxyOptions): Promise<Proxy> {
+export async function runVomsProxyFake(
+  dir: string,
+  caDir: string,
+  user: { readonly certFile: string; readonly keyFile: string },
+  o: FakeProxyOptions,
+): Promise<Proxy> {
   const out = join(dir, `proxy-${++counter}.pem`);
   const args = ['-cert', user.certFile, '-key', user.keyFile, '-certdir', caDir, '-out', out, '-rfc', '-q'];
   args.push('-hostcert', o.server.certFile, '-hostkey', o.server.keyFile, '-voms', o.vo, '-uri', `${o.host}:15000`);

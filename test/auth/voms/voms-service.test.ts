@@ -59,7 +59,12 @@ describe('VOMS attributes in the running service', { skip: vomsSkip }, () => {
     ceres = await startCeres({ stateDir: join(work, 'state'), config: { vomsDir, log: { level: 'debug' } } });
     server = await serverFromCaFiles(work, join(ceres.pkiDir, 'ca.pem'), join(ceres.pkiDir, 'cakey.pem'), HOST);
     const user = { certFile: join(ceres.pkiDir, 'usercert.pem'), keyFile: join(ceres.pkiDir, 'userkey.pem') };
-    const proxy = await runVomsProxyFake(work, join(ceres.pkiDir, 'certificates'), user, { vo: 'atlas', fqans: FQANS, server, host: HOST });
+    const proxy = await runVomsProxyFake(work, join(ceres.pkiDir, 'certificates'), user, {
+      vo: 'atlas',
+      fqans: FQANS,
+      server,
+      host: HOST,
+    });
     proxyFile = join(work, 'vomsproxy.pem');
     writeFileSync(proxyFile, proxy.pem, { mode: 0o600 });
   });
@@ -70,7 +75,10 @@ describe('VOMS attributes in the running service', { skip: vomsSkip }, () => {
 
   it('authenticates the VOMS proxy, ignoring its attributes while no LSC names the server, and uses them once one is added', async () => {
     assert.equal(await request(), 200);
-    await until(() => logLines().some((l) => l.msg === 'VOMS attributes ignored'), 'the log line saying why the attributes were ignored');
+    await until(
+      () => logLines().some((l) => l.msg === 'VOMS attributes ignored'),
+      'the log line saying why the attributes were ignored',
+    );
     assert.ok(!logLines().some((l) => l.msg === 'client authenticated' && l.fqans !== undefined));
 
     mkdirSync(join(vomsDir, 'atlas'));
@@ -89,4 +97,3 @@ describe('VOMS attributes in the running service', { skip: vomsSkip }, () => {
     assert.match(line?.dn ?? '', /CN=/);
   });
 });
-

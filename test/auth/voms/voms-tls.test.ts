@@ -40,16 +40,36 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
   let httpServer: https.Server;
   let handshakes = 0;
   const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
-  const push = (level: string) => (obj: object, msg: string) => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  const log: AuthLog & { warn(obj: object, msg: string): void } = { debug: push('debug'), info: push('info'), warn: push('warn'), error: push('error') };
+  const push = (level: string) => (obj: object, msg: string) =>
+    lines.push({ level, obj: obj as Record<string, unknown>, msg });
+  const log: AuthLog & { warn(obj: object, msg: string): void } = {
+    debug: push('debug'),
+    info: push('info'),
+    warn: push('warn'),
+    error: push('error'),
+  };
 
   const call = (p: Proxy, o: { agent?: https.Agent; path?: string } = {}): Promise<Seen> =>
     new Promise((resolve, reject) => {
-      const req = https.request({ host: '127.0.0.1', port, path: o.path ?? '/', ca: caPem, servername: 'localhost', cert: p.pem, key: p.pem, agent: o.agent ?? false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as object) }));
-      });
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: o.path ?? '/',
+          ca: caPem,
+          servername: 'localhost',
+          cert: p.pem,
+          key: p.pem,
+          agent: o.agent ?? false,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, ...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as object) }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -61,16 +81,28 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
     proxy = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server, host: HOST });
     caPem = readFileSync(w.ca.certFile, 'utf8');
     const hostKeys = await generateRsaKeyPair();
-    const hostDer = await createEndEntityCertificate({ dn: `${w.ca.dn.replace(/\/CN=[^/]*$/, '')}/CN=localhost`, kind: 'host', dnsNames: ['localhost'], publicKey: hostKeys.publicKey, issuer: { certDer: w.ca.der, key: w.ca.keys.privateKey } });
-    const trust = loadTrustStore(w.caDir);
-    httpServer = https.createServer(tlsServerOptions({ certPem: toPem(hostDer), keyPem: privateKeyToPem(hostKeys.privateKey), caPems: trust.pems }), (req, res) => {
-      // `/in-90-minutes`: the identity of the same connection an hour and a half from now.
-      const r = peerIdentity(req.socket as TLSSocket, Date.now() + (req.url === '/in-90-minutes' ? 90 * 60_000 : 0));
-      res.writeHead(r.ok ? 200 : 401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(r.ok ? { dn: r.identity.dn, voms: r.identity.voms } : { reason: r.reason }));
+    const hostDer = await createEndEntityCertificate({
+      dn: `${w.ca.dn.replace(/\/CN=[^/]*$/, '')}/CN=localhost`,
+      kind: 'host',
+      dnsNames: ['localhost'],
+      publicKey: hostKeys.publicKey,
+      issuer: { certDer: w.ca.der, key: w.ca.keys.privateKey },
     });
+    const trust = loadTrustStore(w.caDir);
+    httpServer = https.createServer(
+      tlsServerOptions({ certPem: toPem(hostDer), keyPem: privateKeyToPem(hostKeys.privateKey), caPems: trust.pems }),
+      (req, res) => {
+        // `/in-90-minutes`: the identity of the same connection an hour and a half from now.
+        const r = peerIdentity(req.socket as TLSSocket, Date.now() + (req.url === '/in-90-minutes' ? 90 * 60_000 : 0));
+        res.writeHead(r.ok ? 200 : 401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(r.ok ? { dn: r.identity.dn, voms: r.identity.voms } : { reason: r.reason }));
+      },
+    );
     // Looked at again every 100 ms, so the test of a directory edited while running stays short.
-    attachPeerIdentity(httpServer, trust, { log, attributes: new VomsVerifier({ dir: w.vomsDir, recheckMs: 100, log }) });
+    attachPeerIdentity(httpServer, trust, {
+      log,
+      attributes: new VomsVerifier({ dir: w.vomsDir, recheckMs: 100, log }),
+    });
     httpServer.on('secureConnection', () => handshakes++);
     await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
     port = (httpServer.address() as AddressInfo).port;
@@ -86,7 +118,11 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
     assert.equal(before.status, 200);
     assert.equal(before.dn, alice.dn);
     assert.equal(before.voms, undefined);
-    assert.ok(lines.some((l) => l.msg === 'VOMS attributes ignored' && /no atlas\/voms\.example\.org\.lsc/.test(String(l.obj.reason))));
+    assert.ok(
+      lines.some(
+        (l) => l.msg === 'VOMS attributes ignored' && /no atlas\/voms\.example\.org\.lsc/.test(String(l.obj.reason)),
+      ),
+    );
 
     w.writeLsc('atlas', HOST, [server.dn, w.ca.dn]);
     let seen: Seen = before;
@@ -103,7 +139,14 @@ describe('VOMS attributes of a TLS connection', { skip: vomsSkip }, () => {
 
   it('keeps authenticating a VOMS proxy whose AC is refused (expired), without attributes', async () => {
     w.writeLsc('atlas', HOST, [server.dn, w.ca.dn]);
-    const expired = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server, host: HOST, pastac: '2:00', vomslife: 1 });
+    const expired = await fakeProxy(w, alice, {
+      vo: 'atlas',
+      fqans: FQANS,
+      server,
+      host: HOST,
+      pastac: '2:00',
+      vomslife: 1,
+    });
     const r = await call(expired);
     assert.equal(r.status, 200);
     assert.equal(r.dn, alice.dn);

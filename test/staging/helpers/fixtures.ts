@@ -23,7 +23,7 @@ export function stagingConfig(over: DeepPartial<StagingConfig> = {}): StagingCon
   };
   const merged: Record<string, unknown> = { ...base, ...over };
   for (const k of ['retry', 'timeouts', 'cache'] as const) {
-    merged[k] = { ...(base[k]), ...(over[k]) };
+    merged[k] = { ...base[k], ...over[k] };
   }
   return buildConfig({ staging: merged }).staging;
 }
@@ -41,10 +41,20 @@ export function recordingLogger(): StagingLogger & { lines: LogLine[]; text(): s
     (obj: object, msg?: string): void => {
       lines.push({ level, obj, msg });
     };
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), text: () => JSON.stringify(lines) };
+  return {
+    lines,
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    text: () => JSON.stringify(lines),
+  };
 }
 
-export async function tempDir(t: { after: (fn: () => Promise<void>) => void }, prefix = 'ceres-staging-'): Promise<string> {
+export async function tempDir(
+  t: { after: (fn: () => Promise<void>) => void },
+  prefix = 'ceres-staging-',
+): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), prefix));
   t.after(() => rm(d, { recursive: true, force: true }));
   return d;
@@ -84,7 +94,10 @@ export function proxyCredential(text: string): X509Credential {
 }
 
 /** A credential source backed by a map (delegation id -> credential), recording calls. */
-export function mapCredentials(map: Record<string, Credential | undefined>, byOwner: Record<string, Credential | undefined> = {}): CredentialSource & { calls: { delegationId: string | undefined; owner: string }[] } {
+export function mapCredentials(
+  map: Record<string, Credential | undefined>,
+  byOwner: Record<string, Credential | undefined> = {},
+): CredentialSource & { calls: { delegationId: string | undefined; owner: string }[] } {
   const calls: { delegationId: string | undefined; owner: string }[] = [];
   return {
     calls,

@@ -160,7 +160,13 @@ export class TestServer {
     const identity = this.identities.get(req.socket);
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ') === true ? auth.slice(7) : undefined;
-    this.hits.push({ method, path, ...(req.headers.range === undefined ? {} : { range: req.headers.range }), ...(identity === undefined ? {} : { identity }), ...(auth === undefined ? {} : { authorization: auth }) });
+    this.hits.push({
+      method,
+      path,
+      ...(req.headers.range === undefined ? {} : { range: req.headers.range }),
+      ...(identity === undefined ? {} : { identity }),
+      ...(auth === undefined ? {} : { authorization: auth }),
+    });
 
     const always = this.redirects.get(path);
     if (always !== undefined) return this.finish(req, res, always.status, { location: always.location });
@@ -169,7 +175,13 @@ export class TestServer {
     if (fault?.kind === 'status') return this.finish(req, res, fault.status, fault.headers);
     if (fault?.kind === 'redirect') return this.finish(req, res, fault.status, { location: fault.location });
 
-    const verdict = this.opts.authorize?.({ method, path, ...(identity === undefined ? {} : { identity }), ...(bearer === undefined ? {} : { bearer }) }) ?? true;
+    const verdict =
+      this.opts.authorize?.({
+        method,
+        path,
+        ...(identity === undefined ? {} : { identity }),
+        ...(bearer === undefined ? {} : { bearer }),
+      }) ?? true;
     if (verdict !== true) return this.finish(req, res, verdict === false ? 403 : verdict);
 
     switch (method) {
@@ -185,7 +197,13 @@ export class TestServer {
     }
   }
 
-  private async get(req: IncomingMessage, res: ServerResponse, path: string, method: string, fault: Fault | undefined): Promise<void> {
+  private async get(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    method: string,
+    fault: Fault | undefined,
+  ): Promise<void> {
     const stored = this.stored.get(path);
     const resource: Resource | undefined = stored !== undefined ? { body: stored } : this.resources.get(path);
     if (resource === undefined) return this.finish(req, res, 404);
@@ -207,14 +225,16 @@ export class TestServer {
       status = 206;
       headers['content-range'] = `bytes ${start}-${end - 1}/${size}`;
     }
-    if (method === 'HEAD' && stored !== undefined && this.opts.lieAboutStoredSize !== undefined) end += this.opts.lieAboutStoredSize;
+    if (method === 'HEAD' && stored !== undefined && this.opts.lieAboutStoredSize !== undefined)
+      end += this.opts.lieAboutStoredSize;
     if (resource.chunked !== true) headers['content-length'] = end - start;
     res.writeHead(status, headers);
     if (method === 'HEAD') return void res.end();
     let limit = end;
     let stallAt = -1;
     let stallMs = 0;
-    if (fault?.kind === 'reset' || fault?.kind === 'shortBody') limit = Math.min(end, start + (fault.kind === 'reset' ? fault.afterBytes : fault.bytes));
+    if (fault?.kind === 'reset' || fault?.kind === 'shortBody')
+      limit = Math.min(end, start + (fault.kind === 'reset' ? fault.afterBytes : fault.bytes));
     if (fault?.kind === 'stall') {
       stallAt = start + fault.afterBytes;
       stallMs = fault.ms;
@@ -262,7 +282,12 @@ export class TestServer {
     this.finish(req, res, 201);
   }
 
-  private finish(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
+  private finish(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string> = {},
+  ): void {
     // Read any request body first, so the client sees the status, not a reset.
     req.resume();
     const send = (): void => {

@@ -45,7 +45,9 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     // 1.0 knows only X.509 delegations: listing tokens there would hand 1.0 clients
     // (DIRAC reads every listed delegation as a proxy) something they cannot use.
     const type = req.version === '1.1' ? typeParam(req.query.get('type')) : 'x509';
-    return sendDoc(req.reply, req.format, 200, listDocument(service.list(caller.dn, type), req.version), ['delegation']);
+    return sendDoc(req.reply, req.format, 200, listDocument(service.list(caller.dn, type), req.version), [
+      'delegation',
+    ]);
   };
 
   const create = async (req: RestRequest) => {
@@ -58,7 +60,11 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
       return sendPem(req.reply.header('location', locationOf(req, id)), 201, csrPem);
     }
     const token = delegatedToken(req.raw);
-    if (token === undefined) throw ceError('CE_ERR_DELEG_TOKEN_MISSING', 'Missing X-Delegation header (bearer <JWT>) in the jwt delegation request');
+    if (token === undefined)
+      throw ceError(
+        'CE_ERR_DELEG_TOKEN_MISSING',
+        'Missing X-Delegation header (bearer <JWT>) in the jwt delegation request',
+      );
     const { id } = await service.createJwt(caller.dn, token);
     return sendEmpty(req.reply.header('location', locationOf(req, id)), 201);
   };
@@ -77,10 +83,18 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
       case 'renew': {
         const asked = requestedType(req);
         const type = service.typeOf(caller.dn, id);
-        if (asked !== undefined && asked !== type) throw ceError('CE_ERR_DELEG_TYPE_MISMATCH', `Delegation ${id} is of type ${type}, the request asks for ${asked}`);
+        if (asked !== undefined && asked !== type)
+          throw ceError(
+            'CE_ERR_DELEG_TYPE_MISMATCH',
+            `Delegation ${id} is of type ${type}, the request asks for ${asked}`,
+          );
         if (type === 'x509') return sendPem(req.reply, 201, (await service.renewX509(caller.dn, id)).csrPem);
         const token = delegatedToken(req.raw);
-        if (token === undefined) throw ceError('CE_ERR_DELEG_TOKEN_MISSING', 'Missing X-Delegation header (bearer <JWT>) in the jwt renewal request');
+        if (token === undefined)
+          throw ceError(
+            'CE_ERR_DELEG_TOKEN_MISSING',
+            'Missing X-Delegation header (bearer <JWT>) in the jwt renewal request',
+          );
         await service.renewJwt(caller.dn, id, token);
         // The ARC 7 client renews with `type=jwt` and accepts only 201; pyarcrest sends
         // no type and accepts only 200, which is also what the spec says.
@@ -129,21 +143,28 @@ function sendPem(reply: RestRequest['reply'], status: number, pem: string) {
 
 function requireAction<A extends string>(req: RestRequest, allowed: readonly A[]): A {
   const a = req.query.get('action');
-  if (a === undefined || a === '') throw ceError('CE_ERR_HTTP_ACTION_MISSING', `missing action parameter (one of ${allowed.join(', ')})`);
-  if (!(allowed as readonly string[]).includes(a)) throw ceError('CE_ERR_HTTP_ACTION_UNKNOWN', `unknown action '${a.slice(0, 32)}' (one of ${allowed.join(', ')})`);
+  if (a === undefined || a === '')
+    throw ceError('CE_ERR_HTTP_ACTION_MISSING', `missing action parameter (one of ${allowed.join(', ')})`);
+  if (!(allowed as readonly string[]).includes(a))
+    throw ceError('CE_ERR_HTTP_ACTION_UNKNOWN', `unknown action '${a.slice(0, 32)}' (one of ${allowed.join(', ')})`);
   return a as A;
 }
 
 /** `type` of POST requests; undefined when absent. 1.0 has no jwt delegations. */
 function requestedType(req: RestRequest): DelegationType | undefined {
   const t = typeParam(req.query.get('type'));
-  if (t === 'jwt' && req.version === '1.0') throw ceError('CE_ERR_DELEG_TYPE_NOT_IN_VERSION', 'Delegation type jwt needs interface version 1.1 (use /rest/1.1/delegations)');
+  if (t === 'jwt' && req.version === '1.0')
+    throw ceError(
+      'CE_ERR_DELEG_TYPE_NOT_IN_VERSION',
+      'Delegation type jwt needs interface version 1.1 (use /rest/1.1/delegations)',
+    );
   return t;
 }
 
 function typeParam(t: string | undefined): DelegationType | undefined {
   if (t === undefined || t === '') return undefined;
-  if (!(DELEGATION_TYPES as readonly string[]).includes(t)) throw ceError('CE_ERR_DELEG_TYPE_UNKNOWN', `Unknown delegation type '${t.slice(0, 32)}' (x509 or jwt)`);
+  if (!(DELEGATION_TYPES as readonly string[]).includes(t))
+    throw ceError('CE_ERR_DELEG_TYPE_UNKNOWN', `Unknown delegation type '${t.slice(0, 32)}' (x509 or jwt)`);
   return t as DelegationType;
 }
 

@@ -13,7 +13,10 @@ export function delegatedToken(req: IncomingMessage): string | undefined {
     const v = req.headers[h];
     const s = Array.isArray(v) ? v.join(',') : v;
     if (s === undefined) continue;
-    const token = s.trim().replace(/^bearer(\s+|$)/i, '').trim();
+    const token = s
+      .trim()
+      .replace(/^bearer(\s+|$)/i, '')
+      .trim();
     if (token !== '') return token;
   }
   return undefined;

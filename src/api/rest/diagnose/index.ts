@@ -19,7 +19,10 @@ import { sendBuffer, sendFileHandle } from '../send-file.js';
 import type { Resource, RestRequest } from '../resource.js';
 
 /** Content of a diagnose item rendered from the record; undefined: read the control file. */
-export type DiagnoseRenderer = (job: JobRecord, name: DiagnoseName) => string | Buffer | undefined | Promise<string | Buffer | undefined>;
+export type DiagnoseRenderer = (
+  job: JobRecord,
+  name: DiagnoseName,
+) => string | Buffer | undefined | Promise<string | Buffer | undefined>;
 
 export interface DiagnoseResourceOptions {
   readonly jobs: Pick<JobService, 'visible'>;
@@ -35,7 +38,8 @@ export function diagnoseResource(o: DiagnoseResourceOptions): Resource {
     const job = o.jobs.visible(caller.dn, id);
     const info = { contentType: name === 'xml' ? 'application/xml' : 'text/plain' };
     const rendered = o.render ? await o.render(job, name) : undefined;
-    if (rendered !== undefined) return sendBuffer(req.raw, req.reply, typeof rendered === 'string' ? Buffer.from(rendered) : rendered, info);
+    if (rendered !== undefined)
+      return sendBuffer(req.raw, req.reply, typeof rendered === 'string' ? Buffer.from(rendered) : rendered, info);
     const fh = await o.control.openFile(id, name);
     if (!fh) throw ceError('CE_ERR_SESSION_DIAGNOSE_ABSENT');
     const st = await fh.stat();

@@ -16,7 +16,10 @@ export function infoResource(source: InfoSource): Resource {
         const schema = req.query.get('schema') ?? '';
         if (schema !== '' && schema !== 'glue2') {
           if (schema === 'crr' && req.version === '1.0') throw ceError('CE_ERR_INFO_SCHEMA_NOT_OFFERED');
-          throw ceError('CE_ERR_HTTP_SCHEMA_NOT_SUPPORTED', `unknown schema '${schema.slice(0, 32)}': only glue2 is supported`);
+          throw ceError(
+            'CE_ERR_HTTP_SCHEMA_NOT_SUPPORTED',
+            `unknown schema '${schema.slice(0, 32)}': only glue2 is supported`,
+          );
         }
         return sendDoc(req.reply, req.format, 200, source.document(new URL(req.requestUrl).origin));
       },

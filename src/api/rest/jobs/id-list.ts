@@ -44,12 +44,18 @@ export function parseIdList(body: Buffer, contentType: string | undefined, maxId
   const mt = mediaType(contentType);
   const entries = new EntryCollector(maxIds);
   try {
-    if (mt === 'application/json' || (mt === '' && text.trimStart().startsWith('{'))) entriesFromJson(parseJsonObject(text), entries);
+    if (mt === 'application/json' || (mt === '' && text.trimStart().startsWith('{')))
+      entriesFromJson(parseJsonObject(text), entries);
     else if (mt === '' || mt === 'application/xml' || mt === 'text/xml') {
       entriesFromXml(parseXml(body, { maxDepth: 8, maxElements: maxIds * 4 + 16 }), entries);
-    } else throw ceError('CE_ERR_JOB_BAD_ID_LIST_TYPE', `job id list must be application/xml or application/json, not ${mt.slice(0, 64)}`);
+    } else
+      throw ceError(
+        'CE_ERR_JOB_BAD_ID_LIST_TYPE',
+        `job id list must be application/xml or application/json, not ${mt.slice(0, 64)}`,
+      );
   } catch (e) {
-    if (e instanceof XmlParseError || e instanceof JsonInputError) throw ceError('CE_ERR_JOB_BAD_ID_LIST', `malformed job id list: ${e.message}`);
+    if (e instanceof XmlParseError || e instanceof JsonInputError)
+      throw ceError('CE_ERR_JOB_BAD_ID_LIST', `malformed job id list: ${e.message}`);
     throw e;
   }
   return entries.entries;
@@ -59,7 +65,11 @@ export function parseIdList(body: Buffer, contentType: string | undefined, maxId
  * Answer every entry in order: the ids go to `act` in one call (which answers one item
  * per id, in order), each invalid entry gets `invalid(reason)` in its place.
  */
-export function answerEach<T>(entries: readonly IdEntry[], act: (ids: string[]) => T[], invalid: (reason: string) => T): T[] {
+export function answerEach<T>(
+  entries: readonly IdEntry[],
+  act: (ids: string[]) => T[],
+  invalid: (reason: string) => T,
+): T[] {
   const ids = entries.filter((e): e is string => typeof e === 'string');
   const answers = act(ids);
   if (ids.length === entries.length) return answers;
@@ -73,7 +83,8 @@ class EntryCollector {
 
   add(e: IdEntry): void {
     // Invalid entries count too: each is an answer to build.
-    if (this.entries.length >= this.max) throw ceError('CE_ERR_JOB_TOO_MANY_IDS', `at most ${this.max} job ids per request`);
+    if (this.entries.length >= this.max)
+      throw ceError('CE_ERR_JOB_TOO_MANY_IDS', `at most ${this.max} job ids per request`);
     this.entries.push(e);
   }
 

@@ -42,25 +42,40 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     const filter = req.query.get('state');
     let states: string[] | undefined;
     if (filter !== undefined) {
-      states = filter.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      states = filter
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       const bad = states.find((s) => !o.restStates.includes(s));
-      if (bad !== undefined) throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`);
+      if (bad !== undefined)
+        throw ceError(
+          'CE_ERR_JOB_BAD_STATE_FILTER',
+          `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`,
+        );
     }
     // Streamed: a pilot factory's DN may own 100,000 jobs.
-    return sendStream(req.reply, 200, contentTypeOf[req.format], listPieces(o.jobs.list(caller.dn, states), req.format));
+    return sendStream(
+      req.reply,
+      200,
+      contentTypeOf[req.format],
+      listPieces(o.jobs.list(caller.dn, states), req.format),
+    );
   };
 
   const post = async (req: RestRequest) => {
     const caller = req.caller();
     const action = req.query.get('action');
-    if (action === undefined || action === '') throw ceError('CE_ERR_HTTP_ACTION_MISSING', `missing action parameter (one of ${ACTIONS.join(', ')})`);
-    if (!(ACTIONS as readonly string[]).includes(action)) throw ceError('CE_ERR_HTTP_ACTION_UNKNOWN', `unknown action '${action.slice(0, 32)}'`);
+    if (action === undefined || action === '')
+      throw ceError('CE_ERR_HTTP_ACTION_MISSING', `missing action parameter (one of ${ACTIONS.join(', ')})`);
+    if (!(ACTIONS as readonly string[]).includes(action))
+      throw ceError('CE_ERR_HTTP_ACTION_UNKNOWN', `unknown action '${action.slice(0, 32)}'`);
     const a = action as Action;
     if (a === 'new') {
       const body = await readBody(req.raw, o.maxSubmitBodyBytes);
       const is11 = req.version === '1.1';
       // A token caller's job without a delegation of its own gets the token (auth/token/job-credential.ts).
-      const delegationId = (is11 ? nonEmpty(req.query.get('delegation_id')) : undefined) ?? (await o.callerDelegation?.(caller));
+      const delegationId =
+        (is11 ? nonEmpty(req.query.get('delegation_id')) : undefined) ?? (await o.callerDelegation?.(caller));
       const results = await o.jobs.submit(caller.dn, body, {
         queue: is11 ? nonEmpty(req.query.get('queue')) : undefined,
         delegationId,
@@ -74,15 +89,26 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
     const body = await readBody(req.raw, o.maxControlBodyBytes);
-    const entries = parseIdList(body, req.raw.headers['content-type'], a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest);
+    const entries = parseIdList(
+      body,
+      req.raw.headers['content-type'],
+      a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest,
+    );
     if (a === 'info') {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.
-      const one = (e: IdEntry): readonly (BulkItem | ItemResult)[] => (typeof e === 'string' ? o.actions.info(caller.dn, [e]) : [{ status: 400, reason: e.reason, infoDocument: null }]);
+      const one = (e: IdEntry): readonly (BulkItem | ItemResult)[] =>
+        typeof e === 'string'
+          ? o.actions.info(caller.dn, [e])
+          : [{ status: 400, reason: e.reason, infoDocument: null }];
       req.reply.raw.statusMessage = 'Created';
       return sendStream(req.reply, 201, contentTypeOf[req.format], bulkPieces(flatMapLazy(entries, one), req.format));
     }
-    const items = answerEach<BulkItem | ItemResult>(entries, (ids) => o.actions[a](caller.dn, ids), (reason) => ({ status: 400, reason }));
+    const items = answerEach<BulkItem | ItemResult>(
+      entries,
+      (ids) => o.actions[a](caller.dn, ids),
+      (reason) => ({ status: 400, reason }),
+    );
     return sendRendered(req.reply, req.format, 201, renderBulk(items, req.format), 'Created');
   };
 

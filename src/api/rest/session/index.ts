@@ -51,7 +51,10 @@ export const DEFAULT_MAX_LISTING_ENTRIES = 1_000_000;
 
 export function sessionResource(o: SessionResourceOptions): Resource {
   const maxPropfind = o.maxPropfindBodyBytes ?? 64 * 1024;
-  const listingLimits = (req: RestRequest) => ({ maxEntries: o.maxListingEntries ?? DEFAULT_MAX_LISTING_ENTRIES, gone: () => req.raw.socket.destroyed });
+  const listingLimits = (req: RestRequest) => ({
+    maxEntries: o.maxListingEntries ?? DEFAULT_MAX_LISTING_ENTRIES,
+    gone: () => req.raw.socket.destroyed,
+  });
 
   const target = (req: RestRequest): Target => {
     const caller = req.caller();
@@ -61,13 +64,17 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     return { id, ident: j.sessionIdent, path: parseSessionPath(rawPath) };
   };
   /** `fn` gets the confined path of the session directory, valid until it settles. */
-  const inSession = <T>(t: Target, fn: (dir: string) => Promise<T>): Promise<T> => o.sessions.withRoot(t.id, t.ident, fn);
+  const inSession = <T>(t: Target, fn: (dir: string) => Promise<T>): Promise<T> =>
+    o.sessions.withRoot(t.id, t.ident, fn);
 
   const get = async (req: RestRequest) => {
     const t = target(req);
     const opened = await inSession(t, (dir) => o.files.open(dir, t.path));
     if (opened.kind === 'file') {
-      return sendFileHandle(req.raw, req.reply, opened.handle, opened.stat.size, { contentType: 'application/octet-stream', lastModified: opened.stat.mtime });
+      return sendFileHandle(req.raw, req.reply, opened.handle, opened.stat.size, {
+        contentType: 'application/octet-stream',
+        lastModified: opened.stat.mtime,
+      });
     }
     let table: DirTable;
     try {
