@@ -41,7 +41,7 @@ import { crossSiteRefusal } from '../http/cross-site.js';
 import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
-const METHODS = [
+export const METHODS = [
   'GET',
   'HEAD',
   'POST',

@@ -10,6 +10,7 @@ import { parseTarget } from '../http/query.js';
 import { route, type RestRoutes } from './rest/router.js';
 import type { Resource } from './rest/resource.js';
 import type { CeresMetrics } from '../metrics/registry.js';
+import { METHODS } from './app.js';
 
 const TEMPLATES: Record<keyof RestRoutes, string> = {
   versions: '/rest',
@@ -20,23 +21,8 @@ const TEMPLATES: Record<keyof RestRoutes, string> = {
   delegations: '/rest/{version}/delegations',
   delegation: '/rest/{version}/delegations/{id}',
 };
-const KNOWN_METHODS = new Set([
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'DELETE',
-  'PATCH',
-  'OPTIONS',
-  'PROPFIND',
-  'MKCOL',
-  'COPY',
-  'MOVE',
-  'PROPPATCH',
-  'LOCK',
-  'UNLOCK',
-  'TRACE',
-]);
+// The methods the REST tree routes (app.ts); any other is counted as OTHER (bounded labels).
+const KNOWN_METHODS = new Set<string>(METHODS);
 
 export interface HttpMetricsOptions {
   /** `{mountPoint}/rest`: the REST tree's catch-all routes. */
