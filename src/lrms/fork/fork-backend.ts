@@ -50,6 +50,7 @@ import {
 import { jobScript, validateSpec } from './job-script.js';
 import { LauncherClient } from './launcher-client.js';
 import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
+import { wrapperArgs } from './wrapper-args.js';
 import { ensureWrapper, type WrapperBinary, type WrapperKind } from './wrapper-build.js';
 
 /** Where problems the backend cannot hand to a caller are reported (pino-compatible). */
@@ -203,11 +204,20 @@ export class ForkBackend implements BatchBackend {
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
     const missed = this.#exitsMissed;
-    const started = await this.#launcher.spawn(this.wrapper.path, [...this.#wrapperArgs(spec), as.cred], {
-      PATH: this.#o.jobPath,
-      HOME: spec.sessionDir,
-      ...as.env,
-    });
+    const started = await this.#launcher.spawn(
+      this.wrapper.path,
+      wrapperArgs(spec, {
+        killGraceSeconds: this.#o.killGraceSeconds,
+        sampleIntervalMs: this.#o.sampleIntervalMs,
+        cgroup: jobCgroup(this.cgroupRoot, jobMark(spec.lrmsDir)) ?? '',
+        credential: as.cred,
+      }),
+      {
+        PATH: this.#o.jobPath,
+        HOME: spec.sessionDir,
+        ...as.env,
+      },
+    );
     if (started.line === 'dup') {
       // Another wrapper claimed the directory first (a submit repeated after a crash).
       const other = await readPidFile(spec.lrmsDir);
@@ -326,26 +336,6 @@ export class ForkBackend implements BatchBackend {
 
   #assertOpen(): void {
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED');
-  }
-
-  #wrapperArgs(spec: BatchJobSpec): string[] {
-    const join = spec.join === true || (spec.stdout !== undefined && spec.stdout === spec.stderr);
-    const { wallTimeSeconds, cpuTimeSeconds, memoryBytes } = spec.limits;
-    return [
-      spec.lrmsDir,
-      spec.sessionDir,
-      spec.stdin ?? '',
-      spec.stdout ?? '',
-      join ? '' : (spec.stderr ?? ''),
-      join ? '1' : '0',
-      String(wallTimeSeconds === undefined ? 0 : Math.ceil(wallTimeSeconds)),
-      String(cpuTimeSeconds === undefined ? 0 : Math.ceil(cpuTimeSeconds)),
-      String(memoryBytes === undefined ? 0 : Math.ceil(memoryBytes / 1024)),
-      String(this.#o.killGraceSeconds),
-      String(this.#o.sampleIntervalMs),
-      jobCgroup(this.cgroupRoot, jobMark(spec.lrmsDir)) ?? '',
-      jobMark(spec.lrmsDir),
-    ];
   }
 
   /** Start tracking a job whose wrapper claimed its directory; not reported yet. */

@@ -10,7 +10,7 @@
  */
 import type { BatchJobSpec } from '../backend.js';
 import { shQuote } from '../fork/job-script.js';
-import { jobMark } from '../fork/job-processes.js';
+import { wrapperArgs as wrapperCommandLine } from '../fork/wrapper-args.js';
 import { LRMS_FILES } from './lrms-files.js';
 
 export interface ScriptSettings {
@@ -20,28 +20,14 @@ export interface ScriptSettings {
   readonly sampleIntervalMs: number;
 }
 
-/** The wrapper's command line (same order as the fork backend's launcher passes it). */
+/** The wrapper's command line: no cgroup of ours (Slurm's proctrack plugin holds the job's processes), no identity switch (sbatch ran through runuser). */
 export function wrapperArgs(spec: BatchJobSpec, s: ScriptSettings): string[] {
-  const join = spec.join === true || (spec.stdout !== undefined && spec.stdout === spec.stderr);
-  const { wallTimeSeconds, cpuTimeSeconds, memoryBytes } = spec.limits;
-  return [
-    spec.lrmsDir,
-    spec.sessionDir,
-    spec.stdin ?? '',
-    spec.stdout ?? '',
-    join ? '' : (spec.stderr ?? ''),
-    join ? '1' : '0',
-    String(wallTimeSeconds === undefined ? 0 : Math.ceil(wallTimeSeconds)),
-    String(cpuTimeSeconds === undefined ? 0 : Math.ceil(cpuTimeSeconds)),
-    String(memoryBytes === undefined ? 0 : Math.ceil(memoryBytes / 1024)),
-    String(s.killGraceSeconds),
-    String(s.sampleIntervalMs),
-    // No cgroup of our own: Slurm's proctrack plugin holds the job's processes.
-    '',
-    jobMark(spec.lrmsDir),
-    // No identity switch in the wrapper: Slurm already runs the job as its account (sbatch through runuser).
-    '',
-  ];
+  return wrapperCommandLine(spec, {
+    killGraceSeconds: s.killGraceSeconds,
+    sampleIntervalMs: s.sampleIntervalMs,
+    cgroup: '',
+    credential: '',
+  });
 }
 
 export function batchScript(spec: BatchJobSpec, s: ScriptSettings): string {
