@@ -242,10 +242,12 @@ function parseHead(head: string): PartHead {
   if (disposition === undefined || !/^\s*form-data\s*(;|$)/i.test(disposition))
     throw invalid('a part without Content-Disposition: form-data');
   const params = new Map<string, string>();
-  const re = /;\s*([A-Za-z0-9*_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/g;
-  for (let m; (m = re.exec(disposition)) !== null;) {
+  // Quoted values are taken literally: the HTML form encoding escapes `"`, CR and LF
+  // as %22, %0D, %0A and leaves a backslash as it is (then refused by the path rules).
+  const re = /;\s*([A-Za-z0-9*_-]+)\s*=\s*(?:"([^"]*)"|([^;\s]*))/g;
+  for (let m; (m = re.exec(disposition)) !== null; ) {
     const key = (m[1] as string).toLowerCase();
-    if (!params.has(key)) params.set(key, m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] as string));
+    if (!params.has(key)) params.set(key, m[2] ?? (m[3] as string));
   }
   const name = params.get('name');
   if (name === undefined) throw invalid('a part without a field name');
