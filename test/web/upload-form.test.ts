@@ -57,7 +57,8 @@ describe('web upload form without script', () => {
       'content-type': `multipart/form-data; boundary=${B}`,
       ...headers,
     });
-  const sessionFiles = () => walk(ceres.stateDir).filter((f) => f.includes(id.slice(-8)) || f.includes('.ceres-upload.'));
+  const sessionFiles = () =>
+    walk(ceres.stateDir).filter((f) => f.includes(id.slice(-8)) || f.includes('.ceres-upload.'));
   const temps = () => walk(ceres.stateDir).filter((f) => f.split('/').pop()?.startsWith('.ceres-upload.'));
   const noServerErrors = () => assert.doesNotMatch(ceres.output(), /"level":50|Internal Server Error/);
 
@@ -103,7 +104,9 @@ describe('web upload form without script', () => {
     const none = await post(form(part('file', 'x', 'a.txt')));
     assert.equal(none.status, 403);
     assert.match(none.text, /reload the page/);
-    const forged = await post(form(part('csrf', `${Math.floor(Date.now() / 1000)}.${'A'.repeat(43)}`), part('file', 'x', 'a.txt')));
+    const forged = await post(
+      form(part('csrf', `${Math.floor(Date.now() / 1000)}.${'A'.repeat(43)}`), part('file', 'x', 'a.txt')),
+    );
     assert.equal(forged.status, 403);
     const late = await post(form(part('file', 'x', 'a.txt'), part('csrf', token)));
     assert.equal(late.status, 403);
@@ -119,7 +122,15 @@ describe('web upload form without script', () => {
   });
 
   it('refuses path tricks in the file or folder name (nothing written outside the session)', async () => {
-    for (const name of ['../../escape.txt', '..', '.', 'a/b.txt', 'C:\\Users\\x\\evil.txt', 'nul\u0001.txt', '.ceres-upload.x']) {
+    for (const name of [
+      '../../escape.txt',
+      '..',
+      '.',
+      'a/b.txt',
+      'C:\\Users\\x\\evil.txt',
+      'nul\u0001.txt',
+      '.ceres-upload.x',
+    ]) {
       const r = await post(form(part('csrf', token), part('file', 'x', name)));
       assert.equal(r.status, 400, `${name}: ${r.status} ${r.text}`);
     }
@@ -183,7 +194,9 @@ describe('web upload form without script', () => {
     const r = await post(many);
     assert.equal(r.status, 413);
     assert.match(r.text, /more than 8 parts/);
-    const hugeHead = Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="csrf"\r\nX-Pad: ${'p'.repeat(20_000)}\r\n\r\nv\r\n--${B}--\r\n`);
+    const hugeHead = Buffer.from(
+      `--${B}\r\nContent-Disposition: form-data; name="csrf"\r\nX-Pad: ${'p'.repeat(20_000)}\r\n\r\nv\r\n--${B}--\r\n`,
+    );
     assert.equal((await post(hugeHead)).status, 413);
     const hugeField = form(part('csrf', 'x'.repeat(10_000)), part('file', 'x', 'f.txt'));
     assert.equal((await post(hugeField)).status, 413);

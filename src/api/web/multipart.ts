@@ -245,7 +245,7 @@ function parseHead(head: string): PartHead {
   // Quoted values are taken literally: the HTML form encoding escapes `"`, CR and LF
   // as %22, %0D, %0A and leaves a backslash as it is (then refused by the path rules).
   const re = /;\s*([A-Za-z0-9*_-]+)\s*=\s*(?:"([^"]*)"|([^;\s]*))/g;
-  for (let m; (m = re.exec(disposition)) !== null; ) {
+  for (let m; (m = re.exec(disposition)) !== null;) {
     const key = (m[1] as string).toLowerCase();
     if (!params.has(key)) params.set(key, m[2] ?? (m[3] as string));
   }
