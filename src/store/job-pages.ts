@@ -36,15 +36,12 @@ export class JobPages {
     this.#after = db.prepare(
       `SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) AND (created_at < @t OR (created_at = @t AND id < @id)) ORDER BY created_at DESC, id DESC LIMIT @limit`,
     );
-    // Every owner's jobs (the administrator's list): no index of its own, so as not to
-    // cost every submission and state change another B-tree write for an occasional
-    // page; a page is a scan of the table with a top-N sort (bench figure in
-    // docs/web-interface.md).
+    // Every owner's jobs (the administrator's list), on the index (created_at, id).
     this.#allFirst = db.prepare(
-      `SELECT ${cols} FROM jobs WHERE (@state IS NULL OR rest_state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      `SELECT ${cols} FROM jobs INDEXED BY jobs_created WHERE (@state IS NULL OR rest_state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`,
     );
     this.#allAfter = db.prepare(
-      `SELECT ${cols} FROM jobs WHERE (@state IS NULL OR rest_state = @state) AND (created_at < @t OR (created_at = @t AND id < @id)) ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      `SELECT ${cols} FROM jobs INDEXED BY jobs_created WHERE (@state IS NULL OR rest_state = @state) AND (created_at < @t OR (created_at = @t AND id < @id)) ORDER BY created_at DESC, id DESC LIMIT @limit`,
     );
     this.#countByState = db.prepare(
       'SELECT rest_state AS state, count(*) AS n FROM jobs WHERE owner = ? GROUP BY rest_state',

@@ -36,6 +36,13 @@ const skip =
     ? 'no chromium on PATH (install Debian chromium; CERES_REQUIRE_BROWSER=1 makes this a failure)'
     : false;
 
+async function fitsWidth(p: Page): Promise<void> {
+  const overflow = await p.evaluate<number>(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+  );
+  assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at ${p.url()}`);
+}
+
 const tokenOf = async (p: Page): Promise<string> => (await p.locator('input[name=csrf]').first().inputValue()) ?? '';
 
 describe('two users and an administrator in a real browser', { skip }, () => {
@@ -114,6 +121,10 @@ describe('two users and an administrator in a real browser', { skip }, () => {
     await p.getByRole('link', { name: bobJob }).waitFor();
     assert.match((await p.getByRole('row', { name: new RegExp(bobJob) }).textContent()) ?? '', /CN=bob/);
     assert.match((await p.locator('header').textContent()) ?? '', /site administrator/);
+    // The owner column does not push a phone's page sideways.
+    await p.setViewportSize({ width: 360, height: 740 });
+    await p.reload();
+    await fitsWidth(p);
     await p.close();
   });
 
@@ -273,6 +284,13 @@ describe('two users and an administrator in a real browser', { skip }, () => {
     assert.match(usage, /Exit code\s*3/);
     assert.match(usage, /Wall time/);
     assert.match(usage, /Maximum memory/);
+    // Landmarks and headings of the new sections; a phone's width without horizontal scroll.
+    for (const h of ['State history', 'Usage', 'Messages'])
+      await p.getByRole('heading', { name: h, level: 2 }).waitFor();
+    assert.equal(await p.getByRole('main').count(), 1);
+    await p.setViewportSize({ width: 360, height: 740 });
+    await p.reload();
+    await fitsWidth(p);
     await p.close();
   });
 });
