@@ -63,7 +63,9 @@ describe('web upload form without script', () => {
   const noServerErrors = () => assert.doesNotMatch(ceres.output(), /"level":50|Internal Server Error/);
 
   before(async () => {
-    ceres = await startCeres({ config: { sessions: { maxFileBytes: MAX } } });
+    ceres = await startCeres({
+      config: { sessions: { maxFileBytes: MAX }, http: { minBodyBytesPerSecond: 100, bodyRateWindowSeconds: 1 } },
+    });
     client = Client.forUser(ceres);
     origin = new URL(ceres.url).origin;
     const [job] = await client.submit(long);
@@ -200,6 +202,31 @@ describe('web upload form without script', () => {
     assert.equal((await post(hugeHead)).status, 413);
     const hugeField = form(part('csrf', 'x'.repeat(10_000)), part('file', 'x', 'f.txt'));
     assert.equal((await post(hugeField)).status, 413);
+  });
+
+  it('cuts a form whose file trickles below the body-rate floor with a 408, leaving no temp file', async () => {
+    const s = await tlsConnect(ceres.port, credential(ceres.pkiDir));
+    let answer = '';
+    s.on('data', (d: Buffer) => (answer += d.toString()));
+    const start = Buffer.concat([
+      part('csrf', token),
+      Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\n\r\n`),
+    ]);
+    await send(
+      s,
+      head('POST', `${new URL(ceres.url).pathname}/web/jobs/${id}/upload`, {
+        origin,
+        'content-type': `multipart/form-data; boundary=${B}`,
+        'content-length': start.length + 3000,
+      }),
+    );
+    await send(s, start);
+    await until(() => temps().length > 0, 'the upload to begin');
+    // Then nothing: the floor (100 bytes/s over 1 s) cuts it within a second or two.
+    await until(() => answer.includes('\r\n\r\n'), 'an answer', 20_000);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    await until(() => temps().length === 0, 'the temporary file to go');
+    s.destroy();
   });
 
   it('survives a client that vanishes mid-file: no temp file left, no 5xx, the service keeps answering', async () => {
