@@ -16,7 +16,7 @@ export const webSection = {
           default: [],
           uniqueItems: true,
           description:
-            "Site administrators of the web interface: they see every user's jobs in the job list and on job pages (files and messages included) and may kill and clean them; every other user sees only their own",
+            "Site administrators of the web interface, each exactly as the service keys jobs by the identity: a certificate's subject DN in one-line form (`/O=Site/CN=Jane Admin`, any proxy of it counts) or a bearer token's `<iss>#<sub>`. They see every user's jobs in the job list and on job pages (files and messages included) and may kill and clean them; every other user sees only their own (docs/web-interface.md). Read at start",
         },
       ),
     },
