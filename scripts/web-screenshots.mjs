@@ -40,19 +40,18 @@ try {
     });
   const user = await (await contextOf('usercert.pem', 'userkey.pem')).newPage();
   const adminPage = await (await contextOf('siteadmin-cert.pem', 'siteadmin-key.pem')).newPage();
-  // [name, page, path, width, whole page]
   const shots = [
-    ['overview', user, '/', 1280, false],
-    ['jobs', user, '/web/jobs', 1280, false],
-    ['job', user, `/web/jobs/${done.id}`, 1280, true],
-    ['jobs-phone', user, '/web/jobs', 390, false],
-    ['job-phone', user, `/web/jobs/${done.id}`, 390, false],
-    ['admin-jobs', adminPage, '/web/jobs', 1280, false],
+    { name: 'overview', page: user, path: '/', width: 1280 },
+    { name: 'jobs', page: user, path: '/web/jobs', width: 1280 },
+    { name: 'job', page: user, path: `/web/jobs/${done.id}`, width: 1280, fullPage: true },
+    { name: 'jobs-phone', page: user, path: '/web/jobs', width: 390 },
+    { name: 'job-phone', page: user, path: `/web/jobs/${done.id}`, width: 390 },
+    { name: 'admin-jobs', page: adminPage, path: '/web/jobs', width: 1280 },
   ];
-  for (const [name, page, path, width, fullPage] of shots) {
-    await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
-    await page.goto(`${ceres.url}${path}`);
-    await page.screenshot({ path: join(out, `web-${name}.png`), fullPage });
+  for (const s of shots) {
+    await s.page.setViewportSize({ width: s.width, height: s.width > 500 ? 800 : 844 });
+    await s.page.goto(`${ceres.url}${s.path}`);
+    await s.page.screenshot({ path: join(out, `web-${s.name}.png`), fullPage: s.fullPage === true });
   }
   // The long jobs are killed: the fork backend's processes would outlive the service.
   await client.action('kill', [long.id]);

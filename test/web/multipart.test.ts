@@ -6,6 +6,8 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { boundaryOf, MultipartReader } from '../../src/api/web/multipart.js';
 import { duration, parseDiag, parseErrorsFile } from '../../src/api/web/job-history.js';
+import { historySection } from '../../src/api/web/pages.js';
+import type { JobRecord } from '../../src/store/job-record.js';
 
 const B = 'XyZ-boundary';
 const LIMITS = { maxParts: 8, maxHeaderBytes: 1024, maxFieldBytes: 256, maxBodyBytes: 1 << 20 };
@@ -185,5 +187,40 @@ describe('job history from the control files', () => {
     assert.equal(parseDiag(''), undefined);
     assert.equal(duration(4.2), '4.20 s');
     assert.equal(duration(3723), '1 h 02 min 03 s');
+  });
+});
+
+describe('the state history section', () => {
+  const job = (state: string, pending = false) =>
+    ({
+      state,
+      pending,
+      createdAt: Date.UTC(2026, 0, 2, 3, 4, 0),
+      updatedAt: Date.UTC(2026, 0, 2, 3, 9, 0),
+    }) as unknown as JobRecord;
+  const log = [
+    '2026-01-02T03:04:05Z Job state change ACCEPTED -> PREPARING   Reason: <script>x</script>',
+    '2026-01-02T03:04:06Z Job state change PREPARING -> SUBMIT   Reason: ok',
+  ].join('\n');
+
+  it('lists submission and each logged change, escaped, and nothing more when the log is complete', () => {
+    const h = historySection(job('SUBMIT'), parseErrorsFile(log)).text;
+    assert.equal((h.match(/<li>/g) ?? []).length, 3);
+    assert.match(h, /2026-01-02 03:04:00 UTC<\/time> <strong>ACCEPTED<\/strong> <span>submitted/);
+    assert.match(h, /&lt;script&gt;x&lt;\/script&gt;/);
+    assert.doesNotMatch(h, /not logged/);
+  });
+
+  it('ends with the current state, marked, when a change was lost to a crash before its line', () => {
+    const h = historySection(job('SUBMIT', true), parseErrorsFile(log)).text;
+    assert.equal((h.match(/<li>/g) ?? []).length, 4);
+    assert.match(
+      h,
+      /2026-01-02 03:09:00 UTC<\/time> <strong>PENDING:SUBMIT<\/strong> <span>\(the change was not logged\)/,
+    );
+    const none = historySection(job('INLRMS'), parseErrorsFile(undefined)).text;
+    assert.match(none, /<strong>ACCEPTED<\/strong> <span>submitted/);
+    assert.match(none, /<strong>INLRMS<\/strong> <span>\(the change was not logged\)/);
+    assert.doesNotMatch(historySection(job('ACCEPTED'), parseErrorsFile(undefined)).text, /not logged/);
   });
 });

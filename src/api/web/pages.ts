@@ -316,12 +316,13 @@ export function jobBody(o: {
  * The state-change timeline from the errors file. A line lost to a crash between the
  * database commit and the append shows as a last step to the record's current state.
  */
-function historySection(j: JobRecord, e: ErrorsFile): Html {
+export function historySection(j: JobRecord, e: ErrorsFile): Html {
   // The engine's position (`INLRMS`, `PENDING:PREPARING`), as the errors file writes it.
   const now = j.pending ? `PENDING:${j.state}` : j.state;
   const last = e.transitions[e.transitions.length - 1];
   const first = e.transitions[0];
-  const start = first === undefined ? now : first.from;
+  // Every job is stored ACCEPTED at submission (docs/lifecycle.md).
+  const start = first === undefined ? 'ACCEPTED' : first.from;
   return html`<section aria-labelledby="hs">
     <h2 id="hs">State history</h2>
     <ol class="timeline">
