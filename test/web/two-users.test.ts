@@ -237,6 +237,15 @@ describe('two users and an administrator in a real browser', { skip }, () => {
   it('uploads with JavaScript disabled: a plain form post, a clear page on refusal, no temp file left', async () => {
     const p = await aliceNoJs.newPage();
     await p.goto(`${ceres.url}/web/jobs/${aliceJob}`);
+    // The keyboard reaches the file chooser and then the Upload button.
+    let at = '';
+    for (let i = 0; i < 60 && at !== 'upload-file'; i++) {
+      await p.keyboard.press('Tab');
+      at = await p.evaluate<string>("document.activeElement?.id ?? ''");
+    }
+    assert.equal(at, 'upload-file', 'Tab never reached the file chooser');
+    await p.keyboard.press('Tab');
+    assert.equal(await p.evaluate<string>("document.activeElement?.textContent?.trim() ?? ''"), 'Upload');
     await p
       .getByLabel(/Upload a file/)
       .setInputFiles({ name: 'nojs.txt', mimeType: 'text/plain', buffer: Buffer.from('no script\n') });

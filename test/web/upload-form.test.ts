@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { Client, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
+import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { credential, head, send, tlsConnect, vanish } from '../helpers/raw-tls.js';
 import { until } from '../helpers/poll.js';
 
@@ -144,6 +144,35 @@ describe('web upload form without script', () => {
       walk(ceres.stateDir).filter((f) => /escape\.txt|evil\.txt|\/d\.txt$/.test(f)),
       [],
     );
+  });
+
+  it('follows no link the job made: neither a linked folder nor a linked file is written through', async () => {
+    const outside = tempDir('outside');
+    const [j] = await client.submit(
+      `&(executable="/bin/sh")(arguments="-c" "ln -s ${outside} linkdir; ln -s ${outside}/target.txt linkfile; echo ok > ready; sleep 600")`,
+    );
+    const jid = j.id as string;
+    try {
+      await until(
+        async () =>
+          (await client.req('GET', `/rest/1.1/jobs/${jid}/session/ready`, undefined, { accept: '*/*' })).status === 200,
+        'the job to make its links',
+      );
+      const page = await client.req('GET', `/web/jobs/${jid}`, undefined, { accept: 'text/html' });
+      const t = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] as string;
+      const intoDir = await post(
+        form(part('csrf', t), part('dir', 'linkdir'), part('file', 'x', 'planted.txt')),
+        {},
+        jid,
+      );
+      assert.equal(intoDir.status, 403, intoDir.text.slice(0, 500));
+      const overFile = await post(form(part('csrf', t), part('file', 'x', 'linkfile')), {}, jid);
+      assert.equal(overFile.status, 403);
+      assert.deepEqual(readdirSync(outside), []);
+    } finally {
+      await client.action('kill', [jid]);
+      removeDir(outside);
+    }
   });
 
   it('refuses a missing file, a missing boundary, a malformed or unterminated body with a 400 and leaves no temp file', async () => {
