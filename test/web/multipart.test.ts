@@ -131,6 +131,24 @@ describe('multipart reader', () => {
     );
   });
 
+  it('ends a part still being read once the request is dropped (a refused upload leaves no waiting read)', async () => {
+    const p = new PassThrough() as PassThrough & { complete: boolean };
+    p.complete = false;
+    p.write(Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\nsome bytes`));
+    const mp = new MultipartReader(p as unknown as IncomingMessage, B, LIMITS);
+    await mp.next();
+    const s = mp.stream();
+    const ended = new Promise<string>((resolve) => {
+      s.on('error', () => resolve('error'));
+      s.on('end', () => resolve('end'));
+      s.resume();
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    mp.drop(); // the body never ends; without the drop's wake-up the read would wait for it forever
+    assert.equal(await ended, 'error');
+    p.destroy();
+  });
+
   it('takes the boundary from the media type and refuses others', () => {
     assert.equal(boundaryOf(`multipart/form-data; boundary=${B}`), B);
     assert.equal(boundaryOf('Multipart/Form-Data; charset=utf-8; boundary="a b"'), 'a b');

@@ -56,11 +56,7 @@ class Chunks {
     readonly req: IncomingMessage,
     readonly maxBytes: number,
   ) {
-    const wake = () => {
-      const w = this.#wake;
-      this.#wake = undefined;
-      w?.();
-    };
+    const wake = () => this.#wakeUp();
     req.on('data', (c: Buffer) => {
       if (this.#dropping) return;
       this.#total += c.length;
@@ -90,6 +86,8 @@ class Chunks {
 
   async next(): Promise<Buffer | undefined> {
     for (;;) {
+      // Dropped: a part's stream still being pulled (a refused upload drains it) ends here.
+      if (this.#dropping) return undefined;
       const c = this.#q.shift();
       if (c !== undefined) return c;
       if (this.#err !== undefined) throw this.#err;
@@ -100,11 +98,18 @@ class Chunks {
     }
   }
 
+  #wakeUp(): void {
+    const w = this.#wake;
+    this.#wake = undefined;
+    w?.();
+  }
+
   /** Reads and discards the rest (not after a body-rate stop or a disconnect: that connection closes). */
   drop(): void {
     this.#unwatch();
     this.#dropping = true;
     this.#q.length = 0;
+    this.#wakeUp();
     const code = (this.#err as CeError | undefined)?.code;
     if (code !== 'CE_ERR_HTTP_BODY_TOO_SLOW' && code !== 'CE_ERR_HTTP_CLIENT_ABORTED') this.req.resume();
   }
