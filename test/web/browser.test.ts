@@ -166,13 +166,16 @@ describe('web interface in a real browser', { skip }, () => {
     const [job] = await client.submit(long);
     const id = job.id as string;
     const page = await ctx.newPage();
-    await page.goto(`${attackerUrl}?enc=multipart&t=${encodeURIComponent(`${ceres.url}/web/jobs/${id}/upload`)}`);
-    await page.waitForURL(/\/upload$/, { timeout: 20_000 });
-    assert.match((await page.content()) ?? '', /Cross-site request refused|refused/i);
-    const listing = await client.req('GET', `/rest/1.1/jobs/${id}/session/`, undefined, { accept: '*/*' });
-    assert.doesNotMatch(listing.text, /planted|session\/file"/);
-    await client.action('kill', [id]);
-    await page.close();
+    try {
+      await page.goto(`${attackerUrl}?enc=multipart&t=${encodeURIComponent(`${ceres.url}/web/jobs/${id}/upload`)}`);
+      await page.waitForURL(/\/upload$/, { timeout: 20_000 });
+      assert.match((await page.content()) ?? '', /Cross-site request refused|refused/i);
+      const listing = await client.req('GET', `/rest/1.1/jobs/${id}/session/`, undefined, { accept: '*/*' });
+      assert.doesNotMatch(listing.text, /planted|session\/file"/);
+    } finally {
+      await client.action('kill', [id]);
+      await page.close();
+    }
   });
 
   it('answers a bad or missing request token with a clear error, another id with a 404 page', async () => {
