@@ -4,11 +4,18 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { Client, startCeres, stopCeres, removeDir } from '../dist/test/helpers/service.js';
+import { Client, startCeres, stopCeres, removeDir, tempDir } from '../dist/test/helpers/service.js';
+import { addDevUser, initDevPki } from '../dist/src/pki/dev-pki.js';
 
 const out = new URL('../docs/images/', import.meta.url).pathname;
 mkdirSync(out, { recursive: true });
-const ceres = await startCeres();
+// The PKI is made first, so a second user and a site administrator can be configured.
+const stateDir = tempDir('shots');
+const pkiDir = join(stateDir, 'pki');
+await initDevPki(pkiDir);
+await addDevUser(pkiDir, 'bob');
+const admin = await addDevUser(pkiDir, 'siteadmin');
+const ceres = await startCeres({ stateDir, config: { web: { admins: [admin.dn] } } });
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox'],
@@ -18,33 +25,40 @@ try {
   const [done] = await client.submit(
     '&(executable="/bin/sh")(arguments="-c" "echo hello from Ceres")(stdout="out.txt")(stderr="err.txt")(jobname="hello")',
   );
-  await client.submit('&(executable="/bin/sh")(arguments="-c" "sleep 600")(jobname="long")');
+  const [long] = await client.submit('&(executable="/bin/sh")(arguments="-c" "sleep 600")(jobname="long")');
   await client.submit('&(executable="/bin/sh")(arguments="-c" "exit 3")(jobname="fails")');
+  const bob = Client.forUser(ceres, 'bob-proxy.pem');
+  const [bobs] = await bob.submit('&(executable="/bin/sh")(arguments="-c" "sleep 600")(jobname="bobs")');
   await client.waitFor?.([done.id], ['FINISHED']);
   await new Promise((r) => setTimeout(r, 4000));
-  const ctx = await browser.newContext({
-    ignoreHTTPSErrors: true,
-    clientCertificates: [
-      {
-        origin: new URL(ceres.url).origin,
-        certPath: join(ceres.pkiDir, 'usercert.pem'),
-        keyPath: join(ceres.pkiDir, 'userkey.pem'),
-      },
-    ],
-  });
-  const page = await ctx.newPage();
+  const contextOf = (cert, key) =>
+    browser.newContext({
+      ignoreHTTPSErrors: true,
+      clientCertificates: [
+        { origin: new URL(ceres.url).origin, certPath: join(ceres.pkiDir, cert), keyPath: join(ceres.pkiDir, key) },
+      ],
+    });
+  const user = await (await contextOf('usercert.pem', 'userkey.pem')).newPage();
+  const adminPage = await (await contextOf('siteadmin-cert.pem', 'siteadmin-key.pem')).newPage();
   const shots = [
-    ['overview', '/', 1280],
-    ['jobs', '/web/jobs', 1280],
-    ['job', `/web/jobs/${done.id}`, 1280],
-    ['jobs-phone', '/web/jobs', 390],
-    ['job-phone', `/web/jobs/${done.id}`, 390],
+    { name: 'overview', page: user, path: '/', width: 1280 },
+    { name: 'jobs', page: user, path: '/web/jobs', width: 1280 },
+    { name: 'job', page: user, path: `/web/jobs/${done.id}`, width: 1280, fullPage: true },
+    { name: 'jobs-phone', page: user, path: '/web/jobs', width: 390 },
+    { name: 'job-phone', page: user, path: `/web/jobs/${done.id}`, width: 390 },
+    { name: 'admin-jobs', page: adminPage, path: '/web/jobs', width: 1280 },
   ];
-  for (const [name, path, width] of shots) {
-    await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
-    await page.goto(`${ceres.url}${path}`);
-    await page.screenshot({ path: join(out, `web-${name}.png`) });
+  for (const s of shots) {
+    await s.page.setViewportSize({ width: s.width, height: s.width > 500 ? 800 : 844 });
+    await s.page.goto(`${ceres.url}${s.path}`);
+    await s.page.screenshot({ path: join(out, `web-${s.name}.png`), fullPage: s.fullPage === true });
   }
+  // The long jobs are killed: the fork backend's processes would outlive the service.
+  await client.action('kill', [long.id]);
+  await bob.action('kill', [bobs.id]);
+  await client.waitFor([long.id], ['KILLED']);
+  await bob.waitFor([bobs.id], ['KILLED']);
+  await bob.close();
 } finally {
   await browser.close();
   await stopCeres(ceres);

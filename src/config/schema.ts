@@ -15,6 +15,7 @@ import { sessionsSection } from './sections/sessions.js';
 import { authorizationSection } from './sections/authorization.js';
 import { monitoringSection } from './sections/monitoring.js';
 import { tokensSection } from './sections/tokens.js';
+import { webSection } from './sections/web.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -28,6 +29,7 @@ export const ConfigSchema = Type.Object(
     ...authorizationSection,
     ...monitoringSection,
     ...tokensSection,
+    ...webSection,
   },
   { additionalProperties: false },
 );

@@ -308,6 +308,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     queues: config.cluster.queues.map((q) => q.name),
     lrms: config.lrms.backend,
     maxUploadBytes: config.sessions.maxFileBytes,
+    admins: config.web.admins,
   });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });

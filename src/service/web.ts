@@ -39,6 +39,8 @@ export interface WebWiring {
   readonly queues: readonly string[];
   readonly lrms: string;
   readonly maxUploadBytes: number;
+  /** Site administrators of the web interface (config web.admins). */
+  readonly admins: readonly string[];
 }
 
 export function wireWeb(w: WebWiring): void {
@@ -47,6 +49,8 @@ export function wireWeb(w: WebWiring): void {
     authenticate: w.authenticate,
     authorize: w.authorize,
     jobs: w.jobs,
+    anyJob: (id) => w.store.get(id),
+    admins: w.admins,
     actions: w.actions,
     pages: new JobPages(w.db),
     restStates: REST_STATES,

@@ -203,4 +203,15 @@ CREATE TABLE drains (
 CREATE INDEX jobs_owner_created ON jobs (owner, created_at, id);
 `,
   },
+  {
+    // The web interface's administrator list (every owner's jobs, newest first, paged
+    // by key). Without it a page is a scan and sort of the whole table (about 60 ms at
+    // 100,000 jobs, every 3 s while the list is open, blocking the event loop). Written
+    // only when a job is inserted or purged, never by a state change (neither column
+    // changes), and at the B-tree's right edge since created_at grows.
+    version: 9,
+    sql: `
+CREATE INDEX jobs_created ON jobs (created_at, id);
+`,
+  },
 ];

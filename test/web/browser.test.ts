@@ -58,9 +58,12 @@ describe('web interface in a real browser', { skip }, () => {
     const cert = readFileSync(join(ceres.pkiDir, 'hostcert.pem'));
     const key = readFileSync(join(ceres.pkiDir, 'hostkey.pem'));
     attacker = createServer({ cert, key }, (req, res) => {
-      const target = new URL(req.url ?? '/', 'https://x').searchParams.get('t') ?? '';
+      const q = new URL(req.url ?? '/', 'https://x').searchParams;
+      const target = q.get('t') ?? '';
+      // enc=multipart: the script-free upload form, forged (a text field named like the file).
+      const enc = q.get('enc') === 'multipart' ? ' enctype="multipart/form-data"' : '';
       res.setHeader('content-type', 'text/html');
-      res.end(`<!DOCTYPE html><form id="f" method="post" action="${target}"><input name="csrf" value="forged"></form>
+      res.end(`<!DOCTYPE html><form id="f" method="post" action="${target}"${enc}><input name="csrf" value="forged"><input name="dir" value=""><textarea name="file">planted</textarea></form>
 <script>fetch(${JSON.stringify(target)}, {method:'POST', mode:'no-cors', credentials:'include', body:'csrf=forged', headers:{'content-type':'application/x-www-form-urlencoded'}}).finally(() => document.getElementById('f').submit());</script>`);
     });
     await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
@@ -157,6 +160,22 @@ describe('web interface in a real browser', { skip }, () => {
     );
     await client.action('kill', [id]);
     await page.close();
+  });
+
+  it('refuses a cross-site multipart upload form: nothing is written', async () => {
+    const [job] = await client.submit(long);
+    const id = job.id as string;
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`${attackerUrl}?enc=multipart&t=${encodeURIComponent(`${ceres.url}/web/jobs/${id}/upload`)}`);
+      await page.waitForURL(/\/upload$/, { timeout: 20_000 });
+      assert.match((await page.content()) ?? '', /Cross-site request refused|refused/i);
+      const listing = await client.req('GET', `/rest/1.1/jobs/${id}/session/`, undefined, { accept: '*/*' });
+      assert.doesNotMatch(listing.text, /planted|session\/file"/);
+    } finally {
+      await client.action('kill', [id]);
+      await page.close();
+    }
   });
 
   it('answers a bad or missing request token with a clear error, another id with a 404 page', async () => {

@@ -22,6 +22,8 @@ export interface Shell {
   readonly mount: string;
   readonly assets: Assets;
   readonly who?: string | undefined;
+  /** A site administrator (config web.admins): the job list shows every user's jobs. */
+  readonly admin?: boolean;
 }
 
 export function page(s: Shell, title: string, body: Html): Html {
@@ -44,12 +46,12 @@ export function page(s: Shell, title: string, body: Html): Html {
           <nav aria-label="Main">
             <ul>
               <li><a href="${m}/">Overview</a></li>
-              <li><a href="${m}/web/jobs">My jobs</a></li>
+              <li><a href="${m}/web/jobs">${s.admin === true ? 'All jobs' : 'My jobs'}</a></li>
               <li><a href="${m}/web/delegations">Delegations</a></li>
               <li><a href="${m}/rest/1.1/info">Info document</a></li>
             </ul>
           </nav>
-          ${s.who === undefined ? '' : html`<small>Signed in as <code>${s.who}</code></small>`}
+          ${s.who === undefined ? '' : html`<small>Signed in as <code>${s.who}</code>${s.admin === true ? ' (site administrator)' : ''}</small>`}
         </header>
         <main id="main">${body}</main>
       </body>

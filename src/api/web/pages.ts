@@ -2,6 +2,7 @@
 import { html, type Html } from './html.js';
 import type { JobPageRow } from '../../store/job-pages.js';
 import type { JobRecord } from '../../store/job-record.js';
+import { duration, kib, type ErrorsFile, type Usage } from './job-history.js';
 
 export const when = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? '' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
@@ -93,16 +94,18 @@ export function overviewBody(o: {
     </section>`;
 }
 
-export function jobRows(mount: string, rows: readonly JobPageRow[]): Html {
+/** The list's rows; `all`: every owner's jobs (the administrator's list), with an owner column. */
+export function jobRows(mount: string, rows: readonly JobPageRow[], all = false): Html {
   if (rows.length === 0)
     return html`<tr>
-      <td colspan="4">No jobs.</td>
+      <td colspan="${all ? 5 : 4}">No jobs.</td>
     </tr>`;
   return html`${rows.map(
     (r) =>
       html`<tr>
         <td class="id"><a href="${mount}/web/jobs/${r.id}">${r.id}</a></td>
         <td class="state state-${r.state}">${r.state}</td>
+        ${all ? html`<td class="owner">${r.owner}</td>` : ''}
         <td class="wide">${r.queue}</td>
         <td>${when(r.createdAt)}</td>
       </tr>`,
@@ -116,10 +119,13 @@ export function jobListBody(o: {
   rows: readonly JobPageRow[];
   next: string | undefined;
   after: string | undefined;
+  all?: boolean;
 }): Html {
+  const all = o.all === true;
   const self = `${o.mount}/web/jobs?${o.state === undefined ? '' : `state=${o.state}&`}`;
   const fragment = `${self}${o.after === undefined ? '' : `after=${encodeURIComponent(o.after)}&`}fragment=rows`;
-  return html`<h1>My jobs</h1>
+  return html`<h1>${all ? 'All jobs' : 'My jobs'}</h1>
+    ${all ? html`<p>You are a site administrator: every user's jobs are listed.</p>` : ''}
     <form method="get" action="${o.mount}/web/jobs" class="actions">
       <label for="state">State</label>
       <select id="state" name="state">
@@ -133,9 +139,9 @@ export function jobListBody(o: {
         <caption>
           Newest first; updates every few seconds
         </caption>
-        ${heads('Job', 'State', '*Queue', 'Submitted')}
+        ${all ? heads('Job', 'State', 'Owner', '*Queue', 'Submitted') : heads('Job', 'State', '*Queue', 'Submitted')}
         <tbody id="job-rows" hx-get="${fragment}" hx-trigger="every 3s" hx-swap="innerHTML">
-          ${jobRows(o.mount, o.rows)}
+          ${jobRows(o.mount, o.rows, all)}
         </tbody>
       </table>
     </div>
@@ -181,11 +187,14 @@ export function jobBody(o: {
   csrf: string;
   dir: string;
   files: readonly FileEntry[] | string;
-  errors: string | undefined;
+  errors: ErrorsFile;
+  usage: Usage | undefined;
   description: string | undefined;
   diagnose: readonly string[];
   notice: string | undefined;
   maxUpload: number;
+  /** Shown to an administrator looking at another user's job. */
+  owner?: string | undefined;
 }): Html {
   const m = o.mount;
   const id = o.job.id;
@@ -193,6 +202,8 @@ export function jobBody(o: {
   const action = (name: string, label: string, danger = false) =>
     postButton({ action: `${base}/${name}`, csrf: o.csrf, label, danger });
   const prefix = o.dir === '' ? '' : `${o.dir}/`;
+  // An administrator on another user's job: look, kill and clean; no file changes.
+  const mine = o.owner === undefined;
   const files =
     typeof o.files === 'string'
       ? html`<p>${o.files}</p>`
@@ -230,7 +241,7 @@ export function jobBody(o: {
                           download
                           >Download<span class="skip"> ${f.name}</span></a
                         >
-                        ${postButton({ action: `${base}/files-delete`, csrf: o.csrf, label: 'Delete', ariaLabel: `Delete ${f.name}`, danger: true, fields: { path: prefix + f.name } })}
+                        ${mine ? postButton({ action: `${base}/files-delete`, csrf: o.csrf, label: 'Delete', ariaLabel: `Delete ${f.name}`, danger: true, fields: { path: prefix + f.name } }) : ''}
                       </td>
                     </tr>`,
               )}
@@ -239,48 +250,120 @@ export function jobBody(o: {
         </div>`;
   return html`<h1>Job <code>${id}</code></h1>
     ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
+    ${o.owner === undefined ? '' : html`<p class="notice">Administrator view: the job of <code>${o.owner}</code>.</p>`}
     <section aria-labelledby="st">
       <h2 id="st">Status</h2>
       <div id="job-status" hx-get="${base}/status" hx-trigger="every 2s" hx-swap="innerHTML">
         ${jobStateFragment(o.job)}
       </div>
       <div class="actions">
-        ${action('kill', 'Kill', true)}${action('clean', 'Clean', true)}${action('restart', 'Restart')}
+        ${action('kill', 'Kill', true)}${action('clean', 'Clean', true)}${mine ? action('restart', 'Restart') : ''}
       </div>
     </section>
+    ${historySection(o.job, o.errors)} ${usageSection(o.usage)}
     <section aria-labelledby="fl">
       <h2 id="fl">Session files</h2>
       ${files}
-      <form
-        data-upload
-        method="post"
-        action="${base}/upload"
-        data-max="${o.maxUpload}"
-        data-dir="${o.dir}"
-        class="actions"
-      >
-        <input type="hidden" name="csrf" value="${o.csrf}" /><input type="hidden" name="dir" value="${o.dir}" />
-        <label for="upload-file">Upload a file</label><input id="upload-file" type="file" name="file" /><button
-          type="submit"
-        >
-          Upload</button
-        ><span data-upload-status role="status"></span>
-      </form>
+      ${
+        mine
+          ? html`<form
+              data-upload
+              method="post"
+              action="${base}/upload"
+              enctype="multipart/form-data"
+              data-max="${o.maxUpload}"
+              data-dir="${o.dir}"
+              class="actions"
+            >
+              <input type="hidden" name="csrf" value="${o.csrf}" /><input type="hidden" name="dir" value="${o.dir}" />
+              <label for="upload-file">Upload a file to /${o.dir}</label
+              ><input id="upload-file" type="file" name="file" required /><button type="submit">Upload</button
+              ><span data-upload-status role="status"></span>
+            </form>`
+          : ''
+      }
     </section>
     <section aria-labelledby="er">
-      <h2 id="er">Errors file</h2>
-      ${o.errors === undefined || o.errors === '' ? html`<p>Empty.</p>` : html`<pre>${o.errors}</pre>`}
+      <h2 id="er">Messages</h2>
+      ${
+        o.errors.messages.length === 0
+          ? html`<p>None.</p>`
+          : html`<ul class="log">
+              ${o.errors.messages.map(
+                (e) => html`<li>${e.at === '' ? '' : html`<time>${e.at}</time> `}<span>${e.text}</span></li>`,
+              )}
+            </ul>`
+      }
+      ${mine ? html`<p>The whole file: <a href="${m}/rest/1.1/jobs/${id}/diagnose/errors">errors</a>.</p>` : ''}
     </section>
     <section aria-labelledby="ds">
       <h2 id="ds">Description</h2>
       ${o.description === undefined ? html`<p>Not kept.</p>` : html`<pre>${o.description}</pre>`}
     </section>
-    <section aria-labelledby="dg">
-      <h2 id="dg">Diagnose files</h2>
-      <ul>
-        ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
-      </ul>
-    </section>`;
+    ${
+      mine
+        ? html`<section aria-labelledby="dg">
+            <h2 id="dg">Diagnose files</h2>
+            <ul>
+              ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
+            </ul>
+          </section>`
+        : ''
+    }`;
+}
+
+/**
+ * The state-change timeline from the errors file. A line lost to a crash between the
+ * database commit and the append shows as a last step to the record's current state.
+ */
+export function historySection(j: JobRecord, e: ErrorsFile): Html {
+  // The engine's position (`INLRMS`, `PENDING:PREPARING`), as the errors file writes it.
+  const now = j.pending ? `PENDING:${j.state}` : j.state;
+  const last = e.transitions[e.transitions.length - 1];
+  const first = e.transitions[0];
+  // Every job is stored ACCEPTED at submission (docs/lifecycle.md).
+  const start = first === undefined ? 'ACCEPTED' : first.from;
+  return html`<section aria-labelledby="hs">
+    <h2 id="hs">State history</h2>
+    <ol class="timeline">
+      <li><time>${when(j.createdAt)}</time> <strong>${start}</strong> <span>submitted</span></li>
+      ${e.transitions.map(
+        (t) =>
+          html`<li>
+            <time>${t.at}</time> <strong>${t.to}</strong>
+            <span>from ${t.from}${t.reason === '' ? '' : html`: ${t.reason}`}</span>
+          </li>`,
+      )}
+      ${
+        (last === undefined ? start : last.to) === now
+          ? ''
+          : html`<li>
+              <time>${when(j.updatedAt)}</time> <strong>${now}</strong> <span>(the change was not logged)</span>
+            </li>`
+      }
+    </ol>
+  </section>`;
+}
+
+function usageSection(u: Usage | undefined): Html {
+  const row = (k: string, v: string | undefined) => (v === undefined ? '' : html`<dt>${k}</dt><dd>${v}</dd>`);
+  const opt = <T>(v: T | undefined, f: (x: T) => string) => (v === undefined ? undefined : f(v));
+  const cpu =
+    u?.userSeconds === undefined && u?.kernelSeconds === undefined
+      ? undefined
+      : `${duration((u?.userSeconds ?? 0) + (u?.kernelSeconds ?? 0))} (user ${duration(u?.userSeconds ?? 0)}, system ${duration(u?.kernelSeconds ?? 0)})`;
+  return html`<section aria-labelledby="us">
+    <h2 id="us">Usage</h2>
+    ${
+      u === undefined
+        ? html`<p>Not reported yet: the batch system reports it when the job's run ends.</p>`
+        : html`<dl id="usage">
+            ${row('Exit code', opt(u.exitCode, String))} ${row('Wall time', opt(u.wallSeconds, duration))}
+            ${row('CPU time', cpu)} ${row('Maximum memory', opt(u.maxRssKiB, kib))} ${row('Node', u.node)}
+            ${row('Batch system message', u.message)}
+          </dl>`
+    }
+  </section>`;
 }
 
 export function delegationsBody(o: {

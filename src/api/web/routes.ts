@@ -7,11 +7,16 @@
  * (Origin / Sec-Fetch-Site, src/http/cross-site.ts) and this interface's request token
  * (csrf.ts), bound to the caller's identity.
  *
+ * Site administrators (config `web.admins`) see every user's jobs, and may kill and clean
+ * them; a job page of another user's job is read-only for them otherwise. Every other
+ * caller gets the same 404 for another's job as for a missing one (ids are not confirmed).
+ *
  *   GET  {mount}/                          overview (queues, my jobs per state, version)
  *   GET  {mount}/web/jobs[?state&after]    my jobs, newest first, keyset-paged; fragment=rows for polling
  *   GET  {mount}/web/jobs/<id>[?dir]       one job; /status is its polled fragment
  *   POST {mount}/web/jobs/<id>/kill|clean|restart|files-delete   form actions (303 back)
- *   PUT  {mount}/web/jobs/<id>/upload?name  upload (token in the x-ceres-csrf header)
+ *   PUT  {mount}/web/jobs/<id>/upload?name  upload by script (token in the x-ceres-csrf header)
+ *   POST {mount}/web/jobs/<id>/upload       upload form without script (multipart/form-data)
  *   GET  {mount}/web/jobs/<id>/files/<path> download, always as an attachment
  *   GET  {mount}/web/delegations, POST .../<id>/delete
  *   GET  {mount}/web/static/<name.hash.ext> style sheet and scripts
@@ -19,7 +24,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ceError, isCeError } from '../../errors/ce-error.js';
-import { readBody } from '../../http/body.js';
+import { bodyError, readBody } from '../../http/body.js';
 import type { Authenticator, Authorizer, Caller, Operation } from '../../http/caller.js';
 import type { JobService } from '../../jobs/job-service.js';
 import type { JobActions } from '../../jobs/job-actions.js';
@@ -40,14 +45,21 @@ import {
   type QueueLine,
 } from './pages.js';
 import type { WebSessionFiles } from './session-access.js';
+import { parseDiag, parseErrorsFile } from './job-history.js';
+import { boundaryOf, MultipartReader } from './multipart.js';
+import type { JobRecord } from '../../store/job-record.js';
 
 export interface WebOptions {
   readonly mountPoint: string;
   readonly authenticate: Authenticator;
   readonly authorize?: Authorizer | undefined;
   readonly jobs: Pick<JobService, 'visible'>;
+  /** Any user's job by id (for administrators only). */
+  readonly anyJob: (id: string) => JobRecord | undefined;
+  /** Identities (`Caller.dn`) of the site administrators. */
+  readonly admins?: readonly string[];
   readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart'>;
-  readonly pages: JobPages;
+  readonly pages: Pick<JobPages, 'page' | 'pageAll' | 'countsOf'>;
   readonly restStates: readonly string[];
   readonly delegations: Pick<DelegationService, 'list' | 'remove' | 'expiry'>;
   readonly files: WebSessionFiles;
@@ -62,6 +74,11 @@ export interface WebOptions {
 }
 
 const ACTIONS = ['kill', 'clean', 'restart'] as const;
+/** What an administrator may do to another user's job. */
+const ADMIN_ACTIONS: ReadonlySet<string> = new Set(['kill', 'clean']);
+/** Bounds of the script-free upload form: a browser sends three parts (token, folder, file). */
+const FORM_LIMITS = { maxParts: 8, maxHeaderBytes: 8 * 1024, maxFieldBytes: 4 * 1024 };
+const FORM_OVERHEAD_BYTES = 64 * 1024;
 
 export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: CsrfTokens } {
   const m = o.mountPoint;
@@ -75,7 +92,9 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     if (!r.ok) throw ceError(r.code, r.reason, r.headers === undefined ? undefined : { headers: { ...r.headers } });
     return o.authorize ? o.authorize(raw, r.caller, op) : r.caller;
   };
-  const shell = (c: Caller | undefined) => ({ mount: m, assets, who: c?.dn });
+  const admins = new Set(o.admins ?? []);
+  const isAdmin = (c: Caller | undefined) => c !== undefined && admins.has(c.dn);
+  const shell = (c: Caller | undefined) => ({ mount: m, assets, who: c?.dn, admin: isAdmin(c) });
 
   /** Handler wrapper: errors become an HTML page (or plain text for the upload script). */
   const web =
@@ -101,9 +120,19 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       }
     };
 
-  const jobOf = (c: Caller, raw: string) => {
+  /** The caller's job, or for an administrator anyone's; else the 404 of a missing job. */
+  const jobOf = (c: Caller, raw: string): JobRecord => {
     if (!isPlausibleJobId(raw)) throw ceError('CE_ERR_JOB_NOT_FOUND');
-    return o.jobs.visible(c.dn, raw);
+    if (!isAdmin(c)) return o.jobs.visible(c.dn, raw);
+    const j = o.anyJob(raw);
+    if (j === undefined) throw ceError('CE_ERR_JOB_NOT_FOUND');
+    return j;
+  };
+  /** A job the caller may change: their own (an administrator's on another's job: 403, after the 404 check). */
+  const ownJobOf = (c: Caller, raw: string): JobRecord => {
+    const j = jobOf(c, raw);
+    if (j.owner !== c.dn) throw ceError('CE_ERR_WEB_ADMIN_READ_ONLY');
+    return j;
   };
   const checkToken = (c: Caller, token: string | undefined) => {
     const r = tokens.check(c.dn, token);
@@ -156,10 +185,11 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const km = afterRaw === undefined ? null : /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/.exec(afterRaw);
       if (afterRaw !== undefined && !km) throw ceError('CE_ERR_HTTP_BAD_QUERY', 'after: expected <time>.<job id>');
       const after = km ? { createdAt: Number(km[1]), id: km[2] as string } : undefined;
-      const rows = o.pages.page(c.dn, state, after, pageSize + 1);
+      const all = isAdmin(c);
+      const rows = all ? o.pages.pageAll(state, after, pageSize + 1) : o.pages.page(c.dn, state, after, pageSize + 1);
       const more = rows.length > pageSize;
       const shown = more ? rows.slice(0, pageSize) : rows;
-      if (q(req).fragment === 'rows') return sendPage(reply, 200, jobRows(m, shown));
+      if (q(req).fragment === 'rows') return sendPage(reply, 200, jobRows(m, shown, all));
       const last = shown[shown.length - 1];
       const next = more && last ? `${last.createdAt}.${last.id}` : undefined;
       return sendPage(
@@ -167,8 +197,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         200,
         page(
           shell(c),
-          'My jobs',
-          jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw }),
+          all ? 'All jobs' : 'My jobs',
+          jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw, all }),
         ),
       );
     }),
@@ -194,7 +224,9 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         csrf: tokens.issue(c.dn),
         dir,
         files,
-        errors: await o.readControl(j.id, 'errors'),
+        errors: parseErrorsFile(await o.readControl(j.id, 'errors')),
+        usage: parseDiag(await o.readControl(j.id, 'diag')),
+        owner: j.owner === c.dn ? undefined : j.owner,
         description: o.rawDescription(j.id),
         diagnose: o.diagnoseNames,
         notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
@@ -217,9 +249,14 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       `${m}/web/jobs/:id/${a}`,
       web(async (req, reply) => {
         const c = await callerOf(req.raw, a === 'restart' ? 'modify' : 'cancel');
-        const j = jobOf(c, (req.params as { id: string }).id);
+        const j = ADMIN_ACTIONS.has(a)
+          ? jobOf(c, (req.params as { id: string }).id)
+          : ownJobOf(c, (req.params as { id: string }).id);
         checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
-        const [r] = o.actions[a](c.dn, [j.id]);
+        if (j.owner !== c.dn)
+          req.log.info({ job: j.id, admin: c.dn, owner: j.owner, action: a }, 'administrator action on a job');
+        // An administrator acts in the owner's name (the job actions are scoped by owner).
+        const [r] = o.actions[a](j.owner, [j.id]);
         if (r && r.status >= 300) throw ceError('CE_ERR_HTTP_BAD_REQUEST', `${a}: ${r.reason}`);
         return reply.code(303).header('location', `${m}/web/jobs/${j.id}?done=${a}`).send();
       }),
@@ -230,7 +267,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/jobs/:id/files-delete`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw, 'cancel');
-      const j = jobOf(c, (req.params as { id: string }).id);
+      const j = ownJobOf(c, (req.params as { id: string }).id);
       const f = await form(req.raw);
       checkToken(c, f.get('csrf') ?? undefined);
       const path = f.get('path') ?? '';
@@ -247,7 +284,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/jobs/:id/upload`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw, 'create');
-      const j = jobOf(c, (req.params as { id: string }).id);
+      const j = ownJobOf(c, (req.params as { id: string }).id);
       const t = req.headers['x-ceres-csrf'];
       checkToken(c, typeof t === 'string' ? t : undefined);
       const cl = Number(req.headers['content-length'] ?? NaN);
@@ -259,6 +296,64 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         );
       await o.files.put(j, q(req).name ?? '', req.raw, cl);
       return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send('stored');
+    }),
+  );
+
+  // The upload form without script: multipart/form-data with the fields in document
+  // order (csrf, dir, file). The token is checked before a byte of the file is written;
+  // the file streams to disk through the same confined writer as REST uploads.
+  app.post(
+    `${m}/web/jobs/:id/upload`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw, 'create');
+      const j = ownJobOf(c, (req.params as { id: string }).id);
+      const maxBody = o.maxUploadBytes + FORM_OVERHEAD_BYTES;
+      const cl = req.headers['content-length'];
+      if (cl !== undefined && !(Number(cl) <= maxBody))
+        throw ceError(
+          'CE_ERR_WEB_UPLOAD_TOO_LARGE',
+          `The file is larger than the web upload limit of ${o.maxUploadBytes} bytes`,
+          {
+            headers: { connection: 'close' },
+          },
+        );
+      const mp = new MultipartReader(req.raw, boundaryOf(req.headers['content-type']), {
+        ...FORM_LIMITS,
+        maxBodyBytes: maxBody,
+      });
+      let stored: string | undefined;
+      let dir = '';
+      try {
+        let token: string | undefined;
+        for (let part = await mp.next(); part !== undefined; part = await mp.next()) {
+          if (part.filename === undefined) {
+            const v = await mp.text();
+            if (part.name === 'csrf') token = v;
+            else if (part.name === 'dir') dir = v.replace(/^\/+|\/+$/g, '');
+            continue;
+          }
+          // A file: only after the token, only one, with a plain name.
+          checkToken(c, token);
+          if (part.name !== 'file' || stored !== undefined)
+            throw ceError(
+              'CE_ERR_WEB_FORM_INVALID',
+              'The upload form is malformed: one file field named "file" is expected',
+            );
+          if (part.filename === '') throw ceError('CE_ERR_WEB_NO_FILE');
+          await o.files.putIn(j, dir, part.filename, mp.stream());
+          stored = part.filename;
+        }
+        checkToken(c, token);
+        if (stored === undefined) throw ceError('CE_ERR_WEB_NO_FILE');
+      } catch (e) {
+        throw bodyError(req.raw, e);
+      } finally {
+        mp.drop();
+      }
+      return reply
+        .code(303)
+        .header('location', `${m}/web/jobs/${j.id}?dir=${encodeURIComponent(dir)}&done=uploaded`)
+        .send();
     }),
   );
 

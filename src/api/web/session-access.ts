@@ -4,6 +4,7 @@
  * Downloads are always attachments with a neutral media type.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ceError } from '../../errors/ce-error.js';
 import type { SessionDirs } from '../../sessions/session-dirs.js';
@@ -61,6 +62,27 @@ export class WebSessionFiles {
         path: p,
         body,
         contentLength,
+        range: undefined,
+        ifNoneMatchAny: false,
+      }),
+    );
+  }
+
+  /**
+   * Writes `body` as the file `name` in the folder `dir` (the script-free upload form).
+   * The name is one segment: a '/' in it, `..` and the REST path rules' other refusals
+   * are a 400 (a browser sends a bare file name; anything else is forged).
+   */
+  async putIn(j: JobRecord, dir: string, name: string, body: Readable): Promise<void> {
+    const segs = dir === '' ? [] : dir.split('/');
+    const p = parseSessionPath([...segs, name].map(encodeURIComponent));
+    await this.sessions.withRoot(j.id, j.sessionIdent, (root) =>
+      this.files.put({
+        jobId: j.id,
+        sessionDir: root,
+        path: p,
+        body,
+        contentLength: undefined,
         range: undefined,
         ifNoneMatchAny: false,
       }),

@@ -29,5 +29,11 @@ button.danger { background: var(--bad); border-color: var(--bad); }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem 1rem; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
 dd { margin: 0; word-break: break-word; }
+td.owner { word-break: break-all; font-size: 0.9em; }
+ol.timeline, ul.log { list-style: none; padding: 0; margin: 0.5rem 0; }
+ol.timeline li { border-left: 3px solid var(--line); padding: 0.15rem 0 0.15rem 0.75rem; }
+ol.timeline li:last-child { border-left-color: var(--accent); }
+ul.log li { border-bottom: 1px solid var(--line); padding: 0.2rem 0; word-break: break-word; }
+time { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: 0.5rem; }
 @media (max-width: 40rem) { th.wide, td.wide { display: none; } dl { grid-template-columns: 1fr; } }
 `;

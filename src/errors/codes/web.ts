@@ -15,4 +15,12 @@ export const webErrors = {
     message: 'The page is too old (its request token expired): reload the page and try again',
   },
   CE_ERR_WEB_UPLOAD_TOO_LARGE: { status: 413, message: 'The file is larger than the web upload limit' },
+  CE_ERR_WEB_ADMIN_READ_ONLY: {
+    status: 403,
+    message:
+      "An administrator may look at another user's job, kill and clean it, but not change its files or restart it",
+  },
+  CE_ERR_WEB_FORM_INVALID: { status: 400, message: 'The upload form is malformed' },
+  CE_ERR_WEB_FORM_TOO_LARGE: { status: 413, message: 'The upload form has too many or too large parts' },
+  CE_ERR_WEB_NO_FILE: { status: 400, message: 'Choose a file to upload first' },
 } as const satisfies ErrorTable;
