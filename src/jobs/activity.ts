@@ -3,9 +3,10 @@
  * computed at request time from the live record: never stale (A-REX serves a file the
  * info provider rewrites every minute or so).
  */
-import type { XmlElement } from '../doc/element.js';
-import { buildComputingActivity } from '../info/computing-activity.js';
+import type { WrittenDoc } from '../doc/written-doc.js';
+import { computingActivity } from '../info/computing-activity.js';
 import type { ActivityView } from '../info/activity-view.js';
+import type { TimeValue } from '../info/glue2-values.js';
 import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../vocabulary/job-states.js';
 import type { JobRecord } from '../store/job-record.js';
 
@@ -35,13 +36,13 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
     pending: j.pending,
     descriptionLanguage: j.format === 'xrsl' ? 'nordugrid:xrsl' : 'emies:adl',
     ownerDn: j.owner,
-    ...(j.localAccount !== null ? { localOwner: j.localAccount } : {}),
-    ...(j.fqans.length > 0 ? { fqans: j.fqans } : {}),
     queue: j.queue,
     requestedSlots: slots,
-    submissionTime: new Date(j.createdAt),
+    submissionTime: j.createdAt / 1000,
     delegationIds: delegs,
   };
+  if (j.localAccount !== null) v.localOwner = j.localAccount;
+  if (j.fqans.length > 0) v.fqans = j.fqans;
   if (d.jobName !== undefined) v.name = d.jobName;
   if (j.lrmsState) v.lrmsState = lrmsLetter(j.lrmsState as LrmsSubState);
   if (j.failedState) v.failedState = j.failedState as InternalState;
@@ -59,17 +60,19 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
   if (usage.wallTimeSeconds !== undefined) v.usedWallTimeSeconds = Math.round(usage.wallTimeSeconds) * slots;
   if (usage.cpuTimeSeconds !== undefined) v.usedCpuTimeSeconds = Math.round(usage.cpuTimeSeconds);
   if (usage.maxRssBytes !== undefined) v.usedMemoryKb = Math.ceil(usage.maxRssBytes / 1024);
-  if (j.startedAt !== null) v.startTime = new Date(j.startedAt);
-  if (usage.endTime !== undefined) v.lrmsEndTime = new Date(usage.endTime);
-  if (j.endedAt !== null) v.endTime = new Date(j.endedAt);
-  if (j.eraseAt !== null) v.workingAreaEraseTime = new Date(j.eraseAt);
+  // Times as epoch seconds (TimeValue): no Date per time per job.
+  if (j.startedAt !== null) v.startTime = j.startedAt / 1000;
+  if (usage.endTime !== undefined) v.lrmsEndTime = usage.endTime / 1000;
+  if (j.endedAt !== null) v.endTime = j.endedAt / 1000;
+  if (j.eraseAt !== null) v.workingAreaEraseTime = j.eraseAt / 1000;
   if (proxyExp) v.proxyExpirationTime = proxyExp;
   if (j.clientHost) v.submissionHost = j.clientHost;
   return v;
 }
 
-export function activityDocument(j: JobRecord, o: ActivityOptions): XmlElement {
-  return buildComputingActivity(activityView(j, o), { hostname: o.hostname, now: new Date() });
+/** The job's ComputingActivity, written straight to the answer's format (src/doc/template.ts). */
+export function activityDocument(j: JobRecord, o: ActivityOptions, now: TimeValue = Date.now() / 1000): WrittenDoc {
+  return computingActivity(activityView(j, o), { hostname: o.hostname, now });
 }
 
 /** The `status` control file: the internal state, `PENDING:` when held back. */

@@ -4,7 +4,7 @@
  * compare-and-set before the 202 is given, then the engine is poked; the engine acts
  * on them (kill at once, clean once the job has ended, restart of a failed job).
  */
-import type { XmlElement } from '../doc/element.js';
+import type { WrittenDoc } from '../doc/written-doc.js';
 import type { JobStore } from '../store/job-store.js';
 import type { JobChanges, JobRecord } from '../store/job-record.js';
 import type { EnginePort } from './ports.js';
@@ -14,7 +14,7 @@ export interface BulkItem {
   readonly reason: string;
   readonly id: string;
   readonly state?: string;
-  readonly infoDocument?: XmlElement | null;
+  readonly infoDocument?: WrittenDoc | null;
   readonly delegationIds?: readonly string[];
 }
 
@@ -27,7 +27,7 @@ export class JobActions {
   constructor(
     readonly store: JobStore,
     readonly engine: EnginePort,
-    readonly activity: (job: JobRecord) => XmlElement,
+    readonly activity: (job: JobRecord) => WrittenDoc,
   ) {}
 
   status(owner: string, ids: readonly string[]): BulkItem[] {
