@@ -27,7 +27,8 @@ export class JobActions {
   constructor(
     readonly store: JobStore,
     readonly engine: EnginePort,
-    readonly activity: (job: JobRecord) => WrittenDoc,
+    /** A writer of activity documents for one request (activity.ts activityWriter). */
+    readonly activity: () => (job: JobRecord) => WrittenDoc,
   ) {}
 
   status(owner: string, ids: readonly string[]): BulkItem[] {
@@ -38,12 +39,19 @@ export class JobActions {
   }
 
   info(owner: string, ids: readonly string[]): BulkItem[] {
-    return ids.map((id) => {
+    return ids.map(this.infoOf(owner));
+  }
+
+  /**
+   * The info item of one id at a time, for an answer streamed item by item; the items of
+   * one answer share its writer (one clock reading, delegation lookups made once).
+   */
+  infoOf(owner: string): (id: string) => BulkItem {
+    const write = this.activity();
+    return (id) => {
       const j = this.store.getOwned(id, owner);
-      return j
-        ? { status: 200, reason: 'OK', id, infoDocument: this.activity(j) }
-        : { ...NOT_FOUND(id), infoDocument: null };
-    });
+      return j ? { status: 200, reason: 'OK', id, infoDocument: write(j) } : { ...NOT_FOUND(id), infoDocument: null };
+    };
   }
 
   delegations(owner: string, ids: readonly string[]): BulkItem[] {

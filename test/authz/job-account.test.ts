@@ -52,7 +52,7 @@ describe('the mapped account and FQANs of a job', () => {
   const db = openDatabase(join(dir, 'db'));
   after(() => db.close());
   const store = new JobStore(db);
-  const opts = { hostname: 'ce.example', delegationsOf: () => [] };
+  const opts = { hostname: 'ce.example' };
   const ctx = {
     sessionDir: '/s',
     lrmsDir: '/l',

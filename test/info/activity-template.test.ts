@@ -15,7 +15,8 @@ import type { ActivityContext, ActivityView } from '../../src/info/activity-view
 import { computingActivity } from '../../src/info/computing-activity.js';
 import { bulkPieces, JOBS_FORCED_ARRAYS, renderBulk } from '../../src/api/rest/jobs/render.js';
 import { renderDoc } from '../../src/http/send.js';
-import { activityDocument, type ActivityOptions } from '../../src/jobs/activity.js';
+import { activityDocument, activityWriter } from '../../src/jobs/activity.js';
+import { delegationIdsOf } from '../../src/jobs/job-service.js';
 import type { BulkItem } from '../../src/jobs/job-actions.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
@@ -23,7 +24,7 @@ import type { JobChanges } from '../../src/store/job-record.js';
 import { emptyJobDescription, type JobDescription } from '../../src/jobdesc/model.js';
 import { INTERNAL_STATES, LRMS_SUB_STATES, OUTCOMES, REST_STATES } from '../../src/vocabulary/job-states.js';
 import { nastyText } from '../helpers/nasty-text.js';
-import { legacyActivityDocument, legacyComputingActivity } from './legacy-activity.js';
+import { legacyActivityDocument, legacyComputingActivity, type LegacyActivityOptions } from './legacy-activity.js';
 
 const text = nastyText('  \t', 'line one\nline two\r\n\nthree', '/DC=org/DC=example/CN=Test User', 'x'.repeat(1500));
 const texts = fc.array(text, { maxLength: 4 });
@@ -215,16 +216,11 @@ describe('activity documents of stored jobs', () => {
       }),
       { numRuns: 400, seed: 20261126 },
     );
-    const jobs: NewJob[] = rnd.map((r, i) => ({
-      id: `job${String(i).padStart(4, '0')}${'abcdef'.repeat(3)}`,
-      owner: i % 3 ? '/DC=org/DC=test/CN=Alice' : '/DC=org/DC=test/CN=Bob & "Co" <x>',
-      state: 'ACCEPTED',
-      restState: 'ACCEPTING',
-      queue: r.queue,
-      delegationId: r.delegations[0] ?? null,
-      delegationIds: [...new Set(r.delegations)],
-      format: r.format,
-      description: description({
+    // As the submission stores them (job-service.ts): the delegations a job uses are the
+    // ones its description names, the main one and per-file ones.
+    const jobs: NewJob[] = rnd.map((r, i) => {
+      const [main, perFile] = r.delegations;
+      const desc = description({
         ...(r.name === undefined ? {} : { jobName: r.name }),
         ...(r.count === undefined ? {} : { count: r.count }),
         ...(r.wall === undefined ? {} : { wallTimeSeconds: r.wall }),
@@ -234,14 +230,37 @@ describe('activity documents of stored jobs', () => {
         ...(r.io[1] === undefined ? {} : { stdout: r.io[1] }),
         ...(r.io[2] === undefined ? {} : { stderr: r.io[2] }),
         ...(r.io[3] === undefined ? {} : { logDir: r.io[3] }),
-      }),
-      raw: '&(executable=/bin/true)',
-      createdAt: 1_795_700_000_000 + i * 777,
-      rerunsLeft: 0,
-      clientHost: r.clientHost,
-      localAccount: r.localAccount,
-      fqans: r.fqans,
-    }));
+        ...(main === undefined || i % 4 === 0 ? {} : { delegationId: main }),
+        outputFiles:
+          perFile === undefined && i % 4 !== 0
+            ? []
+            : [
+                {
+                  name: 'out',
+                  target: 'https://se.example.org/out',
+                  delegationId: perFile ?? main ?? 'd2',
+                  options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false },
+                },
+              ],
+      });
+      return {
+        id: `job${String(i).padStart(4, '0')}${'abcdef'.repeat(3)}`,
+        owner: i % 3 ? '/DC=org/DC=test/CN=Alice' : '/DC=org/DC=test/CN=Bob & "Co" <x>',
+        state: 'ACCEPTED',
+        restState: 'ACCEPTING',
+        queue: r.queue,
+        delegationId: desc.delegationId ?? null,
+        delegationIds: delegationIdsOf(desc),
+        format: r.format,
+        description: desc,
+        raw: '&(executable=/bin/true)',
+        createdAt: 1_795_700_000_000 + i * 777,
+        rerunsLeft: 0,
+        clientHost: r.clientHost,
+        localAccount: r.localAccount,
+        fqans: r.fqans,
+      };
+    });
     store.insertMany(jobs);
     rnd.forEach((r, i) => {
       const id = jobs[i]!.id;
@@ -263,19 +282,24 @@ describe('activity documents of stored jobs', () => {
       assert.ok(store.update(store.get(id)!, changes), id);
     });
     const expiry = new Date('2036-11-18T22:07:46.5Z');
-    const o: ActivityOptions = {
+    const o: LegacyActivityOptions = {
       hostname: 'ce.example.org',
       delegationsOf: (id) => store.delegationsOf(id),
       proxyExpiry: (d) => (d === 'd1' ? expiry : undefined),
     };
     const now = new Date('2026-11-26T21:00:00.250Z');
+    const write = activityWriter(o, now.getTime() / 1000);
+    let withDelegations = 0;
     for (const { id } of jobs) {
       const j = store.get(id)!;
+      if (store.delegationsOf(id).length > 0) withDelegations++;
       const before = legacyActivityDocument(j, o, now);
-      const doc = activityDocument(j, o, now.getTime() / 1000);
-      assert.equal(doc.json(), renderJsonMember(before), id);
-      assert.equal(doc.xml(), renderXml(before), id);
-      assert.deepEqual(doc.element(), before, id);
+      for (const doc of [activityDocument(j, o, now.getTime() / 1000), write(j)]) {
+        assert.equal(doc.json(), renderJsonMember(before), id);
+        assert.equal(doc.xml(), renderXml(before), id);
+        assert.deepEqual(doc.element(), before, id);
+      }
     }
+    assert.ok(withDelegations > 100 && withDelegations < 350, `${withDelegations} of 400 jobs with delegations`);
   });
 });

@@ -17,6 +17,9 @@ import type { ActivityOptions } from '../../src/jobs/activity.js';
 import type { JobRecord } from '../../src/store/job-record.js';
 import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../../src/vocabulary/job-states.js';
 
+/** The options then: the job's delegations were read from job_delegations, one query per job. */
+export type LegacyActivityOptions = ActivityOptions & { readonly delegationsOf: (id: string) => string[] };
+
 function kbToMb(kb: number | undefined): string | undefined {
   if (kb === undefined || !Number.isFinite(kb) || kb < 0) return undefined;
   return String(Math.ceil(kb / 1024));
@@ -79,7 +82,7 @@ export function legacyComputingActivity(job: ActivityView, ctx: ActivityContext)
   return el('ComputingActivity', children, attrs);
 }
 
-export function legacyActivityView(j: JobRecord, o: ActivityOptions): ActivityView {
+export function legacyActivityView(j: JobRecord, o: LegacyActivityOptions): ActivityView {
   const d = j.description;
   const usage = (j.engine.usage ?? {}) as {
     wallTimeSeconds?: number;
@@ -132,6 +135,6 @@ export function legacyActivityView(j: JobRecord, o: ActivityOptions): ActivityVi
   return v;
 }
 
-export function legacyActivityDocument(j: JobRecord, o: ActivityOptions, now: Date): XmlElement {
+export function legacyActivityDocument(j: JobRecord, o: LegacyActivityOptions, now: Date): XmlElement {
   return legacyComputingActivity(legacyActivityView(j, o), { hostname: o.hostname, now });
 }
