@@ -116,9 +116,10 @@ const options: ActivityOptions = {
   proxyExpiry: (d) => (expiryOf.get(d) ? expiry : undefined),
 };
 const legacyOptions = { ...options, delegationsOf: (id: string) => store.delegationsOf(id) };
-const actions = new JobActions(store, { jobsSubmitted: () => undefined, jobPoked: () => undefined }, () =>
-  activityWriter(options),
-);
+const engine = { jobsSubmitted: () => undefined, jobPoked: () => undefined };
+const actions = new JobActions(store, engine, () => activityWriter(options));
+/** Without the document cache: every call reads and writes every document (a first call). */
+const uncached = new JobActions(store, engine, () => activityWriter(options), 0);
 
 function* mapLazy<T, U>(xs: readonly T[], f: (x: T) => U): Generator<U> {
   for (const x of xs) yield f(x);
@@ -149,7 +150,7 @@ function newAnswer(format: 'json' | 'xml', recs: typeof records): number {
   const write = activityWriter(options);
   return join2(
     bulkPieces(
-      recs.map((j) => ({ status: 200, reason: 'OK', id: j.id, infoDocument: write(j) })),
+      recs.map((j) => ({ status: 200, reason: 'OK', id: j.id, infoDocument: write.write(j) })),
       format,
     ),
   );
@@ -162,8 +163,8 @@ function legacyInfo(format: 'json' | 'xml'): number {
     ids.map((id) => store.getOwned(id, OWNER)!),
   );
 }
-function newInfo(format: 'json' | 'xml'): number {
-  const info = actions.infoOf(OWNER);
+function newInfo(format: 'json' | 'xml', a = actions): number {
+  const info = a.infoOf(OWNER, ids, format);
   return join2(bulkPieces(mapLazy(ids, info), format));
 }
 
@@ -205,7 +206,12 @@ for (const format of ['json', 'xml'] as const) {
   ]);
 }
 for (const format of ['json', 'xml'] as const) {
-  cases.push([`action=info, ${nJobs} ids, ${format} (store to text)`, () => legacyInfo(format), () => newInfo(format)]);
+  cases.push([
+    `action=info, ${nJobs} ids, ${format}, no cache`,
+    () => legacyInfo(format),
+    () => newInfo(format, uncached),
+  ]);
+  cases.push([`action=info, ${nJobs} ids, ${format}, unchanged jobs`, () => legacyInfo(format), () => newInfo(format)]);
 }
 for (const n of [100, 1000, 10_000]) {
   const { xml, json } = idLists(n);

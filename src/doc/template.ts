@@ -149,30 +149,54 @@ function elements<T>(fields: readonly Compiled<T>[], x: T): XmlElement[] {
   return out;
 }
 
+/** A document's content without its root: the JSON members and the XML children, each made once when first asked. */
+export interface DocBodies {
+  json(): string;
+  xml(): string;
+}
+
+/** A document written from a template, with its content apart from the root (which carries per-answer attributes). */
+export interface TemplateDoc extends WrittenDoc {
+  readonly bodies: DocBodies;
+}
+
 export interface Template<T> {
   readonly name: string;
   /** The document of `x` with root attributes `attrs` (made once with rootAttributes and reused). */
-  doc(x: T, attrs: RootAttributes): WrittenDoc;
+  doc(x: T, attrs: RootAttributes): TemplateDoc;
+  /** A document of this template from content written before, under (possibly other) root attributes. */
+  wrap(bodies: DocBodies, attrs: RootAttributes, element: () => XmlElement): TemplateDoc;
 }
 
 export function compileTemplate<T>(name: string, fields: readonly Field<T>[]): Template<T> {
   const compiled = compile(fields, name);
   const open = '<' + name;
   const close = '</' + name + '>';
+  const wrap = (bodies: DocBodies, attrs: RootAttributes, element: () => XmlElement): TemplateDoc => ({
+    name,
+    bodies,
+    element,
+    json: () => {
+      const members = bodies.json();
+      // Without element children the root is a leaf: its (empty) text, attributes dropped.
+      return members === '' ? '""' : '{' + members + attrs.json + '}';
+    },
+    xml: () => {
+      const kids = bodies.xml();
+      return kids === '' ? open + attrs.xml + '/>' : open + attrs.xml + '>' + kids + close;
+    },
+  });
   return {
     name,
-    doc: (x, attrs) => ({
-      name,
-      element: () => el(name, elements(compiled, x), { ...attrs.record }),
-      json: () => {
-        const members = jsonMembers(compiled, x);
-        // Without element children the root is a leaf: its (empty) text, attributes dropped.
-        return members === '' ? '""' : '{' + members + attrs.json + '}';
-      },
-      xml: () => {
-        const kids = xmlChildren(compiled, x);
-        return kids === '' ? open + attrs.xml + '/>' : open + attrs.xml + '>' + kids + close;
-      },
-    }),
+    wrap,
+    doc: (x, attrs) => {
+      let json: string | undefined;
+      let xml: string | undefined;
+      const bodies: DocBodies = {
+        json: () => (json ??= jsonMembers(compiled, x)),
+        xml: () => (xml ??= xmlChildren(compiled, x)),
+      };
+      return wrap(bodies, attrs, () => el(name, elements(compiled, x), { ...attrs.record }));
+    },
   };
 }

@@ -16,9 +16,10 @@ import {
   rootAttributes,
   textField,
   textsField,
+  type DocBodies,
   type RootAttributes,
+  type TemplateDoc,
 } from '../doc/template.js';
-import type { WrittenDoc } from '../doc/written-doc.js';
 import type { ActivityContext, ActivityView } from './activity-view.js';
 import { restartStateValues, stateValues } from './activity-states.js';
 import { DEFAULT_ACTIVITY_VALIDITY_SECONDS, GLUE2_NS, REST_INTERFACE_NAME } from './glue2-constants.js';
@@ -155,8 +156,16 @@ function rootAttributesAt(ctx: ActivityContext): RootAttributes {
 }
 
 /** The ComputingActivity of one job, written directly in the negotiated format (or as a tree). */
-export function computingActivity(job: ActivityView, ctx: ActivityContext): WrittenDoc {
+export function computingActivity(job: ActivityView, ctx: ActivityContext): TemplateDoc {
   return TEMPLATE.doc({ job, hostname: ctx.hostname }, rootAttributesAt(ctx));
+}
+
+/**
+ * A ComputingActivity from content written before (a cache of unchanged jobs' documents):
+ * only the root's attributes (CreationTime, Validity) are of this answer.
+ */
+export function computingActivityFrom(bodies: DocBodies, ctx: ActivityContext, element: () => XmlElement): TemplateDoc {
+  return TEMPLATE.wrap(bodies, rootAttributesAt(ctx), element);
 }
 
 /** The same document as an element tree. */

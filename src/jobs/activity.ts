@@ -4,7 +4,9 @@
  * info provider rewrites every minute or so).
  */
 import type { WrittenDoc } from '../doc/written-doc.js';
-import { computingActivity } from '../info/computing-activity.js';
+import type { XmlElement } from '../doc/element.js';
+import type { DocBodies, TemplateDoc } from '../doc/template.js';
+import { computingActivity, computingActivityFrom } from '../info/computing-activity.js';
 import type { ActivityView } from '../info/activity-view.js';
 import type { TimeValue } from '../info/glue2-values.js';
 import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../vocabulary/job-states.js';
@@ -87,24 +89,37 @@ export function activityDocument(j: JobRecord, o: ActivityOptions, now: TimeValu
   return computingActivity(activityView(j, o), { hostname: o.hostname, now });
 }
 
+/** What one answer's activity documents are written with (activityWriter). */
+export interface ActivityWriter {
+  /** The document of a stored job. */
+  write(j: JobRecord): TemplateDoc;
+  /** A document from content written before for the same, unchanged job (activity-cache.ts). */
+  wrap(bodies: DocBodies, element: () => XmlElement): TemplateDoc;
+  /** The expiry (ms) of a job's delegation as this answer sees it; undefined: none or unknown. */
+  proxyExpiryMs(delegationId: string | null): number | undefined;
+}
+
 /**
  * The documents of one answer: one clock reading for all of them, and each delegation's
  * expiry looked up once (a user's jobs share a few delegations; each lookup is a query).
  */
-export function activityWriter(o: ActivityOptions, now: TimeValue = Date.now() / 1000): (j: JobRecord) => WrittenDoc {
+export function activityWriter(o: ActivityOptions, now: TimeValue = Date.now() / 1000): ActivityWriter {
   const lookup = o.proxyExpiry;
-  if (lookup === undefined) return (j) => activityDocument(j, o, now);
   const expiries = new Map<string, Date | undefined>();
-  const memo: ActivityOptions = {
-    hostname: o.hostname,
-    proxyExpiry: (id) => {
-      if (expiries.has(id)) return expiries.get(id);
-      const e = lookup(id);
-      expiries.set(id, e);
-      return e;
-    },
+  const expiry = (id: string): Date | undefined => {
+    if (lookup === undefined) return undefined;
+    if (expiries.has(id)) return expiries.get(id);
+    const e = lookup(id);
+    expiries.set(id, e);
+    return e;
   };
-  return (j) => activityDocument(j, memo, now);
+  const memo: ActivityOptions = { hostname: o.hostname, proxyExpiry: expiry };
+  const ctx = { hostname: o.hostname, now };
+  return {
+    write: (j) => computingActivity(activityView(j, memo), ctx),
+    wrap: (bodies, element) => computingActivityFrom(bodies, ctx, element),
+    proxyExpiryMs: (id) => (id ? expiry(id)?.getTime() : undefined),
+  };
 }
 
 /** The `status` control file: the internal state, `PENDING:` when held back. */

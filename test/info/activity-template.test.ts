@@ -294,7 +294,7 @@ describe('activity documents of stored jobs', () => {
       const j = store.get(id)!;
       if (store.delegationsOf(id).length > 0) withDelegations++;
       const before = legacyActivityDocument(j, o, now);
-      for (const doc of [activityDocument(j, o, now.getTime() / 1000), write(j)]) {
+      for (const doc of [activityDocument(j, o, now.getTime() / 1000), write.write(j)]) {
         assert.equal(doc.json(), renderJsonMember(before), id);
         assert.equal(doc.xml(), renderXml(before), id);
         assert.deepEqual(doc.element(), before, id);

@@ -97,7 +97,11 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     if (a === 'info') {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.
-      const info = o.actions.infoOf(caller.dn);
+      const info = o.actions.infoOf(
+        caller.dn,
+        entries.filter((e): e is string => typeof e === 'string'),
+        req.format,
+      );
       const one = (e: IdEntry): BulkItem | ItemResult =>
         typeof e === 'string' ? info(e) : { status: 400, reason: e.reason, infoDocument: null };
       req.reply.raw.statusMessage = 'Created';
