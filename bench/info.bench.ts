@@ -26,15 +26,11 @@ import { JobStore, type NewJob } from '../src/store/job-store.js';
 import type { JobChanges } from '../src/store/job-record.js';
 import { legacyActivityDocument } from '../test/info/legacy-activity.js';
 import { legacyParseIdList } from '../test/api/legacy-id-list.js';
+import { median, numberArg } from './micro-args.js';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : dflt;
-}
-const rounds = arg('--rounds', 9);
-const roundMs = arg('--ms', 300);
-const nJobs = arg('--jobs', 1000);
+const rounds = numberArg('--rounds', 9);
+const roundMs = numberArg('--ms', 300);
+const nJobs = numberArg('--jobs', 1000);
 /** `--only TEXT`: the figures whose name contains TEXT; `--now-only`: no "before" (for a profile of the new code). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const nowOnly = process.argv.includes('--now-only');
@@ -188,12 +184,6 @@ function cpuPerCall(f: () => number): number {
   } while (performance.now() < deadline);
   const c = process.cpuUsage(c0);
   return (c.user + c.system) / 1000 / n;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 type Case = [figure: string, before: () => number, now: () => number];
