@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { checkAcceptance, type AcceptanceContext } from '../src/jobdesc/check-acceptance.js';
 import { splitSubmission } from '../src/jobdesc/split-submission.js';
 import { arcClientAdl, bigAdl, bigXrsl, bulkAdl, diracXrsl, richAdl } from '../test/jobdesc/fixtures/samples.js';
+import { median, numberArg } from './micro-args.js';
 
 const ctx: AcceptanceContext = {
   queues: [{ name: 'main' }, { name: 'fork' }],
@@ -17,13 +18,8 @@ const ctx: AcceptanceContext = {
   runtimeEnvironments: ['ENV/PROXY'],
 };
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : dflt;
-}
-const rounds = arg('--rounds', 7);
-const roundMs = arg('--ms', 300);
+const rounds = numberArg('--rounds', 7);
+const roundMs = numberArg('--ms', 300);
 
 let sink = 0;
 /** Full submission path for one body; returns the number of descriptions handled. */
@@ -48,12 +44,6 @@ function rate(body: Buffer): number {
     t = performance.now();
   }
   return (n * 1000) / (t - t0);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
 }
 
 const cases: Array<[string, string]> = [

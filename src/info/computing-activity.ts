@@ -9,12 +9,21 @@
  * elements are arrays only when there are two or more (pyarcrest accepts both);
  * the attributes land under `_attributes`; times are `YYYY-MM-DDThh:mm:ssZ` UTC.
  */
-import { el, type XmlElement } from '../doc/element.js';
+import type { XmlElement } from '../doc/element.js';
+import {
+  compileTemplate,
+  groupField,
+  rootAttributes,
+  textField,
+  textsField,
+  type DocBodies,
+  type RootAttributes,
+  type TemplateDoc,
+} from '../doc/template.js';
 import type { ActivityContext, ActivityView } from './activity-view.js';
 import { restartStateValues, stateValues } from './activity-states.js';
 import { DEFAULT_ACTIVITY_VALIDITY_SECONDS, GLUE2_NS, REST_INTERFACE_NAME } from './glue2-constants.js';
 import { computingActivityId, computingShareId, idFromEndpoint } from './glue2-ids.js';
-import { leaf, leaves, type MaybeElement } from './glue2-elements.js';
 import { countText, glueTime, intText, nonEmpty } from './glue2-values.js';
 
 /** Note published when the job has no delegated credential. */
@@ -51,59 +60,115 @@ function kbToMb(kb: number | undefined): string | undefined {
   return String(Math.ceil(kb / 1024));
 }
 
-export function buildComputingActivity(job: ActivityView, ctx: ActivityContext): XmlElement {
-  const attrs: Record<string, string> = { xmlns: GLUE2_NS, BaseType: 'Activity' };
+/** The non-blank values of a multi-valued property. */
+function nonBlank(values: readonly string[] | undefined): readonly string[] {
+  if (values === undefined || values.length === 0) return NONE;
+  for (const v of values) if (nonEmpty(v) === undefined) return values.filter((x) => nonEmpty(x) !== undefined);
+  return values;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+const SUBMITTED_VIA = `SubmittedVia=${REST_INTERFACE_NAME}`;
+const ONLY_SUBMITTED_VIA: readonly string[] = Object.freeze([SUBMITTED_VIA]);
+
+/** What the template reads: the job and the host name in its ids. */
+interface Input {
+  readonly job: ActivityView;
+  readonly hostname: string;
+}
+
+/**
+ * The document, child by child in A-REX's order; each child is present only if known
+ * (glue2-elements.ts rules). Written straight to JSON and XML (src/doc/template.ts).
+ */
+const TEMPLATE = compileTemplate<Input>('ComputingActivity', [
+  textField('ID', (x) => computingActivityId(x.hostname, x.job.id)),
+  textField('Name', (x) => nonEmpty(x.job.name)),
+  textsField('OtherInfo', ({ job }) =>
+    job.fqans === undefined || job.fqans.length === 0
+      ? ONLY_SUBMITTED_VIA
+      : [SUBMITTED_VIA, ...job.fqans.map((f) => `VOMSFQAN=${f}`)],
+  ),
+  textField('Type', () => 'single'),
+  textField('IDFromEndpoint', (x) => idFromEndpoint(x.job.id)),
+  textField('LocalIDFromManager', (x) => nonEmpty(x.job.localId)),
+  textField('JobDescription', (x) => x.job.descriptionLanguage),
+  textsField('State', (x) => stateValues(x.job)),
+  textsField('RestartState', ({ job }) => (job.failedState === undefined ? NONE : restartStateValues(job.failedState))),
+  textField('ExitCode', (x) => intText(x.job.exitCode)),
+  textField('ComputingManagerExitCode', (x) => intText(x.job.lrmsExitCode)),
+  textsField('Error', (x) => (x.job.failureReasons === undefined ? NONE : errorLines(x.job.failureReasons))),
+  textField('WaitingPosition', (x) => countText(x.job.waitingPosition)),
+  textField('Owner', (x) => nonEmpty(x.job.ownerDn)),
+  textField('LocalOwner', (x) => nonEmpty(x.job.localOwner)),
+  textField('RequestedTotalWallTime', (x) => countText(x.job.requestedWallTimeSeconds)),
+  textField('RequestedTotalCPUTime', (x) => countText(x.job.requestedCpuTimeSeconds)),
+  textField('RequestedSlots', (x) => countText(x.job.requestedSlots)),
+  textsField('RequestedApplicationEnvironment', (x) => nonBlank(x.job.requestedRuntimeEnvironments)),
+  textField('StdIn', (x) => nonEmpty(x.job.stdin)),
+  textField('StdOut', (x) => nonEmpty(x.job.stdout)),
+  textField('StdErr', (x) => nonEmpty(x.job.stderr)),
+  textField('LogDir', (x) => nonEmpty(x.job.logDir)),
+  textsField('ExecutionNode', (x) => nonBlank(x.job.executionNodes)),
+  textField('Queue', (x) => nonEmpty(x.job.queue)),
+  textField('UsedTotalWallTime', (x) => countText(x.job.usedWallTimeSeconds)),
+  textField('UsedTotalCPUTime', (x) => countText(x.job.usedCpuTimeSeconds)),
+  textField('UsedMainMemory', (x) => kbToMb(x.job.usedMemoryKb)),
+  textField('SubmissionTime', (x) => glueTime(x.job.submissionTime)),
+  textField('ComputingManagerSubmissionTime', (x) => glueTime(x.job.lrmsSubmissionTime)),
+  textField('StartTime', (x) => glueTime(x.job.startTime)),
+  textField('ComputingManagerEndTime', (x) => glueTime(x.job.lrmsEndTime)),
+  textField('EndTime', (x) => glueTime(x.job.endTime)),
+  textField('WorkingAreaEraseTime', (x) => glueTime(x.job.workingAreaEraseTime)),
+  textField('ProxyExpirationTime', (x) => glueTime(x.job.proxyExpirationTime)),
+  textField('SubmissionHost', (x) => nonEmpty(x.job.submissionHost)),
+  textField('SubmissionClientName', (x) => nonEmpty(x.job.submissionClientName)),
+  textsField('OtherMessages', ({ job }) => {
+    const noDelegation = job.delegationIds !== undefined && job.delegationIds.length === 0;
+    const others = nonBlank(job.otherMessages);
+    return noDelegation ? [...others, NO_DELEGATION_MESSAGE] : others;
+  }),
+  groupField('Associations', [
+    textField('ComputingShareID', (x) => {
+      const queue = nonEmpty(x.job.queue);
+      return queue === undefined ? undefined : computingShareId(x.hostname, queue);
+    }),
+  ]),
+]);
+
+/**
+ * The root's attributes change once a second at most (CreationTime has no fraction) and
+ * are the same for every job of an answer: made once and reused while they stay equal.
+ */
+let lastAttributes: { created: string | undefined; validity: string; attrs: RootAttributes } | undefined;
+
+function rootAttributesAt(ctx: ActivityContext): RootAttributes {
   const created = glueTime(ctx.now);
-  if (created !== undefined) attrs.CreationTime = created;
-  attrs.Validity = countText(ctx.validitySeconds) ?? String(DEFAULT_ACTIVITY_VALIDITY_SECONDS);
+  const validity = countText(ctx.validitySeconds) ?? String(DEFAULT_ACTIVITY_VALIDITY_SECONDS);
+  if (lastAttributes !== undefined && lastAttributes.created === created && lastAttributes.validity === validity)
+    return lastAttributes.attrs;
+  const record: Record<string, string> = { xmlns: GLUE2_NS, BaseType: 'Activity' };
+  if (created !== undefined) record.CreationTime = created;
+  record.Validity = validity;
+  const attrs = rootAttributes(record);
+  lastAttributes = { created, validity, attrs };
+  return attrs;
+}
 
-  const messages = [...(job.otherMessages ?? [])];
-  if (job.delegationIds !== undefined && job.delegationIds.length === 0) messages.push(NO_DELEGATION_MESSAGE);
+/** The ComputingActivity of one job, written directly in the negotiated format (or as a tree). */
+export function computingActivity(job: ActivityView, ctx: ActivityContext): TemplateDoc {
+  return TEMPLATE.doc({ job, hostname: ctx.hostname }, rootAttributesAt(ctx));
+}
 
-  const queue = nonEmpty(job.queue);
-  const children: (MaybeElement | XmlElement[])[] = [
-    leaf('ID', computingActivityId(ctx.hostname, job.id)),
-    leaf('Name', nonEmpty(job.name)),
-    leaf('OtherInfo', `SubmittedVia=${REST_INTERFACE_NAME}`),
-    (job.fqans ?? []).map((f) => el('OtherInfo', `VOMSFQAN=${f}`)),
-    leaf('Type', 'single'),
-    leaf('IDFromEndpoint', idFromEndpoint(job.id)),
-    leaf('LocalIDFromManager', nonEmpty(job.localId)),
-    leaf('JobDescription', job.descriptionLanguage),
-    stateValues(job).map((v) => el('State', v)),
-    job.failedState === undefined ? undefined : restartStateValues(job.failedState).map((v) => el('RestartState', v)),
-    leaf('ExitCode', intText(job.exitCode)),
-    leaf('ComputingManagerExitCode', intText(job.lrmsExitCode)),
-    errorLines(job.failureReasons).map((line) => el('Error', line)),
-    leaf('WaitingPosition', countText(job.waitingPosition)),
-    leaf('Owner', nonEmpty(job.ownerDn)),
-    leaf('LocalOwner', nonEmpty(job.localOwner)),
-    leaf('RequestedTotalWallTime', countText(job.requestedWallTimeSeconds)),
-    leaf('RequestedTotalCPUTime', countText(job.requestedCpuTimeSeconds)),
-    leaf('RequestedSlots', countText(job.requestedSlots)),
-    leaves('RequestedApplicationEnvironment', job.requestedRuntimeEnvironments),
-    leaf('StdIn', nonEmpty(job.stdin)),
-    leaf('StdOut', nonEmpty(job.stdout)),
-    leaf('StdErr', nonEmpty(job.stderr)),
-    leaf('LogDir', nonEmpty(job.logDir)),
-    leaves('ExecutionNode', job.executionNodes),
-    leaf('Queue', queue),
-    leaf('UsedTotalWallTime', countText(job.usedWallTimeSeconds)),
-    leaf('UsedTotalCPUTime', countText(job.usedCpuTimeSeconds)),
-    leaf('UsedMainMemory', kbToMb(job.usedMemoryKb)),
-    leaf('SubmissionTime', glueTime(job.submissionTime)),
-    leaf('ComputingManagerSubmissionTime', glueTime(job.lrmsSubmissionTime)),
-    leaf('StartTime', glueTime(job.startTime)),
-    leaf('ComputingManagerEndTime', glueTime(job.lrmsEndTime)),
-    leaf('EndTime', glueTime(job.endTime)),
-    leaf('WorkingAreaEraseTime', glueTime(job.workingAreaEraseTime)),
-    leaf('ProxyExpirationTime', glueTime(job.proxyExpirationTime)),
-    leaf('SubmissionHost', nonEmpty(job.submissionHost)),
-    leaf('SubmissionClientName', nonEmpty(job.submissionClientName)),
-    leaves('OtherMessages', messages),
-    queue === undefined
-      ? undefined
-      : el('Associations', [el('ComputingShareID', computingShareId(ctx.hostname, queue))]),
-  ];
-  return el('ComputingActivity', children, attrs);
+/**
+ * A ComputingActivity from content written before (a cache of unchanged jobs' documents):
+ * only the root's attributes (CreationTime, Validity) are of this answer.
+ */
+export function computingActivityFrom(bodies: DocBodies, ctx: ActivityContext, element: () => XmlElement): TemplateDoc {
+  return TEMPLATE.wrap(bodies, rootAttributesAt(ctx), element);
+}
+
+/** The same document as an element tree. */
+export function buildComputingActivity(job: ActivityView, ctx: ActivityContext): XmlElement {
+  return computingActivity(job, ctx).element();
 }

@@ -15,12 +15,25 @@ export function glueTime(t: TimeValue | undefined): string | undefined {
   if (t === undefined) return undefined;
   const ms = typeof t === 'number' ? t * 1000 : t.getTime();
   if (!Number.isFinite(ms)) return undefined;
-  const d = new Date(Math.floor(ms / 1000) * 1000);
+  const sec = Math.floor(ms / 1000);
+  // A job's times are few and the jobs of one answer share many of them (submitted in one
+  // bulk POST, ended together): a direct-mapped cache of the last texts saves the Date.
+  const slot = sec & (TIME_CACHE_SIZE - 1);
+  if (timeKeys[slot] === sec) return timeTexts[slot];
+  const d = new Date(sec * 1000);
   if (Number.isNaN(d.getTime())) return undefined;
   const iso = d.toISOString(); // YYYY-MM-DDThh:mm:ss.000Z for years 0..9999
   if (iso.length !== 24) return undefined; // extended years (+010000-...) are not GLUE2 times
-  return iso.slice(0, 19) + 'Z';
+  const text = iso.slice(0, 19) + 'Z';
+  timeKeys[slot] = sec;
+  timeTexts[slot] = text;
+  return text;
 }
+
+const TIME_CACHE_SIZE = 256;
+// NaN never equals a key, so an empty slot never hits.
+const timeKeys = new Float64Array(TIME_CACHE_SIZE).fill(Number.NaN);
+const timeTexts = new Array<string | undefined>(TIME_CACHE_SIZE).fill(undefined);
 
 /** Integer text (truncated toward zero); `undefined` for absent, NaN or infinite input. */
 export function intText(n: number | undefined): string | undefined {

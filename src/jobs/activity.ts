@@ -3,73 +3,123 @@
  * computed at request time from the live record: never stale (A-REX serves a file the
  * info provider rewrites every minute or so).
  */
+import type { WrittenDoc } from '../doc/written-doc.js';
 import type { XmlElement } from '../doc/element.js';
-import { buildComputingActivity } from '../info/computing-activity.js';
+import type { DocBodies, TemplateDoc } from '../doc/template.js';
+import { computingActivity, computingActivityFrom } from '../info/computing-activity.js';
 import type { ActivityView } from '../info/activity-view.js';
+import type { TimeValue } from '../info/glue2-values.js';
 import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../vocabulary/job-states.js';
 import type { JobRecord } from '../store/job-record.js';
+import { delegationIdsOf } from './job-service.js';
 
 export interface ActivityOptions {
   readonly hostname: string;
-  readonly delegationsOf: (id: string) => string[];
   readonly proxyExpiry?: (delegationId: string) => Date | undefined;
 }
 
+interface Usage {
+  wallTimeSeconds?: number;
+  cpuTimeSeconds?: number;
+  maxRssBytes?: number;
+  nodes?: string[];
+  startTime?: number;
+  endTime?: number;
+}
+
+const NO_USAGE: Usage = {};
+const undefinedIfNull = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+/**
+ * The view of a stored job. One object literal with every field (absent ones undefined,
+ * which the document treats as absent): objects that gain fields one by one past a few
+ * dozen turn into slow dictionaries, and a thousand of these are made per info answer.
+ * Times are epoch seconds (TimeValue), not Dates.
+ *
+ * The delegations a job uses are the ones its description names: they are what the
+ * submission recorded for it (job_delegations, written once with the job), so the
+ * record answers without another query per job.
+ */
 export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
   const d = j.description;
-  const usage = (j.engine.usage ?? {}) as {
-    wallTimeSeconds?: number;
-    cpuTimeSeconds?: number;
-    maxRssBytes?: number;
-    nodes?: string[];
-    startTime?: number;
-    endTime?: number;
-  };
-  const delegs = o.delegationsOf(j.id);
-  const proxyExp = j.delegationId && o.proxyExpiry ? o.proxyExpiry(j.delegationId) : undefined;
+  const usage = (j.engine.usage ?? NO_USAGE) as Usage;
   const slots = d.count ?? 1;
-  const v: { -readonly [K in keyof ActivityView]: ActivityView[K] } = {
+  const nodes = usage.nodes;
+  return {
     id: j.id,
+    name: d.jobName,
+    descriptionLanguage: j.format === 'xrsl' ? 'nordugrid:xrsl' : 'emies:adl',
     restState: j.restState as RestState,
     gmState: j.state as InternalState,
     pending: j.pending,
-    descriptionLanguage: j.format === 'xrsl' ? 'nordugrid:xrsl' : 'emies:adl',
+    lrmsState: j.lrmsState ? lrmsLetter(j.lrmsState as LrmsSubState) : undefined,
+    failedState: j.failedState ? (j.failedState as InternalState) : undefined,
+    failureReasons: j.failureReason ? [j.failureReason] : undefined,
+    exitCode: undefinedIfNull(j.exitCode),
     ownerDn: j.owner,
-    ...(j.localAccount !== null ? { localOwner: j.localAccount } : {}),
-    ...(j.fqans.length > 0 ? { fqans: j.fqans } : {}),
-    queue: j.queue,
+    localOwner: undefinedIfNull(j.localAccount),
+    fqans: j.fqans.length > 0 ? j.fqans : undefined,
+    requestedWallTimeSeconds: d.wallTimeSeconds,
+    requestedCpuTimeSeconds: d.cpuTimeSeconds,
     requestedSlots: slots,
-    submissionTime: new Date(j.createdAt),
-    delegationIds: delegs,
+    requestedRuntimeEnvironments: d.runtimeEnvironments.length ? d.runtimeEnvironments.map((r) => r.name) : undefined,
+    stdin: d.stdin,
+    stdout: d.stdout,
+    stderr: d.stderr,
+    logDir: d.logDir,
+    executionNodes: nodes?.length ? nodes : undefined,
+    queue: j.queue,
+    localId: j.localId ? j.localId : undefined,
+    usedWallTimeSeconds: usage.wallTimeSeconds === undefined ? undefined : Math.round(usage.wallTimeSeconds) * slots,
+    usedCpuTimeSeconds: usage.cpuTimeSeconds === undefined ? undefined : Math.round(usage.cpuTimeSeconds),
+    usedMemoryKb: usage.maxRssBytes === undefined ? undefined : Math.ceil(usage.maxRssBytes / 1024),
+    submissionTime: j.createdAt / 1000,
+    startTime: j.startedAt === null ? undefined : j.startedAt / 1000,
+    lrmsEndTime: usage.endTime === undefined ? undefined : usage.endTime / 1000,
+    endTime: j.endedAt === null ? undefined : j.endedAt / 1000,
+    workingAreaEraseTime: j.eraseAt === null ? undefined : j.eraseAt / 1000,
+    proxyExpirationTime: (j.delegationId && o.proxyExpiry?.(j.delegationId)) || undefined,
+    submissionHost: j.clientHost ? j.clientHost : undefined,
+    delegationIds: delegationIdsOf(d),
   };
-  if (d.jobName !== undefined) v.name = d.jobName;
-  if (j.lrmsState) v.lrmsState = lrmsLetter(j.lrmsState as LrmsSubState);
-  if (j.failedState) v.failedState = j.failedState as InternalState;
-  if (j.failureReason) v.failureReasons = [j.failureReason];
-  if (j.exitCode !== null) v.exitCode = j.exitCode;
-  if (d.wallTimeSeconds !== undefined) v.requestedWallTimeSeconds = d.wallTimeSeconds;
-  if (d.cpuTimeSeconds !== undefined) v.requestedCpuTimeSeconds = d.cpuTimeSeconds;
-  if (d.runtimeEnvironments.length) v.requestedRuntimeEnvironments = d.runtimeEnvironments.map((r) => r.name);
-  if (d.stdin !== undefined) v.stdin = d.stdin;
-  if (d.stdout !== undefined) v.stdout = d.stdout;
-  if (d.stderr !== undefined) v.stderr = d.stderr;
-  if (d.logDir !== undefined) v.logDir = d.logDir;
-  if (j.localId) v.localId = j.localId;
-  if (usage.nodes?.length) v.executionNodes = usage.nodes;
-  if (usage.wallTimeSeconds !== undefined) v.usedWallTimeSeconds = Math.round(usage.wallTimeSeconds) * slots;
-  if (usage.cpuTimeSeconds !== undefined) v.usedCpuTimeSeconds = Math.round(usage.cpuTimeSeconds);
-  if (usage.maxRssBytes !== undefined) v.usedMemoryKb = Math.ceil(usage.maxRssBytes / 1024);
-  if (j.startedAt !== null) v.startTime = new Date(j.startedAt);
-  if (usage.endTime !== undefined) v.lrmsEndTime = new Date(usage.endTime);
-  if (j.endedAt !== null) v.endTime = new Date(j.endedAt);
-  if (j.eraseAt !== null) v.workingAreaEraseTime = new Date(j.eraseAt);
-  if (proxyExp) v.proxyExpirationTime = proxyExp;
-  if (j.clientHost) v.submissionHost = j.clientHost;
-  return v;
 }
 
-export function activityDocument(j: JobRecord, o: ActivityOptions): XmlElement {
-  return buildComputingActivity(activityView(j, o), { hostname: o.hostname, now: new Date() });
+/** The job's ComputingActivity, written straight to the answer's format (src/doc/template.ts). */
+export function activityDocument(j: JobRecord, o: ActivityOptions, now: TimeValue = Date.now() / 1000): WrittenDoc {
+  return computingActivity(activityView(j, o), { hostname: o.hostname, now });
+}
+
+/** What one answer's activity documents are written with (activityWriter). */
+export interface ActivityWriter {
+  /** The document of a stored job. */
+  write(j: JobRecord): TemplateDoc;
+  /** A document from content written before for the same, unchanged job (activity-cache.ts). */
+  wrap(bodies: DocBodies, element: () => XmlElement): TemplateDoc;
+  /** The expiry (ms) of a job's delegation as this answer sees it; undefined: none or unknown. */
+  proxyExpiryMs(delegationId: string | null): number | undefined;
+}
+
+/**
+ * The documents of one answer: one clock reading for all of them, and each delegation's
+ * expiry looked up once (a user's jobs share a few delegations; each lookup is a query).
+ */
+export function activityWriter(o: ActivityOptions, now: TimeValue = Date.now() / 1000): ActivityWriter {
+  const lookup = o.proxyExpiry;
+  const expiries = new Map<string, Date | undefined>();
+  const expiry = (id: string): Date | undefined => {
+    if (lookup === undefined) return undefined;
+    if (expiries.has(id)) return expiries.get(id);
+    const e = lookup(id);
+    expiries.set(id, e);
+    return e;
+  };
+  const memo: ActivityOptions = { hostname: o.hostname, proxyExpiry: expiry };
+  const ctx = { hostname: o.hostname, now };
+  return {
+    write: (j) => computingActivity(activityView(j, memo), ctx),
+    wrap: (bodies, element) => computingActivityFrom(bodies, ctx, element),
+    proxyExpiryMs: (id) => (id ? expiry(id)?.getTime() : undefined),
+  };
 }
 
 /** The `status` control file: the internal state, `PENDING:` when held back. */

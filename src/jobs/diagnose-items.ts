@@ -4,7 +4,6 @@
  * submitted, the `status` and `local` files, and the `xml` ComputingActivity. Any other
  * name is undefined: the REST handler then reads the control file.
  */
-import { renderXml } from '../doc/render-xml.js';
 import type { JobRecord } from '../store/job-record.js';
 import { activityDocument, localFileText, statusFileText, type ActivityOptions } from './activity.js';
 import type { DiagnoseName } from '../store/control-dir.js';
@@ -27,7 +26,7 @@ export function diagnoseItemRenderer(s: DiagnoseItemSources): (j: JobRecord, nam
       case 'local':
         return localFileText(j, s.serviceUrl());
       case 'xml':
-        return renderXml(activityDocument(j, s.activity));
+        return activityDocument(j, s.activity).xml();
       default:
         return undefined;
     }

@@ -4,7 +4,16 @@
  * compare-and-set before the 202 is given, then the engine is poked; the engine acts
  * on them (kill at once, clean once the job has ended, restart of a failed job).
  */
-import type { XmlElement } from '../doc/element.js';
+import type { TemplateDoc } from '../doc/template.js';
+
+/** The formats an answer is written in (src/http/negotiate.ts Format). */
+type DocFormat = 'json' | 'xml' | 'html';
+import type { WrittenDoc } from '../doc/written-doc.js';
+import type { ActivityWriter } from './activity.js';
+import { ActivityCache, type CachedActivity } from './activity-cache.js';
+
+/** Activity documents kept (activity-cache.ts): two answers of the largest size (1,000 ids). */
+export const DEFAULT_ACTIVITY_CACHE_ENTRIES = 2000;
 import type { JobStore } from '../store/job-store.js';
 import type { JobChanges, JobRecord } from '../store/job-record.js';
 import type { EnginePort } from './ports.js';
@@ -14,7 +23,7 @@ export interface BulkItem {
   readonly reason: string;
   readonly id: string;
   readonly state?: string;
-  readonly infoDocument?: XmlElement | null;
+  readonly infoDocument?: WrittenDoc | null;
   readonly delegationIds?: readonly string[];
 }
 
@@ -27,8 +36,15 @@ export class JobActions {
   constructor(
     readonly store: JobStore,
     readonly engine: EnginePort,
-    readonly activity: (job: JobRecord) => XmlElement,
-  ) {}
+    /** A writer of activity documents for one request (activity.ts activityWriter). */
+    readonly activity: () => ActivityWriter,
+    /** Documents of unchanged jobs kept as written (activity-cache.ts); 0: none. */
+    activityCacheEntries = DEFAULT_ACTIVITY_CACHE_ENTRIES,
+  ) {
+    this.#cache = new ActivityCache(activityCacheEntries);
+  }
+
+  readonly #cache: ActivityCache;
 
   status(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) => {
@@ -37,13 +53,66 @@ export class JobActions {
     });
   }
 
-  info(owner: string, ids: readonly string[]): BulkItem[] {
-    return ids.map((id) => {
+  info(owner: string, ids: readonly string[], format: DocFormat = 'json'): BulkItem[] {
+    return ids.map(this.infoOf(owner, ids, format));
+  }
+
+  /**
+   * The info item of one id at a time, for an answer streamed item by item; the items of
+   * one answer share its writer (one clock reading, delegation lookups made once). `ids`
+   * (the answer's ids) are checked against the document cache in one statement up front:
+   * an unchanged job's document is taken as written in `format`; the others are read and
+   * written, and kept. (HTML is rendered from the tree, never from the cache.)
+   */
+  infoOf(owner: string, ids: readonly string[], format: DocFormat): (id: string) => BulkItem {
+    const w = this.activity();
+    const versions = this.store.versionsOwned(ids, owner);
+    const ok = (id: string, doc: WrittenDoc): BulkItem => ({ status: 200, reason: 'OK', id, infoDocument: doc });
+    /** Read and write the document; keep it (filling `valid`, the entry of the same record, when there is one). */
+    const fresh = (id: string, valid: CachedActivity | undefined): BulkItem => {
       const j = this.store.getOwned(id, owner);
-      return j
-        ? { status: 200, reason: 'OK', id, infoDocument: this.activity(j) }
-        : { ...NOT_FOUND(id), infoDocument: null };
-    });
+      if (!j) return { ...NOT_FOUND(id), infoDocument: null };
+      const doc = w.write(j);
+      if (format === 'html') return ok(id, doc);
+      let entry = valid;
+      if (entry === undefined || entry.version !== j.version) {
+        entry = { version: j.version, delegationId: j.delegationId, expiryMs: w.proxyExpiryMs(j.delegationId) };
+        this.#cache.set(id, entry);
+      }
+      const e = entry;
+      // The content is kept as it is written (in the answer's format), not before.
+      const bodies = { json: () => (e.json ??= doc.bodies.json()), xml: () => (e.xml ??= doc.bodies.xml()) };
+      return ok(
+        id,
+        w.wrap(bodies, () => doc.element()),
+      );
+    };
+    return (id) => {
+      const version = versions.get(id);
+      // Not there when the answer began: no such job of this owner (a job made since is not asked for).
+      if (version === undefined) return { ...NOT_FOUND(id), infoDocument: null };
+      if (format === 'html') return fresh(id, undefined);
+      const hit = this.#cache.get(id, version);
+      const valid = hit !== undefined && hit.expiryMs === w.proxyExpiryMs(hit.delegationId) ? hit : undefined;
+      const body = format === 'json' ? valid?.json : valid?.xml;
+      if (valid === undefined || body === undefined) return fresh(id, valid);
+      // Only the answer's format is asked of this document; anything else comes from the record.
+      let other: TemplateDoc | undefined;
+      const record = (): TemplateDoc => {
+        if (other !== undefined) return other;
+        const j = this.store.getOwned(id, owner);
+        if (j === undefined) throw new Error(`job ${id} is gone`);
+        return (other = w.write(j));
+      };
+      const bodies = {
+        json: () => (format === 'json' ? body : record().bodies.json()),
+        xml: () => (format === 'xml' ? body : record().bodies.xml()),
+      };
+      return ok(
+        id,
+        w.wrap(bodies, () => record().element()),
+      );
+    };
   }
 
   delegations(owner: string, ids: readonly string[]): BulkItem[] {

@@ -27,7 +27,7 @@ import { AccountResolver } from '../accounts/resolve-account.js';
 import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
-import { activityDocument } from '../jobs/activity.js';
+import { activityWriter } from '../jobs/activity.js';
 import { diagnoseItemRenderer } from '../jobs/diagnose-items.js';
 import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../api/app.js';
@@ -205,10 +205,9 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   });
   const activity = {
     hostname: publicHost,
-    delegationsOf: (id: string) => store.delegationsOf(id),
     proxyExpiry: (id: string) => delegations.expiry(id),
   };
-  const actions = new JobActions(store, engine.port, (j) => activityDocument(j, activity));
+  const actions = new JobActions(store, engine.port, () => activityWriter(activity));
   const files = new SessionFiles({
     control,
     engine: engine.port,

@@ -49,6 +49,7 @@ export class JobStore {
   readonly #listOwner;
   readonly #countActive;
   readonly #delegsOf;
+  readonly #versionsOwned;
   readonly #delete;
   readonly #raw;
   readonly #updateCache = new Map<string, ReturnType<Db['prepare']>>();
@@ -76,6 +77,10 @@ export class JobStore {
       'SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id',
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE id = ? AND version = ?');
+    // One statement for a list of ids (the ids as a JSON array): a probe of the primary key per id.
+    this.#versionsOwned = db
+      .prepare('SELECT id, version FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND owner = ?')
+      .raw();
     for (const [id, owner, restState] of db
       .prepare('SELECT id, owner, rest_state FROM jobs')
       .raw()
@@ -143,6 +148,18 @@ export class JobStore {
   /** Jobs of `owner` that have not ended (REST state other than FINISHED, FAILED, KILLED, WIPED). */
   countActive(owner: string): number {
     return this.#countActive.get(owner) as number;
+  }
+
+  /**
+   * The record version of each of `ids` that exists and belongs to `owner` (the others are
+   * absent), read in one statement: what a cache of documents made from records checks
+   * before it answers from memory (src/jobs/activity-cache.ts).
+   */
+  versionsOwned(ids: readonly string[], owner: string): Map<string, number> {
+    const out = new Map<string, number>();
+    if (ids.length === 0) return out;
+    for (const [id, v] of this.#versionsOwned.all(JSON.stringify(ids), owner) as [string, number][]) out.set(id, v);
+    return out;
   }
 
   delegationsOf(id: string): string[] {

@@ -12,7 +12,7 @@ import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { JobService } from '../../src/jobs/job-service.js';
 import { JobActions } from '../../src/jobs/job-actions.js';
-import { activityDocument } from '../../src/jobs/activity.js';
+import { activityWriter } from '../../src/jobs/activity.js';
 import { jobsResource } from '../../src/api/rest/jobs/index.js';
 import { buildConfig } from '../../src/config/load.js';
 import { descriptionPort } from '../../src/jobs/description-port.js';
@@ -57,9 +57,7 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
     maxRerun: 5,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
   });
-  const actions = new JobActions(store, engine, (j) =>
-    activityDocument(j, { hostname: 'localhost', delegationsOf: (id) => store.delegationsOf(id) }),
-  );
+  const actions = new JobActions(store, engine, () => activityWriter({ hostname: 'localhost' }));
   const app = testApp({
     jobs: jobsResource({
       jobs,

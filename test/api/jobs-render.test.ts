@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bulkDocument, JOBS_FORCED_ARRAYS, renderBulk } from '../../src/api/rest/jobs/render.js';
 import { el } from '../../src/doc/element.js';
+import { writtenDoc } from '../../src/doc/written-doc.js';
 import { renderDoc } from '../../src/http/send.js';
+import { nastyText } from '../helpers/nasty-text.js';
 import type { BulkItem } from '../../src/jobs/job-actions.js';
 
 const general = (items: Parameters<typeof bulkDocument>[0], format: 'json' | 'xml' | 'html') =>
@@ -35,7 +37,7 @@ test('bulk answers: the JSON and XML shapes clients parse', () => {
 
 test('bulk answers with info documents, and HTML, take the general renderer', () => {
   const info: BulkItem[] = [
-    { status: 200, reason: 'OK', id: 'a', infoDocument: el('ComputingActivity', [el('State', 'x')]) },
+    { status: 200, reason: 'OK', id: 'a', infoDocument: writtenDoc(el('ComputingActivity', [el('State', 'x')])) },
     { status: 404, reason: 'Job not found', id: 'b', infoDocument: null },
   ];
   for (const format of ['json', 'xml', 'html'] as const) assert.equal(renderBulk(info, format), general(info, format));
@@ -47,23 +49,7 @@ test('bulk answers with info documents, and HTML, take the general renderer', ()
 });
 
 test('the direct bulk writer renders exactly as the document renderer, for random answers', () => {
-  const nasty = fc.constantFrom(
-    '',
-    ' ',
-    'a&b',
-    '<x>',
-    '"q"',
-    "'",
-    '\r\n\t',
-    '\u0001\u001f',
-    'ünï €',
-    '\uFFFE',
-    '😀',
-    ']]>',
-    '\\',
-    '\u2028',
-  );
-  const text = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 }), nasty);
+  const text = nastyText();
   const item = fc.record(
     {
       status: fc.constantFrom(200, 201, 202, 404, 409, 503),

@@ -52,7 +52,7 @@ describe('the mapped account and FQANs of a job', () => {
   const db = openDatabase(join(dir, 'db'));
   after(() => db.close());
   const store = new JobStore(db);
-  const opts = { hostname: 'ce.example', delegationsOf: () => [] };
+  const opts = { hostname: 'ce.example' };
   const ctx = {
     sessionDir: '/s',
     lrmsDir: '/l',
@@ -71,13 +71,13 @@ describe('the mapped account and FQANs of a job', () => {
   });
 
   it('are shown in the info document: LocalOwner, and one OtherInfo VOMSFQAN= per FQAN', () => {
-    const ca = activityDocument(store.get('mapped')!, opts);
+    const ca = activityDocument(store.get('mapped')!, opts).element();
     assert.equal(textOf(firstChild(ca, 'LocalOwner')!), 'atlas001');
     assert.deepEqual(children(ca, 'OtherInfo'), [
       'SubmittedVia=org.nordugrid.arcrest',
       ...fqans.map((f) => `VOMSFQAN=${f}`),
     ]);
-    const plain = activityDocument(store.get('plain')!, opts);
+    const plain = activityDocument(store.get('plain')!, opts).element();
     assert.equal(firstChild(plain, 'LocalOwner'), undefined);
     assert.deepEqual(children(plain, 'OtherInfo'), ['SubmittedVia=org.nordugrid.arcrest']);
   });

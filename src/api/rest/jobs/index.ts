@@ -97,12 +97,15 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     if (a === 'info') {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.
-      const one = (e: IdEntry): readonly (BulkItem | ItemResult)[] =>
-        typeof e === 'string'
-          ? o.actions.info(caller.dn, [e])
-          : [{ status: 400, reason: e.reason, infoDocument: null }];
+      const info = o.actions.infoOf(
+        caller.dn,
+        entries.filter((e): e is string => typeof e === 'string'),
+        req.format,
+      );
+      const one = (e: IdEntry): BulkItem | ItemResult =>
+        typeof e === 'string' ? info(e) : { status: 400, reason: e.reason, infoDocument: null };
       req.reply.raw.statusMessage = 'Created';
-      return sendStream(req.reply, 201, contentTypeOf[req.format], bulkPieces(flatMapLazy(entries, one), req.format));
+      return sendStream(req.reply, 201, contentTypeOf[req.format], bulkPieces(mapLazy(entries, one), req.format));
     }
     const items = answerEach<BulkItem | ItemResult>(
       entries,
@@ -115,8 +118,8 @@ export function jobsResource(o: JobsResourceOptions): Resource {
   return { methods: { GET: list, POST: post } };
 }
 
-function* flatMapLazy<T, U>(xs: readonly T[], f: (x: T) => readonly U[]): Generator<U> {
-  for (const x of xs) yield* f(x);
+function* mapLazy<T, U>(xs: readonly T[], f: (x: T) => U): Generator<U> {
+  for (const x of xs) yield f(x);
 }
 
 function nonEmpty(s: string | undefined): string | undefined {
