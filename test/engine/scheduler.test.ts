@@ -21,6 +21,7 @@ import { until } from '../helpers/poll.js';
 
 class FakeBackend implements BatchBackend {
   readonly name = 'fake';
+  runsOnSubmit = false;
   #listener: BatchUpdateListener | undefined;
   readonly submits: BatchJobSpec[] = [];
   readonly cancels: string[] = [];
@@ -524,5 +525,44 @@ describe('scheduler: a stage-in with nothing to stage in', () => {
       await again.stop();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('scheduler: a backend that runs a job once submitted (runsOnSubmit)', () => {
+  it('the submission is recorded as RUNNING in one write; the RUNNING update that follows writes nothing', async () => {
+    const r = await rig();
+    r.backend.runsOnSubmit = true;
+    r.staging.skipEmptyStageIn = true;
+    r.submit('ro1');
+    await until(() => stateOf(r, 'ro1') === 'RUNNING', 'ro1 running');
+    assert.equal(r.store.updates, 2, 'picked up and staged in (1), submitted and running (2)');
+    assert.notEqual(r.job('ro1')?.startedAt, null, 'the start time is recorded with it');
+    await r.backend.emit('L-ro1', { kind: 'state', jobId: 'ro1', state: 'RUNNING' });
+    assert.equal(r.store.updates, 2);
+    await r.backend.emit('L-ro1', finalUpdate('ro1'));
+    await until(() => stateOf(r, 'ro1') === 'FINISHED', 'ro1 finished');
+    assert.equal(r.store.updates, 4);
+  });
+
+  it('a later batch state that differs (the job held) is still recorded', async () => {
+    const r = await rig();
+    r.backend.runsOnSubmit = true;
+    r.submit('ro2');
+    await until(() => stateOf(r, 'ro2') === 'RUNNING', 'ro2 running');
+    await r.backend.emit('L-ro2', { kind: 'state', jobId: 'ro2', state: 'HELD' });
+    assert.equal(r.job('ro2')?.lrmsState, 'HELD');
+    await r.backend.emit('L-ro2', { kind: 'state', jobId: 'ro2', state: 'RUNNING' });
+    assert.equal(r.job('ro2')?.lrmsState, 'RUNNING');
+  });
+
+  it('an update naming another batch id (an earlier attempt) is not taken for the current one', async () => {
+    const r = await rig();
+    r.backend.runsOnSubmit = true;
+    r.submit('ro3');
+    await until(() => stateOf(r, 'ro3') === 'RUNNING', 'ro3 running');
+    const before = r.store.updates;
+    await r.backend.emit('L-old', finalUpdate('ro3'));
+    assert.equal(stateOf(r, 'ro3'), 'RUNNING', 'refused by the state machine');
+    assert.equal(r.store.updates, before);
   });
 });

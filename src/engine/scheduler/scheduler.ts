@@ -425,7 +425,14 @@ export class Scheduler {
         );
       })
       .then(
-        (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
+        (localId) =>
+          this.#serial(j.id, () =>
+            this.#apply(j.id, {
+              type: 'submitted',
+              localId,
+              ...(this.#o.backend.runsOnSubmit ? { running: true } : {}),
+            }),
+          ),
         (e: unknown) => {
           if (this.#stopping) return;
           const reason = `Job submission to the batch system failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -462,6 +469,9 @@ export class Scheduler {
         try {
           const j = this.#o.store.get(u.jobId);
           if (!j) return;
+          // A batch state the job is recorded in already (RUNNING after a submission the
+          // backend started at once, runsOnSubmit): nothing to write.
+          if (u.kind === 'state' && j.state === 'INLRMS' && j.lrmsState === u.state && j.localId === localId) return;
           const extra: JobChanges = {};
           if (u.kind === 'final') {
             const t = this.#cancelTimers.get(u.jobId);

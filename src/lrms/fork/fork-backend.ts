@@ -116,6 +116,8 @@ const exists = (path: string): Promise<boolean> =>
 
 export class ForkBackend implements BatchBackend {
   readonly name = 'fork';
+  /** submit() resolves once the wrapper has claimed the job and started it. */
+  readonly runsOnSubmit = true;
   readonly wrapper: WrapperBinary;
   readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & {
     log: BackendLog | undefined;
