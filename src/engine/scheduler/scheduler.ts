@@ -233,15 +233,19 @@ export class Scheduler {
       // Decided and persisted synchronously (no await before the slot count is updated),
       // so concurrent pick-ups never over-admit.
       const hold = !this.#slots.mayEnter('PREPARING', j.owner);
-      return this.#apply(id, { type: 'picked-up', hold });
+      return this.#apply(id, { type: 'picked-up', hold }, {}, j);
     }
     if (granted) this.#release();
   }
 
-  /** Apply one event to the job's current record; persist; run the effects. */
-  async #apply(id: string, event: EngineEvent, extra: JobChanges = {}): Promise<void> {
+  /**
+   * Apply one event to the job's current record; persist; run the effects. `known`: the
+   * record as the caller just read it, used for the first attempt instead of a second
+   * read (if it is stale, the compare-and-set fails and the record is read again).
+   */
+  async #apply(id: string, event: EngineEvent, extra: JobChanges = {}, known?: JobRecord): Promise<void> {
     for (let attempt = 0; attempt < 8; attempt++) {
-      const j = this.#o.store.get(id);
+      const j = attempt === 0 && known !== undefined ? known : this.#o.store.get(id);
       if (!j) return;
       const first = next(ms(j), event);
       if (!first.ok) {
@@ -506,7 +510,7 @@ export class Scheduler {
             expectedExitCode: j.description.expectedExitCode,
             hold: !this.#slots.free('FINISHING'),
           });
-          await this.#apply(u.jobId, ev, extra);
+          await this.#apply(u.jobId, ev, extra, j);
         } finally {
           resolve();
         }
