@@ -201,8 +201,11 @@ export class ForkBackend implements BatchBackend {
     // submission; it never means "run as the service user".
     const as = await wrapperCredentials(spec.localAccount, this.#o.accounts, this.wrapper.kind);
     // The wrapper's files: the service's alone, never reachable from the job.
-    await mkdir(spec.lrmsDir, { recursive: true, mode: 0o700 });
-    const claimed = await readPidFile(spec.lrmsDir);
+    const made = await mkdir(spec.lrmsDir, { recursive: true, mode: 0o700 });
+    // A directory made just now holds no wrapper's claim: only one that was there already
+    // (a submission repeated after a crash) is looked at. Two submits racing for a new
+    // directory are told apart by the wrapper itself ("dup").
+    const claimed = made === undefined ? await readPidFile(spec.lrmsDir) : undefined;
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
     const missed = this.#exitsMissed;
