@@ -235,13 +235,21 @@ export class ForkBackend implements BatchBackend {
       );
     }
     let rec: PidRecord;
-    try {
-      rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
-      // The job may already run and could have replaced the file: the launcher's pid is the truth.
-      if (rec.pid !== started.pid) rec = { pid: started.pid, startTicks: '0' };
-    } catch (e) {
-      this.#unclaimedExits.delete(started.pid);
-      throw e;
+    // The C wrapper says its start ticks in its answer ("ok <pid> <ticks>"), printed before
+    // the job starts (the job cannot write to that pipe): no read of the pid file. The sh
+    // wrapper says only its pid: the pid file has the ticks.
+    const said = /^ok (\d+) (\d+)$/.exec(started.line);
+    if (said && Number(said[1]) === started.pid) {
+      rec = { pid: started.pid, startTicks: said[2] ?? '0' };
+    } else {
+      try {
+        rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+        // The job may already run and could have replaced the file: the launcher's pid is the truth.
+        if (rec.pid !== started.pid) rec = { pid: started.pid, startTicks: '0' };
+      } catch (e) {
+        this.#unclaimedExits.delete(started.pid);
+        throw e;
+      }
     }
     // From here on synchronous: an exit reported later finds the job registered.
     const exited = this.#unclaimedExits.delete(started.pid);
