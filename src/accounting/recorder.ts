@@ -56,8 +56,11 @@ export class AccountingRecorder {
     const usage = (job.engine.usage ?? {}) as Partial<
       Record<'wallTimeSeconds' | 'userTimeSeconds' | 'kernelTimeSeconds' | 'cpuTimeSeconds' | 'maxRssBytes', number>
     > & { nodes?: string[] };
-    const bytes = transferBytes(await this.#d.statistics(job.id).catch(() => undefined));
     const d = job.description;
+    // Only transfers (a download from a source, an upload to a target) write statistics
+    // lines: a job that moves no data has no file to read.
+    const moves = d.inputFiles.some((f) => f.source !== undefined) || d.outputFiles.some((o) => o.target !== undefined);
+    const bytes = moves ? transferBytes(await this.#d.statistics(job.id).catch(() => undefined)) : { in: 0, out: 0 };
     return {
       jobId: job.id,
       localId: job.localId,

@@ -49,7 +49,8 @@ export type EngineEvent =
   | { readonly type: 'staging-failed'; readonly reason: string }
   /** Stage-in finished and the description has no executable: straight to stage-out. */
   | { readonly type: 'no-executable' }
-  | { readonly type: 'submitted'; readonly localId: string }
+  /** `running`: the batch system runs the job already (BatchBackend.runsOnSubmit). */
+  | { readonly type: 'submitted'; readonly localId: string; readonly running?: boolean }
   | { readonly type: 'submit-failed'; readonly reason: string }
   /** Backend update. `localId` is required while the job is still SUBMIT (the update implies the submission succeeded). */
   | { readonly type: 'lrms-state'; readonly lrmsState: LrmsSubState; readonly localId?: string }
@@ -364,7 +365,7 @@ function apply(d: Draft, e: EngineEvent): Step {
 
     case 'submitted':
       d.localId = e.localId;
-      at(d, 'INLRMS').lrmsState = 'QUEUING';
+      at(d, 'INLRMS').lrmsState = e.running === true ? 'RUNNING' : 'QUEUING';
       return { to: d, effects: [], reason: `Job submitted to the batch system as ${e.localId}` };
 
     case 'submit-failed':

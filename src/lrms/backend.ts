@@ -174,6 +174,13 @@ export interface BatchBackend {
   submit(spec: BatchJobSpec): Promise<string>;
 
   /**
+   * A job is running once its `submit()` has resolved (the fork backend: its process has
+   * started). The engine then records it as RUNNING at once, in the transaction that
+   * records the submission, and a later RUNNING update changes nothing.
+   */
+  readonly runsOnSubmit?: boolean;
+
+  /**
    * Take over jobs submitted by an earlier instance (after a service restart): report
    * each one's current state, then its final update when it ends (at once if it
    * already has). A job that vanished without an exit status ends with failureReason

@@ -33,9 +33,16 @@ export async function readJobFile(path: string, maxBytes = 64 * 1024): Promise<s
     throw e;
   }
   try {
-    const buf = Buffer.allocUnsafe(maxBytes + 1);
+    // Records are a few hundred bytes: start small (a 64 KiB buffer per read, several per
+    // job, was a measurable share of the service's garbage) and grow up to the bound.
+    let buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, 4096));
     let got = 0;
     for (;;) {
+      if (got === buf.length) {
+        const bigger = Buffer.allocUnsafe(Math.min(maxBytes + 1, buf.length * 4));
+        buf.copy(bigger, 0, 0, got);
+        buf = bigger;
+      }
       let n: number;
       try {
         ({ bytesRead: n } = await fh.read(buf, got, buf.length - got, null));

@@ -5,7 +5,7 @@
 // session lifetime that ends wipes the job, then purges its record.
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/store/database.js';
@@ -21,6 +21,7 @@ import { until } from '../helpers/poll.js';
 
 class FakeBackend implements BatchBackend {
   readonly name = 'fake';
+  runsOnSubmit = false;
   #listener: BatchUpdateListener | undefined;
   readonly submits: BatchJobSpec[] = [];
   readonly cancels: string[] = [];
@@ -51,6 +52,8 @@ class FakeBackend implements BatchBackend {
 /** Stage-in and stage-out that finish when the test says so (or at once when not gated). */
 class FakeStaging implements StagingPort {
   gateIn = false;
+  /** Say that jobs without input files have nothing to stage in (as the real port does). */
+  skipEmptyStageIn = false;
   readonly ins: string[] = [];
   readonly outs: { id: string; mode: StageOutMode }[] = [];
   readonly #pending = new Map<string, (r: StageOutcome) => void>();
@@ -61,6 +64,9 @@ class FakeStaging implements StagingPort {
       this.#pending.set(job.id, resolve);
       signal.addEventListener('abort', () => resolve({ ok: false, reason: 'aborted', aborted: true }), { once: true });
     });
+  }
+  nothingToStageIn(job: JobRecord): boolean {
+    return this.skipEmptyStageIn && job.description.inputFiles.length === 0;
   }
   stageOut(job: JobRecord, mode: StageOutMode): Promise<StageOutcome> {
     this.outs.push({ id: job.id, mode });
@@ -390,5 +396,173 @@ describe('scheduler: session lifetime', () => {
     await r.backend.emit(localId, finalUpdate('l2'));
     await until(() => stateOf(r, 'l2') === 'FINISHED', 'l2 finished');
     assert.equal(r.job('l2')?.eraseAt, r.clock + 120 * 1000);
+  });
+});
+
+describe('scheduler: a stage-in with nothing to stage in', () => {
+  const transitions = (): { seen: string[]; onTransition: SchedulerOptions['onTransition'] } => {
+    const seen: string[] = [];
+    return { seen, onTransition: (t) => void seen.push(`${t.id} ${t.from}->${t.to}`) };
+  };
+
+  it('is recorded with its start in one compare-and-set; both steps are logged, observed and filed in order', async () => {
+    const control = new ControlDir(mkdtempSync(join(tmpdir(), 'ceres-merged-')));
+    const t = transitions();
+    const r = await rig({ control, onTransition: t.onTransition });
+    r.staging.skipEmptyStageIn = true;
+    r.clock = Date.parse('2026-01-02T03:04:05.678Z');
+    r.submit('m1');
+    await until(() => stateOf(r, 'm1') === 'QUEUING', 'm1 submitted');
+    assert.deepEqual(r.staging.ins, [], 'no stage-in was run');
+    // picked-up + stage-in done (1), submitted (2)
+    assert.equal(r.store.updates, 2);
+    assert.deepEqual(t.seen, ['m1 ACCEPTED->PREPARING', 'm1 PREPARING->SUBMIT', 'm1 SUBMIT->INLRMS']);
+    const lines = readFileSync(control.file('m1', 'errors'), 'utf8').trim().split('\n');
+    assert.deepEqual(lines, [
+      '2026-01-02T03:04:05Z Job state change ACCEPTED -> PREPARING   Reason: Starting job processing',
+      '2026-01-02T03:04:05Z Job state change PREPARING -> SUBMIT   Reason: Pre-staging finished, passing job to the batch system',
+      '2026-01-02T03:04:05Z Job state change SUBMIT -> INLRMS   Reason: Job submitted to the batch system as L-m1',
+    ]);
+    rmSync(control.root, { recursive: true, force: true });
+  });
+
+  it('a job with an input file still stages it in, in its own step', async () => {
+    const r = await rig();
+    r.staging.skipEmptyStageIn = true;
+    r.staging.gateIn = true;
+    r.submit('m2', '&(executable=/bin/true)(inputfiles=("in.txt" ""))');
+    await until(() => r.staging.ins.includes('m2'), 'm2 staging in');
+    assert.equal(stateOf(r, 'm2'), 'PREPARING');
+    r.staging.finishIn('m2');
+    await until(() => stateOf(r, 'm2') === 'QUEUING', 'm2 submitted');
+  });
+
+  it('a job with neither input nor executable goes to stage-out in the same step', async () => {
+    const t = transitions();
+    const r = await rig({ onTransition: t.onTransition });
+    r.staging.skipEmptyStageIn = true;
+    r.submit('m3', '&(stdout=out)');
+    await until(() => stateOf(r, 'm3') === 'FINISHED', 'm3 finished');
+    assert.deepEqual(r.staging.ins, []);
+    assert.deepEqual(r.backend.submits, [], 'nothing to run');
+    assert.deepEqual(t.seen, ['m3 ACCEPTED->PREPARING', 'm3 PREPARING->FINISHING', 'm3 FINISHING->FINISHED']);
+  });
+
+  it('a full running step holds the job after the merged step (PENDING:PREPARING), and releases it later', async () => {
+    const r = await rig({ limits: { maxRunning: 1 } });
+    r.staging.skipEmptyStageIn = true;
+    const localId = await toRunning(r, 'h1');
+    r.submit('h2');
+    await until(() => stateOf(r, 'h2') === 'PREPARED', 'h2 held (REST PREPARED)');
+    assert.equal(r.backend.submits.length, 1);
+    await r.backend.emit(localId, finalUpdate('h1'));
+    await until(() => r.backend.submits.some((s) => s.jobId === 'h2'), 'h2 submitted once h1 left');
+  });
+
+  it('a kill that lands before the merged write is not lost: the step is decided again and the kill acted on', async () => {
+    const r = await rig();
+    r.staging.skipEmptyStageIn = true;
+    r.backend.stillRunningOnCancel = false;
+    let raced = 0;
+    r.store.beforeUpdate = (expected, changes) => {
+      if (raced === 0 && changes.state === 'SUBMIT') {
+        raced++;
+        const j = r.store.get(expected.id);
+        assert.ok(j);
+        assert.ok(JobStore.prototype.update.call(r.store, j, { killRequested: true }));
+      }
+    };
+    r.submit('k9');
+    await until(() => r.job('k9')?.state === 'FINISHED', 'the killed job to finish');
+    assert.equal(raced, 1);
+    assert.equal(r.job('k9')?.restState, 'KILLED');
+    assert.equal(r.job('k9')?.killRequested, false);
+  });
+
+  it('a service that dies right after the merged write resumes the job from SUBMIT and runs it exactly once', async () => {
+    const r = await rig();
+    r.staging.skipEmptyStageIn = true;
+    let asked = 0;
+    // The first instance dies before the batch system answers: its submit never returns.
+    r.backend.submit = () => {
+      asked++;
+      return new Promise<string>(() => undefined);
+    };
+    r.submit('c1');
+    await until(() => asked === 1, 'the first submit under way');
+    assert.equal(r.job('c1')?.state, 'SUBMIT');
+    assert.equal(r.job('c1')?.restState, 'SUBMITTING');
+    const backend = new FakeBackend();
+    const dir = mkdtempSync(join(tmpdir(), 'ceres-merged-restart-'));
+    const again = new Scheduler({
+      store: r.store,
+      control: new ControlDir(join(dir, 'control')),
+      backend,
+      staging: r.staging,
+      sessions: r.sessions,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+      lrmsJobsRoot: join(dir, 'lrms'),
+      rteScripts: new Map(),
+      serviceUrl: () => 'https://ce.example.org/arex',
+      sessionLifetimeSeconds: 3600,
+      maxSessionLifetimeSeconds: 7200,
+      wipedRetentionSeconds: 600,
+      cancelTimeoutSeconds: 30,
+      limits: { maxPreparing: 0, maxRunning: 0, maxFinishing: 0, maxPerUser: 0, maxRunningPerUser: 0 },
+    });
+    try {
+      await again.start();
+      await until(() => stateOf(r, 'c1') === 'QUEUING', 'c1 submitted by the new instance');
+      await backend.emit('L-c1', { kind: 'state', jobId: 'c1', state: 'RUNNING' });
+      await backend.emit('L-c1', finalUpdate('c1'));
+      await until(() => stateOf(r, 'c1') === 'FINISHED', 'c1 finished');
+      assert.deepEqual(
+        backend.submits.map((s) => s.jobId),
+        ['c1'],
+      );
+      assert.deepEqual(r.staging.ins, [], 'the resumed job is not staged in either');
+    } finally {
+      await again.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('scheduler: a backend that runs a job once submitted (runsOnSubmit)', () => {
+  it('the submission is recorded as RUNNING in one write; the RUNNING update that follows writes nothing', async () => {
+    const r = await rig();
+    r.backend.runsOnSubmit = true;
+    r.staging.skipEmptyStageIn = true;
+    r.submit('ro1');
+    await until(() => stateOf(r, 'ro1') === 'RUNNING', 'ro1 running');
+    assert.equal(r.store.updates, 2, 'picked up and staged in (1), submitted and running (2)');
+    assert.notEqual(r.job('ro1')?.startedAt, null, 'the start time is recorded with it');
+    await r.backend.emit('L-ro1', { kind: 'state', jobId: 'ro1', state: 'RUNNING' });
+    assert.equal(r.store.updates, 2);
+    await r.backend.emit('L-ro1', finalUpdate('ro1'));
+    await until(() => stateOf(r, 'ro1') === 'FINISHED', 'ro1 finished');
+    assert.equal(r.store.updates, 4);
+  });
+
+  it('a later batch state that differs (the job held) is still recorded', async () => {
+    const r = await rig();
+    r.backend.runsOnSubmit = true;
+    r.submit('ro2');
+    await until(() => stateOf(r, 'ro2') === 'RUNNING', 'ro2 running');
+    await r.backend.emit('L-ro2', { kind: 'state', jobId: 'ro2', state: 'HELD' });
+    assert.equal(r.job('ro2')?.lrmsState, 'HELD');
+    await r.backend.emit('L-ro2', { kind: 'state', jobId: 'ro2', state: 'RUNNING' });
+    assert.equal(r.job('ro2')?.lrmsState, 'RUNNING');
+  });
+
+  it('an update naming another batch id (an earlier attempt) is not taken for the current one', async () => {
+    const r = await rig();
+    r.backend.runsOnSubmit = true;
+    r.submit('ro3');
+    await until(() => stateOf(r, 'ro3') === 'RUNNING', 'ro3 running');
+    const before = r.store.updates;
+    await r.backend.emit('L-old', finalUpdate('ro3'));
+    assert.equal(stateOf(r, 'ro3'), 'RUNNING', 'refused by the state machine');
+    assert.equal(r.store.updates, before);
   });
 });

@@ -246,6 +246,14 @@ describe('normal flow', () => {
     assert.equal(late.ok, false, 'the late `submitted` is refused, the job stays as it is');
   });
 
+  it('a submission the batch system runs at once (runsOnSubmit) is recorded as RUNNING in one step', () => {
+    const r = must(AT.SUBMIT, { type: 'submitted', localId: 'L8', running: true });
+    assert.equal(positionOf(r.to), 'INLRMS');
+    assert.equal(restState(r.to), 'RUNNING');
+    assert.equal(r.to.localId, 'L8');
+    assert.deepEqual(r.effects, []);
+  });
+
   it('a final update that arrives before `submitted` ends the batch step', () => {
     const r = must(AT.SUBMIT, { type: 'lrms-done', exitCode: 0, localId: 'L7' });
     assert.equal(positionOf(r.to), 'FINISHING');

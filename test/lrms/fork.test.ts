@@ -6,10 +6,12 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBackendSuite } from './backend.case.js';
+import { wrapperArgs } from '../../src/lrms/fork/wrapper-args.js';
+import { jobScript } from '../../src/lrms/fork/job-script.js';
 import { ForkBackend, type ForkBackendOptions } from '../../src/lrms/fork/fork-backend.js';
 import type { BatchJobSpec, BatchResult } from '../../src/lrms/backend.js';
 import { isCeError } from '../../src/errors/ce-error.js';
@@ -98,6 +100,22 @@ describe('fork backend specifics', () => {
       ...patch,
     };
   }
+
+  it('the C wrapper answers with its pid and start ticks, as its pid file records them (no file read at submit)', async (t) => {
+    const { b } = await backend(t);
+    const s = await spec();
+    await mkdir(s.lrmsDir, { recursive: true });
+    await writeFile(join(s.lrmsDir, 'job.sh'), jobScript(s));
+    const r = spawnSync(
+      b.wrapper.path,
+      wrapperArgs(s, { killGraceSeconds: 1, sampleIntervalMs: 100, cgroup: '', credential: '' }),
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: '/usr/bin:/bin', HOME: s.sessionDir } },
+    );
+    const said = /^ok (\d+) (\d+)\n/.exec(r.stdout);
+    assert.ok(said, r.stdout);
+    assert.equal(readFileSync(join(s.lrmsDir, 'pid'), 'utf8'), `${said[1]} ${said[2]}\n`);
+    assert.notEqual(said[2], '0', 'start ticks read from /proc');
+  });
 
   it('jobs see the ARC job-script variables, HOME in the session and the configured PATH', async (t) => {
     const { b, final } = await backend(t, { jobPath: '/usr/bin:/bin' });

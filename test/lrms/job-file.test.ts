@@ -23,6 +23,22 @@ test('job files: a regular file is read; a missing one is undefined', async (t) 
   assert.equal(await readJobFile(join(d, 'exact'), 100), 'x'.repeat(100), 'exactly the limit is fine');
 });
 
+test('job files: a record larger than the first read buffer is read whole, up to the bound', async (t) => {
+  const d = dir(t);
+  // The reader starts with a small buffer and grows it: sizes around each step.
+  for (const n of [4095, 4096, 4097, 16_385, 65_536]) {
+    const text = Array.from({ length: n }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+    writeFileSync(join(d, `f${n}`), text);
+    assert.equal(await readJobFile(join(d, `f${n}`)), text, `${n} bytes`);
+  }
+  writeFileSync(join(d, 'over'), 'x'.repeat(65_537));
+  await assert.rejects(readJobFile(join(d, 'over')), refused(/larger than 65536 bytes/));
+  writeFileSync(join(d, 'edge'), 'y'.repeat(5000));
+  assert.equal(await readJobFile(join(d, 'edge'), 5000), 'y'.repeat(5000), 'a bound between two buffer sizes');
+  writeFileSync(join(d, 'edge1'), 'y'.repeat(5001));
+  await assert.rejects(readJobFile(join(d, 'edge1'), 5000), refused(/larger than 5000 bytes/));
+});
+
 test('job files: links, empty files, directories and oversized files are refused', async (t) => {
   const d = dir(t);
   writeFileSync(join(d, 'forged'), 'exitcode=0\n');

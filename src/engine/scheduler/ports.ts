@@ -11,6 +11,12 @@ export type StageOutcome =
 
 export interface StagingPort {
   stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome>;
+  /**
+   * The job has nothing to stage in (no input to download, no upload to wait for): its
+   * stage-in would succeed at once, so the scheduler records its end in the same
+   * transaction as its start instead of running it. Absent: every stage-in runs.
+   */
+  nothingToStageIn?(job: JobRecord): boolean;
   stageOut(job: JobRecord, mode: StageOutMode, signal: AbortSignal): Promise<StageOutcome>;
 }
 

@@ -22,7 +22,15 @@ import type { JobStore } from '../../store/job-store.js';
 import type { JobChanges, JobRecord } from '../../store/job-record.js';
 import type { ControlDir } from '../../store/control-dir.js';
 import { logLine } from '../../store/control-dir.js';
-import { next, requestedEvent, resumeEffects, type Effect, type EngineEvent, type SlotStep } from '../state-machine.js';
+import {
+  next,
+  requestedEvent,
+  resumeEffects,
+  type Effect,
+  type EngineEvent,
+  type SlotStep,
+  type Transition,
+} from '../state-machine.js';
 import { isFinal, machineStateOf, persistedFields, type MachineState } from '../states.js';
 import { ACTIVE_STATES, positionOf, type Position } from '../../vocabulary/job-states.js';
 import { batchUpdateEvent } from '../batch-events.js';
@@ -71,6 +79,21 @@ export interface SchedulerOptions {
   }) => void;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
+}
+
+/** One state change of a (possibly merged) transition. */
+interface MergedStep {
+  readonly from: Position;
+  readonly to: Position;
+  readonly reason: string;
+  readonly final: boolean;
+}
+
+/** What one compare-and-set records: the last state, all effects in order, every step. */
+interface Merged {
+  readonly to: MachineState;
+  readonly effects: readonly Effect[];
+  readonly steps: readonly MergedStep[];
 }
 
 /** What the scheduler asks of the job credential copies. */
@@ -210,38 +233,45 @@ export class Scheduler {
       // Decided and persisted synchronously (no await before the slot count is updated),
       // so concurrent pick-ups never over-admit.
       const hold = !this.#slots.mayEnter('PREPARING', j.owner);
-      return this.#apply(id, { type: 'picked-up', hold });
+      return this.#apply(id, { type: 'picked-up', hold }, {}, j);
     }
     if (granted) this.#release();
   }
 
-  /** Apply one event to the job's current record; persist; run the effects. */
-  async #apply(id: string, event: EngineEvent, extra: JobChanges = {}): Promise<void> {
+  /**
+   * Apply one event to the job's current record; persist; run the effects. `known`: the
+   * record as the caller just read it, used for the first attempt instead of a second
+   * read (if it is stale, the compare-and-set fails and the record is read again).
+   */
+  async #apply(id: string, event: EngineEvent, extra: JobChanges = {}, known?: JobRecord): Promise<void> {
     for (let attempt = 0; attempt < 8; attempt++) {
-      const j = this.#o.store.get(id);
+      const j = attempt === 0 && known !== undefined ? known : this.#o.store.get(id);
       if (!j) return;
-      const t = next(ms(j), event);
-      if (!t.ok) {
-        this.#o.log.debug({ job: id, event: event.type, reason: t.reason }, 'event refused');
+      const first = next(ms(j), event);
+      if (!first.ok) {
+        this.#o.log.debug({ job: id, event: event.type, reason: first.reason }, 'event refused');
         // Undo a slot pre-counted by #release for a job that did not move.
         this.#slots.set(id, j.owner, isFinal(ms(j)) ? undefined : positionOf(ms(j)));
         return;
       }
+      const t = this.#merged(j, first);
       const changes = this.#changes(j, t.to, t.effects, extra);
       const updated = this.#o.store.update(j, changes, this.#now());
       if (!updated) continue; // changed underneath (a REST flag): decide again from the fresh record
       const from = positionOf(ms(j));
       const to = positionOf(t.to);
       this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to);
-      if (from !== to) {
-        this.#slots.unwait(id);
+      if (from !== to) this.#slots.unwait(id);
+      let lines = '';
+      const at = new Date(this.#now());
+      for (const s of t.steps) {
+        if (s.from === s.to) continue;
         // One line per state change, at info: an administrator follows a job by its id.
-        this.#o.log.info({ job: id, from, to, reason: t.reason }, 'job state change');
-        this.#o.onTransition?.({ id, createdAt: j.createdAt, from, to, final: isFinal(t.to) });
-        await this.#o.control
-          .append(id, 'errors', logLine(`Job state change ${from} -> ${to}   Reason: ${t.reason}`))
-          .catch(() => undefined);
+        this.#o.log.info({ job: id, from: s.from, to: s.to, reason: s.reason }, 'job state change');
+        this.#o.onTransition?.({ id, createdAt: j.createdAt, from: s.from, to: s.to, final: s.final });
+        lines += logLine(`Job state change ${s.from} -> ${s.to}   Reason: ${s.reason}`, at);
       }
+      if (lines) await this.#o.control.append(id, 'errors', lines).catch(() => undefined);
       if (changes.eraseAt !== undefined) this.#scheduleExpiry(id, changes.eraseAt);
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
@@ -252,6 +282,38 @@ export class Scheduler {
     }
     this.#o.log.warn({ job: id, event: event.type }, 'job kept changing; event dropped, will be looked at again');
     this.poke(id);
+  }
+
+  /**
+   * A transition followed at once by another, carried out as one: a stage-in with nothing
+   * to stage in (the staging port says so) ends the moment it starts, so its end is
+   * decided now and both are persisted in the one compare-and-set. Crash safety holds as
+   * for each step alone: nothing was done between them (no file, no process), the state
+   * recorded is the later one, and resuming from it (SUBMIT: submit; FINISHING: stage out)
+   * is what the second step would have started. Each step still gets its own line in the
+   * log, the `errors` file and the transition observers, in order.
+   */
+  #merged(j: JobRecord, t: Extract<Transition, { ok: true }>): Merged {
+    const step = (from: MachineState, to: MachineState, reason: string): MergedStep => ({
+      from: positionOf(from),
+      to: positionOf(to),
+      reason,
+      final: isFinal(to),
+    });
+    const steps = [step(t.from, t.to, t.reason)];
+    const stageIn = t.effects.findIndex((e) => e.type === 'start-stage-in');
+    if (stageIn < 0 || this.#o.staging.nothingToStageIn?.(j) !== true) return { to: t.to, effects: t.effects, steps };
+    const t2 = next(t.to, this.#stageInDone(j));
+    if (!t2.ok) return { to: t.to, effects: t.effects, steps };
+    steps.push(step(t2.from, t2.to, t2.reason));
+    return { to: t2.to, effects: [...t.effects.filter((_, i) => i !== stageIn), ...t2.effects], steps };
+  }
+
+  /** The event that ends a successful stage-in of `j`. */
+  #stageInDone(j: JobRecord): EngineEvent {
+    return j.description.executable === undefined
+      ? { type: 'no-executable' }
+      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
   }
 
   #changes(j: JobRecord, to: MachineState, effects: readonly Effect[], extra: JobChanges): JobChanges {
@@ -341,12 +403,7 @@ export class Scheduler {
         if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
         let ev: EngineEvent;
         if (dir === 'in') {
-          if (r.ok)
-            ev =
-              j.description.executable === undefined
-                ? { type: 'no-executable' }
-                : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
-          else ev = { type: 'staging-failed', reason: r.reason };
+          ev = r.ok ? this.#stageInDone(j) : { type: 'staging-failed', reason: r.reason };
         } else {
           ev = r.ok ? { type: 'upload-done' } : { type: 'upload-failed', reason: r.reason };
         }
@@ -372,7 +429,14 @@ export class Scheduler {
         );
       })
       .then(
-        (localId) => this.#serial(j.id, () => this.#apply(j.id, { type: 'submitted', localId })),
+        (localId) =>
+          this.#serial(j.id, () =>
+            this.#apply(j.id, {
+              type: 'submitted',
+              localId,
+              ...(this.#o.backend.runsOnSubmit ? { running: true } : {}),
+            }),
+          ),
         (e: unknown) => {
           if (this.#stopping) return;
           const reason = `Job submission to the batch system failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -409,6 +473,9 @@ export class Scheduler {
         try {
           const j = this.#o.store.get(u.jobId);
           if (!j) return;
+          // A batch state the job is recorded in already (RUNNING after a submission the
+          // backend started at once, runsOnSubmit): nothing to write.
+          if (u.kind === 'state' && j.state === 'INLRMS' && j.lrmsState === u.state && j.localId === localId) return;
           const extra: JobChanges = {};
           if (u.kind === 'final') {
             const t = this.#cancelTimers.get(u.jobId);
@@ -443,7 +510,7 @@ export class Scheduler {
             expectedExitCode: j.description.expectedExitCode,
             hold: !this.#slots.free('FINISHING'),
           });
-          await this.#apply(u.jobId, ev, extra);
+          await this.#apply(u.jobId, ev, extra, j);
         } finally {
           resolve();
         }

@@ -91,6 +91,9 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
       waiters.delete(id);
       for (const f of w) f();
     },
+    // No input file: nothing to download and no upload to wait for. The session directory
+    // is still checked before the batch job starts in it (the submit step checks it).
+    nothingToStageIn: (j) => j.description.inputFiles.length === 0,
     async stageIn(j, signal) {
       const desc = j.description;
       const files: StageInFile[] = desc.inputFiles.map((f) => ({

@@ -116,6 +116,8 @@ const exists = (path: string): Promise<boolean> =>
 
 export class ForkBackend implements BatchBackend {
   readonly name = 'fork';
+  /** submit() resolves once the wrapper has claimed the job and started it. */
+  readonly runsOnSubmit = true;
   readonly wrapper: WrapperBinary;
   readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & {
     log: BackendLog | undefined;
@@ -199,8 +201,11 @@ export class ForkBackend implements BatchBackend {
     // submission; it never means "run as the service user".
     const as = await wrapperCredentials(spec.localAccount, this.#o.accounts, this.wrapper.kind);
     // The wrapper's files: the service's alone, never reachable from the job.
-    await mkdir(spec.lrmsDir, { recursive: true, mode: 0o700 });
-    const claimed = await readPidFile(spec.lrmsDir);
+    const made = await mkdir(spec.lrmsDir, { recursive: true, mode: 0o700 });
+    // A directory made just now holds no wrapper's claim: only one that was there already
+    // (a submission repeated after a crash) is looked at. Two submits racing for a new
+    // directory are told apart by the wrapper itself ("dup").
+    const claimed = made === undefined ? await readPidFile(spec.lrmsDir) : undefined;
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
     const missed = this.#exitsMissed;
@@ -230,13 +235,21 @@ export class ForkBackend implements BatchBackend {
       );
     }
     let rec: PidRecord;
-    try {
-      rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
-      // The job may already run and could have replaced the file: the launcher's pid is the truth.
-      if (rec.pid !== started.pid) rec = { pid: started.pid, startTicks: '0' };
-    } catch (e) {
-      this.#unclaimedExits.delete(started.pid);
-      throw e;
+    // The C wrapper says its start ticks in its answer ("ok <pid> <ticks>"), printed before
+    // the job starts (the job cannot write to that pipe): no read of the pid file. The sh
+    // wrapper says only its pid: the pid file has the ticks.
+    const said = /^ok (\d+) (\d+)$/.exec(started.line);
+    if (said && Number(said[1]) === started.pid) {
+      rec = { pid: started.pid, startTicks: said[2] ?? '0' };
+    } else {
+      try {
+        rec = (await readPidFile(spec.lrmsDir)) ?? { pid: started.pid, startTicks: '0' };
+        // The job may already run and could have replaced the file: the launcher's pid is the truth.
+        if (rec.pid !== started.pid) rec = { pid: started.pid, startTicks: '0' };
+      } catch (e) {
+        this.#unclaimedExits.delete(started.pid);
+        throw e;
+      }
     }
     // From here on synchronous: an exit reported later finds the job registered.
     const exited = this.#unclaimedExits.delete(started.pid);

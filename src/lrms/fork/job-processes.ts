@@ -76,6 +76,14 @@ async function cgroupPids(cgroup: string): Promise<number[]> {
 
 /** Kill every process of `cgroup` and remove it; a cgroup that is gone is done. */
 export async function sweepCgroup(cgroup: string): Promise<void> {
+  // The usual case first, in one call: the wrapper removed the cgroup after reaping the job
+  // (ENOENT), or it is empty (removed now). The kernel refuses to remove a cgroup that
+  // still holds a process (EBUSY): only then is it emptied.
+  const first = await rmdir(cgroup).then(
+    () => undefined,
+    (e: NodeJS.ErrnoException) => e.code,
+  );
+  if (first === undefined || first === 'ENOENT') return;
   for (let round = 0; round < 100; round++) {
     const pids = await cgroupPids(cgroup);
     if (pids.length === 0) break;

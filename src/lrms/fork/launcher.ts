@@ -6,7 +6,7 @@
  *
  * Protocol: newline-delimited JSON. stdin carries requests, stdout the answers.
  *   → {"op":"spawn","id":N,"file":PATH,"args":[...],"env":{...}}
- *   ← {"op":"started","id":N,"pid":P,"line":"ok P"}     first line the wrapper printed
+ *   ← {"op":"started","id":N,"pid":P,"line":"ok P T"}   first line the wrapper printed
  *   ← {"op":"error","id":N,"message":"..."}             could not start it
  *   ← {"op":"exit","pid":P,"code":C,"signal":S,"claimed":B}  the wrapper ended (after "started");
  *                                                       B: it had answered "ok" (ran a job)

@@ -24,7 +24,7 @@
  * a pipe to the wrapper for the reason the job could not start (./job-script.ts).
  *
  * Protocol with the launcher: the wrapper claims DIR by hard-linking a pid file
- * (`pid`: "<pid> <start ticks>"); it prints "ok <pid>" (claimed) or "dup" (another
+ * (`pid`: "<pid> <start ticks>"); it prints "ok <pid> <start ticks>" (claimed) or "dup" (another
  * wrapper owns DIR) on stdout, then detaches stdout. When the job has ended it writes
  * `diag` and then `status` (the completion marker), each atomically (temp + rename),
  * and exits 0.
@@ -395,7 +395,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   unlink(tmp);
-  printf("ok %d\n", (int)getpid());
+  printf("ok %d %s\n", (int)getpid(), ticks);
   fflush(stdout);
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); dup2(devnull, 2); if (devnull > 2) close(devnull); }

@@ -39,7 +39,7 @@ export async function slurmOutHead(lrmsDir: string): Promise<string> {
   if (text === undefined) return '';
   return text
     .split('\n')
-    .filter((l) => l.trim() !== '' && !/^ok \d+$/.test(l))
+    .filter((l) => l.trim() !== '' && !/^ok \d+( \d+)?$/.test(l))
     .slice(0, 3)
     .join('; ')
     .slice(0, 300);
