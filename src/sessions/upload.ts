@@ -37,11 +37,13 @@ import { bodyBytesReceived } from './upload-gc.js';
 export const FILE_STREAM_CHUNK = CHUNK_BYTES;
 
 /**
- * Bytes of one upload being written into its file at once (file-sink.ts): a few batches,
- * so reading the socket never waits for the page cache, and memory per upload stays
- * bounded (this plus the 1 MiB the sink buffers).
+ * Bytes of one upload being written into its file at once (file-sink.ts): two batches,
+ * so reading the socket does not wait for the page cache, while memory per upload stays
+ * bounded (this plus the 1 MiB the sink buffers). Not more: concurrent writes into one
+ * file queue on its inode lock in the kernel, and with 4 in flight the thread pool spent
+ * more system time for the same upload (docs/performance.md, "transfer").
  */
-export const WRITES_IN_FLIGHT_BYTES = 4 * CHUNK_BYTES;
+export const WRITES_IN_FLIGHT_BYTES = 2 * CHUNK_BYTES;
 
 export interface UploadRequest {
   readonly jobId: string;
