@@ -9,13 +9,15 @@
  * second time; by then the kernel had often handed it to a new client socket, whose
  * descriptor was closed under libuv (abort, exit 134) or failed with EBADF later.
  *
- * Writes do not wait on each other: each batch of buffered chunks gets its own range of
- * the file (its offset is fixed when it is issued) and goes to the thread pool at once,
- * so the socket keeps being read while earlier batches are still being copied into the
- * page cache. Backpressure stays: the stream accepts more only while fewer than
- * `inFlightBytes` are being written, so memory per upload stays bounded by that plus the
- * stream's high-water mark. Positional writes to disjoint ranges commute, so the file's
- * content does not depend on the order in which they complete.
+ * Writes do not wait on each other: each batch gets its own range of the file (its offset
+ * is fixed when it is issued) and goes to the thread pool at once, up to `maxWrites` at a
+ * time, so the socket keeps being read while earlier batches are still being copied into
+ * the page cache. Once all those are busy, chunks gather in the stream's buffer and go
+ * out as one batch when a write ends: batches grow to what arrived meanwhile (hundreds of
+ * KiB), not one write per 16 KiB piece. Backpressure stays: the stream's buffer is bounded
+ * by its high-water mark, so memory per upload is at most `maxWrites` batches plus that.
+ * Positional writes to disjoint ranges commute, so the file's content does not depend on
+ * the order in which they complete.
  *
  * Teardown: `_destroy` and `_final` wait until no write is in flight, so once the stream
  * has closed (and a pipeline over it has settled) nothing touches the handle any more;
@@ -30,8 +32,8 @@ export interface FileSinkOptions {
   readonly start: number;
   /** Bytes buffered before a batch is written (the stream's high-water mark). */
   readonly chunkBytes: number;
-  /** Most bytes being written at once; more makes the stream wait (backpressure). */
-  readonly inFlightBytes: number;
+  /** Most writes in flight at once; more makes the stream buffer, then wait (backpressure). */
+  readonly maxWrites: number;
   /**
    * Called with the running total before each batch is written; a throw refuses the
    * batch (nothing of it is written) and fails the stream with that error.
@@ -56,65 +58,97 @@ async function writeAt(fh: FileHandle, chunks: Buffer[], total: number, pos: num
 export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
   let pos = o.start;
   let total = 0;
-  let inFlight = 0;
+  let writes = 0;
   let failed: Error | undefined;
-  /** The callback of the batch that waits for room, if any. */
+  let torn = false;
+  /** Accepted chunks not yet handed to a write, and their size. */
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  /** The callback of the chunks that wait for room, if any. */
   let waiting: (() => void) | undefined;
-  /** Resolvers waiting for the last write in flight to end. */
+  /** Resolvers waiting for the last write to end with nothing pending. */
   let idle: (() => void)[] = [];
 
-  const settled = (bytes: number, e?: unknown): void => {
-    inFlight -= bytes;
+  const done = (): boolean => writes === 0 && (pendingBytes === 0 || torn || failed !== undefined);
+  const issue = (): void => {
+    const chunks = pending;
+    const bytes = pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    const at = pos;
+    pos += bytes;
+    writes++;
+    writeAt(fh, chunks, bytes, at).then(
+      () => settled(),
+      (e: unknown) => settled(e),
+    );
+  };
+  /**
+   * A write starts when the writer is idle (a slow client's data still goes out at once),
+   * or when a full batch is waiting and fewer than `maxWrites` are in flight.
+   */
+  const pump = (): void => {
+    while (
+      !torn &&
+      failed === undefined &&
+      pendingBytes > 0 &&
+      (writes === 0 || (pendingBytes >= o.chunkBytes && writes < o.maxWrites))
+    ) {
+      issue();
+    }
+  };
+  const letGo = (): void => {
+    if (waiting === undefined || (pendingBytes >= o.chunkBytes && failed === undefined && !torn)) return;
+    const w = waiting;
+    waiting = undefined;
+    w();
+  };
+  const settled = (e?: unknown): void => {
+    writes--;
     if (e !== undefined && failed === undefined) {
       failed = e as Error;
       // Failed now, not at the next chunk or at the end (the client may be slow).
       sink.destroy(failed);
     }
-    if (waiting !== undefined && (failed !== undefined || inFlight < o.inFlightBytes)) {
-      const w = waiting;
-      waiting = undefined;
-      w();
-    }
-    if (inFlight === 0) {
+    pump();
+    letGo();
+    if (done()) {
       const all = idle;
       idle = [];
       for (const r of all) r();
     }
   };
-  const drained = (): Promise<void> =>
-    inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
+  const drained = (): Promise<void> => (done() ? Promise.resolve() : new Promise((resolve) => idle.push(resolve)));
 
   const sink = new Writable({
     highWaterMark: o.chunkBytes,
     writev(items: { chunk: Buffer }[], cb: (e?: Error | null) => void) {
       if (failed !== undefined) return cb(failed);
-      const chunks = items.map((i) => i.chunk);
       let bytes = 0;
-      for (const c of chunks) bytes += c.length;
+      for (const i of items) bytes += i.chunk.length;
       try {
         o.accept?.(total + bytes);
       } catch (e) {
         return cb(e as Error);
       }
       total += bytes;
-      const at = pos;
-      pos += bytes;
-      inFlight += bytes;
-      writeAt(fh, chunks, bytes, at).then(
-        () => settled(bytes),
-        (e: unknown) => settled(bytes, e),
-      );
-      if (inFlight < o.inFlightBytes) return cb();
+      for (const i of items) pending.push(i.chunk);
+      pendingBytes += bytes;
+      pump();
+      // Room for more while less than a batch waits; otherwise wait for a write to end.
       waiting = () => cb(failed);
+      letGo();
     },
     final(cb: (e?: Error | null) => void) {
       drained().then(() => cb(failed), cb);
     },
     destroy(err: Error | null, cb: (e?: Error | null) => void) {
-      // A batch still waiting for room is let go (its stream is being torn down).
-      const w = waiting;
-      waiting = undefined;
-      w?.();
+      // Chunks not yet written are dropped, and chunks waiting for room let go: the stream
+      // is being torn down. Writes already in flight are waited for.
+      torn = true;
+      pending = [];
+      pendingBytes = 0;
+      letGo();
       drained().then(() => cb(err ?? failed), cb);
     },
   });

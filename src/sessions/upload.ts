@@ -37,13 +37,12 @@ import { bodyBytesReceived } from './upload-gc.js';
 export const FILE_STREAM_CHUNK = CHUNK_BYTES;
 
 /**
- * Bytes of one upload being written into its file at once (file-sink.ts): two batches,
- * so reading the socket does not wait for the page cache, while memory per upload stays
- * bounded (this plus the 1 MiB the sink buffers). Not more: concurrent writes into one
- * file queue on its inode lock in the kernel, and with 4 in flight the thread pool spent
- * more system time for the same upload (docs/performance.md, "transfer").
+ * Writes of one upload in flight at once (file-sink.ts): two, so reading the socket does
+ * not wait for the page cache. Not more: concurrent writes into one file queue on its
+ * inode lock in the kernel, and with 4 MiB in flight the thread pool spent more system
+ * time for the same upload (docs/performance.md, "Uploads").
  */
-export const WRITES_IN_FLIGHT_BYTES = 2 * CHUNK_BYTES;
+export const UPLOAD_WRITES_IN_FLIGHT = 2;
 
 export interface UploadRequest {
   readonly jobId: string;
@@ -241,7 +240,7 @@ async function streamInto(
   const out = fileSink(fh, {
     start: offset,
     chunkBytes: FILE_STREAM_CHUNK,
-    inFlightBytes: WRITES_IN_FLIGHT_BYTES,
+    maxWrites: UPLOAD_WRITES_IN_FLIGHT,
     accept: (total) => {
       bodyBytesReceived(total - n);
       n = total;

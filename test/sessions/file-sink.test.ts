@@ -14,12 +14,14 @@ function gated(fh: FileHandle) {
   let inFlight = 0;
   let maxInFlight = 0;
   let started = 0;
+  const sizes: number[] = [];
   let held: (() => void)[] = [];
   let holding = true;
   const hold = (): Promise<void> => (holding ? new Promise((r) => held.push(r)) : Promise.resolve());
   const proxy = {
     async writev(bufs: Buffer[], pos: number) {
       started++;
+      sizes.push(bufs.reduce((n, b) => n + b.length, 0));
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       try {
@@ -42,6 +44,7 @@ function gated(fh: FileHandle) {
     get started() {
       return started;
     },
+    sizes,
     release(all = false) {
       if (all) holding = false;
       const h = held;
@@ -77,10 +80,7 @@ describe('file sink (writes in flight)', () => {
       const start = Math.floor(Math.random() * 5000);
       const fh = await open(path, 'w+');
       try {
-        await pipeline(
-          Readable.from(randomPieces(data)),
-          fileSink(fh, { start, chunkBytes: 64 * 1024, inFlightBytes: 256 * 1024 }),
-        );
+        await pipeline(Readable.from(randomPieces(data)), fileSink(fh, { start, chunkBytes: 64 * 1024, maxWrites: 3 }));
       } finally {
         await fh.close();
       }
@@ -95,19 +95,41 @@ describe('file sink (writes in flight)', () => {
     const fh = await open(join(dir, 'bounded'), 'w+');
     const g = gated(fh);
     try {
-      const sink = fileSink(g.fh, { start: 0, chunkBytes: 16 * 1024, inFlightBytes: 64 * 1024 });
+      const sink = fileSink(g.fh, { start: 0, chunkBytes: 16 * 1024, maxWrites: 2 });
       const data = randomBytes(1024 * 1024);
       const src = Readable.from(randomPieces(data));
       const done = pipeline(src, sink);
-      // With every write held, the stream stops taking data once 64 KiB are being written.
+      // With every write held, the stream stops taking data once two writes are in flight.
       await until(() => g.inFlight >= 2, 'two writes in flight');
       await new Promise((r) => setTimeout(r, 50));
-      assert.ok(g.inFlight >= 2, 'writes wait on each other');
+      assert.equal(g.inFlight, 2, 'two writes in flight, no more');
+      assert.equal(g.started, 2, 'the chunks that arrived meanwhile wait to go out together');
+      assert.ok(sink.writableLength > 0);
       assert.ok(sink.writableLength <= 16 * 1024 + 40 * 1024, `buffered ${sink.writableLength}`);
       g.release(true);
       await done;
-      assert.ok(g.maxInFlight >= 2);
+      assert.equal(g.maxInFlight, 2);
       assert.ok((await readFile(join(dir, 'bounded'))).equals(data));
+    } finally {
+      await fh.close();
+    }
+  });
+
+  it('pieces smaller than a batch go out in batches, not one write each', async () => {
+    const fh = await open(join(dir, 'batched'), 'w+');
+    const g = gated(fh);
+    try {
+      const data = randomBytes(1024 * 1024);
+      const pieces = Array.from({ length: 1024 }, (_, i) => data.subarray(i * 1024, (i + 1) * 1024));
+      const done = pipeline(Readable.from(pieces), fileSink(g.fh, { start: 0, chunkBytes: 16 * 1024, maxWrites: 2 }));
+      // The idle writer takes the first piece at once; a second write waits for a full batch.
+      await until(() => g.inFlight === 2, 'two writes in flight');
+      assert.equal(g.sizes[0], 1024);
+      assert.ok((g.sizes[1] ?? 0) >= 16 * 1024, `second write of ${g.sizes[1]} bytes`);
+      g.release(true);
+      await done;
+      assert.ok(g.started <= 2 * 64 + 2, `${g.started} writes for 1,024 pieces of 1 KiB`);
+      assert.ok((await readFile(join(dir, 'batched'))).equals(data));
     } finally {
       await fh.close();
     }
@@ -119,7 +141,7 @@ describe('file sink (writes in flight)', () => {
       const sink = fileSink(fh, {
         start: 0,
         chunkBytes: 1024,
-        inFlightBytes: 4096,
+        maxWrites: 2,
         accept: (total) => {
           if (total > 10_000) throw new Error('over the quota');
         },
@@ -136,7 +158,7 @@ describe('file sink (writes in flight)', () => {
     const fh = await open(join(dir, 'aborted'), 'w+');
     const g = gated(fh);
     try {
-      const sink = fileSink(g.fh, { start: 0, chunkBytes: 1024, inFlightBytes: 8 * 1024 });
+      const sink = fileSink(g.fh, { start: 0, chunkBytes: 1024, maxWrites: 4 });
       for (let i = 0; i < 20; i++) sink.write(Buffer.alloc(1024, i));
       await until(() => g.inFlight >= 2, 'writes in flight');
       let closed = false;
@@ -167,7 +189,7 @@ describe('file sink (writes in flight)', () => {
       close: () => assert.fail('the sink closed the handle'),
     } as unknown as FileHandle;
     try {
-      const sink = fileSink(failing, { start: 0, chunkBytes: 1024, inFlightBytes: 4096 });
+      const sink = fileSink(failing, { start: 0, chunkBytes: 1024, maxWrites: 2 });
       sink.write(Buffer.alloc(1024));
       sink.write(Buffer.alloc(1024));
       sink.write(Buffer.alloc(1024));
