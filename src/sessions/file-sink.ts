@@ -35,6 +35,11 @@ export interface FileSinkOptions {
   /** Most writes in flight at once; more makes the stream buffer, then wait (backpressure). */
   readonly maxWrites: number;
   /**
+   * Where the sink's buffers (each `chunkBytes` long) come from and go back to once
+   * their write has ended; fresh ones by default.
+   */
+  readonly buffers?: { readonly take: () => Buffer; readonly give: (b: Buffer) => void };
+  /**
    * Called with the running total before each batch is written; a throw refuses the
    * batch (nothing of it is written) and fails the stream with that error.
    */
@@ -55,14 +60,21 @@ async function writeAt(fh: FileHandle, chunks: Buffer[], total: number, pos: num
   }
 }
 
+interface Filled {
+  readonly buf: Buffer;
+  len: number;
+}
+
 export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
   let pos = o.start;
   let total = 0;
   let writes = 0;
   let failed: Error | undefined;
   let torn = false;
-  /** Accepted chunks not yet handed to a write, and their size. */
-  let pending: Buffer[] = [];
+  const take = o.buffers?.take ?? (() => Buffer.allocUnsafeSlow(o.chunkBytes));
+  const give = o.buffers?.give ?? (() => undefined);
+  /** Accepted bytes not yet handed to a write: copied into the sink's own buffers. */
+  let pending: Filled[] = [];
   let pendingBytes = 0;
   /** The callback of the chunks that wait for room, if any. */
   let waiting: (() => void) | undefined;
@@ -71,17 +83,39 @@ export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
 
   const done = (): boolean => writes === 0 && (pendingBytes === 0 || torn || failed !== undefined);
   const issue = (): void => {
-    const chunks = pending;
+    const batch = pending;
     const bytes = pendingBytes;
     pending = [];
     pendingBytes = 0;
     const at = pos;
     pos += bytes;
     writes++;
-    writeAt(fh, chunks, bytes, at).then(
-      () => settled(),
-      (e: unknown) => settled(e),
+    // The buffers go back only once the write has ended: nothing reads them any more.
+    const back = (): void => {
+      for (const f of batch) give(f.buf);
+    };
+    writeAt(
+      fh,
+      batch.map((f) => f.buf.subarray(0, f.len)),
+      bytes,
+      at,
+    ).then(
+      () => (back(), settled()),
+      (e: unknown) => (back(), settled(e)),
     );
+  };
+  const copyIn = (chunk: Buffer): void => {
+    let from = 0;
+    while (from < chunk.length) {
+      let last = pending[pending.length - 1];
+      if (last === undefined || last.len === last.buf.length) {
+        last = { buf: take(), len: 0 };
+        pending.push(last);
+      }
+      const n = chunk.copy(last.buf, last.len, from);
+      last.len += n;
+      from += n;
+    }
   };
   /**
    * A write starts when the writer is idle (a slow client's data still goes out at once),
@@ -132,7 +166,7 @@ export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
         return cb(e as Error);
       }
       total += bytes;
-      for (const i of items) pending.push(i.chunk);
+      for (const i of items) copyIn(i.chunk);
       pendingBytes += bytes;
       pump();
       // Room for more while less than a batch waits; otherwise wait for a write to end.
@@ -146,6 +180,7 @@ export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
       // Chunks not yet written are dropped, and chunks waiting for room let go: the stream
       // is being torn down. Writes already in flight are waited for.
       torn = true;
+      for (const f of pending) give(f.buf);
       pending = [];
       pendingBytes = 0;
       letGo();

@@ -29,7 +29,7 @@ import { giveHandle, ownerToGive } from '../fs/session-owner.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
 import type { QuotaReservation, UploadQuota } from './upload-quota.js';
-import { CHUNK_BYTES } from './chunk-pool.js';
+import { CHUNK_BYTES, giveChunk, takeChunk } from './chunk-pool.js';
 import { fileSink } from './file-sink.js';
 import { bodyBytesReceived } from './upload-gc.js';
 
@@ -241,6 +241,7 @@ async function streamInto(
     start: offset,
     chunkBytes: FILE_STREAM_CHUNK,
     maxWrites: UPLOAD_WRITES_IN_FLIGHT,
+    buffers: { take: takeChunk, give: giveChunk },
     accept: (total) => {
       bodyBytesReceived(total - n);
       n = total;
