@@ -9,19 +9,22 @@
  * second time; by then the kernel had often handed it to a new client socket, whose
  * descriptor was closed under libuv (abort, exit 134) or failed with EBADF later.
  *
- * Writes do not wait on each other: each batch gets its own range of the file (its offset
- * is fixed when it is issued) and goes to the thread pool at once, up to `maxWrites` at a
- * time, so the socket keeps being read while earlier batches are still being copied into
- * the page cache. Once all those are busy, chunks gather in the stream's buffer and go
- * out as one batch when a write ends: batches grow to what arrived meanwhile (hundreds of
- * KiB), not one write per 16 KiB piece. Backpressure stays: the stream's buffer is bounded
- * by its high-water mark, so memory per upload is at most `maxWrites` batches plus that.
- * Positional writes to disjoint ranges commute, so the file's content does not depend on
- * the order in which they complete.
+ * Bytes are copied, as they arrive, into the sink's own `chunkBytes` buffers (recycled
+ * ones for uploads): the incoming chunks (one per TLS record, at most 16 KiB) are then
+ * garbage at once, and every write but the last is a full buffer (upload-gc.ts says why
+ * the chunks must die young).
  *
- * Teardown: `_destroy` and `_final` wait until no write is in flight, so once the stream
- * has closed (and a pipeline over it has settled) nothing touches the handle any more;
- * the owner may close it and remove the file. A FileHandle's `close()` also waits for
+ * Writes do not wait on each other: each batch gets its own range of the file (its offset
+ * is fixed when it is issued) and goes to the thread pool at once. An idle writer takes
+ * what is there (a slow client's bytes still go out); a further write, up to `maxWrites`
+ * in flight, starts only for a full batch. Once they are all busy and a batch is waiting,
+ * the stream stops taking data (backpressure), so memory per upload is bounded by about
+ * `maxWrites + 1` buffers plus the stream's high-water mark. Positional writes to disjoint
+ * ranges commute, so the file's content does not depend on the order they complete in.
+ *
+ * Teardown: `_destroy` drops what is not written yet; it and `_final` wait until no
+ * write is in flight, so once the stream has closed (and a pipeline over it has settled)
+ * nothing touches the handle any more; the owner may close it and remove the file. A FileHandle's `close()` also waits for
  * its operations in flight, so the descriptor is never closed under an I/O thread.
  */
 import type { FileHandle } from 'node:fs/promises';
