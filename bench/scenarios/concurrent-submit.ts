@@ -1,5 +1,5 @@
 /**
- * Single-job submissions from 16 concurrent clients (each its own kept-alive TLS
+ * Single-job submissions from 64 concurrent clients (each its own kept-alive TLS
  * connection, opened before the clock starts): jobs/s over the whole batch, and the
  * latency of each POST. Jobs are killed afterwards, cleaned at the end of the run.
  */

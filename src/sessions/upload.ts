@@ -20,8 +20,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants as C } from 'node:fs';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { finished, Transform, type Readable, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished as finishedCb, type Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
 import type { ContentRange } from './byte-range.js';
 import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from '../fs/safe-fs.js';
@@ -29,11 +29,20 @@ import { giveHandle, ownerToGive } from '../fs/session-owner.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
 import type { QuotaReservation, UploadQuota } from './upload-quota.js';
-import { CHUNK_BYTES } from './chunk-pool.js';
+import { CHUNK_BYTES, giveChunk, takeChunk } from './chunk-pool.js';
 import { fileSink } from './file-sink.js';
+import { bodyBytesReceived } from './upload-gc.js';
 
 /** Chunk size of file streams: 1 MiB doubles throughput over the 64 KiB default. */
 export const FILE_STREAM_CHUNK = CHUNK_BYTES;
+
+/**
+ * Writes of one upload in flight at once (file-sink.ts): two, so reading the socket does
+ * not wait for the page cache. Not more: concurrent writes into one file queue on its
+ * inode lock in the kernel, and with 4 MiB in flight the thread pool spent more system
+ * time for the same upload (docs/performance.md, "Uploads").
+ */
+export const UPLOAD_WRITES_IN_FLIGHT = 2;
 
 export interface UploadRequest {
   readonly jobId: string;
@@ -210,7 +219,8 @@ function openFailed(e: unknown): never {
 /**
  * Pipes `body` into `fh` from `offset`, refusing (with `overflow()`) more than `limit`
  * bytes. Returns the number of bytes written. A client that disconnects, or an abort
- * of `u.signal`, makes this reject (nothing is reported as received).
+ * of `u.signal`, makes this reject (nothing is reported as received). When it settles,
+ * no write into `fh` is in flight any more (file-sink.ts), whatever happened.
  *
  * The request is piped by hand rather than put into `pipeline`: a pipeline would
  * destroy the request, and with it the connection, on a refusal, so the client would
@@ -226,32 +236,30 @@ async function streamInto(
 ): Promise<number> {
   const { body, signal } = u;
   let n = 0;
-  const counter = new Transform({
-    highWaterMark: FILE_STREAM_CHUNK,
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      n += chunk.length;
-      if (n > limit) return cb(overflow());
-      try {
-        onBytes?.(n);
-      } catch (e) {
-        return cb(e as Error);
-      }
-      cb(null, chunk);
+  // The caller owns `fh` and closes it once; the sink never does (file-sink.ts).
+  const out = fileSink(fh, {
+    start: offset,
+    chunkBytes: FILE_STREAM_CHUNK,
+    maxWrites: UPLOAD_WRITES_IN_FLIGHT,
+    buffers: { take: takeChunk, give: giveChunk },
+    accept: (total) => {
+      bodyBytesReceived(total - n);
+      n = total;
+      if (n > limit) throw overflow();
+      onBytes?.(n);
     },
   });
-  // The caller owns `fh` and closes it once; the sink never does (file-sink.ts).
-  const out = fileSink(fh, offset, FILE_STREAM_CHUNK);
-  const written = pipeline(counter, out);
-  const cleanup = finished(body, (err) => {
-    if (err) counter.destroy(err);
+  const written = finished(out);
+  const cleanup = finishedCb(body, (err) => {
+    if (err) out.destroy(err);
   });
-  const stop = (): void => void counter.destroy(signal?.reason as Error);
+  const stop = (): void => void out.destroy(signal?.reason as Error);
   signal?.addEventListener('abort', stop);
-  body.pipe(counter);
+  body.pipe(out);
   try {
     await written;
   } catch (e) {
-    body.unpipe(counter);
+    body.unpipe(out);
     // Read and drop the rest, so the answer reaches the client and the connection
     // stays usable: the HTTP server drains only bodies nobody has started reading.
     // An aborted body is not waited for (its connection closes after the answer).

@@ -248,3 +248,53 @@ describe('a full file system', () => {
     );
   });
 });
+
+describe('per-job upload quota with several writes in flight', () => {
+  let f: Fixture;
+  let port: number;
+  const QUOTA = 6 * MiB;
+  before(async () => {
+    f = await makeFixture({ maxUploadBytesPerJob: QUOTA, maxFileBytes: 64 * MiB });
+    port = await f.listen();
+  });
+  after(() => f.close());
+
+  const upload = (id: string, path: string, data: Buffer, chunked: boolean) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const headers = chunked ? J : { ...J, 'content-length': String(data.length) };
+      const req = request({ port, host: '127.0.0.1', method: 'PUT', path: f.url(id, path), headers }, (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => (b += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+      });
+      req.on('error', reject);
+      let at = 0;
+      const pump = (): void => {
+        while (at < data.length) {
+          const piece = data.subarray(at, at + 1 + Math.floor(Math.random() * 300 * KiB));
+          at += piece.length;
+          if (!req.write(piece)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+
+  it('a body passing the quota several MiB in is refused; it leaves no temporary and no reservation', async () => {
+    const id = await f.newJob(A['x-test-dn']);
+    const first = Buffer.alloc(MiB, 1);
+    assert.equal((await upload(id, 'first', first, false)).status, 200);
+    const refused = await upload(id, 'big', Buffer.alloc(20 * MiB, 2), true);
+    assert.equal(refused.status, 413);
+    assert.equal(codeOf(refused.body), 'CE_ERR_SESSION_JOB_QUOTA');
+    assert.deepEqual(await readdir(f.sessionDir(id)), ['first']);
+    assert.equal(f.files.quota.usage(id), MiB, 'the refused upload holds no reservation');
+    // What still fits is stored whole, byte for byte.
+    const fits = Buffer.alloc(5 * MiB);
+    for (let i = 0; i < fits.length; i += 4) fits.writeUInt32LE(i, i);
+    assert.equal((await upload(id, 'fits', fits, true)).status, 200);
+    assert.ok((await readFile(join(f.sessionDir(id), 'fits'))).equals(fits));
+    assert.equal(f.files.quota.usage(id), 6 * MiB);
+    assert.deepEqual(await temps(f.sessionDir(id)), []);
+  });
+});

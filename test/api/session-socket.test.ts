@@ -5,6 +5,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -225,6 +226,54 @@ describe('session transfers over real sockets', () => {
     await until(async () => (await readdir(f.sessionDir(job))).length === 0, 'the temporary file to be removed');
     assert.equal(await f.control.read(job, 'input_status'), undefined);
     assert.deepEqual(f.pokes, []);
+  });
+
+  it('an upload cut off with several writes in flight leaves no temporary; the next one is intact', async () => {
+    const job = await f.newJob(ALICE);
+    const sdir = f.sessionDir(job);
+    const sizeOnDisk = async () => {
+      let n = 0;
+      for (const e of await readdir(sdir)) n += (await stat(join(sdir, e))).size;
+      return n;
+    };
+    const sock = connect(port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.write(
+      `PUT /arex/rest/1.1/jobs/${job}/session/cut.bin HTTP/1.1\r\nHost: x\r\nx-test-dn: ${ALICE}\r\nContent-Length: ${64 * MiB}\r\n\r\n`,
+    );
+    for (let i = 0; i < 24; i++) sock.write(Buffer.alloc(MiB, i));
+    // Vanish while the server is writing: more than the bytes of one batch are on disk.
+    await until(async () => (await sizeOnDisk()) > 6 * MiB, 'the upload to be written');
+    sock.destroy();
+    await until(async () => (await readdir(sdir)).length === 0, 'the temporary file to be removed');
+    assert.equal(await f.control.read(job, 'input_status'), undefined);
+
+    // Random content in pieces of random size: every byte lands where it belongs.
+    const data = randomBytes(9 * MiB + 12345);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        { port, host: '127.0.0.1', method: 'PUT', path: `/arex/rest/1.1/jobs/${job}/session/whole.bin`, headers: A },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      let at = 0;
+      const pump = () => {
+        while (at < data.length) {
+          const n = 1 + Math.floor(Math.random() * 200_000);
+          const piece = data.subarray(at, at + n);
+          at += piece.length;
+          if (!req.write(piece)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    assert.equal(status, 200);
+    assert.ok((await readFile(join(sdir, 'whole.bin'))).equals(data), 'content differs');
+    assert.deepEqual(await readdir(sdir), ['whole.bin']);
   });
 
   it('an aborted ranged chunk is not counted as received', async () => {
