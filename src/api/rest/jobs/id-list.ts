@@ -24,6 +24,7 @@ import { parseXml, XmlParseError } from '../../../doc/parse-xml.js';
 import { jsonList, jsonType, parseJsonObject, JsonInputError, type JsonObject } from '../../../doc/json-input.js';
 import { ceError } from '../../../errors/ce-error.js';
 import { mediaType } from '../../../http/body.js';
+import { scanJsonIdList } from './json-id-scan.js';
 
 /** An entry of the list that is not a job id, and why (the reason of its 400 item). */
 export class InvalidIdEntry {
@@ -44,9 +45,12 @@ export function parseIdList(body: Buffer, contentType: string | undefined, maxId
   const mt = mediaType(contentType);
   const entries = new EntryCollector(maxIds);
   try {
-    if (mt === 'application/json' || (mt === '' && text.trimStart().startsWith('{')))
-      entriesFromJson(parseJsonObject(text), entries);
-    else if (mt === '' || mt === 'application/xml' || mt === 'text/xml') {
+    if (mt === 'application/json' || (mt === '' && text.trimStart().startsWith('{'))) {
+      // The common shape is scanned (json-id-scan.ts); anything else takes the general reader.
+      const scanned = scanJsonIdList(text);
+      if (scanned !== undefined) for (const id of scanned) entries.text(id);
+      else entriesFromJson(parseJsonObject(text), entries);
+    } else if (mt === '' || mt === 'application/xml' || mt === 'text/xml') {
       entriesFromXml(parseXml(body, { maxDepth: 8, maxElements: maxIds * 4 + 16 }), entries);
     } else
       throw ceError(
