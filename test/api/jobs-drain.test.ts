@@ -18,7 +18,7 @@ test('a bulk POST reads each queue drain once and refuses only the drained queue
     const body = `+${job('main')}${job('long')}${job('main')}${job('long')}${job('main')}`;
     const r = await f.submit(body);
     assert.equal(r.statusCode, 201);
-    const items = (r.json() as { job: { 'status-code': string; reason: string }[] }).job;
+    const items = r.json<{ job: { 'status-code': string; reason: string }[] }>().job;
     assert.deepEqual(
       items.map((it) => it['status-code']),
       ['201', '503', '201', '503', '201'],
@@ -29,7 +29,7 @@ test('a bulk POST reads each queue drain once and refuses only the drained queue
     // A drain applies to the next request: the same body is now accepted in full.
     drained = undefined;
     asked.length = 0;
-    const again = (await f.submit(body)).json() as { job: { 'status-code': string }[] };
+    const again = (await f.submit(body)).json<{ job: { 'status-code': string }[] }>();
     assert.deepEqual(
       again.job.map((it) => it['status-code']),
       ['201', '201', '201', '201', '201'],
