@@ -46,6 +46,11 @@ export class JobActions {
 
   readonly #cache: ActivityCache;
 
+  /** The REST state of one of `owner`'s jobs, or undefined (unknown id, or another owner's job). */
+  stateOf(owner: string, id: string): string | undefined {
+    return this.store.restStateOwned(id, owner);
+  }
+
   status(owner: string, ids: readonly string[]): BulkItem[] {
     return ids.map((id) => {
       const state = this.store.restStateOwned(id, owner);

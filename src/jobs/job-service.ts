@@ -128,6 +128,13 @@ export class JobService {
       copies = Math.min(copies, room);
     }
 
+    // A drain is read from the database (one query): once per queue and request, not per
+    // item (a 1,000-job POST asked 1,000 times). It applies from the next request on.
+    const drains = new Map<string | undefined, string | undefined>();
+    const drainOf = (queue: string | undefined): string | undefined => {
+      if (!drains.has(queue)) drains.set(queue, this.#o.draining?.(queue));
+      return drains.get(queue);
+    };
     const results: ItemResult[] = [];
     const toCreate: NewJob[] = [];
     const now = this.#now();
@@ -150,7 +157,7 @@ export class JobService {
         continue;
       }
       const desc = acc.description;
-      const queueDrained = this.#o.draining?.(desc.queue);
+      const queueDrained = drainOf(desc.queue);
       if (queueDrained !== undefined) {
         results.push({ status: 503, reason: queueDrained });
         continue;

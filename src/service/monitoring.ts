@@ -106,10 +106,14 @@ export class Monitoring {
 
   /** A submission's items: one log line per created job, counts by result and item status. */
   submitted(owner: string, results: readonly ItemResult[]): void {
+    // Counted per status, then one increment each (a bulk POST has up to thousands of items).
+    const counts = new Map<number, number>();
     for (const r of results) {
-      this.metrics.submissions.inc({ result: r.status === 201 ? 'created' : 'refused', status: String(r.status) });
+      counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
       if (r.id !== undefined) this.#d.log.info({ job: r.id, owner }, 'job submitted');
     }
+    for (const [status, n] of counts)
+      this.metrics.submissions.inc({ result: status === 201 ? 'created' : 'refused', status: String(status) }, n);
   }
 
   /** A reload's outcome, in the log and the metrics. */

@@ -24,7 +24,9 @@ export const BOB = '/DC=org/DC=test/CN=Bob';
 export const HA = { 'x-test-dn': ALICE, accept: 'application/json' };
 export const HB = { 'x-test-dn': BOB, accept: 'application/json' };
 
-export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } = {}) {
+export async function jobsFixture(
+  o: { maxIds?: number; maxInstances?: number; draining?: (queue?: string) => string | undefined } = {},
+) {
   const root = await mkdtemp(join(tmpdir(), 'ceres-jobsapi-'));
   const sessionRoot = join(root, 'sessions');
   await mkdir(sessionRoot);
@@ -56,6 +58,7 @@ export async function jobsFixture(o: { maxIds?: number; maxInstances?: number } 
     maxInstances: o.maxInstances ?? 10,
     maxRerun: 5,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    draining: o.draining,
   });
   const actions = new JobActions(store, engine, () => activityWriter({ hostname: 'localhost' }));
   const app = testApp({

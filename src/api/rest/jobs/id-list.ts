@@ -25,6 +25,7 @@ import { jsonList, jsonType, parseJsonObject, JsonInputError, type JsonObject } 
 import { ceError } from '../../../errors/ce-error.js';
 import { mediaType } from '../../../http/body.js';
 import { NO_ID as NO_ID_MARK, scanIdListXml } from './id-list-xml.js';
+import { scanJsonIdList } from './json-id-scan.js';
 
 /** An entry of the list that is not a job id, and why (the reason of its 400 item). */
 export class InvalidIdEntry {
@@ -45,9 +46,12 @@ export function parseIdList(body: Buffer, contentType: string | undefined, maxId
   const mt = mediaType(contentType);
   const entries = new EntryCollector(maxIds);
   try {
-    if (mt === 'application/json' || (mt === '' && text.trimStart().startsWith('{')))
-      entriesFromJson(parseJsonObject(text), entries);
-    else if (mt === '' || mt === 'application/xml' || mt === 'text/xml') {
+    if (mt === 'application/json' || (mt === '' && text.trimStart().startsWith('{'))) {
+      // The common shape is scanned (json-id-scan.ts); anything else takes the general reader.
+      const scanned = scanJsonIdList(text);
+      if (scanned !== undefined) for (const id of scanned) entries.text(id);
+      else entriesFromJson(parseJsonObject(text), entries);
+    } else if (mt === '' || mt === 'application/xml' || mt === 'text/xml') {
       const limits = { maxDepth: 8, maxElements: maxIds * 4 + 16 };
       // The plain shape every client sends is scanned directly (id-list-xml.ts); anything
       // else, and every error, comes from the general parser, as before.

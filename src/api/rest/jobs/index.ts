@@ -19,6 +19,7 @@ import type { Resource, RestRequest } from '../resource.js';
 import type { Caller } from '../../../http/caller.js';
 import { answerEach, parseIdList, type IdEntry } from './id-list.js';
 import { bulkPieces, listPieces, renderBulk } from './render.js';
+import { statusAnswer } from './status-answer.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -106,6 +107,11 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         typeof e === 'string' ? info(e) : { status: 400, reason: e.reason, infoDocument: null };
       req.reply.raw.statusMessage = 'Created';
       return sendStream(req.reply, 201, contentTypeOf[req.format], bulkPieces(mapLazy(entries, one), req.format));
+    }
+    if (a === 'status' && req.format !== 'html') {
+      // Written straight from the id list (status-answer.ts): the common poll of aCT and arcstat.
+      const answer = statusAnswer(entries, (id) => o.actions.stateOf(caller.dn, id), req.format);
+      return sendRendered(req.reply, req.format, 201, answer, 'Created');
     }
     const items = answerEach<BulkItem | ItemResult>(
       entries,
