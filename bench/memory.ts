@@ -14,10 +14,11 @@
  * Prints one JSON document.
  */
 import { parseArgs } from 'node:util';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CeresService } from './soak/service.js';
 import { devPkiUsers, mixUsers } from './soak/users.js';
@@ -30,11 +31,37 @@ interface Point {
   readonly anonMiB: number;
   readonly fileMiB: number;
   readonly mallocHeapMiB: number;
+  /** V8's figures, read from the service's own /metrics: heap committed and used, external memory. */
+  readonly v8?: { readonly heapTotalMiB: number; readonly heapUsedMiB: number; readonly externalMiB: number };
+}
+
+/** A free loopback port for the service's metrics listener. */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+async function v8Figures(metricsPort: number): Promise<Point['v8']> {
+  const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+    (r) => r.text(),
+    () => '',
+  );
+  const val = (name: string): number =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  const m = (b: number): number => Math.round(b / 104857.6) / 10;
+  return {
+    heapTotalMiB: m(val('nodejs_heap_size_total_bytes')),
+    heapUsedMiB: m(val('nodejs_heap_size_used_bytes')),
+    externalMiB: m(val('nodejs_external_memory_bytes')),
+  };
 }
 
 const mib = (kib: number): number => Math.round(kib / 102.4) / 10;
 
-async function point(pid: number, label: string, t0: number): Promise<Point> {
+async function point(pid: number, label: string, t0: number, metricsPort?: number): Promise<Point> {
   const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
   // The brk heap: glibc's main arena (jemalloc maps its own regions and leaves it small).
@@ -47,7 +74,28 @@ async function point(pid: number, label: string, t0: number): Promise<Point> {
     anonMiB: mib(field('Anonymous')),
     fileMiB: mib(field('Rss') - field('Anonymous')),
     mallocHeapMiB: heap ? mib(Number(heap[1])) : 0,
+    ...(metricsPort === undefined ? {} : { v8: await v8Figures(metricsPort) }),
   };
+}
+
+/**
+ * `--snapshot DIR`: a V8 heap snapshot of the service at the stored point, written into
+ * DIR (needs CERES_NODE_FLAGS="--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=DIR").
+ * Waits until the file is complete (its size stops changing).
+ */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(await readdir(dir));
+  process.kill(pid, 'SIGUSR2');
+  let last = -1;
+  for (let i = 0; i < 600; i++) {
+    await sleep(1000);
+    const fresh = (await readdir(dir)).filter((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+    if (fresh.length === 0) continue;
+    const size = (await stat(join(dir, fresh[0]!))).size;
+    if (size === last && size > 0) return;
+    last = size;
+  }
+  throw new Error('no heap snapshot within 10 minutes');
 }
 
 async function main(): Promise<void> {
@@ -59,6 +107,7 @@ async function main(): Promise<void> {
       burst: { type: 'string' },
       idle: { type: 'string' },
       out: { type: 'string' },
+      snapshot: { type: 'string' },
     },
   });
   const jobs = Number(values.jobs ?? 10_000);
@@ -67,7 +116,9 @@ async function main(): Promise<void> {
   const idleS = Number(values.idle ?? 60);
   const maxRunning = values['max-running'] === undefined ? undefined : Number(values['max-running']);
   const root = await mkdtemp(join(tmpdir(), 'ceres-memory-'));
+  const metricsPort = await freePort();
   const config: Record<string, unknown> = {
+    metrics: { listen: `127.0.0.1:${metricsPort}` },
     jobs: { maxActiveJobsPerUser: 0 },
     engine: { maxRunningJobsPerUser: 0, ...(maxRunning === undefined ? {} : { maxRunningJobs: maxRunning }) },
   };
@@ -78,7 +129,7 @@ async function main(): Promise<void> {
   const points: Point[] = [];
   try {
     await sleep(2000);
-    points.push(await point(pid, 'fresh start', t0));
+    points.push(await point(pid, 'fresh start', t0, metricsPort));
     const [files] = await devPkiUsers(service.pkiDir);
     const [user] = await mixUsers(service.url, [files!], 4, '1.1');
     const client = user!.client;
@@ -90,17 +141,18 @@ async function main(): Promise<void> {
         const ok = r.items.filter((x) => x.status === 201).length;
         if (ok !== k) throw new Error(`bulk POST ${posted}: ${ok} of ${k} created`);
         posted += k;
-        if (posted % 10_000 === 0) points.push(await point(pid, `${posted} jobs posted`, t0));
+        if (posted % 10_000 === 0) points.push(await point(pid, `${posted} jobs posted`, t0, metricsPort));
       }
     };
     await post(jobs);
     await sleep(20_000);
-    points.push(await point(pid, `${jobs} jobs stored, 20 s after`, t0));
+    points.push(await point(pid, `${jobs} jobs stored, 20 s after`, t0, metricsPort));
+    if (values.snapshot !== undefined) await heapSnapshot(pid, values.snapshot);
     if (burst > 0) {
       await post(burst * 1000);
-      points.push(await point(pid, `right after a burst of ${burst} bulk POSTs of 1,000`, t0));
+      points.push(await point(pid, `right after a burst of ${burst} bulk POSTs of 1,000`, t0, metricsPort));
       await sleep(idleS * 1000);
-      points.push(await point(pid, `after the burst and ${idleS} s idle`, t0));
+      points.push(await point(pid, `after the burst and ${idleS} s idle`, t0, metricsPort));
     }
     await client.close();
   } finally {
