@@ -56,6 +56,7 @@ import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
+import { startHeapPolicy } from './heap-policy.js';
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
 import { checkAuthorizationConfig } from '../authz/config-check.js';
@@ -356,6 +357,18 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     'service started',
   );
+  // One full collection after each burst, when the loop is quiet (heap-policy.ts).
+  const heapPolicy = startHeapPolicy({
+    onCollected: (r) =>
+      log.debug(
+        {
+          heapBeforeMiB: Math.round(r.beforeBytes / 1048576),
+          heapAfterMiB: Math.round(r.afterBytes / 1048576),
+          ms: Math.round(r.ms),
+        },
+        'heap collected after a burst',
+      ),
+  });
   sessions.sweepDebrisInBackground(startedAt, (r) =>
     r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept'),
   );
@@ -397,6 +410,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       return plan;
     },
     async close() {
+      heapPolicy?.stop();
       await app.close();
       await ops.stop();
       await engine.stop();
