@@ -151,7 +151,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     throw e;
   }
   setStateModes(L); // again: the database files exist now
-  const store = new JobStore(db);
+  // The job index is filled while the service already serves (job-store.ts).
+  const store = new JobStore(db, { index: 'later' });
   const control = new ControlDir(L.control);
   let actualPort = port;
   const origin = (): string => `https://${urlHost}:${actualPort}`;
@@ -315,7 +316,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
   attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
+  let indexFill: Promise<void> = Promise.resolve();
   const closeStores = async (): Promise<void> => {
+    store.stopIndexFill();
+    await indexFill;
     await monitoring.stop();
     await delegations.close();
     await sessions.close();
@@ -339,8 +343,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
   try {
-    await ops.catchUp();
     await engine.start();
+    indexFill = store
+      .fillIndexInSlices()
+      .catch((e: unknown) => log.error({ err: e }, 'job index fill failed; status answers come from the database'));
+    ops.catchUp();
     ops.startRequests({ actions, store, delegations: delegations.service });
   } catch (e) {
     await app.close().catch(() => undefined);
