@@ -13,6 +13,9 @@
  * are finished jobs with no session directory; the service is then started on that
  * state directory and measured: ready time, RSS after start and 20 s later, and after
  * an `action=status` of 1,000 ids (the index serves it).
+ *
+ * `--reuse DIR` starts on the service folder of an earlier run (printed as `root`)
+ * instead of filling a new one: start-up compared between builds on the same store.
  */
 import { parseArgs } from 'node:util';
 import { mkdtemp } from 'node:fs/promises';
@@ -22,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { CeresService } from './soak/service.js';
-import { devPkiUsers, mixUsers } from './soak/users.js';
+import { devPkiUsers, mixUsers, type UserFiles } from './soak/users.js';
 import { bulkBody } from './harness/job-bodies.js';
 import { freePort, point, report, type Point } from './memory-points.js';
 import { newJobId } from '../src/jobs/job-id.js';
@@ -60,20 +63,25 @@ function fill(dbFile: string, total: number): { ids: string[]; s: number } {
   }
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { stored: { type: 'string' }, out: { type: 'string' } } });
-  const stored = Number(values.stored ?? 1_000_000);
-  const root = await mkdtemp(join(tmpdir(), 'ceres-memory-stored-'));
-  const metricsPort = await freePort();
-  const config = {
-    metrics: { listen: `127.0.0.1:${metricsPort}` },
-    jobs: { maxActiveJobsPerUser: 0 },
-    engine: { maxRunningJobsPerUser: 0 },
-  };
-  const service = await CeresService.start(join(root, 'service'), config);
-  const [files] = await devPkiUsers(service.pkiDir);
-  const [user] = await mixUsers(service.url, [files!], 4, '1.1');
-  let client = user!.client;
+/** The ids of the last `n` jobs stored (read-only; SQLite allows it beside the service). */
+function lastIds(dbFile: string, n: number): string[] {
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    return db.prepare('SELECT id FROM jobs ORDER BY rowid DESC LIMIT ?').pluck().all(n) as string[];
+  } finally {
+    db.close();
+  }
+}
+
+/** Submits the template jobs through REST, runs them to FINISHED, stops the service and fills its store. */
+async function fillThrough(
+  service: CeresService,
+  files: UserFiles,
+  root: string,
+  stored: number,
+): Promise<{ ids: string[]; s: number; restartAt: number }> {
+  const [user] = await mixUsers(service.url, [files], 4, '1.1');
+  const client = user!.client;
   const r = await client.submit(bulkBody('xrsl', 'trivial', TEMPLATE_JOBS, 'tpl'), 'application/rsl');
   if (r.items.filter((x) => x.status === 201).length !== TEMPLATE_JOBS) throw new Error('template jobs not created');
   for (let i = 0; ; i++) {
@@ -84,20 +92,38 @@ async function main(): Promise<void> {
   }
   await client.close();
   await service.stop();
-  const filled = fill(join(root, 'service', 'state', 'ceres.db'), stored);
+  const filled = fill(join(root, 'state', 'ceres.db'), stored);
+  return { ...filled, restartAt: performance.now() };
+}
 
-  const points: Point[] = [];
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { stored: { type: 'string' }, out: { type: 'string' }, reuse: { type: 'string' } },
+  });
+  const stored = Number(values.stored ?? 1_000_000);
+  const metricsPort = await freePort();
+  const config = {
+    metrics: { listen: `127.0.0.1:${metricsPort}` },
+    jobs: { maxActiveJobsPerUser: 0 },
+    engine: { maxRunningJobsPerUser: 0 },
+  };
+  const root = values.reuse ?? join(await mkdtemp(join(tmpdir(), 'ceres-memory-stored-')), 'service');
   const t0 = performance.now();
-  await service.restart(300);
-  const readyS = Math.round((performance.now() - t0) / 100) / 10;
+  const service = await CeresService.start(root, config);
+  const [files] = await devPkiUsers(service.pkiDir);
+  const filled = values.reuse === undefined ? await fillThrough(service, files!, root, stored) : undefined;
+  const points: Point[] = [];
+  if (filled !== undefined) await service.restart(300);
+  const readyS = Math.round((performance.now() - (filled?.restartAt ?? t0)) / 100) / 10;
   try {
     const pid = service.pid as number;
     points.push(await point(pid, `${stored} jobs stored, ready`, t0, metricsPort));
     await sleep(20_000);
     points.push(await point(pid, `${stored} jobs stored, 20 s after start`, t0, metricsPort));
     const [again] = await mixUsers(service.url, [files!], 4, '1.1');
-    client = again!.client;
-    const st = await client.action('status', filled.ids.slice(-1000));
+    const client = again!.client;
+    const ids = filled?.ids ?? lastIds(join(root, 'state', 'ceres.db'), 1000);
+    const st = await client.action('status', ids.slice(-1000));
     if (st.items.length !== 1000) throw new Error('status of 1,000 ids: wrong answer');
     points.push(await point(pid, 'after action=status of 1,000 ids', t0, metricsPort));
     await client.close();
@@ -108,7 +134,11 @@ async function main(): Promise<void> {
     'ceres-bench-memory-stored',
     {
       options: { stored },
-      fill: { how: 'rows of 1,000 finished jobs copied under fresh ids (SQLite, one transaction)', s: filled.s },
+      root,
+      fill: filled && {
+        how: 'rows of 1,000 finished jobs copied under fresh ids (SQLite, one transaction)',
+        s: filled.s,
+      },
       readyS,
       points,
     },
