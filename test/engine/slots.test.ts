@@ -220,7 +220,7 @@ describe('compact wait queues (stale entries)', () => {
             fc.integer({ min: 0, max: 5 }),
             fc.constantFrom(...STEPS),
           ),
-          { maxLength: 400 },
+          { minLength: 50, maxLength: 400 },
         ),
         (ops) => {
           const s = new Slots(limits({}));
