@@ -56,8 +56,10 @@ export function startHeapPolicy(o: HeapPolicyOptions = {}): HeapPolicy | undefin
       return d.utilization;
     });
   utilization();
-  // The floor the heap is compared with: its size after the last collection (or at start).
-  let floor = heapBytes();
+  // The floor the heap is compared with: its size after the last collection. It starts at
+  // zero, so the first quiet moment after the start-up (a burst of its own: modules
+  // compiled, the job index filled) collects once.
+  let floor = 0;
   const policy: HeapPolicy = {
     tick() {
       const elu = utilization();
