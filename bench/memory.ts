@@ -14,7 +14,8 @@
  * Prints one JSON document.
  */
 import { parseArgs } from 'node:util';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { freePort, point, report, type Point } from './memory-points.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,31 +24,24 @@ import { CeresService } from './soak/service.js';
 import { devPkiUsers, mixUsers } from './soak/users.js';
 import { bulkBody, type JobKind } from './harness/job-bodies.js';
 
-interface Point {
-  readonly label: string;
-  readonly s: number;
-  readonly rssMiB: number;
-  readonly anonMiB: number;
-  readonly fileMiB: number;
-  readonly mallocHeapMiB: number;
-}
-
-const mib = (kib: number): number => Math.round(kib / 102.4) / 10;
-
-async function point(pid: number, label: string, t0: number): Promise<Point> {
-  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
-  // The brk heap: glibc's main arena (jemalloc maps its own regions and leaves it small).
-  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8');
-  const heap = /\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/.exec(smaps);
-  return {
-    label,
-    s: Math.round((performance.now() - t0) / 100) / 10,
-    rssMiB: mib(field('Rss')),
-    anonMiB: mib(field('Anonymous')),
-    fileMiB: mib(field('Rss') - field('Anonymous')),
-    mallocHeapMiB: heap ? mib(Number(heap[1])) : 0,
-  };
+/**
+ * `--snapshot DIR`: a V8 heap snapshot of the service at the stored point, written into
+ * DIR (needs CERES_NODE_FLAGS="--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=DIR").
+ * Waits until the file is complete (its size stops changing).
+ */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(await readdir(dir));
+  process.kill(pid, 'SIGUSR2');
+  let last = -1;
+  for (let i = 0; i < 600; i++) {
+    await sleep(1000);
+    const fresh = (await readdir(dir)).filter((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+    if (fresh.length === 0) continue;
+    const size = (await stat(join(dir, fresh[0]!))).size;
+    if (size === last && size > 0) return;
+    last = size;
+  }
+  throw new Error('no heap snapshot within 10 minutes');
 }
 
 async function main(): Promise<void> {
@@ -59,6 +53,7 @@ async function main(): Promise<void> {
       burst: { type: 'string' },
       idle: { type: 'string' },
       out: { type: 'string' },
+      snapshot: { type: 'string' },
     },
   });
   const jobs = Number(values.jobs ?? 10_000);
@@ -67,7 +62,9 @@ async function main(): Promise<void> {
   const idleS = Number(values.idle ?? 60);
   const maxRunning = values['max-running'] === undefined ? undefined : Number(values['max-running']);
   const root = await mkdtemp(join(tmpdir(), 'ceres-memory-'));
+  const metricsPort = await freePort();
   const config: Record<string, unknown> = {
+    metrics: { listen: `127.0.0.1:${metricsPort}` },
     jobs: { maxActiveJobsPerUser: 0 },
     engine: { maxRunningJobsPerUser: 0, ...(maxRunning === undefined ? {} : { maxRunningJobs: maxRunning }) },
   };
@@ -78,7 +75,7 @@ async function main(): Promise<void> {
   const points: Point[] = [];
   try {
     await sleep(2000);
-    points.push(await point(pid, 'fresh start', t0));
+    points.push(await point(pid, 'fresh start', t0, metricsPort));
     const [files] = await devPkiUsers(service.pkiDir);
     const [user] = await mixUsers(service.url, [files!], 4, '1.1');
     const client = user!.client;
@@ -90,34 +87,32 @@ async function main(): Promise<void> {
         const ok = r.items.filter((x) => x.status === 201).length;
         if (ok !== k) throw new Error(`bulk POST ${posted}: ${ok} of ${k} created`);
         posted += k;
-        if (posted % 10_000 === 0) points.push(await point(pid, `${posted} jobs posted`, t0));
+        if (posted % 10_000 === 0) points.push(await point(pid, `${posted} jobs posted`, t0, metricsPort));
       }
     };
     await post(jobs);
     await sleep(20_000);
-    points.push(await point(pid, `${jobs} jobs stored, 20 s after`, t0));
+    points.push(await point(pid, `${jobs} jobs stored, 20 s after`, t0, metricsPort));
+    if (values.snapshot !== undefined) await heapSnapshot(pid, values.snapshot);
     if (burst > 0) {
       await post(burst * 1000);
-      points.push(await point(pid, `right after a burst of ${burst} bulk POSTs of 1,000`, t0));
+      points.push(await point(pid, `right after a burst of ${burst} bulk POSTs of 1,000`, t0, metricsPort));
       await sleep(idleS * 1000);
-      points.push(await point(pid, `after the burst and ${idleS} s idle`, t0));
+      points.push(await point(pid, `after the burst and ${idleS} s idle`, t0, metricsPort));
     }
     await client.close();
   } finally {
     await service.stop();
   }
-  const doc = {
-    tool: 'ceres-bench-memory',
-    date: new Date().toISOString(),
-    malloc: process.env.CERES_MALLOC === 'system' ? 'system' : 'jemalloc where installed',
-    nodeFlags: process.env.CERES_NODE_FLAGS ?? '',
-    options: { jobs, kind, maxRunning, burst, idleS },
-    readyS,
-    points,
-  };
-  const text = `${JSON.stringify(doc, null, 2)}\n`;
-  if (values.out) await writeFile(values.out, text);
-  process.stdout.write(text);
+  await report(
+    'ceres-bench-memory',
+    {
+      options: { jobs, kind, maxRunning, burst, idleS },
+      readyS,
+      points,
+    },
+    values.out,
+  );
 }
 
 await main();

@@ -34,9 +34,12 @@ export class AccountingRecorder {
        VALUES (@job_id, @ended_at, @local_id, @endpoint, @queue, @owner, @vo, @fqans, @local_account, @final_state, @exit_code, @submitted_at, @started_at,
          @wall_seconds, @user_cpu_seconds, @system_cpu_seconds, @cores, @nodes, @max_rss_bytes, @stage_in_bytes, @stage_out_bytes, @runtime_envs, @recorded_at)`,
     );
+    // One page of the table in rowid order: a range scan, so a start with a million
+    // stored jobs reads them in short slices between other work (operations.ts).
     this.#missing = d.db.prepare(
-      `SELECT j.id FROM jobs j WHERE j.state = 'FINISHED' AND j.ended_at IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM accounting_records a WHERE a.job_id = j.id AND a.ended_at = j.ended_at)`,
+      `SELECT j.rowid AS r, (j.state = 'FINISHED' AND j.ended_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM accounting_records a WHERE a.job_id = j.id AND a.ended_at = j.ended_at)) AS miss, j.id AS id
+       FROM jobs j WHERE j.rowid > ? ORDER BY j.rowid LIMIT ?`,
     );
   }
 
@@ -47,9 +50,16 @@ export class AccountingRecorder {
     return this.#insert.run(toRow(r)).changes === 1;
   }
 
-  /** Ids of ended jobs with no record for their last run (start-up catch-up). */
-  missing(): string[] {
-    return this.#missing.pluck().all() as string[];
+  /**
+   * Ids of ended jobs with no record for their last run (start-up catch-up), among the
+   * `limit` jobs after `afterRowid`; `next` continues the scan, undefined at the end.
+   */
+  missingPage(afterRowid: number, limit: number): { ids: string[]; next: number | undefined } {
+    const rows = this.#missing.all(afterRowid, limit) as { r: number; miss: number; id: string }[];
+    return {
+      ids: rows.filter((x) => x.miss === 1).map((x) => x.id),
+      next: rows.length < limit ? undefined : rows[rows.length - 1]!.r,
+    };
   }
 
   async build(job: JobRecord): Promise<AccountingRecord> {

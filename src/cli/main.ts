@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --no-memory-reducer --heap-growing-percent=50
+#!/usr/bin/env -S node --no-memory-reducer --heap-growing-percent=50 --expose-gc
 /**
  * The `ceres` command. Subcommands register themselves; this file only parses and
  * dispatches, and is the one place (with serve-command.ts) that may end the process.

@@ -15,6 +15,9 @@ import { AdminRequests } from '../admin/admin-requests.js';
 import { RequestPoller } from '../admin/request-poller.js';
 import { AccountingRecorder } from '../accounting/recorder.js';
 
+/** Jobs read per slice of the accounting catch-up (a few tens of ms at a time). */
+const CATCH_UP_PAGE = 20_000;
+
 export interface OperationsDeps {
   readonly db: Db;
   readonly store: JobStore;
@@ -27,8 +30,13 @@ export interface OperationsWiring {
   readonly draining: (queue?: string) => string | undefined;
   readonly drainedQueues: () => string[];
   readonly onEnded: (job: JobRecord) => Promise<unknown>;
-  /** Record the runs that ended without their record (the service died in between). */
-  catchUp(): Promise<void>;
+  /**
+   * Record the runs that ended without their record (the service died in between), in
+   * the background: the store is read in slices between requests, so a start with a
+   * million stored jobs is not held up (records are keyed, so a run recorded meanwhile
+   * by the engine is not written twice).
+   */
+  catchUp(): void;
   startRequests(d: { actions: JobActions; store: JobStore; delegations: Pick<DelegationService, 'remove'> }): void;
   stop(): Promise<void>;
 }
@@ -43,18 +51,28 @@ export function createOperations(d: OperationsDeps): OperationsWiring {
   });
   const ownerOf = d.db.prepare('SELECT owner FROM delegations WHERE id = ?').pluck();
   let poller: RequestPoller | undefined;
+  let catchingUp: Promise<void> = Promise.resolve();
+  let stopped = false;
   return {
     draining: (queue) => drains.refusal(queue),
     drainedQueues: () => drains.list().map((x) => x.queue),
     onEnded: (job) => recorder.record(job),
-    async catchUp() {
-      const ids = recorder.missing();
-      for (const id of ids) {
-        const j = d.store.get(id);
-        if (j) await recorder.record(j);
-      }
-      if (ids.length)
-        log.info({ jobs: ids.length }, 'accounting records written for runs that ended before the last stop');
+    catchUp() {
+      catchingUp = (async () => {
+        let written = 0;
+        for (let after: number | undefined = 0; after !== undefined && !stopped;) {
+          const page = recorder.missingPage(after, CATCH_UP_PAGE);
+          for (const id of page.ids) {
+            const j = d.store.get(id);
+            if (j && !stopped && (await recorder.record(j))) written++;
+          }
+          after = page.next;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        if (written) log.info({ jobs: written }, 'accounting records written for runs that ended before the last stop');
+      })().catch((e: unknown) =>
+        log.error({ err: e }, 'accounting catch-up failed; the records are written at the next start'),
+      );
     },
     startRequests(w) {
       poller = new RequestPoller({
@@ -68,6 +86,8 @@ export function createOperations(d: OperationsDeps): OperationsWiring {
       poller.start();
     },
     async stop() {
+      stopped = true;
+      await catchingUp;
       await poller?.stop();
     },
   };

@@ -56,6 +56,7 @@ import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
+import { startHeapPolicy } from './heap-policy.js';
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
 import { checkAuthorizationConfig } from '../authz/config-check.js';
@@ -150,7 +151,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     throw e;
   }
   setStateModes(L); // again: the database files exist now
-  const store = new JobStore(db);
+  // The job index is filled while the service already serves (job-store.ts).
+  const store = new JobStore(db, { index: 'later' });
   const control = new ControlDir(L.control);
   let actualPort = port;
   const origin = (): string => `https://${urlHost}:${actualPort}`;
@@ -314,7 +316,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
   attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
+  let indexFill: Promise<void> = Promise.resolve();
   const closeStores = async (): Promise<void> => {
+    store.stopIndexFill();
+    await indexFill;
     await monitoring.stop();
     await delegations.close();
     await sessions.close();
@@ -338,8 +343,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
   try {
-    await ops.catchUp();
     await engine.start();
+    indexFill = store
+      .fillIndexInSlices()
+      .catch((e: unknown) => log.error({ err: e }, 'job index fill failed; status answers come from the database'));
+    ops.catchUp();
     ops.startRequests({ actions, store, delegations: delegations.service });
   } catch (e) {
     await app.close().catch(() => undefined);
@@ -356,6 +364,18 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     'service started',
   );
+  // One full collection after each burst, when the loop is quiet (heap-policy.ts).
+  const heapPolicy = startHeapPolicy({
+    onCollected: (r) =>
+      log.debug(
+        {
+          heapBeforeMiB: Math.round(r.beforeBytes / 1048576),
+          heapAfterMiB: Math.round(r.afterBytes / 1048576),
+          ms: Math.round(r.ms),
+        },
+        'heap collected after a burst',
+      ),
+  });
   sessions.sweepDebrisInBackground(startedAt, (r) =>
     r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept'),
   );
@@ -397,6 +417,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       return plan;
     },
     async close() {
+      heapPolicy?.stop();
       await app.close();
       await ops.stop();
       await engine.stop();

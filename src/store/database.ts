@@ -19,6 +19,11 @@ export function openDatabase(file: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // The page cache is per connection and lives in the malloc heap: the driver's default
+  // (16 MiB) stayed resident once a large store had been read through. 4 MiB holds the
+  // inner pages of the jobs table and its indexes at a million jobs (docs/performance.md,
+  // "Memory"); leaf pages come from the OS page cache.
+  db.pragma('cache_size = -4096');
   try {
     migrate(db);
   } catch (e) {

@@ -53,8 +53,20 @@ export class JobStore {
   readonly #delete;
   readonly #raw;
   readonly #updateCache = new Map<string, ReturnType<Db['prepare']>>();
+  readonly #restStateOwnedRow;
+  readonly #hasRow;
+  readonly #indexPage;
+  /** False while the index is being filled in slices: a miss is then asked of the table. */
+  #indexComplete = false;
+  #indexStopped = false;
 
-  constructor(db: Db) {
+  /**
+   * `index: 'later'` (the service): the index is filled by fillIndexInSlices() while
+   * requests are served, so a start with a million stored jobs does not wait for it;
+   * until it is complete, an id it does not hold yet is looked up in the table. Without
+   * it the index is filled here, before the constructor returns.
+   */
+  constructor(db: Db, o: { readonly index?: 'now' | 'later' } = {}) {
     this.#db = db;
     // The other columns start at their defaults; a new job was last updated when created.
     this.#insert = db.prepare(
@@ -81,12 +93,48 @@ export class JobStore {
     this.#versionsOwned = db
       .prepare('SELECT id, version FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND owner = ?')
       .raw();
-    for (const [id, owner, restState] of db
-      .prepare('SELECT id, owner, rest_state FROM jobs')
-      .raw()
-      .iterate() as IterableIterator<[string, string, string]>) {
+    this.#restStateOwnedRow = db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck();
+    this.#hasRow = db.prepare('SELECT 1 FROM jobs WHERE id = ?').pluck();
+    this.#indexPage = db
+      .prepare('SELECT rowid, id, owner, rest_state FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?')
+      .raw();
+    if (o.index !== 'later') while (this.#fillIndexPage(50_000)) continue;
+  }
+
+  /**
+   * Reads one slice of the table into the index (rowid order). A slice is read in one
+   * synchronous statement, so it is what the table holds at that moment; every write
+   * after it reaches the index through the write paths below, and a row not read yet is
+   * read with its latest values later. Returns whether there is more to read.
+   */
+  #indexAfter = 0;
+  #fillIndexPage(limit: number): boolean {
+    // Streamed row by row: a slice read with all() made 50,000 row arrays of garbage at once.
+    let n = 0;
+    for (const [rowid, id, owner, restState] of this.#indexPage.iterate(this.#indexAfter, limit) as IterableIterator<
+      [number, string, string, string]
+    >) {
       this.#index.set(id, owner, restState);
+      this.#indexAfter = rowid;
+      n++;
     }
+    if (n < limit) this.#indexComplete = true;
+    return !this.#indexComplete;
+  }
+
+  /** Fills the index in slices of `slice` rows, yielding to other work in between (index: 'later'). */
+  async fillIndexInSlices(slice = 50_000): Promise<void> {
+    while (!this.#indexStopped && this.#fillIndexPage(slice)) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Stops an index fill in progress (before the database is closed). */
+  stopIndexFill(): void {
+    this.#indexStopped = true;
+  }
+
+  /** Whether the index holds every stored job (tests; the service's readiness is not held up by it). */
+  get indexComplete(): boolean {
+    return this.#indexComplete;
   }
 
   /**
@@ -129,11 +177,13 @@ export class JobStore {
   /** The REST state of `id` if it exists and belongs to `owner` (bulk status; from memory). */
   /** Whether a job record exists (the in-memory index: no database read). */
   has(id: string): boolean {
-    return this.#index.has(id);
+    return this.#index.has(id) || (!this.#indexComplete && this.#hasRow.get(id) !== undefined);
   }
 
   restStateOwned(id: string, owner: string): string | undefined {
-    return this.#index.restStateOwned(id, owner);
+    const known = this.#index.restStateOwned(id, owner);
+    if (known !== undefined || this.#indexComplete || this.#index.has(id)) return known;
+    return this.#restStateOwnedRow.get(id, owner) as string | undefined;
   }
 
   listByOwner(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {

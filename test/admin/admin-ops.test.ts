@@ -164,6 +164,8 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     db.prepare('DELETE FROM accounting_records WHERE job_id = ?').run(a.id);
     db.close();
     await start();
+    // Written in the background after the start (src/service/operations.ts).
+    await until(() => Promise.resolve(mine().length === 1));
     assert.equal(mine().length, 1, 'the run that ended without its record is recorded at start');
     assert.equal((await c.action('clean', [a.id]))[0]['status-code'], '202');
     await until(async () => (await admin(stateDir, 'show', a.id)).code === 1);

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/store/database.js';
-import { JobStore } from '../../src/store/job-store.js';
+import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import type { JobChanges, JobRecord } from '../../src/store/job-record.js';
 import { ControlDir } from '../../src/store/control-dir.js';
 import { Scheduler, type SchedulerOptions } from '../../src/engine/scheduler/scheduler.js';
@@ -143,8 +143,13 @@ afterEach(async () => {
 });
 
 async function rig(
-  o: Omit<Partial<SchedulerOptions>, 'limits'> & { limits?: Partial<SchedulerOptions['limits']> } = {},
+  options: Omit<Partial<SchedulerOptions>, 'limits'> & {
+    limits?: Partial<SchedulerOptions['limits']>;
+    /** Runs on the rig before the scheduler starts (jobs stored while the service was down). */
+    beforeStart?: (r: Rig) => void;
+  } = {},
 ): Promise<Rig> {
+  const { beforeStart, ...o } = options;
   const dir = mkdtempSync(join(tmpdir(), 'ceres-scheduler-'));
   const db = openDatabase(join(dir, 'db'));
   const store = new RacedStore(db);
@@ -162,25 +167,7 @@ async function rig(
     clock: Date.now(),
     scheduler: undefined as unknown as Scheduler,
     submit(id, xrsl = '&(executable=/bin/true)', owner = '/CN=alice') {
-      const parsed = parseXrsl(xrsl);
-      assert.ok(parsed.ok);
-      store.insertMany([
-        {
-          id,
-          owner,
-          state: 'ACCEPTED',
-          restState: 'ACCEPTING',
-          queue: 'main',
-          delegationId: null,
-          delegationIds: [],
-          format: 'xrsl',
-          description: parsed.description,
-          raw: xrsl,
-          createdAt: r.clock,
-          rerunsLeft: 0,
-          clientHost: null,
-        },
-      ]);
+      store.insertMany(newJobs([id], r.clock, xrsl, owner));
       r.scheduler.jobsSubmitted([id]);
     },
     job: (id) => store.get(id),
@@ -217,6 +204,7 @@ async function rig(
   });
   (r as { scheduler: Scheduler }).scheduler = scheduler;
   rigs.push({ dir, scheduler, db });
+  beforeStart?.(r);
   await scheduler.start();
   return r;
 }
@@ -564,5 +552,78 @@ describe('scheduler: a backend that runs a job once submitted (runsOnSubmit)', (
     await r.backend.emit('L-old', finalUpdate('ro3'));
     assert.equal(stateOf(r, 'ro3'), 'RUNNING', 'refused by the state machine');
     assert.equal(r.store.updates, before);
+  });
+});
+
+/** New unprocessed jobs of one owner, as a bulk submission stores them. */
+function newJobs(
+  ids: readonly string[],
+  createdAt: number,
+  xrsl = '&(executable=/bin/true)',
+  owner = '/CN=alice',
+): NewJob[] {
+  const parsed = parseXrsl(xrsl);
+  assert.ok(parsed.ok);
+  return ids.map((id) => ({
+    id,
+    owner,
+    state: 'ACCEPTED',
+    restState: 'ACCEPTING',
+    queue: 'main',
+    delegationId: null,
+    delegationIds: [],
+    format: 'xrsl',
+    description: parsed.description,
+    raw: xrsl,
+    createdAt,
+    rerunsLeft: 0,
+    clientHost: null,
+  }));
+}
+
+describe('scheduler: new jobs are looked at in bounded numbers', () => {
+  /** Stores `n` new jobs as one submission and tells the scheduler, as a bulk POST does. */
+  function bulk(r: Rig, prefix: string, n: number): string[] {
+    const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    r.store.insertMany(newJobs(ids, r.clock));
+    r.scheduler.jobsSubmitted(ids);
+    return ids;
+  }
+
+  it('3,000 jobs in one submission: a bounded number is in flight, and every one is picked up', async () => {
+    const r = await rig();
+    r.staging.gateIn = true;
+    const ids = bulk(r, 'b', 3000);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(r.scheduler.incoming >= 3000 - 64, `${r.scheduler.incoming} still waiting for a first look`);
+    await until(() => r.staging.ins.length === 3000, 'every job picked up and its stage-in started', 60_000);
+    assert.equal(r.scheduler.incoming, 0);
+    assert.deepEqual([...r.staging.ins].sort(), [...ids].sort());
+    assert.ok(ids.every((id) => stateOf(r, id) === 'PREPARING'));
+  });
+
+  it('a kill of a job still waiting for its first look is carried out, and the later look changes nothing', async () => {
+    const r = await rig();
+    r.staging.gateIn = true;
+    const ids = bulk(r, 'k', 500);
+    const last = ids[ids.length - 1]!;
+    r.flag(last, { killRequested: true });
+    await until(() => r.staging.ins.length === 499, 'the others picked up', 60_000);
+    await until(() => stateOf(r, last) === 'KILLED', 'the killed job ended');
+    assert.equal(r.scheduler.incoming, 0);
+    assert.ok(!r.staging.ins.includes(last), 'the killed job was never staged');
+  });
+
+  it('unprocessed jobs found at start are all looked at, through the same bounded queue', async () => {
+    // Stored but never looked at (the service died right after the 201s).
+    const ids = Array.from({ length: 1000 }, (_, i) => `s${i}`);
+    const r = await rig({
+      beforeStart(x) {
+        x.staging.gateIn = true;
+        x.store.insertMany(newJobs(ids, x.clock));
+      },
+    });
+    await until(() => r.staging.ins.length === 1000, 'every stored job picked up after the start', 60_000);
+    assert.deepEqual([...r.staging.ins].sort(), [...ids].sort());
   });
 });

@@ -2,7 +2,8 @@
 // of freed SUBMIT slots between owners.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Slots, type Limits } from '../../src/engine/scheduler/slots.js';
+import fc from 'fast-check';
+import { Slots, type Limits, type WaitStep } from '../../src/engine/scheduler/slots.js';
 
 const limits = (o: Partial<Limits>): Limits => ({
   maxPreparing: 0,
@@ -152,5 +153,131 @@ describe('wait queues', () => {
     const ms = performance.now() - t0;
     assert.equal(s.waitingCount('SUBMIT'), 100_000);
     assert.ok(ms < 1000, `${ms.toFixed(0)} ms`);
+  });
+});
+
+/**
+ * The queue semantics the compact book-keeping must keep: per owner a FIFO per step,
+ * owners in turn, a job waits for one step at a time, unwait takes it out of turn.
+ * Written the plain way (arrays, splice) to compare against.
+ */
+class QueueModel {
+  readonly q = new Map<WaitStep, Map<string, string[]>>();
+  readonly turn = new Map<WaitStep, string[]>();
+  readonly at = new Map<string, { step: WaitStep; owner: string }>();
+  wait(step: WaitStep, id: string, owner: string): void {
+    if (this.at.get(id)?.step === step) return;
+    this.unwait(id);
+    const byOwner = this.q.get(step) ?? new Map<string, string[]>();
+    this.q.set(step, byOwner);
+    let list = byOwner.get(owner);
+    if (!list) {
+      byOwner.set(owner, (list = []));
+      this.turn.set(step, [...(this.turn.get(step) ?? []), owner]);
+    }
+    list.push(id);
+    this.at.set(id, { step, owner });
+  }
+  unwait(id: string): void {
+    const a = this.at.get(id);
+    if (!a) return;
+    this.at.delete(id);
+    const list = this.q.get(a.step)!.get(a.owner)!;
+    list.splice(list.indexOf(id), 1);
+    if (list.length === 0) {
+      this.q.get(a.step)!.delete(a.owner);
+      this.turn.set(
+        a.step,
+        this.turn.get(a.step)!.filter((o) => o !== a.owner),
+      );
+    }
+  }
+  takeNext(step: WaitStep): string | undefined {
+    const turn = this.turn.get(step) ?? [];
+    const owner = turn.shift();
+    if (owner === undefined) return undefined;
+    const list = this.q.get(step)!.get(owner)!;
+    const id = list.shift()!;
+    this.at.delete(id);
+    if (list.length === 0) this.q.get(step)!.delete(owner);
+    else turn.push(owner);
+    return id;
+  }
+  count(step: WaitStep): number {
+    return [...(this.q.get(step)?.values() ?? [])].reduce((n, l) => n + l.length, 0);
+  }
+}
+
+describe('compact wait queues (stale entries)', () => {
+  const STEPS: WaitStep[] = ['ACCEPT', 'PREPARING', 'SUBMIT', 'FINISHING'];
+
+  it('random waits, unwaits, position changes and hand-outs match the plain model exactly', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.constantFrom('wait', 'unwait', 'take', 'set', 'end'),
+            fc.integer({ min: 0, max: 5 }),
+            fc.constantFrom(...STEPS),
+          ),
+          { minLength: 50, maxLength: 400 },
+        ),
+        (ops) => {
+          const s = new Slots(limits({}));
+          const m = new QueueModel();
+          const ownerOf = (i: number): string => `o${i % 3}`;
+          for (const [op, i, step] of ops) {
+            const id = `j${i}`;
+            if (op === 'wait') {
+              s.wait(step, id, ownerOf(i));
+              m.wait(step, id, ownerOf(i));
+            } else if (op === 'unwait') {
+              s.unwait(id);
+              m.unwait(id);
+            } else if (op === 'take') assert.equal(s.takeNext(step), m.takeNext(step));
+            else s.set(id, ownerOf(i), op === 'set' ? 'PENDING:PREPARING' : undefined);
+            for (const st of STEPS) assert.equal(s.waitingCount(st), m.count(st));
+          }
+          for (const st of STEPS)
+            for (let id = m.takeNext(st); id !== undefined; id = m.takeNext(st)) {
+              assert.equal(s.takeNext(st), id);
+            }
+          for (const st of STEPS) assert.equal(s.takeNext(st), undefined);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a job that leaves and re-enters the same queue is handed out once, in its new turn', () => {
+    const s = new Slots(limits({}));
+    for (const id of ['a', 'b', 'c']) s.wait('SUBMIT', id, 'u');
+    s.unwait('a');
+    s.wait('SUBMIT', 'a', 'u');
+    assert.deepEqual([s.takeNext('SUBMIT'), s.takeNext('SUBMIT'), s.takeNext('SUBMIT')], ['b', 'c', 'a']);
+    assert.equal(s.takeNext('SUBMIT'), undefined);
+    assert.equal(s.waitingCount('SUBMIT'), 0);
+  });
+
+  it('50,000 jobs leaving out of turn: the rest are handed out in order and nothing stays behind', () => {
+    const s = new Slots(limits({}));
+    for (let i = 0; i < 60_000; i++) {
+      s.set(`j${i}`, 'u', 'PENDING:PREPARING');
+      s.wait('SUBMIT', `j${i}`, 'u');
+    }
+    // Every job but each sixth leaves (killed while waiting), then some wait again: the
+    // compaction runs on the way and must keep exactly the live entries.
+    for (let i = 0; i < 60_000; i++) if (i % 6 !== 0) s.unwait(`j${i}`);
+    for (let i = 1; i < 60_000; i += 600) s.wait('SUBMIT', `j${i}`, 'u');
+    const expected = [
+      ...Array.from({ length: 10_000 }, (_, k) => `j${k * 6}`),
+      ...Array.from({ length: 100 }, (_, k) => `j${1 + k * 600}`),
+    ];
+    assert.equal(s.waitingCount('SUBMIT'), expected.length);
+    const got: string[] = [];
+    for (let id = s.takeNext('SUBMIT'); id !== undefined; id = s.takeNext('SUBMIT')) got.push(id);
+    assert.deepEqual(got, expected);
+    for (let i = 0; i < 60_000; i++) s.set(`j${i}`, 'u', undefined);
+    assert.equal(s.tracked, 0, 'ended jobs leave no entry');
   });
 });

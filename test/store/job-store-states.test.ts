@@ -178,3 +178,57 @@ test('restStateOwned: equals the table after random inserts, updates, stale upda
     { numRuns: 30, seed: 20261122 },
   );
 });
+
+test('index filled in slices while the store is used: answers are right before, during and after, and it ends equal to the table', async (t) => {
+  const { store, file } = withDb(t);
+  const ids = Array.from({ length: 5000 }, (_, i) => `s${i}`);
+  store.insertMany(ids.map((id, i) => job(id, i % 2 ? 'alice' : 'bob')));
+  const again = openDatabase(file);
+  t.after(() => again.close());
+  const later = new JobStore(again, { index: 'later' });
+  assert.equal(later.indexComplete, false);
+  // Before any slice: answered from the table.
+  assert.equal(later.restStateOwned('s1', 'alice'), 'ACCEPTING');
+  assert.equal(later.restStateOwned('s1', 'bob'), undefined);
+  assert.equal(later.restStateOwned('nope', 'alice'), undefined);
+  assert.equal(later.has('s2'), true);
+  assert.equal(later.has('nope'), false);
+  // Writes while the fill runs: to rows read already and to rows not read yet.
+  const fill = later.fillIndexInSlices(700);
+  const changes: Promise<void>[] = [];
+  for (const i of [3, 4001, 4999]) {
+    changes.push(
+      new Promise((resolve) =>
+        setImmediate(() => {
+          const j = later.get(`s${i}`);
+          assert.ok(j && later.update(j, { restState: 'RUNNING' }));
+          resolve();
+        }),
+      ),
+    );
+  }
+  const gone = later.get('s4000');
+  assert.ok(gone && later.delete(gone));
+  later.insertMany([job('fresh', 'alice', 'PREPARING')]);
+  await Promise.all([fill, ...changes]);
+  assert.equal(later.indexComplete, true);
+  for (const id of [...ids, 'fresh']) {
+    for (const owner of ['alice', 'bob']) {
+      assert.equal(later.restStateOwned(id, owner), fromTable(again, id, owner), `${id} of ${owner}`);
+    }
+  }
+  assert.equal(later.has('s4000'), false);
+});
+
+test('index fill stopped before the database closes: nothing more is read', async (t) => {
+  const { store, file } = withDb(t);
+  store.insertMany(Array.from({ length: 3000 }, (_, i) => job(`x${i}`, 'alice')));
+  const again = openDatabase(file);
+  const later = new JobStore(again, { index: 'later' });
+  const fill = later.fillIndexInSlices(500);
+  later.stopIndexFill();
+  await fill;
+  again.close();
+  assert.equal(later.indexComplete, false);
+  t.after(() => undefined);
+});

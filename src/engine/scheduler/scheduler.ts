@@ -119,6 +119,18 @@ export class Scheduler {
   readonly #cancelTimers = new Map<string, NodeJS.Timeout>();
   readonly #expiry = new Map<string, NodeJS.Timeout>();
   #sweep: NodeJS.Timeout | undefined;
+  /**
+   * New jobs not yet looked at, in order (ids only), and how many first looks are in
+   * flight. A bulk POST of 1,000 jobs used to start 1,000 chains at once, each holding
+   * its record and closures while it waited for the disk; during a flood those piled up
+   * to ~7 KB per submitted job (docs/performance.md, "Memory"). At most PICKUP_IN_FLIGHT
+   * run now; the rest wait here as ids. Nothing is lost by a crash: the jobs are
+   * stored, and start() looks at every unprocessed one again.
+   */
+  #incoming: string[] = [];
+  #incomingHead = 0;
+  #pickupsInFlight = 0;
+  #pumpQueued = false;
   #stopping = false;
   #releasing = false;
 
@@ -142,7 +154,7 @@ export class Scheduler {
     const later: [JobRecord, Effect[]][] = [];
     for (const j of active) {
       const m = ms(j);
-      if (m.state === 'ACCEPTED' && !m.pending) this.poke(j.id);
+      if (m.state === 'ACCEPTED' && !m.pending) this.#incoming.push(j.id);
       const effects = resumeEffects(m).filter((e) => {
         if (e.type !== 'recover-batch-job') return true;
         refs.push({
@@ -159,6 +171,7 @@ export class Scheduler {
     await this.#o.backend.recover(refs);
     for (const [j, effects] of later) this.#serial(j.id, () => this.#effects(j, effects));
     for (const id of this.#o.store.listFlaggedFinal()) this.poke(id);
+    this.#schedulePump();
     this.#release();
     this.#sweepNow();
     this.#sweep = setInterval(() => this.#sweepNow(), this.#o.sweepIntervalMs ?? 30_000);
@@ -183,9 +196,42 @@ export class Scheduler {
    * durably already, so nothing is lost if the service dies in between.
    */
   jobsSubmitted(ids: readonly string[]): void {
+    for (const id of ids) this.#incoming.push(id);
+    this.#schedulePump();
+  }
+
+  #schedulePump(): void {
+    if (this.#pumpQueued) return;
+    this.#pumpQueued = true;
     setImmediate(() => {
-      for (const id of ids) this.poke(id);
+      this.#pumpQueued = false;
+      this.#pump();
     });
+  }
+
+  /** Start first looks at new jobs, at most PICKUP_IN_FLIGHT at once. */
+  #pump(): void {
+    while (this.#pickupsInFlight < PICKUP_IN_FLIGHT && this.#incomingHead < this.#incoming.length) {
+      const id = this.#incoming[this.#incomingHead++]!;
+      if (this.#stopping) break;
+      this.#pickupsInFlight++;
+      void this.#chain(id, () => this.#look(id)).finally(() => {
+        this.#pickupsInFlight--;
+        this.#schedulePump();
+      });
+    }
+    if (this.#incomingHead === this.#incoming.length) {
+      this.#incoming = [];
+      this.#incomingHead = 0;
+    } else if (this.#incomingHead > 4096 && this.#incomingHead * 2 > this.#incoming.length) {
+      this.#incoming = this.#incoming.slice(this.#incomingHead);
+      this.#incomingHead = 0;
+    }
+  }
+
+  /** New jobs waiting for their first look (tests). */
+  get incoming(): number {
+    return this.#incoming.length - this.#incomingHead;
   }
 
   /** Look at a job again (new job, request flag set, client upload completed). */
@@ -200,6 +246,11 @@ export class Scheduler {
   }
 
   #serial(id: string, fn: () => Promise<void> | void): void {
+    void this.#chain(id, fn);
+  }
+
+  /** Runs `fn` after the job's earlier work; the promise settles (never rejects) when it is done. */
+  #chain(id: string, fn: () => Promise<void> | void): Promise<void> {
     const prev = this.#chains.get(id) ?? Promise.resolve();
     const p = prev
       .then(fn)
@@ -208,6 +259,7 @@ export class Scheduler {
         if (this.#chains.get(id) === p) this.#chains.delete(id);
       });
     this.#chains.set(id, p);
+    return p;
   }
 
   /** Decide what a job needs now, from its stored record. */
@@ -627,6 +679,9 @@ export class Scheduler {
 export function ms(j: JobRecord): MachineState {
   return machineStateOf(j);
 }
+
+/** First looks at new jobs running at once (see Scheduler.#incoming). */
+const PICKUP_IN_FLIGHT = 64;
 
 function stepOf(p: Position): SlotStep | undefined {
   return p === 'PREPARING'
