@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { AccountingRecorder } from '../../src/accounting/recorder.js';
+import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
 
 test('accounting catch-up pages: the runs without a record are found in every page, and nothing else', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ceres-catchup-'));
@@ -17,6 +18,8 @@ test('accounting catch-up pages: the runs without a record are found in every pa
     rmSync(dir, { recursive: true, force: true });
   });
   const store = new JobStore(db);
+  const parsed = parseXrsl('&(executable=/bin/true)');
+  assert.ok(parsed.ok);
   const n = 2503;
   store.insertMany(
     Array.from({ length: n }, (_, i) => ({
@@ -28,7 +31,7 @@ test('accounting catch-up pages: the runs without a record are found in every pa
       delegationId: null,
       delegationIds: [],
       format: 'xrsl' as const,
-      description: {},
+      description: parsed.description,
       raw: '&(executable=/bin/true)',
       createdAt: 1,
       rerunsLeft: 0,
