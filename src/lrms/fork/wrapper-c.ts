@@ -49,6 +49,7 @@ export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). 
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 static const char *dir;
@@ -169,6 +170,38 @@ static int put(const char *p, const char *text) {
   ssize_t w = write(fd, text, strlen(text));
   close(fd);
   return w == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/*
+ * fork(), with the child created inside the job's cgroup when the kernel can (clone3 with
+ * CLONE_INTO_CGROUP, Linux 5.7). Moving a running process into a cgroup by writing
+ * cgroup.procs waits for an RCU grace period under a lock shared by the whole system
+ * (10-15 ms per job measured here, most of a trivial job's turnaround); a process created
+ * there pays nothing. *placed says whether it was; otherwise the caller moves the child
+ * the classic way. The struct is the kernel's stable clone_args layout (v2, 88 bytes).
+ */
+struct ceres_clone_args {
+  unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+      set_tid_size, cgroup;
+};
+static pid_t fork_into(int cgfd, int *placed) {
+  *placed = 0;
+#if defined(__linux__) && defined(SYS_clone3)
+  if (cgfd >= 0) {
+    struct ceres_clone_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
+    ca.exit_signal = SIGCHLD;
+    ca.cgroup = (unsigned long long)cgfd;
+    long r = syscall(SYS_clone3, &ca, sizeof ca);
+    if (r >= 0) {
+      *placed = 1;
+      return (pid_t)r;
+    }
+    /* ENOSYS/E2BIG (older kernel), EINVAL, EPERM, EBUSY: fork and move the child instead */
+  }
+#endif
+  return fork();
 }
 
 /* SIGKILL every process of the job's cgroup; 1 while any is left. */
@@ -427,7 +460,9 @@ int main(int argc, char **argv) {
 
   long long start_ms = wall_ms();
   double start = mono();
-  job = fork();
+  int cgfd = cgroup[0] ? high(open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) : -1;
+  int placed = 0;
+  job = fork_into(cgfd, &placed);
   if (job == 0) {
     setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
@@ -435,7 +470,7 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (errpipe[0] >= 0) close(errpipe[0]);
     if (failpipe[0] >= 0) close(failpipe[0]);
-    if (cgroup[0]) {
+    if (cgroup[0] && !placed) {
       char procs[4200];
       snprintf(procs, sizeof procs, "%s/cgroup.procs", cgroup);
       put(procs, "0"); /* best effort: the backend's sweep by mark and session still applies */
@@ -466,6 +501,7 @@ int main(int argc, char **argv) {
     execl("/bin/sh", "sh", cred[0] ? via : jobsh, (char *)NULL);
     child_fail(errpipe[1], "cannot start the job shell", NULL);
   }
+  if (cgfd >= 0) close(cgfd);
   if (errpipe[1] >= 0) close(errpipe[1]);
   if (failpipe[1] >= 0) close(failpipe[1]);
   if (script >= 0) close(script);
