@@ -109,7 +109,13 @@ describe('Ceres on a real Slurm', { ...(skip !== undefined ? { skip } : {}) }, (
     await until('the cluster figures in the info document', async () => {
       doc = await info();
       const l = share(doc, 'long');
-      return value(share(doc, 'debug'), 'LocalWaitingJobs') === '2' && value(l, 'LocalRunningJobs') === '1';
+      // Slurm reports the node's allocated CPUs separately from the job list, and may lag it:
+      // wait for both (the free slots are checked against the total below).
+      return (
+        value(share(doc, 'debug'), 'LocalWaitingJobs') === '2' &&
+        value(l, 'LocalRunningJobs') === '1' &&
+        Number(value(share(doc, 'debug'), 'FreeSlots')) < Number(value(doc, 'TotalSlots'))
+      );
     });
     const debug = share(doc, 'debug');
     const long = share(doc, 'long');
