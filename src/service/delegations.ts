@@ -32,6 +32,8 @@ export interface DelegationsWiring {
    * has no delegation or it is gone, expired or not the owner's.
    */
   credentialFor(delegationId: string | undefined, ownerDn: string): Promise<DelegatedCredential | undefined>;
+  /** Fill the delegation key pool in the background (once the service is serving). */
+  primeKeys(): void;
   /** The service itself (tests, and future admin commands). */
   readonly service: DelegationService;
   /** Calls `fn` with the id of every delegation whose credential is replaced (renewed). */
@@ -107,6 +109,7 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
     expiry: (id) => service.expiry(id),
     credentialFor: (id, owner) => service.credentialFor(id, owner),
     service,
+    primeKeys: () => keys.prime(),
     onRenewed: (fn) => void renewed.push(fn),
     async close() {
       closed = true;

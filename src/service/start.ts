@@ -349,6 +349,9 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       .catch((e: unknown) => log.error({ err: e }, 'job index fill failed; status answers come from the database'));
     ops.catchUp();
     ops.startRequests({ actions, store, delegations: delegations.service });
+    // Keys for delegation requests are made ahead from now on, one at a time in the
+    // background: the first `action=new` after a start would otherwise wait for one.
+    delegations.primeKeys();
   } catch (e) {
     await app.close().catch(() => undefined);
     await engine.stop().catch(() => undefined);

@@ -70,6 +70,23 @@ test('key pool: nothing is made before the first request; then it fills to its s
   assert.deepEqual(errors, []);
 });
 
+test('key pool: prime fills it to its size before any request, one at a time; the first take gets a ready key', async () => {
+  const g = new Generations();
+  const errors: unknown[] = [];
+  const pool = new KeyPool({ size: 2, generate: g.generate, onError: (e) => errors.push(e) });
+  pool.prime();
+  assert.equal(g.pending.length, 1, 'one background generation at a time');
+  await g.complete();
+  await g.complete();
+  assert.equal(pool.ready, 2);
+  assert.equal(g.pending.length, 0, 'stops at its size');
+  pool.prime();
+  assert.equal(g.pending.length, 0, 'a full pool makes nothing');
+  const first = pool.take();
+  assert.equal(label(await first), 'pair2', 'a key made ahead, no generation waited for');
+  assert.deepEqual(errors, []);
+});
+
 test('key pool: every key is handed out once; a take refills the pool', async () => {
   const g = new Generations();
   const pool = new KeyPool({ size: 2, generate: g.generate, onError: noError });

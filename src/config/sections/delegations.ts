@@ -14,7 +14,7 @@ export const delegationsSection = {
         minimum: 0,
         maximum: 64,
         description:
-          'Key pairs made ahead of time, in the background, so that action=new and renew answer at once instead of after a key generation (0.1-0.7 s); filling starts at the first request. 0 makes each key when asked',
+          'Key pairs made ahead of time, in the background, so that action=new and renew answer at once instead of after a key generation (0.1-0.7 s); filling starts once the service is serving. 0 makes each key when asked',
       }),
       requestLifetimeSeconds: Type.Integer({
         default: 1 * HOUR,

@@ -7,8 +7,9 @@
  *  - a key pair is handed out once and only once (taken out of the pool before use);
  *  - at most `size` pairs wait, held in memory only (never written, never logged);
  *  - the pool is filled in the background, one generation at a time, so it never takes
- *    more than one thread-pool thread; filling starts at the first `take` (a service
- *    nobody delegates to never spends CPU on keys) and resumes after every `take`;
+ *    more than one thread-pool thread; filling starts at `prime` (the service calls it
+ *    once it is serving, so the first `action=new` after a start finds a key ready) or at
+ *    the first `take`, and resumes after every `take`;
  *  - when the pool is empty (a burst of requests), `take` makes a key on the spot;
  *  - a failed background generation is reported and ends that fill; the next `take`
  *    tries again (no retry loop against a broken generator);
@@ -48,6 +49,11 @@ export class KeyPool {
     const pair = pooled !== undefined ? Promise.resolve(pooled) : this.#o.generate();
     this.#fill();
     return pair;
+  }
+
+  /** Start filling the pool now, without waiting for a first request. */
+  prime(): void {
+    this.#fill();
   }
 
   close(): void {
