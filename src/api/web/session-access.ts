@@ -55,17 +55,7 @@ export class WebSessionFiles {
   async put(j: JobRecord, rel: string, body: IncomingMessage, contentLength: number): Promise<void> {
     const p = pathOf(rel);
     if (p.segments.length === 0 || p.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
-    await this.sessions.withRoot(j.id, j.sessionIdent, (root) =>
-      this.files.put({
-        jobId: j.id,
-        sessionDir: root,
-        path: p,
-        body,
-        contentLength,
-        range: undefined,
-        ifNoneMatchAny: false,
-      }),
-    );
+    await this.#write(j, p, body, contentLength);
   }
 
   /**
@@ -76,13 +66,18 @@ export class WebSessionFiles {
   async putIn(j: JobRecord, dir: string, name: string, body: Readable): Promise<void> {
     const segs = dir === '' ? [] : dir.split('/');
     const p = parseSessionPath([...segs, name].map(encodeURIComponent));
+    await this.#write(j, p, body, undefined);
+  }
+
+  /** One whole-file write through the REST writer (temporary file, then rename; no links followed). */
+  async #write(j: JobRecord, p: SessionPath, body: Readable, contentLength: number | undefined): Promise<void> {
     await this.sessions.withRoot(j.id, j.sessionIdent, (root) =>
       this.files.put({
         jobId: j.id,
         sessionDir: root,
         path: p,
         body,
-        contentLength: undefined,
+        contentLength,
         range: undefined,
         ifNoneMatchAny: false,
       }),
