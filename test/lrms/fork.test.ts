@@ -25,6 +25,12 @@ runBackendSuite({
 });
 
 runBackendSuite({
+  name: 'fork (C wrapper, Node launcher)',
+  newBackend: ({ workDir }) => ForkBackend.create({ workDir, wrapper: 'c', launcher: 'node', ...FAST }),
+  settleMs: 500,
+});
+
+runBackendSuite({
   name: 'fork (sh wrapper)',
   newBackend: ({ workDir }) => ForkBackend.create({ workDir, wrapper: 'sh', ...FAST }),
   skip: [
@@ -303,19 +309,39 @@ describe('fork backend specifics', () => {
     assert.ok(Date.now() - t0 < 6000, `ended ${Date.now() - t0} ms after the cancel`);
   });
 
-  it('wrapper auto falls back to sh when the compiler is missing, and says so', async (t) => {
+  it('wrapper and launcher auto fall back to sh and Node when the compiler is missing, say so, and run jobs', async (t) => {
     const dir = join(root, `nocc-${++n}`);
     const warnings: string[] = [];
     const b = await ForkBackend.create({
       workDir: dir,
       wrapper: 'auto',
+      launcher: 'auto',
       compiler: '/nonexistent/cc',
       log: { warn: (_o, m) => warnings.push(m) },
+      ...FAST,
     });
     t.after(() => b.close());
     assert.equal(b.wrapper.kind, 'sh');
-    assert.equal(warnings.length, 1);
+    assert.equal(b.launcher.kind, 'node');
+    assert.equal(warnings.length, 2);
     assert.match(warnings[0] ?? '', /sh wrapper/);
+    assert.match(warnings[1] ?? '', /Node launcher/);
+    const finals = new Map<string, BatchResult>();
+    b.onUpdate((id, u) => {
+      if (u.kind === 'final') finals.set(id, u.result);
+    });
+    const id = await b.submit(await spec());
+    await until('the job to end', () => finals.has(id));
+    assert.equal(finals.get(id)?.exitCode, 0);
+  });
+
+  it('launcher c without a working compiler is an error; auto with one is the C launcher', async (t) => {
+    await assert.rejects(
+      ForkBackend.create({ workDir: join(root, `nocc-${++n}`), launcher: 'c', compiler: '/nonexistent/cc' }),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_UNAVAILABLE',
+    );
+    const { b } = await backend(t, { launcher: 'auto' });
+    assert.equal(b.launcher.kind, 'c');
   });
 
   it('wrapper c without a working compiler is an error', async () => {

@@ -56,7 +56,16 @@ export const engineSection = {
             description:
               'Job wrapper: `c` is compiled with `compiler` on first use (exact accounting, memory limit); `sh` needs no compiler (whole-second times, no memory figures); `auto` tries c, then sh',
           }),
-          compiler: Type.String({ default: 'cc', minLength: 1, description: 'C compiler command for the job wrapper' }),
+          compiler: Type.String({
+            default: 'cc',
+            minLength: 1,
+            description: 'C compiler command for the job wrapper and the launcher',
+          }),
+          launcher: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('node')], {
+            default: 'auto',
+            description:
+              'Process that starts job wrappers: `c` is compiled with `compiler` on first use (about a fifth of the CPU per job); `node` needs no compiler; `auto` tries c, then node',
+          }),
           jobPath: Type.String({
             default: '/usr/local/bin:/usr/bin:/bin',
             minLength: 1,

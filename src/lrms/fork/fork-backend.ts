@@ -3,7 +3,7 @@
  * group, under a small job wrapper (C, or sh as a fallback) that a long-lived launcher
  * process starts. Design and reasons: docs/batch-backends.md.
  *
- *   service ──NDJSON pipe──▶ launcher (small node process) ──spawn, detached──▶ wrapper
+ *   service ──binary frames──▶ launcher (small C program; Node fallback) ──posix_spawn, detached──▶ wrapper
  *                                                                            └─fork─▶ sh job.sh ─▶ executable
  *
  * How the end of a job is noticed:
@@ -48,10 +48,16 @@ import {
   type PidRecord,
 } from './job-files.js';
 import { jobScript, validateSpec } from './job-script.js';
-import { LauncherClient } from './launcher-client.js';
+import { LauncherClient, type LauncherProgram } from './launcher-client.js';
 import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
 import { wrapperArgs } from './wrapper-args.js';
-import { ensureWrapper, type WrapperBinary, type WrapperKind } from './wrapper-build.js';
+import {
+  ensureLauncher,
+  ensureWrapper,
+  type LauncherKind,
+  type WrapperBinary,
+  type WrapperKind,
+} from './wrapper-build.js';
 
 /** Where problems the backend cannot hand to a caller are reported (pino-compatible). */
 export interface BackendLog {
@@ -65,6 +71,8 @@ export interface ForkBackendOptions {
   /** Which wrapper: `auto` compiles the C one and falls back to sh. */
   readonly wrapper?: 'auto' | WrapperKind;
   readonly compiler?: string;
+  /** Which launcher: `auto` compiles the C one and falls back to the Node one. */
+  readonly launcher?: 'auto' | LauncherKind;
   /** PATH the jobs start with. */
   readonly jobPath?: string;
   /** Between TERM and KILL when a job is cancelled or over a limit. */
@@ -119,7 +127,8 @@ export class ForkBackend implements BatchBackend {
   /** submit() resolves once the wrapper has claimed the job and started it. */
   readonly runsOnSubmit = true;
   readonly wrapper: WrapperBinary;
-  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups'>> & {
+  readonly launcher: LauncherProgram;
+  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups' | 'launcher'>> & {
     log: BackendLog | undefined;
   };
   /** Where jobs' cgroups are made; undefined: processes are tracked by mark and session only. */
@@ -140,8 +149,14 @@ export class ForkBackend implements BatchBackend {
   #backstopBusy = false;
   #closed = false;
 
-  private constructor(options: ForkBackendOptions, wrapper: WrapperBinary, cgroupRoot: string | undefined) {
+  private constructor(
+    options: ForkBackendOptions,
+    wrapper: WrapperBinary,
+    launcher: LauncherProgram,
+    cgroupRoot: string | undefined,
+  ) {
     this.wrapper = wrapper;
+    this.launcher = launcher;
     this.cgroupRoot = cgroupRoot;
     this.#sweeper = new ProcessSweeper(() => new Set([process.pid, this.#launcher.pid ?? 0]));
     this.#o = {
@@ -157,10 +172,13 @@ export class ForkBackend implements BatchBackend {
       accounts: options.accounts ?? new AccountResolver(),
       log: options.log,
     };
-    this.#launcher = new LauncherClient({
-      onExit: (pid, claimed) => this.#onWrapperExit(pid, claimed),
-      onDeath: () => this.#onLauncherDeath(),
-    });
+    this.#launcher = new LauncherClient(
+      {
+        onExit: (pid, claimed) => this.#onWrapperExit(pid, claimed),
+        onDeath: () => this.#onLauncherDeath(),
+      },
+      launcher,
+    );
   }
 
   /** Prepare the work directory and the wrapper (compiling it on first use). */
@@ -174,6 +192,13 @@ export class ForkBackend implements BatchBackend {
         'fork backend: C job wrapper unavailable, using the sh wrapper (reduced accounting, no memory limit)',
       ),
     );
+    const launcher = await ensureLauncher(
+      options.workDir,
+      options.launcher ?? 'auto',
+      options.compiler ?? 'cc',
+      (why) =>
+        options.log?.warn({ why }, 'fork backend: C launcher unavailable, using the Node launcher (more CPU per job)'),
+    );
     const cg =
       options.cgroups === 'off' ? { why: 'cgroups off (lrms.fork.cgroups)' } : await jobCgroupRoot(options.workDir);
     options.log?.info?.(
@@ -182,7 +207,7 @@ export class ForkBackend implements BatchBackend {
         ? "fork backend: each job's processes are held in its own cgroup v2"
         : "fork backend: jobs' processes are tracked by their environment mark and session (no usable cgroup v2)",
     );
-    return new ForkBackend(options, wrapper, cg.root);
+    return new ForkBackend(options, wrapper, launcher, cg.root);
   }
 
   /** Process id of the launcher, once started. */

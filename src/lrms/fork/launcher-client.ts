@@ -1,14 +1,15 @@
 /**
- * The service side of the launcher (./launcher.ts): starts the helper process on first
- * use, sends spawn requests, matches answers to them and reports wrapper exits. If the
- * launcher dies, pending spawns fail, `onDeath` lets the backend fall back to polling,
+ * The service side of the launcher (the C one, ./launcher-c.ts, or the Node fallback,
+ * ./launcher.ts; the same protocol, ./launcher-protocol.ts): starts the helper process on
+ * first use, sends spawn requests, matches answers to them and reports wrapper exits. If
+ * the launcher dies, pending spawns fail, `onDeath` lets the backend fall back to polling,
  * and the next spawn starts a new launcher.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ceError } from '../../errors/ce-error.js';
+import { decodeAnswer, encodeRequest, FrameReader } from './launcher-protocol.js';
 
 export interface Started {
   readonly pid: number;
@@ -23,10 +24,8 @@ export interface LauncherHandlers {
   onDeath(): void;
 }
 
-type Answer =
-  | { op: 'started'; id: number; pid: number; line: string }
-  | { op: 'error'; id: number; message: string }
-  | { op: 'exit'; pid: number; claimed?: boolean };
+/** Which launcher runs: the compiled C program at `path`, or the Node fallback. */
+export type LauncherProgram = { readonly kind: 'c'; readonly path: string } | { readonly kind: 'node' };
 
 const LAUNCHER_SCRIPT = fileURLToPath(new URL('./launcher.js', import.meta.url));
 // A small heap is all the launcher needs; a small process keeps every fork() cheap.
@@ -39,8 +38,11 @@ export class LauncherClient {
   readonly #pending = new Map<number, { resolve: (s: Started) => void; reject: (e: Error) => void }>();
   #closing = false;
 
-  constructor(handlers: LauncherHandlers) {
+  readonly program: LauncherProgram;
+
+  constructor(handlers: LauncherHandlers, program: LauncherProgram = { kind: 'node' }) {
     this.#handlers = handlers;
+    this.program = program;
   }
 
   /** Process id of the running launcher (for tests and diagnostics). */
@@ -49,10 +51,22 @@ export class LauncherClient {
   }
 
   #start(): ChildProcess {
-    const child = spawn(process.execPath, [...LAUNCHER_FLAGS, LAUNCHER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const [file, args] =
+      this.program.kind === 'c' ? [this.program.path, []] : [process.execPath, [...LAUNCHER_FLAGS, LAUNCHER_SCRIPT]];
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     child.stdin?.on('error', () => undefined);
-    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    lines.on('line', (line) => this.#onLine(line));
+    // Answers are small and never larger than this; a longer length means a broken stream.
+    const frames = new FrameReader(1024 * 1024);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      let got: Buffer[];
+      try {
+        got = frames.push(chunk);
+      } catch {
+        child.kill('SIGKILL'); // out of step: treated as a launcher death
+        return;
+      }
+      for (const f of got) this.#onFrame(f);
+    });
     child.on('exit', () => {
       if (this.#child === child) this.#child = undefined;
       const lost = [...this.#pending.values()];
@@ -65,15 +79,11 @@ export class LauncherClient {
     return child;
   }
 
-  #onLine(line: string): void {
-    let msg: Answer;
-    try {
-      msg = JSON.parse(line) as Answer;
-    } catch {
-      return;
-    }
+  #onFrame(frame: Buffer): void {
+    const msg = decodeAnswer(frame);
+    if (!msg) return;
     if (msg.op === 'exit') {
-      this.#handlers.onExit(msg.pid, msg.claimed === true);
+      this.#handlers.onExit(msg.pid, msg.claimed);
       return;
     }
     const p = this.#pending.get(msg.id);
@@ -86,11 +96,19 @@ export class LauncherClient {
   /** Start `file args` detached, with exactly `env`; resolves once it printed its first line. */
   spawn(file: string, args: readonly string[], env: Record<string, string>): Promise<Started> {
     if (this.#closing) return Promise.reject(ceError('CE_ERR_LRMS_CLOSED'));
+    const id = this.#nextId;
+    this.#nextId = (id % 0xffff_ffff) + 1; // ids are u32 on the wire
+    let frame: Buffer;
+    try {
+      frame = encodeRequest(id, file, args, env);
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      return Promise.reject(ceError('CE_ERR_LRMS_SUBMIT_FAILED', `The job wrapper could not be started: ${why}`));
+    }
     const child = this.#child ?? this.#start();
-    const id = this.#nextId++;
     return new Promise<Started>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      child.stdin?.write(`${JSON.stringify({ op: 'spawn', id, file, args, env })}\n`);
+      child.stdin?.write(frame);
     });
   }
 

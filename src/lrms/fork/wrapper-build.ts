@@ -1,8 +1,9 @@
 /**
- * Provides the job wrapper executable: the C wrapper compiled with the system compiler
- * into `<workDir>/bin/` (once per source version: the file name carries a hash of the
- * source), or the POSIX sh wrapper when asked for or when no compiler works.
- * Compiling is the one process the backend starts from the service itself, once.
+ * Provides the job wrapper executable and the launcher: the C wrapper and the C launcher
+ * compiled with the system compiler into `<workDir>/bin/` (once per source version: the
+ * file name carries a hash of the source), or the POSIX sh wrapper and the Node launcher
+ * when asked for or when no compiler works. Compiling is the one process the backend
+ * starts from the service itself, once per program.
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -12,6 +13,8 @@ import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ceError } from '../../errors/ce-error.js';
+import { LAUNCHER_C_SOURCE } from './launcher-c.js';
+import type { LauncherProgram } from './launcher-client.js';
 import { WRAPPER_C_SOURCE } from './wrapper-c.js';
 import { WRAPPER_SH_SOURCE } from './wrapper-sh.js';
 
@@ -40,13 +43,14 @@ async function install(path: string, text: string): Promise<void> {
   await writeFileAtomic(path, text, { mode: 0o755 });
 }
 
-async function buildC(binDir: string, compiler: string): Promise<WrapperBinary> {
-  const path = join(binDir, `job-wrapper-${hashOf(WRAPPER_C_SOURCE)}`);
-  if (await executable(path)) return { kind: 'c', path };
+/** `<binDir>/<name>-<hash of source>`, compiled unless it is there already. */
+async function compileOnce(binDir: string, name: string, source: string, compiler: string): Promise<string> {
+  const path = join(binDir, `${name}-${hashOf(source)}`);
+  if (await executable(path)) return path;
   const tag = `${process.pid}.${randomBytes(4).toString('hex')}`;
   const src = `${path}.${tag}.c`;
   const out = `${path}.${tag}.tmp`;
-  await writeFile(src, WRAPPER_C_SOURCE);
+  await writeFile(src, source);
   try {
     await run(compiler, ['-O2', '-o', out, src], { timeout: 120_000 });
     await chmod(out, 0o755);
@@ -55,7 +59,11 @@ async function buildC(binDir: string, compiler: string): Promise<WrapperBinary> 
     await rm(src, { force: true });
     await rm(out, { force: true });
   }
-  return { kind: 'c', path };
+  return path;
+}
+
+async function buildC(binDir: string, compiler: string): Promise<WrapperBinary> {
+  return { kind: 'c', path: await compileOnce(binDir, 'job-wrapper', WRAPPER_C_SOURCE, compiler) };
 }
 
 async function buildSh(binDir: string): Promise<WrapperBinary> {
@@ -84,5 +92,30 @@ export async function ensureWrapper(
     if (mode === 'c') throw ceError('CE_ERR_LRMS_UNAVAILABLE', 'The C job wrapper could not be compiled', { cause: e });
     onFallback?.(why);
     return buildSh(binDir);
+  }
+}
+
+export type LauncherKind = LauncherProgram['kind'];
+
+/**
+ * The launcher to use. `auto`: the C launcher if it compiles, else the Node one
+ * (`onFallback` says why); `c`: C or a CE_ERR_LRMS_UNAVAILABLE error; `node`: the Node one.
+ */
+export async function ensureLauncher(
+  workDir: string,
+  mode: 'auto' | LauncherKind,
+  compiler: string,
+  onFallback?: (why: string) => void,
+): Promise<LauncherProgram> {
+  if (mode === 'node') return { kind: 'node' };
+  const binDir = join(workDir, 'bin');
+  await mkdir(binDir, { recursive: true });
+  try {
+    return { kind: 'c', path: await compileOnce(binDir, 'launcher', LAUNCHER_C_SOURCE, compiler) };
+  } catch (e) {
+    const why = e instanceof Error ? (e.message.split('\n')[0] ?? e.message) : String(e);
+    if (mode === 'c') throw ceError('CE_ERR_LRMS_UNAVAILABLE', 'The C launcher could not be compiled', { cause: e });
+    onFallback?.(why);
+    return { kind: 'node' };
   }
 }
