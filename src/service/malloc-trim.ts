@@ -9,9 +9,9 @@
  * releases the free pages of every arena (they stay mapped, so reusing them costs a
  * page fault, not a system call).
  *
- * The trim runs on a timer, not only when the service is quiet, because the climb
- * happens under load. Its cost is measured and logged (`onTrimmed`); a trim every
- * 10 s costs well under a millisecond per second of service time.
+ * The trim runs when the resident set has grown (looked at every 10 s), not only when
+ * the service is quiet, because the climb happens under load; and after each full
+ * collection of the heap policy (./heap-policy.ts), which frees a burst's buffers.
  *
  * The helper is a Node-API module compiled once with the system compiler into
  * `<state>/native/` (./malloc-c.ts). Without a compiler, on another C library, or when
@@ -108,30 +108,67 @@ export async function loadNativeMemory(
 
 export interface TrimPolicyOptions {
   readonly native: NativeMemory;
+  /** How often the resident set is looked at (default 10 s). */
   readonly intervalMs?: number;
-  readonly onTrimmed?: (r: { readonly released: boolean; readonly heldBytes: number; readonly ms: number }) => void;
+  /** Trim when the resident set has grown this much since the last trim (default 8 MiB). */
+  readonly minGrowthBytes?: number;
+  /** The resident set now (default: process.memoryUsage.rss). */
+  readonly rssBytes?: () => number;
+  readonly onTrimmed?: (r: {
+    readonly beforeBytes: number;
+    readonly afterBytes: number;
+    readonly heldBytes: number;
+    readonly ms: number;
+  }) => void;
 }
 
 export interface TrimPolicy {
-  /** One trim now (the timer calls it; the heap policy after a full collection; tests). */
-  trim(): boolean;
+  /** One look (the timer calls it; tests call it directly). Returns whether it trimmed. */
+  tick(): boolean;
+  /** Trim now (after a full collection has freed a burst's buffers). */
+  trim(): void;
   stop(): void;
 }
 
+/**
+ * Trim when the resident set has grown by `minGrowthBytes` since the last trim. A trim
+ * blocks the event loop while the kernel takes the pages back and while glibc walks its
+ * free lists (one madvise per free run of pages: measured 15 µs each, and a first trim
+ * of ~70 MiB freed in the middle of the heap took over a second on a loaded 2-core
+ * machine), so it runs when there is something to give back, not on every tick: under
+ * a steady climb of ~0.1 MiB/s that is one trim every few minutes, each giving back
+ * what accumulated since the last.
+ */
 export function startTrimPolicy(o: TrimPolicyOptions): TrimPolicy {
+  const rss = o.rssBytes ?? ((): number => process.memoryUsage.rss());
+  const minGrowth = o.minGrowthBytes ?? 8 * 1024 * 1024;
+  // The floor starts at the resident set when the policy starts: start-up's own garbage
+  // is given back by the heap policy's first collection, which trims.
+  let floor = rss();
+  const trim = (before: number): void => {
+    const heldBytes = o.native.held();
+    const t0 = performance.now();
+    o.native.trim();
+    const ms = performance.now() - t0;
+    floor = rss();
+    o.onTrimmed?.({ beforeBytes: before, afterBytes: floor, heldBytes, ms });
+  };
   const policy: TrimPolicy = {
+    tick() {
+      const now = rss();
+      if (now < floor) floor = now;
+      if (now - floor < minGrowth) return false;
+      trim(now);
+      return true;
+    },
     trim() {
-      const heldBytes = o.native.held();
-      const t0 = performance.now();
-      const released = o.native.trim();
-      o.onTrimmed?.({ released, heldBytes, ms: performance.now() - t0 });
-      return released;
+      trim(rss());
     },
     stop() {
       clearInterval(timer);
     },
   };
-  const timer = setInterval(() => policy.trim(), o.intervalMs ?? 10_000);
+  const timer = setInterval(() => policy.tick(), o.intervalMs ?? 10_000);
   timer.unref();
   return policy;
 }

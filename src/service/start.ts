@@ -379,7 +379,15 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     trimPolicy = startTrimPolicy({
       native,
       onTrimmed: (r) =>
-        log.trace({ heldMiB: Math.round(r.heldBytes / 1048576), ms: r.ms, released: r.released }, 'malloc trimmed'),
+        log.debug(
+          {
+            rssBeforeMiB: Math.round(r.beforeBytes / 1048576),
+            rssAfterMiB: Math.round(r.afterBytes / 1048576),
+            heldMiB: Math.round(r.heldBytes / 1048576),
+            ms: Math.round(r.ms),
+          },
+          'free C memory given back',
+        ),
     });
   });
   // One full collection after each burst, when the loop is quiet (heap-policy.ts).

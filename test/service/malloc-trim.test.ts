@@ -79,27 +79,85 @@ describe('native memory helper', () => {
 });
 
 describe('trim policy', () => {
-  it('trims on its timer and stops', async () => {
-    let trims = 0;
-    const seen: { released: boolean; heldBytes: number }[] = [];
-    const p = startTrimPolicy({
+  const MiB = 1024 * 1024;
+  function rig(): {
+    rss: number;
+    trims: number;
+    seen: { beforeBytes: number; afterBytes: number }[];
+    policy: ReturnType<typeof startTrimPolicy>;
+  } {
+    const r = {
+      rss: 100 * MiB,
+      trims: 0,
+      seen: [] as { beforeBytes: number; afterBytes: number }[],
+      policy: undefined as unknown as ReturnType<typeof startTrimPolicy>,
+    };
+    r.policy = startTrimPolicy({
       native: {
-        trim: () => (++trims, true),
+        trim: () => {
+          r.trims++;
+          r.rss -= 10 * MiB;
+          return true;
+        },
         held: () => 7,
       },
+      intervalMs: 3_600_000,
+      minGrowthBytes: 16 * MiB,
+      rssBytes: () => r.rss,
+      onTrimmed: (x) => r.seen.push({ beforeBytes: x.beforeBytes, afterBytes: x.afterBytes }),
+    });
+    return r;
+  }
+
+  it('trims once the resident set has grown by the threshold since the last trim, and only then', (t) => {
+    const r = rig();
+    t.after(() => r.policy.stop());
+    assert.equal(r.policy.tick(), false, 'nothing grew');
+    r.rss = 115 * MiB;
+    assert.equal(r.policy.tick(), false, 'under the threshold');
+    r.rss = 117 * MiB;
+    assert.equal(r.policy.tick(), true);
+    assert.equal(r.trims, 1);
+    assert.deepEqual(r.seen, [{ beforeBytes: 117 * MiB, afterBytes: 107 * MiB }]);
+    assert.equal(r.policy.tick(), false, 'the floor is the resident set after the trim');
+    r.rss = 122 * MiB;
+    assert.equal(r.policy.tick(), false);
+    r.rss = 123 * MiB;
+    assert.equal(r.policy.tick(), true, 'grown by the threshold again');
+    assert.equal(r.trims, 2);
+  });
+
+  it('follows the resident set down, so later growth is measured from the lowest point', (t) => {
+    const r = rig();
+    t.after(() => r.policy.stop());
+    r.rss = 60 * MiB;
+    assert.equal(r.policy.tick(), false);
+    r.rss = 76 * MiB;
+    assert.equal(r.policy.tick(), true);
+  });
+
+  it('trims on demand and then measures from there', (t) => {
+    const r = rig();
+    t.after(() => r.policy.stop());
+    r.rss = 110 * MiB;
+    r.policy.trim();
+    assert.equal(r.trims, 1);
+    r.rss = 115 * MiB;
+    assert.equal(r.policy.tick(), false, '100 MiB after the trim, +15');
+  });
+
+  it('looks on its timer, and not after stop', async () => {
+    let looks = 0;
+    const p = startTrimPolicy({
+      native: { trim: () => true, held: () => 0 },
       intervalMs: 10,
-      onTrimmed: (r) => seen.push(r),
+      rssBytes: () => (looks++, 0),
     });
-    await untilValue('two trims', () => Promise.resolve(trims >= 2 ? trims : undefined), 10_000);
+    await untilValue('three looks', () => Promise.resolve(looks >= 3 ? looks : undefined), 10_000);
     p.stop();
-    const n = trims;
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(trims, n, 'no trim after stop');
-    assert.deepEqual(seen[0] && { released: seen[0].released, heldBytes: seen[0].heldBytes }, {
-      released: true,
-      heldBytes: 7,
-    });
-    assert.equal(p.trim(), true, 'a trim on demand');
+    const n = looks;
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(looks, n);
   });
 });
 
