@@ -11,10 +11,18 @@
  * itself; `malloc_trim` also releases the free pages inside it (madvise), in every
  * arena.
  *
- *   trim()  -> boolean   malloc_trim(0): whether memory was given back
- *   held()  -> number    bytes free in the main arena but held by malloc (mallinfo2:
- *                        fordblks; what a trim can give back, less what is still in
- *                        use on the same pages)
+ *   trim()      -> boolean  malloc_trim(0) now: whether memory was given back
+ *   trimAsync() -> boolean  malloc_trim(0) on a thread of its own; false (and nothing
+ *                           started) while the previous one still runs
+ *   lastTrim()  -> number   milliseconds the last trim on that thread took; -1 while one
+ *                           runs, -2 before the first
+ *   held()      -> number   bytes free in the main arena but held by malloc (mallinfo2:
+ *                           fordblks; what a trim can give back, less what is still in
+ *                           use on the same pages)
+ *
+ * A trim takes the kernel's time to take the pages back (on a loaded virtual machine,
+ * tens to hundreds of milliseconds for a few MiB): on its own thread the event loop
+ * goes on meanwhile, waiting only where it allocates from the arena being trimmed.
  *
  * The Node-API declarations are written out (the ABI is stable across Node versions,
  * https://nodejs.org/api/n-api.html) so that no header files are needed: a compiler
@@ -24,8 +32,11 @@
 export const MALLOC_C_SOURCE = String.raw`/* Ceres native memory helper. Generated source: do not edit. */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 typedef struct napi_env__ *napi_env;
 typedef struct napi_value__ *napi_value;
@@ -45,6 +56,48 @@ static napi_value trim(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* -2: never ran; -1: running; else the last trim's milliseconds. */
+static _Atomic double last_ms = -2;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void *trim_thread(void *arg) {
+  (void)arg;
+  double t0 = now_ms();
+  malloc_trim(0);
+  atomic_store(&last_ms, now_ms() - t0);
+  return NULL;
+}
+
+static napi_value trim_async(napi_env env, napi_callback_info info) {
+  (void)info;
+  bool started = false;
+  double prev = atomic_load(&last_ms);
+  if (prev != -1 && atomic_compare_exchange_strong(&last_ms, &prev, -1)) {
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&t, &a, trim_thread, NULL) == 0;
+    pthread_attr_destroy(&a);
+    if (!started) atomic_store(&last_ms, prev);
+  }
+  napi_value r = NULL;
+  napi_get_boolean(env, started, &r);
+  return r;
+}
+
+static napi_value last_trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value r = NULL;
+  napi_create_double(env, atomic_load(&last_ms), &r);
+  return r;
+}
+
 static napi_value held(napi_env env, napi_callback_info info) {
   (void)info;
   struct mallinfo2 m = mallinfo2();
@@ -61,6 +114,8 @@ static void export_fn(napi_env env, napi_value exports, const char *name, napi_c
 __attribute__((visibility("default"))) napi_value napi_register_module_v1(napi_env env, napi_value exports) {
   export_fn(env, exports, "trim", trim);
   export_fn(env, exports, "held", held);
+  export_fn(env, exports, "trimAsync", trim_async);
+  export_fn(env, exports, "lastTrim", last_trim);
   return exports;
 }
 `;

@@ -23,13 +23,16 @@ import { access, chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { MALLOC_C_SOURCE } from './malloc-c.js';
 
 export interface NativeMemory {
-  /** malloc_trim(0): whether any memory was given back. */
+  /** malloc_trim(0) now, on this thread: whether any memory was given back. */
   trim(): boolean;
+  /** malloc_trim(0) on a thread of its own; false while the previous one still runs. */
+  trimAsync(): boolean;
+  /** Milliseconds the last trim on its own thread took; -1 while one runs, -2 before the first. */
+  lastTrim(): number;
   /** Bytes free but held in malloc's main arena (mallinfo2 fordblks). */
   held(): number;
 }
@@ -55,7 +58,7 @@ async function compile(path: string, compiler: string): Promise<void> {
   const out = `${path}.${tag}.tmp`;
   await writeFile(src, MALLOC_C_SOURCE, { mode: 0o600 });
   try {
-    await run(compiler, ['-O2', '-shared', '-fPIC', '-o', out, src], { timeout: 120_000 });
+    await run(compiler, ['-O2', '-shared', '-fPIC', '-pthread', '-o', out, src], { timeout: 120_000 });
     await chmod(out, 0o600);
     await rename(out, path);
   } finally {
@@ -67,9 +70,14 @@ async function compile(path: string, compiler: string): Promise<void> {
 function load(path: string): NativeMemory {
   // process.dlopen through require: the documented way to load a Node-API module.
   const m = createRequire(import.meta.url)(path) as Partial<NativeMemory>;
-  if (typeof m.trim !== 'function' || typeof m.held !== 'function')
+  if (
+    typeof m.trim !== 'function' ||
+    typeof m.held !== 'function' ||
+    typeof m.trimAsync !== 'function' ||
+    typeof m.lastTrim !== 'function'
+  )
     throw new Error(`${path} is not the native memory helper`);
-  return { trim: m.trim, held: m.held };
+  return { trim: m.trim, held: m.held, trimAsync: m.trimAsync, lastTrim: m.lastTrim };
 }
 
 /**
@@ -123,21 +131,24 @@ export interface TrimPolicyOptions {
 }
 
 export interface TrimPolicy {
-  /** One look (the timer calls it; tests call it directly). Returns whether it trimmed. */
+  /** One look (the timer calls it; tests call it directly). Returns whether it started a trim. */
   tick(): boolean;
-  /** Trim now (after a full collection has freed a burst's buffers). */
+  /** Start a trim now (after a full collection has freed a burst's buffers). */
   trim(): void;
   stop(): void;
 }
 
+/** How often a running trim is looked at, to report it and set the new floor. */
+const DONE_POLL_MS = 50;
+
 /**
  * Trim when the resident set has grown by `minGrowthBytes` since the last trim. A trim
- * blocks the event loop while the kernel takes the pages back and while glibc walks its
- * free lists (one madvise per free run of pages: measured 15 µs each, and a first trim
- * of ~70 MiB freed in the middle of the heap took over a second on a loaded 2-core
- * machine), so it runs when there is something to give back, not on every tick: under
- * a steady climb of ~0.1 MiB/s that is one trim every few minutes, each giving back
- * what accumulated since the last.
+ * costs the kernel's time to take the pages back and glibc's walk of its free lists (one
+ * madvise per free run of pages, ~15 µs each); measured under the soak mix on a loaded
+ * 2-core virtual machine, 30-370 ms for 5-10 MiB. It runs on a thread of its own, so
+ * the event loop goes on, and only when there is something to give back: under a
+ * steady climb that is one trim every few tens of seconds, each giving back what
+ * accumulated since the last.
  */
 export function startTrimPolicy(o: TrimPolicyOptions): TrimPolicy {
   const rss = o.rssBytes ?? ((): number => process.memoryUsage.rss());
@@ -145,27 +156,41 @@ export function startTrimPolicy(o: TrimPolicyOptions): TrimPolicy {
   // The floor starts at the resident set when the policy starts: start-up's own garbage
   // is given back by the heap policy's first collection, which trims.
   let floor = rss();
-  const trim = (before: number): void => {
-    const heldBytes = o.native.held();
-    const t0 = performance.now();
-    o.native.trim();
-    const ms = performance.now() - t0;
+  let running: { readonly beforeBytes: number; readonly heldBytes: number; readonly poll: NodeJS.Timeout } | undefined;
+  const finish = (): void => {
+    if (running === undefined) return;
+    const ms = o.native.lastTrim();
+    if (ms === -1) return;
+    clearInterval(running.poll);
     floor = rss();
-    o.onTrimmed?.({ beforeBytes: before, afterBytes: floor, heldBytes, ms });
+    const r = { beforeBytes: running.beforeBytes, afterBytes: floor, heldBytes: running.heldBytes, ms };
+    running = undefined;
+    o.onTrimmed?.(r);
+  };
+  const start = (before: number): boolean => {
+    if (running !== undefined) return false;
+    const heldBytes = o.native.held();
+    if (!o.native.trimAsync()) return false;
+    const poll = setInterval(finish, DONE_POLL_MS);
+    poll.unref();
+    running = { beforeBytes: before, heldBytes, poll };
+    return true;
   };
   const policy: TrimPolicy = {
     tick() {
+      finish();
       const now = rss();
       if (now < floor) floor = now;
       if (now - floor < minGrowth) return false;
-      trim(now);
-      return true;
+      return start(now);
     },
     trim() {
-      trim(rss());
+      finish();
+      start(rss());
     },
     stop() {
       clearInterval(timer);
+      if (running !== undefined) clearInterval(running.poll);
     },
   };
   const timer = setInterval(() => policy.tick(), o.intervalMs ?? 10_000);

@@ -28,6 +28,12 @@ describe('native memory helper', () => {
     assert.deepEqual(readdirSync(join(dir, 'a')), [file.split('/').pop()], 'no source or temporary left');
     assert.equal(typeof native.trim(), 'boolean');
     assert.ok(native.held() >= 0);
+    assert.equal(native.lastTrim(), -2, 'no trim on its own thread yet');
+    assert.equal(native.trimAsync(), true);
+    const ms = await untilValue('the trim on its own thread', () =>
+      Promise.resolve(native.lastTrim() >= 0 ? native.lastTrim() : undefined),
+    );
+    assert.ok(ms < 60_000);
     const mtime = statSync(file).mtimeMs;
     assert.ok(await loadNativeMemory(join(dir, 'a'), 'false'), 'a compiled helper is reused without a compiler');
     assert.equal(statSync(file).mtimeMs, mtime);
@@ -83,22 +89,32 @@ describe('trim policy', () => {
   function rig(): {
     rss: number;
     trims: number;
+    running: boolean;
+    done: () => void;
     seen: { beforeBytes: number; afterBytes: number }[];
     policy: ReturnType<typeof startTrimPolicy>;
   } {
     const r = {
       rss: 100 * MiB,
       trims: 0,
+      running: false,
+      done: () => {
+        r.running = false;
+        r.rss -= 10 * MiB;
+      },
       seen: [] as { beforeBytes: number; afterBytes: number }[],
       policy: undefined as unknown as ReturnType<typeof startTrimPolicy>,
     };
     r.policy = startTrimPolicy({
       native: {
-        trim: () => {
+        trim: () => true,
+        trimAsync: () => {
+          if (r.running) return false;
           r.trims++;
-          r.rss -= 10 * MiB;
+          r.running = true;
           return true;
         },
+        lastTrim: () => (r.running ? -1 : 3),
         held: () => 7,
       },
       intervalMs: 3_600_000,
@@ -109,7 +125,7 @@ describe('trim policy', () => {
     return r;
   }
 
-  it('trims once the resident set has grown by the threshold since the last trim, and only then', (t) => {
+  it('trims once the resident set has grown by the threshold since the last trim, one at a time', (t) => {
     const r = rig();
     t.after(() => r.policy.stop());
     assert.equal(r.policy.tick(), false, 'nothing grew');
@@ -118,11 +134,17 @@ describe('trim policy', () => {
     r.rss = 117 * MiB;
     assert.equal(r.policy.tick(), true);
     assert.equal(r.trims, 1);
-    assert.deepEqual(r.seen, [{ beforeBytes: 117 * MiB, afterBytes: 107 * MiB }]);
+    assert.deepEqual(r.seen, [], 'reported when it has ended');
+    r.rss = 140 * MiB;
+    assert.equal(r.policy.tick(), false, 'no second trim while one runs');
+    r.policy.trim();
+    assert.equal(r.trims, 1, 'not on demand either');
+    r.done();
     assert.equal(r.policy.tick(), false, 'the floor is the resident set after the trim');
-    r.rss = 122 * MiB;
+    assert.deepEqual(r.seen, [{ beforeBytes: 117 * MiB, afterBytes: 130 * MiB }]);
+    r.rss = 145 * MiB;
     assert.equal(r.policy.tick(), false);
-    r.rss = 123 * MiB;
+    r.rss = 146 * MiB;
     assert.equal(r.policy.tick(), true, 'grown by the threshold again');
     assert.equal(r.trims, 2);
   });
@@ -142,14 +164,26 @@ describe('trim policy', () => {
     r.rss = 110 * MiB;
     r.policy.trim();
     assert.equal(r.trims, 1);
+    r.done();
+    assert.equal(r.policy.tick(), false);
     r.rss = 115 * MiB;
     assert.equal(r.policy.tick(), false, '100 MiB after the trim, +15');
+  });
+
+  it('reports a trim that ended without waiting for the next look', async (t) => {
+    const r = rig();
+    t.after(() => r.policy.stop());
+    r.rss = 120 * MiB;
+    assert.equal(r.policy.tick(), true);
+    r.done();
+    await untilValue('the report', () => Promise.resolve(r.seen.length === 1 ? true : undefined), 10_000);
+    assert.deepEqual(r.seen, [{ beforeBytes: 120 * MiB, afterBytes: 110 * MiB }]);
   });
 
   it('looks on its timer, and not after stop', async () => {
     let looks = 0;
     const p = startTrimPolicy({
-      native: { trim: () => true, held: () => 0 },
+      native: { trim: () => true, trimAsync: () => true, lastTrim: () => 0, held: () => 0 },
       intervalMs: 10,
       rssBytes: () => (looks++, 0),
     });
