@@ -9,6 +9,7 @@
  *   <state>/cache/          shared input-file cache
  *   <state>/pki/            embedded development PKI (only when no host cert configured)
  *   <state>/lrms/           batch backend working files
+ *   <state>/native/         the service's native memory helper, compiled on first start (malloc-trim.ts)
  *   <state>/job-credentials/  each active job's copy of its delegated credential (0711; src/accounts/job-credentials.ts);
  *                           `<sessions.root>/.ceres-credentials/` when the sessions are elsewhere
  *
@@ -27,6 +28,7 @@ export interface StateLayout {
   readonly cache: string;
   readonly pki: string;
   readonly lrms: string;
+  readonly native: string;
   readonly jobCredentials: string;
 }
 
@@ -41,6 +43,7 @@ export function stateLayout(root: string, sessionRoot?: string): StateLayout {
     cache: join(root, 'cache'),
     pki: join(root, 'pki'),
     lrms: join(root, 'lrms'),
+    native: join(root, 'native'),
     // Beside the sessions when they are on a shared file system: a batch job on another
     // node must find its credential there too. `.` never starts a job id.
     jobCredentials: sessionRoot !== undefined ? join(sessionRoot, '.ceres-credentials') : join(root, 'job-credentials'),

@@ -57,6 +57,7 @@ import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
 import { startHeapPolicy } from './heap-policy.js';
+import { loadNativeMemory, startTrimPolicy, type TrimPolicy } from './malloc-trim.js';
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
 import { checkAuthorizationConfig } from '../authz/config-check.js';
@@ -367,9 +368,31 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     'service started',
   );
+  // The C library's free memory given back every few seconds and after each full
+  // collection (malloc-trim.ts); the helper is compiled off the start-up path.
+  let trimPolicy: TrimPolicy | undefined;
+  let stopped = false;
+  void loadNativeMemory(L.native, config.lrms.fork.compiler, (why) =>
+    log.info({ why }, 'native memory helper unavailable: memory freed by the C library stays with the service'),
+  ).then((native) => {
+    if (native === undefined || stopped) return;
+    trimPolicy = startTrimPolicy({
+      native,
+      onTrimmed: (r) =>
+        log.debug(
+          {
+            rssBeforeMiB: Math.round(r.beforeBytes / 1048576),
+            rssAfterMiB: Math.round(r.afterBytes / 1048576),
+            heldMiB: Math.round(r.heldBytes / 1048576),
+            ms: Math.round(r.ms),
+          },
+          'free C memory given back',
+        ),
+    });
+  });
   // One full collection after each burst, when the loop is quiet (heap-policy.ts).
   const heapPolicy = startHeapPolicy({
-    onCollected: (r) =>
+    onCollected: (r) => {
       log.debug(
         {
           heapBeforeMiB: Math.round(r.beforeBytes / 1048576),
@@ -377,7 +400,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
           ms: Math.round(r.ms),
         },
         'heap collected after a burst',
-      ),
+      );
+      // The collection freed the buffers of the burst; their memory goes back now.
+      trimPolicy?.trim();
+    },
   });
   sessions.sweepDebrisInBackground(startedAt, (r) =>
     r instanceof Error ? log.warn({ err: r }, 'upload debris sweep failed') : log.info(r, 'upload debris swept'),
@@ -421,6 +447,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     async close() {
       heapPolicy?.stop();
+      stopped = true;
+      trimPolicy?.stop();
       await app.close();
       await ops.stop();
       await engine.stop();

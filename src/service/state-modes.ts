@@ -32,6 +32,6 @@ export function setStateModes(L: StateLayout): void {
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
   }
   chmodSync(L.lrms, PASSABLE);
-  for (const d of [L.control, L.delegations, L.cache, L.pki]) if (existsSync(d)) chmodSync(d, PRIVATE_DIR);
+  for (const d of [L.control, L.delegations, L.cache, L.pki, L.native]) if (existsSync(d)) chmodSync(d, PRIVATE_DIR);
   for (const f of [L.db, `${L.db}-wal`, `${L.db}-shm`]) if (existsSync(f)) chmodSync(f, PRIVATE_FILE);
 }
