@@ -88,3 +88,30 @@ function reference(reqId: string, a: Record<string, unknown>): string {
   // Same time as the line compared (the clock moved on).
   return line.replace(/"time":\d+/, `"time":${String(a.time)}`);
 }
+
+test('access line: a request refused before its handler (cross-site) names its peer too', async () => {
+  const { lines, stream } = capture();
+  const app = buildApp({
+    mountPoint: '/arex',
+    routes: testRoutes(),
+    authenticate: headerAuthenticator,
+    logger: pino({ level: 'info', base: { svc: 'ceres' } }, stream),
+    origin: () => 'https://localhost:8443',
+  });
+  try {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/arex/rest/1.1/jobs?action=new',
+      headers: { 'x-test-dn': 'CN=c', origin: 'https://evil.example', 'content-type': 'text/plain' },
+      payload: '&(executable=/bin/true)',
+    });
+    assert.equal(res.statusCode, 403);
+    const access = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
+    assert.ok(access !== undefined, lines.join('\n'));
+    assert.equal(access.status, 403);
+    assert.equal(access.dn, 'CN=c');
+    assert.equal(access.remote, '127.0.0.1');
+  } finally {
+    await app.close();
+  }
+});
