@@ -175,7 +175,7 @@ async function main(): Promise<void> {
         const x = await round(s, r);
         res[s.name]?.cpu.push(x.cpuMs);
         res[s.name]?.wall.push(x.wallMs);
-        process.stderr.write(`round ${r} ${s.name}: cpu ${x.cpuMs.toFixed(2)} ms, client ${x.wallMs.toFixed(2)} ms\n`);
+        process.stderr.write(`round ${r} ${s.name}: cpu ${x.cpuMs.toFixed(3)} ms, client ${x.wallMs.toFixed(3)} ms\n`);
       }
     }
     const A = res.a as { cpu: number[]; wall: number[] };
@@ -185,8 +185,8 @@ async function main(): Promise<void> {
       wa = median(A.wall),
       wb = median(B.wall);
     console.log(
-      `${what} n=${n}: server CPU per request a ${ca.toFixed(2)} ms, b ${cb.toFixed(2)} ms (b/a ${(cb / ca).toFixed(2)}); ` +
-        `client time a ${wa.toFixed(2)} ms, b ${wb.toFixed(2)} ms (b/a ${(wb / wa).toFixed(2)}); ${rounds} rounds of ${calls}`,
+      `${what} n=${n}: server CPU per request a ${ca.toFixed(3)} ms, b ${cb.toFixed(3)} ms (b/a ${(cb / ca).toFixed(2)}); ` +
+        `client time a ${wa.toFixed(3)} ms, b ${wb.toFixed(3)} ms (b/a ${(wb / wa).toFixed(2)}); ${rounds} rounds of ${calls}`,
     );
   } finally {
     for (const s of services) await stop(s);

@@ -74,8 +74,8 @@ test('status answer: byte for byte what the general bulk path gives, for random 
   );
 });
 
-test('status answer: long and odd ids grow the buffer and still match the general path', () => {
-  // Ids far longer than a job id, so the answer outgrows its first buffer.
+test('status answer: long and odd ids, ASCII and UTF-8 answers alike, match the general path', () => {
+  // Ids far longer than a job id, with and without characters to escape or to encode.
   const long = fc.oneof(
     fc.string({ unit: 'binary', minLength: 100, maxLength: 400 }),
     fc.string({ unit: fc.constantFrom('a', '9', '"', '\\', '&', '<', 'é', '😀'), minLength: 100, maxLength: 400 }),
