@@ -30,7 +30,8 @@ export function statusAnswer(entries: readonly IdEntry[], stateOf: StateOf, form
  */
 const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const XML_PLAIN = /^[\x20-\x25\x27-\x3b\x3d\x3f-\x7e]*$/;
-const ASCII = /^[\x00-\x7f]*$/;
+/** A character outside ASCII (a UTF-16 code unit above 0x7f, surrogates included). */
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
  * The answer's text as its UTF-8 bytes. Text known to be ASCII is copied as Latin-1 (the
@@ -51,7 +52,7 @@ function jsonTail(state: string): { text: string; ascii: boolean } {
   let t = jsonTails.get(state);
   if (t === undefined) {
     const text = `,"state":${JSON.stringify(state)}}`;
-    t = { text, ascii: ASCII.test(text) };
+    t = { text, ascii: !NON_ASCII.test(text) };
     if (jsonTails.size < 64) jsonTails.set(state, t);
   }
   return t;
@@ -105,7 +106,7 @@ function statusXml(entries: readonly IdEntry[], stateOf: StateOf): Buffer {
     }
     const state = stateOf(e);
     if (state !== undefined) {
-      if (!ASCII.test(state)) ascii = false;
+      if (NON_ASCII.test(state)) ascii = false;
       s += XML_FOUND + id + '</id><state>' + escapeText(state) + '</state></job>';
     } else s += XML_MISSING + id + '</id></job>';
   }
