@@ -1,6 +1,7 @@
 /**
  * Server CPU per request, two builds side by side: `action=status` with N ids (JSON id
- * list) and bulk submissions of N trivial jobs (xRSL or ADL) in one POST.
+ * list), bulk submissions of N trivial jobs (xRSL or ADL) in one POST, and `GET {URL}/rest`
+ * (`--what rest`: the versions list, 25 bytes, the per-request overhead of the REST app).
  *
  * Starts one Ceres from each given checkout (its `bin/ceres`, fresh state directory, the
  * per-user limits lifted as in bench:compare) and alternates rounds between them, so the
@@ -12,7 +13,7 @@
  * client-side time per POST is reported too.
  *
  *   npm run build && node dist/bench/request-cpu.js --a /path/to/old --b . \
- *     [--what status|bulk-xrsl|bulk-adl] [--n 1000] [--rounds 7] [--calls 200]
+ *     [--what status|bulk-xrsl|bulk-adl|rest] [--n 1000] [--rounds 7] [--calls 200]
  *
  * `--a`/`--b` are checkout roots with a build in dist/ (`git worktree add ... main` and
  * `npm run build` there gives the old one). `--prof DIR` runs both with `--cpu-prof`.
@@ -105,12 +106,20 @@ async function stop(s: Service): Promise<void> {
   await rm(s.root, { recursive: true, force: true });
 }
 
+/** One `status` or `rest` call. */
+async function one(s: Service): Promise<{ ms: number }> {
+  if (what === 'status') return s.client.action('status', s.ids);
+  const a = await s.client.request('GET', `${s.client.servicePath}/rest`);
+  if (a.status !== 200) throw new Error(`${s.name}: GET /rest answered ${a.status}`);
+  return a;
+}
+
 /** One round: CPU ms per call (and client ms per call, median). */
 async function round(s: Service, r: number): Promise<{ cpuMs: number; wallMs: number }> {
   const wall: number[] = [];
-  if (what === 'status') {
+  if (what === 'status' || what === 'rest') {
     const t0 = await ticks(s.pid);
-    for (let i = 0; i < calls; i++) wall.push((await s.client.action('status', s.ids)).ms);
+    for (let i = 0; i < calls; i++) wall.push((await one(s)).ms);
     return { cpuMs: (((await ticks(s.pid)) - t0) * 10) / calls, wallMs: median(wall) };
   }
   const format = what === 'bulk-adl' ? 'adl' : 'xrsl';
@@ -150,6 +159,9 @@ async function main(): Promise<void> {
         await idle(s.pid);
         for (let i = 0; i < 50; i++) await s.client.action('status', s.ids); // warm-up
       }
+    } else if (what === 'rest') {
+      // Past the JIT's settling (docs/performance.md, "Open slow spots").
+      for (const s of services) for (let i = 0; i < 10_000; i++) await one(s);
     } else {
       for (const s of services) await round(s, -1); // warm-up
     }
@@ -163,7 +175,7 @@ async function main(): Promise<void> {
         const x = await round(s, r);
         res[s.name]?.cpu.push(x.cpuMs);
         res[s.name]?.wall.push(x.wallMs);
-        process.stderr.write(`round ${r} ${s.name}: cpu ${x.cpuMs.toFixed(2)} ms, client ${x.wallMs.toFixed(2)} ms\n`);
+        process.stderr.write(`round ${r} ${s.name}: cpu ${x.cpuMs.toFixed(3)} ms, client ${x.wallMs.toFixed(3)} ms\n`);
       }
     }
     const A = res.a as { cpu: number[]; wall: number[] };
@@ -173,8 +185,8 @@ async function main(): Promise<void> {
       wa = median(A.wall),
       wb = median(B.wall);
     console.log(
-      `${what} n=${n}: server CPU per request a ${ca.toFixed(2)} ms, b ${cb.toFixed(2)} ms (b/a ${(cb / ca).toFixed(2)}); ` +
-        `client time a ${wa.toFixed(2)} ms, b ${wb.toFixed(2)} ms (b/a ${(wb / wa).toFixed(2)}); ${rounds} rounds of ${calls}`,
+      `${what} n=${n}: server CPU per request a ${ca.toFixed(3)} ms, b ${cb.toFixed(3)} ms (b/a ${(cb / ca).toFixed(2)}); ` +
+        `client time a ${wa.toFixed(3)} ms, b ${wb.toFixed(3)} ms (b/a ${(wb / wa).toFixed(2)}); ${rounds} rounds of ${calls}`,
     );
   } finally {
     for (const s of services) await stop(s);

@@ -37,17 +37,21 @@ export function sendDoc(
   return sendRendered(reply, format, status, renderDoc(doc, format, forcedArrays), reason);
 }
 
-/** A document already rendered in `format` (by a specialised writer that renders as renderDoc would). */
+/**
+ * A document already rendered in `format` (by a specialised writer that renders as renderDoc
+ * would), as text or as its UTF-8 bytes (status-answer.ts writes those directly).
+ */
 export function sendRendered(
   reply: FastifyReply,
   format: Format,
   status: number,
-  body: string,
+  body: string | Buffer,
   reason?: string,
 ): FastifyReply {
   if (reason !== undefined) reply.raw.statusMessage = safeReason(reason);
   // A Buffer keeps Fastify from appending a charset to the media type: clients compare it.
-  return reply.code(status).header('content-type', contentTypeOf[format]).send(Buffer.from(body, 'utf8'));
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  return reply.code(status).header('content-type', contentTypeOf[format]).send(bytes);
 }
 
 /** Empty-bodied answer (e.g. 200 after a delegation PUT, 202 after a DELETE). */

@@ -28,7 +28,7 @@ test('status answer: found, unknown and invalid entries, in order, in both forma
     ['b<&>"', 'FINISHED'],
   ]);
   const entries: IdEntry[] = ['a', 'zz', new InvalidIdEntry('Job id is empty'), 'b<&>"', 'a'];
-  const json = statusAnswer(entries, (id) => states.get(id), 'json');
+  const json = statusAnswer(entries, (id) => states.get(id), 'json').toString('utf8');
   assert.deepEqual(JSON.parse(json), {
     job: [
       { 'status-code': '200', reason: 'OK', id: 'a', state: 'RUNNING' },
@@ -39,19 +39,13 @@ test('status answer: found, unknown and invalid entries, in order, in both forma
     ],
   });
   assert.equal(
-    statusAnswer(entries.slice(1, 4), (id) => states.get(id), 'xml'),
+    statusAnswer(entries.slice(1, 4), (id) => states.get(id), 'xml').toString('utf8'),
     '<jobs><job><status-code>404</status-code><reason>Job not found</reason><id>zz</id></job>' +
       '<job><status-code>400</status-code><reason>Job id is empty</reason></job>' +
       '<job><status-code>200</status-code><reason>OK</reason><id>b&lt;&amp;&gt;"</id><state>FINISHED</state></job></jobs>',
   );
-  assert.equal(
-    statusAnswer([], () => undefined, 'json'),
-    '{"job":[]}',
-  );
-  assert.equal(
-    statusAnswer([], () => undefined, 'xml'),
-    '<jobs/>',
-  );
+  assert.equal(statusAnswer([], () => undefined, 'json').toString('utf8'), '{"job":[]}');
+  assert.equal(statusAnswer([], () => undefined, 'xml').toString('utf8'), '<jobs/>');
 });
 
 test('status answer: byte for byte what the general bulk path gives, for random lists', () => {
@@ -71,12 +65,38 @@ test('status answer: byte for byte what the general bulk path gives, for random 
         // Some listed ids are known (with random states, odd ones included), some not.
         const states = new Map(known);
         for (const e of entries) if (typeof e === 'string' && e.length % 2 === 0) states.set(e, 'RUNNING');
-        assert.equal(
-          statusAnswer(entries, (id) => states.get(id), format),
-          general(entries, states, format),
-        );
+        const bytes = statusAnswer(entries, (id) => states.get(id), format);
+        const expected = Buffer.from(general(entries, states, format), 'utf8');
+        assert.ok(bytes.equals(expected), `${bytes.toString('utf8')} != ${expected.toString('utf8')}`);
       },
     ),
     { numRuns: 500 },
+  );
+});
+
+test('status answer: long and odd ids, ASCII and UTF-8 answers alike, match the general path', () => {
+  // Ids far longer than a job id, with and without characters to escape or to encode.
+  const long = fc.oneof(
+    fc.string({ unit: 'binary', minLength: 100, maxLength: 400 }),
+    fc.string({ unit: fc.constantFrom('a', '9', '"', '\\', '&', '<', 'é', '😀'), minLength: 100, maxLength: 400 }),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.oneof(
+          long,
+          long.map((r) => new InvalidIdEntry(r)),
+        ),
+        { minLength: 1, maxLength: 40 },
+      ),
+      fc.constantFrom('json' as const, 'xml' as const),
+      (entries, format) => {
+        const states = new Map<string, string>();
+        for (const e of entries) if (typeof e === 'string' && e.length % 2 === 0) states.set(e, 'FINISHED');
+        const bytes = statusAnswer(entries, (id) => states.get(id), format);
+        assert.ok(bytes.equals(Buffer.from(general(entries, states, format), 'utf8')));
+      },
+    ),
+    { numRuns: 200 },
   );
 });
