@@ -1,0 +1,78 @@
+// What a fresh service on the default configuration (fork backend, development PKI, no
+// metrics listener) does not load at start, and that the first request needing such a
+// part is still answered (docs/performance.md, "Memory"): undici (data staging), jose and
+// the token verifier (the first bearer token), the Slurm backend (never, on fork).
+// The modules the child loads are recorded by a module hook given with --import.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { issueDevToken } from '../../src/auth/token/dev-issuer.js';
+import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+
+const HOOKS = `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  appendFileSync(process.env.CERES_TEST_LOADED, url + '\\n');
+  return next(url, context);
+}`;
+
+describe('parts loaded on first use (real service, default configuration)', () => {
+  let dir: string;
+  let loadedFile: string;
+  let ceres: RunningCeres;
+  const loaded = (): string[] => readFileSync(loadedFile, 'utf8').split('\n');
+  const has = (re: RegExp): boolean => loaded().some((u) => re.test(u));
+
+  before(async () => {
+    dir = tempDir('lazy');
+    loadedFile = join(dir, 'loaded.txt');
+    writeFileSync(loadedFile, '');
+    writeFileSync(join(dir, 'hooks.mjs'), HOOKS);
+    writeFileSync(
+      join(dir, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+    );
+    process.env.CERES_TEST_LOADED = loadedFile;
+    ceres = await startCeres({ stateDir: join(dir, 'state'), nodeArgs: ['--import', join(dir, 'register.mjs')] });
+  });
+  after(async () => {
+    if (ceres) await stopCeres(ceres);
+    delete process.env.CERES_TEST_LOADED;
+    removeDir(dir);
+  });
+
+  it('records the modules it loads (the hook works)', () => {
+    assert.ok(has(/\/src\/service\/start\.js$/), 'the composition root is recorded');
+  });
+
+  it('does not load the Slurm backend, undici or jose at start', () => {
+    assert.equal(has(/\/src\/lrms\/slurm\//), false, 'Slurm backend loaded at start');
+    assert.equal(has(/\/node_modules\/undici\//), false, 'undici loaded at start');
+    assert.equal(has(/\/node_modules\/jose\//), false, 'jose loaded at start');
+    assert.equal(
+      has(/\/src\/auth\/token\/(verify|issuer-keys|token-authenticator)\.js$/),
+      false,
+      'token verifier loaded',
+    );
+  });
+
+  it('answers the first bearer token (loading the verifier then) and refuses a bad one', async () => {
+    const token = await issueDevToken(ceres.pkiDir, { sub: 'lazy-user', scope: 'compute.read compute.create' });
+    const c = Client.withToken(ceres, token);
+    try {
+      const r = await c.req('GET', '/rest/1.0/jobs', undefined, { accept: 'application/json' });
+      assert.equal(r.status, 200, r.text);
+    } finally {
+      await c.agent.close();
+    }
+    assert.ok(has(/\/node_modules\/jose\//), 'jose loaded by the first token');
+    const bad = Client.withToken(ceres, `${token.slice(0, -4)}AAAA`);
+    try {
+      const r = await bad.req('GET', '/rest/1.0/jobs', undefined, { accept: 'application/json' });
+      assert.equal(r.status, 401, r.text);
+    } finally {
+      await bad.agent.close();
+    }
+  });
+});
