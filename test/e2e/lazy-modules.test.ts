@@ -1,7 +1,8 @@
 // What a fresh service on the default configuration (fork backend, development PKI, no
 // metrics listener) does not load at start, and that the first request needing such a
 // part is still answered (docs/performance.md, "Memory"): undici (data staging), jose and
-// the token verifier (the first bearer token), the Slurm backend (never, on fork).
+// the token verifier (the first bearer token), the Slurm backend (never, on fork),
+// prom-client and the metrics registry (never, without metrics.listen).
 // The modules the child loads are recorded by a module hook given with --import.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -55,6 +56,20 @@ describe('parts loaded on first use (real service, default configuration)', () =
       false,
       'token verifier loaded',
     );
+  });
+
+  it('does not load prom-client or the metrics registry without a metrics listener', async () => {
+    assert.equal(has(/\/node_modules\/prom-client\//), false, 'prom-client loaded at start');
+    assert.equal(has(/\/src\/metrics\/registry\.js$/), false, 'the metrics registry loaded');
+    // A request goes through the stand-in (no HTTP hook is installed to record it).
+    const c = Client.forUser(ceres);
+    try {
+      const r = await c.req('GET', '/rest/1.0/jobs', undefined, { accept: 'application/json' });
+      assert.equal(r.status, 200, r.text);
+    } finally {
+      await c.agent.close();
+    }
+    assert.equal(has(/\/node_modules\/prom-client\//), false, 'prom-client loaded by a request');
   });
 
   it('answers the first bearer token (loading the verifier then) and refuses a bad one', async () => {
