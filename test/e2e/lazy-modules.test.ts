@@ -2,7 +2,8 @@
 // metrics listener) does not load at start, and that the first request needing such a
 // part is still answered (docs/performance.md, "Memory"): undici (data staging), jose and
 // the token verifier (the first bearer token), the Slurm backend (never, on fork),
-// prom-client and the metrics registry (never, without metrics.listen).
+// prom-client and the metrics registry (never, without metrics.listen), the web
+// interface's pages, static files and multipart reader (the first page request).
 // The modules the child loads are recorded by a module hook given with --import.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -89,5 +90,31 @@ describe('parts loaded on first use (real service, default configuration)', () =
     } finally {
       await bad.agent.close();
     }
+  });
+
+  it('loads the web pages with the first page request, which is answered with its static files', async () => {
+    const WEB_PARTS = /\/src\/api\/web\/(views|pages|layout|assets|style|script|job-history|multipart)\.js$/;
+    assert.equal(has(WEB_PARTS), false, 'web pages loaded at start');
+    const c = Client.forUser(ceres);
+    try {
+      const r = await c.req('GET', '/', undefined, { accept: 'text/html' });
+      assert.equal(r.status, 200, r.text);
+      assert.match(String(r.headers['content-type']), /^text\/html/);
+      assert.match(String(r.headers['content-security-policy']), /default-src 'self'/);
+      assert.match(r.text, /<title>Overview · Ceres<\/title>/);
+      const css = /href="[^"]*\/web\/static\/(ceres\.[0-9a-f]+\.css)"/.exec(r.text)?.[1];
+      const htmx = /src="[^"]*\/web\/static\/(htmx\.[0-9a-f]+\.js)"/.exec(r.text)?.[1];
+      assert.ok(css !== undefined && htmx !== undefined, 'the page names its static files');
+      const s = await c.req('GET', `/web/static/${css}`, undefined, { accept: 'text/css' });
+      assert.equal(s.status, 200);
+      assert.match(String(s.headers['content-type']), /^text\/css/);
+      const h = await c.req('GET', `/web/static/${htmx}`, undefined, { accept: '*/*' });
+      assert.equal(h.status, 200);
+      assert.ok(h.text.includes('htmx'), 'htmx served');
+    } finally {
+      await c.agent.close();
+    }
+    assert.ok(has(/\/src\/api\/web\/pages\.js$/), 'pages loaded by the first page request');
+    assert.equal(has(/\/src\/api\/web\/multipart\.js$/), false, 'multipart reader loaded before a form upload');
   });
 });
