@@ -9,7 +9,7 @@ import { isCeError } from '../errors/ce-error.js';
 import { parseTarget } from '../http/query.js';
 import { route, type RestRoutes } from './rest/router.js';
 import type { Resource } from './rest/resource.js';
-import type { CeresMetrics } from '../metrics/registry.js';
+import type { Metrics } from '../metrics/instruments.js';
 import { METHODS } from './app.js';
 
 const TEMPLATES: Record<keyof RestRoutes, string> = {
@@ -30,7 +30,7 @@ export interface HttpMetricsOptions {
   readonly routes: RestRoutes;
 }
 
-export function instrumentHttp(app: FastifyInstance, m: CeresMetrics, o: HttpMetricsOptions): void {
+export function instrumentHttp(app: FastifyInstance, m: Metrics, o: HttpMetricsOptions): void {
   const names = new Map<Resource, string>(
     Object.entries(o.routes).map(([k, r]) => [r as Resource, TEMPLATES[k as keyof RestRoutes]]),
   );

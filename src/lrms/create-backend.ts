@@ -1,13 +1,14 @@
 /**
  * Builds the configured batch backend. The composition root calls this once; the
  * engine sees only the BatchBackend interface. A new backend (Slurm) is one more case.
+ * A backend other than the default (fork) is imported only when configured: a site on
+ * the fork backend never loads the Slurm code (docs/performance.md, "Memory").
  */
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { BatchBackend } from './backend.js';
 import type { BatchCommandObserver } from './command-observer.js';
 import { ForkBackend, type BackendLog } from './fork/fork-backend.js';
-import { SlurmBackend } from './slurm/slurm-backend.js';
 
 /**
  * `lrmsRoot` is the state layout's `lrms` directory; each backend works in a subdirectory.
@@ -23,12 +24,14 @@ export async function createBatchBackend(
   switch (config.backend) {
     case 'fork':
       return ForkBackend.create({ workDir: join(lrmsRoot, 'fork'), ...config.fork, ...(log ? { log } : {}) });
-    case 'slurm':
+    case 'slurm': {
+      const { SlurmBackend } = await import('./slurm/slurm-backend.js');
       return SlurmBackend.create({
         workDir: join(lrmsRoot, 'slurm'),
         ...config.slurm,
         ...(log ? { log } : {}),
         ...(commands ? { commands } : {}),
       });
+    }
   }
 }

@@ -5,9 +5,9 @@
  */
 import type { BatchBackend } from '../lrms/backend.js';
 import { timedCommand, type BatchCommandObserver } from '../lrms/command-observer.js';
-import type { CeresMetrics } from './registry.js';
+import type { Metrics } from './instruments.js';
 
-export function batchCommandObserver(m: CeresMetrics, backend: string): BatchCommandObserver {
+export function batchCommandObserver(m: Metrics, backend: string): BatchCommandObserver {
   return {
     observe(command, seconds, error) {
       m.batchSeconds.observe({ backend, command }, seconds);

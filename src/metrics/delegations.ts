@@ -3,9 +3,9 @@
  * from the database when scraped (an indexed count; the table is small).
  */
 import type { Db } from '../store/database.js';
-import type { CeresMetrics } from './registry.js';
+import type { Metrics } from './instruments.js';
 
-export function registerDelegationGauges(m: CeresMetrics, db: Db, now: () => number = Date.now): void {
+export function registerDelegationGauges(m: Metrics, db: Db, now: () => number = Date.now): void {
   const q = db.prepare(
     "SELECT type, CASE WHEN cred_file IS NULL THEN 'pending' WHEN expires_at IS NOT NULL AND expires_at <= ? THEN 'expired' ELSE 'valid' END AS state, COUNT(*) AS n FROM delegations GROUP BY 1, 2",
   );

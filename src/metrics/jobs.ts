@@ -3,7 +3,7 @@
  * (one GROUP BY), so they cannot drift from the truth the way counters kept beside it
  * would; transitions and time in state are observed by the scheduler as they happen.
  */
-import type { CeresMetrics } from './registry.js';
+import type { Metrics } from './instruments.js';
 
 export interface StateCounts {
   countByState(): readonly { state: string; pending: number; queue: string; n: number }[];
@@ -18,7 +18,7 @@ export interface TransitionSeen {
   readonly final: boolean;
 }
 
-export function registerJobGauges(m: CeresMetrics, store: StateCounts): void {
+export function registerJobGauges(m: Metrics, store: StateCounts): void {
   m.gaugeAtScrape(
     'ceres_jobs',
     'Jobs in the store, by state (PENDING: prefix for held jobs) and queue',
@@ -43,11 +43,11 @@ export function registerJobGauges(m: CeresMetrics, store: StateCounts): void {
  * after a restart are timed from their next state on. One entry per unfinished job.
  */
 export class TransitionObserver {
-  readonly #m: CeresMetrics;
+  readonly #m: Metrics;
   readonly #now: () => number;
   readonly #entered = new Map<string, { state: string; at: number }>();
 
-  constructor(m: CeresMetrics, now: () => number = Date.now) {
+  constructor(m: Metrics, now: () => number = Date.now) {
     this.#m = m;
     this.#now = now;
   }

@@ -7,8 +7,12 @@
  * Cardinality is bounded by construction: label values are route templates, job
  * states, queue names from the configuration, catalog error codes, HTTP status codes,
  * batch command names and transfer directions; never a raw path, a DN or a job id.
+ *
+ * Loaded only when a metrics listener is configured; otherwise the service records into
+ * NO_METRICS (instruments.ts), which has the same calls and keeps nothing.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Metrics } from './instruments.js';
 
 /** Seconds: sub-millisecond requests up to long uploads. */
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -29,7 +33,7 @@ const histogram = <L extends string>(
   buckets: number[],
 ) => new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
 
-export class CeresMetrics {
+export class CeresMetrics implements Metrics {
   readonly registry = new Registry();
 
   readonly httpRequests = counter(

@@ -4,9 +4,9 @@
  * client uploads and kept outputs move nothing.
  */
 import type { StageResult } from '../staging/index.js';
-import type { CeresMetrics } from './registry.js';
+import type { Metrics } from './instruments.js';
 
-export function stagingObserver(m: CeresMetrics): (direction: 'in' | 'out', r: StageResult) => void {
+export function stagingObserver(m: Metrics): (direction: 'in' | 'out', r: StageResult) => void {
   return (direction, r) => {
     for (const f of r.files) {
       if (f.kind !== 'download' && f.kind !== 'upload') continue;

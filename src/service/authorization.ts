@@ -22,7 +22,7 @@ import { tlsAuthenticator } from '../http/tls-authenticator.js';
 import { Authorizer } from '../authz/authorizer.js';
 import { subjectOfIdentity, type AuthzSubject } from '../authz/subject.js';
 import type { Identity } from '../auth/identity.js';
-import type { TokenAuthenticator } from '../auth/token/token-authenticator.js';
+import type { TokenVerifier } from './tokens.js';
 import { bearerOf } from '../auth/token/bearer-header.js';
 import { BEARER_CHALLENGE, invalidTokenHeaders } from '../auth/token/bearer-errors.js';
 import { checkScope, noScopeNoGroups, usesScopes } from '../auth/token/scopes.js';
@@ -32,7 +32,7 @@ export interface AuthWiring {
   readonly authorize: HttpAuthorizer;
 }
 
-export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenAuthenticator): AuthWiring {
+export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVerifier): AuthWiring {
   const certificateCaller: Authenticator = (req) => {
     const r = tlsAuthenticator(req);
     // With a trusted issuer, a request without credentials is told that a token would do.

@@ -3,13 +3,18 @@
  * registry, the scrape-time gauges, the readiness checks, the disk watch with its
  * alert metric and log lines, and the optional loopback listener (the health routes
  * and HTTP metrics of the main port are attached by the root from src/api) (docs/operations.md: Metrics, Health, Disk space).
+ *
+ * Without a metrics listener (the default) nothing could scrape the metrics, so prom-client
+ * is not loaded at all: the wiring records into NO_METRICS, and the engine's observers and
+ * the HTTP hooks, which exist only to record, are not installed (docs/performance.md, "Memory").
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
 import type { Db } from '../store/database.js';
 import type { BatchBackend } from '../lrms/backend.js';
-import { CeresMetrics } from '../metrics/registry.js';
+import type { CeresMetrics } from '../metrics/registry.js';
+import { NO_METRICS, type Metrics } from '../metrics/instruments.js';
 import { registerJobGauges, TransitionObserver, type StateCounts } from '../metrics/jobs.js';
 import { registerDelegationGauges } from '../metrics/delegations.js';
 import { startMetricsListener, type MetricsListener } from '../http/metrics-listener.js';
@@ -32,20 +37,35 @@ export interface MonitoringDeps {
   readonly backend: () => BatchBackend | undefined;
 }
 
+/** The service's monitoring; prom-client and the registry are imported only when `metrics.listen` is set. */
+export async function createMonitoring(d: MonitoringDeps): Promise<Monitoring> {
+  if (d.config.metrics.listen === undefined) return new Monitoring(d, undefined);
+  const { CeresMetrics } = await import('../metrics/registry.js');
+  return new Monitoring(d, new CeresMetrics());
+}
+
 export class Monitoring {
-  readonly metrics = new CeresMetrics();
-  readonly transitions: TransitionObserver;
+  /** What the service records into: the registry, or NO_METRICS without a listener. */
+  readonly metrics: Metrics;
+  /** Whether anything is recorded (a metrics listener is configured). */
+  readonly recording: boolean;
+  readonly transitions: TransitionObserver | undefined;
   readonly disk: DiskWatch;
   readonly #d: MonitoringDeps;
+  readonly #registry: CeresMetrics | undefined;
   readonly #checks: ReadinessCheck[];
   #listener: MetricsListener | undefined;
 
-  constructor(d: MonitoringDeps) {
+  constructor(d: MonitoringDeps, registry: CeresMetrics | undefined) {
     this.#d = d;
-    const m = this.metrics;
-    this.transitions = new TransitionObserver(m);
-    registerJobGauges(m, d.store);
-    registerDelegationGauges(m, d.db);
+    this.#registry = registry;
+    const m = (this.metrics = registry ?? NO_METRICS);
+    this.recording = registry !== undefined;
+    if (registry !== undefined) {
+      this.transitions = new TransitionObserver(m);
+      registerJobGauges(m, d.store);
+      registerDelegationGauges(m, d.db);
+    }
     this.disk = new DiskWatch({
       paths: d.paths,
       marks: () => ({ sessions: d.config.disk.sessionsLowWater, state: d.config.disk.stateLowWater }),
@@ -94,12 +114,17 @@ export class Monitoring {
     );
   }
 
-  /** The engine's observers: batch operations timed, transitions counted and timed, staging results. */
-  engineObservers(): NonNullable<EngineDeps['observe']> {
+  /**
+   * The engine's observers: batch operations timed, transitions counted and timed, staging
+   * results. None when nothing is recorded (no timing proxy, no per-job entry kept).
+   */
+  engineObservers(): EngineDeps['observe'] {
+    const transitions = this.transitions;
+    if (transitions === undefined) return undefined;
     return {
       backend: (b) => timedBackend(b, batchCommandObserver(this.metrics, b.name)),
       commands: (backend) => batchCommandObserver(this.metrics, backend),
-      transition: (t) => this.transitions.seen(t),
+      transition: (t) => transitions.seen(t),
       staged: stagingObserver(this.metrics),
     };
   }
@@ -143,12 +168,12 @@ export class Monitoring {
   async start(): Promise<void> {
     this.disk.start();
     const listen = this.#d.config.metrics.listen;
-    if (listen === undefined) return;
+    if (listen === undefined || this.#registry === undefined) return;
     const { host, port } = listenParts(listen);
     this.#listener = await startMetricsListener({
       host,
       port,
-      metrics: this.metrics,
+      metrics: this.#registry,
       readiness: () => this.readiness(),
       onError: (e) => this.#d.log.error({ err: e }, 'metrics listener request failed'),
     });

@@ -61,7 +61,7 @@ import { loadNativeMemory, startTrimPolicy, type TrimPolicy } from './malloc-tri
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
 import { checkAuthorizationConfig } from '../authz/config-check.js';
-import { Monitoring } from './monitoring.js';
+import { createMonitoring } from './monitoring.js';
 import { guardDiskSpace } from '../api/rest/disk-guard.js';
 import { instrumentHttp } from '../api/http-metrics.js';
 import { healthRoutes } from '../api/health-routes.js';
@@ -170,7 +170,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
   const sessions = await SessionDirs.open(L.sessions);
   const ops = createOperations({ db, store, control, log, serviceUrl });
-  const monitoring = new Monitoring({
+  const monitoring = await createMonitoring({
     config,
     log,
     db,
@@ -285,7 +285,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       connectionTimeout: 0,
     },
   });
-  instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });
+  if (monitoring.recording)
+    instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });
   healthRoutes(app, () => monitoring.readiness());
   app.addHook(
     'onRequest',

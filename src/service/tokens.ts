@@ -5,14 +5,22 @@
  * system's roots (token issuers usually have public-CA certificates), and the accepted
  * audiences (by default the service URL, its origin and the WLCG "any" audience).
  * Undefined when no issuer is trusted: a bearer token is then refused as untrusted.
+ *
+ * The verifier (jose, the issuers' key sets) is imported and built when the first bearer
+ * token arrives, not at start: most requests carry a certificate, and a site may never
+ * see a token (docs/performance.md, "Memory").
  */
 import { rootCertificates } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { IssuerKeys } from '../auth/token/issuer-keys.js';
+import type { TokenResult } from '../auth/token/verify.js';
 import { httpsGetJson } from '../http/https-get-json.js';
-import { TokenAuthenticator } from '../auth/token/token-authenticator.js';
 import { ANY_AUDIENCE, type DevIssuer } from '../auth/token/dev-issuer.js';
+
+/** What the authentication wiring needs of the token verifier. */
+export interface TokenVerifier {
+  verify(token: string): Promise<TokenResult>;
+}
 
 export interface TokenWiringDeps {
   readonly config: Config;
@@ -24,7 +32,7 @@ export interface TokenWiringDeps {
   readonly devIssuer?: DevIssuer | undefined;
 }
 
-export function createTokenAuth(d: TokenWiringDeps): TokenAuthenticator | undefined {
+export function createTokenAuth(d: TokenWiringDeps): TokenVerifier | undefined {
   const t = d.config.tokens;
   const sources = [
     ...t.issuers,
@@ -41,25 +49,40 @@ export function createTokenAuth(d: TokenWiringDeps): TokenAuthenticator | undefi
         );
   }
   if (sources.length === 0) return undefined;
-  const ca = [...rootCertificates, ...d.caPems];
-  const log = d.log.child({ part: 'tokens' });
-  const issuers = new Map<string, IssuerKeys>();
-  for (const s of sources) {
-    issuers.set(
-      s.issuer,
-      new IssuerKeys(s, {
-        refreshMs: t.keysRefreshSeconds * 1000,
-        maxAgeMs: t.keysMaxAgeSeconds * 1000,
-        getJson: (url) => httpsGetJson(url, { ca }),
-        onLoad: (e) =>
-          e.error === undefined ? log.info(e, 'token issuer keys loaded') : log.warn(e, 'token issuer keys not loaded'),
-      }),
-    );
-  }
-  const audiences = (): string[] => {
-    if (t.audiences !== undefined) return t.audiences;
-    const url = d.serviceUrl();
-    return [...new Set([url, new URL(url).origin, ANY_AUDIENCE])];
+  let built: Promise<TokenVerifier> | undefined;
+  const build = async (): Promise<TokenVerifier> => {
+    const [{ IssuerKeys }, { TokenAuthenticator }] = await Promise.all([
+      import('../auth/token/issuer-keys.js'),
+      import('../auth/token/token-authenticator.js'),
+    ]);
+    const ca = [...rootCertificates, ...d.caPems];
+    const log = d.log.child({ part: 'tokens' });
+    const issuers = new Map<string, InstanceType<typeof IssuerKeys>>();
+    for (const s of sources) {
+      issuers.set(
+        s.issuer,
+        new IssuerKeys(s, {
+          refreshMs: t.keysRefreshSeconds * 1000,
+          maxAgeMs: t.keysMaxAgeSeconds * 1000,
+          getJson: (url) => httpsGetJson(url, { ca }),
+          onLoad: (e) =>
+            e.error === undefined
+              ? log.info(e, 'token issuer keys loaded')
+              : log.warn(e, 'token issuer keys not loaded'),
+        }),
+      );
+    }
+    const audiences = (): string[] => {
+      if (t.audiences !== undefined) return t.audiences;
+      const url = d.serviceUrl();
+      return [...new Set([url, new URL(url).origin, ANY_AUDIENCE])];
+    };
+    return new TokenAuthenticator({ issuers, audiences, clockSkewSeconds: t.clockSkewSeconds });
   };
-  return new TokenAuthenticator({ issuers, audiences, clockSkewSeconds: t.clockSkewSeconds });
+  return {
+    verify: async (token) => {
+      built ??= build();
+      return (await built).verify(token);
+    },
+  };
 }

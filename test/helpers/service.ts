@@ -27,11 +27,19 @@ export function tempDir(prefix: string): string {
 }
 
 export async function startCeres(
-  opts: { stateDir?: string; listen?: string; config?: Record<string, unknown> } = {},
+  opts: { stateDir?: string; listen?: string; config?: Record<string, unknown>; nodeArgs?: readonly string[] } = {},
 ): Promise<RunningCeres> {
   const stateDir = opts.stateDir ?? tempDir('state');
   mkdirSync(stateDir, { recursive: true });
-  const args = [MAIN, 'serve', '--listen', opts.listen ?? '127.0.0.1:0', '--state-dir', stateDir];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    MAIN,
+    'serve',
+    '--listen',
+    opts.listen ?? '127.0.0.1:0',
+    '--state-dir',
+    stateDir,
+  ];
   if (opts.config) {
     const f = join(stateDir, 'test-config.json');
     writeFileSync(f, JSON.stringify({ log: { level: 'warn' }, ...opts.config }));

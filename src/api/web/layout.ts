@@ -6,17 +6,9 @@
 import type { FastifyReply } from 'fastify';
 import { html, type Html } from './html.js';
 import type { Assets } from './assets.js';
+import { HTML_SECURITY_HEADERS } from './headers.js';
 
-export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  // Not no-referrer: with it Chromium sends `Origin: null` on same-origin form posts,
-  // which the cross-site refusal (rightly) rejects.
-  'referrer-policy': 'same-origin',
-  'x-frame-options': 'DENY',
-  'cache-control': 'no-store',
-};
+export { HTML_SECURITY_HEADERS };
 
 export interface Shell {
   readonly mount: string;

@@ -20,6 +20,10 @@
  *   GET  {mount}/web/jobs/<id>/files/<path> download, always as an attachment
  *   GET  {mount}/web/delegations, POST .../<id>/delete
  *   GET  {mount}/web/static/<name.hash.ext> style sheet and scripts
+ *
+ * The routes are registered at start; the pages, the static files and the multipart
+ * reader are imported with the first request that needs them (views.ts), so a service
+ * nobody browses never loads them.
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -31,22 +35,12 @@ import type { JobActions } from '../../jobs/job-actions.js';
 import { isPlausibleJobId } from '../../jobs/job-id.js';
 import type { JobPages } from '../../store/job-pages.js';
 import type { DelegationService } from '../../delegations/delegation-service.js';
-import { loadAssets } from './assets.js';
+import type { Assets } from './assets.js';
+import type * as ViewModules from './views.js';
 import { CsrfTokens } from './csrf.js';
-import { page, sendPage, HTML_SECURITY_HEADERS } from './layout.js';
-import {
-  delegationsBody,
-  errorBody,
-  jobBody,
-  jobListBody,
-  jobRows,
-  jobStateFragment,
-  overviewBody,
-  type QueueLine,
-} from './pages.js';
+import { HTML_SECURITY_HEADERS } from './headers.js';
+import type { QueueLine } from './pages.js';
 import type { WebSessionFiles } from './session-access.js';
-import { parseDiag, parseErrorsFile } from './job-history.js';
-import { boundaryOf, MultipartReader } from './multipart.js';
 import type { JobRecord } from '../../store/job-record.js';
 
 export interface WebOptions {
@@ -80,9 +74,25 @@ const ADMIN_ACTIONS: ReadonlySet<string> = new Set(['kill', 'clean']);
 const FORM_LIMITS = { maxParts: 8, maxHeaderBytes: 8 * 1024, maxFieldBytes: 4 * 1024 };
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
+type Views = typeof ViewModules & { readonly assets: Assets };
+
+/** A module loaded on first call; a failed import is tried again by the next call. */
+function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () =>
+    (p ??= load().catch((e: unknown) => {
+      p = undefined;
+      throw e;
+    }));
+}
+
 export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: CsrfTokens } {
   const m = o.mountPoint;
-  const assets = loadAssets();
+  const views = onFirstUse<Views>(async () => {
+    const v = await import('./views.js');
+    return { ...v, assets: v.loadAssets() };
+  });
+  const multipart = onFirstUse(() => import('./multipart.js'));
   const tokens = new CsrfTokens(o.tokenMaxAgeSeconds ?? 12 * 3600);
   const pageSize = o.pageSize ?? 50;
 
@@ -94,7 +104,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   };
   const admins = new Set(o.admins ?? []);
   const isAdmin = (c: Caller | undefined) => c !== undefined && admins.has(c.dn);
-  const shell = (c: Caller | undefined) => ({ mount: m, assets, who: c?.dn, admin: isAdmin(c) });
+  const shell = (v: Views, c: Caller | undefined) => ({ mount: m, assets: v.assets, who: c?.dn, admin: isAdmin(c) });
 
   /** Handler wrapper: errors become an HTML page (or plain text for the upload script). */
   const web =
@@ -112,10 +122,15 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             .headers(HTML_SECURITY_HEADERS)
             .header('content-type', 'text/plain; charset=utf-8')
             .send(e.message);
-        return sendPage(
+        const v = await views();
+        return v.sendPage(
           reply,
           e.statusCode,
-          page(shell(undefined), e.statusCode === 404 ? 'Not found' : 'Refused', errorBody(e.statusCode, e.message, m)),
+          v.page(
+            shell(v, undefined),
+            e.statusCode === 404 ? 'Not found' : 'Refused',
+            v.errorBody(e.statusCode, e.message, m),
+          ),
         );
       }
     };
@@ -155,7 +170,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   });
 
   app.get(`${m}/web/static/:name`, async (req, reply) => {
-    const a = assets.byName((req.params as { name: string }).name);
+    const a = (await views()).assets.byName((req.params as { name: string }).name);
     if (a === undefined) throw ceError('CE_ERR_HTTP_NOT_FOUND');
     void reply
       .header('etag', a.etag)
@@ -170,7 +185,12 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
       const states = o.pages.countsOf(c.dn);
-      return sendPage(reply, 200, page(shell(c), 'Overview', overviewBody({ ...o.overview(), states, mount: m })));
+      const v = await views();
+      return v.sendPage(
+        reply,
+        200,
+        v.page(shell(v, c), 'Overview', v.overviewBody({ ...o.overview(), states, mount: m })),
+      );
     }),
   );
 
@@ -189,16 +209,17 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const rows = all ? o.pages.pageAll(state, after, pageSize + 1) : o.pages.page(c.dn, state, after, pageSize + 1);
       const more = rows.length > pageSize;
       const shown = more ? rows.slice(0, pageSize) : rows;
-      if (q(req).fragment === 'rows') return sendPage(reply, 200, jobRows(m, shown, all));
+      const v = await views();
+      if (q(req).fragment === 'rows') return v.sendPage(reply, 200, v.jobRows(m, shown, all));
       const last = shown[shown.length - 1];
       const next = more && last ? `${last.createdAt}.${last.id}` : undefined;
-      return sendPage(
+      return v.sendPage(
         reply,
         200,
-        page(
-          shell(c),
+        v.page(
+          shell(v, c),
           all ? 'All jobs' : 'My jobs',
-          jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw, all }),
+          v.jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw, all }),
         ),
       );
     }),
@@ -218,21 +239,22 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         files = `Not available: ${e.message}`;
       }
       const done = q(req).done;
-      const body = jobBody({
+      const v = await views();
+      const body = v.jobBody({
         mount: m,
         job: j,
         csrf: tokens.issue(c.dn),
         dir,
         files,
-        errors: parseErrorsFile(await o.readControl(j.id, 'errors')),
-        usage: parseDiag(await o.readControl(j.id, 'diag')),
+        errors: v.parseErrorsFile(await o.readControl(j.id, 'errors')),
+        usage: v.parseDiag(await o.readControl(j.id, 'diag')),
         owner: j.owner === c.dn ? undefined : j.owner,
         description: o.rawDescription(j.id),
         diagnose: o.diagnoseNames,
         notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
         maxUpload: o.maxUploadBytes,
       });
-      return sendPage(reply, 200, page(shell(c), `Job ${j.id}`, body));
+      return v.sendPage(reply, 200, v.page(shell(v, c), `Job ${j.id}`, body));
     }),
   );
 
@@ -240,7 +262,9 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/jobs/:id/status`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
-      return sendPage(reply, 200, jobStateFragment(jobOf(c, (req.params as { id: string }).id)));
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const v = await views();
+      return v.sendPage(reply, 200, v.jobStateFragment(j));
     }),
   );
 
@@ -317,6 +341,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             headers: { connection: 'close' },
           },
         );
+      const { MultipartReader, boundaryOf } = await multipart();
       const mp = new MultipartReader(req.raw, boundaryOf(req.headers['content-type']), {
         ...FORM_LIMITS,
         maxBodyBytes: maxBody,
@@ -378,13 +403,14 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         .list(c.dn)
         .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
       const done = q(req).done;
-      return sendPage(
+      const v = await views();
+      return v.sendPage(
         reply,
         200,
-        page(
-          shell(c),
+        v.page(
+          shell(v, c),
           'Delegations',
-          delegationsBody({
+          v.delegationsBody({
             mount: m,
             csrf: tokens.issue(c.dn),
             items,

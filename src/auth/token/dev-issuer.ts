@@ -10,11 +10,11 @@
  * every PKI, so that tokens of one development installation mean nothing to another.
  * Like the development CA, this is for trying things out only.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, SignJWT, type JWK } from 'jose';
+import type { JWK } from 'jose';
 
 export const DEV_ISSUER_FILES = { key: 'token-issuer-key.pem', jwks: 'token-issuer-jwks.json' } as const;
 const ALG = 'ES256';
@@ -32,11 +32,12 @@ export async function ensureDevIssuer(pkiDir: string): Promise<DevIssuer> {
   const jwksFile = join(pkiDir, DEV_ISSUER_FILES.jwks);
   let pem = await readFile(keyFile, 'utf8').catch(() => undefined);
   if (pem === undefined) {
-    const { privateKey } = await generateKeyPair(ALG, { extractable: true });
-    pem = await exportPKCS8(privateKey);
+    // ES256: an EC key on P-256, kept as PKCS#8 PEM (what jose's exportPKCS8 writes).
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     await writeAtomic(keyFile, pem, 0o600);
   }
-  const pub = await publicJwk(pem);
+  const pub = publicJwk(pem);
   // Always rewritten from the key: the two files can never disagree.
   await writeAtomic(jwksFile, `${JSON.stringify({ keys: [pub] }, null, 2)}\n`, 0o644);
   return { issuer: issuerOf(pub), jwksFile, keyFile };
@@ -61,7 +62,9 @@ export async function issueDevToken(pkiDir: string, r: DevTokenRequest, now: num
       );
     pem = await readFile((await ensureDevIssuer(pkiDir)).keyFile, 'utf8');
   }
-  const pub = await publicJwk(pem);
+  const pub = publicJwk(pem);
+  // jose only here (`ceres token`): the service's start makes no token.
+  const { importPKCS8, SignJWT } = await import('jose');
   const key = await importPKCS8(pem, ALG);
   const iat = Math.floor(now / 1000);
   const claims: Record<string, unknown> = { 'wlcg.ver': '1.0' };
@@ -79,11 +82,21 @@ export async function issueDevToken(pkiDir: string, r: DevTokenRequest, now: num
     .sign(key);
 }
 
-async function publicJwk(pem: string): Promise<JWK> {
-  const key = await importPKCS8(pem, ALG, { extractable: true });
-  const { d: _private, ...pub } = await exportJWK(key);
-  const kid = (await calculateJwkThumbprint(pub)).slice(0, 16);
-  return { ...pub, kid, alg: ALG, use: 'sig' };
+/**
+ * The public JWK of the PKCS#8 key, its `kid` the first 16 characters of its RFC 7638
+ * thumbprint (SHA-256 of the required members in lexical order), as jose's
+ * calculateJwkThumbprint makes it. With node:crypto, so that the service's start does
+ * not load jose (it is loaded when a token is verified).
+ */
+function publicJwk(pem: string): JWK {
+  const jwk = createPrivateKey(pem).export({ format: 'jwk' });
+  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || jwk.x === undefined || jwk.y === undefined)
+    throw new Error('the development token issuer key is not an EC P-256 key');
+  const pub = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
+  const thumbprint = createHash('sha256')
+    .update(JSON.stringify({ crv: pub.crv, kty: pub.kty, x: pub.x, y: pub.y }))
+    .digest('base64url');
+  return { ...pub, kid: thumbprint.slice(0, 16), alg: ALG, use: 'sig' };
 }
 
 function issuerOf(pub: JWK): string {

@@ -3,10 +3,19 @@
  * connections (and TLS sessions) are reused between that job's files, and a
  * credential's key never outlives the job in a connection pool. An X.509 delegation
  * is the TLS client certificate: the proxy chain as `cert`, its key as `key`.
+ *
+ * undici (over 1 MB of source, several MiB of heap once compiled) is loaded with the
+ * first transfer, not at start: a service whose jobs move no data never loads it
+ * (docs/performance.md, "Memory").
  */
 import { rootCertificates } from 'node:tls';
-import { Agent } from 'undici';
+import type * as Undici from 'undici';
+import type { Agent } from 'undici';
 import { credentialFingerprint, type Credential } from '../credentials.js';
+
+let undici: Promise<typeof Undici> | undefined;
+/** undici, imported once on first use. */
+export const loadUndici = (): Promise<typeof Undici> => (undici ??= import('undici'));
 
 export interface AgentSetOptions {
   readonly connectTimeoutMs: number;
@@ -20,10 +29,14 @@ export class AgentSet {
 
   constructor(private readonly opts: AgentSetOptions) {}
 
-  agentFor(credential: Credential | undefined): Agent {
+  async agentFor(credential: Credential | undefined): Promise<Agent> {
     if (this.closed) throw new Error('agent set already closed');
     const key = credentialFingerprint(credential);
     let agent = this.agents.get(key);
+    if (agent !== undefined) return agent;
+    const { Agent } = await loadUndici();
+    if (this.closed) throw new Error('agent set already closed');
+    agent = this.agents.get(key); // made by a concurrent call meanwhile
     if (agent === undefined) {
       agent = new Agent({
         connect: {

@@ -47,7 +47,8 @@ export async function httpRequest(s: HttpSettings, call: HttpCall, signal: Abort
     let response: Dispatcher.ResponseData;
     try {
       const body = call.body === undefined ? null : await call.body();
-      response = await s.agents.agentFor(call.credential).request({
+      const agent = await s.agents.agentFor(call.credential);
+      response = await agent.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: call.method,

@@ -1,0 +1,9 @@
+/**
+ * What the web pages need to answer: the page shell, the pages, the job history readers
+ * and the static files. Imported with the first web request (routes.ts), not at start
+ * (docs/performance.md, "Memory"); the multipart reader comes with the first form upload.
+ */
+export { loadAssets, type Assets } from './assets.js';
+export { page, sendPage } from './layout.js';
+export { delegationsBody, errorBody, jobBody, jobListBody, jobRows, jobStateFragment, overviewBody } from './pages.js';
+export { parseDiag, parseErrorsFile } from './job-history.js';
