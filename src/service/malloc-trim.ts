@@ -17,13 +17,10 @@
  * `<state>/native/` (./malloc-c.ts). Without a compiler, on another C library, or when
  * it cannot be loaded, the service runs as before (`onUnavailable` says why).
  */
-import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { access, chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { compiledPath, compileOnce } from '../lrms/fork/wrapper-build.js';
 import { MALLOC_C_SOURCE } from './malloc-c.js';
 
 export interface NativeMemory {
@@ -37,34 +34,12 @@ export interface NativeMemory {
   held(): number;
 }
 
-const run = promisify(execFile);
+/** How the helper is built: a loadable module, readable by the service alone. */
+const BUILD = { flags: ['-shared', '-fPIC', '-pthread'], mode: 0o600, suffix: '.node' } as const;
 
-/** The helper's file name carries a hash of its source: a new version is compiled anew. */
+/** The helper's file: its name carries a hash of its source, so a new version is compiled anew. */
 export function nativeMemoryFile(dir: string): string {
-  const hash = createHash('sha256').update(MALLOC_C_SOURCE).digest('hex').slice(0, 16);
-  return join(dir, `malloc-${hash}.node`);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return access(path, constants.R_OK).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function compile(path: string, compiler: string): Promise<void> {
-  const tag = `${process.pid}.${randomBytes(4).toString('hex')}`;
-  const src = `${path}.${tag}.c`;
-  const out = `${path}.${tag}.tmp`;
-  await writeFile(src, MALLOC_C_SOURCE, { mode: 0o600 });
-  try {
-    await run(compiler, ['-O2', '-shared', '-fPIC', '-pthread', '-o', out, src], { timeout: 120_000 });
-    await chmod(out, 0o600);
-    await rename(out, path);
-  } finally {
-    await rm(src, { force: true });
-    await rm(out, { force: true });
-  }
+  return compiledPath(dir, 'malloc', MALLOC_C_SOURCE, BUILD.suffix);
 }
 
 function load(path: string): NativeMemory {
@@ -97,16 +72,14 @@ export async function loadNativeMemory(
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const path = nativeMemoryFile(dir);
-    if (await exists(path)) {
-      try {
-        return load(path);
-      } catch {
-        // Damaged (a crash while it was written, a full disk): made again below.
-        await rm(path, { force: true });
-      }
+    try {
+      return load(await compileOnce(dir, 'malloc', MALLOC_C_SOURCE, compiler, BUILD));
+    } catch (e) {
+      // A file there that does not load (a damaged one): made again, once.
+      if (!existsSync(path)) throw e;
+      await rm(path, { force: true });
+      return load(await compileOnce(dir, 'malloc', MALLOC_C_SOURCE, compiler, BUILD));
     }
-    await compile(path, compiler);
-    return load(path);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     onUnavailable?.(msg.split('\n')[0] ?? msg);

@@ -43,17 +43,47 @@ async function install(path: string, text: string): Promise<void> {
   await writeFileAtomic(path, text, { mode: 0o755 });
 }
 
-/** `<binDir>/<name>-<hash of source>`, compiled unless it is there already. */
-async function compileOnce(binDir: string, name: string, source: string, compiler: string): Promise<string> {
-  const path = join(binDir, `${name}-${hashOf(source)}`);
-  if (await executable(path)) return path;
+/** How a program is compiled (the defaults: an executable, mode 0755). */
+export interface CompileOptions {
+  /** Compiler flags besides `-O2 -o OUT SRC` (e.g. `-shared -fPIC` for a loadable module). */
+  readonly flags?: readonly string[];
+  readonly mode?: number;
+  /** Appended to the file name (e.g. `.node`). */
+  readonly suffix?: string;
+}
+
+/** Where `compileOnce` puts `source`: `<binDir>/<name>-<hash of source><suffix>`. */
+export function compiledPath(binDir: string, name: string, source: string, suffix = ''): string {
+  return join(binDir, `${name}-${hashOf(source)}${suffix}`);
+}
+
+/**
+ * `compiledPath(...)`, compiled unless it is there already (a new source version gets a
+ * new name). The compiler writes a temporary beside it, which is renamed into place, so
+ * a crash or a concurrent start never leaves half a program under the final name.
+ */
+export async function compileOnce(
+  binDir: string,
+  name: string,
+  source: string,
+  compiler: string,
+  o: CompileOptions = {},
+): Promise<string> {
+  const mode = o.mode ?? 0o755;
+  const path = compiledPath(binDir, name, source, o.suffix);
+  // An executable must be executable; a module (no execute bits) readable.
+  const present = await access(path, mode & 0o111 ? constants.X_OK : constants.R_OK).then(
+    () => true,
+    () => false,
+  );
+  if (present) return path;
   const tag = `${process.pid}.${randomBytes(4).toString('hex')}`;
   const src = `${path}.${tag}.c`;
   const out = `${path}.${tag}.tmp`;
-  await writeFile(src, source);
+  await writeFile(src, source, { mode: 0o600 });
   try {
-    await run(compiler, ['-O2', '-o', out, src], { timeout: 120_000 });
-    await chmod(out, 0o755);
+    await run(compiler, ['-O2', ...(o.flags ?? []), '-o', out, src], { timeout: 120_000 });
+    await chmod(out, mode);
     await rename(out, path);
   } finally {
     await rm(src, { force: true });
