@@ -144,9 +144,20 @@ for (const kind of ['c', 'node'] as const) {
       if (kind === 'c') assert.deepEqual(extra, [], 'the C launcher passes on no other descriptor');
       else {
         // The Node launcher cannot close what its parent left open without close-on-exec
-        // (the wrapper closes it for the job); it adds nothing of its own.
-        for (const fd of extra)
-          assert.equal(readlinkSync(`/proc/${s.pid}/fd/${fd}`), readlinkSync(`/proc/self/fd/${fd}`));
+        // (the wrapper closes it for the job), but it passes on nothing of its own: not
+        // its protocol pipes, not its event loop's descriptors.
+        const launcher = client.pid;
+        assert.ok(launcher !== undefined);
+        const own = new Set(
+          readdirSync(`/proc/${launcher}/fd`)
+            .filter((fd) => ['0', '1'].includes(fd))
+            .map((fd) => readlinkSync(`/proc/${launcher}/fd/${fd}`)),
+        );
+        for (const fd of extra) {
+          const target = readlinkSync(`/proc/${s.pid}/fd/${fd}`);
+          assert.ok(!own.has(target), `descriptor ${fd} (${target}) is one of the launcher's protocol pipes`);
+          assert.ok(!target.startsWith('anon_inode:'), `descriptor ${fd} (${target}) is the launcher's own`);
+        }
       }
       assert.equal(readlinkSync(`/proc/${s.pid}/fd/0`), '/dev/null');
       assert.equal(readlinkSync(`/proc/${s.pid}/fd/2`), '/dev/null');
