@@ -369,8 +369,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     'service started',
   );
-  // The C library's free memory given back every few seconds and after each full
-  // collection (malloc-trim.ts); the helper is compiled off the start-up path.
+  // The C library's free memory given back when the resident set has grown and after
+  // each full collection (malloc-trim.ts); the helper is compiled after serving starts.
   let trimPolicy: TrimPolicy | undefined;
   let stopped = false;
   void loadNativeMemory(L.native, config.lrms.fork.compiler, (why) =>
