@@ -17,6 +17,11 @@
  *
  * `--a`/`--b` are checkout roots with a build in dist/ (`git worktree add ... main` and
  * `npm run build` there gives the old one). `--prof DIR` runs both with `--cpu-prof`.
+ *
+ * `--floor` (with `--what status`): a third server in the rounds, the raw baseline
+ * (bench/raw/static-server.ts) answering every POST with the very bytes `b` answered for
+ * the same id list, after reading the request body: what TLS, HTTP and the client cost
+ * when the server does no work at all, on the same connection pattern.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile, open } from 'node:fs/promises';
@@ -29,14 +34,20 @@ import { bulkBody } from './harness/job-bodies.js';
 import { contentTypeOf } from './scenarios/job-supply.js';
 import { parseStat } from './harness/proc.js';
 import { BENCH_DEFAULTS, parseServeOutput } from './compare/ceres.js';
+import { idListJson } from './harness/job-bodies.js';
+import { startRawServer } from './raw/baseline.js';
 
 interface Service {
   readonly name: string;
   readonly pid: number;
   readonly client: ArcClient;
-  readonly child: ChildProcess;
+  /** The service's process (none for the raw baseline, which stops through stopRaw). */
+  readonly child: ChildProcess | undefined;
   readonly root: string;
+  /** The user's proxy (certificate and key) the client presents. */
+  readonly proxy: string;
   ids: string[];
+  readonly stopRaw?: () => Promise<void>;
 }
 
 const { values } = parseArgs({
@@ -48,6 +59,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '7' },
     calls: { type: 'string', default: '200' },
     prof: { type: 'string' },
+    floor: { type: 'boolean', default: false },
   },
 });
 const what = values.what;
@@ -91,7 +103,7 @@ async function start(name: string, checkout: string): Promise<Service> {
       const creds = await readCredentials(proxy, proxy, join(ready.pkiDir, 'ca.pem'));
       const client = new ArcClient(ready.url, creds);
       client.version = '1.1';
-      return { name, pid: child.pid ?? 0, client, child, root, ids: [] };
+      return { name, pid: child.pid ?? 0, client, child, root, proxy, ids: [] };
     }
     await sleep(100);
   }
@@ -100,14 +112,50 @@ async function start(name: string, checkout: string): Promise<Service> {
 
 async function stop(s: Service): Promise<void> {
   await s.client.close();
-  const gone = new Promise((r) => s.child.once('exit', r));
-  s.child.kill('SIGTERM');
-  await gone;
+  const child = s.child;
+  if (child === undefined) await s.stopRaw?.();
+  else {
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await gone;
+  }
   await rm(s.root, { recursive: true, force: true });
+}
+
+/**
+ * The raw baseline answering with `b`'s status answer (`--floor`). Its client is made
+ * like the services' (the user's proxy, 1 connection); the server asks for no client
+ * certificate, so the handshake is lighter, which happens once per connection.
+ */
+async function startFloor(b: Service): Promise<Service> {
+  const root = await mkdtemp(join(tmpdir(), 'ceres-cpu-floor-'));
+  const answer = await b.client.request('POST', `${b.client.restBase}/jobs?action=status`, {
+    body: idListJson(b.ids),
+    contentType: 'application/json',
+  });
+  if (answer.status !== 200 && answer.status !== 201) throw new Error(`b answered ${answer.status}`);
+  await writeFile(join(root, 'answer.json'), answer.body);
+  const raw = await startRawServer(root, { type: 'rsa', bits: 2048 }, join(root, 'answer.json'));
+  const client = new ArcClient(raw.url, await readCredentials(b.proxy, b.proxy, raw.cacert));
+  return {
+    name: 'floor',
+    pid: raw.pid,
+    client,
+    child: undefined,
+    root,
+    proxy: b.proxy,
+    ids: b.ids,
+    stopRaw: () => raw.stop(),
+  };
 }
 
 /** One `status` or `rest` call. */
 async function one(s: Service): Promise<{ ms: number }> {
+  if (s.name === 'floor') {
+    const a = await s.client.request('POST', '/file', { body: idListJson(s.ids), contentType: 'application/json' });
+    if (a.status !== 200) throw new Error(`floor answered ${a.status}`);
+    return a;
+  }
   if (what === 'status') return s.client.action('status', s.ids);
   const a = await s.client.request('GET', `${s.client.servicePath}/rest`);
   if (a.status !== 200) throw new Error(`${s.name}: GET /rest answered ${a.status}`);
@@ -159,6 +207,11 @@ async function main(): Promise<void> {
         await idle(s.pid);
         for (let i = 0; i < 50; i++) await s.client.action('status', s.ids); // warm-up
       }
+      if (values.floor) {
+        const f = await startFloor(services[1] as Service);
+        services.push(f);
+        for (let i = 0; i < 50; i++) await one(f);
+      }
     } else if (what === 'rest') {
       // Past the JIT's settling (docs/performance.md, "Open slow spots").
       for (const s of services) for (let i = 0; i < 10_000; i++) await one(s);
@@ -168,6 +221,7 @@ async function main(): Promise<void> {
     const res: Record<string, { cpu: number[]; wall: number[] }> = {
       a: { cpu: [], wall: [] },
       b: { cpu: [], wall: [] },
+      floor: { cpu: [], wall: [] },
     };
     for (let r = 0; r < rounds; r++) {
       for (const s of r % 2 === 0 ? services : [...services].reverse()) {
@@ -188,6 +242,12 @@ async function main(): Promise<void> {
       `${what} n=${n}: server CPU per request a ${ca.toFixed(3)} ms, b ${cb.toFixed(3)} ms (b/a ${(cb / ca).toFixed(2)}); ` +
         `client time a ${wa.toFixed(3)} ms, b ${wb.toFixed(3)} ms (b/a ${(wb / wa).toFixed(2)}); ${rounds} rounds of ${calls}`,
     );
+    const F = res.floor as { cpu: number[]; wall: number[] };
+    if (F.cpu.length > 0)
+      console.log(
+        `floor (the raw server answering b's bytes): server CPU per request ${median(F.cpu).toFixed(3)} ms, ` +
+          `client time ${median(F.wall).toFixed(3)} ms (b/floor ${(wb / median(F.wall)).toFixed(2)})`,
+      );
   } finally {
     for (const s of services) await stop(s);
   }

@@ -32,7 +32,8 @@ export interface RawServer {
   stop(): Promise<void>;
 }
 
-export async function startRawServer(dir: string, key: KeySpec): Promise<RawServer> {
+/** `answer`: a file every POST is answered with (static-server.ts, `--answer`). */
+export async function startRawServer(dir: string, key: KeySpec, answer?: string): Promise<RawServer> {
   await mkdir(dir, { recursive: true });
   const cert = join(dir, 'raw-cert.pem');
   const keyFile = join(dir, 'raw-key.pem');
@@ -60,7 +61,9 @@ export async function startRawServer(dir: string, key: KeySpec): Promise<RawServ
     );
   }
   const script = fileURLToPath(new URL('./static-server.js', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, [script, '--cert', cert, '--key', keyFile, '--dir', dir], {
+  const args = [script, '--cert', cert, '--key', keyFile, '--dir', dir];
+  if (answer !== undefined) args.push('--answer', answer);
+  const child: ChildProcess = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const port = await new Promise<number>((resolve, reject) => {

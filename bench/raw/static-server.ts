@@ -4,8 +4,13 @@
  * both with 1 MiB stream chunks (the 64 KiB default halves throughput:
  * measured on the development machine). No authentication, no checks, no logging.
  *
+ * With `--answer FILE`, a POST to any path is answered 200 with FILE's bytes as
+ * application/json once its body has been read: the least a server can do for a
+ * request like `action=status`, which reads an id list and writes a document
+ * (bench/request-cpu.ts, `--floor`).
+ *
  * Run as its own process (like the service under test):
- *   node static-server.js --cert F --key F --dir D
+ *   node static-server.js --cert F --key F --dir D [--answer FILE]
  * prints "listening <port>" on stdout when ready; stops on SIGTERM.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -19,16 +24,29 @@ const CHUNK = 1024 * 1024;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { cert: { type: 'string' }, key: { type: 'string' }, dir: { type: 'string' } },
+    options: {
+      cert: { type: 'string' },
+      key: { type: 'string' },
+      dir: { type: 'string' },
+      answer: { type: 'string' },
+    },
     strict: true,
   });
   if (!values.cert || !values.key || !values.dir) throw new Error('usage: static-server --cert F --key F --dir D');
   const file = join(values.dir, 'file.bin');
+  const answer = values.answer === undefined ? undefined : await readFile(values.answer);
   const server = createServer({ cert: await readFile(values.cert), key: await readFile(values.key) }, (req, res) => {
     const fail = (e: unknown): void => {
       if (!res.headersSent) res.writeHead(500).end(String((e as Error)?.message ?? e));
       else res.destroy();
     };
+    if (answer !== undefined && req.method === 'POST') {
+      req.resume();
+      req.once('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer),
+      );
+      return;
+    }
     if (req.url !== '/file') {
       res.writeHead(404).end();
       return;
