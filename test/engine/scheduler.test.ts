@@ -13,7 +13,7 @@ import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import type { JobChanges, JobRecord } from '../../src/store/job-record.js';
 import { ControlDir } from '../../src/store/control-dir.js';
 import { Scheduler, type SchedulerOptions } from '../../src/engine/scheduler/scheduler.js';
-import type { SessionsPort, StageOutcome, StagingPort } from '../../src/engine/scheduler/ports.js';
+import type { SessionsPort, StageInOptions, StageOutcome, StagingPort } from '../../src/engine/scheduler/ports.js';
 import type { StageOutMode } from '../../src/engine/state-machine.js';
 import type { BatchBackend, BatchJobSpec, BatchUpdate, BatchUpdateListener } from '../../src/lrms/backend.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
@@ -57,8 +57,24 @@ class FakeStaging implements StagingPort {
   readonly ins: string[] = [];
   readonly outs: { id: string; mode: StageOutMode }[] = [];
   readonly #pending = new Map<string, (r: StageOutcome) => void>();
-  stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome> {
+  /**
+   * Jobs whose client uploads are still missing: a look (`lookOnce`) says so and when to
+   * look again (ms from now); an aborted look reports as an aborted wait.
+   */
+  readonly missingUploads = new Map<string, number>();
+  /** Looks at uploads: job id, aborted, `preparingSince` passed. */
+  readonly looks: { id: string; aborted: boolean; since: number | undefined }[] = [];
+  /** Runs during a look (before it answers). */
+  duringLook: ((id: string) => void) | undefined;
+  stageIn(job: JobRecord, signal: AbortSignal, o?: StageInOptions): Promise<StageOutcome> {
     this.ins.push(job.id);
+    const again = this.missingUploads.get(job.id);
+    if (again !== undefined && o?.lookOnce === true) {
+      this.looks.push({ id: job.id, aborted: signal.aborted, since: o.preparingSince });
+      this.duringLook?.(job.id);
+      if (signal.aborted) return Promise.resolve({ ok: false, reason: 'Data staging cancelled', aborted: true });
+      return Promise.resolve({ ok: false, waiting: true, checkAt: Date.now() + again });
+    }
     if (!this.gateIn) return Promise.resolve({ ok: true });
     return new Promise((resolve) => {
       this.#pending.set(job.id, resolve);
@@ -625,5 +641,85 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
     });
     await until(() => r.staging.ins.length === 1000, 'every stored job picked up after the start', 60_000);
     assert.deepEqual([...r.staging.ins].sort(), [...ids].sort());
+  });
+});
+
+describe('scheduler: jobs waiting for client uploads are parked between looks', () => {
+  const looksAt = (r: Rig, id: string): number => r.staging.looks.filter((l) => l.id === id).length;
+
+  it('a job whose uploads are missing holds no stage-in between looks; an upload poke looks again and moves it on', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u1', 60_000);
+    r.submit('u1');
+    await until(() => r.scheduler.parked === 1, 'u1 parked after its first look');
+    assert.equal(stateOf(r, 'u1'), 'PREPARING');
+    const since = r.job('u1')?.updatedAt;
+    assert.deepEqual(r.staging.looks, [{ id: 'u1', aborted: false, since }]);
+    // Another look is due only after 60 s: nothing happens meanwhile.
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(looksAt(r, 'u1'), 1);
+    r.staging.missingUploads.delete('u1');
+    r.scheduler.poke('u1'); // the upload completed (the service pokes the job)
+    await until(() => r.backend.submits.some((s) => s.jobId === 'u1'), 'u1 submitted');
+    assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('the look counts the upload wait from when the job entered PREPARING, not from the look', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u2', 60_000);
+    r.submit('u2');
+    await until(() => r.scheduler.parked === 1, 'u2 parked');
+    const since = r.job('u2')?.updatedAt;
+    r.clock += 5000;
+    r.flag('u2', {}); // the record changes (updatedAt moves); the wait does not start again
+    await until(() => looksAt(r, 'u2') === 2, 'u2 looked at again');
+    assert.equal(r.staging.looks[1]?.since, since);
+  });
+
+  it('a parked job is looked at again when its time comes, without a poke', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u3', 50);
+    r.submit('u3');
+    await until(() => looksAt(r, 'u3') >= 3, 'u3 looked at again by the timer', 10_000);
+    assert.equal(stateOf(r, 'u3'), 'PREPARING');
+  });
+
+  it('a kill of a parked job runs the look aborted, so the job ends as an aborted wait did', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u4', 60_000);
+    r.submit('u4');
+    await until(() => r.scheduler.parked === 1, 'u4 parked');
+    r.flag('u4', { killRequested: true });
+    await until(() => stateOf(r, 'u4') === 'KILLED', 'u4 killed');
+    assert.deepEqual(
+      r.staging.looks.map((l) => l.aborted),
+      [false, true],
+    );
+    assert.deepEqual(r.staging.outs, [{ id: 'u4', mode: 'cancel' }]);
+    assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('an upload poke while a look is under way is not lost: the job is looked at again', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u5', 60_000);
+    r.staging.duringLook = (id) => {
+      if (looksAt(r, id) !== 1) return;
+      r.staging.missingUploads.delete(id); // the upload lands right after the look saw nothing
+      r.scheduler.poke(id);
+    };
+    r.submit('u5');
+    await until(() => r.backend.submits.some((s) => s.jobId === 'u5'), 'u5 submitted without waiting for the timer');
+    assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('a kill while the look is under way aborts it', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u6', 60_000);
+    r.staging.duringLook = (id) => {
+      if (looksAt(r, id) === 1) r.flag(id, { killRequested: true });
+    };
+    r.submit('u6');
+    await until(() => stateOf(r, 'u6') === 'KILLED', 'u6 killed');
+    assert.equal(r.scheduler.parked, 0);
   });
 });

@@ -120,6 +120,20 @@ export class Scheduler {
   readonly #expiry = new Map<string, NodeJS.Timeout>();
   #sweep: NodeJS.Timeout | undefined;
   /**
+   * Jobs in PREPARING waiting for client uploads between two looks at them (the staging
+   * port's `lookOnce`): when they entered PREPARING and when to look again. A wait used to
+   * be a suspended stage-in (the record, a chain of async calls, an abort controller, a
+   * timer, upload listeners): ~10 KiB per job, 20,000 parked jobs held ~150 MiB
+   * (docs/performance.md, "Memory"). Now a job is looked at again when poked (an upload
+   * completed) or by the one shared timer, and aborting a parked wait (kill) runs the
+   * look with an aborted signal, so it reports exactly as an aborted wait did.
+   */
+  readonly #parked = new Map<string, Parked>();
+  #parkTimer: NodeJS.Timeout | undefined;
+  #parkTimerAt = Infinity;
+  /** Jobs poked while a look at their uploads was under way: looked at again instead of parked. */
+  readonly #pokedDuringLook = new Set<string>();
+  /**
    * New jobs not yet looked at, in order (ids only), and how many first looks are in
    * flight. A bulk POST of 1,000 jobs used to start 1,000 chains at once, each holding
    * its record and closures while it waited for the disk; during a flood those piled up
@@ -184,6 +198,9 @@ export class Scheduler {
     if (this.#sweep) clearInterval(this.#sweep);
     for (const t of this.#cancelTimers.values()) clearTimeout(t);
     for (const t of this.#expiry.values()) clearTimeout(t);
+    if (this.#parkTimer) clearTimeout(this.#parkTimer);
+    // Parked jobs hold nothing to stop: the next start looks at them again (PREPARING).
+    this.#parked.clear();
     for (const ac of this.#transfers.values()) ac.abort(new Error('service stopping'));
     await Promise.allSettled([...this.#chains.values()]);
     await this.#o.backend.close();
@@ -232,6 +249,11 @@ export class Scheduler {
   /** New jobs waiting for their first look (tests). */
   get incoming(): number {
     return this.#incoming.length - this.#incomingHead;
+  }
+
+  /** Jobs waiting for client uploads with no look at them under way (tests). */
+  get parked(): number {
+    return this.#parked.size;
   }
 
   /** Look at a job again (new job, request flag set, client upload completed). */
@@ -287,6 +309,9 @@ export class Scheduler {
       const hold = !this.#slots.mayEnter('PREPARING', j.owner);
       return this.#apply(id, { type: 'picked-up', hold }, {}, j);
     }
+    // An upload may have completed: a parked job is looked at now; one being looked at, once more.
+    if (this.#parked.has(id)) this.#wake(id);
+    else if (this.#transfers.has(id)) this.#pokedDuringLook.add(id);
     if (granted) this.#release();
   }
 
@@ -397,9 +422,15 @@ export class Scheduler {
         case 'start-stage-out':
           this.#transfer(j, 'out', e.mode);
           break;
-        case 'abort-staging':
-          this.#transfers.get(j.id)?.abort(new Error('cancelled'));
+        case 'abort-staging': {
+          const parked = this.#parked.get(j.id);
+          if (parked === undefined) this.#transfers.get(j.id)?.abort(new Error('cancelled'));
+          else {
+            this.#parked.delete(j.id);
+            this.#transfer(j, 'in', 'success', parked.since, new Error('cancelled'));
+          }
           break;
+        }
         case 'submit-batch-job':
           this.#submit(j);
           break;
@@ -440,19 +471,44 @@ export class Scheduler {
     }
   }
 
-  #transfer(j: JobRecord, dir: 'in' | 'out', mode: 'success' | 'failure' | 'cancel' = 'success'): void {
+  /**
+   * `since`: when the job entered PREPARING (a stage-in looked at again after parking);
+   * `aborted`: run it aborted already (a parked wait that is cancelled reports as an
+   * aborted one).
+   */
+  #transfer(
+    j: JobRecord,
+    dir: 'in' | 'out',
+    mode: 'success' | 'failure' | 'cancel' = 'success',
+    since = j.updatedAt,
+    aborted?: Error,
+  ): void {
     const ac = new AbortController();
     this.#transfers.get(j.id)?.abort(new Error('superseded'));
+    this.#parked.delete(j.id);
     this.#transfers.set(j.id, ac);
-    const run = dir === 'in' ? this.#o.staging.stageIn(j, ac.signal) : this.#o.staging.stageOut(j, mode, ac.signal);
+    if (aborted !== undefined) ac.abort(aborted);
+    const run =
+      dir === 'in'
+        ? this.#o.staging.stageIn(j, ac.signal, { lookOnce: true, preparingSince: since })
+        : this.#o.staging.stageOut(j, mode, ac.signal);
     void run
       .catch((e: unknown) => ({
         ok: false as const,
         reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}`,
       }))
       .then((r) => {
+        if (this.#stopping && ac.signal.aborted) {
+          if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
+          return; // resumed on the next start
+        }
+        if ('waiting' in r) {
+          // Still "under way" until the job's turn: a kill meanwhile aborts it, a poke is noted.
+          this.#serial(j.id, () => this.#park(j.id, ac, since, r.checkAt));
+          return;
+        }
         if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
-        if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
+        this.#pokedDuringLook.delete(j.id);
         let ev: EngineEvent;
         if (dir === 'in') {
           ev = r.ok ? this.#stageInDone(j) : { type: 'staging-failed', reason: r.reason };
@@ -461,6 +517,53 @@ export class Scheduler {
         }
         this.#serial(j.id, () => this.#apply(j.id, ev));
       });
+  }
+
+  /** A look found client uploads still missing: hold the job as numbers until the next one. */
+  #park(id: string, ac: AbortController, since: number, checkAt: number): void {
+    if (this.#transfers.get(id) !== ac) return; // superseded or cleaned meanwhile
+    this.#transfers.delete(id);
+    const poked = this.#pokedDuringLook.delete(id);
+    if (this.#stopping) return;
+    const j = this.#o.store.get(id);
+    if (!j) return;
+    // Cancelled meanwhile (or moved on some other way): report as an aborted wait does.
+    if (ac.signal.aborted || positionOf(ms(j)) !== 'PREPARING')
+      return this.#transfer(j, 'in', 'success', since, new Error('cancelled'));
+    if (poked) return this.#transfer(j, 'in', 'success', since);
+    this.#parked.set(id, { since, at: checkAt });
+    this.#armParkTimer(checkAt);
+  }
+
+  /** Look again at a parked job's uploads (in the job's turn). */
+  #wake(id: string): void {
+    const p = this.#parked.get(id);
+    if (p === undefined) return;
+    this.#parked.delete(id);
+    const j = this.#o.store.get(id);
+    if (j) this.#transfer(j, 'in', 'success', p.since);
+  }
+
+  #armParkTimer(at: number): void {
+    if (this.#stopping || at >= this.#parkTimerAt) return;
+    if (this.#parkTimer) clearTimeout(this.#parkTimer);
+    this.#parkTimerAt = at;
+    // Epoch ms from the stager's clock; a far time is reached in steps (timers take < 2^31 ms).
+    this.#parkTimer = setTimeout(() => this.#parkScan(), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
+    this.#parkTimer.unref();
+  }
+
+  /** Wake the parked jobs that are due; at most one scan of them all per PARK_SCAN_MS. */
+  #parkScan(): void {
+    this.#parkTimer = undefined;
+    this.#parkTimerAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const [id, p] of this.#parked) {
+      if (p.at <= now) this.#serial(id, () => this.#wake(id));
+      else if (p.at < next) next = p.at;
+    }
+    if (next < Infinity) this.#armParkTimer(Math.max(next, now + PARK_SCAN_MS));
   }
 
   #submit(j: JobRecord): void {
@@ -576,6 +679,7 @@ export class Scheduler {
    */
   async #remove(j: JobRecord): Promise<void> {
     this.#transfers.get(j.id)?.abort(new Error('cleaned'));
+    this.#parked.delete(j.id);
     const t = this.#expiry.get(j.id);
     if (t) clearTimeout(t);
     this.#expiry.delete(j.id);
@@ -682,6 +786,15 @@ export function ms(j: JobRecord): MachineState {
 
 /** First looks at new jobs running at once (see Scheduler.#incoming). */
 const PICKUP_IN_FLIGHT = 64;
+
+/** A job waiting for client uploads between two looks (see Scheduler.#parked); epoch ms. */
+interface Parked {
+  readonly since: number;
+  readonly at: number;
+}
+
+/** Parked jobs are due at times spread over the poll interval: one scan of them per second at most. */
+const PARK_SCAN_MS = 1000;
 
 function stepOf(p: Position): SlotStep | undefined {
   return p === 'PREPARING'
