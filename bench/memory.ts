@@ -1,6 +1,6 @@
 /**
  * `npm run build && node dist/bench/memory.js [--jobs 10000] [--kind trivial|parked|running]
- *   [--max-running N] [--burst 20] [--idle 60] [--settle] [--out FILE]`
+ *   [--max-running N] [--burst 20] [--idle 60] [--settle] [--kill] [--out FILE]`
  *
  * Where a harness-started Ceres's resident memory goes in the shapes of the performance
  * issue: right after start (and how long the start took), with `--jobs` jobs stored
@@ -15,6 +15,9 @@
  * `--settle`: before the "stored" point, wait until the engine has taken every job as far
  * as it goes (no job left ACCEPTED or SUBMIT, per the service's `ceres_jobs` gauge), so the
  * figure is the cost of jobs parked or running, not of a backlog still being worked through.
+ * `--kill`: each bulk POST's jobs are killed right after it (one `action=kill` of 1,000
+ * ids), as the benchmark's store fill does; the "stored" point then waits until every job
+ * has ended, so the points in between show what the engine holds while it works.
  * Prints one JSON document.
  */
 import { parseArgs } from 'node:util';
@@ -30,7 +33,8 @@ import { bulkBody, type JobKind } from './harness/job-bodies.js';
 import { killJobs } from './harness/cleanup.js';
 
 /**
- * `--snapshot DIR`: a V8 heap snapshot of the service at the stored point, written into
+ * `--snapshot DIR`: a V8 heap snapshot of the service at the stored point (with `--kill`:
+ * right after the last POST, while the engine works through the kills), written into
  * DIR (needs CERES_NODE_FLAGS="--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=DIR").
  * Waits until the file is complete (its size stops changing).
  */
@@ -83,6 +87,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       snapshot: { type: 'string' },
       settle: { type: 'boolean' },
+      kill: { type: 'boolean' },
     },
   });
   const jobs = Number(values.jobs ?? 10_000);
@@ -102,6 +107,17 @@ async function main(): Promise<void> {
   const readyS = Math.round((performance.now() - t0) / 100) / 10;
   const pid = service.pid as number;
   const points: Point[] = [];
+  // V8's heap in use, sampled every 2 s over the whole run: its peak (garbage included).
+  let peakHeapUsedMiB = 0;
+  const sampler = setInterval(() => {
+    void fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+      .then((r) => r.text())
+      .then((t) => {
+        const used = Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)/m.exec(t)?.[1] ?? 0) / 2 ** 20;
+        peakHeapUsedMiB = Math.max(peakHeapUsedMiB, Math.round(used * 10) / 10);
+      })
+      .catch(() => undefined);
+  }, 2000);
   try {
     await sleep(2000);
     points.push(await point(pid, 'fresh start', t0, metricsPort));
@@ -116,20 +132,31 @@ async function main(): Promise<void> {
         const r = await client.submit(bulkBody('xrsl', kind, k, `m${posted}`), 'application/rsl');
         const ok = r.items.filter((x) => x.status === 201).length;
         if (ok !== k) throw new Error(`bulk POST ${posted}: ${ok} of ${k} created`);
-        if (kind === 'running') for (const x of r.items) if (x.id !== undefined) ids.push(x.id);
+        const fresh = r.items.flatMap((x) => (x.id === undefined ? [] : [x.id]));
+        if (values.kill === true) await killJobs(client, fresh);
+        else if (kind === 'running') ids.push(...fresh);
         posted += k;
         if (posted % 10_000 === 0) points.push(await point(pid, `${posted} jobs posted`, t0, metricsPort));
       }
     };
     await post(jobs);
     let settledS: number | undefined;
-    if (values.settle === true) {
+    if (values.kill === true) {
+      // While the engine works through the kills: what it holds meanwhile.
+      if (values.snapshot !== undefined) await heapSnapshot(pid, values.snapshot);
+      settledS = await waitUntilNone(
+        metricsPort,
+        ['ACCEPTED', 'PENDING:ACCEPTED', 'PREPARING', 'SUBMIT', 'INLRMS', 'CANCELING', 'FINISHING'],
+        1800,
+      );
+      points.push(await point(pid, `${jobs} jobs ended (${settledS} s after the last POST)`, t0, metricsPort));
+    } else if (values.settle === true) {
       settledS = await waitUntilNone(metricsPort, ['ACCEPTED', 'PENDING:ACCEPTED', 'SUBMIT'], 1800);
       points.push(await point(pid, `${jobs} jobs settled (${settledS} s after the last POST)`, t0, metricsPort));
     }
     await sleep(20_000);
     points.push(await point(pid, `${jobs} jobs stored, 20 s after`, t0, metricsPort));
-    if (values.snapshot !== undefined) await heapSnapshot(pid, values.snapshot);
+    if (values.snapshot !== undefined && values.kill !== true) await heapSnapshot(pid, values.snapshot);
     if (burst > 0) {
       await post(burst * 1000);
       points.push(await point(pid, `right after a burst of ${burst} bulk POSTs of 1,000`, t0, metricsPort));
@@ -145,13 +172,15 @@ async function main(): Promise<void> {
     }
     await client.close();
   } finally {
+    clearInterval(sampler);
     await service.stop();
   }
   await report(
     'ceres-bench-memory',
     {
-      options: { jobs, kind, maxRunning, burst, idleS },
+      options: { jobs, kind, maxRunning, burst, idleS, settle: values.settle === true, kill: values.kill === true },
       readyS,
+      peakHeapUsedMiB,
       points,
     },
     values.out,
