@@ -84,9 +84,34 @@ class FakeStaging implements StagingPort {
   nothingToStageIn(job: JobRecord): boolean {
     return this.skipEmptyStageIn && job.description.inputFiles.length === 0;
   }
-  stageOut(job: JobRecord, mode: StageOutMode): Promise<StageOutcome> {
+  /** Stage-outs wait for finishOut() (or their abort). */
+  gateOut = false;
+  outsRunning = 0;
+  maxOutsRunning = 0;
+  readonly abortedOuts: string[] = [];
+  readonly #pendingOut = new Map<string, () => void>();
+  stageOut(job: JobRecord, mode: StageOutMode, signal: AbortSignal): Promise<StageOutcome> {
     this.outs.push({ id: job.id, mode });
-    return Promise.resolve({ ok: true });
+    if (signal.aborted) this.abortedOuts.push(job.id);
+    if (!this.gateOut || signal.aborted) return Promise.resolve({ ok: true });
+    this.maxOutsRunning = Math.max(this.maxOutsRunning, ++this.outsRunning);
+    return new Promise((resolve) => {
+      const done = (r: StageOutcome): void => {
+        if (!this.#pendingOut.delete(job.id)) return;
+        this.outsRunning--;
+        resolve(r);
+      };
+      this.#pendingOut.set(job.id, () => done({ ok: true }));
+      signal.addEventListener('abort', () => done({ ok: false, reason: 'Data staging cancelled', aborted: true }), {
+        once: true,
+      });
+    });
+  }
+  /** Ends every stage-out running now. */
+  finishOuts(): number {
+    const all = [...this.#pendingOut.values()];
+    for (const f of all) f();
+    return all.length;
   }
   finishIn(id: string): void {
     const r = this.#pending.get(id);
@@ -421,7 +446,10 @@ describe('scheduler: a stage-in with nothing to stage in', () => {
     // picked-up + stage-in done (1), submitted (2)
     assert.equal(r.store.updates, 2);
     assert.deepEqual(t.seen, ['m1 ACCEPTED->PREPARING', 'm1 PREPARING->SUBMIT', 'm1 SUBMIT->INLRMS']);
-    const lines = readFileSync(control.file('m1', 'errors'), 'utf8').trim().split('\n');
+    // The line is filed after the state is stored: wait for it, not for the state.
+    const read = (): string[] => readFileSync(control.file('m1', 'errors'), 'utf8').trim().split('\n');
+    await until(() => read().length === 3, 'the submission filed');
+    const lines = read();
     assert.deepEqual(lines, [
       '2026-01-02T03:04:05Z Job state change ACCEPTED -> PREPARING   Reason: Starting job processing',
       '2026-01-02T03:04:05Z Job state change PREPARING -> SUBMIT   Reason: Pre-staging finished, passing job to the batch system',
@@ -630,6 +658,47 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
     assert.ok(!r.staging.ins.includes(last), 'the killed job was never staged');
   });
 
+  it('a bulk kill of 2,000 jobs: a bounded number is worked on at once, each poke is looked at once, and every job ends KILLED', async () => {
+    // Counts the jobs whose state change is being filed at once: each step of a job files one.
+    class CountingControl extends ControlDir {
+      now = 0;
+      max = 0;
+      override async append(id: string, name: string, content: string): Promise<void> {
+        this.max = Math.max(this.max, ++this.now);
+        try {
+          await new Promise((res) => setTimeout(res, 1));
+          await super.append(id, name, content);
+        } finally {
+          this.now--;
+        }
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'ceres-scheduler-control-'));
+    const control = new CountingControl(join(dir, 'control'));
+    const r = await rig({ control });
+    r.staging.missingUploads.clear();
+    const ids = bulk(r, 'x', 2000).map((id) => {
+      r.staging.missingUploads.set(id, 60_000);
+      return id;
+    });
+    await until(() => r.scheduler.parked === 2000, 'every job parked, waiting for an upload', 60_000);
+    control.max = 0;
+    for (const id of ids) {
+      const j = r.job(id);
+      assert.ok(j);
+      assert.ok(JobStore.prototype.update.call(r.store, j, { killRequested: true }));
+      r.scheduler.poke(id);
+      r.scheduler.poke(id); // a second request before the first was looked at adds nothing
+    }
+    assert.equal(r.scheduler.pokesWaiting, 2000);
+    await until(() => ids.every((id) => stateOf(r, id) === 'KILLED'), 'every job killed', 120_000);
+    // Each job files its steps (PREPARING -> CANCELING, then -> FINISHING, -> FINISHED) in
+    // its own chain; the first two belong to the poke, the last follows its stage-out.
+    assert.ok(control.max <= 2 * 64, `${control.max} jobs filing a state change at once`);
+    assert.equal(r.staging.looks.filter((l) => l.aborted).length, 2000, 'each parked wait aborted once');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('unprocessed jobs found at start are all looked at, through the same bounded queue', async () => {
     // Stored but never looked at (the service died right after the 201s).
     const ids = Array.from({ length: 1000 }, (_, i) => `s${i}`);
@@ -721,5 +790,44 @@ describe('scheduler: jobs waiting for client uploads are parked between looks', 
     r.submit('u6');
     await until(() => stateOf(r, 'u6') === 'KILLED', 'u6 killed');
     assert.equal(r.scheduler.parked, 0);
+  });
+});
+
+describe('scheduler: stage-outs start in bounded numbers', () => {
+  /** `n` jobs whose batch jobs all end at once; their stage-outs wait for finishOuts(). */
+  async function toFinishing(r: Rig, prefix: string, n: number): Promise<string[]> {
+    r.staging.gateOut = true;
+    const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    r.store.insertMany(newJobs(ids, r.clock));
+    r.scheduler.jobsSubmitted(ids);
+    await until(() => r.backend.submits.length === n, 'every job submitted', 60_000);
+    for (const id of ids) await r.backend.emit(`L-${id}`, finalUpdate(id));
+    return ids;
+  }
+
+  it('300 jobs reaching FINISHING at once: at most 64 stage-outs run, the rest wait as ids, every job ends', async () => {
+    const r = await rig();
+    const ids = await toFinishing(r, 'o', 300);
+    await until(() => r.staging.outsRunning === 64 && r.scheduler.stageOutsWaiting === 236, '64 running, 236 waiting');
+    while (ids.some((id) => stateOf(r, id) !== 'FINISHED')) {
+      r.staging.finishOuts();
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    assert.equal(r.staging.maxOutsRunning, 64);
+    assert.equal(r.scheduler.stageOutsWaiting, 0);
+    assert.equal(r.staging.outs.length, 300, 'each job staged out once');
+  });
+
+  it('a kill of a job whose stage-out waits for its turn runs it aborted at once', async () => {
+    const r = await rig();
+    const ids = await toFinishing(r, 'w', 65);
+    await until(() => r.scheduler.stageOutsWaiting === 1, 'one stage-out waiting');
+    const waiting = ids.find((id) => !r.staging.outs.some((o) => o.id === id));
+    assert.ok(waiting);
+    r.flag(waiting, { killRequested: true });
+    await until(() => stateOf(r, waiting) === 'FAILED' || stateOf(r, waiting) === 'KILLED', 'the killed job ended');
+    assert.deepEqual(r.staging.abortedOuts, [waiting]);
+    assert.equal(r.scheduler.stageOutsWaiting, 0);
+    r.staging.finishOuts();
   });
 });
