@@ -3,6 +3,8 @@
  *
  * Two kinds of job:
  *  - trivial: runs /bin/true and ends; what submission, latency and drain measure;
+ *  - running: runs /bin/sleep 3600, so it stays RUNNING in the batch system while
+ *    measured (memory with jobs in progress); the store's clean kills it.
  *  - parked: also runs /bin/true, but declares an input file the client is to upload
  *    ("wait.txt" with an empty source) and never uploads it, so the job waits in
  *    PREPARING and costs the service nothing after it has been accepted. Stores of
@@ -13,7 +15,7 @@
  * one `<ActivityDescriptions>`; A-REX 6.17 accepts both.
  */
 
-export type JobKind = 'trivial' | 'parked';
+export type JobKind = 'trivial' | 'parked' | 'running';
 export type DescriptionFormat = 'xrsl' | 'adl';
 
 const ADL_NS = 'http://www.eu-emi.eu/es/2010/12/adl';
@@ -24,11 +26,17 @@ function safeName(name: string): string {
 }
 
 export function xrslJob(kind: JobKind, name: string): string {
+  if (kind === 'running') return `&(executable="/bin/sleep")(arguments="3600")(jobname="${safeName(name)}")`;
   const park = kind === 'parked' ? '(inputfiles=("wait.txt" ""))' : '';
   return `&(executable="/bin/true")(jobname="${safeName(name)}")${park}`;
 }
 
 export function adlJob(kind: JobKind, name: string): string {
+  if (kind === 'running')
+    return (
+      `<ActivityDescription xmlns="${ADL_NS}"><ActivityIdentification><Name>${safeName(name)}</Name></ActivityIdentification>` +
+      `<Application><Executable><Path>/bin/sleep</Path><Argument>3600</Argument></Executable></Application></ActivityDescription>`
+    );
   const park = kind === 'parked' ? '<DataStaging><InputFile><Name>wait.txt</Name></InputFile></DataStaging>' : '';
   return (
     `<ActivityDescription xmlns="${ADL_NS}"><ActivityIdentification><Name>${safeName(name)}</Name></ActivityIdentification>` +

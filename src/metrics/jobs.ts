@@ -45,21 +45,43 @@ export function registerJobGauges(m: Metrics, store: StateCounts): void {
 export class TransitionObserver {
   readonly #m: Metrics;
   readonly #now: () => number;
-  readonly #entered = new Map<string, { state: string; at: number }>();
+  /**
+   * Per unfinished job one number: (ms since #epoch) × STATE_CODES + the state's code. An
+   * object per job ({ state, at }) cost ~60 bytes more for every job in progress.
+   */
+  readonly #entered = new Map<string, number>();
+  readonly #epoch: number;
+  /** State names by code (a handful: the positions of the state machine). */
+  readonly #states: string[] = [];
 
   constructor(m: Metrics, now: () => number = Date.now) {
     this.#m = m;
     this.#now = now;
+    this.#epoch = now();
   }
 
   seen(t: TransitionSeen): void {
     const now = this.#now();
     this.#m.transitions.inc({ from: t.from, to: t.to });
     const e = this.#entered.get(t.id);
-    const since = e !== undefined && e.state === t.from ? e.at : t.from === 'ACCEPTED' ? t.createdAt : undefined;
+    const since =
+      e !== undefined && this.#states[e % STATE_CODES] === t.from
+        ? this.#epoch + Math.floor(e / STATE_CODES)
+        : t.from === 'ACCEPTED'
+          ? t.createdAt
+          : undefined;
     if (since !== undefined) this.#m.stateSeconds.observe({ state: t.from }, Math.max(0, now - since) / 1000);
     if (t.final) this.#entered.delete(t.id);
-    else this.#entered.set(t.id, { state: t.to, at: now });
+    else this.#entered.set(t.id, Math.max(0, now - this.#epoch) * STATE_CODES + this.#code(t.to));
+  }
+
+  #code(state: string): number {
+    let c = this.#states.indexOf(state);
+    if (c < 0) {
+      if (this.#states.length === STATE_CODES - 1) return STATE_CODES - 1; // never matches: not timed
+      c = this.#states.push(state) - 1;
+    }
+    return c;
   }
 
   /** Jobs being timed (tests; bounded by the unfinished jobs). */
@@ -67,3 +89,6 @@ export class TransitionObserver {
     return this.#entered.size;
   }
 }
+
+/** Room for the state codes of TransitionObserver (the state machine has a dozen positions). */
+const STATE_CODES = 32;

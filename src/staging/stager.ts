@@ -141,7 +141,7 @@ export class Stager {
   // ================================================================ stage-in
 
   async stageIn(job: StageInJob, signal: AbortSignal, progress?: ProgressListener): Promise<StageResult> {
-    const results: (FileResult | undefined)[] = job.files.map(() => undefined);
+    const results: (FileResult | undefined)[] = job.files.map((_, i) => job.judged?.get(i));
     const failFast = new AbortController();
     const jobSignal = AbortSignal.any([signal, failFast.signal]);
     const agents = this.agents();
@@ -155,6 +155,7 @@ export class Stager {
 
     // Descriptions are checked before any slot is taken: a bad name or URL fails at once.
     for (const [index, file] of job.files.entries()) {
+      if (results[index] !== undefined) continue; // judged by an earlier look
       const base = { name: file.name, attempts: 0, bytes: 0, ok: false } as const;
       try {
         const { rel } = parseSessionName(file.name);
@@ -200,6 +201,8 @@ export class Stager {
       }
     })();
 
+    const once = job.lookOnce === true && remote.length === 0;
+    let lookAgainAt: number | undefined;
     const userDone = (async () => {
       if (user.length === 0) return;
       const since = job.preparingSince?.getTime() ?? Date.now();
@@ -207,15 +210,16 @@ export class Stager {
         // With upload events the poll is only a backstop: keep it rare, or thousands of
         // jobs waiting for uploads keep the service busy re-reading control files.
         const pollSeconds =
-          job.uploads?.changed !== undefined
+          job.uploads?.changed !== undefined || once
             ? Math.max(this.cfg.userUploadPollSeconds, 60)
             : this.cfg.userUploadPollSeconds;
-        await waitForUserFiles(
+        lookAgainAt = await waitForUserFiles(
           user,
           {
             session: (fn) => withSession(job, fn),
             deadline: since + this.cfg.userUploadWaitSeconds * 1000,
             pollMs: pollSeconds * 1000,
+            once,
             ...(job.uploads === undefined ? {} : { uploads: job.uploads }),
           },
           jobSignal,
@@ -242,6 +246,20 @@ export class Stager {
       await Promise.all([downloadsDone, userDone]);
     } finally {
       await agents.close();
+    }
+    if (lookAgainAt !== undefined && !jobSignal.aborted) {
+      const judged = new Map<number, FileResult>();
+      for (const [i, r] of results.entries()) if (r !== undefined) judged.set(i, r);
+      const none = { inputStatus: [], outputStatus: [], statistics: [] };
+      return {
+        ok: false,
+        cancelled: false,
+        files: [],
+        failures: [],
+        control: none,
+        bytes: 0,
+        waiting: { checkAt: lookAgainAt, judged },
+      };
     }
 
     // Whatever has no result was cut short: by the caller's signal or by another file's failure.

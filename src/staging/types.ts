@@ -73,6 +73,14 @@ export type StageInJob = SessionRef & {
   readonly uploads?: UploadWatch;
   /** When the job entered PREPARING: the user-upload wait is measured from here (default: now). */
   readonly preparingSince?: Date;
+  /**
+   * A job without downloads looks at its client uploads once instead of waiting for
+   * them: if some are still arriving, the result says so (`waiting`) and the caller
+   * stages in again later, passing `judged` back.
+   */
+  readonly lookOnce?: boolean;
+  /** The files judged complete by earlier looks (`waiting.judged`), by index: not judged again. */
+  readonly judged?: ReadonlyMap<number, FileResult>;
 };
 
 export type StageOutJob = SessionRef & {
@@ -122,6 +130,12 @@ export interface StageResult {
   readonly failures: readonly string[];
   readonly control: ControlLines;
   readonly bytes: number;
+  /**
+   * `lookOnce`: client uploads are still arriving and nothing failed. Look again (stage
+   * in with `judged`) when an upload completes, or at `checkAt` (epoch ms) at the latest:
+   * that look fails the files whose wait has run out. Nothing else in the result counts.
+   */
+  readonly waiting?: { readonly checkAt: number; readonly judged: ReadonlyMap<number, FileResult> };
 }
 
 export interface StageProgress {

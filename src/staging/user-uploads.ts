@@ -31,14 +31,22 @@ export interface UserWaitOptions {
   readonly deadline: number;
   readonly pollMs: number;
   readonly now?: () => number;
+  /**
+   * Look once instead of waiting: with files still arriving (and the deadline not
+   * passed), return when the next look is due. The caller holds nothing meanwhile (a job
+   * waiting for uploads is an id and two numbers, not a suspended chain of calls) and
+   * looks again on an upload event or at that time.
+   */
+  readonly once?: boolean;
 }
 
+/** Resolves when every file has an outcome; with `once`, the time (epoch ms) of the next look if some are still arriving. */
 export async function waitForUserFiles(
   files: readonly UserFile[],
   opts: UserWaitOptions,
   signal: AbortSignal,
   onDone: (f: UserFile, outcome: UserFileOutcome) => void,
-): Promise<void> {
+): Promise<number | undefined> {
   const now = opts.now ?? Date.now;
   const pending = new Set(files);
   while (pending.size > 0) {
@@ -64,7 +72,7 @@ export async function waitForUserFiles(
         onDone(f, outcome);
       }
     }
-    if (pending.size === 0) return;
+    if (pending.size === 0) return undefined;
     const left = opts.deadline - now();
     if (left <= 0) {
       for (const f of pending)
@@ -72,10 +80,15 @@ export async function waitForUserFiles(
           ok: false,
           error: stagingError('CE_ERR_STAGING_USER_FILE_TIMEOUT', `User file: ${sessionPath(f.rel)} - Timeout waiting`),
         });
-      return;
+      return undefined;
+    }
+    if (opts.once === true) {
+      signal.throwIfAborted();
+      return now() + Math.min(left, opts.pollMs);
     }
     await nextCheck(opts, Math.min(left, opts.pollMs), signal);
   }
+  return undefined;
 }
 
 /** Bytes of a complete, valid file; undefined while still arriving; throws when it can never be right. */

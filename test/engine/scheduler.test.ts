@@ -13,7 +13,7 @@ import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import type { JobChanges, JobRecord } from '../../src/store/job-record.js';
 import { ControlDir } from '../../src/store/control-dir.js';
 import { Scheduler, type SchedulerOptions } from '../../src/engine/scheduler/scheduler.js';
-import type { SessionsPort, StageOutcome, StagingPort } from '../../src/engine/scheduler/ports.js';
+import type { SessionsPort, StageInOptions, StageOutcome, StagingPort } from '../../src/engine/scheduler/ports.js';
 import type { StageOutMode } from '../../src/engine/state-machine.js';
 import type { BatchBackend, BatchJobSpec, BatchUpdate, BatchUpdateListener } from '../../src/lrms/backend.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
@@ -57,8 +57,24 @@ class FakeStaging implements StagingPort {
   readonly ins: string[] = [];
   readonly outs: { id: string; mode: StageOutMode }[] = [];
   readonly #pending = new Map<string, (r: StageOutcome) => void>();
-  stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome> {
+  /**
+   * Jobs whose client uploads are still missing: a look (`lookOnce`) says so and when to
+   * look again (ms from now); an aborted look reports as an aborted wait.
+   */
+  readonly missingUploads = new Map<string, number>();
+  /** Looks at uploads: job id, aborted, `preparingSince` passed. */
+  readonly looks: { id: string; aborted: boolean; since: number | undefined }[] = [];
+  /** Runs during a look (before it answers). */
+  duringLook: ((id: string) => void) | undefined;
+  stageIn(job: JobRecord, signal: AbortSignal, o?: StageInOptions): Promise<StageOutcome> {
     this.ins.push(job.id);
+    const again = this.missingUploads.get(job.id);
+    if (again !== undefined && o?.lookOnce === true) {
+      this.looks.push({ id: job.id, aborted: signal.aborted, since: o.preparingSince });
+      this.duringLook?.(job.id);
+      if (signal.aborted) return Promise.resolve({ ok: false, reason: 'Data staging cancelled', aborted: true });
+      return Promise.resolve({ ok: false, waiting: true, checkAt: Date.now() + again });
+    }
     if (!this.gateIn) return Promise.resolve({ ok: true });
     return new Promise((resolve) => {
       this.#pending.set(job.id, resolve);
@@ -68,9 +84,34 @@ class FakeStaging implements StagingPort {
   nothingToStageIn(job: JobRecord): boolean {
     return this.skipEmptyStageIn && job.description.inputFiles.length === 0;
   }
-  stageOut(job: JobRecord, mode: StageOutMode): Promise<StageOutcome> {
+  /** Stage-outs wait for finishOut() (or their abort). */
+  gateOut = false;
+  outsRunning = 0;
+  maxOutsRunning = 0;
+  readonly abortedOuts: string[] = [];
+  readonly #pendingOut = new Map<string, () => void>();
+  stageOut(job: JobRecord, mode: StageOutMode, signal: AbortSignal): Promise<StageOutcome> {
     this.outs.push({ id: job.id, mode });
-    return Promise.resolve({ ok: true });
+    if (signal.aborted) this.abortedOuts.push(job.id);
+    if (!this.gateOut || signal.aborted) return Promise.resolve({ ok: true });
+    this.maxOutsRunning = Math.max(this.maxOutsRunning, ++this.outsRunning);
+    return new Promise((resolve) => {
+      const done = (r: StageOutcome): void => {
+        if (!this.#pendingOut.delete(job.id)) return;
+        this.outsRunning--;
+        resolve(r);
+      };
+      this.#pendingOut.set(job.id, () => done({ ok: true }));
+      signal.addEventListener('abort', () => done({ ok: false, reason: 'Data staging cancelled', aborted: true }), {
+        once: true,
+      });
+    });
+  }
+  /** Ends every stage-out running now. */
+  finishOuts(): number {
+    const all = [...this.#pendingOut.values()];
+    for (const f of all) f();
+    return all.length;
   }
   finishIn(id: string): void {
     const r = this.#pending.get(id);
@@ -405,7 +446,10 @@ describe('scheduler: a stage-in with nothing to stage in', () => {
     // picked-up + stage-in done (1), submitted (2)
     assert.equal(r.store.updates, 2);
     assert.deepEqual(t.seen, ['m1 ACCEPTED->PREPARING', 'm1 PREPARING->SUBMIT', 'm1 SUBMIT->INLRMS']);
-    const lines = readFileSync(control.file('m1', 'errors'), 'utf8').trim().split('\n');
+    // The line is filed after the state is stored: wait for it, not for the state.
+    const read = (): string[] => readFileSync(control.file('m1', 'errors'), 'utf8').trim().split('\n');
+    await until(() => read().length === 3, 'the submission filed');
+    const lines = read();
     assert.deepEqual(lines, [
       '2026-01-02T03:04:05Z Job state change ACCEPTED -> PREPARING   Reason: Starting job processing',
       '2026-01-02T03:04:05Z Job state change PREPARING -> SUBMIT   Reason: Pre-staging finished, passing job to the batch system',
@@ -614,6 +658,47 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
     assert.ok(!r.staging.ins.includes(last), 'the killed job was never staged');
   });
 
+  it('a bulk kill of 2,000 jobs: a bounded number is worked on at once, each poke is looked at once, and every job ends KILLED', async () => {
+    // Counts the jobs whose state change is being filed at once: each step of a job files one.
+    class CountingControl extends ControlDir {
+      now = 0;
+      max = 0;
+      override async append(id: string, name: string, content: string): Promise<void> {
+        this.max = Math.max(this.max, ++this.now);
+        try {
+          await new Promise((res) => setTimeout(res, 1));
+          await super.append(id, name, content);
+        } finally {
+          this.now--;
+        }
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'ceres-scheduler-control-'));
+    const control = new CountingControl(join(dir, 'control'));
+    const r = await rig({ control });
+    r.staging.missingUploads.clear();
+    const ids = bulk(r, 'x', 2000).map((id) => {
+      r.staging.missingUploads.set(id, 60_000);
+      return id;
+    });
+    await until(() => r.scheduler.parked === 2000, 'every job parked, waiting for an upload', 60_000);
+    control.max = 0;
+    for (const id of ids) {
+      const j = r.job(id);
+      assert.ok(j);
+      assert.ok(JobStore.prototype.update.call(r.store, j, { killRequested: true }));
+      r.scheduler.poke(id);
+      r.scheduler.poke(id); // a second request before the first was looked at adds nothing
+    }
+    assert.equal(r.scheduler.pokesWaiting, 2000);
+    await until(() => ids.every((id) => stateOf(r, id) === 'KILLED'), 'every job killed', 120_000);
+    // Each job files its steps (PREPARING -> CANCELING, then -> FINISHING, -> FINISHED) in
+    // its own chain; the first two belong to the poke, the last follows its stage-out.
+    assert.ok(control.max <= 2 * 64, `${control.max} jobs filing a state change at once`);
+    assert.equal(r.staging.looks.filter((l) => l.aborted).length, 2000, 'each parked wait aborted once');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('unprocessed jobs found at start are all looked at, through the same bounded queue', async () => {
     // Stored but never looked at (the service died right after the 201s).
     const ids = Array.from({ length: 1000 }, (_, i) => `s${i}`);
@@ -625,5 +710,124 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
     });
     await until(() => r.staging.ins.length === 1000, 'every stored job picked up after the start', 60_000);
     assert.deepEqual([...r.staging.ins].sort(), [...ids].sort());
+  });
+});
+
+describe('scheduler: jobs waiting for client uploads are parked between looks', () => {
+  const looksAt = (r: Rig, id: string): number => r.staging.looks.filter((l) => l.id === id).length;
+
+  it('a job whose uploads are missing holds no stage-in between looks; an upload poke looks again and moves it on', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u1', 60_000);
+    r.submit('u1');
+    await until(() => r.scheduler.parked === 1, 'u1 parked after its first look');
+    assert.equal(stateOf(r, 'u1'), 'PREPARING');
+    const since = r.job('u1')?.updatedAt;
+    assert.deepEqual(r.staging.looks, [{ id: 'u1', aborted: false, since }]);
+    // Another look is due only after 60 s: nothing happens meanwhile.
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(looksAt(r, 'u1'), 1);
+    r.staging.missingUploads.delete('u1');
+    r.scheduler.poke('u1'); // the upload completed (the service pokes the job)
+    await until(() => r.backend.submits.some((s) => s.jobId === 'u1'), 'u1 submitted');
+    assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('the look counts the upload wait from when the job entered PREPARING, not from the look', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u2', 60_000);
+    r.submit('u2');
+    await until(() => r.scheduler.parked === 1, 'u2 parked');
+    const since = r.job('u2')?.updatedAt;
+    r.clock += 5000;
+    r.flag('u2', {}); // the record changes (updatedAt moves); the wait does not start again
+    await until(() => looksAt(r, 'u2') === 2, 'u2 looked at again');
+    assert.equal(r.staging.looks[1]?.since, since);
+  });
+
+  it('a parked job is looked at again when its time comes, without a poke', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u3', 50);
+    r.submit('u3');
+    await until(() => looksAt(r, 'u3') >= 3, 'u3 looked at again by the timer', 10_000);
+    assert.equal(stateOf(r, 'u3'), 'PREPARING');
+  });
+
+  it('a kill of a parked job runs the look aborted, so the job ends as an aborted wait did', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u4', 60_000);
+    r.submit('u4');
+    await until(() => r.scheduler.parked === 1, 'u4 parked');
+    r.flag('u4', { killRequested: true });
+    await until(() => stateOf(r, 'u4') === 'KILLED', 'u4 killed');
+    assert.deepEqual(
+      r.staging.looks.map((l) => l.aborted),
+      [false, true],
+    );
+    assert.deepEqual(r.staging.outs, [{ id: 'u4', mode: 'cancel' }]);
+    assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('an upload poke while a look is under way is not lost: the job is looked at again', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u5', 60_000);
+    r.staging.duringLook = (id) => {
+      if (looksAt(r, id) !== 1) return;
+      r.staging.missingUploads.delete(id); // the upload lands right after the look saw nothing
+      r.scheduler.poke(id);
+    };
+    r.submit('u5');
+    await until(() => r.backend.submits.some((s) => s.jobId === 'u5'), 'u5 submitted without waiting for the timer');
+    assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('a kill while the look is under way aborts it', async () => {
+    const r = await rig();
+    r.staging.missingUploads.set('u6', 60_000);
+    r.staging.duringLook = (id) => {
+      if (looksAt(r, id) === 1) r.flag(id, { killRequested: true });
+    };
+    r.submit('u6');
+    await until(() => stateOf(r, 'u6') === 'KILLED', 'u6 killed');
+    assert.equal(r.scheduler.parked, 0);
+  });
+});
+
+describe('scheduler: stage-outs start in bounded numbers', () => {
+  /** `n` jobs whose batch jobs all end at once; their stage-outs wait for finishOuts(). */
+  async function toFinishing(r: Rig, prefix: string, n: number): Promise<string[]> {
+    r.staging.gateOut = true;
+    const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    r.store.insertMany(newJobs(ids, r.clock));
+    r.scheduler.jobsSubmitted(ids);
+    await until(() => r.backend.submits.length === n, 'every job submitted', 60_000);
+    for (const id of ids) await r.backend.emit(`L-${id}`, finalUpdate(id));
+    return ids;
+  }
+
+  it('300 jobs reaching FINISHING at once: at most 64 stage-outs run, the rest wait as ids, every job ends', async () => {
+    const r = await rig();
+    const ids = await toFinishing(r, 'o', 300);
+    await until(() => r.staging.outsRunning === 64 && r.scheduler.stageOutsWaiting === 236, '64 running, 236 waiting');
+    while (ids.some((id) => stateOf(r, id) !== 'FINISHED')) {
+      r.staging.finishOuts();
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    assert.equal(r.staging.maxOutsRunning, 64);
+    assert.equal(r.scheduler.stageOutsWaiting, 0);
+    assert.equal(r.staging.outs.length, 300, 'each job staged out once');
+  });
+
+  it('a kill of a job whose stage-out waits for its turn runs it aborted at once', async () => {
+    const r = await rig();
+    const ids = await toFinishing(r, 'w', 65);
+    await until(() => r.scheduler.stageOutsWaiting === 1, 'one stage-out waiting');
+    const waiting = ids.find((id) => !r.staging.outs.some((o) => o.id === id));
+    assert.ok(waiting);
+    r.flag(waiting, { killRequested: true });
+    await until(() => stateOf(r, waiting) === 'FAILED' || stateOf(r, waiting) === 'KILLED', 'the killed job ended');
+    assert.deepEqual(r.staging.abortedOuts, [waiting]);
+    assert.equal(r.scheduler.stageOutsWaiting, 0);
+    r.staging.finishOuts();
   });
 });

@@ -5,18 +5,22 @@ import { mkdir, stat, writeFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
 import { anonymousCredentials } from '../../src/staging/credentials.js';
-import type { StageInFile, UploadWatch } from '../../src/staging/types.js';
+import type { FileResult, StageInFile, UploadWatch } from '../../src/staging/types.js';
 import { never, stagingConfig, tempDir } from './helpers/fixtures.js';
 import { createHasher } from '../../src/staging/checksum.js';
 
 type T = Parameters<typeof tempDir>[0];
 
-async function setup(t: T, wait = 5) {
+async function setup(t: T, wait = 5, pollSeconds = 0.05) {
   const root = await tempDir(t);
   const sessionDir = join(root, 'session');
   await mkdir(sessionDir);
   const stager = new Stager({
-    config: stagingConfig({ cache: { enabled: false }, userUploadWaitSeconds: wait, userUploadPollSeconds: 0.05 }),
+    config: stagingConfig({
+      cache: { enabled: false },
+      userUploadWaitSeconds: wait,
+      userUploadPollSeconds: pollSeconds,
+    }),
     credentials: anonymousCredentials,
   });
   const run = (files: StageInFile[], uploads?: UploadWatch, preparingSince?: Date) =>
@@ -31,7 +35,7 @@ async function setup(t: T, wait = 5) {
       },
       never,
     );
-  return { sessionDir, run };
+  return { sessionDir, run, stager };
 }
 
 /** An upload watch like the sessions code provides: a set of completed paths and a change event. */
@@ -148,5 +152,64 @@ describe('stage-in: files uploaded by the client', () => {
     w.complete('/gone');
     const r = await run([user('gone')], w);
     assert.equal(r.failureReason, 'User file: /gone - Expected file. Nothing found.');
+  });
+});
+
+describe('stage-in: one look at client uploads (lookOnce)', () => {
+  async function setupOnce(t: T, wait = 5) {
+    const { sessionDir, stager } = await setup(t, wait, 1);
+    const look = (
+      files: StageInFile[],
+      w: UploadWatch,
+      o: { judged?: ReadonlyMap<number, FileResult>; since?: Date } = {},
+    ) =>
+      stager.stageIn(
+        {
+          id: 'j',
+          owner: 'o',
+          sessionDir,
+          files,
+          uploads: w,
+          lookOnce: true,
+          ...(o.judged === undefined ? {} : { judged: o.judged }),
+          ...(o.since === undefined ? {} : { preparingSince: o.since }),
+        },
+        never,
+      );
+    return { sessionDir, look };
+  }
+
+  it('returns at once with the time of the next look while a file is missing, and judges a done file only once', async (t) => {
+    const { sessionDir, look } = await setupOnce(t);
+    const w = watch();
+    await writeFile(join(sessionDir, 'a'), 'aaa');
+    w.complete('/a');
+    const before = Date.now();
+    const r1 = await look([user('a'), user('b')], w);
+    assert.equal(r1.waiting !== undefined, true, 'still waiting for b');
+    // The poll is only a backstop when uploads are events: at least a minute, bounded by the wait.
+    assert.ok(r1.waiting!.checkAt >= before + 5000 - 50 && r1.waiting!.checkAt <= Date.now() + 5000);
+    assert.deepEqual([...r1.waiting!.judged.keys()], [0]);
+    await writeFile(join(sessionDir, 'b'), 'bb');
+    w.complete('/b');
+    w.asked.length = 0;
+    const r2 = await look([user('a'), user('b')], w, { judged: r1.waiting!.judged });
+    assert.equal(r2.waiting, undefined);
+    assert.equal(r2.ok, true, r2.failureReason);
+    assert.deepEqual(
+      r2.files.map((f) => [f.name, f.ok, f.bytes]),
+      [
+        ['a', true, 3],
+        ['b', true, 2],
+      ],
+    );
+    assert.deepEqual(w.asked, ['/b'], 'a was not judged again');
+  });
+
+  it('the look after the wait has run out fails the missing file as the wait did', async (t) => {
+    const { look } = await setupOnce(t, 1);
+    const r = await look([user('never.dat')], watch(), { since: new Date(Date.now() - 1000) });
+    assert.equal(r.waiting, undefined);
+    assert.equal(r.failureReason, 'User file: /never.dat - Timeout waiting');
   });
 });

@@ -7,10 +7,24 @@ import type { JobRecord } from '../../store/job-record.js';
 import type { StageOutMode } from '../state-machine.js';
 
 export type StageOutcome =
-  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly aborted?: boolean };
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: string; readonly aborted?: boolean }
+  /** `lookOnce`: client uploads still arriving; stage in again when poked, or at `checkAt` (epoch ms). */
+  | { readonly ok: false; readonly waiting: true; readonly checkAt: number };
+
+export interface StageInOptions {
+  /**
+   * Look at client uploads once instead of waiting for them (a job without downloads):
+   * the scheduler then holds the waiting job as an id and two numbers, not as a pending
+   * call with its record (docs/performance.md, "Memory").
+   */
+  readonly lookOnce?: boolean;
+  /** When the job entered PREPARING (epoch ms), if not `job.updatedAt`: the upload wait counts from here. */
+  readonly preparingSince?: number;
+}
 
 export interface StagingPort {
-  stageIn(job: JobRecord, signal: AbortSignal): Promise<StageOutcome>;
+  stageIn(job: JobRecord, signal: AbortSignal, o?: StageInOptions): Promise<StageOutcome>;
   /**
    * The job has nothing to stage in (no input to download, no upload to wait for): its
    * stage-in would succeed at once, so the scheduler records its end in the same

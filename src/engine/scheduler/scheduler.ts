@@ -29,6 +29,7 @@ import {
   type Effect,
   type EngineEvent,
   type SlotStep,
+  type StageOutMode,
   type Transition,
 } from '../state-machine.js';
 import { isFinal, machineStateOf, persistedFields, type MachineState } from '../states.js';
@@ -37,6 +38,7 @@ import { batchUpdateEvent } from '../batch-events.js';
 import { Slots, type Limits } from './slots.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
 import type { SessionsPort, StagingPort } from './ports.js';
+import { IdQueue } from './id-queue.js';
 
 export interface SchedulerLog {
   debug(o: object, m: string): void;
@@ -120,6 +122,20 @@ export class Scheduler {
   readonly #expiry = new Map<string, NodeJS.Timeout>();
   #sweep: NodeJS.Timeout | undefined;
   /**
+   * Jobs in PREPARING waiting for client uploads between two looks at them (the staging
+   * port's `lookOnce`): when they entered PREPARING and when to look again. A wait used to
+   * be a suspended stage-in (the record, a chain of async calls, an abort controller, a
+   * timer, upload listeners): ~10 KiB per job, 20,000 parked jobs held ~150 MiB
+   * (docs/performance.md, "Memory"). Now a job is looked at again when poked (an upload
+   * completed) or by the one shared timer, and aborting a parked wait (kill) runs the
+   * look with an aborted signal, so it reports exactly as an aborted wait did.
+   */
+  readonly #parked = new Map<string, Parked>();
+  #parkTimer: NodeJS.Timeout | undefined;
+  #parkTimerAt = Infinity;
+  /** Jobs poked while a look at their uploads was under way: looked at again instead of parked. */
+  readonly #pokedDuringLook = new Set<string>();
+  /**
    * New jobs not yet looked at, in order (ids only), and how many first looks are in
    * flight. A bulk POST of 1,000 jobs used to start 1,000 chains at once, each holding
    * its record and closures while it waited for the disk; during a flood those piled up
@@ -127,10 +143,32 @@ export class Scheduler {
    * run now; the rest wait here as ids. Nothing is lost by a crash: the jobs are
    * stored, and start() looks at every unprocessed one again.
    */
-  #incoming: string[] = [];
-  #incomingHead = 0;
+  readonly #incoming = new IdQueue();
   #pickupsInFlight = 0;
   #pumpQueued = false;
+  /**
+   * Jobs poked (a kill, clean or restart asked, an upload completed), waiting for their
+   * look in order, each once (a look reads the fresh record, so later pokes of a job still
+   * waiting add nothing); at most POKES_IN_FLIGHT jobs are worked on for a poke at once,
+   * each until its chain of steps is done. A bulk kill of 1,000 jobs used to start 1,000
+   * chains at once; while a store fill killed jobs faster than the disk let the engine
+   * finish them, the heap grew to ~1 GB (docs/performance.md, "Memory"). Nothing is lost
+   * by a crash: the flags are stored, and start() pokes every flagged job again.
+   */
+  readonly #poked = new IdQueue();
+  readonly #pokedWaiting = new Set<string>();
+  #pokesInFlight = 0;
+  /**
+   * Stage-outs waiting to start, in order: job id -> mode. At most STAGE_OUTS_IN_FLIGHT run
+   * (the stager's own job slots order them further). A flood of killed jobs used to start
+   * every stage-out at once, each a suspended chain of calls holding its record while it
+   * waited for a slot or a session check: 18,000 of them were ~170 MiB of heap with
+   * 20,000 jobs killed (docs/performance.md, "Memory"). A kill of a waiting stage-out
+   * runs it aborted at once, so it reports as an aborted one did.
+   */
+  readonly #outQueue = new IdQueue();
+  readonly #outWaiting = new Map<string, StageOutMode>();
+  #outsInFlight = 0;
   #stopping = false;
   #releasing = false;
 
@@ -184,6 +222,10 @@ export class Scheduler {
     if (this.#sweep) clearInterval(this.#sweep);
     for (const t of this.#cancelTimers.values()) clearTimeout(t);
     for (const t of this.#expiry.values()) clearTimeout(t);
+    if (this.#parkTimer) clearTimeout(this.#parkTimer);
+    // Parked jobs and queued stage-outs hold nothing to stop: the next start resumes them.
+    this.#parked.clear();
+    this.#outWaiting.clear();
     for (const ac of this.#transfers.values()) ac.abort(new Error('service stopping'));
     await Promise.allSettled([...this.#chains.values()]);
     await this.#o.backend.close();
@@ -206,38 +248,63 @@ export class Scheduler {
     setImmediate(() => {
       this.#pumpQueued = false;
       this.#pump();
+      this.#pumpPokes();
     });
+  }
+
+  /** Looks for poked jobs, at most POKES_IN_FLIGHT jobs at once, each held until its chain is done. */
+  #pumpPokes(): void {
+    while (this.#pokesInFlight < POKES_IN_FLIGHT && this.#poked.size > 0 && !this.#stopping) {
+      const id = this.#poked.shift()!;
+      this.#pokedWaiting.delete(id);
+      this.#pokesInFlight++;
+      void this.#chain(id, () => this.#look(id))
+        .then(() => this.#settled(id))
+        .finally(() => {
+          this.#pokesInFlight--;
+          this.#schedulePump();
+        });
+    }
+  }
+
+  /** Resolves once no step of the job is queued or running (transfers and batch jobs excepted). */
+  async #settled(id: string): Promise<void> {
+    for (let p = this.#chains.get(id); p !== undefined; p = this.#chains.get(id)) await p;
   }
 
   /** Start first looks at new jobs, at most PICKUP_IN_FLIGHT at once. */
   #pump(): void {
-    while (this.#pickupsInFlight < PICKUP_IN_FLIGHT && this.#incomingHead < this.#incoming.length) {
-      const id = this.#incoming[this.#incomingHead++]!;
-      if (this.#stopping) break;
+    while (this.#pickupsInFlight < PICKUP_IN_FLIGHT && this.#incoming.size > 0 && !this.#stopping) {
+      const id = this.#incoming.shift()!;
       this.#pickupsInFlight++;
       void this.#chain(id, () => this.#look(id)).finally(() => {
         this.#pickupsInFlight--;
         this.#schedulePump();
       });
     }
-    if (this.#incomingHead === this.#incoming.length) {
-      this.#incoming = [];
-      this.#incomingHead = 0;
-    } else if (this.#incomingHead > 4096 && this.#incomingHead * 2 > this.#incoming.length) {
-      this.#incoming = this.#incoming.slice(this.#incomingHead);
-      this.#incomingHead = 0;
-    }
   }
 
   /** New jobs waiting for their first look (tests). */
   get incoming(): number {
-    return this.#incoming.length - this.#incomingHead;
+    return this.#incoming.size;
   }
 
-  /** Look at a job again (new job, request flag set, client upload completed). */
+  /** Jobs waiting for client uploads with no look at them under way (tests). */
+  get parked(): number {
+    return this.#parked.size;
+  }
+
+  /** Look at a job again (request flag set, client upload completed), in turn (see #poked). */
   poke(id: string): void {
-    if (this.#stopping) return;
-    this.#serial(id, () => this.#look(id));
+    if (this.#stopping || this.#pokedWaiting.has(id)) return;
+    this.#pokedWaiting.add(id);
+    this.#poked.push(id);
+    this.#schedulePump();
+  }
+
+  /** Poked jobs waiting for their look (tests). */
+  get pokesWaiting(): number {
+    return this.#poked.size;
   }
 
   /** Counters for the info document and tests. */
@@ -287,6 +354,9 @@ export class Scheduler {
       const hold = !this.#slots.mayEnter('PREPARING', j.owner);
       return this.#apply(id, { type: 'picked-up', hold }, {}, j);
     }
+    // An upload may have completed: a parked job is looked at now; one being looked at, once more.
+    if (this.#parked.has(id)) this.#wake(id);
+    else if (this.#transfers.has(id)) this.#pokedDuringLook.add(id);
     if (granted) this.#release();
   }
 
@@ -395,11 +465,20 @@ export class Scheduler {
           this.#transfer(j, 'in');
           break;
         case 'start-stage-out':
-          this.#transfer(j, 'out', e.mode);
+          this.#stageOut(j, e.mode);
           break;
-        case 'abort-staging':
-          this.#transfers.get(j.id)?.abort(new Error('cancelled'));
+        case 'abort-staging': {
+          const parked = this.#parked.get(j.id);
+          const out = this.#outWaiting.get(j.id);
+          if (parked !== undefined) {
+            this.#parked.delete(j.id);
+            this.#transfer(j, 'in', 'success', parked.since, new Error('cancelled'));
+          } else if (out !== undefined) {
+            this.#outWaiting.delete(j.id);
+            this.#transfer(j, 'out', out, j.updatedAt, new Error('cancelled'));
+          } else this.#transfers.get(j.id)?.abort(new Error('cancelled'));
           break;
+        }
         case 'submit-batch-job':
           this.#submit(j);
           break;
@@ -440,19 +519,50 @@ export class Scheduler {
     }
   }
 
-  #transfer(j: JobRecord, dir: 'in' | 'out', mode: 'success' | 'failure' | 'cancel' = 'success'): void {
+  /**
+   * `since`: when the job entered PREPARING (a stage-in looked at again after parking);
+   * `aborted`: run it aborted already (a parked wait that is cancelled reports as an
+   * aborted one).
+   */
+  #transfer(
+    j: JobRecord,
+    dir: 'in' | 'out',
+    mode: StageOutMode = 'success',
+    since = j.updatedAt,
+    aborted?: Error,
+  ): void {
     const ac = new AbortController();
     this.#transfers.get(j.id)?.abort(new Error('superseded'));
+    this.#parked.delete(j.id);
+    this.#outWaiting.delete(j.id);
     this.#transfers.set(j.id, ac);
-    const run = dir === 'in' ? this.#o.staging.stageIn(j, ac.signal) : this.#o.staging.stageOut(j, mode, ac.signal);
+    if (dir === 'out') this.#outsInFlight++;
+    if (aborted !== undefined) ac.abort(aborted);
+    const run =
+      dir === 'in'
+        ? this.#o.staging.stageIn(j, ac.signal, { lookOnce: true, preparingSince: since })
+        : this.#o.staging.stageOut(j, mode, ac.signal);
     void run
       .catch((e: unknown) => ({
         ok: false as const,
         reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}`,
       }))
       .then((r) => {
+        if (dir === 'out') {
+          this.#outsInFlight--;
+          this.#pumpOuts();
+        }
+        if (this.#stopping && ac.signal.aborted) {
+          if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
+          return; // resumed on the next start
+        }
+        if ('waiting' in r) {
+          // Still "under way" until the job's turn: a kill meanwhile aborts it, a poke is noted.
+          this.#serial(j.id, () => this.#park(j.id, ac, since, r.checkAt));
+          return;
+        }
         if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
-        if (this.#stopping && ac.signal.aborted) return; // resumed on the next start
+        this.#pokedDuringLook.delete(j.id);
         let ev: EngineEvent;
         if (dir === 'in') {
           ev = r.ok ? this.#stageInDone(j) : { type: 'staging-failed', reason: r.reason };
@@ -461,6 +571,78 @@ export class Scheduler {
         }
         this.#serial(j.id, () => this.#apply(j.id, ev));
       });
+  }
+
+  /** Start the job's stage-out, or queue it (as its id) behind STAGE_OUTS_IN_FLIGHT others. */
+  #stageOut(j: JobRecord, mode: StageOutMode): void {
+    if (this.#outsInFlight < STAGE_OUTS_IN_FLIGHT && this.#outQueue.size === 0) return this.#transfer(j, 'out', mode);
+    this.#transfers.get(j.id)?.abort(new Error('superseded'));
+    if (!this.#outWaiting.has(j.id)) this.#outQueue.push(j.id);
+    this.#outWaiting.set(j.id, mode);
+  }
+
+  /** Start queued stage-outs while there is room; each from the job's record as stored now. */
+  #pumpOuts(): void {
+    while (this.#outsInFlight < STAGE_OUTS_IN_FLIGHT && this.#outQueue.size > 0 && !this.#stopping) {
+      const id = this.#outQueue.shift()!;
+      const mode = this.#outWaiting.get(id);
+      if (mode === undefined) continue; // started aborted (kill) or cleaned meanwhile
+      this.#outWaiting.delete(id);
+      const j = this.#o.store.get(id);
+      if (j) this.#transfer(j, 'out', mode);
+    }
+  }
+
+  /** Stage-outs waiting for their turn (tests). */
+  get stageOutsWaiting(): number {
+    return this.#outWaiting.size;
+  }
+
+  /** A look found client uploads still missing: hold the job as numbers until the next one. */
+  #park(id: string, ac: AbortController, since: number, checkAt: number): void {
+    if (this.#transfers.get(id) !== ac) return; // superseded or cleaned meanwhile
+    this.#transfers.delete(id);
+    const poked = this.#pokedDuringLook.delete(id);
+    if (this.#stopping) return;
+    const j = this.#o.store.get(id);
+    if (!j) return;
+    // Cancelled meanwhile (or moved on some other way): report as an aborted wait does.
+    if (ac.signal.aborted || positionOf(ms(j)) !== 'PREPARING')
+      return this.#transfer(j, 'in', 'success', since, new Error('cancelled'));
+    if (poked) return this.#transfer(j, 'in', 'success', since);
+    this.#parked.set(id, { since, at: checkAt });
+    this.#armParkTimer(checkAt);
+  }
+
+  /** Look again at a parked job's uploads (in the job's turn). */
+  #wake(id: string): void {
+    const p = this.#parked.get(id);
+    if (p === undefined) return;
+    this.#parked.delete(id);
+    const j = this.#o.store.get(id);
+    if (j) this.#transfer(j, 'in', 'success', p.since);
+  }
+
+  #armParkTimer(at: number): void {
+    if (this.#stopping || at >= this.#parkTimerAt) return;
+    if (this.#parkTimer) clearTimeout(this.#parkTimer);
+    this.#parkTimerAt = at;
+    // Epoch ms from the stager's clock; a far time is reached in steps (timers take < 2^31 ms).
+    this.#parkTimer = setTimeout(() => this.#parkScan(), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
+    this.#parkTimer.unref();
+  }
+
+  /** Wake the parked jobs that are due; at most one scan of them all per PARK_SCAN_MS. */
+  #parkScan(): void {
+    this.#parkTimer = undefined;
+    this.#parkTimerAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const [id, p] of this.#parked) {
+      if (p.at <= now) this.#serial(id, () => this.#wake(id));
+      else if (p.at < next) next = p.at;
+    }
+    if (next < Infinity) this.#armParkTimer(Math.max(next, now + PARK_SCAN_MS));
   }
 
   #submit(j: JobRecord): void {
@@ -576,6 +758,8 @@ export class Scheduler {
    */
   async #remove(j: JobRecord): Promise<void> {
     this.#transfers.get(j.id)?.abort(new Error('cleaned'));
+    this.#parked.delete(j.id);
+    this.#outWaiting.delete(j.id);
     const t = this.#expiry.get(j.id);
     if (t) clearTimeout(t);
     this.#expiry.delete(j.id);
@@ -682,6 +866,21 @@ export function ms(j: JobRecord): MachineState {
 
 /** First looks at new jobs running at once (see Scheduler.#incoming). */
 const PICKUP_IN_FLIGHT = 64;
+
+/** Poked jobs worked on at once (see Scheduler.#poked). */
+const POKES_IN_FLIGHT = 64;
+
+/** Stage-outs running at once (see Scheduler.#outQueue); above the stager's default job slots (10). */
+const STAGE_OUTS_IN_FLIGHT = 64;
+
+/** A job waiting for client uploads between two looks (see Scheduler.#parked); epoch ms. */
+interface Parked {
+  readonly since: number;
+  readonly at: number;
+}
+
+/** Parked jobs are due at times spread over the poll interval: one scan of them per second at most. */
+const PARK_SCAN_MS = 1000;
 
 function stepOf(p: Position): SlotStep | undefined {
   return p === 'PREPARING'

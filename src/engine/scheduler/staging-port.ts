@@ -12,6 +12,7 @@ import { isCeError } from '../../errors/ce-error.js';
 import {
   FileCache,
   Stager,
+  type FileResult,
   type SessionAccess,
   type StageInFile,
   type StageOutFile,
@@ -51,6 +52,8 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
     : undefined;
   const stager = new Stager({ config: s, credentials: d.credentials, ...(cache ? { cache } : {}), logger: d.log });
   const waiters = new Map<string, Set<() => void>>();
+  /** Jobs looking at their uploads one look at a time (`lookOnce`) with some files judged complete already. */
+  const judgedSoFar = new Map<string, ReadonlyMap<number, FileResult>>();
 
   const record = async (j: JobRecord, r: StageResult, dir: 'in' | 'out'): Promise<void> => {
     d.onResult?.(dir, r);
@@ -94,7 +97,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
     // No input file: nothing to download and no upload to wait for. The session directory
     // is still checked before the batch job starts in it (the submit step checks it).
     nothingToStageIn: (j) => j.description.inputFiles.length === 0,
-    async stageIn(j, signal) {
+    async stageIn(j, signal, o = {}) {
       const desc = j.description;
       const files: StageInFile[] = desc.inputFiles.map((f) => ({
         name: f.name,
@@ -107,6 +110,8 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
       }));
       const uploaded = async (): Promise<Set<string>> =>
         new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
+      const judged = judgedSoFar.get(j.id);
+      judgedSoFar.delete(j.id);
       const r = await inSession(j, (session) =>
         stager.stageIn(
           {
@@ -115,7 +120,9 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
             session,
             files,
             ...(j.delegationId ? { delegationId: j.delegationId } : {}),
-            preparingSince: new Date(j.updatedAt),
+            preparingSince: new Date(o.preparingSince ?? j.updatedAt),
+            ...(o.lookOnce === true ? { lookOnce: true } : {}),
+            ...(judged === undefined ? {} : { judged }),
             uploads: {
               isUploaded: async (path) => (await uploaded()).has(path),
               changed: (sig) =>
@@ -137,6 +144,10 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         ),
       );
       if ('replaced' in r) return { ok: false, reason: r.replaced };
+      if (r.waiting !== undefined) {
+        if (r.waiting.judged.size > 0) judgedSoFar.set(j.id, r.waiting.judged);
+        return { ok: false, waiting: true, checkAt: r.waiting.checkAt };
+      }
       await record(j, r, 'in');
       if (r.ok) return { ok: true };
       return {
