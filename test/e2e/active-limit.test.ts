@@ -51,11 +51,22 @@ describe('engine.maxActiveJobs (real service)', () => {
       const states = [...all.values()];
       const accepting = states.filter((s) => s === 'ACCEPTING').length;
       const picked = states.filter((s) => s !== 'ACCEPTING' && s !== 'KILLING' && !ENDED.includes(s)).length;
-      assert.ok(picked <= 2, `${picked} jobs picked up: ${states.join()}`);
+      if (picked > 2) assert.fail(`${picked} jobs picked up: ${states.join()}; ${await whyEnded()}`);
       if (picked === expect.picked && accepting === expect.accepting) return all;
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.fail(`did not settle: ${[...all.values()].join()}`);
+  }
+
+  /** The errors of the jobs that ended, for a failure's message (an unexpected end is the bug to find). */
+  async function whyEnded(): Promise<string> {
+    const items = [...(await alice.action('info', a)), ...(b.length ? await bob.action('info', b) : [])];
+    return JSON.stringify(
+      items.map((it) => {
+        const act = it.info_document?.ComputingActivity;
+        return { id: it.id, state: act?.State, error: act?.Error };
+      }),
+    );
   }
 
   it('past the limit new jobs stay ACCEPTING, whoever submits them', async () => {
