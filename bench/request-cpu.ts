@@ -1,6 +1,6 @@
 /**
- * Server CPU per request, two builds side by side: `action=status` with N ids (JSON id
- * list), bulk submissions of N trivial jobs (xRSL or ADL) in one POST, and `GET {URL}/rest`
+ * Server CPU per request, two builds side by side: `action=status` or `action=info`
+ * (`--what info`) with N ids (JSON id list), bulk submissions of N trivial jobs (xRSL or ADL) in one POST, and `GET {URL}/rest`
  * (`--what rest`: the versions list, 25 bytes, the per-request overhead of the REST app).
  *
  * Starts one Ceres from each given checkout (its `bin/ceres`, fresh state directory, the
@@ -13,7 +13,7 @@
  * client-side time per POST is reported too.
  *
  *   npm run build && node dist/bench/request-cpu.js --a /path/to/old --b . \
- *     [--what status|bulk-xrsl|bulk-adl|rest] [--n 1000] [--rounds 7] [--calls 200]
+ *     [--what status|info|bulk-xrsl|bulk-adl|rest] [--n 1000] [--rounds 7] [--calls 200]
  *
  * `--a`/`--b` are checkout roots with a build in dist/ (`git worktree add ... main` and
  * `npm run build` there gives the old one). `--prof DIR` runs both with `--cpu-prof`.
@@ -156,7 +156,7 @@ async function one(s: Service): Promise<{ ms: number }> {
     if (a.status !== 200) throw new Error(`floor answered ${a.status}`);
     return a;
   }
-  if (what === 'status') return s.client.action('status', s.ids);
+  if (what === 'status' || what === 'info') return s.client.action(what, s.ids);
   const a = await s.client.request('GET', `${s.client.servicePath}/rest`);
   if (a.status !== 200) throw new Error(`${s.name}: GET /rest answered ${a.status}`);
   return a;
@@ -165,7 +165,7 @@ async function one(s: Service): Promise<{ ms: number }> {
 /** One round: CPU ms per call (and client ms per call, median). */
 async function round(s: Service, r: number): Promise<{ cpuMs: number; wallMs: number }> {
   const wall: number[] = [];
-  if (what === 'status' || what === 'rest') {
+  if (what === 'status' || what === 'info' || what === 'rest') {
     const t0 = await ticks(s.pid);
     for (let i = 0; i < calls; i++) wall.push((await one(s)).ms);
     return { cpuMs: (((await ticks(s.pid)) - t0) * 10) / calls, wallMs: median(wall) };
@@ -198,14 +198,14 @@ async function main(): Promise<void> {
   if (values.a === undefined || values.b === undefined) throw new Error('--a DIR and --b DIR are required');
   const services = [await start('a', values.a), await start('b', values.b)];
   try {
-    if (what === 'status') {
+    if (what === 'status' || what === 'info') {
       for (const s of services) {
         for (let i = 0; i < n; i += 1000) {
           const a = await s.client.submit(bulkBody('xrsl', 'trivial', Math.min(1000, n - i), 'pool'));
           s.ids.push(...a.items.flatMap((it) => (it.id !== undefined ? [it.id] : [])));
         }
         await idle(s.pid);
-        for (let i = 0; i < 50; i++) await s.client.action('status', s.ids); // warm-up
+        for (let i = 0; i < 50; i++) await s.client.action(what, s.ids); // warm-up
       }
       if (values.floor) {
         const f = await startFloor(services[1] as Service);
