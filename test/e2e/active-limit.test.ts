@@ -47,7 +47,7 @@ describe('engine.maxActiveJobs (real service)', () => {
     const deadline = Date.now() + 30_000;
     let all = new Map<string, string>();
     while (Date.now() < deadline) {
-      all = new Map([...(await alice.status(a)), ...(b.length ? await bob.status(b) : [])]);
+      all = await snapshot();
       const states = [...all.values()];
       const accepting = states.filter((s) => s === 'ACCEPTING').length;
       const picked = states.filter((s) => s !== 'ACCEPTING' && s !== 'KILLING' && !ENDED.includes(s)).length;
@@ -56,6 +56,21 @@ describe('engine.maxActiveJobs (real service)', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.fail(`did not settle: ${[...all.values()].join()}`);
+  }
+
+  /**
+   * Every job's state at one moment. Two users need two requests, and a job of alice's that
+   * ends between them frees a slot that bob's job takes: read that way, the ended job would
+   * still count as picked up beside its successor. Alice's jobs are read before and after
+   * bob's; the snapshot holds only when they did not move meanwhile.
+   */
+  async function snapshot(): Promise<Map<string, string>> {
+    for (;;) {
+      const before = await alice.status(a);
+      const bobs = b.length ? await bob.status(b) : new Map<string, string>();
+      const after = await alice.status(a);
+      if ([...before].every(([id, s]) => after.get(id) === s)) return new Map([...before, ...bobs]);
+    }
   }
 
   /** The errors of the jobs that ended, for a failure's message (an unexpected end is the bug to find). */
