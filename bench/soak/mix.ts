@@ -3,7 +3,8 @@
  * a fixed rotation (so two runs send the same mix) through what a busy site sees:
  *
  *   submit      one ledger job (POST jobs?action=new)
- *   status      action=status for the client's last 10 jobs
+ *   status      action=status for 10 of the client's jobs not yet seen ended, those
+ *               asked about least recently first (so every job's end is seen)
  *   upload      a job with an input file, then PUT of the file (every third time an
  *               aborted PUT first: the connection is cut half-way through the body)
  *   info        action=info for one job
@@ -11,7 +12,13 @@
  *   versions    GET /rest
  *   kill        a sleeping job, then action=kill on it
  *   list        GET jobs
- *   clean       action=clean on the client's jobs seen in a final state
+ *   clean       action=clean on up to 10 of the client's jobs seen in a final state
+ *
+ * Each client keeps every job it submitted until it has cleaned it, as a production
+ * client (aCT, DIRAC) does: the jobs stored stay level instead of growing with the run,
+ * so the memory measured is the service's own, not the store's growth. (An earlier mix
+ * asked only about a client's newest jobs and forgot older ones unseen: on a slow
+ * machine most jobs were never cleaned, and a 10-minute run ended with ~17,000 stored.)
  *
  * Every answer is tallied by route and status; a request that gets no HTTP answer is
  * a transport failure (during chaos, the service being down), after which the client
@@ -51,6 +58,8 @@ export interface SoakJob {
   cleanUnanswered?: boolean;
   /** Upload jobs: whether the input file was stored (2xx). */
   uploaded: boolean;
+  /** When a status request last asked about it (a counter; 0 = never). */
+  asked: number;
 }
 
 export interface MixOptions {
@@ -67,11 +76,35 @@ export interface MixOptions {
   readonly runId: string;
 }
 
+/**
+ * Which of a client's jobs (`mine`, oldest first) a status request asks about: those not
+ * yet seen ended, asked about least recently first (the newest among equals), at most
+ * `n`; each is marked asked at `now`. Every open job is asked about within a few rounds,
+ * however many there are, so none ends unseen (and uncleaned).
+ */
+export function jobsToAsk(
+  mine: readonly string[],
+  jobs: ReadonlyMap<string, SoakJob>,
+  n: number,
+  now: number,
+): string[] {
+  const open = mine
+    .map((id) => jobs.get(id))
+    .filter((j): j is SoakJob => j !== undefined && !FINAL_STATES.has(j.state ?? ''));
+  const ask = open
+    .map((j, i) => ({ j, i }))
+    .sort((x, y) => x.j.asked - y.j.asked || y.i - x.i)
+    .slice(0, n)
+    .map(({ j }) => j);
+  for (const j of ask) j.asked = now;
+  return ask.map((j) => j.id);
+}
+
 const OPS = ['submit', 'status', 'upload', 'info', 'download', 'versions', 'kill', 'list', 'status', 'clean'] as const;
 type Op = (typeof OPS)[number];
 
-/** Jobs a client keeps cycling through; older ones stay in the book for the final checks. */
-const RECENT = 40;
+/** Ids per status and per clean request. */
+const PER_REQUEST = 10;
 
 export class Mix {
   readonly tally = new Tally();
@@ -81,6 +114,7 @@ export class Mix {
   readonly abortedAnswers: Record<string, number> = {};
   readonly ops: Record<string, number> = {};
   #uploads = 0;
+  #asks = 0;
 
   constructor(readonly o: MixOptions) {}
 
@@ -97,7 +131,6 @@ export class Mix {
       const op = OPS[(w + i) % OPS.length] as Op;
       this.ops[op] = (this.ops[op] ?? 0) + 1;
       const ok = await this.#step(op, user, userIndex, mine, `${this.o.runId}w${w}i${i}`);
-      while (mine.length > RECENT) mine.shift();
       // No answer (the service is down or restarting): do not spin on refused connections.
       if (!ok) await sleep(100 + Math.floor(Math.random() * 200));
     }
@@ -124,15 +157,18 @@ export class Mix {
         if (id === undefined) return true;
         return this.#bulk(c, 'kill', [id]);
       }
-      case 'status':
-        return mine.length === 0 ? true : this.#bulk(c, 'status', mine.slice(-10));
+      case 'status': {
+        const ask = this.#toAsk(mine);
+        return ask.length === 0 ? true : this.#bulk(c, 'status', ask);
+      }
       case 'info':
         return mine.length === 0 ? true : this.#bulk(c, 'info', mine.slice(-1));
       case 'clean': {
-        const ended = mine.filter((id) => FINAL_STATES.has(this.jobs.get(id)?.state ?? '')).slice(0, 5);
+        const ended = mine.filter((id) => FINAL_STATES.has(this.jobs.get(id)?.state ?? '')).slice(0, PER_REQUEST);
         if (ended.length === 0) return true;
         const ok = await this.#bulk(c, 'clean', ended);
-        for (const id of ended) if (this.jobs.get(id)?.cleaned) mine.splice(mine.indexOf(id), 1);
+        const gone = new Set(ended.filter((id) => this.jobs.get(id)?.cleaned));
+        if (gone.size > 0) mine.splice(0, mine.length, ...mine.filter((id) => !gone.has(id)));
         return ok;
       }
       case 'download': {
@@ -196,9 +232,13 @@ export class Mix {
       this.tally.item('POST jobs?action=new', 0, 'answer is not JSON');
     }
     if (id === undefined) return undefined;
-    this.jobs.set(id, { id, user: userIndex, token, kind, cleaned: false, uploaded: false });
+    this.jobs.set(id, { id, user: userIndex, token, kind, cleaned: false, uploaded: false, asked: 0 });
     mine.push(id);
     return id;
+  }
+
+  #toAsk(mine: readonly string[]): string[] {
+    return jobsToAsk(mine, this.jobs, PER_REQUEST, ++this.#asks);
   }
 
   /** POST jobs?action=X; records states (status) and cleans. False without an HTTP answer. */

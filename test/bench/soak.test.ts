@@ -1,5 +1,6 @@
 // The pure parts of the soak harness: the tally by route, the ledger's run counts,
-// the checks' messages, the RSS growth figure, and the opt-in scenario name.
+// the checks' messages, the RSS growth figure, the jobs a status asks about, and the
+// opt-in scenario name.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, appendFileSync, readFileSync, rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { Tally } from '../../bench/soak/tally.js';
 import { makeLedger, runsByToken, soakJob } from '../../bench/soak/ledger.js';
 import { verdictOk, verdictProblems, type Verdict } from '../../bench/soak/verify.js';
 import { growth } from '../../bench/soak/rss.js';
+import { jobsToAsk, type SoakJob } from '../../bench/soak/mix.js';
 import { parseScenarios, SCENARIO_NAMES } from '../../bench/harness/args.js';
 import { BenchError } from '../../bench/harness/failures.js';
 
@@ -88,4 +90,21 @@ it('soak runs only when named: not in the default list nor in all', () => {
   assert.deepEqual(parseScenarios(['status,soak']), ['status', 'soak']);
   assert.equal(parseScenarios(undefined).includes('soak'), false);
   assert.deepEqual(parseScenarios(['all']), [...SCENARIO_NAMES]);
+});
+
+it('the mix asks about every open job of a client in turn, not only its newest, so every end is seen and cleaned', () => {
+  const jobs = new Map<string, SoakJob>();
+  const mine: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const id = `j${i}`;
+    jobs.set(id, { id, user: 0, token: id, kind: 'quick', cleaned: false, uploaded: false, asked: 0 });
+    mine.push(id);
+  }
+  (jobs.get('j5') as SoakJob).state = 'FINISHED';
+  const first = jobsToAsk(mine, jobs, 10, 1);
+  assert.deepEqual(first, ['j39', 'j38', 'j37', 'j36', 'j35', 'j34', 'j33', 'j32', 'j31', 'j30'], 'the newest first');
+  const seen = new Set(first);
+  for (let round = 2; round <= 4; round++) for (const id of jobsToAsk(mine, jobs, 10, round)) seen.add(id);
+  assert.equal(seen.size, 39, 'every open job asked about within four requests');
+  assert.ok(!seen.has('j5'), 'a job seen ended is not asked about again');
 });
