@@ -14,11 +14,13 @@
  *   list        GET jobs
  *   clean       action=clean on up to 10 of the client's jobs seen in a final state
  *
- * Each client keeps every job it submitted until it has cleaned it, as a production
- * client (aCT, DIRAC) does: the jobs stored stay level instead of growing with the run,
- * so the memory measured is the service's own, not the store's growth. (An earlier mix
- * asked only about a client's newest jobs and forgot older ones unseen: on a slow
- * machine most jobs were never cleaned, and a 10-minute run ended with ~17,000 stored.)
+ * Each client keeps every job it submitted until it has cleaned it, and holds at most
+ * `maxOpen` jobs not yet seen ended (a submitting op asks for their status instead), as
+ * a production client does (aCT's and DIRAC's caps on jobs queued at a site). So the
+ * jobs stored stay level instead of growing with the run, and the memory measured is
+ * the service's own, not a growing store or backlog. (An earlier mix asked only about a
+ * client's newest jobs, forgot older ones unseen and submitted without a cap: on a slow
+ * machine a 10-minute run ended with ~17,000 jobs stored and ~8,000 not yet ended.)
  *
  * Every answer is tallied by route and status; a request that gets no HTTP answer is
  * a transport failure (during chaos, the service being down), after which the client
@@ -74,6 +76,8 @@ export interface MixOptions {
   readonly killSleepS?: number;
   /** Prefix of the tokens (unique per run). */
   readonly runId: string;
+  /** Jobs a client holds not yet seen ended; past it, a submitting op asks for their status (default 40). */
+  readonly maxOpen?: number;
 }
 
 /**
@@ -102,6 +106,7 @@ export function jobsToAsk(
 
 const OPS = ['submit', 'status', 'upload', 'info', 'download', 'versions', 'kill', 'list', 'status', 'clean'] as const;
 type Op = (typeof OPS)[number];
+const SUBMITTING: ReadonlySet<Op> = new Set(['submit', 'upload', 'kill']);
 
 /** Ids per status and per clean request. */
 const PER_REQUEST = 10;
@@ -128,7 +133,8 @@ export class Mix {
     const user = this.o.users[userIndex] as MixUser;
     const mine: string[] = [];
     for (let i = 0; !this.o.stop(); i++) {
-      const op = OPS[(w + i) % OPS.length] as Op;
+      let op = OPS[(w + i) % OPS.length] as Op;
+      if (SUBMITTING.has(op) && this.#open(mine) >= (this.o.maxOpen ?? 40)) op = 'status';
       this.ops[op] = (this.ops[op] ?? 0) + 1;
       const ok = await this.#step(op, user, userIndex, mine, `${this.o.runId}w${w}i${i}`);
       // No answer (the service is down or restarting): do not spin on refused connections.
@@ -235,6 +241,13 @@ export class Mix {
     this.jobs.set(id, { id, user: userIndex, token, kind, cleaned: false, uploaded: false, asked: 0 });
     mine.push(id);
     return id;
+  }
+
+  /** How many of the client's jobs it has not yet seen end. */
+  #open(mine: readonly string[]): number {
+    let n = 0;
+    for (const id of mine) if (!FINAL_STATES.has(this.jobs.get(id)?.state ?? '')) n++;
+    return n;
   }
 
   #toAsk(mine: readonly string[]): string[] {
