@@ -369,7 +369,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     'service started',
   );
-  // The C library's free memory given back when the resident set has grown and after
+  // The C library's free memory given back when the memory outside V8's heap has grown and after
   // each full collection (malloc-trim.ts); the helper is compiled after serving starts.
   let trimPolicy: TrimPolicy | undefined;
   let stopped = false;
@@ -382,8 +382,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       onTrimmed: (r) =>
         log.debug(
           {
-            rssBeforeMiB: Math.round(r.beforeBytes / 1048576),
-            rssAfterMiB: Math.round(r.afterBytes / 1048576),
+            outsideHeapBeforeMiB: Math.round(r.beforeBytes / 1048576),
+            outsideHeapAfterMiB: Math.round(r.afterBytes / 1048576),
             heldMiB: Math.round(r.heldBytes / 1048576),
             ms: Math.round(r.ms),
           },

@@ -88,6 +88,7 @@ describe('trim policy', () => {
   const MiB = 1024 * 1024;
   function rig(): {
     rss: number;
+    heap: number;
     trims: number;
     running: boolean;
     done: () => void;
@@ -96,6 +97,7 @@ describe('trim policy', () => {
   } {
     const r = {
       rss: 100 * MiB,
+      heap: 0,
       trims: 0,
       running: false,
       done: () => {
@@ -120,6 +122,7 @@ describe('trim policy', () => {
       intervalMs: 3_600_000,
       minGrowthBytes: 16 * MiB,
       rssBytes: () => r.rss,
+      heapBytes: () => r.heap,
       onTrimmed: (x) => r.seen.push({ beforeBytes: x.beforeBytes, afterBytes: x.afterBytes }),
     });
     return r;
@@ -156,6 +159,25 @@ describe('trim policy', () => {
     assert.equal(r.policy.tick(), false);
     r.rss = 76 * MiB;
     assert.equal(r.policy.tick(), true);
+  });
+
+  it("measures what malloc may hold: V8's heap shrinking by as much as the rest grew does not hide the growth", (t) => {
+    const r = rig();
+    t.after(() => r.policy.stop());
+    r.rss = 180 * MiB;
+    r.heap = 90 * MiB;
+    r.policy.trim();
+    r.done(); // 170 MiB resident, 80 of it outside the heap
+    assert.equal(r.policy.tick(), false);
+    // A full collection gives 20 MiB of V8's pages back while malloc's arena grows by 20:
+    // the resident set is unchanged.
+    r.heap = 70 * MiB;
+    assert.equal(r.policy.tick(), true, '+20 MiB outside the heap');
+    r.done();
+    // And the other way round: V8's heap growing alone is not malloc's to give back.
+    r.heap = 100 * MiB;
+    r.rss += 30 * MiB;
+    assert.equal(r.policy.tick(), false);
   });
 
   it('trims on demand and then measures from there', (t) => {
