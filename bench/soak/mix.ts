@@ -15,7 +15,7 @@
  *   clean       action=clean on up to 10 of the client's jobs seen in a final state
  *
  * Each client keeps every job it submitted until it has cleaned it, and holds at most
- * `maxOpen` jobs not yet seen ended (a submitting op asks for their status instead), as
+ * MAX_OPEN jobs not yet seen ended (a submitting op asks for their status instead), as
  * a production client does (aCT's and DIRAC's caps on jobs queued at a site). So the
  * jobs stored stay level instead of growing with the run, and the memory measured is
  * the service's own, not a growing store or backlog. (An earlier mix asked only about a
@@ -76,8 +76,6 @@ export interface MixOptions {
   readonly killSleepS?: number;
   /** Prefix of the tokens (unique per run). */
   readonly runId: string;
-  /** Jobs a client holds not yet seen ended; past it, a submitting op asks for their status (default 40). */
-  readonly maxOpen?: number;
 }
 
 /**
@@ -111,6 +109,9 @@ const SUBMITTING: ReadonlySet<Op> = new Set(['submit', 'upload', 'kill']);
 /** Ids per status and per clean request. */
 const PER_REQUEST = 10;
 
+/** Jobs a client holds not yet seen ended; past it, a submitting op asks for their status. */
+const MAX_OPEN = 40;
+
 export class Mix {
   readonly tally = new Tally();
   readonly jobs = new Map<string, SoakJob>();
@@ -134,7 +135,7 @@ export class Mix {
     const mine: string[] = [];
     for (let i = 0; !this.o.stop(); i++) {
       let op = OPS[(w + i) % OPS.length] as Op;
-      if (SUBMITTING.has(op) && this.#open(mine) >= (this.o.maxOpen ?? 40)) op = 'status';
+      if (SUBMITTING.has(op) && this.#open(mine) >= MAX_OPEN) op = 'status';
       this.ops[op] = (this.ops[op] ?? 0) + 1;
       const ok = await this.#step(op, user, userIndex, mine, `${this.o.runId}w${w}i${i}`);
       // No answer (the service is down or restarting): do not spin on refused connections.
