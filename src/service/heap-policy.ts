@@ -21,10 +21,23 @@
  * so the cost is a fraction of a percent of the loop; an upload is a busy spell of
  * its own and sees at most one such collection per `busyEveryMs`.
  *
+ * The young generation is the third thing it gives back. V8 grows it to 32 MiB (two
+ * 16 MiB semi-spaces) within the start-up's first second, and under any load after, and
+ * shrinks it again only in a full collection that finds allocation has nearly stopped
+ * (under about 1 MB/s over the last few seconds). The memory reducer that would run such
+ * a collection is off, so an idle service kept 32 MiB of empty young generation resident,
+ * a third of its memory at rest. So once the loop has been quiet for `idleTicks` samples
+ * in a row (long enough for V8's allocation rate to fall) and the young generation is
+ * larger than `youngIdleBytes`, it runs one collection, and no other until the loop has
+ * been busy again. Load grows the young generation back within a few scavenges.
+ *
  * Needs `gc` (node --expose-gc, which bin/ceres passes); without it the policy is off.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+
+/** Why the policy collected. */
+export type HeapCollectionKind = 'burst' | 'sustained' | 'idle';
 
 export interface HeapPolicyOptions {
   readonly intervalMs?: number;
@@ -40,14 +53,20 @@ export interface HeapPolicyOptions {
   readonly gc?: () => void;
   /** Heap size now (default: V8's used + committed-but-free old space, i.e. total heap size). */
   readonly heapBytes?: () => number;
+  /** Quiet samples in a row before the idle collection that shrinks the young generation. */
+  readonly idleTicks?: number;
+  /** Young generation size above which an idle service collects to shrink it. */
+  readonly youngIdleBytes?: number;
+  /** The young generation's committed size (default: V8's new space). */
+  readonly youngBytes?: () => number;
   /** Event-loop utilization since the previous sample, 0..1 (default: perf_hooks). */
   readonly utilization?: () => number;
   readonly onCollected?: (r: {
     readonly beforeBytes: number;
     readonly afterBytes: number;
     readonly ms: number;
-    /** Whether the loop was busy (sustained load) rather than quiet after a burst. */
-    readonly busy: boolean;
+    /** After a burst (quiet loop, grown heap), under sustained load, or idle (young generation). */
+    readonly kind: HeapCollectionKind;
   }) => void;
 }
 
@@ -59,6 +78,10 @@ export interface HeapPolicy {
 
 /** A busy collection never runs for less growth than this (a small heap's 15 % is noise). */
 const MIN_BUSY_GROWTH = 8 * 1024 * 1024;
+
+function newSpaceBytes(): number {
+  return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+}
 
 export function startHeapPolicy(o: HeapPolicyOptions = {}): HeapPolicy | undefined {
   const gc = o.gc ?? (globalThis as { gc?: () => void }).gc;
@@ -83,7 +106,13 @@ export function startHeapPolicy(o: HeapPolicyOptions = {}): HeapPolicy | undefin
   const busyEvery = o.busyEveryMs ?? 30_000;
   const busyGrowth = o.busyGrowth ?? 0.15;
   const now = o.now ?? ((): number => performance.now());
+  const idleTicks = o.idleTicks ?? 4;
+  const youngIdle = o.youngIdleBytes ?? 4 * 1024 * 1024;
+  const youngBytes = o.youngBytes ?? newSpaceBytes;
   let lastAt = now();
+  // Quiet samples in a row, and whether this quiet spell already had its idle collection.
+  let quietRun = 0;
+  let idleDone = false;
   const policy: HeapPolicy = {
     tick() {
       const elu = utilization();
@@ -91,16 +120,24 @@ export function startHeapPolicy(o: HeapPolicyOptions = {}): HeapPolicy | undefin
       if (before < floor) floor = before;
       const grown = before - floor;
       const busy = elu >= quietElu;
-      const due = busy
-        ? busyEvery > 0 && now() - lastAt >= busyEvery && grown >= Math.max(MIN_BUSY_GROWTH, floor * busyGrowth)
-        : grown >= minGrowth;
-      if (!due) return false;
+      if (busy) {
+        quietRun = 0;
+        idleDone = false;
+      } else quietRun++;
+      let kind: HeapCollectionKind | undefined;
+      if (busy) {
+        if (busyEvery > 0 && now() - lastAt >= busyEvery && grown >= Math.max(MIN_BUSY_GROWTH, floor * busyGrowth))
+          kind = 'sustained';
+      } else if (grown >= minGrowth) kind = 'burst';
+      else if (quietRun >= idleTicks && !idleDone && youngBytes() > youngIdle) kind = 'idle';
+      if (kind === undefined) return false;
+      if (kind === 'idle') idleDone = true;
       const t0 = performance.now();
       gc();
       const after = heapBytes();
       floor = after;
       lastAt = now();
-      o.onCollected?.({ beforeBytes: before, afterBytes: after, ms: performance.now() - t0, busy });
+      o.onCollected?.({ beforeBytes: before, afterBytes: after, ms: performance.now() - t0, kind });
       return true;
     },
     stop() {

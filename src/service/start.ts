@@ -400,7 +400,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
           heapAfterMiB: Math.round(r.afterBytes / 1048576),
           ms: Math.round(r.ms),
         },
-        r.busy ? 'heap collected under sustained load' : 'heap collected after a burst',
+        r.kind === 'sustained'
+          ? 'heap collected under sustained load'
+          : r.kind === 'idle'
+            ? 'heap collected at rest (young generation)'
+            : 'heap collected after a burst',
       );
       // The collection freed the buffers of the burst; their memory goes back now.
       trimPolicy?.trim();

@@ -11,7 +11,8 @@ function rig(): {
   elu: number;
   gcs: number;
   clock: number;
-  busy: boolean[];
+  young: number;
+  kinds: string[];
   policy: NonNullable<ReturnType<typeof startHeapPolicy>>;
 } {
   const r = {
@@ -19,7 +20,8 @@ function rig(): {
     elu: 0,
     gcs: 0,
     clock: 0,
-    busy: [] as boolean[],
+    young: 1 * MiB,
+    kinds: [] as string[],
     policy: undefined as unknown as NonNullable<ReturnType<typeof startHeapPolicy>>,
   };
   const p = startHeapPolicy({
@@ -34,7 +36,8 @@ function rig(): {
     now: () => r.clock,
     busyEveryMs: 30_000,
     busyGrowth: 0.15,
-    onCollected: (c) => r.busy.push(c.busy),
+    youngBytes: () => r.young,
+    onCollected: (c) => r.kinds.push(c.kind),
   });
   assert.ok(p);
   r.policy = p;
@@ -79,6 +82,7 @@ test('heap policy: a collection that frees nothing does not make it collect agai
     heapBytes: () => r.heap,
     utilization: () => 0,
     minGrowthBytes: 24 * MiB,
+    youngBytes: () => 1 * MiB,
   });
   assert.ok(p);
   t.after(() => p.stop());
@@ -102,7 +106,7 @@ test('heap policy: under sustained load the heap is collected when it has grown 
   assert.equal(r.policy.tick(), false, 'not before 30 s since the start');
   r.clock = 30_000;
   assert.equal(r.policy.tick(), true, 'grown from nothing: collected while busy');
-  assert.deepEqual(r.busy, [true]);
+  assert.deepEqual(r.kinds, ['sustained']);
   assert.equal(r.heap, 60 * MiB);
   // The floor is now 60 MiB: 15 % of it is 9 MiB.
   r.heap = 68 * MiB;
@@ -142,4 +146,75 @@ test('heap policy: busyEveryMs 0 never collects while busy', (t) => {
   t.after(() => p.stop());
   for (clock = 0; clock < 600_000; clock += 2_000) p.tick();
   assert.equal(gcs, 0);
+});
+
+test('heap policy: an idle service collects once to shrink a large young generation, then not until busy again', (t) => {
+  const r = rig();
+  t.after(() => r.policy.stop());
+  r.young = 32 * MiB;
+  r.elu = 0;
+  assert.equal(r.policy.tick(), true, 'the first quiet moment after start-up');
+  assert.deepEqual(r.kinds, ['burst']);
+  assert.equal(r.policy.tick(), false);
+  assert.equal(r.policy.tick(), false);
+  assert.equal(r.policy.tick(), true, 'four quiet samples in a row');
+  assert.deepEqual(r.kinds, ['burst', 'idle']);
+  // V8 kept the young generation (allocation had not slowed enough): no collection every
+  // two seconds for as long as the service is idle.
+  for (let i = 0; i < 100; i++) assert.equal(r.policy.tick(), false);
+  r.elu = 0.5;
+  assert.equal(r.policy.tick(), false, 'busy again');
+  r.elu = 0;
+  for (let i = 0; i < 3; i++) assert.equal(r.policy.tick(), false);
+  assert.equal(r.policy.tick(), true, 'a new quiet spell gets its own idle collection');
+  assert.deepEqual(r.kinds, ['burst', 'idle', 'idle']);
+});
+
+test('heap policy: no idle collection when the young generation is small, or the loop is not quiet long enough', (t) => {
+  const r = rig();
+  t.after(() => r.policy.stop());
+  r.elu = 0;
+  assert.equal(r.policy.tick(), true, 'start-up');
+  for (let i = 0; i < 20; i++) assert.equal(r.policy.tick(), false, 'young generation at its minimum');
+  r.young = 32 * MiB;
+  r.elu = 0.5;
+  assert.equal(r.policy.tick(), false, 'busy');
+  for (let i = 0; i < 20; i++) {
+    r.elu = i % 3 === 2 ? 0.5 : 0; // never four quiet samples in a row
+    assert.equal(r.policy.tick(), false);
+  }
+  assert.deepEqual(r.kinds, ['burst']);
+});
+
+// The real V8: without the idle collection its young generation stays at 32 MiB for as
+// long as the process lives (the memory reducer is off, as bin/ceres runs it).
+test('heap policy: with the real V8, an idle process gives its young generation back', async () => {
+  const policyUrl = new URL('../../src/service/heap-policy.js', import.meta.url).href;
+  const code = `
+    import { startHeapPolicy } from ${JSON.stringify(policyUrl)};
+    import { getHeapSpaceStatistics } from 'node:v8';
+    const young = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+    startHeapPolicy({ intervalMs: 1000, idleTicks: 6 });
+    const keep = [];
+    for (let i = 0; i < 3e6; i++) { const o = { i, s: 'x' + i }; if (i % 50 === 0) keep.push(o); }
+    const grown = young();
+    const t0 = Date.now();
+    const timer = setInterval(() => {
+      if (young() <= 4 * 1048576 || Date.now() - t0 > 30000) {
+        clearInterval(timer);
+        console.log(JSON.stringify({ grown, after: young(), kept: keep.length }));
+      }
+    }, 250);`;
+  const { execFile } = await import('node:child_process');
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ['--expose-gc', '--no-memory-reducer', '--input-type=module', '-e', code],
+      { timeout: 60_000 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+    ),
+  );
+  const r = JSON.parse(out) as { grown: number; after: number };
+  assert.ok(r.grown > 8 * MiB, `the allocation grew the young generation (${r.grown} bytes)`);
+  assert.ok(r.after <= 4 * MiB, `young generation at rest: ${r.after} bytes`);
 });
