@@ -363,6 +363,7 @@ export class ForkBackend implements BatchBackend {
     if (this.#backstop) clearInterval(this.#backstop);
     this.#backstop = undefined;
     await this.#launcher.close();
+    await this.#sweeper.close();
     // Only empty: jobs still running keep theirs, and a new instance finds them.
     if (this.cgroupRoot) await rmdir(this.cgroupRoot).catch(() => undefined);
   }

@@ -16,12 +16,19 @@
  *    orphaned after its wrapper was killed escapes this scan: only the cgroup holds it.
  *
  * Scans requested together share one pass over /proc, so a burst of ending jobs costs
- * a few scans, not one each.
+ * a few scans, not one each. The pass runs on a worker thread of its own
+ * (./proc-scan-worker.ts), reading /proc synchronously there: done with the thread pool,
+ * one pass was two file reads per process on the host (~3,700 pool tasks with 460
+ * processes), which under load queued every other file operation of the service behind
+ * it, made each clean wait 4-6 s for its pass and left the engine unable to keep up
+ * (docs/performance.md, "Soak memory": the store grew with cleans not yet carried out).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PidRecord } from './job-files.js';
+import { killPid } from './proc-scan.js';
+import { ProcScanner } from './proc-scanner.js';
 
 /** What identifies a job's processes. */
 export interface JobProcesses {
@@ -32,8 +39,6 @@ export interface JobProcesses {
   /** The wrapper as this instance knows it (not re-read from the job's files). */
   readonly wrapper?: PidRecord;
 }
-
-export const JOB_MARK = 'CERES_JOB_MARK';
 
 const hash = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 20);
 
@@ -91,104 +96,28 @@ export async function sweepCgroup(cgroup: string): Promise<void> {
       () => true,
       () => false,
     );
-    if (!killed) for (const pid of pids) kill(pid);
+    if (!killed) for (const pid of pids) killPid(pid);
     await sleep(20);
   }
   await rmdir(cgroup).catch(() => undefined);
-}
-
-function kill(pid: number): boolean {
-  if (!(pid > 1) || pid === process.pid) return false;
-  try {
-    process.kill(pid, 'SIGKILL');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-interface ProcInfo {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly sid: number;
-  readonly startTicks: string;
-}
-
-async function procInfo(pid: number): Promise<ProcInfo | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
-  if (stat === undefined) return undefined;
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (f[0] === 'Z' || f[0] === 'X') return undefined;
-  return { pid, ppid: Number(f[1]), sid: Number(f[3]), startTicks: f[19] ?? '0' };
-}
-
-/** Does the process's environment carry one of the marks? */
-async function markOf(pid: number, marks: ReadonlyMap<string, JobProcesses>): Promise<boolean> {
-  const env = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
-  for (const entry of env.split('\0'))
-    if (entry.startsWith(`${JOB_MARK}=`) && marks.has(entry.slice(JOB_MARK.length + 1))) return true;
-  return false;
-}
-
-/**
- * The session of a wrapper that is gone (no process has its pid): a process still in
- * it and started after the wrapper belongs to the job. While the wrapper lives, the
- * wrapper itself looks after its session.
- */
-function deadWrapperSessions(
-  jobs: readonly JobProcesses[],
-  byPid: ReadonlyMap<number, ProcInfo>,
-): Map<number, PidRecord> {
-  const out = new Map<number, PidRecord>();
-  for (const j of jobs)
-    if (j.wrapper && j.wrapper.pid > 1 && !byPid.has(j.wrapper.pid)) out.set(j.wrapper.pid, j.wrapper);
-  return out;
-}
-
-const laterOrEqual = (a: string, b: string): boolean => BigInt(a) >= BigInt(b);
-
-/** One pass over /proc: SIGKILL what belongs to any of `jobs`; the number of processes killed. */
-async function scanOnce(jobs: readonly JobProcesses[], spare: ReadonlySet<number>): Promise<number> {
-  const marks = new Map(jobs.map((j) => [j.mark, j]));
-  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
-  const infos: ProcInfo[] = [];
-  for (let i = 0; i < pids.length; i += 128) {
-    for (const p of await Promise.all(pids.slice(i, i + 128).map(procInfo))) if (p) infos.push(p);
-  }
-  const byPid = new Map(infos.map((p) => [p.pid, p]));
-  const sessions = deadWrapperSessions(jobs, byPid);
-  const hit = new Set<number>();
-  for (let i = 0; i < infos.length; i += 128) {
-    await Promise.all(
-      infos.slice(i, i + 128).map(async (p) => {
-        if (spare.has(p.pid)) return;
-        const w = sessions.get(p.sid);
-        if ((w && laterOrEqual(p.startTicks, w.startTicks)) || (await markOf(p.pid, marks))) hit.add(p.pid);
-      }),
-    );
-  }
-  // Descendants of what was found (a child that cleared its environment and left the session).
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const p of infos) {
-      if (!hit.has(p.pid) && hit.has(p.ppid) && !spare.has(p.pid)) {
-        hit.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  let killed = 0;
-  for (const pid of hit) if (kill(pid)) killed++;
-  return killed;
 }
 
 /** Sweeps jobs' processes: scans asked for together share passes over /proc. */
 export class ProcessSweeper {
   #queued: { job: JobProcesses; done: () => void; failed: (e: unknown) => void }[] = [];
   #draining = false;
+  readonly #scanner: ProcScanner;
 
-  /** @param spare processes never to kill (the service, its launcher). */
-  constructor(private readonly spare: () => ReadonlySet<number>) {}
+  /**
+   * @param spare processes never to kill (the service, its launcher).
+   * @param scanner runs the passes (default: a worker thread started on first use).
+   */
+  constructor(
+    private readonly spare: () => ReadonlySet<number>,
+    scanner?: ProcScanner,
+  ) {
+    this.#scanner = scanner ?? new ProcScanner();
+  }
 
   /** Kill every process of `job` (its cgroup, then a /proc scan); resolves when none is left that can be found. */
   async sweep(job: JobProcesses): Promise<void> {
@@ -210,7 +139,7 @@ export class ProcessSweeper {
         const jobs = batch.map((b) => b.job);
         try {
           // Killed processes cannot fork any more: repeat until a pass finds nothing.
-          for (let pass = 0; pass < 10 && (await scanOnce(jobs, this.spare())) > 0; pass++) await sleep(10);
+          for (let pass = 0; pass < 10 && (await this.#scanner.scan(jobs, this.spare())) > 0; pass++) await sleep(10);
           for (const b of batch) b.done();
         } catch (e) {
           for (const b of batch) b.failed(e);
@@ -219,5 +148,10 @@ export class ProcessSweeper {
     } finally {
       this.#draining = false;
     }
+  }
+
+  /** Stops the scanning thread (the backend's close). */
+  close(): Promise<void> {
+    return this.#scanner.close();
   }
 }
