@@ -5,7 +5,7 @@
 // session lifetime that ends wipes the job, then purges its record.
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/store/database.js';
@@ -123,6 +123,8 @@ class FakeStaging implements StagingPort {
 
 class FakeSessions implements SessionsPort {
   readonly removed: string[] = [];
+  /** When set, a removal waits for it (a slow disk, a busy event loop). */
+  removeGate: Promise<void> | undefined;
   constructor(private readonly root: string) {}
   pathOf(id: string): string {
     return join(this.root, id);
@@ -133,9 +135,10 @@ class FakeSessions implements SessionsPort {
   withRoot<T>(id: string, _identity: string | null, fn: (dir: string) => Promise<T>): Promise<T> {
     return fn(this.pathOf(id));
   }
-  remove(id: string): Promise<{ found: string; leftovers: readonly string[]; keptForeign: boolean }> {
+  async remove(id: string): Promise<{ found: string; leftovers: readonly string[]; keptForeign: boolean }> {
     this.removed.push(id);
-    return Promise.resolve({ found: 'dir', leftovers: [], keptForeign: false });
+    await this.removeGate;
+    return { found: 'dir', leftovers: [], keptForeign: false };
   }
 }
 
@@ -160,6 +163,7 @@ class RacedStore extends JobStore {
 }
 
 interface Rig {
+  readonly dir: string;
   readonly db: Db;
   readonly store: RacedStore;
   readonly backend: FakeBackend;
@@ -199,6 +203,7 @@ async function rig(
   const sessions = new FakeSessions(join(dir, 'sessions'));
   const warnings: string[] = [];
   const r: Rig = {
+    dir,
     db,
     store,
     backend,
@@ -425,6 +430,30 @@ describe('scheduler: session lifetime', () => {
     await r.backend.emit(localId, finalUpdate('l2'));
     await until(() => stateOf(r, 'l2') === 'FINISHED', 'l2 finished');
     assert.equal(r.job('l2')?.eraseAt, r.clock + 120 * 1000);
+  });
+});
+
+describe('scheduler: clean', () => {
+  // One after the other, a clean was ~40 file operations in a row, each waiting for a turn
+  // of a busy event loop: seconds per clean, and the engine fell behind the cleans asked for.
+  it("removes the job's files side by side, and its record only after all of them", async () => {
+    const r = await rig();
+    const localId = await toRunning(r, 'c1');
+    await r.backend.emit(localId, finalUpdate('c1'));
+    await until(() => stateOf(r, 'c1') === 'FINISHED', 'c1 finished');
+    const control = new ControlDir(join(r.dir, 'control')).jobDir('c1');
+    assert.ok(existsSync(control), 'the job has control files');
+    let open = (): void => undefined;
+    r.sessions.removeGate = new Promise<void>((resolve) => (open = resolve));
+    try {
+      r.flag('c1', { cleanRequested: true });
+      await until(() => r.sessions.removed.includes('c1'), 'session removal started');
+      await until(() => !existsSync(control), 'control files removed while the session removal is under way');
+      assert.ok(r.job('c1'), 'the record stays until every removal is done');
+    } finally {
+      open(); // a failed check must not leave the clean hanging for the next test
+    }
+    await until(() => r.job('c1') === undefined, 'the record removed last');
   });
 });
 
