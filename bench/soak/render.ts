@@ -43,7 +43,7 @@ export function soakMarkdown(
     } |`,
     ...(r.rss.growth
       ? [
-          `| RSS after warm-up → end | ${r.rss.growth.warmMiB} → ${r.rss.growth.endMiB} MiB (${r.rss.growth.growthPct >= 0 ? '+' : ''}${r.rss.growth.growthPct} %) |`,
+          `| RSS after warm-up → end (medians of the minute after the warm-up and of the last minute) | ${r.rss.growth.warmMiB} → ${r.rss.growth.endMiB} MiB (${r.rss.growth.growthPct >= 0 ? '+' : ''}${r.rss.growth.growthPct} %) |`,
         ]
       : []),
     ...(r.chaos

@@ -1,8 +1,10 @@
 /**
  * The server's resident memory over a run: VmRSS of /proc/<pid>/status every few
  * seconds (the pid is asked each time: under chaos the service is a new process after
- * every restart). "Flat" is judged between the first sample after the warm-up and
- * the last one of the run.
+ * every restart). "Flat" is judged between the median of the samples in the minute after
+ * the warm-up and the median of the run's last minute: V8's pages rise and fall by 15-20
+ * MiB with its collection cycle (docs/performance.md, "Soak memory"), so two single
+ * samples compared one point of that swing with another, and the verdict was the swing's.
  */
 import { rssMiB } from '../harness/proc.js';
 
@@ -53,13 +55,31 @@ export interface RssGrowth {
   readonly growthPct: number;
 }
 
-export function growth(warm: RssSample | undefined, end: RssSample | undefined): RssGrowth | undefined {
-  if (warm === undefined || end === undefined) return undefined;
-  const g = end.mib - warm.mib;
+function median(xs: readonly number[]): number | undefined {
+  if (xs.length === 0) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/**
+ * Growth from the median of the samples in [warmupS, warmupS + windowS) to the median of
+ * those in the last windowS seconds (to the last sample). In a run too short for two such
+ * windows, each is half of what follows the warm-up. Undefined when a window is empty.
+ */
+export function growth(samples: readonly RssSample[], warmupS: number, windowS = 60): RssGrowth | undefined {
+  const endS = samples[samples.length - 1]?.s;
+  if (endS === undefined) return undefined;
+  const w = Math.min(windowS, (endS - warmupS) / 2);
+  if (!(w > 0)) return undefined;
+  const warmMiB = median(samples.filter((x) => x.s >= warmupS && x.s < warmupS + w).map((x) => x.mib));
+  const endMiB = median(samples.filter((x) => x.s > endS - w).map((x) => x.mib));
+  if (warmMiB === undefined || endMiB === undefined) return undefined;
+  const g = endMiB - warmMiB;
   return {
-    warmMiB: warm.mib,
-    endMiB: end.mib,
+    warmMiB: Math.round(warmMiB * 10) / 10,
+    endMiB: Math.round(endMiB * 10) / 10,
     growthMiB: Math.round(g * 10) / 10,
-    growthPct: Math.round((1000 * g) / warm.mib) / 10,
+    growthPct: Math.round((1000 * g) / warmMiB) / 10,
   };
 }

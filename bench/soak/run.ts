@@ -134,8 +134,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const rss = new RssSampler(o.pids);
   await rss.sample();
   rss.start(2000);
-  let warm: RssSample | undefined;
-  const warmTimer = setTimeout(() => void rss.sample().then((s) => (warm = s)), o.warmupS * 1000);
   const ticker = setInterval(() => {
     const s = Math.round((performance.now() - t0) / 1000);
     if (o.chaos === undefined && goneAfterS === undefined) {
@@ -156,12 +154,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await clients;
   } finally {
     clearInterval(ticker);
-    clearTimeout(warmTimer);
     rss.stop();
   }
   const wall = (performance.now() - t0) / 1000;
-  // A service that died has no RSS any more: its last sample stands for the end.
-  const last = (await rss.sample()) ?? rss.samples[rss.samples.length - 1];
+  // The end of the run's last minute (a service that died has no RSS any more: its last
+  // sample stands for the end).
+  await rss.sample();
   // Chaos: the checks are made against the service as it is after the last restart.
   if (o.chaos !== undefined && !o.chaos.service.running) await o.chaos.service.restart();
   const alive = goneAfterS === undefined && (service?.running ?? true);
@@ -180,7 +178,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     o.progress?.('cleaning the jobs of the run');
     await cleanJobs(o.users, mix);
   }
-  const g = o.chaos === undefined ? growth(warm, last) : undefined;
+  const g = o.chaos === undefined ? growth(rss.samples, o.warmupS) : undefined;
   return {
     clients: o.clients,
     users: o.users.length,

@@ -75,14 +75,22 @@ it('the checks name each kind of miss, and pass when there is none', () => {
   assert.match(p, /1 jobs FINISHED without running: f \(upload\)/);
 });
 
-it('RSS growth is measured from the warm-up sample to the last one', () => {
-  assert.deepEqual(growth({ s: 60, mib: 200 }, { s: 600, mib: 230 }), {
-    warmMiB: 200,
-    endMiB: 230,
-    growthMiB: 30,
-    growthPct: 15,
-  });
-  assert.equal(growth(undefined, { s: 1, mib: 1 }), undefined);
+it('RSS growth is measured between the medians of the minute after the warm-up and the last minute', () => {
+  // V8's collection cycle: samples swing by 20 MiB around a level that does not move.
+  const samples = Array.from({ length: 301 }, (_, i) => ({ s: i * 2, mib: (i * 2) % 6 === 0 ? 180 : 200 }));
+  assert.equal(samples[30]?.mib, 180, 'the first sample after the warm-up, low in the swing');
+  samples[300] = { s: 600, mib: 230 }; // the last one, high in it
+  const g = growth(samples, 60);
+  assert.ok(g);
+  assert.equal(g.growthPct, 0, 'single samples said +28 %');
+  // A level that rises is seen.
+  const rising = samples.map((x) => ({ s: x.s, mib: x.mib + (x.s >= 540 ? 30 : 0) }));
+  assert.equal(growth(rising, 60)?.growthMiB, 30);
+  assert.equal(growth([], 60), undefined);
+  assert.equal(growth([{ s: 0, mib: 100 }], 60), undefined, 'no sample after the warm-up');
+  // A short run: two windows of half the time after the warm-up each.
+  const short = Array.from({ length: 21 }, (_, i) => ({ s: i * 2, mib: i < 15 ? 100 : 120 }));
+  assert.deepEqual(growth(short, 10), { warmMiB: 100, endMiB: 120, growthMiB: 20, growthPct: 20 });
 });
 
 it('soak runs only when named: not in the default list nor in all', () => {
