@@ -6,7 +6,8 @@
  *   status      action=status for 10 of the client's jobs not yet seen ended, those
  *               asked about least recently first (so every job's end is seen)
  *   upload      a job with an input file, then PUT of the file (every third time an
- *               aborted PUT first: the connection is cut half-way through the body)
+ *               aborted PUT first: the connection is cut half-way through the body;
+ *               a PUT refused with 429 is retried, up to 5 attempts)
  *   info        action=info for one job
  *   download    GET of a finished job's stdout, or the session listing of another
  *   versions    GET /rest
@@ -108,6 +109,16 @@ const SUBMITTING: ReadonlySet<Op> = new Set(['submit', 'upload', 'kill']);
 
 /** Ids per status and per clean request. */
 const PER_REQUEST = 10;
+
+/** Attempts at a job's upload while the service answers 429. */
+const UPLOAD_ATTEMPTS = 5;
+
+/** The pause before retrying a 429: its Retry-After (seconds, at most 2 s), else 200-500 ms. */
+export function retryPauseMs(retryAfter: string | string[] | undefined): number {
+  const s = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+  if (Number.isFinite(s) && s >= 0) return Math.min(2000, s * 1000);
+  return 200 + Math.floor(Math.random() * 300);
+}
 
 /** Jobs a client holds not yet seen ended; past it, a submitting op asks for their status. */
 const MAX_OPEN = 40;
@@ -281,16 +292,26 @@ export class Mix {
     return true;
   }
 
+  /**
+   * The PUT of a job's input file, retried when the service refused it for now (429, the
+   * per-identity cap on requests in progress) after the Retry-After it gave (at most 2 s)
+   * or a short random pause, as a real client does. Without the retry a refused upload was
+   * made only after the run, and its job waited in PREPARING for the whole 600 s allowed
+   * for it: under the soak such jobs accumulated through the run (32 -> 232).
+   */
   async #upload(u: MixUser, id: string): Promise<boolean> {
     const c = u.client;
-    const a = await this.#call(c, 'PUT session/<file>', 'PUT', `${c.restBase}/jobs/${id}/session/in.dat`, {
-      body: Buffer.alloc(this.o.uploadBytes ?? 65_536, 0x62),
-      contentType: 'application/octet-stream',
-    });
-    if (a === undefined) return false;
-    const j = this.jobs.get(id);
-    if (j !== undefined && a.status >= 200 && a.status < 300) j.uploaded = true;
-    return true;
+    for (let attempt = 1; ; attempt++) {
+      const a = await this.#call(c, 'PUT session/<file>', 'PUT', `${c.restBase}/jobs/${id}/session/in.dat`, {
+        body: Buffer.alloc(this.o.uploadBytes ?? 65_536, 0x62),
+        contentType: 'application/octet-stream',
+      });
+      if (a === undefined) return false;
+      const j = this.jobs.get(id);
+      if (j !== undefined && a.status >= 200 && a.status < 300) j.uploaded = true;
+      if (a.status !== 429 || attempt >= UPLOAD_ATTEMPTS || this.o.stop()) return true;
+      await sleep(retryPauseMs(a.headers['retry-after']));
+    }
   }
 
   /**

@@ -10,7 +10,8 @@ import { Tally } from '../../bench/soak/tally.js';
 import { makeLedger, runsByToken, soakJob } from '../../bench/soak/ledger.js';
 import { verdictOk, verdictProblems, type Verdict } from '../../bench/soak/verify.js';
 import { growth } from '../../bench/soak/rss.js';
-import { jobsToAsk, type SoakJob } from '../../bench/soak/mix.js';
+import { jobsToAsk, Mix, retryPauseMs, type SoakJob } from '../../bench/soak/mix.js';
+import type { Answer, ArcClient, Credentials } from '../../bench/harness/client.js';
 import { parseScenarios, SCENARIO_NAMES } from '../../bench/harness/args.js';
 import { BenchError } from '../../bench/harness/failures.js';
 
@@ -115,4 +116,68 @@ it('the mix asks about every open job of a client in turn, not only its newest, 
   for (let round = 2; round <= 4; round++) for (const id of jobsToAsk(mine, jobs, 10, round)) seen.add(id);
   assert.equal(seen.size, 39, 'every open job asked about within four requests');
   assert.ok(!seen.has('j5'), 'a job seen ended is not asked about again');
+});
+
+// A PUT refused with 429 (the per-identity cap) used to be retried only after the run, so
+// its job waited in PREPARING for the whole time allowed for uploads and such jobs piled up
+// through a soak. The mix retries it now, after the Retry-After, as a real client does.
+it('the mix retries an upload refused with 429, after its Retry-After', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ceres-mix-'));
+  try {
+    const ledger = await makeLedger(dir);
+    const puts: number[] = [];
+    let done = false;
+    const answer = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => ({
+      status,
+      reason: '',
+      headers,
+      body: Buffer.from(JSON.stringify(body)),
+      ms: 1,
+    });
+    const client = {
+      restBase: '/arex/rest/1.0',
+      servicePath: '/arex',
+      origin: 'https://127.0.0.1:1',
+      request(method: string, path: string): Promise<Answer> {
+        if (method === 'PUT') {
+          puts.push(Date.now());
+          if (puts.length < 3) return Promise.resolve(answer(429, {}, { 'retry-after': '0.1' }));
+          done = true;
+          return Promise.resolve(answer(200, {}));
+        }
+        if (path.endsWith('action=new'))
+          return Promise.resolve(
+            answer(201, {
+              job: [{ 'status-code': '201', reason: 'Created', id: `j${Date.now()}`, state: 'ACCEPTING' }],
+            }),
+          );
+        return Promise.resolve(answer(201, { job: [] }));
+      },
+    } as unknown as ArcClient;
+    const mix = new Mix({
+      users: [{ name: 'alice', client, creds: {} as Credentials }],
+      clients: 1,
+      ledger,
+      stop: () => done,
+      runId: 't',
+    });
+    await mix.run();
+    assert.equal(puts.length, 3, 'two refusals, then the upload');
+    assert.ok((puts[2] as number) - (puts[1] as number) >= 90, 'waited for the Retry-After');
+    const uploads = [...mix.jobs.values()].filter((j) => j.kind === 'upload');
+    assert.equal(uploads.length, 1);
+    assert.equal(uploads[0]?.uploaded, true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('the pause before retrying a 429 follows Retry-After, capped at 2 s', () => {
+  assert.equal(retryPauseMs('1'), 1000);
+  assert.equal(retryPauseMs(['0.5']), 500);
+  assert.equal(retryPauseMs('3600'), 2000);
+  for (const none of [undefined, 'soon', '-1']) {
+    const ms = retryPauseMs(none);
+    assert.ok(ms >= 200 && ms < 500, String(ms));
+  }
 });
