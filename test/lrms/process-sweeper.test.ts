@@ -55,14 +55,27 @@ it('a sweep finishes while every thread of the pool is blocked', async (t) => {
   const fifos = Array.from({ length: pool + 2 }, (_, i) => join(dir, `f${i}`));
   for (const f of fifos) execFileSync('mkfifo', [f]);
   // Opening a FIFO for reading blocks its pool thread until a writer comes.
-  const blocked = fifos.map((f) => readFile(f).catch(() => undefined));
+  const settled = new Set<number>();
+  const blocked = fifos.map((f, i) =>
+    readFile(f).then(
+      () => settled.add(i),
+      () => settled.add(i),
+    ),
+  );
   t.after(async () => {
-    for (const f of fifos) {
-      try {
-        closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
-      } catch {
-        /* its reader is not waiting yet: it was queued behind the others */
-      }
+    // Release every reader, including those that were queued behind the blocked ones and
+    // only open their FIFO once a thread is free: a writer can only open a FIFO that has a
+    // reader waiting, so keep trying until every read has ended.
+    for (let round = 0; settled.size < fifos.length && round < 500; round++) {
+      fifos.forEach((f, i) => {
+        if (settled.has(i)) return;
+        try {
+          closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+        } catch {
+          /* its reader is not waiting yet */
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await Promise.all(blocked);
     await sweeper.close();
