@@ -246,6 +246,18 @@ function isProxy(c: ParsedCertificate, next: ParsedCertificate | undefined): boo
   );
 }
 
+/**
+ * Whether a certificate has the shape of a legacy Globus (GT2) proxy on its own: no
+ * proxyCertInfo, and a subject that is its issuer's name plus `CN=proxy` or
+ * `CN=limited proxy`. (Whether it is one depends on the certificate presented after it,
+ * as `isProxy` checks; this is for callers that have not got that one.)
+ */
+export function hasLegacyProxyShape(c: ParsedCertificate): boolean {
+  if (c.proxyCertInfo !== undefined) return false;
+  const last = lastCn(c.subject);
+  return (last === 'proxy' || last === 'limited proxy') && sameName(c.subject.slice(0, -1), c.issuer);
+}
+
 function isLegacyLimited(c: ParsedCertificate): boolean {
   return c.proxyCertInfo === undefined && lastCn(c.subject) === 'limited proxy';
 }

@@ -14,19 +14,14 @@
  *   result kept on the socket: reading the peer certificate per request costs more
  *   than half the throughput on small requests. Requests then call `peerIdentity`.
  */
-import { constants, type X509Certificate } from 'node:crypto';
+import { constants } from 'node:crypto';
 import type { ServerOptions } from 'node:https';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import {
-  authenticateChain,
-  trustGeneration,
-  type AttributeVerifier,
-  type PresentedChain,
-} from '../auth/authenticate-chain.js';
+import { authenticateChain, trustGeneration, type AttributeVerifier } from '../auth/authenticate-chain.js';
 import { VerifiedChainCache } from '../auth/chain-cache.js';
 import type { AuthResult } from '../auth/identity.js';
-import { MAX_CHAIN_LENGTH } from '../auth/x509-chain.js';
 import type { TrustStore } from '../pki/trust-store.js';
+import { LegacyChainBudget, readPeerChain } from './peer-chain.js';
 
 export interface TlsServerCredentials {
   /** Host certificate, optionally followed by its intermediate CAs (PEM). */
@@ -64,6 +59,8 @@ export interface AttachOptions {
   readonly now?: () => number;
   /** Attributes of the chain (VOMS) to verify and add to the identity. */
   readonly attributes?: AttributeVerifier;
+  /** What reading legacy (GT2) proxy chains may leak over the listener's life (./peer-chain.ts). */
+  readonly legacyChainBudget?: LegacyChainBudget;
 }
 
 const PEER = Symbol('ceres.peerIdentity');
@@ -99,6 +96,8 @@ export function attachPeerIdentity(
   opts: AttachOptions = {},
 ): void {
   const now = opts.now ?? Date.now;
+  const legacy = opts.legacyChainBudget ?? new LegacyChainBudget();
+  let legacySpentLogged = false;
   // Prepended so the result exists before the HTTP layer sees any request on the socket.
   server.prependListener('secureConnection', (socket: TLSSocket) => {
     const s = socket as AuthSocket;
@@ -107,7 +106,22 @@ export function attachPeerIdentity(
       const store = typeof trust === 'function' ? trust() : trust;
       const cache = opts.cache ?? cacheFor(store);
       const t = now();
-      result = authenticateChain(readPeerChain(socket), store, cache, t, opts.attributes);
+      const chain = readPeerChain(socket, { anchors: anchorsOf(store), legacy });
+      if (chain.legacyUnread === true) {
+        if (!legacySpentLogged) {
+          legacySpentLogged = true;
+          opts.log?.error(
+            { budgetMiB: LegacyChainBudget.DEFAULT_BYTES / 1048576 },
+            'legacy (GT2) proxy chains are refused from now on: reading them leaks memory in Node, and the budget for it is spent (a restart renews it)',
+          );
+        }
+        result = {
+          ok: false,
+          code: 'CE_ERR_AUTH_CERT_INVALID',
+          reason:
+            'legacy (GT2) proxies are not accepted by this service at present; use an RFC 3820 proxy (voms-proxy-init, arcproxy)',
+        };
+      } else result = authenticateChain(chain, store, cache, t, opts.attributes);
       if (result.ok)
         s[RECHECK] = {
           store,
@@ -180,37 +194,16 @@ export function connectionKey(socket: TLSSocket): string {
   return r?.ok === true ? `dn:${r.identity.dn}` : `address:${socket.remoteAddress ?? 'unknown'}`;
 }
 
-const CHAIN = Symbol('ceres.peerChain');
-type ChainSocket = TLSSocket & { [CHAIN]?: PresentedChain };
+const anchorsByStore = new WeakMap<TrustStore, ReadonlySet<string>>();
 
-/**
- * The client's certificates in the order it sent them, leaf first (read once per
- * socket and kept on it).
- *
- * Not `getPeerCertificate(true)`: it rebuilds the chain by asking OpenSSL which
- * presented certificate issued which, and OpenSSL does not count a user certificate
- * without keyCertSign as the issuer of a legacy (GT2) proxy, which has no proxyCertInfo;
- * the user certificate was dropped and GT2 proxies refused. On Node 20 the walk of
- * `getPeerX509Certificate().issuerCertificate` gives the certificates exactly as sent,
- * but it consumes the chain OpenSSL keeps for the connection (a second call sees the
- * leaf only): hence the one read per socket. The TLS tests hold both facts, so a Node
- * upgrade that changes either is noticed.
- */
-export function readPeerChain(socket: TLSSocket): PresentedChain {
-  const s = socket as ChainSocket;
-  if (s[CHAIN] !== undefined) return s[CHAIN];
-  const ders: Buffer[] = [];
-  const fingerprints: string[] = [];
-  // One more than the verifier accepts, so an over-long chain is still refused as such.
-  let c: X509Certificate | undefined = socket.getPeerX509Certificate();
-  while (c !== undefined && ders.length <= MAX_CHAIN_LENGTH) {
-    ders.push(c.raw);
-    fingerprints.push(c.fingerprint256);
-    c = c.issuerCertificate;
+/** The trust anchors' fingerprints, which Node adds to a presented chain (./peer-chain.ts). */
+function anchorsOf(store: TrustStore): ReadonlySet<string> {
+  let a = anchorsByStore.get(store);
+  if (a === undefined) {
+    a = new Set(store.anchors.map((c) => c.fingerprint256));
+    anchorsByStore.set(store, a);
   }
-  const chain = { ders, fingerprints };
-  s[CHAIN] = chain;
-  return chain;
+  return a;
 }
 
 function cacheFor(store: TrustStore): VerifiedChainCache {

@@ -11,13 +11,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
-import {
-  attachPeerIdentity,
-  peerIdentity,
-  readPeerChain,
-  tlsServerOptions,
-  type AuthLog,
-} from '../../src/http/tls-options.js';
+import { attachPeerIdentity, peerIdentity, tlsServerOptions, type AuthLog } from '../../src/http/tls-options.js';
+import { LegacyChainBudget, readPeerChain } from '../../src/http/peer-chain.js';
 import { VerifiedChainCache } from '../../src/auth/chain-cache.js';
 import { addDevUser, initDevPki, type DevPki } from '../../src/pki/dev-pki.js';
 import { loadTrustStore, trustStoreFromPems, type TrustStore } from '../../src/pki/trust-store.js';
@@ -64,7 +59,12 @@ const log: AuthLog = {
 async function startServer(
   pki: DevPki,
   trust: TrustStore,
-  opts: { plain?: boolean; cache?: VerifiedChainCache; onSecure?: (s: TLSSocket) => void } = {},
+  opts: {
+    plain?: boolean;
+    cache?: VerifiedChainCache;
+    onSecure?: (s: TLSSocket) => void;
+    legacyChainBudget?: LegacyChainBudget;
+  } = {},
 ): Promise<Server> {
   const host = {
     certPem: readFileSync(pki.files.hostCert, 'utf8'),
@@ -93,7 +93,11 @@ async function startServer(
     res.end(JSON.stringify(body));
   });
   if (opts.plain !== true)
-    attachPeerIdentity(server, trust, { log, ...(opts.cache === undefined ? {} : { cache: opts.cache }) });
+    attachPeerIdentity(server, trust, {
+      log,
+      ...(opts.cache === undefined ? {} : { cache: opts.cache }),
+      ...(opts.legacyChainBudget === undefined ? {} : { legacyChainBudget: opts.legacyChainBudget }),
+    });
   if (opts.onSecure !== undefined) server.prependListener('secureConnection', opts.onSecure);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -332,11 +336,11 @@ describe('refused over TLS (the handshake succeeds, the identity is refused)', (
     const p1 = await makeProxy(testUser);
     const p2 = await makeProxy(p1);
     await expectRefusal(credOf(p1), 'CE_ERR_AUTH_CERT_INVALID', /issuer of the proxy certificate .* was not presented/);
-    // Sent as is, the user certificate stands where the middle proxy belongs.
+    // The user certificate did not issue the last proxy, so the chain read ends at that proxy.
     await expectRefusal(
       credOf(p2, testUser),
       'CE_ERR_AUTH_CERT_INVALID',
-      /out of order or incomplete: certificate 1 .* is not the issuer of the proxy certificate/,
+      /issuer of the proxy certificate .*CN=Second User\/CN=\d+\) was not presented/,
     );
   });
 
@@ -350,12 +354,7 @@ describe('refused over TLS (the handshake succeeds, the identity is refused)', (
     await expectRefusal(credOf(p, testUser), 'CE_ERR_AUTH_CERT_INVALID', /does not extend its issuer's subject/);
   });
 
-  it('a chain sent out of order is read as sent, and refused', async () => {
-    const p = await makeProxy(testUser);
-    const a = await call(server.port, caPem, credOf(p, testCa, testUser));
-    assert.equal(a.status, 401);
-    assert.equal(a.body.chainLength, 3);
-    assert.match(a.body.reason ?? '', /out of order or incomplete/);
+  it('a GT2 proxy without the certificate that issued it', async () => {
     await expectRefusal(
       credOf(await makeProxy(testUser, { legacy: 'proxy' })),
       'CE_ERR_AUTH_CERT_INVALID',
@@ -413,11 +412,11 @@ describe('connections', () => {
     let reads = 0;
     const counting = await startServer(pki, trust, {
       onSecure: (s) => {
-        const orig = s.getPeerX509Certificate.bind(s);
-        s.getPeerX509Certificate = () => {
+        const orig = s.getPeerCertificate.bind(s);
+        s.getPeerCertificate = ((detailed?: boolean) => {
           reads++;
-          return orig();
-        };
+          return orig(detailed);
+        }) as typeof s.getPeerCertificate;
       },
     });
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
@@ -452,6 +451,132 @@ describe('connections', () => {
     const a = await call(server.port, caPem, { cert: text, key: text }, { path: '/in-eight-days' });
     assert.equal(a.status, 401);
     assert.match(a.body.reason ?? '', /credentials expired at/);
+  });
+});
+
+describe('reading the presented chain (Node leaks what getPeerX509Certificate reads)', () => {
+  /** A server that counts the calls of the leaky read, with its own GT2 budget. */
+  const counting = async (budget?: LegacyChainBudget): Promise<Server & { leakyReads: () => number }> => {
+    let n = 0;
+    const s = await startServer(pki, trust, {
+      ...(budget === undefined ? {} : { legacyChainBudget: budget }),
+      onSecure: (sock) => {
+        const orig = sock.getPeerX509Certificate.bind(sock);
+        sock.getPeerX509Certificate = () => {
+          n++;
+          return orig();
+        };
+      },
+    });
+    return { ...s, leakyReads: () => n };
+  };
+
+  it('a certificate, an RFC 3820 proxy and a proxy of one are read without the leaky call', async () => {
+    const srv = await counting();
+    try {
+      const p = await makeProxy(testUser);
+      const pp = await makeProxy(p);
+      const cases: Array<[ClientCred, number]> = [
+        [files(pki.files.userCert, pki.files.userKey), 1],
+        [credOf(p, testUser), 2],
+        [credOf(p, testUser, testCa), 2],
+        [credOf(pp, p, testUser), 3],
+      ];
+      for (const [cred, length] of cases) {
+        const a = await call(srv.port, caPem, cred);
+        assert.equal(a.status, 200, JSON.stringify(a.body));
+        assert.equal(a.body.chainLength, length, 'the trusted CA is not part of the chain read');
+      }
+      assert.equal(srv.leakyReads(), 0);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('a chain sent out of order is read in issuer order, without the extra certificates', async () => {
+    const srv = await counting();
+    try {
+      const p = await makeProxy(testUser);
+      const stranger = await makeUser(testCa, { dn: '/DC=org/DC=ceres-test/CN=Stranger' });
+      const a = await call(srv.port, caPem, credOf(p, testCa, stranger, testUser));
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      assert.equal(a.body.dn, '/DC=org/DC=ceres-test/CN=Second User');
+      assert.equal(a.body.chainLength, 2);
+      assert.equal(srv.leakyReads(), 0);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('a GT2 chain is read as sent, once per connection, and charged to the budget', async () => {
+    const gt2 = await makeProxy(testUser, { legacy: 'proxy' });
+    const limited = await makeProxy(gt2, { legacy: 'limited proxy' });
+    // Room for exactly three certificates after the leaf.
+    const budget = new LegacyChainBudget(3 * LegacyChainBudget.BYTES_PER_CERTIFICATE);
+    const srv = await counting(budget);
+    const logged = logLines.length;
+    try {
+      const a = await call(srv.port, caPem, credOf(gt2, testUser));
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      assert.equal(srv.leakyReads(), 1);
+      assert.equal(budget.spent, false);
+      const b = await call(srv.port, caPem, credOf(limited, gt2, testUser));
+      assert.equal(b.status, 200, JSON.stringify(b.body));
+      assert.equal(b.body.proxyDepth, 2);
+      assert.equal(srv.leakyReads(), 2);
+      assert.equal(budget.spent, true);
+      // Spent: GT2 is refused with a reason that says so, and read no more...
+      for (let i = 0; i < 2; i++) {
+        const c = await call(srv.port, caPem, credOf(gt2, testUser));
+        assert.equal(c.status, 401);
+        assert.equal(c.body.code, 'CE_ERR_AUTH_CERT_INVALID');
+        assert.match(c.body.reason ?? '', /legacy \(GT2\) proxies are not accepted.*RFC 3820/);
+      }
+      assert.equal(srv.leakyReads(), 2);
+      // ...said once in the log...
+      const spent = logLines.slice(logged).filter((l) => /budget for it is spent/.test(l.msg));
+      assert.equal(spent.length, 1);
+      assert.equal(spent[0]?.level, 'error');
+      // ...and everything else still works.
+      const p = await makeProxy(testUser);
+      assert.equal((await call(srv.port, caPem, credOf(p, testUser))).status, 200);
+      assert.equal((await call(srv.port, caPem, files(pki.files.userCert, pki.files.userKey))).status, 200);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('readPeerChain without a budget never makes the leaky read, and says so for a GT2 chain', async () => {
+    const gt2 = await makeProxy(testUser, { legacy: 'proxy' });
+    let reads = 0;
+    let seen: ReturnType<typeof readPeerChain> | undefined;
+    const server = https.createServer(
+      tlsServerOptions({
+        certPem: readFileSync(pki.files.hostCert, 'utf8'),
+        keyPem: readFileSync(pki.files.hostKey, 'utf8'),
+        caPems: trust.pems,
+      }),
+      (req, res) => {
+        const sock = req.socket as TLSSocket;
+        const orig = sock.getPeerX509Certificate.bind(sock);
+        sock.getPeerX509Certificate = () => {
+          reads++;
+          return orig();
+        };
+        seen = readPeerChain(sock);
+        res.end('{}');
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await call((server.address() as AddressInfo).port, caPem, credOf(gt2, testUser));
+      assert.equal(reads, 0);
+      assert.equal(seen?.legacyUnread, true);
+      assert.equal(seen?.ders.length, 1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { Agent, request } from 'undici';
 import { x509 } from '../../src/pki/x509-lib.js';
-import { readPeerChain } from '../../src/http/tls-options.js';
+import { readPeerChain } from '../../src/http/peer-chain.js';
 import { verifyClientChain } from '../../src/auth/x509-chain.js';
 import { makeUser } from '../helpers/pki.js';
 import { base, makeFixture, signAs, testPki, type Fixture } from './fixture.js';

@@ -19,7 +19,7 @@
 import { TLSSocket } from 'node:tls';
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
-import { readPeerChain } from '../../../http/tls-options.js';
+import { readPeerChain } from '../../../http/peer-chain.js';
 import { sendDoc, sendEmpty } from '../../../http/send.js';
 import { el, type XmlElement } from '../../../doc/element.js';
 import type { DelegationService } from '../../../delegations/delegation-service.js';
