@@ -75,8 +75,9 @@ type ChainSocket = TLSSocket & { [CHAIN]?: PeerChain };
 export function readPeerChain(socket: TLSSocket, o: ReadPeerChainOptions = {}): PeerChain {
   const s = socket as ChainSocket;
   if (s[CHAIN] !== undefined) return s[CHAIN];
-  let chain: PeerChain = inIssuerOrder(socket, o.anchors);
-  if (endsInLegacyProxy(chain)) {
+  const ordered = inIssuerOrder(socket, o.anchors);
+  let chain: PeerChain = { ders: ordered.ders, fingerprints: ordered.fingerprints };
+  if (endsInLegacyProxy(ordered)) {
     if (o.legacy !== undefined && !o.legacy.spent) {
       chain = asSent(socket);
       o.legacy.charge(Math.max(0, chain.ders.length - 1));
@@ -91,28 +92,42 @@ function plainHex(fingerprint: string): string {
   return fingerprint.replaceAll(':', '').toLowerCase();
 }
 
-function inIssuerOrder(socket: TLSSocket, anchors: ReadonlySet<string> | undefined): PeerChain {
+/** A chain read in issuer order, and whether its last certificate's last CN names a GT2 proxy. */
+type IssuerOrderChain = PeerChain & { readonly lastCnIsProxy: boolean };
+
+/** The last value of the subject's CN in Node's certificate object (a string, or a list when repeated). */
+function lastSubjectCn(c: Partial<DetailedPeerCertificate>): string | undefined {
+  const cn = (c.subject as Record<string, string | string[] | undefined> | undefined)?.CN;
+  return Array.isArray(cn) ? cn[cn.length - 1] : cn;
+}
+
+function inIssuerOrder(socket: TLSSocket, anchors: ReadonlySet<string> | undefined): IssuerOrderChain {
   const ders: Buffer[] = [];
   const fingerprints: string[] = [];
+  const certs: Array<Partial<DetailedPeerCertificate>> = [];
   const top = socket.getPeerCertificate(true) as Partial<DetailedPeerCertificate> | null;
   // One more than the verifier accepts, so an over-long chain is still refused as such.
   let c: Partial<DetailedPeerCertificate> | undefined = top?.raw === undefined ? undefined : top;
   while (c?.raw !== undefined && ders.length <= MAX_CHAIN_LENGTH) {
     ders.push(c.raw);
     fingerprints.push(c.fingerprint256 ?? '');
+    certs.push(c);
     // A root names itself as its issuer.
     c = c.issuerCertificate === c ? undefined : c.issuerCertificate;
   }
   while (ders.length > 1 && anchors?.has(plainHex(fingerprints[fingerprints.length - 1] ?? '')) === true) {
     ders.pop();
     fingerprints.pop();
+    certs.pop();
   }
-  return { ders, fingerprints };
+  const cn = certs.length === 0 ? undefined : lastSubjectCn(certs[certs.length - 1] ?? {});
+  return { ders, fingerprints, lastCnIsProxy: cn === 'proxy' || cn === 'limited proxy' };
 }
 
-function endsInLegacyProxy(chain: PresentedChain): boolean {
+function endsInLegacyProxy(chain: IssuerOrderChain): boolean {
+  // Node's object has the names parsed already: the full parse only for a likely GT2 proxy.
   const last = chain.ders[chain.ders.length - 1];
-  if (last === undefined) return false;
+  if (last === undefined || !chain.lastCnIsProxy) return false;
   try {
     return hasLegacyProxyShape(parseCertificate(last));
   } catch {
