@@ -102,26 +102,24 @@ function lastSubjectCn(c: Partial<DetailedPeerCertificate>): string | undefined 
 }
 
 function inIssuerOrder(socket: TLSSocket, anchors: ReadonlySet<string> | undefined): IssuerOrderChain {
-  const ders: Buffer[] = [];
-  const fingerprints: string[] = [];
   const certs: Array<Partial<DetailedPeerCertificate>> = [];
   const top = socket.getPeerCertificate(true) as Partial<DetailedPeerCertificate> | null;
   // One more than the verifier accepts, so an over-long chain is still refused as such.
-  let c: Partial<DetailedPeerCertificate> | undefined = top?.raw === undefined ? undefined : top;
-  while (c?.raw !== undefined && ders.length <= MAX_CHAIN_LENGTH) {
-    ders.push(c.raw);
-    fingerprints.push(c.fingerprint256 ?? '');
+  let c: Partial<DetailedPeerCertificate> | undefined = top ?? undefined;
+  while (c?.raw !== undefined && certs.length <= MAX_CHAIN_LENGTH) {
     certs.push(c);
     // A root names itself as its issuer.
     c = c.issuerCertificate === c ? undefined : c.issuerCertificate;
   }
-  while (ders.length > 1 && anchors?.has(plainHex(fingerprints[fingerprints.length - 1] ?? '')) === true) {
-    ders.pop();
-    fingerprints.pop();
+  while (certs.length > 1 && anchors?.has(plainHex(certs[certs.length - 1]?.fingerprint256 ?? '')) === true)
     certs.pop();
-  }
-  const cn = certs.length === 0 ? undefined : lastSubjectCn(certs[certs.length - 1] ?? {});
-  return { ders, fingerprints, lastCnIsProxy: cn === 'proxy' || cn === 'limited proxy' };
+  const last = certs[certs.length - 1];
+  const cn = last === undefined ? undefined : lastSubjectCn(last);
+  return {
+    ders: certs.map((x) => x.raw ?? Buffer.alloc(0)), // every one has raw (the loop's condition)
+    fingerprints: certs.map((x) => x.fingerprint256 ?? ''),
+    lastCnIsProxy: cn === 'proxy' || cn === 'limited proxy',
+  };
 }
 
 function endsInLegacyProxy(chain: IssuerOrderChain): boolean {
