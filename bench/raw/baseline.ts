@@ -4,7 +4,7 @@
  * the TLS work per byte is the same on both sides of the ratio.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -29,6 +29,8 @@ export interface RawServer {
   readonly url: string;
   readonly cacert: string;
   readonly pid: number;
+  /** Removes the uploaded file, as a DELETE would (not timed). */
+  removeFile(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function startRawServer(dir: string, key: KeySpec, answer?: string)
     url: `https://127.0.0.1:${port}/file`,
     cacert: cert,
     pid: child.pid ?? 0,
+    removeFile: () => rm(join(dir, 'file.bin'), { force: true }),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -7,7 +7,8 @@
  * The file sits in a parked job's session directory. The source is a sparse file, so
  * reading it costs no disk I/O on either side; what lands on the server is written
  * through the page cache, and `sync` runs after each upload, outside the timing, so
- * one upload's write-back does not slow the next transfer.
+ * one upload's write-back does not slow the next transfer. After each repeat the file is
+ * deleted on both servers, so every upload writes a new file.
  */
 import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
@@ -81,6 +82,15 @@ export const transferScenario: Scenario = {
               : await curlTransfer('down', url, undefined, tls, timeoutS);
           (who === 'raw' ? rawDown : down).push(res);
         }
+        // Each upload writes a new file, as a client uploads its inputs: the last one is
+        // deleted on both servers first, outside the timing. Writing over a file that still
+        // exists makes the page cache take fresh pages while the old ones are held; on a
+        // virtual machine whose host reclaims free memory that costs ~3 s of kernel time per
+        // GiB (docs/performance.md, "Uploads"), and whether it happens depended on how each
+        // server replaced the file, not on its transfer speed.
+        await s.client.request('DELETE', sessionPath);
+        await raw.removeFile();
+        await run('sync');
       }
       const bytes = mib * 2 ** 20;
       for (const [what, list] of [

@@ -19,8 +19,12 @@
  * what is there (a slow client's bytes still go out); a further write, up to `maxWrites`
  * in flight, starts only for a full batch. Once they are all busy and a batch is waiting,
  * the stream stops taking data (backpressure), so memory per upload is bounded by about
- * `maxWrites + 1` buffers plus the stream's high-water mark. Positional writes to disjoint
- * ranges commute, so the file's content does not depend on the order they complete in.
+ * `maxWrites + 1` buffers plus the stream's high-water mark. With a `spare` allowance,
+ * up to `spare.maxBatches` more batches may wait, copied, while the allowance lasts: a
+ * write slowed down by the kernel then does not leave the incoming chunks waiting in the
+ * stream's buffer, where they outlive young-generation collections (upload-gc.ts).
+ * Positional writes to disjoint ranges commute, so the file's content does not depend on
+ * the order they complete in.
  *
  * Teardown: `_destroy` drops what is not written yet; it and `_final` wait until no
  * write is in flight, so once the stream has closed (and a pipeline over it has settled)
@@ -47,6 +51,20 @@ export interface FileSinkOptions {
    * batch (nothing of it is written) and fails the stream with that error.
    */
   readonly accept?: (total: number) => void;
+  /** Extra batches that may wait for a write, borrowed from an allowance shared by sinks. */
+  readonly spare?: SpareBatches;
+}
+
+/**
+ * An allowance of batches lent to sinks: `take()` lends one if any is left; `give(n)`
+ * takes `n` back. A sink returns what it borrowed as soon as its waiting bytes fit in
+ * fewer batches, and all of it when it ends, fails or is destroyed.
+ */
+export interface SpareBatches {
+  /** Most batches one sink may borrow. */
+  readonly maxBatches: number;
+  take(): boolean;
+  give(n: number): void;
 }
 
 /** Writes `chunks` (`total` bytes) at `pos` in full; a short write goes on from where it stopped. */
@@ -83,6 +101,8 @@ export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
   let waiting: (() => void) | undefined;
   /** Resolvers waiting for the last write to end with nothing pending. */
   let idle: (() => void)[] = [];
+  /** Batches borrowed from `o.spare`: each lets one more batch wait, copied. */
+  let borrowed = 0;
 
   const done = (): boolean => writes === 0 && (pendingBytes === 0 || torn || failed !== undefined);
   const issue = (): void => {
@@ -133,9 +153,26 @@ export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
     ) {
       issue();
     }
+    giveBack();
+  };
+  /** Gives back the borrowed batches the waiting bytes no longer need. */
+  const giveBack = (): void => {
+    const need = torn || failed !== undefined ? 0 : Math.max(0, Math.ceil(pendingBytes / o.chunkBytes) - 1);
+    if (borrowed > need) {
+      o.spare?.give(borrowed - need);
+      borrowed = need;
+    }
+  };
+  /** Less than a batch waits, or one more borrowed batch makes room. */
+  const room = (): boolean => {
+    while (pendingBytes >= o.chunkBytes * (1 + borrowed)) {
+      if (o.spare === undefined || borrowed >= o.spare.maxBatches || !o.spare.take()) return false;
+      borrowed++;
+    }
+    return true;
   };
   const letGo = (): void => {
-    if (waiting === undefined || (pendingBytes >= o.chunkBytes && failed === undefined && !torn)) return;
+    if (waiting === undefined || (failed === undefined && !torn && !room())) return;
     const w = waiting;
     waiting = undefined;
     w();
@@ -186,6 +223,7 @@ export function fileSink(fh: FileHandle, o: FileSinkOptions): Writable {
       for (const f of pending) give(f.buf);
       pending = [];
       pendingBytes = 0;
+      giveBack();
       letGo();
       drained().then(() => cb(err ?? failed), cb);
     },

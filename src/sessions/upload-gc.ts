@@ -23,8 +23,13 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Body bytes between two young-generation collections (a quarter of V8's own 32 MiB). */
-export const EVERY_BYTES = 8 * 1024 * 1024;
+/**
+ * Body bytes between two young-generation collections (an eighth of V8's own 32 MiB):
+ * 4 MiB took the full collections of a 1 GiB upload from 12–40 to 1–5 where the writes
+ * were slow, against 8 MiB, for ~128 more collections of a fraction of a millisecond each
+ * (docs/performance.md, "Uploads").
+ */
+export const EVERY_BYTES = 4 * 1024 * 1024;
 
 type MinorGc = () => void;
 

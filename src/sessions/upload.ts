@@ -32,6 +32,7 @@ import type { QuotaReservation, UploadQuota } from './upload-quota.js';
 import { CHUNK_BYTES, giveChunk, takeChunk } from './chunk-pool.js';
 import { fileSink } from './file-sink.js';
 import { bodyBytesReceived } from './upload-gc.js';
+import { uploadSpare } from './spare-batches.js';
 
 /** Chunk size of file streams: 1 MiB doubles throughput over the 64 KiB default. */
 export const FILE_STREAM_CHUNK = CHUNK_BYTES;
@@ -242,6 +243,7 @@ async function streamInto(
     chunkBytes: FILE_STREAM_CHUNK,
     maxWrites: UPLOAD_WRITES_IN_FLIGHT,
     buffers: { take: takeChunk, give: giveChunk },
+    spare: uploadSpare,
     accept: (total) => {
       bodyBytesReceived(total - n);
       n = total;

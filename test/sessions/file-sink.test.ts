@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { fileSink } from '../../src/sessions/file-sink.js';
+import { spareBatches } from '../../src/sessions/spare-batches.js';
 import { until } from '../helpers/poll.js';
 
 /** A real file handle whose writes are held until `release()`, counting those in flight. */
@@ -197,5 +198,119 @@ describe('file sink (writes in flight)', () => {
     } finally {
       await fh.close();
     }
+  });
+  describe('spare batches (extra copied buffering while writes are slow)', () => {
+    const KB16 = 16 * 1024;
+    /** A sink over a held file, fed 1 MiB of random pieces; `accepted` counts the bytes it took. */
+    async function heldSink(name: string, spare: ReturnType<typeof spareBatches> | undefined) {
+      const fh = await open(join(dir, name), 'w+');
+      const g = gated(fh);
+      let accepted = 0;
+      const sink = fileSink(g.fh, {
+        start: 0,
+        chunkBytes: KB16,
+        maxWrites: 2,
+        ...(spare ? { spare } : {}),
+        accept: (t) => void (accepted = t),
+      });
+      const data = randomBytes(1024 * 1024);
+      const done = pipeline(Readable.from(randomPieces(data)), sink);
+      done.catch(() => undefined);
+      await until(() => g.inFlight >= 2, 'two writes in flight');
+      await new Promise((r) => setTimeout(r, 50));
+      const inWrites = g.sizes.reduce((a, b) => a + b, 0);
+      return { fh, g, sink, data, done, waitingCopied: () => accepted - inWrites };
+    }
+
+    it('lets up to maxBatches more batches wait, copied, and gives them all back at the end', async () => {
+      const spare = spareBatches(10, 3);
+      const t = await heldSink('spare', spare);
+      try {
+        assert.equal(t.g.inFlight, 2);
+        assert.equal(spare.lent, 3, 'three batches borrowed while the writes are held');
+        assert.ok(t.waitingCopied() >= 4 * KB16, `${t.waitingCopied()} bytes copied and waiting`);
+        assert.ok(t.sink.writableLength <= KB16 + 40 * 1024, `stream buffer ${t.sink.writableLength}`);
+        t.g.release(true);
+        await t.done;
+        assert.equal(spare.lent, 0, 'everything borrowed given back');
+        assert.ok((await readFile(join(dir, 'spare'))).equals(t.data));
+      } finally {
+        await t.fh.close();
+      }
+    });
+
+    it('a spent allowance lends nothing: the sink waits after one batch, as without one', async () => {
+      const spare = spareBatches(0, 3);
+      const t = await heldSink('spent', spare);
+      try {
+        assert.equal(spare.lent, 0);
+        assert.ok(t.waitingCopied() < KB16 + 40 * 1024, `${t.waitingCopied()} bytes copied and waiting`);
+        t.g.release(true);
+        await t.done;
+        assert.ok((await readFile(join(dir, 'spent'))).equals(t.data));
+      } finally {
+        await t.fh.close();
+      }
+    });
+
+    it('two sinks share the allowance: neither borrows more than what is left', async () => {
+      const spare = spareBatches(4, 3);
+      const a = await heldSink('share-a', spare);
+      const b = await heldSink('share-b', spare);
+      try {
+        assert.equal(spare.lent, 4);
+        assert.ok(b.waitingCopied() < 2 * KB16 + 40 * 1024, `second sink has ${b.waitingCopied()} bytes waiting`);
+        a.g.release(true);
+        b.g.release(true);
+        await Promise.all([a.done, b.done]);
+        assert.equal(spare.lent, 0);
+      } finally {
+        await a.fh.close();
+        await b.fh.close();
+      }
+    });
+
+    it('destroyed with batches borrowed and writes in flight: gives every batch back', async () => {
+      const spare = spareBatches(10, 3);
+      const t = await heldSink('spare-destroyed', spare);
+      try {
+        assert.equal(spare.lent, 3);
+        t.sink.destroy(new Error('client went away'));
+        assert.equal(spare.lent, 0, 'given back at once: the waiting bytes are dropped');
+        t.g.release(true);
+        await assert.rejects(t.done, /client went away/);
+        assert.equal(spare.lent, 0);
+      } finally {
+        await t.fh.close();
+      }
+    });
+
+    it('a failing write gives every borrowed batch back', async () => {
+      const spare = spareBatches(10, 3);
+      const fh = await open(join(dir, 'spare-failing'), 'w+');
+      let calls = 0;
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      const failing = {
+        async writev(bufs: Buffer[], pos: number) {
+          calls++;
+          await held;
+          if (calls >= 2) throw Object.assign(new Error('disk full'), { code: 'ENOSPC' });
+          return fh.writev(bufs, pos);
+        },
+        write: fh.write.bind(fh),
+      } as unknown as FileHandle;
+      try {
+        const sink = fileSink(failing, { start: 0, chunkBytes: KB16, maxWrites: 2, spare });
+        const done = pipeline(Readable.from(randomPieces(randomBytes(1024 * 1024))), sink);
+        done.catch(() => undefined);
+        await until(() => spare.lent === 3, 'three batches borrowed');
+        release();
+        await assert.rejects(done, (e: NodeJS.ErrnoException) => e.code === 'ENOSPC');
+        assert.equal(spare.lent, 0);
+      } finally {
+        await fh.close();
+      }
+    });
   });
 });
