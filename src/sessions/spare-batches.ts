@@ -5,7 +5,7 @@
  * kernel backing fresh pages, other disk traffic), the body's pieces would otherwise wait
  * in the stream's buffer as the parser's Buffers and live through young-generation
  * collections; promoted, their memory outside the heap makes V8 start full mark-compacts
- * of the whole service heap, 12–40 per GiB on such uploads instead of 2–4
+ * of the whole service heap, 12–52 per GiB on such uploads instead of 1–4
  * (docs/performance.md, "Uploads"). Copied into recycled batches, they die at once.
  *
  * Why an allowance: memory per upload stays bounded by a few batches however many

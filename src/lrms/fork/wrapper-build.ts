@@ -102,10 +102,17 @@ export async function compileOnce(
  */
 async function buildC(binDir: string, compiler: string): Promise<WrapperBinary> {
   const name = 'job-wrapper';
-  const path = await compileOnce(binDir, name, WRAPPER_C_SOURCE, compiler, {
-    flags: ['-static'],
-    suffix: '-static',
-  }).catch(() => compileOnce(binDir, name, WRAPPER_C_SOURCE, compiler));
+  const asStatic = { flags: ['-static'], suffix: '-static' } as const;
+  // A dynamic build of this source is there only because the static link failed before:
+  // use it rather than fail the same static link again at every start.
+  const dynamic = compiledPath(binDir, name, WRAPPER_C_SOURCE);
+  const useDynamic =
+    !(await executable(compiledPath(binDir, name, WRAPPER_C_SOURCE, asStatic.suffix))) && (await executable(dynamic));
+  const path = useDynamic
+    ? dynamic
+    : await compileOnce(binDir, name, WRAPPER_C_SOURCE, compiler, asStatic).catch(() =>
+        compileOnce(binDir, name, WRAPPER_C_SOURCE, compiler),
+      );
   return { kind: 'c', path };
 }
 
