@@ -1,8 +1,10 @@
 /**
  * Bulk submission in process: `JobService.submit` of N trivial jobs in one body (xRSL
  * `+(&...)(&...)` or ADL `<ActivityDescriptions>`), with the real parts the service uses
- * (description parser and acceptance checks, SQLite store with its durable commit,
- * session directories, the drain table), without HTTP, TLS or the engine. Reports the
+ * (description parser and acceptance checks, SQLite store with its durable commit, the
+ * drain table), without HTTP, TLS or the engine. Session directories are made on a job's
+ * first use (src/sessions/session-dirs.ts), not by the submission: an older build run
+ * with this file makes them here. Reports the
  * process CPU time (user + system) and wall time per POST, medians, so two builds can be
  * compared by running this file from each (`node <build>/bench/submit.bench.js`),
  * alternating.

@@ -11,7 +11,7 @@ import type { JobRecord } from '../store/job-record.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort } from './ports.js';
 import type { JobDescription } from '../jobdesc/model.js';
-import type { SessionDirs } from '../sessions/session-dirs.js';
+import { SESSION_NOT_MADE, type SessionDirs } from '../sessions/session-dirs.js';
 
 export interface SubmitOptions {
   readonly queue?: string | undefined;
@@ -39,7 +39,7 @@ export interface JobServiceOptions {
   readonly descriptions: DescriptionPort;
   readonly delegations: DelegationPort;
   readonly engine: EnginePort;
-  readonly sessions: Pick<SessionDirs, 'createSync' | 'removeCreatedSync' | 'pathOf'>;
+  readonly sessions: Pick<SessionDirs, 'pathOf'>;
   readonly maxInstances: number;
   readonly maxRerun: number;
   /** Most jobs of one owner that have not ended; items over it are refused (0 or absent: no limit). */
@@ -50,8 +50,6 @@ export interface JobServiceOptions {
   readonly draining?: (queue?: string) => string | undefined;
   /** Told of each submission's item results once they are final (log lines, metrics). */
   readonly onSubmitted?: (owner: string, results: readonly ItemResult[]) => void;
-  /** Owner of the session directories of jobs mapped to `account` (src/accounts/session-owner-for.ts); undefined: the service's. */
-  readonly sessionOwner?: (account: string) => Promise<{ uid: number; gid: number } | undefined>;
 }
 
 export class JobService {
@@ -186,6 +184,8 @@ export class JobService {
           clientHost: opts.clientHost ?? null,
           localAccount: opts.localAccount ?? null,
           fqans: opts.fqans ?? null,
+          // Made on first use, as the job's account (src/sessions/session-dirs.ts).
+          sessionIdent: SESSION_NOT_MADE,
         });
         results.push({ status: 201, reason: 'Created', id, state: this.#o.initialState.restState });
       }
@@ -194,28 +194,9 @@ export class JobService {
       this.#o.onSubmitted?.(owner, results);
       return results;
     }
-    // Session directories first, their identities stored with the jobs (every later
-    // access checks it: session-dirs.ts). If the process dies before the commit, the
-    // empty directories stay behind, named by no job.
-    // Synchronous on purpose: a mkdir takes microseconds, while an awaited one costs a
-    // thread-pool round trip each, which made a 1,000-job submission wait on the event
-    // loop a thousand times (the durable commit below blocks for its fsync anyway).
-    const made: string[] = [];
-    // A mapped job's session directory is its account's from the start (docs/security.md).
-    const account =
-      opts.localAccount !== undefined && this.#o.sessionOwner
-        ? await this.#o.sessionOwner(opts.localAccount)
-        : undefined;
     this.#creating.set(owner, (this.#creating.get(owner) ?? 0) + toCreate.length);
     try {
-      for (const j of toCreate) {
-        j.sessionIdent = this.#o.sessions.createSync(j.id, account);
-        made.push(j.id);
-      }
       await this.#commit.insert(toCreate);
-    } catch (e) {
-      for (const id of made) this.#o.sessions.removeCreatedSync(id);
-      throw e;
     } finally {
       const left = (this.#creating.get(owner) ?? 0) - toCreate.length;
       if (left > 0) this.#creating.set(owner, left);

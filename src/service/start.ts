@@ -47,6 +47,7 @@ import { sessionResource } from '../api/rest/session/index.js';
 import { diagnoseResource } from '../api/rest/diagnose/index.js';
 import { SessionFiles } from '../sessions/session-files.js';
 import { SessionDirs } from '../sessions/session-dirs.js';
+import { sessionRecords } from './session-records.js';
 import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
@@ -168,7 +169,9 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       : serviceUrl());
 
   const delegations = createDelegations({ config, db, dir: L.delegations, log, trust });
-  const sessions = await SessionDirs.open(L.sessions);
+  // Session directories are made on a job's first use, owned by its mapped account.
+  const sessionOwner = sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg));
+  const sessions = await SessionDirs.open(L.sessions, sessionRecords(store, sessionOwner));
   const ops = createOperations({ db, store, control, log, serviceUrl });
   const monitoring = await createMonitoring({
     config,
@@ -204,7 +207,6 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     draining: ops.draining,
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
-    sessionOwner: sessionOwnerFor(accounts, (obj, msg) => log.warn(obj, msg)),
   });
   const activity = {
     hostname: publicHost,

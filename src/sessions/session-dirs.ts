@@ -9,8 +9,9 @@
  *  - the sessions folder is opened once at start and kept (`folder`): names are
  *    resolved relative to that descriptor (openat semantics, src/fs/safe-fs.ts `inDir`), so
  *    renaming or replacing the folder's path later changes nothing;
- *  - a session directory is made here (`create`) and its identity (device and inode)
- *    returned, to be stored with the job;
+ *  - a session directory is made here on the job's first use of it, not at
+ *    submission (`#made`, below), and its identity (device and inode) stored with the
+ *    job before anything is done in it;
  *  - it is opened with O_DIRECTORY|O_NOFOLLOW (a link in its place is refused) and
  *    its identity compared with the stored one (another directory in its place is
  *    refused): CE_ERR_SESSION_REPLACED;
@@ -24,9 +25,24 @@
  *
  * Jobs stored before identities were recorded (identity null) get the link refusal
  * and link-safe removal, but a replacement by another real directory cannot be told.
+ *
+ * Made on first use: a 1,000-job submission spent about a third of its time in the
+ * thousand mkdir and lstat calls (docs/performance.md), so submission stores
+ * SESSION_NOT_MADE and the directory is made by whatever needs it first (an upload, a
+ * listing, the job's preparation or its start). The rules that keep that safe:
+ *
+ *  - one making per job at a time in this process (`#making`), and the identity is
+ *    stored by compare-and-set from SESSION_NOT_MADE before the directory is used, so
+ *    two first uses get one directory and a removal in between wins (the directory just
+ *    made is taken back);
+ *  - removing a session never made stores SESSION_NEVER_MADE first: nothing makes it later;
+ *  - something already at `<id>` when the directory is to be made is adopted only if it
+ *    is a real, empty directory of the job's owner: what a kill -9 between the mkdir and
+ *    the stored identity leaves. A link, a file, another owner's or a non-empty
+ *    directory is refused (CE_ERR_SESSION_REPLACED) and left alone.
  */
-import { constants as C, lchownSync, lstatSync, mkdirSync, rmdirSync, statfsSync, type BigIntStats } from 'node:fs';
-import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
+import { constants as C, lchownSync, lstatSync, mkdirSync, statfsSync, type BigIntStats } from 'node:fs';
+import { lchown, lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import { DIR_FLAGS, dirPath, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from '../fs/safe-fs.js';
@@ -39,6 +55,26 @@ export type SessionIdentity = string;
 
 export function identityOf(s: BigIntStats): SessionIdentity {
   return `${s.dev}:${s.ino}`;
+}
+
+/** Stored in place of an identity while the job's directory has not been made (see the top). */
+export const SESSION_NOT_MADE = 'not-made';
+/** Stored when a job's session was removed before it was made: it is never made after that. */
+export const SESSION_NEVER_MADE = 'never-made';
+
+/** What the stored identity says, apart from a real one. */
+function unmade(identity: SessionIdentity | null): boolean {
+  return identity === SESSION_NOT_MADE || identity === SESSION_NEVER_MADE;
+}
+
+/** Where the sessions' identities are stored (the job store), for making directories on first use. */
+export interface SessionRecords {
+  /** The job's stored identity, or undefined when the job is gone. */
+  identity(id: string): SessionIdentity | null | undefined;
+  /** Stores `to` only if `from` is still stored; false otherwise (or when the job is gone). */
+  swapIdentity(id: string, from: SessionIdentity, to: SessionIdentity): boolean;
+  /** The local account that owns the job's directory (docs/security.md); undefined: the service's. */
+  owner(id: string): Promise<SessionOwner | undefined>;
 }
 
 function code(e: unknown): string | undefined {
@@ -67,18 +103,25 @@ export class SessionDirs {
   readonly #stop = new AbortController();
   /** FIFO: a lease waits in order, none is dropped. */
   readonly #leases = new Semaphore(MAX_OPEN_SESSION_ROOTS);
+  readonly #records: SessionRecords | undefined;
+  /** Directories being made, by job id: a second first use waits for the first. */
+  readonly #making = new Map<string, Promise<SessionIdentity | null>>();
   #sweep: Promise<unknown> | undefined;
   /** Path of the sessions folder as configured (for the batch backend: jobs run there). */
   readonly path: string;
 
-  private constructor(path: string, folder: FileHandle) {
+  private constructor(path: string, folder: FileHandle, records: SessionRecords | undefined) {
     this.path = path;
     this.#folder = folder;
+    this.#records = records;
   }
 
-  /** Opens the sessions folder (as configured, an administrator's link is followed) and keeps it. */
-  static async open(path: string): Promise<SessionDirs> {
-    return new SessionDirs(path, await open(path, C.O_RDONLY | C.O_DIRECTORY));
+  /**
+   * Opens the sessions folder (as configured, an administrator's link is followed) and
+   * keeps it. Without `records`, jobs stored with SESSION_NOT_MADE have no directory.
+   */
+  static async open(path: string, records?: SessionRecords): Promise<SessionDirs> {
+    return new SessionDirs(path, await open(path, C.O_RDONLY | C.O_DIRECTORY), records);
   }
 
   /** Stops a running sweep and waits for it (it uses the folder descriptor), then closes. */
@@ -110,10 +153,11 @@ export class SessionDirs {
   }
 
   /**
-   * Makes the session directory of a new job (mode 0700) and returns its identity;
-   * with `owner` (the job's local account, docs/security.md) the directory is the
-   * account's, and what the service later creates in it goes to the account too
-   * (session-owner.ts). Synchronous: submission makes many at once (job-service.ts says why).
+   * Makes a job's session directory (mode 0700) at once and returns its identity; with
+   * `owner` (the job's local account, docs/security.md) the directory is the account's,
+   * and what the service later creates in it goes to the account too (session-owner.ts).
+   * Submission does not call it (directories are made on first use); tests and tools that
+   * store a job with its directory do.
    */
   createSync(id: string, owner?: SessionOwner): SessionIdentity {
     const path = inDir(this.#folder, id);
@@ -123,21 +167,13 @@ export class SessionDirs {
     return identityOf(lstatSync(path, { bigint: true }));
   }
 
-  /** Undo of `createSync` when the submission did not commit: the directory is still empty. */
-  removeCreatedSync(id: string): void {
-    try {
-      rmdirSync(inDir(this.#folder, id));
-    } catch {
-      // not there or not empty: the job's clean (or nobody) handles it
-    }
-  }
-
   /**
    * Opens the job's session directory, verified: CE_ERR_SESSION_NOT_FOUND when nothing
    * is there, CE_ERR_SESSION_REPLACED when a link, a file or another directory is.
    * The caller closes the handle.
    */
-  async openRoot(id: string, identity: SessionIdentity | null): Promise<FileHandle> {
+  async openRoot(id: string, stored: SessionIdentity | null): Promise<FileHandle> {
+    const identity = await this.#identity(id, stored);
     let h: FileHandle;
     try {
       h = await open(inDir(this.#folder, id), DIR_FLAGS);
@@ -182,9 +218,15 @@ export class SessionDirs {
    */
   async remove(
     id: string,
-    identity: SessionIdentity | null,
+    stored: SessionIdentity | null,
     o: { readonly findRenamed?: boolean } = {},
   ): Promise<RemoveReport> {
+    let identity = stored;
+    if (stored !== null && unmade(stored)) {
+      const made = await this.#neverToBeMade(id);
+      if (made === undefined) return this.#removeUnmade(id);
+      identity = made;
+    }
     const s = await lstatBig(inDir(this.#folder, id));
     let found: RemoveReport['found'] = 'none';
     let keptForeign = false;
@@ -205,6 +247,94 @@ export class SessionDirs {
     const leftovers =
       found === 'own' || identity === null || o.findRenamed === false ? [] : await this.#removeRenamed(id, identity);
     return { found, leftovers, keptForeign };
+  }
+
+  /**
+   * The identity to check `<id>` against: the stored one, or, for a job whose directory
+   * is not made yet, the identity of the directory made now. The caller's record may be
+   * older than the store, so the store is asked again before anything is made.
+   */
+  #identity(id: string, stored: SessionIdentity | null): Promise<SessionIdentity | null> | SessionIdentity | null {
+    if (stored === null || !unmade(stored)) return stored;
+    let p = this.#making.get(id);
+    if (p === undefined) {
+      p = this.#made(id).finally(() => this.#making.delete(id));
+      this.#making.set(id, p);
+    }
+    return p;
+  }
+
+  async #made(id: string): Promise<SessionIdentity | null> {
+    const records = this.#records;
+    const stored = records?.identity(id);
+    if (records === undefined || stored === undefined || stored === SESSION_NEVER_MADE)
+      throw ceError('CE_ERR_SESSION_NOT_FOUND');
+    if (stored !== SESSION_NOT_MADE) return stored;
+    const owner = await records.owner(id);
+    const path = inDir(this.#folder, id);
+    try {
+      await mkdir(path, { mode: 0o700 });
+    } catch (e) {
+      if (code(e) !== 'EEXIST') return mapFsError(e);
+      await this.#adoptable(id, owner);
+    }
+    // Just made (or adopted: empty, the owner's): lchown changes this directory only.
+    if (owner !== undefined) await lchown(path, owner.uid, owner.gid);
+    const s = await lstat(path, { bigint: true });
+    if (!s.isDirectory())
+      throw ceError('CE_ERR_SESSION_REPLACED', `The session directory of job ${id} was replaced while it was made`);
+    const identity = identityOf(s);
+    if (records.swapIdentity(id, SESSION_NOT_MADE, identity)) return identity;
+    // Removed (or the job gone) while it was made: what was just made goes again.
+    await rmdirIn(this.#folder, id).catch(() => false);
+    throw ceError('CE_ERR_SESSION_NOT_FOUND');
+  }
+
+  /** Something is at `<id>` before the directory was made: only a crash's empty leftover is taken. */
+  async #adoptable(id: string, owner: SessionOwner | undefined): Promise<void> {
+    const path = inDir(this.#folder, id);
+    const s = await lstat(path);
+    const uid = owner?.uid ?? process.geteuid?.();
+    const refuse = (what: string): never => {
+      throw ceError(
+        'CE_ERR_SESSION_REPLACED',
+        `The session directory of job ${id} was taken by ${what} before it was made`,
+      );
+    };
+    if (!s.isDirectory()) refuse('a link or a file');
+    if (s.uid !== uid) refuse("another account's directory");
+    if ((await readdir(path)).length > 0) refuse('a directory that is not empty');
+  }
+
+  /**
+   * For the removal of a job whose directory was not made: stores SESSION_NEVER_MADE so
+   * no later use makes it, and returns undefined; or, when it was made meanwhile, the
+   * identity it was made with.
+   */
+  async #neverToBeMade(id: string): Promise<SessionIdentity | undefined> {
+    // A making in flight finishes first (it stores its identity, used below); the read
+    // and the swap that follow are one synchronous step, so no making starts between them.
+    await this.#making.get(id)?.catch(() => undefined);
+    const stored = this.#records?.identity(id);
+    if (stored === SESSION_NOT_MADE) this.#records?.swapIdentity(id, SESSION_NOT_MADE, SESSION_NEVER_MADE);
+    if (stored === undefined || stored === null || unmade(stored)) return undefined;
+    return stored;
+  }
+
+  /**
+   * Removal where no directory was made for the job: an empty directory (a crash's
+   * leftover, or one a first use was making) goes, a link or a file in the job's place
+   * is unlinked, anything else is not the job's.
+   */
+  async #removeUnmade(id: string): Promise<RemoveReport> {
+    const s = await lstatBig(inDir(this.#folder, id));
+    if (s === undefined) return { found: 'none', leftovers: [], keptForeign: false };
+    if (!s.isDirectory()) {
+      await unlinkIn(this.#folder, id);
+      return { found: s.isSymbolicLink() ? 'link' : 'other', leftovers: [], keptForeign: false };
+    }
+    if (await rmdirIn(this.#folder, id)) return { found: 'own', leftovers: [], keptForeign: false };
+    return { found: 'foreign', leftovers: [], keptForeign: true };
   }
 
   /**

@@ -55,6 +55,9 @@ export class JobStore {
   readonly #updateCache = new Map<string, ReturnType<Db['prepare']>>();
   readonly #restStateOwnedRow;
   readonly #hasRow;
+  readonly #sessionIdent;
+  readonly #swapSessionIdent;
+  readonly #localAccount;
   readonly #indexPage;
   /** False while the index is being filled in slices: a miss is then asked of the table. */
   #indexComplete = false;
@@ -95,6 +98,9 @@ export class JobStore {
       .raw();
     this.#restStateOwnedRow = db.prepare('SELECT rest_state FROM jobs WHERE id = ? AND owner = ?').pluck();
     this.#hasRow = db.prepare('SELECT 1 FROM jobs WHERE id = ?').pluck();
+    this.#sessionIdent = db.prepare('SELECT session_ident FROM jobs WHERE id = ?').raw();
+    this.#swapSessionIdent = db.prepare('UPDATE jobs SET session_ident = ? WHERE id = ? AND session_ident = ?');
+    this.#localAccount = db.prepare('SELECT local_account FROM jobs WHERE id = ?').pluck();
     this.#indexPage = db
       .prepare('SELECT rowid, id, owner, rest_state FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?')
       .raw();
@@ -156,6 +162,31 @@ export class JobStore {
       }
     });
     for (const j of jobs) this.#index.set(j.id, j.owner, j.restState);
+  }
+
+  /**
+   * The job's stored session identity (src/sessions/session-dirs.ts): undefined when the
+   * job is gone, null for a job stored before identities were.
+   */
+  sessionIdentOf(id: string): string | null | undefined {
+    const row = this.#sessionIdent.get(id) as [string | null] | undefined;
+    return row?.[0];
+  }
+
+  /**
+   * Stores session identity `to` only where `from` is stored (compare-and-set). Not a
+   * change of the job's record: its version stays, and so do the documents cached from it.
+   * As durable as the job's state changes (a kill -9 loses nothing; session-dirs.ts
+   * says what an operating-system crash can leave).
+   */
+  swapSessionIdent(id: string, from: string, to: string): boolean {
+    this.#topLevel();
+    return this.#swapSessionIdent.run(to, id, from).changes === 1;
+  }
+
+  /** The local account the job is mapped to, or null (undefined when the job is gone). */
+  localAccountOf(id: string): string | null | undefined {
+    return this.#localAccount.get(id) as string | null | undefined;
   }
 
   /** The description text exactly as submitted (the `description` control file). */

@@ -18,6 +18,7 @@ import { buildConfig } from '../../src/config/load.js';
 import { descriptionPort } from '../../src/jobs/description-port.js';
 import { REST_STATES } from '../../src/vocabulary/job-states.js';
 import { SessionDirs } from '../../src/sessions/session-dirs.js';
+import { sessionRecords } from '../../src/service/session-records.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
 export const BOB = '/DC=org/DC=test/CN=Bob';
@@ -30,9 +31,9 @@ export async function jobsFixture(
   const root = await mkdtemp(join(tmpdir(), 'ceres-jobsapi-'));
   const sessionRoot = join(root, 'sessions');
   await mkdir(sessionRoot);
-  const sessions = await SessionDirs.open(sessionRoot);
   const db = openDatabase(join(root, 'db'));
   const store = new JobStore(db);
+  const sessions = await SessionDirs.open(sessionRoot, sessionRecords(store));
   const config = buildConfig({
     cluster: {
       queues: [{ name: 'main' }, { name: 'long', maxWallTimeSeconds: 7200 }],
@@ -77,6 +78,7 @@ export async function jobsFixture(
     jobs,
     submitted,
     poked,
+    sessions,
     sessionRoot,
     async submit(body: string, headers: Record<string, string> = HA, version = '1.1', query = '') {
       return app.inject({

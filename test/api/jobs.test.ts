@@ -2,8 +2,9 @@
 // send them, including every bad-input and cross-user case.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
+import { SESSION_NOT_MADE, identityOf } from '../../src/sessions/session-dirs.js';
 import { jobsFixture, ECHO, HA, HB, ALICE } from './jobs-fixture.js';
 
 type F = Awaited<ReturnType<typeof jobsFixture>>;
@@ -14,7 +15,7 @@ describe('POST jobs?action=new', () => {
   before(async () => (f = await jobsFixture()));
   after(() => f.close());
 
-  it('one xRSL: 201, one item 201/Created/id/ACCEPTING, session directory created, engine poked', async () => {
+  it('one xRSL: 201, one item 201/Created/id/ACCEPTING, engine poked; the session directory is made on first use', async () => {
     const r = await f.submit(ECHO);
     assert.equal(r.statusCode, 201);
     const [item] = JSON.parse(r.body).job;
@@ -22,8 +23,13 @@ describe('POST jobs?action=new', () => {
     assert.equal(item.reason, 'Created');
     assert.equal(item.state, 'ACCEPTING');
     assert.match(item.id, /^[a-z2-7]{26}$/);
-    assert.ok(existsSync(join(f.sessionRoot, item.id)));
     assert.ok(f.submitted.includes(item.id));
+    assert.ok(!existsSync(join(f.sessionRoot, item.id)), 'no directory at submission');
+    assert.equal(f.store.sessionIdentOf(item.id), SESSION_NOT_MADE);
+    await f.sessions.check(item.id, SESSION_NOT_MADE);
+    const s = lstatSync(join(f.sessionRoot, item.id), { bigint: true });
+    assert.ok(s.isDirectory());
+    assert.equal(f.store.sessionIdentOf(item.id), identityOf(s), 'its identity is stored');
   });
 
   it('a content type is ignored: xRSL sent as application/json or applicaton/rsl is still xRSL', async () => {
