@@ -15,6 +15,7 @@ import { JobStore } from '../../src/store/job-store.js';
 import { JobService } from '../../src/jobs/job-service.js';
 import { ControlDir } from '../../src/store/control-dir.js';
 import { newJobId } from '../../src/jobs/job-id.js';
+import { newJobRow } from '../helpers/new-job.js';
 import { SessionFiles } from '../../src/sessions/session-files.js';
 import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';
 import { sessionResource } from '../../src/api/rest/session/index.js';
@@ -90,24 +91,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     async newJob(owner: string, account?: SessionOwner): Promise<string> {
       const id = newJobId();
       const sessionIdent = sessions.createSync(id, account);
-      store.insertMany([
-        {
-          id,
-          owner,
-          state: 'ACCEPTED',
-          restState: 'ACCEPTING',
-          queue: '',
-          delegationId: null,
-          delegationIds: [],
-          format: 'xrsl',
-          description: {},
-          raw: '&(executable="/bin/true")',
-          createdAt: Date.now(),
-          rerunsLeft: 0,
-          clientHost: null,
-          sessionIdent,
-        },
-      ]);
+      store.insertMany([newJobRow(id, owner, { sessionIdent })]);
       return id;
     },
     sessionDir: (id: string) => jobs.sessionDir(id),

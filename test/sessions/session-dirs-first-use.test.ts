@@ -20,6 +20,7 @@ import { sessionRecords } from '../../src/service/session-records.js';
 import { openDatabase, type Db } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { newJobId } from '../../src/jobs/job-id.js';
+import { newJobRow } from '../helpers/new-job.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 import { assertRoot, isRoot, rootRequired, skipUnlessRoot } from '../helpers/local-accounts.js';
 
@@ -38,25 +39,7 @@ describe('session directories made on first use', () => {
   const records = (): SessionRecords => sessionRecords(store, async () => owner);
   const newJob = (account: string | null = null): string => {
     const id = newJobId();
-    store.insertMany([
-      {
-        id,
-        owner: '/CN=alice',
-        state: 'ACCEPTED',
-        restState: 'ACCEPTING',
-        queue: '',
-        delegationId: null,
-        delegationIds: [],
-        format: 'xrsl',
-        description: {},
-        raw: '&(executable="/bin/true")',
-        createdAt: Date.now(),
-        rerunsLeft: 0,
-        clientHost: null,
-        localAccount: account,
-        sessionIdent: SESSION_NOT_MADE,
-      },
-    ]);
+    store.insertMany([newJobRow(id, '/CN=alice', { localAccount: account, sessionIdent: SESSION_NOT_MADE })]);
     return id;
   };
   const at = (id: string) => join(folder, id);
