@@ -66,8 +66,24 @@ class FakeStaging implements StagingPort {
   readonly looks: { id: string; aborted: boolean; since: number | undefined }[] = [];
   /** Runs during a look (before it answers). */
   duringLook: ((id: string) => void) | undefined;
+  /**
+   * Session checks held until `checkSessions()` (as slow first uses of session directories):
+   * the real port reports each check done (`sessionChecked`) before anything else.
+   */
+  holdSessionChecks = false;
+  readonly #heldChecks: (() => void)[] = [];
+  get heldSessionChecks(): number {
+    return this.#heldChecks.length;
+  }
+  checkSessions(): void {
+    for (const f of this.#heldChecks.splice(0)) f();
+  }
   stageIn(job: JobRecord, signal: AbortSignal, o?: StageInOptions): Promise<StageOutcome> {
     this.ins.push(job.id);
+    if (o?.sessionChecked !== undefined) {
+      if (this.holdSessionChecks) this.#heldChecks.push(o.sessionChecked);
+      else o.sessionChecked();
+    }
     const again = this.missingUploads.get(job.id);
     if (again !== undefined && o?.lookOnce === true) {
       this.looks.push({ id: job.id, aborted: signal.aborted, since: o.preparingSince });
@@ -673,6 +689,27 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
     assert.equal(r.scheduler.incoming, 0);
     assert.deepEqual([...r.staging.ins].sort(), [...ids].sort());
     assert.ok(ids.every((id) => stateOf(r, id) === 'PREPARING'));
+  });
+
+  it('a stage-in keeps its pickup slot until the session is checked: no more than 64 wait for their directories', async () => {
+    const r = await rig();
+    r.staging.gateIn = true;
+    r.staging.holdSessionChecks = true;
+    const ids = bulk(r, 'h', 500);
+    await until(() => r.staging.ins.length === 64, 'the first 64 stage-ins started', 60_000);
+    // Nothing more starts while their session checks are held.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(r.staging.ins.length, 64);
+    assert.equal(r.staging.heldSessionChecks, 64);
+    assert.equal(r.scheduler.incoming, 500 - 64);
+    // Released as they are checked: all are picked up in the end, none lost.
+    for (let round = 0; r.staging.ins.length < 500 && round < 100; round++) {
+      r.staging.checkSessions();
+      await until(() => r.staging.ins.length === Math.min(500, 64 * (round + 2)), `round ${round + 1} started`, 60_000);
+    }
+    r.staging.checkSessions();
+    assert.deepEqual([...r.staging.ins].sort(), [...ids].sort());
+    assert.equal(r.scheduler.incoming, 0);
   });
 
   it('a kill of a job still waiting for its first look is carried out, and the later look changes nothing', async () => {

@@ -21,6 +21,11 @@ export interface StageInOptions {
   readonly lookOnce?: boolean;
   /** When the job entered PREPARING (epoch ms), if not `job.updatedAt`: the upload wait counts from here. */
   readonly preparingSince?: number;
+  /**
+   * Called once the job's session directory has been checked (and made, on the job's
+   * first use of it), whether it passed or not, before any transfer or upload look.
+   */
+  readonly sessionChecked?: () => void;
 }
 
 export interface StagingPort {

@@ -145,6 +145,8 @@ export class Scheduler {
    */
   readonly #incoming = new IdQueue();
   #pickupsInFlight = 0;
+  /** The pickup slot of a job whose first look is under way, taken by the stage-in it starts. */
+  readonly #pickupSlots = new Map<string, () => void>();
   #pumpQueued = false;
   /**
    * Jobs poked (a kill, clean or restart asked, an upload completed), waiting for their
@@ -272,14 +274,32 @@ export class Scheduler {
     for (let p = this.#chains.get(id); p !== undefined; p = this.#chains.get(id)) await p;
   }
 
-  /** Start first looks at new jobs, at most PICKUP_IN_FLIGHT at once. */
+  /**
+   * Start first looks at new jobs, at most PICKUP_IN_FLIGHT at once. A look that starts
+   * the job's stage-in hands its slot to it, and the stage-in frees it once the job's
+   * session directory is checked: that is where a new job's session directory is made
+   * (src/sessions/session-dirs.ts), and without the bound a fill of 100,000 jobs started
+   * that many stage-ins at once, each holding its record while it waited for its
+   * directory (1.1 GB; docs/performance.md, "Memory").
+   */
   #pump(): void {
     while (this.#pickupsInFlight < PICKUP_IN_FLIGHT && this.#incoming.size > 0 && !this.#stopping) {
       const id = this.#incoming.shift()!;
       this.#pickupsInFlight++;
-      void this.#chain(id, () => this.#look(id)).finally(() => {
+      let held = true;
+      const free = (): void => {
+        if (!held) return;
+        held = false;
         this.#pickupsInFlight--;
         this.#schedulePump();
+      };
+      this.#pickupSlots.set(id, free);
+      void this.#chain(id, () => this.#look(id)).finally(() => {
+        // Still here: the look started no stage-in, which would have taken it.
+        if (this.#pickupSlots.get(id) === free) {
+          this.#pickupSlots.delete(id);
+          free();
+        }
       });
     }
   }
@@ -538,9 +558,15 @@ export class Scheduler {
     this.#transfers.set(j.id, ac);
     if (dir === 'out') this.#outsInFlight++;
     if (aborted !== undefined) ac.abort(aborted);
+    const slot = dir === 'in' ? this.#pickupSlots.get(j.id) : undefined;
+    if (slot !== undefined) this.#pickupSlots.delete(j.id);
     const run =
       dir === 'in'
-        ? this.#o.staging.stageIn(j, ac.signal, { lookOnce: true, preparingSince: since })
+        ? this.#o.staging.stageIn(j, ac.signal, {
+            lookOnce: true,
+            preparingSince: since,
+            ...(slot === undefined ? {} : { sessionChecked: slot }),
+          })
         : this.#o.staging.stageOut(j, mode, ac.signal);
     void run
       .catch((e: unknown) => ({
@@ -548,6 +574,7 @@ export class Scheduler {
         reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}`,
       }))
       .then((r) => {
+        slot?.(); // a stage-in that ended before its session check
         if (dir === 'out') {
           this.#outsInFlight--;
           this.#pumpOuts();

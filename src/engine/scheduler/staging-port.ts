@@ -73,10 +73,12 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
   const inSession = async (
     j: JobRecord,
     fn: (session: SessionAccess) => Promise<StageResult>,
+    checked?: () => void,
   ): Promise<StageResult | { replaced: string }> => {
     try {
       await d.sessions.check(j.id, j.sessionIdent);
     } catch (e) {
+      checked?.();
       if (!isCeError(e)) throw e;
       // Refused before any transfer: replaced (409) or gone (the job removed it).
       const reason =
@@ -84,6 +86,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
       await d.control.append(j.id, 'errors', logLine(reason));
       return { replaced: reason };
     }
+    checked?.();
     return fn((op) => d.sessions.withRoot(j.id, j.sessionIdent, op));
   };
 
@@ -112,36 +115,39 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         new Set(((await d.control.read(j.id, 'input_status'))?.toString('utf8') ?? '').split('\n').filter(Boolean));
       const judged = judgedSoFar.get(j.id);
       judgedSoFar.delete(j.id);
-      const r = await inSession(j, (session) =>
-        stager.stageIn(
-          {
-            id: j.id,
-            owner: j.owner,
-            session,
-            files,
-            ...(j.delegationId ? { delegationId: j.delegationId } : {}),
-            preparingSince: new Date(o.preparingSince ?? j.updatedAt),
-            ...(o.lookOnce === true ? { lookOnce: true } : {}),
-            ...(judged === undefined ? {} : { judged }),
-            uploads: {
-              isUploaded: async (path) => (await uploaded()).has(path),
-              changed: (sig) =>
-                new Promise<void>((resolve) => {
-                  let set = waiters.get(j.id);
-                  if (!set) waiters.set(j.id, (set = new Set()));
-                  const done = (): void => {
-                    set?.delete(done);
-                    // An abandoned wait (job killed or cleaned) leaves no empty entry behind.
-                    if (set?.size === 0 && waiters.get(j.id) === set) waiters.delete(j.id);
-                    resolve();
-                  };
-                  set.add(done);
-                  sig.addEventListener('abort', done, { once: true });
-                }),
+      const r = await inSession(
+        j,
+        (session) =>
+          stager.stageIn(
+            {
+              id: j.id,
+              owner: j.owner,
+              session,
+              files,
+              ...(j.delegationId ? { delegationId: j.delegationId } : {}),
+              preparingSince: new Date(o.preparingSince ?? j.updatedAt),
+              ...(o.lookOnce === true ? { lookOnce: true } : {}),
+              ...(judged === undefined ? {} : { judged }),
+              uploads: {
+                isUploaded: async (path) => (await uploaded()).has(path),
+                changed: (sig) =>
+                  new Promise<void>((resolve) => {
+                    let set = waiters.get(j.id);
+                    if (!set) waiters.set(j.id, (set = new Set()));
+                    const done = (): void => {
+                      set?.delete(done);
+                      // An abandoned wait (job killed or cleaned) leaves no empty entry behind.
+                      if (set?.size === 0 && waiters.get(j.id) === set) waiters.delete(j.id);
+                      resolve();
+                    };
+                    set.add(done);
+                    sig.addEventListener('abort', done, { once: true });
+                  }),
+              },
             },
-          },
-          signal,
-        ),
+            signal,
+          ),
+        o.sessionChecked,
       );
       if ('replaced' in r) return { ok: false, reason: r.replaced };
       if (r.waiting !== undefined) {
