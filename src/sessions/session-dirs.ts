@@ -39,10 +39,15 @@
  *  - something already at `<id>` when the directory is to be made is adopted only if it
  *    is a real, empty directory of the job's owner: what a kill -9 between the mkdir and
  *    the stored identity leaves. A link, a file, another owner's or a non-empty
- *    directory is refused (CE_ERR_SESSION_REPLACED) and left alone.
+ *    directory is refused (CE_ERR_SESSION_REPLACED) and left alone;
+ *  - a stage-out of a job whose directory was never made (a job killed before it was
+ *    looked at) does not make it: it reads an empty directory instead (`unmadeView`),
+ *    so a store filled with such jobs does not cost a mkdir, a chown, a stored
+ *    identity and a removal each.
  */
 import { constants as C, lchownSync, lstatSync, mkdirSync, statfsSync, type BigIntStats } from 'node:fs';
-import { lchown, lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { lchown, lstat, mkdir, mkdtemp, open, readdir, rmdir, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
 import { DIR_FLAGS, dirPath, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from '../fs/safe-fs.js';
@@ -106,14 +111,27 @@ export class SessionDirs {
   readonly #records: SessionRecords | undefined;
   /** Directories being made, by job id: a second first use waits for the first. */
   readonly #making = new Map<string, Promise<SessionIdentity | null>>();
+  /**
+   * An empty directory that nothing can write: made, opened and removed at once, so only
+   * this descriptor still names it and no entry can be created in it, by root either.
+   * Undefined when it could not be made: a never-made session is then made for its
+   * stage-out, as any first use.
+   */
+  readonly #empty: FileHandle | undefined;
   #sweep: Promise<unknown> | undefined;
   /** Path of the sessions folder as configured (for the batch backend: jobs run there). */
   readonly path: string;
 
-  private constructor(path: string, folder: FileHandle, records: SessionRecords | undefined) {
+  private constructor(
+    path: string,
+    folder: FileHandle,
+    records: SessionRecords | undefined,
+    empty: FileHandle | undefined,
+  ) {
     this.path = path;
     this.#folder = folder;
     this.#records = records;
+    this.#empty = empty;
   }
 
   /**
@@ -121,7 +139,8 @@ export class SessionDirs {
    * keeps it. Without `records`, jobs stored with SESSION_NOT_MADE have no directory.
    */
   static async open(path: string, records?: SessionRecords): Promise<SessionDirs> {
-    return new SessionDirs(path, await open(path, C.O_RDONLY | C.O_DIRECTORY), records);
+    const folder = await open(path, C.O_RDONLY | C.O_DIRECTORY);
+    return new SessionDirs(path, folder, records, records === undefined ? undefined : await removedEmptyDir());
   }
 
   /** Stops a running sweep and waits for it (it uses the folder descriptor), then closes. */
@@ -129,6 +148,7 @@ export class SessionDirs {
     this.#stop.abort();
     await this.#sweep;
     await this.#folder.close();
+    await this.#empty?.close();
   }
 
   /**
@@ -205,6 +225,25 @@ export class SessionDirs {
         await h.close();
       }
     });
+  }
+
+  /**
+   * While the job's directory has not been made (and no first use is making it): a runner
+   * on an empty directory nothing can write, for work that only reads and prunes the
+   * session, so that work does not make it. Undefined once the directory is made or being
+   * made, when it was removed (SESSION_NEVER_MADE: `check` says it is missing), and when
+   * the caller's record names a real directory. The runner's path, like `withRoot`'s, is
+   * valid only until its callback settles.
+   */
+  unmadeView(
+    id: string,
+    stored: SessionIdentity | null,
+  ): (<T>(fn: (dir: string) => Promise<T>) => Promise<T>) | undefined {
+    const empty = this.#empty;
+    if (stored !== SESSION_NOT_MADE || empty === undefined || this.#making.has(id)) return undefined;
+    // The caller's record may be older than the store: a first use may have made it since.
+    if (this.#records?.identity(id) !== SESSION_NOT_MADE) return undefined;
+    return (fn) => fn(`${dirPath(empty)}/.`);
   }
 
   /** Throws as `openRoot` does when the session directory is not the job's. */
@@ -376,6 +415,27 @@ export class SessionDirs {
     }
     throw ceError('CE_ERR_SESSION_BUSY');
   }
+}
+
+/**
+ * A directory made under the system's temporary folder, opened and removed: its
+ * descriptor names an empty directory in which no entry can be made (ENOENT). Undefined
+ * when that fails or what was opened is not what was made (another account swapped it).
+ */
+async function removedEmptyDir(): Promise<FileHandle | undefined> {
+  let made: string;
+  try {
+    made = await mkdtemp(join(tmpdir(), 'ceres-empty-'));
+  } catch {
+    return undefined;
+  }
+  const h = await open(made, DIR_FLAGS).catch(() => undefined);
+  await rmdir(made).catch(() => undefined);
+  if (h === undefined) return undefined;
+  const s = await h.stat();
+  if (s.nlink === 0 && s.uid === process.geteuid?.() && (await readdir(dirPath(h))).length === 0) return h;
+  await h.close();
+  return undefined;
 }
 
 async function lstatBig(p: string): Promise<BigIntStats | undefined> {

@@ -78,6 +78,16 @@ class FakeStaging implements StagingPort {
   checkSessions(): void {
     for (const f of this.#heldChecks.splice(0)) f();
   }
+  /** Looks at missing uploads held (as slow disks) until `endLooks()`; the most held at once. */
+  holdLooks = false;
+  maxLooksHeld = 0;
+  readonly #heldLooks: (() => void)[] = [];
+  get heldLooks(): number {
+    return this.#heldLooks.length;
+  }
+  endLooks(): void {
+    for (const f of this.#heldLooks.splice(0)) f();
+  }
   stageIn(job: JobRecord, signal: AbortSignal, o?: StageInOptions): Promise<StageOutcome> {
     this.ins.push(job.id);
     if (o?.sessionChecked !== undefined) {
@@ -89,7 +99,10 @@ class FakeStaging implements StagingPort {
       this.looks.push({ id: job.id, aborted: signal.aborted, since: o.preparingSince });
       this.duringLook?.(job.id);
       if (signal.aborted) return Promise.resolve({ ok: false, reason: 'Data staging cancelled', aborted: true });
-      return Promise.resolve({ ok: false, waiting: true, checkAt: Date.now() + again });
+      const answer: StageOutcome = { ok: false, waiting: true, checkAt: Date.now() + again };
+      if (!this.holdLooks) return Promise.resolve(answer);
+      this.maxLooksHeld = Math.max(this.maxLooksHeld, this.#heldLooks.length + 1);
+      return new Promise((resolve) => this.#heldLooks.push(() => resolve(answer)));
     }
     if (!this.gateIn) return Promise.resolve({ ok: true });
     return new Promise((resolve) => {
@@ -781,6 +794,15 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
 
 describe('scheduler: jobs waiting for client uploads are parked between looks', () => {
   const looksAt = (r: Rig, id: string): number => r.staging.looks.filter((l) => l.id === id).length;
+  /** `n` new jobs whose uploads stay missing, parked after their first look; due again 1 s later. */
+  async function parkedJobs(r: Rig, prefix: string, n: number): Promise<string[]> {
+    const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    for (const id of ids) r.staging.missingUploads.set(id, 1000);
+    r.store.insertMany(newJobs(ids, r.clock));
+    r.scheduler.jobsSubmitted(ids);
+    await until(() => r.scheduler.parked === n, `all ${n} parked after their first look`, 60_000);
+    return ids;
+  }
 
   it('a job whose uploads are missing holds no stage-in between looks; an upload poke looks again and moves it on', async () => {
     const r = await rig();
@@ -832,6 +854,69 @@ describe('scheduler: jobs waiting for client uploads are parked between looks', 
     );
     assert.deepEqual(r.staging.outs, [{ id: 'u4', mode: 'cancel' }]);
     assert.equal(r.scheduler.parked, 0);
+  });
+
+  it('300 parked jobs due at once: at most 64 looks run, the rest wait as ids, every job is looked at again', async () => {
+    const r = await rig();
+    const ids = await parkedJobs(r, 'd', 300);
+    r.staging.holdLooks = true;
+    await until(() => r.staging.heldLooks === 64, 'the first 64 due looks started', 10_000);
+    // Nothing more starts while those are held, however long they take.
+    await new Promise((res) => setTimeout(res, 1200));
+    assert.equal(r.staging.heldLooks, 64);
+    assert.equal(r.staging.looks.length, 300 + 64);
+    while (r.staging.looks.length < 600) {
+      r.staging.endLooks();
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    r.staging.endLooks();
+    assert.equal(r.staging.maxLooksHeld, 64);
+    assert.deepEqual(
+      ids.map((id) => looksAt(r, id) >= 2),
+      ids.map(() => true),
+      'each job looked at again',
+    );
+  });
+
+  it('a kill of a parked job waiting for its due look is carried out at once, and its turn is skipped', async () => {
+    const r = await rig();
+    const ids = await parkedJobs(r, 'q', 70);
+    r.staging.holdLooks = true;
+    await until(() => r.staging.heldLooks === 64, '64 due looks under way', 10_000);
+    const waiting = ids.find((id) => looksAt(r, id) === 1);
+    assert.ok(waiting);
+    r.flag(waiting, { killRequested: true });
+    await until(() => stateOf(r, waiting) === 'KILLED', 'the waiting job killed without its turn');
+    assert.deepEqual(
+      r.staging.looks.filter((l) => l.id === waiting).map((l) => l.aborted),
+      [false, true],
+    );
+    r.staging.holdLooks = false;
+    r.staging.endLooks();
+    await until(() => ids.every((id) => id === waiting || looksAt(r, id) >= 2), 'the others looked at again', 10_000);
+    assert.equal(looksAt(r, waiting), 2, 'the killed job was not looked at in its old turn');
+  });
+
+  it('300 jobs found in PREPARING at start: their stage-ins start 64 at a time, each once', async () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `p${i}`);
+    const r = await rig({
+      beforeStart(x) {
+        for (const id of ids) x.staging.missingUploads.set(id, 60_000);
+        x.staging.holdLooks = true;
+        x.store.insertMany(newJobs(ids, x.clock).map((j) => ({ ...j, state: 'PREPARING', restState: 'PREPARING' })));
+      },
+    });
+    await until(() => r.staging.heldLooks === 64, 'the first 64 stage-ins started', 10_000);
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(r.staging.looks.length, 64);
+    while (r.staging.looks.length < 300) {
+      r.staging.endLooks();
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    r.staging.endLooks();
+    assert.equal(r.staging.maxLooksHeld, 64);
+    assert.deepEqual([...r.staging.looks.map((l) => l.id)].sort(), [...ids].sort(), 'each job looked at once');
+    await until(() => r.scheduler.parked === 300, 'all parked for their next look');
   });
 
   it('an upload poke while a look is under way is not lost: the job is looked at again', async () => {

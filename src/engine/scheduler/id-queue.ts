@@ -15,6 +15,11 @@ export class IdQueue {
     this.#items.push(id);
   }
 
+  clear(): void {
+    this.#items = [];
+    this.#head = 0;
+  }
+
   shift(): string | undefined {
     if (this.#head === this.#items.length) return undefined;
     const id = this.#items[this.#head++];

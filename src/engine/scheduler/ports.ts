@@ -48,6 +48,12 @@ export interface SessionsPort {
   /** The session directory's path, for the batch backend only (the job runs there). */
   pathOf(id: string): string;
   check(id: string, identity: string | null): Promise<void>;
+  /**
+   * While the job's directory has not been made: a runner on an empty directory that
+   * stands for it, for a stage-out that must not make it (a job killed before it was
+   * looked at). Undefined when the directory is made, being made or removed.
+   */
+  unmadeView?(id: string, identity: string | null): (<T>(fn: (dir: string) => Promise<T>) => Promise<T>) | undefined;
   /** Runs `fn` with the verified directory held open (a lease): data staging works only inside one. */
   withRoot<T>(id: string, identity: string | null, fn: (dir: string) => Promise<T>): Promise<T>;
   remove(

@@ -131,6 +131,15 @@ export class Scheduler {
    * look with an aborted signal, so it reports exactly as an aborted wait did.
    */
   readonly #parked = new Map<string, Parked>();
+  /**
+   * Parked jobs whose next look is due, in order (ids; each job's Parked entry says it is
+   * queued). At most RELOOKS_IN_FLIGHT looks run at once, each holding its slot until the
+   * look ends: after a restart with 100,000 parked jobs, or a fill whose jobs all came due
+   * in the same second, the timer used to start every due look at once, each holding its
+   * record while it waited for the disk (docs/performance.md, "A store fill's catch-up").
+   */
+  readonly #due = new IdQueue();
+  #relooksInFlight = 0;
   #parkTimer: NodeJS.Timeout | undefined;
   #parkTimerAt = Infinity;
   /** Jobs poked while a look at their uploads was under way: looked at again instead of parked. */
@@ -145,8 +154,12 @@ export class Scheduler {
    */
   readonly #incoming = new IdQueue();
   #pickupsInFlight = 0;
-  /** The pickup slot of a job whose first look is under way, taken by the stage-in it starts. */
-  readonly #pickupSlots = new Map<string, () => void>();
+  /**
+   * The slot of a job whose look is under way (a first look or a due re-look), taken by
+   * the stage-in the look starts: a first look's is freed once the job's session is
+   * checked (`untilChecked`), a re-look's when the look ends.
+   */
+  readonly #lookSlots = new Map<string, { readonly free: () => void; readonly untilChecked: boolean }>();
   #pumpQueued = false;
   /**
    * Jobs poked (a kill, clean or restart asked, an upload completed), waiting for their
@@ -205,7 +218,12 @@ export class Scheduler {
         });
         return false;
       });
-      if (effects.length) later.push([j, effects]);
+      if (effects.length === 1 && effects[0]?.type === 'start-stage-in') {
+        // In turn with the due looks (#due), as ids: a restart with 100,000 jobs in
+        // PREPARING does not start 100,000 stage-ins at once.
+        this.#parked.set(j.id, { since: j.updatedAt, at: 0, queued: true });
+        this.#due.push(j.id);
+      } else if (effects.length) later.push([j, effects]);
       if (j.killRequested) this.poke(j.id);
     }
     await this.#o.backend.recover(refs);
@@ -227,6 +245,7 @@ export class Scheduler {
     if (this.#parkTimer) clearTimeout(this.#parkTimer);
     // Parked jobs and queued stage-outs hold nothing to stop: the next start resumes them.
     this.#parked.clear();
+    this.#due.clear();
     this.#outWaiting.clear();
     for (const ac of this.#transfers.values()) ac.abort(new Error('service stopping'));
     await Promise.allSettled([...this.#chains.values()]);
@@ -251,6 +270,7 @@ export class Scheduler {
       this.#pumpQueued = false;
       this.#pump();
       this.#pumpPokes();
+      this.#pumpRelooks();
     });
   }
 
@@ -286,21 +306,43 @@ export class Scheduler {
     while (this.#pickupsInFlight < PICKUP_IN_FLIGHT && this.#incoming.size > 0 && !this.#stopping) {
       const id = this.#incoming.shift()!;
       this.#pickupsInFlight++;
-      let held = true;
-      const free = (): void => {
-        if (!held) return;
-        held = false;
-        this.#pickupsInFlight--;
-        this.#schedulePump();
-      };
-      this.#pickupSlots.set(id, free);
-      void this.#chain(id, () => this.#look(id)).finally(() => {
-        // Still here: the look started no stage-in, which would have taken it.
-        if (this.#pickupSlots.get(id) === free) {
-          this.#pickupSlots.delete(id);
-          free();
-        }
-      });
+      const free = this.#slotFreer(() => this.#pickupsInFlight--);
+      this.#lookSlots.set(id, { free, untilChecked: true });
+      void this.#chain(id, () => this.#look(id)).finally(() => this.#slotUntaken(id, free));
+    }
+  }
+
+  /** Frees a look slot once (`release` gives it back), then lets the queues start the next. */
+  #slotFreer(release: () => void): () => void {
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      release();
+      this.#schedulePump();
+    };
+  }
+
+  /** After a look: a slot no stage-in took (the look started none) is freed here. */
+  #slotUntaken(id: string, free: () => void): void {
+    if (this.#lookSlots.get(id)?.free !== free) return;
+    this.#lookSlots.delete(id);
+    free();
+  }
+
+  /** Start due looks at parked jobs, at most RELOOKS_IN_FLIGHT at once (see #due). */
+  #pumpRelooks(): void {
+    while (this.#relooksInFlight < RELOOKS_IN_FLIGHT && this.#due.size > 0 && !this.#stopping) {
+      const id = this.#due.shift()!;
+      // Looked at meanwhile (poked, killed, cleaned): its entry is gone or a new, unqueued one.
+      if (this.#parked.get(id)?.queued !== true) continue;
+      this.#relooksInFlight++;
+      const free = this.#slotFreer(() => this.#relooksInFlight--);
+      void this.#chain(id, () => {
+        if (this.#parked.get(id)?.queued !== true) return;
+        this.#lookSlots.set(id, { free, untilChecked: false });
+        this.#wake(id);
+      }).finally(() => this.#slotUntaken(id, free));
     }
   }
 
@@ -558,14 +600,14 @@ export class Scheduler {
     this.#transfers.set(j.id, ac);
     if (dir === 'out') this.#outsInFlight++;
     if (aborted !== undefined) ac.abort(aborted);
-    const slot = dir === 'in' ? this.#pickupSlots.get(j.id) : undefined;
-    if (slot !== undefined) this.#pickupSlots.delete(j.id);
+    const slot = dir === 'in' ? this.#lookSlots.get(j.id) : undefined;
+    if (slot !== undefined) this.#lookSlots.delete(j.id);
     const run =
       dir === 'in'
         ? this.#o.staging.stageIn(j, ac.signal, {
             lookOnce: true,
             preparingSince: since,
-            ...(slot === undefined ? {} : { sessionChecked: slot }),
+            ...(slot?.untilChecked === true ? { sessionChecked: slot.free } : {}),
           })
         : this.#o.staging.stageOut(j, mode, ac.signal);
     void run
@@ -574,7 +616,7 @@ export class Scheduler {
         reason: `Internal error during data staging: ${e instanceof Error ? e.message : String(e)}`,
       }))
       .then((r) => {
-        slot?.(); // a stage-in that ended before its session check
+        slot?.free(); // a re-look, or a first look's stage-in that ended before its session check
         if (dir === 'out') {
           this.#outsInFlight--;
           this.#pumpOuts();
@@ -637,7 +679,7 @@ export class Scheduler {
     if (ac.signal.aborted || positionOf(ms(j)) !== 'PREPARING')
       return this.#transfer(j, 'in', 'success', since, new Error('cancelled'));
     if (poked) return this.#transfer(j, 'in', 'success', since);
-    this.#parked.set(id, { since, at: checkAt });
+    this.#parked.set(id, { since, at: checkAt, queued: false });
     this.#armParkTimer(checkAt);
   }
 
@@ -659,17 +701,21 @@ export class Scheduler {
     this.#parkTimer.unref();
   }
 
-  /** Wake the parked jobs that are due; at most one scan of them all per PARK_SCAN_MS. */
+  /** Queue the parked jobs that are due for their look (#due); at most one scan of them all per PARK_SCAN_MS. */
   #parkScan(): void {
     this.#parkTimer = undefined;
     this.#parkTimerAt = Infinity;
     const now = Date.now();
     let next = Infinity;
     for (const [id, p] of this.#parked) {
-      if (p.at <= now) this.#serial(id, () => this.#wake(id));
-      else if (p.at < next) next = p.at;
+      if (p.queued) continue;
+      if (p.at <= now) {
+        p.queued = true;
+        this.#due.push(id);
+      } else if (p.at < next) next = p.at;
     }
     if (next < Infinity) this.#armParkTimer(Math.max(next, now + PARK_SCAN_MS));
+    this.#pumpRelooks();
   }
 
   #submit(j: JobRecord): void {
@@ -906,10 +952,15 @@ const POKES_IN_FLIGHT = 64;
 /** Stage-outs running at once (see Scheduler.#outQueue); above the stager's default job slots (10). */
 const STAGE_OUTS_IN_FLIGHT = 64;
 
+/** Due looks at parked jobs running at once (see Scheduler.#due). */
+const RELOOKS_IN_FLIGHT = 64;
+
 /** A job waiting for client uploads between two looks (see Scheduler.#parked); epoch ms. */
 interface Parked {
   readonly since: number;
   readonly at: number;
+  /** Due, and waiting in Scheduler.#due for its look. */
+  queued: boolean;
 }
 
 /** Parked jobs are due at times spread over the poll interval: one scan of them per second at most. */

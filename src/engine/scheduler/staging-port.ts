@@ -23,7 +23,7 @@ import type { CredentialSource } from '../../staging/credentials.js';
 export interface StagingDeps {
   config: Config;
   control: ControlDir;
-  sessions: Pick<SessionsPort, 'withRoot' | 'check'>;
+  sessions: Pick<SessionsPort, 'withRoot' | 'check' | 'unmadeView'>;
   /** The job owner's delegated credentials (the delegation service). */
   credentials: CredentialSource;
   log: Logger;
@@ -186,7 +186,11 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
           if (f.source === undefined && !listed.has(clean(f.name)))
             files.push({ name: f.name, when: { success: true, failure: true, cancel: true } });
       }
-      const r = await inSession(j, (session) =>
+      // A job killed before its directory was made: what it holds is nothing, so the
+      // stage-out reads an empty directory (the same results: outputs to upload are
+      // missing, the rest is kept) and the directory is not made just to be read.
+      const view = d.sessions.unmadeView?.(j.id, j.sessionIdent);
+      const stage = (session: SessionAccess): Promise<StageResult> =>
         stager.stageOut(
           {
             id: j.id,
@@ -197,8 +201,8 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
             outcome: mode,
           },
           signal,
-        ),
-      );
+        );
+      const r = view === undefined ? await inSession(j, stage) : await stage(view);
       if ('replaced' in r) return { ok: false, reason: r.replaced };
       await record(j, r, 'out');
       if (r.ok) return { ok: true };
