@@ -97,7 +97,7 @@ export function defaultCounts(quick: boolean): Counts {
       }
     : {
         bulkJobs: 1000,
-        bulkRuns: 3,
+        bulkRuns: 5,
         concurrentJobs: 1000,
         concurrentClients: 64,
         actionIds: 1000,
