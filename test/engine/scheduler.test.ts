@@ -113,6 +113,11 @@ class FakeStaging implements StagingPort {
   nothingToStageIn(job: JobRecord): boolean {
     return this.skipEmptyStageIn && job.description.inputFiles.length === 0;
   }
+  /** Say that stage-outs have nothing to do (as the real port does for a session never made). */
+  skipStageOut = false;
+  nothingToStageOut(): boolean {
+    return this.skipStageOut;
+  }
   /** Stage-outs wait for finishOut() (or their abort). */
   gateOut = false;
   outsRunning = 0;
@@ -486,12 +491,58 @@ describe('scheduler: clean', () => {
   });
 });
 
-describe('scheduler: a stage-in with nothing to stage in', () => {
-  const transitions = (): { seen: string[]; onTransition: SchedulerOptions['onTransition'] } => {
-    const seen: string[] = [];
-    return { seen, onTransition: (t) => void seen.push(`${t.id} ${t.from}->${t.to}`) };
+/** Records each transition the scheduler reports, as `<id> <from>-><to>`. */
+const transitions = (): { seen: string[]; onTransition: SchedulerOptions['onTransition'] } => {
+  const seen: string[] = [];
+  return { seen, onTransition: (t) => void seen.push(`${t.id} ${t.from}->${t.to}`) };
+};
+
+describe('scheduler: a job killed before it was looked at', () => {
+  /** A job stored and killed before the engine's first look at it. */
+  const killNew = (r: Rig, id: string): void => {
+    r.store.insertMany(newJobs([id], r.clock));
+    r.flag(id, { killRequested: true });
   };
 
+  it('with nothing to stage out: ended in one compare-and-set, each step logged, observed and filed in order', async () => {
+    const control = new ControlDir(mkdtempSync(join(tmpdir(), 'ceres-killed-')));
+    const t = transitions();
+    const r = await rig({ control, onTransition: t.onTransition });
+    r.staging.skipStageOut = true;
+    r.clock = Date.parse('2026-01-02T03:04:05.678Z');
+    killNew(r, 'k1');
+    await until(() => stateOf(r, 'k1') === 'KILLED', 'k1 killed');
+    assert.deepEqual(r.staging.outs, [], 'no stage-out was run');
+    assert.equal(r.store.updates, 1);
+    assert.deepEqual(t.seen, ['k1 ACCEPTED->CANCELING', 'k1 CANCELING->FINISHING', 'k1 FINISHING->FINISHED']);
+    const read = (): string[] => readFileSync(control.file('k1', 'errors'), 'utf8').trim().split('\n');
+    await until(() => existsSync(control.file('k1', 'errors')) && read().length === 3, 'the steps filed');
+    assert.deepEqual(read(), [
+      '2026-01-02T03:04:05Z Job state change ACCEPTED -> CANCELING   Reason: Job is canceled by external request',
+      '2026-01-02T03:04:05Z Job state change CANCELING -> FINISHING   Reason: Job stopped',
+      '2026-01-02T03:04:05Z Job state change FINISHING -> FINISHED   Reason: Stage-out finished',
+    ]);
+    assert.equal(r.job('k1')?.endedAt, r.clock, 'its end recorded');
+    rmSync(control.root, { recursive: true, force: true });
+  });
+
+  it('with something to stage out: the stage-out runs, in a step of its own', async () => {
+    const t = transitions();
+    const r = await rig({ onTransition: t.onTransition });
+    r.staging.gateOut = true;
+    killNew(r, 'k2');
+    await until(() => r.staging.outs.length === 1, 'k2 staging out');
+    assert.deepEqual(r.staging.outs, [{ id: 'k2', mode: 'cancel' }]);
+    assert.equal(stateOf(r, 'k2'), 'FINISHING');
+    assert.equal(r.store.updates, 1, 'the cancel and the start of the stage-out in one');
+    r.staging.finishOuts();
+    await until(() => stateOf(r, 'k2') === 'KILLED', 'k2 killed');
+    assert.equal(r.store.updates, 2);
+    assert.deepEqual(t.seen, ['k2 ACCEPTED->CANCELING', 'k2 CANCELING->FINISHING', 'k2 FINISHING->FINISHED']);
+  });
+});
+
+describe('scheduler: a stage-in with nothing to stage in', () => {
   it('is recorded with its start in one compare-and-set; both steps are logged, observed and filed in order', async () => {
     const control = new ControlDir(mkdtempSync(join(tmpdir(), 'ceres-merged-')));
     const t = transitions();

@@ -60,17 +60,20 @@ describe('stage-out of a session never made', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  function newJob(): JobRecord {
-    const parsed = parseXrsl(XRSL);
+  /** `uploadAlways`: outputs with a target are uploaded on every outcome (else xRSL's: on success). */
+  function newJob(xrsl = XRSL, uploadAlways = true): JobRecord {
+    const parsed = parseXrsl(xrsl);
     assert.ok(parsed.ok);
     // Uploaded whatever the outcome (ADL's UseIfFailure and UseIfCancel; xRSL has no such option).
     const always = { useIfSuccess: true, useIfFailure: true, useIfCancel: true };
     const description = {
       ...parsed.description,
-      outputFiles: parsed.description.outputFiles.map((f) => (f.target === undefined ? f : { ...f, options: always })),
+      outputFiles: parsed.description.outputFiles.map((f) =>
+        f.target === undefined || !uploadAlways ? f : { ...f, options: always },
+      ),
     };
     const id = newJobId();
-    store.insertMany([newJobRow(id, '/CN=alice', { description, raw: XRSL, sessionIdent: SESSION_NOT_MADE })]);
+    store.insertMany([newJobRow(id, '/CN=alice', { description, raw: xrsl, sessionIdent: SESSION_NOT_MADE })]);
     const j = store.get(id);
     assert.ok(j);
     return j;
@@ -132,6 +135,43 @@ describe('stage-out of a session never made', () => {
     assert.ok(ident !== undefined && ident !== null && ident !== SESSION_NOT_MADE);
     assert.equal(dirs.unmadeView(j.id, ident), undefined);
     assert.equal(dirs.unmadeView(j.id, null), undefined);
+  });
+
+  describe('nothing to stage out (the engine then records the end with the start)', () => {
+    const KEPT_ONLY = '&(executable="/bin/true")(stdout="o")(gmlog="log")(outputfiles=("kept.txt" ""))';
+    const nothing = (j: JobRecord, mode: StageOutMode): boolean | undefined => port.nothingToStageOut?.(j, mode);
+
+    it('a session never made and no output to upload: nothing, on every outcome', async () => {
+      const j = newJob(KEPT_ONLY);
+      for (const mode of ['cancel', 'failure', 'success'] as StageOutMode[]) assert.equal(nothing(j, mode), true, mode);
+      assert.equal(existsSync(join(sessions(), j.id)), false);
+      // What the stage-out itself gives in that case: success, no control line.
+      assert.deepEqual(await port.stageOut(j, 'cancel', new AbortController().signal), { ok: true });
+      for (const f of ['errors', 'output_status', 'statistics']) assert.equal(await controlText(j.id, f), '', f);
+    });
+
+    it('an output to upload on this outcome: the stage-out runs (it fails as missing)', () => {
+      const j = newJob(); // up.txt is uploaded on every outcome
+      for (const mode of ['cancel', 'failure', 'success'] as StageOutMode[])
+        assert.equal(nothing(j, mode), false, mode);
+      // xRSL's default: uploaded on success only.
+      const x = newJob('&(executable="/bin/true")(outputfiles=("up.txt" "http://127.0.0.1:9/up.txt"))', false);
+      assert.equal(nothing(x, 'cancel'), true);
+      assert.equal(nothing(x, 'success'), false);
+    });
+
+    it('a dynamic output list, a session made, or one removed: the stage-out runs', async () => {
+      assert.equal(nothing(newJob('&(executable="/bin/true")(outputfiles=("@list" ""))'), 'cancel'), false);
+      const made = newJob(KEPT_ONLY);
+      await dirs.withRoot(made.id, SESSION_NOT_MADE, async () => undefined);
+      assert.equal(nothing(made, 'cancel'), false, 'a record older than the store');
+      const fresh = store.get(made.id);
+      assert.ok(fresh);
+      assert.equal(nothing(fresh, 'cancel'), false);
+      const removed = newJob(KEPT_ONLY);
+      await dirs.remove(removed.id, SESSION_NOT_MADE);
+      assert.equal(nothing(removed, 'cancel'), false, 'the stage-out reports it missing');
+    });
   });
 
   it('nothing can be written into the empty view, and it stays empty', async () => {

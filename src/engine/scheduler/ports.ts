@@ -36,6 +36,12 @@ export interface StagingPort {
    * transaction as its start instead of running it. Absent: every stage-in runs.
    */
   nothingToStageIn?(job: JobRecord): boolean;
+  /**
+   * The job's stage-out in `mode` would succeed at once with nothing written (no directory
+   * was made for it and no output is to be uploaded for this outcome): the scheduler
+   * records its end with its start, as for `nothingToStageIn`. Absent: every stage-out runs.
+   */
+  nothingToStageOut?(job: JobRecord, mode: StageOutMode): boolean;
   stageOut(job: JobRecord, mode: StageOutMode, signal: AbortSignal): Promise<StageOutcome>;
 }
 

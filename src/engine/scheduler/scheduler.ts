@@ -469,13 +469,15 @@ export class Scheduler {
   }
 
   /**
-   * A transition followed at once by another, carried out as one: a stage-in with nothing
-   * to stage in (the staging port says so) ends the moment it starts, so its end is
-   * decided now and both are persisted in the one compare-and-set. Crash safety holds as
-   * for each step alone: nothing was done between them (no file, no process), the state
-   * recorded is the later one, and resuming from it (SUBMIT: submit; FINISHING: stage out)
-   * is what the second step would have started. Each step still gets its own line in the
-   * log, the `errors` file and the transition observers, in order.
+   * A transition followed at once by others, carried out as one: an effect whose end is
+   * known the moment it starts (#doneAtOnce: a stage-in or stage-out with nothing to do, a
+   * cancel with nothing to stop) is not run; the event that ends it is applied now, and
+   * all the steps are persisted in the one compare-and-set. Crash safety holds as for each
+   * step alone: nothing was done between them (no file, no process), the state recorded is
+   * the last one, and resuming from it is what the later steps would have started. Each
+   * step still gets its own line in the log, the `errors` file and the transition
+   * observers, in order. A job killed before it was looked at goes from ACCEPTED to
+   * FINISHED (killed) in one update instead of three.
    */
   #merged(j: JobRecord, t: Extract<Transition, { ok: true }>): Merged {
     const step = (from: MachineState, to: MachineState, reason: string): MergedStep => ({
@@ -485,12 +487,32 @@ export class Scheduler {
       final: isFinal(to),
     });
     const steps = [step(t.from, t.to, t.reason)];
-    const stageIn = t.effects.findIndex((e) => e.type === 'start-stage-in');
-    if (stageIn < 0 || this.#o.staging.nothingToStageIn?.(j) !== true) return { to: t.to, effects: t.effects, steps };
-    const t2 = next(t.to, this.#stageInDone(j));
-    if (!t2.ok) return { to: t.to, effects: t.effects, steps };
-    steps.push(step(t2.from, t2.to, t2.reason));
-    return { to: t2.to, effects: [...t.effects.filter((_, i) => i !== stageIn), ...t2.effects], steps };
+    let to = t.to;
+    let effects = t.effects;
+    // Each follow-up moves the job on (stage-in → submit, cancel → stage-out → end): a few at most.
+    for (let round = 0; round < 4; round++) {
+      const done = this.#doneAtOnce(j, effects);
+      if (done === undefined) break;
+      const t2 = next(to, done.event);
+      if (!t2.ok) break;
+      steps.push(step(t2.from, t2.to, t2.reason));
+      effects = [...effects.filter((_, i) => i !== done.index), ...t2.effects];
+      to = t2.to;
+    }
+    return { to, effects, steps };
+  }
+
+  /** The first of `effects` that would end the moment it starts, and the event that ends it. */
+  #doneAtOnce(j: JobRecord, effects: readonly Effect[]): { index: number; event: EngineEvent } | undefined {
+    for (let i = 0; i < effects.length; i++) {
+      const e = effects[i]!;
+      if (e.type === 'start-stage-in' && this.#o.staging.nothingToStageIn?.(j) === true)
+        return { index: i, event: this.#stageInDone(j) };
+      if (e.type === 'confirm-cancel') return { index: i, event: { type: 'cancel-done' } };
+      if (e.type === 'start-stage-out' && this.#o.staging.nothingToStageOut?.(j, e.mode) === true)
+        return { index: i, event: { type: 'upload-done' } };
+    }
+    return undefined;
   }
 
   /** The event that ends a successful stage-in of `j`. */

@@ -8,6 +8,7 @@ import type { Config } from '../../config/schema.js';
 import { logLine, type ControlDir } from '../../store/control-dir.js';
 import type { JobRecord } from '../../store/job-record.js';
 import type { SessionsPort, StagingPort } from './ports.js';
+import type { StageOutMode } from '../state-machine.js';
 import { isCeError } from '../../errors/ce-error.js';
 import {
   FileCache,
@@ -38,6 +39,11 @@ export interface StagingWiring extends StagingPort {
 }
 
 const clean = (n: string): string => n.replace(/^\/+/, '').replace(/\/+$/, '');
+
+/** Whether an output with a target is uploaded on this outcome. */
+function usedIf(o: JobRecord['description']['outputFiles'][number]['options'], mode: StageOutMode): boolean {
+  return mode === 'success' ? o.useIfSuccess : mode === 'failure' ? o.useIfFailure : o.useIfCancel;
+}
 
 export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> {
   const s = d.config.staging;
@@ -100,6 +106,14 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
     // No input file: nothing to download and no upload to wait for. The session directory
     // is still checked before the batch job starts in it (the submit step checks it).
     nothingToStageIn: (j) => j.description.inputFiles.length === 0,
+    // A job killed before its directory was made, with no output to upload on this
+    // outcome: its stage-out would read an empty directory, keep what has no target
+    // (nothing is there) and write no control line. Dynamic output lists (`@name`) are
+    // read from the session, so a job with one is staged out as usual.
+    nothingToStageOut: (j, mode) =>
+      !j.description.outputFiles.some(
+        (o) => o.name.startsWith('@') || (o.target !== undefined && usedIf(o.options, mode)),
+      ) && d.sessions.unmadeView?.(j.id, j.sessionIdent) !== undefined,
     async stageIn(j, signal, o = {}) {
       const desc = j.description;
       const files: StageInFile[] = desc.inputFiles.map((f) => ({
