@@ -40,9 +40,11 @@ export interface StagingWiring extends StagingPort {
 
 const clean = (n: string): string => n.replace(/^\/+/, '').replace(/\/+$/, '');
 
-/** Whether an output with a target is uploaded on this outcome. */
-function usedIf(o: JobRecord['description']['outputFiles'][number]['options'], mode: StageOutMode): boolean {
-  return mode === 'success' ? o.useIfSuccess : mode === 'failure' ? o.useIfFailure : o.useIfCancel;
+type OutputOptions = JobRecord['description']['outputFiles'][number]['options'];
+
+/** The outcomes on which an output with a target is uploaded (the stager's `when`). */
+function uploadedOn(o: OutputOptions): Record<StageOutMode, boolean> {
+  return { success: o.useIfSuccess, failure: o.useIfFailure, cancel: o.useIfCancel };
 }
 
 export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> {
@@ -112,7 +114,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
     // read from the session, so a job with one is staged out as usual.
     nothingToStageOut: (j, mode) =>
       !j.description.outputFiles.some(
-        (o) => o.name.startsWith('@') || (o.target !== undefined && usedIf(o.options, mode)),
+        (o) => o.name.startsWith('@') || (o.target !== undefined && uploadedOn(o.options)[mode]),
       ) && d.sessions.unmadeView?.(j.id, j.sessionIdent) !== undefined,
     async stageIn(j, signal, o = {}) {
       const desc = j.description;
@@ -184,10 +186,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         ...(o.urlOptions ? { options: o.urlOptions } : {}),
         ...(o.delegationId !== undefined ? { delegationId: o.delegationId } : {}),
         // Outputs without a target stay for the client whatever the outcome (A-REX).
-        when:
-          o.target === undefined
-            ? { success: true, failure: true, cancel: true }
-            : { success: o.options.useIfSuccess, failure: o.options.useIfFailure, cancel: o.options.useIfCancel },
+        when: o.target === undefined ? { success: true, failure: true, cancel: true } : uploadedOn(o.options),
       }));
       // Unlike A-REX, stdout, stderr and the log directory are always kept, listed or not.
       const listed = new Set(files.map((f) => clean(f.name)));
