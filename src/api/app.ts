@@ -17,7 +17,6 @@
  * stream untouched, so handlers stream uploads to disk and sniff job descriptions
  * by content (clients send wrong or missing Content-Types; docs/compatibility.md).
  */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, {
   LogController,
@@ -38,6 +37,7 @@ import { operationOf } from './rest/operation.js';
 import { withoutQueryToken } from '../auth/token/bearer-header.js';
 import { collapseRouteSlashes } from '../http/route-slashes.js';
 import { crossSiteRefusal } from '../http/cross-site.js';
+import { newRequestId } from '../http/request-id.js';
 import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
@@ -115,7 +115,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     bodyLimit: 1024 * 1024 * 1024 * 1024,
-    genReqId: () => randomBytes(6).toString('hex'),
+    genReqId: newRequestId,
     requestIdHeader: false,
     rewriteUrl: (req) => collapseRouteSlashes(stripAbsoluteForm(req.url ?? '/'), prefixSegments),
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2000 },
