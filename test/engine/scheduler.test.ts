@@ -34,12 +34,22 @@ class FakeBackend implements BatchBackend {
     this.submits.push(spec);
     return Promise.resolve(`L-${spec.jobId}`);
   }
-  recover(): Promise<void> {
-    return Promise.resolve();
+  /** Jobs taken back by recover(), which takes `recoverMs` (as reading each job's files does). */
+  readonly recovered = new Set<string>();
+  recoverMs = 0;
+  /** Answer cancel() as a real backend does: a job it does not hold is "not running". */
+  cancelOnlyHeld = false;
+  /** Cancels that came while the job was not held (before its recovery). */
+  readonly cancelsUnheld: string[] = [];
+  async recover(refs: readonly { localId: string }[]): Promise<void> {
+    if (this.recoverMs > 0) await new Promise((r) => setTimeout(r, this.recoverMs));
+    for (const ref of refs) this.recovered.add(ref.localId);
   }
   cancel(localId: string): Promise<boolean> {
     this.cancels.push(localId);
-    return Promise.resolve(this.stillRunningOnCancel);
+    const held = this.recovered.has(localId) || this.submits.some((s) => `L-${s.jobId}` === localId);
+    if (!held) this.cancelsUnheld.push(localId);
+    return Promise.resolve(this.cancelOnlyHeld && !held ? false : this.stillRunningOnCancel);
   }
   close(): Promise<void> {
     return Promise.resolve();
@@ -946,6 +956,32 @@ describe('scheduler: jobs waiting for client uploads are parked between looks', 
     r.staging.endLooks();
     await until(() => ids.every((id) => id === waiting || looksAt(r, id) >= 2), 'the others looked at again', 10_000);
     assert.equal(looksAt(r, waiting), 2, 'the killed job was not looked at in its old turn');
+  });
+
+  it('a kill asked while the service was down reaches the backend after it has taken its jobs back', async () => {
+    // The fork backend answers a cancel of a job it does not hold "not running": a cancel
+    // sent before recover() had finished ended the job while its processes ran on.
+    const r = await rig({
+      beforeStart(x) {
+        x.backend.recoverMs = 200;
+        x.backend.cancelOnlyHeld = true;
+        x.store.insertMany(newJobs(['rk'], x.clock));
+        const j = x.store.get('rk');
+        assert.ok(j);
+        const changes: JobChanges = {
+          state: 'INLRMS',
+          restState: 'RUNNING',
+          lrmsState: 'RUNNING',
+          localId: 'L-rk',
+          killRequested: true,
+        };
+        assert.ok(JobStore.prototype.update.call(x.store, j, changes));
+      },
+    });
+    await until(() => r.backend.cancels.includes('L-rk'), 'the kill reached the backend', 10_000);
+    assert.deepEqual(r.backend.cancelsUnheld, [], 'no cancel before the job was taken back');
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(r.job('rk')?.state, 'CANCELING', 'waits for the batch system to confirm the cancel');
   });
 
   it('300 jobs found in PREPARING at start: their stage-ins start 64 at a time, each once', async () => {

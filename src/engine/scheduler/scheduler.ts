@@ -205,6 +205,10 @@ export class Scheduler {
     for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)));
     const refs: BatchJobRef[] = [];
     const later: [JobRecord, Effect[]][] = [];
+    // Kills asked while the service was down are looked at once the backend has taken
+    // its jobs back: a cancel that reached it first found no job to stop, was answered
+    // "not running", and the job ended while its processes ran on.
+    const kills: string[] = [];
     for (const j of active) {
       const m = ms(j);
       if (m.state === 'ACCEPTED' && !m.pending) this.#incoming.push(j.id);
@@ -224,9 +228,10 @@ export class Scheduler {
         this.#parked.set(j.id, { since: j.updatedAt, at: 0, queued: true });
         this.#due.push(j.id);
       } else if (effects.length) later.push([j, effects]);
-      if (j.killRequested) this.poke(j.id);
+      if (j.killRequested) kills.push(j.id);
     }
     await this.#o.backend.recover(refs);
+    for (const id of kills) this.poke(id);
     for (const [j, effects] of later) this.#serial(j.id, () => this.#effects(j, effects));
     for (const id of this.#o.store.listFlaggedFinal()) this.poke(id);
     this.#schedulePump();
