@@ -243,6 +243,7 @@ describe('compact wait queues (stale entries)', () => {
               assert.equal(s.takeNext(st), id);
             }
           for (const st of STEPS) assert.equal(s.takeNext(st), undefined);
+          assert.equal(s.staleCounts, 0, 'emptied queues keep no stale-entry count');
         },
       ),
       { numRuns: 300 },
@@ -279,5 +280,32 @@ describe('compact wait queues (stale entries)', () => {
     assert.deepEqual(got, expected);
     for (let i = 0; i < 60_000; i++) s.set(`j${i}`, 'u', undefined);
     assert.equal(s.tracked, 0, 'ended jobs leave no entry');
+    assert.equal(s.staleCounts, 0, 'nor a stale-entry count');
+  });
+
+  it('a job that leaves and re-enters many times is handed out once, after the jobs queued before its last entry', () => {
+    const s = new Slots(limits({}));
+    s.wait('SUBMIT', 'x', 'u');
+    for (let i = 0; i < 5; i++) {
+      s.wait('SUBMIT', `b${i}`, 'u');
+      s.unwait('x');
+      s.wait('SUBMIT', 'x', 'u');
+    }
+    s.wait('SUBMIT', 'c', 'u');
+    const got: string[] = [];
+    for (let id = s.takeNext('SUBMIT'); id !== undefined; id = s.takeNext('SUBMIT')) got.push(id);
+    assert.deepEqual(got, ['b0', 'b1', 'b2', 'b3', 'b4', 'x', 'c']);
+    assert.equal(s.staleCounts, 0);
+  });
+
+  it('a job that left one step and waits for another is not handed out by its old entry', () => {
+    const s = new Slots(limits({}));
+    s.wait('SUBMIT', 'x', 'u');
+    s.wait('SUBMIT', 'y', 'u');
+    s.wait('FINISHING', 'x', 'u'); // leaves SUBMIT out of turn
+    assert.equal(s.takeNext('SUBMIT'), 'y');
+    assert.equal(s.takeNext('SUBMIT'), undefined);
+    assert.equal(s.takeNext('FINISHING'), 'x');
+    assert.equal(s.staleCounts, 0);
   });
 });

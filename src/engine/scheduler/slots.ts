@@ -19,12 +19,18 @@
  *
  * Memory (docs/performance.md, "Memory"): a service may hold 100,000 waiting jobs, so
  * the per-job state is one Map entry whose value is a small integer (owner number,
- * wait step, position), and a wait queue entry is the id alone. Leaving a queue
- * (unwait) only forgets where the job's entry is: the entry goes stale and is skipped
- * when reached, or dropped when the owner's queue empties or is compacted. An entry is
- * handed out only if it is the one recorded for the job (its step and its place in
- * the queue), so a stale entry can never grant a slot twice, to a job that no longer
- * waits, or ahead of its turn to a job that left and queued again.
+ * wait step, position), and a wait queue entry is the id alone. Leaving a queue out
+ * of turn (unwait) leaves the entry where it is and counts it as stale for that job
+ * and step; it is skipped when reached, or dropped when the owner's queue empties or
+ * is compacted, and its count goes with it. Only jobs that left out of turn have a
+ * count, so a job waiting in the ordinary way costs no second entry.
+ *
+ * Invariant: a job's stale entries in a queue all come before its live one (an entry
+ * is only ever appended, and a job has at most one live entry), so the first
+ * `stale[step][id]` entries of the job that are reached are the stale ones. An entry
+ * is handed out only if the job has no stale entry left there and waits for that step,
+ * so a stale entry can never grant a slot twice, to a job that no longer waits, or
+ * ahead of its turn to a job that left and queued again.
  */
 import { POSITIONS, type Position } from '../../vocabulary/job-states.js';
 import type { SlotStep } from '../state-machine.js';
@@ -63,14 +69,10 @@ const POS_SPAN = 16; // > POSITIONS.length
 const WAIT_SPAN = 8; // > WAIT_STEPS.length
 const OWNER_UNIT = POS_SPAN * WAIT_SPAN;
 
-/**
- * One owner's FIFO for one step: ids from `head` on; `live` of them still wait (the rest
- * are stale). An entry's place is `base + index`, stable when the array is cut.
- */
+/** One owner's FIFO for one step: ids from `head` on; `live` of them still wait (the rest are stale). */
 interface Queue {
   ids: string[];
   head: number;
-  base: number;
   live: number;
 }
 
@@ -78,8 +80,13 @@ export class Slots {
   readonly #limits: Limits;
   /** Per job: owner number × OWNER_UNIT + wait code × POS_SPAN + position code. */
   readonly #jobs = new Map<string, number>();
-  /** Per waiting job: the place of its live entry in its owner's queue for its step. */
-  readonly #place = new Map<string, number>();
+  /** Per job that left a queue out of turn: how many of its entries there are stale. */
+  readonly #stale: Record<WaitStep, Map<string, number>> = {
+    ACCEPT: new Map(),
+    PREPARING: new Map(),
+    SUBMIT: new Map(),
+    FINISHING: new Map(),
+  };
   readonly #ownerNo = new Map<string, number>();
   readonly #ownerName: string[] = [];
   readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
@@ -196,10 +203,9 @@ export class Slots {
     const ownerNo = this.#owner(owner);
     let q = this.#waiting[step].get(owner);
     if (!q) {
-      this.#waiting[step].set(owner, (q = { ids: [], head: 0, base: 0, live: 0 }));
+      this.#waiting[step].set(owner, (q = { ids: [], head: 0, live: 0 }));
       this.#turn[step].push(owner);
     }
-    this.#place.set(id, q.base + q.ids.length);
     q.ids.push(id);
     q.live++;
     this.#waitingCount[step]++;
@@ -217,30 +223,36 @@ export class Slots {
     const step = WAIT_STEPS[wait - 1]!;
     const ownerNo = Math.floor(v / OWNER_UNIT);
     this.#put(id, ownerNo, 0, v % POS_SPAN);
-    this.#place.delete(id);
     this.#waitingCount[step]--;
     const owner = this.#ownerName[ownerNo]!;
     const q = this.#waiting[step].get(owner);
     if (!q) return;
+    bump(this.#stale[step], id, 1);
     q.live--;
     if (q.live <= 0) this.#dropOwner(step, owner);
   }
 
-  /** Whether the entry at `place` of a queue for `step` is the job's live one. */
-  #live(id: string, step: WaitStep, place: number): boolean {
+  /**
+   * Whether a queue entry for `step` that has just been reached is the job's live one. A
+   * stale one is consumed: its count goes down (the invariant puts stale entries first).
+   */
+  #reachLive(id: string, step: WaitStep): boolean {
+    const stale = this.#stale[step];
+    if (stale.has(id)) {
+      bump(stale, id, -1);
+      return false;
+    }
     const v = this.#jobs.get(id);
-    return v !== undefined && Math.floor(v / POS_SPAN) % WAIT_SPAN === WAIT_CODE[step] && this.#place.get(id) === place;
+    return v !== undefined && Math.floor(v / POS_SPAN) % WAIT_SPAN === WAIT_CODE[step];
   }
 
   /** The next live entry of `q`, taken off it; undefined if only stale ones remain. */
   #shiftLive(step: WaitStep, q: Queue): string | undefined {
     while (q.head < q.ids.length) {
-      const place = q.base + q.head;
       const id = q.ids[q.head++]!;
-      if (!this.#live(id, step, place)) continue;
+      if (!this.#reachLive(id, step)) continue;
       if (q.head > 1024 && q.head * 2 > q.ids.length) {
         q.ids = q.ids.slice(q.head);
-        q.base += q.head;
         q.head = 0;
       }
       return id;
@@ -248,19 +260,15 @@ export class Slots {
     return undefined;
   }
 
-  /** Keep only live entries, in order; their places are renumbered past every old one. */
+  /** Keep only live entries, in order. */
   #compact(step: WaitStep, q: Queue): void {
     const ids: string[] = [];
-    const base = q.base + q.ids.length;
     for (let i = q.head; i < q.ids.length; i++) {
       const id = q.ids[i]!;
-      if (!this.#live(id, step, q.base + i)) continue;
-      this.#place.set(id, base + ids.length);
-      ids.push(id);
+      if (this.#reachLive(id, step)) ids.push(id);
     }
     q.ids = ids;
     q.head = 0;
-    q.base = base;
     q.live = ids.length;
   }
 
@@ -275,7 +283,7 @@ export class Slots {
       const owner = turn.shift() as string;
       const q = this.#waiting[step].get(owner);
       if (!q || q.live <= 0) {
-        this.#waiting[step].delete(owner);
+        this.#discard(step, owner);
         continue;
       }
       if (this.#ownerFullFor(step, owner)) {
@@ -285,15 +293,14 @@ export class Slots {
       const id = this.#shiftLive(step, q);
       if (id === undefined) {
         // Cannot happen while live > 0; recover rather than lose the owner's turn.
-        this.#waiting[step].delete(owner);
+        this.#discard(step, owner);
         continue;
       }
       const v = this.#jobs.get(id)!;
       this.#put(id, Math.floor(v / OWNER_UNIT), 0, v % POS_SPAN);
-      this.#place.delete(id);
       this.#waitingCount[step]--;
       q.live--;
-      if (q.live <= 0) this.#waiting[step].delete(owner);
+      if (q.live <= 0) this.#discard(step, owner);
       else turn.push(owner);
       if (step === 'ACCEPT') this.#granted.add(id);
       return id;
@@ -319,8 +326,26 @@ export class Slots {
     return this.#jobs.size;
   }
 
-  #dropOwner(step: WaitStep, owner: string): void {
+  /** Stale-entry counts held, over every step (tests: an emptied queue leaves none). */
+  get staleCounts(): number {
+    return WAIT_STEPS.reduce((n, step) => n + this.#stale[step].size, 0);
+  }
+
+  /** Forget an owner's queue for `step` (its turn is handled by the caller), and the counts of its stale entries. */
+  #discard(step: WaitStep, owner: string): void {
+    const q = this.#waiting[step].get(owner);
+    if (q === undefined) return;
     this.#waiting[step].delete(owner);
+    const stale = this.#stale[step];
+    if (stale.size === 0) return;
+    for (let i = q.head; i < q.ids.length; i++) {
+      const id = q.ids[i]!;
+      if (stale.has(id)) bump(stale, id, -1);
+    }
+  }
+
+  #dropOwner(step: WaitStep, owner: string): void {
+    this.#discard(step, owner);
     const t = this.#turn[step];
     const i = t.indexOf(owner);
     if (i >= 0) t.splice(i, 1);
