@@ -163,7 +163,9 @@ describe('transition observer: long uptimes', () => {
 
   it('100,000 jobs in progress after 30 days of uptime cost no boxed number each', () => {
     // A number past 2^31 in a Map is a 16-byte heap object per entry; the table itself is
-    // ~37 bytes per entry at 100,000 (131,072 slots). gc() is reached the documented way.
+    // ~37 bytes per entry at 100,000 (131,072 slots). gc() is the flag set at run time and the
+    // function taken from a fresh context: only this file's test process has it, and
+    // globalThis keeps none (test/service/heap-policy.test.ts checks that tests run without).
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const ids = Array.from({ length: 100_000 }, (_, i) => `job-${i}`);
