@@ -115,30 +115,39 @@ start() {
     --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge/seed"
   /usr/sbin/slurmctld
   /usr/sbin/slurmd
-  local i=0
-  until [ "$(sinfo -h -o %t 2>/dev/null | head -1)" = idle ]; do
-    i=$((i + 1))
-    if [ $i -gt 300 ]; then
-      echo "$0: the node did not become idle within 30 s; logs in $dir" >&2
-      tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
-      stop_all quiet
-      exit 1
-    fi
+  # 30 s of wall time: with no controller each sinfo itself waits for its message timeout.
+  local end=$((SECONDS + 30)) name
+  while :; do
+    for name in "${daemons[@]}"; do
+      # A daemon that wrote its pid file and exited (its port taken, a bad configuration)
+      # never comes back by itself.
+      if [ -s "$dir/$name.pid" ] && ! alive "$name"; then give_up "$name exited"; fi
+    done
+    [ "$(timeout 3 sinfo -h -o %t 2>/dev/null | head -1)" = idle ] && break
+    [ $SECONDS -lt $end ] || give_up "the node did not become idle within 30 s"
     sleep 0.1
   done
   echo "export SLURM_CONF=$conf"
 }
 
-stop_all() {
-  local name pid pids=()
+give_up() { # why
+  echo "$0: $1; logs in $dir" >&2
+  tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
+  stop_all quiet now
+  exit 1
+}
+
+stop_all() { # [quiet] [now]: now kills at once (a start that failed has nothing to save)
+  local name pid pids=() sig=TERM
+  [ "${2:-}" = now ] && sig=KILL
   for name in slurmd slurmctld munged; do
     if alive "$name"; then
       read -r pid < "$dir/$name.pid"
-      kill "$pid" 2>/dev/null || true
+      kill -s "$sig" "$pid" 2>/dev/null || true
       pids+=("$pid")
     fi
   done
-  # Wait (at most 10 s) for them to go, then kill what is left.
+  # Wait (at most 5 s in all) for them to go, then kill what is left.
   local i=0
   for pid in "${pids[@]}"; do
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done

@@ -39,6 +39,7 @@ import { collapseRouteSlashes } from '../http/route-slashes.js';
 import { crossSiteRefusal } from '../http/cross-site.js';
 import { newRequestId } from '../http/request-id.js';
 import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
+import { GracefulClose } from '../http/graceful-close.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
 export const METHODS = [
@@ -189,7 +190,15 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // without redaction, the request id first as Fastify's per-request child binds it, the
   // line has the same bytes (test/api/access-log.test.ts).
   const accessLog = opts.logger.child({}, { redact: [] });
+  // A graceful close waits for the requests in progress, and for nothing else
+  // (http/graceful-close.ts).
+  const graceful = new GracefulClose();
+  app.addHook('preClose', (done) => {
+    graceful.begin();
+    done();
+  });
   app.addHook('onResponse', async (request, reply) => {
+    graceful.answered(request.raw);
     // Known from the handler; a request refused before it (404, 405, cross-site) is
     // identified here (per connection cached for certificates).
     let dn = callers.get(request);

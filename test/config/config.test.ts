@@ -31,6 +31,7 @@ describe('configuration', () => {
       ['main'],
     );
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.cluster));
+    assert.equal(c.tls.crlRecheckSeconds, 30);
   });
 
   it('errors name the key', () => {
@@ -53,6 +54,10 @@ describe('configuration', () => {
     assert.equal(
       keyOf(() => buildConfig({ tls: { hostCert: '/x' } })),
       'tls.hostKey',
+    );
+    assert.equal(
+      keyOf(() => buildConfig({ tls: { crlRecheckSeconds: 0.5 } })),
+      'tls.crlRecheckSeconds',
     );
     assert.equal(
       keyOf(() => buildConfig({ cluster: { queues: [{ name: 'a' }, { name: 'a' }] } })),

@@ -1,5 +1,5 @@
 // Chaos, short: the soak mix from 16 clients of two users while the service is
-// `kill -9`ed every 2-5 s and started again on the same state, for ~50 s. Requests in
+// `kill -9`ed every 2-5 s and started again on the same state, for ~40 s. Requests in
 // flight at a kill fail without an answer; that is expected and not counted. What is
 // checked, after a last restart: no HTTP answer was a 5xx, every restart came up,
 // the service never died by itself, and every job acknowledged with 201 exists, ends
@@ -12,7 +12,7 @@ import { crashText, runText, shortSoak, type ShortRun } from '../helpers/soak.js
 describe('chaos, short', { timeout: 600_000 }, () => {
   let run: ShortRun;
   before(async () => {
-    run = await shortSoak({ clients: 16, seconds: 50, warmupS: 0, settleS: 120, chaos: { minMs: 2000, maxMs: 5000 } });
+    run = await shortSoak({ clients: 16, seconds: 40, warmupS: 0, settleS: 120, chaos: { minMs: 2000, maxMs: 5000 } });
   });
   after(() => run?.cleanup());
 

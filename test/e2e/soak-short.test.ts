@@ -1,4 +1,4 @@
-// A short soak: 16 clients of two users for ~40 s of mixed work against the real
+// A short soak: 16 clients of two users for ~30 s of mixed work against the real
 // service (submissions, status, info, uploads and aborted uploads, downloads, kills,
 // cleans, listings). The full run is the bench scenario `soak` (docs/performance.md).
 // One run, then one check per test: the service never died, no answer was a 5xx, no
@@ -12,7 +12,7 @@ import { crashText, runText, shortSoak, type ShortRun } from '../helpers/soak.js
 describe('soak, short', { timeout: 600_000 }, () => {
   let run: ShortRun;
   before(async () => {
-    run = await shortSoak({ clients: 16, seconds: 40, warmupS: 10, settleS: 120 });
+    run = await shortSoak({ clients: 16, seconds: 30, warmupS: 10, settleS: 120 });
   });
   after(() => run?.cleanup());
 

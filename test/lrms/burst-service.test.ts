@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 
 const FULL = process.env.CERES_BURST_FULL === '1';
-const SIZES = FULL ? { one: 5000, many: 10, each: 1000 } : { one: 1000, many: 10, each: 100 };
+const SIZES = FULL ? { one: 5000, many: 10, each: 1000 } : { one: 500, many: 5, each: 100 };
 const TRUE_JOB = '(&(executable="/bin/true"))';
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 

@@ -1,22 +1,24 @@
 // scripts/slurm-dev.sh on a real Slurm: start is quick and idempotent, status tells, stop
 // ends every daemon by its pid, and a second stop is harmless.
 import { describe, it, after } from 'node:test';
+import { createServer } from 'node:net';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SLURM_DEV, slurmSkip } from './slurm-fixture.js';
+import { SLURM_DEV, slurmPort, slurmSkip } from './slurm-fixture.js';
 
 const skip = slurmSkip();
 
 describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, () => {
   let dir = '';
-  const env = { ...process.env, SLURM_DEV_PORT: String(20_001 + Math.floor(Math.random() * 20_000) * 2) };
+  const env = { ...process.env, SLURM_DEV_PORT: slurmPort() };
+  // A bound far past the script's own 30 s: a start that hangs fails here, not the whole run.
   const run = (action: string): { code: number | null; out: string } => {
-    const r = spawnSync(SLURM_DEV, [action, dir], { env, encoding: 'utf8' });
-    return { code: r.status, out: `${r.stdout}${r.stderr}` };
+    const r = spawnSync(SLURM_DEV, [action, dir], { env, encoding: 'utf8', timeout: 90_000 });
+    return { code: r.status, out: `${r.stdout}${r.stderr}${r.error ? String(r.error) : ''}` };
   };
   const pids = (): number[] =>
     ['munged', 'slurmctld', 'slurmd'].map((n) => Number(readFileSync(join(dir, `${n}.pid`), 'utf8').trim()));
@@ -67,6 +69,35 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
     assert.equal(down.code, 1);
     assert.match(down.out, /munged: stopped\nslurmctld: stopped\nslurmd: stopped/);
     assert.equal(run('stop').code, 0, 'stopping a stopped cluster is harmless');
+  });
+
+  it('a controller that cannot bind its port fails the start within seconds, saying why, and leaves nothing running', async () => {
+    const taken = slurmPort();
+    const blocker = createServer();
+    await new Promise<void>((resolve, reject) => {
+      blocker.once('error', reject);
+      blocker.listen(Number(taken), '0.0.0.0', resolve);
+    });
+    const own = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
+    try {
+      const t0 = Date.now();
+      const r = spawnSync(SLURM_DEV, ['start', own], {
+        env: { ...process.env, SLURM_DEV_PORT: taken },
+        encoding: 'utf8',
+        timeout: 90_000,
+      });
+      const took = Date.now() - t0;
+      assert.equal(r.status, 1, `${r.stdout}${r.stderr}${r.error ? String(r.error) : ''}`);
+      assert.match(r.stderr, /slurmctld exited|within 30 s/);
+      assert.match(r.stderr, /Address already in use/, 'the controller log tells why');
+      assert.ok(took < 45_000, `the start gave up after ${took} ms`);
+      const status = spawnSync(SLURM_DEV, ['status', own], { encoding: 'utf8' });
+      assert.match(status.stdout, /munged: stopped\nslurmctld: stopped\nslurmd: stopped/);
+    } finally {
+      blocker.close();
+      spawnSync(SLURM_DEV, ['stop', own]);
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it('refuses a bad command line', () => {

@@ -30,6 +30,23 @@ export function slurmSkip(): string | undefined {
   return why === undefined ? undefined : `${why}; CERES_REQUIRE_SLURM=1 makes this a failure`;
 }
 
+/**
+ * A random even port for a private cluster's controller (the slurmd takes the next one),
+ * below the range the kernel hands out to outgoing connections and to listeners on port
+ * 0, so that no test's own socket holds it.
+ */
+export function slurmPort(): string {
+  let low = 32_768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // Not Linux: keep the usual default.
+  }
+  const from = 10_000;
+  const to = Math.max(from + 2_000, low - 2);
+  return String(from + Math.floor((Math.random() * (to - from)) / 2) * 2);
+}
+
 export interface SlurmCluster {
   /** The cluster's slurm.conf (SLURM_CONF for every command). */
   conf: string;
@@ -81,11 +98,21 @@ export function useSlurm(): SlurmCluster {
     },
   };
   // A port of its own, so that a leftover cluster elsewhere does not answer.
-  const port = String(20_000 + Math.floor(Math.random() * 20_000) * 2);
+  let port = slurmPort();
   before(async () => {
     cluster.dir = await mkdtemp(join(tmpdir(), 'ceres-slurm-'));
     cluster.conf = join(cluster.dir, 'slurm.conf');
-    cluster.script('start');
+    // A port taken by another program makes the controller exit, and the script says so
+    // at once: try another. The start writes the configuration again with the new port.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        cluster.script('start');
+        return;
+      } catch (e) {
+        if (attempt === 3 || !/Address already in use/.test((e as Error).message)) throw e;
+        port = slurmPort();
+      }
+    }
   });
   after(async () => {
     if (cluster.dir === '') return;

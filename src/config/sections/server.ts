@@ -40,6 +40,12 @@ export const serverSection = {
         }),
       ),
       handshakeTimeoutSeconds: Type.Number({ default: 30 * SECOND, exclusiveMinimum: 0 }),
+      crlRecheckSeconds: Type.Number({
+        default: 30 * SECOND,
+        minimum: 1,
+        description:
+          'CRLs in the CA directory (<hash>.r0) are looked at again at most this often: a certificate revoked there is refused, on new connections, within this time',
+      }),
     },
     { default: {}, additionalProperties: false },
   ),
