@@ -2,23 +2,40 @@
 /**
  * The `ceres` command. Subcommands register themselves; this file only parses and
  * dispatches, and is the one place (with serve-command.ts) that may end the process.
+ *
+ * Only the modules of the command asked for are loaded: each command group pulls in
+ * hundreds of modules (the service, the X.509 library), and an administrator's
+ * `ceres admin status` should not wait for the service's. Help, an unknown command and
+ * no command at all load every group, so the help lists them all.
  */
 import { Command } from 'commander';
-import { registerServeCommand } from './serve-command.js';
-import { registerPkiCommands } from './pki-command.js';
-import { registerAdminCommands } from './admin/index.js';
-import { registerTokenCommands } from './token-command.js';
 
-const program = new Command();
-program
-  .name('ceres')
-  .description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)')
-  .showHelpAfterError();
-registerServeCommand(program);
-registerPkiCommands(program);
-registerAdminCommands(program);
-registerTokenCommands(program);
-program.parseAsync(process.argv).catch((e: unknown) => {
+type Register = (program: Command) => void;
+
+/** The top-level commands, and the module that registers each. */
+const GROUPS: Readonly<Record<string, () => Promise<Register>>> = {
+  serve: async () => (await import('./serve-command.js')).registerServeCommand,
+  pki: async () => (await import('./pki-command.js')).registerPkiCommands,
+  admin: async () => (await import('./admin/index.js')).registerAdminCommands,
+  // Registered by the admin group (it shares the state-directory options).
+  accounting: async () => (await import('./admin/index.js')).registerAdminCommands,
+  token: async () => (await import('./token-command.js')).registerTokenCommands,
+};
+
+async function main(argv: readonly string[]): Promise<void> {
+  const program = new Command();
+  program
+    .name('ceres')
+    .description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)')
+    .showHelpAfterError();
+  const asked = argv[2];
+  const load = asked === undefined ? undefined : GROUPS[asked];
+  const registers = load !== undefined ? [await load()] : await Promise.all(Object.values(GROUPS).map((g) => g()));
+  for (const register of new Set(registers)) register(program);
+  await program.parseAsync(argv);
+}
+
+main(process.argv).catch((e: unknown) => {
   process.stderr.write(`ceres: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exitCode = 1;
 });

@@ -25,10 +25,17 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { caDirEntry } from './ca-dir.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from './certificate.js';
 import { onelineOf, parseName, toOneline } from './dn.js';
-import { createCaCertificate, createEndEntityCertificate, createProxyCertificate, DAY_MS } from './issue.js';
+import { DAY_MS } from './issue-times.js';
 import { generateRsaKeyPair, importSigningKeyPem, privateKeyToPem, privateKeyToProxyPem } from './keys.js';
 import { PkiError } from './pki-error.js';
 import type { CryptoKey } from './x509-lib.js';
+
+/**
+ * The certificate issuer, loaded when a certificate is made: it pulls in the X.509
+ * library (a quarter of a second and ~20 MB), which a service starting on an existing
+ * PKI never needs.
+ */
+const issuing = () => import('./issue.js');
 
 export const DEV_PKI_FILES = {
   caCert: 'ca.pem',
@@ -160,7 +167,9 @@ export async function addDevUser(
   const dn = `${pki.namespace}/CN=${name}`;
   const now = opts.now ?? new Date();
   const [keys, proxyKeys] = await Promise.all([generateRsaKeyPair(), generateRsaKeyPair()]);
-  const certDer = await createEndEntityCertificate({
+  const certDer = await (
+    await issuing()
+  ).createEndEntityCertificate({
     dn,
     publicKey: keys.publicKey,
     issuer: pki.issuer,
@@ -220,7 +229,9 @@ async function writeNewPki(dir: string, opts: DevPkiOptions, now: Date): Promise
     generateRsaKeyPair(),
     generateRsaKeyPair(),
   ]);
-  const caDer = await createCaCertificate({
+  const caDer = await (
+    await issuing()
+  ).createCaCertificate({
     dn: `${namespace}/CN=Ceres Development CA`,
     keys: caKeys,
     days: CA_DAYS,
@@ -228,7 +239,9 @@ async function writeNewPki(dir: string, opts: DevPkiOptions, now: Date): Promise
   });
   const issuer = { certDer: caDer, key: caKeys.privateKey };
   const hostDer = await makeHostCert(namespace, hostKeys.publicKey, issuer, opts.hostname, now);
-  const userDer = await createEndEntityCertificate({
+  const userDer = await (
+    await issuing()
+  ).createEndEntityCertificate({
     dn: `${namespace}/CN=${DEFAULT_USER_CN}`,
     publicKey: userKeys.publicKey,
     issuer,
@@ -274,7 +287,7 @@ async function makeHostCert(
   const { dns, ips } = hostNames(hostname);
   const cn = hostname !== undefined && hostname !== '' && isIP(hostname) === 0 ? hostname.toLowerCase() : 'localhost';
   if (!/^[A-Za-z0-9.-]+$/.test(cn)) throw new PkiError(`'${hostname ?? ''}' is not a valid host name`);
-  return createEndEntityCertificate({
+  return (await issuing()).createEndEntityCertificate({
     dn: `${namespace}/CN=${cn}`,
     publicKey,
     issuer,
@@ -293,7 +306,9 @@ async function makeProxyFile(
   proxyKeys: { privateKey: CryptoKey; publicKey: CryptoKey },
   now: Date,
 ): Promise<string> {
-  const proxyDer = await createProxyCertificate(signerDer, signerKey, proxyKeys.publicKey, {
+  const proxyDer = await (
+    await issuing()
+  ).createProxyCertificate(signerDer, signerKey, proxyKeys.publicKey, {
     lifetimeSeconds: PROXY_SECONDS,
     now,
   });
@@ -405,7 +420,9 @@ async function renew(pki: LoadedPki, opts: DevPkiOptions, now: Date): Promise<De
   }
   let user = pki.user;
   if (user.notAfter.getTime() - t < CERT_RENEW_MS) {
-    const der = await createEndEntityCertificate({
+    const der = await (
+      await issuing()
+    ).createEndEntityCertificate({
       dn: onelineOf(user.subjectDer),
       publicKey: user.spkiDer,
       issuer: pki.issuer,
