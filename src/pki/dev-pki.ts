@@ -25,17 +25,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { caDirEntry } from './ca-dir.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from './certificate.js';
 import { onelineOf, parseName, toOneline } from './dn.js';
-import { DAY_MS } from './issue-times.js';
+import { createCaCertificate, createEndEntityCertificate, createProxyCertificate, DAY_MS } from './issue.js';
 import { generateRsaKeyPair, importSigningKeyPem, privateKeyToPem, privateKeyToProxyPem } from './keys.js';
 import { PkiError } from './pki-error.js';
 import type { CryptoKey } from './x509-lib.js';
-
-/**
- * The certificate issuer, loaded when a certificate is made: it pulls in the X.509
- * library (a quarter of a second and ~20 MB), which a service starting on an existing
- * PKI never needs.
- */
-const issuing = () => import('./issue.js');
 
 export const DEV_PKI_FILES = {
   caCert: 'ca.pem',
@@ -167,9 +160,7 @@ export async function addDevUser(
   const dn = `${pki.namespace}/CN=${name}`;
   const now = opts.now ?? new Date();
   const [keys, proxyKeys] = await Promise.all([generateRsaKeyPair(), generateRsaKeyPair()]);
-  const certDer = await (
-    await issuing()
-  ).createEndEntityCertificate({
+  const certDer = await createEndEntityCertificate({
     dn,
     publicKey: keys.publicKey,
     issuer: pki.issuer,
@@ -229,9 +220,7 @@ async function writeNewPki(dir: string, opts: DevPkiOptions, now: Date): Promise
     generateRsaKeyPair(),
     generateRsaKeyPair(),
   ]);
-  const caDer = await (
-    await issuing()
-  ).createCaCertificate({
+  const caDer = await createCaCertificate({
     dn: `${namespace}/CN=Ceres Development CA`,
     keys: caKeys,
     days: CA_DAYS,
@@ -239,9 +228,7 @@ async function writeNewPki(dir: string, opts: DevPkiOptions, now: Date): Promise
   });
   const issuer = { certDer: caDer, key: caKeys.privateKey };
   const hostDer = await makeHostCert(namespace, hostKeys.publicKey, issuer, opts.hostname, now);
-  const userDer = await (
-    await issuing()
-  ).createEndEntityCertificate({
+  const userDer = await createEndEntityCertificate({
     dn: `${namespace}/CN=${DEFAULT_USER_CN}`,
     publicKey: userKeys.publicKey,
     issuer,
@@ -287,7 +274,7 @@ async function makeHostCert(
   const { dns, ips } = hostNames(hostname);
   const cn = hostname !== undefined && hostname !== '' && isIP(hostname) === 0 ? hostname.toLowerCase() : 'localhost';
   if (!/^[A-Za-z0-9.-]+$/.test(cn)) throw new PkiError(`'${hostname ?? ''}' is not a valid host name`);
-  return (await issuing()).createEndEntityCertificate({
+  return createEndEntityCertificate({
     dn: `${namespace}/CN=${cn}`,
     publicKey,
     issuer,
@@ -306,9 +293,7 @@ async function makeProxyFile(
   proxyKeys: { privateKey: CryptoKey; publicKey: CryptoKey },
   now: Date,
 ): Promise<string> {
-  const proxyDer = await (
-    await issuing()
-  ).createProxyCertificate(signerDer, signerKey, proxyKeys.publicKey, {
+  const proxyDer = await createProxyCertificate(signerDer, signerKey, proxyKeys.publicKey, {
     lifetimeSeconds: PROXY_SECONDS,
     now,
   });
@@ -420,9 +405,7 @@ async function renew(pki: LoadedPki, opts: DevPkiOptions, now: Date): Promise<De
   }
   let user = pki.user;
   if (user.notAfter.getTime() - t < CERT_RENEW_MS) {
-    const der = await (
-      await issuing()
-    ).createEndEntityCertificate({
+    const der = await createEndEntityCertificate({
       dn: onelineOf(user.subjectDer),
       publicKey: user.spkiDer,
       issuer: pki.issuer,

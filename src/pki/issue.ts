@@ -16,9 +16,7 @@ import { TAG, content, expectTag, parseDer } from './der.js';
 import { OID_PROXY_CERT_INFO, PROXY_POLICY, encodeProxyCertInfo } from './proxy-cert-info.js';
 import { importSigningKeyPem, spkiOf } from './keys.js';
 
-import { DAY_MS } from './issue-times.js';
-
-export { DAY_MS };
+export const DAY_MS = 24 * 3600 * 1000;
 /** Backdating of new certificates so that a client with a slightly late clock accepts them. */
 export const BACKDATE_MS = 5 * 60 * 1000;
 

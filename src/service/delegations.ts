@@ -17,7 +17,6 @@ import { DelegationService } from '../delegations/delegation-service.js';
 import { DelegationStore } from '../store/delegation-store.js';
 import { KeyFiles } from '../delegations/key-files.js';
 import { KeyPool } from '../delegations/x509/key-pool.js';
-import { certificateRequestLibrary } from '../delegations/x509/certificate-request.js';
 import { generateRsaKeyPair } from '../pki/keys.js';
 import type { DelegatedCredential } from '../delegations/types.js';
 
@@ -33,7 +32,7 @@ export interface DelegationsWiring {
    * has no delegation or it is gone, expired or not the owner's.
    */
   credentialFor(delegationId: string | undefined, ownerDn: string): Promise<DelegatedCredential | undefined>;
-  /** Fill the delegation key pool, and load what requests are made with, in the background (once the service is serving). */
+  /** Fill the delegation key pool in the background (once the service is serving). */
   primeKeys(): void;
   /** The service itself (tests, and future admin commands). */
   readonly service: DelegationService;
@@ -110,10 +109,7 @@ export function createDelegations(d: DelegationDeps): DelegationsWiring {
     expiry: (id) => service.expiry(id),
     credentialFor: (id, owner) => service.credentialFor(id, owner),
     service,
-    primeKeys: () => {
-      keys.prime();
-      certificateRequestLibrary().catch((e: unknown) => log.error({ err: e }, 'loading the X.509 library failed'));
-    },
+    primeKeys: () => keys.prime(),
     onRenewed: (fn) => void renewed.push(fn),
     async close() {
       closed = true;

@@ -7,21 +7,9 @@
  * server.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { x509 } from '../../pki/x509-lib.js';
 import { privateKeyToPem } from '../../pki/keys.js';
 import type { CryptoKeyPair } from '../../pki/x509-lib.js';
-import type * as X509Lib from '../../pki/x509-lib.js';
-
-let library: Promise<typeof X509Lib> | undefined;
-
-/**
- * The X.509 library, loaded once, on first use: it is a quarter of a second and ~20 MB
- * that a service answering no delegation never needs. The wiring asks for it once the
- * service is serving (with the key pool), so the first request does not wait for it.
- */
-export function certificateRequestLibrary(): Promise<typeof X509Lib> {
-  library ??= import('../../pki/x509-lib.js');
-  return library;
-}
 
 export interface CertificateRequest {
   /** PKCS#8 PEM of the private key: a secret, goes to a 0600 file only. */
@@ -32,7 +20,6 @@ export interface CertificateRequest {
 
 /** A request for `keys`, a pair made for this request alone (key-pool.ts). */
 export async function makeCertificateRequest(keys: CryptoKeyPair): Promise<CertificateRequest> {
-  const { x509 } = await certificateRequestLibrary();
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     keys,
     signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
