@@ -154,6 +154,13 @@ stop_all() { # [quiet] [now]: now kills at once (a start that failed has nothing
     kill -9 "$pid" 2>/dev/null || true
   done
   for name in slurmd slurmctld munged; do rm -f "$dir/$name.pid"; done
+  # A job step's slurmstepd whose slurmd is gone waits for it for ever (SIGTERM does not end
+  # it): those of this cluster (working in its directory) go with it.
+  local cwd
+  for pid in $(pgrep -x slurmstepd || true); do
+    cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || continue
+    case "$cwd" in "$dir" | "$dir"/*) kill -9 "$pid" 2>/dev/null || true ;; esac
+  done
   [ "${1:-}" = quiet ] || echo "stopped"
 }
 

@@ -4,11 +4,22 @@ import { describe, it, after } from 'node:test';
 import { createServer } from 'node:net';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SLURM_DEV, slurmPort, slurmSkip } from './slurm-fixture.js';
+import { until } from '../helpers/poll.js';
+
+/** A process that ended and waits for its parent to collect it. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
 
 const skip = slurmSkip();
 
@@ -69,6 +80,33 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
     assert.equal(down.code, 1);
     assert.match(down.out, /munged: stopped\nslurmctld: stopped\nslurmd: stopped/);
     assert.equal(run('stop').code, 0, 'stopping a stopped cluster is harmless');
+  });
+
+  it('stop ends a job step whose slurmd was killed (it would wait for that slurmd for ever)', async () => {
+    if (dir === '') dir = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
+    assert.equal(run('start').code, 0);
+    const slurmEnv = { ...env, SLURM_CONF: join(dir, 'slurm.conf') };
+    const sb = spawnSync('sbatch', ['--parsable', '--wrap', 'sleep 300'], { env: slurmEnv, encoding: 'utf8' });
+    assert.equal(sb.status, 0, sb.stderr);
+    const steps = (): number[] =>
+      readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .map(Number)
+        .filter((pid) => {
+          try {
+            return (
+              readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'slurmstepd' &&
+              readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)
+            );
+          } catch {
+            return false;
+          }
+        });
+    await until(() => steps().length > 0, 'the job step to start', 30_000);
+    const [, , slurmd] = pids();
+    process.kill(slurmd as number, 'SIGKILL');
+    assert.equal(run('stop').code, 0);
+    await until(() => steps().every((pid) => !alive(pid) || isZombie(pid)), 'the job step to end', 10_000);
   });
 
   it('a controller that cannot bind its port fails the start within seconds, saying why, and leaves nothing running', async () => {
