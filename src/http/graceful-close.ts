@@ -37,11 +37,6 @@ export class GracefulClose {
     socket.once('close', forget);
   }
 
-  /** Connections still receiving the body of an answered request. */
-  get unfinished(): number {
-    return this.#unfinished.size;
-  }
-
   /** The close begins: cut what waits for an answered body, and each connection once answered. */
   begin(): void {
     this.#closing = true;

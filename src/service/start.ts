@@ -127,10 +127,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   let trust: TrustStore;
   let pkiDir: string;
   let devIssuer: DevIssuer | undefined;
+  const trustOptions = { log, crlRecheckMs: config.tls.crlRecheckSeconds * 1000 };
   if (config.tls.hostCert !== undefined && config.tls.hostKey !== undefined && config.tls.caDir !== undefined) {
     certPem = readFileSync(config.tls.hostCert, 'utf8');
     keyPem = readFileSync(config.tls.hostKey, 'utf8');
-    trust = loadTrustStore(config.tls.caDir, { log, crlRecheckMs: config.tls.crlRecheckSeconds * 1000 });
+    trust = loadTrustStore(config.tls.caDir, trustOptions);
     pkiDir = config.tls.caDir;
   } else {
     const pki = await ensureDevPki(
@@ -139,7 +140,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     );
     certPem = readFileSync(pki.files.hostCert, 'utf8');
     keyPem = readFileSync(pki.files.hostKey, 'utf8');
-    trust = loadTrustStore(pki.files.certificatesDir, { log, crlRecheckMs: config.tls.crlRecheckSeconds * 1000 });
+    trust = loadTrustStore(pki.files.certificatesDir, trustOptions);
     pkiDir = pki.dir;
     if (config.tokens.devIssuer) devIssuer = await ensureDevIssuer(pki.dir);
   }
