@@ -12,10 +12,11 @@ export interface StateCounts {
 /** What the scheduler reports of one job state change (engine/scheduler onTransition). */
 export interface TransitionSeen {
   readonly id: string;
-  readonly createdAt: number;
   readonly from: string;
   readonly to: string;
   readonly final: boolean;
+  /** When the job entered `from` (the record's stored entry time); undefined: not known. */
+  readonly enteredAt: number | undefined;
 }
 
 export function registerJobGauges(m: Metrics, store: StateCounts): void {
@@ -38,67 +39,24 @@ export function registerJobGauges(m: Metrics, store: StateCounts): void {
 }
 
 /**
- * Observes transitions: counts them and, when a job leaves a state it was seen
- * entering (or ACCEPTED, entered at submission), how long it stayed. Jobs resumed
- * after a restart are timed from their next state on. One entry per unfinished job.
+ * Observes transitions: counts them and, when the time the job entered the state it
+ * leaves is known, how long it stayed. That time comes with the transition, from the
+ * job's record (its `stateEnteredAt`, or its submission for a job leaving ACCEPTED), so
+ * nothing is kept here per job: an entry per job in progress was ~37 bytes each, 3.5 MiB
+ * at 100,000 waiting jobs, and was lost with a restart (docs/performance.md, "Memory").
  */
 export class TransitionObserver {
   readonly #m: Metrics;
   readonly #now: () => number;
-  /**
-   * Per unfinished job one number: (tenths of a second since #epoch) × STATE_CODES + the
-   * state's code. An object per job ({ state, at }) cost ~60 bytes more for every job in
-   * progress, and so does a number past the V8 small-integer range (2^31), which is boxed:
-   * in milliseconds that was every entry made after the service's first 67 s. In tenths
-   * it stays a small integer for 155 days of uptime (it stays correct after, only larger).
-   * The histogram's smallest bucket is 1 s, so a tenth is fine enough.
-   */
-  readonly #entered = new Map<string, number>();
-  readonly #epoch: number;
-  /** State names by code (a handful: the positions of the state machine). */
-  readonly #states: string[] = [];
 
   constructor(m: Metrics, now: () => number = Date.now) {
     this.#m = m;
     this.#now = now;
-    this.#epoch = now();
   }
 
   seen(t: TransitionSeen): void {
-    const now = this.#now();
     this.#m.transitions.inc({ from: t.from, to: t.to });
-    const e = this.#entered.get(t.id);
-    const since =
-      e !== undefined && this.#states[e % STATE_CODES] === t.from
-        ? this.#epoch + Math.floor(e / STATE_CODES) * TIME_UNIT_MS
-        : t.from === 'ACCEPTED'
-          ? t.createdAt
-          : undefined;
-    if (since !== undefined) this.#m.stateSeconds.observe({ state: t.from }, Math.max(0, now - since) / 1000);
-    if (t.final) this.#entered.delete(t.id);
-    else
-      this.#entered.set(
-        t.id,
-        Math.floor(Math.max(0, now - this.#epoch) / TIME_UNIT_MS) * STATE_CODES + this.#code(t.to),
-      );
-  }
-
-  #code(state: string): number {
-    let c = this.#states.indexOf(state);
-    if (c < 0) {
-      if (this.#states.length === STATE_CODES - 1) return STATE_CODES - 1; // never matches: not timed
-      c = this.#states.push(state) - 1;
-    }
-    return c;
-  }
-
-  /** Jobs being timed (tests; bounded by the unfinished jobs). */
-  get tracked(): number {
-    return this.#entered.size;
+    if (t.enteredAt !== undefined)
+      this.#m.stateSeconds.observe({ state: t.from }, Math.max(0, this.#now() - t.enteredAt) / 1000);
   }
 }
-
-/** Room for the state codes of TransitionObserver (the state machine has 11 positions). */
-const STATE_CODES = 16;
-/** The resolution of the entry times TransitionObserver keeps. */
-const TIME_UNIT_MS = 100;

@@ -84,6 +84,13 @@ export const JOB_FIELDS = {
   description: json<JobDescription>()('description', { insert: true, lazy: true }),
   createdAt: int('created_at', insert),
   updatedAt: int('updated_at'),
+  /**
+   * When the job entered its current position (state, pending, batch state): set by the
+   * engine with every change of position. Null until the first change (the job is in
+   * ACCEPTED since `createdAt`) and for jobs stored before it was recorded. The metrics'
+   * time-in-state histogram reads it, so it keeps nothing per job in memory.
+   */
+  stateEnteredAt: intOrNull('state_entered_at', change),
   localId: textOrNull('local_id', change),
   exitCode: intOrNull('exit_code', change),
   failedState: textOrNull('failed_state', change),

@@ -214,4 +214,14 @@ CREATE INDEX jobs_owner_created ON jobs (owner, created_at, id);
 CREATE INDEX jobs_created ON jobs (created_at, id);
 `,
   },
+  {
+    // When the job entered its current position (job-fields.ts stateEnteredAt): the
+    // time-in-state histogram reads it from the record instead of keeping an entry per
+    // job in progress in memory, and a job resumed after a restart is timed from its
+    // stored entry. Null for the jobs already stored: they are timed as before.
+    version: 10,
+    sql: `
+ALTER TABLE jobs ADD COLUMN state_entered_at INTEGER;
+`,
+  },
 ];

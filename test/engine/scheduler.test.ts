@@ -507,6 +507,47 @@ const transitions = (): { seen: string[]; onTransition: SchedulerOptions['onTran
   return { seen, onTransition: (t) => void seen.push(`${t.id} ${t.from}->${t.to}`) };
 };
 
+describe('scheduler: when a job entered its state', () => {
+  it('is stored with each change of state and reported with the next one, the first from the submission', async () => {
+    const seen: string[] = [];
+    const r = await rig({ onTransition: (t) => void seen.push(`${t.from}->${t.to} ${t.enteredAt}`) });
+    r.staging.skipEmptyStageIn = true;
+    const t0 = Date.parse('2026-01-02T03:04:05.678Z');
+    r.store.insertMany(newJobs(['e1'], t0 - 3_000));
+    assert.equal(r.job('e1')?.stateEnteredAt, null, 'not moved yet: in ACCEPTED since its submission');
+    r.clock = t0;
+    r.scheduler.jobsSubmitted(['e1']);
+    await until(() => stateOf(r, 'e1') === 'QUEUING', 'e1 submitted');
+    // Read back from the database: what a restarted service times the stay in INLRMS from.
+    assert.equal(r.job('e1')?.stateEnteredAt, t0);
+    r.clock = t0 + 5_000;
+    await r.backend.emit('L-e1', finalUpdate('e1'));
+    await until(() => stateOf(r, 'e1') === 'FINISHED', 'e1 finished');
+    assert.deepEqual(seen, [
+      `ACCEPTED->PREPARING ${t0 - 3_000}`,
+      `PREPARING->SUBMIT ${t0}`,
+      `SUBMIT->INLRMS ${t0}`,
+      `INLRMS->FINISHING ${t0}`,
+      `FINISHING->FINISHED ${t0 + 5_000}`,
+    ]);
+    assert.equal(r.job('e1')?.stateEnteredAt, t0 + 5_000);
+  });
+
+  it('a job stored before entry times were is timed from its next state on', async () => {
+    const seen: string[] = [];
+    const r = await rig({ onTransition: (t) => void seen.push(`${t.from}->${t.to} ${t.enteredAt}`) });
+    r.staging.skipEmptyStageIn = true;
+    r.clock = Date.parse('2026-01-02T03:04:05.678Z');
+    await toRunning(r, 'e2');
+    // As the migration leaves a job stored by an older release: no entry time.
+    r.db.prepare('UPDATE jobs SET state_entered_at = NULL WHERE id = ?').run('e2');
+    r.clock += 5_000;
+    await r.backend.emit('L-e2', finalUpdate('e2'));
+    await until(() => stateOf(r, 'e2') === 'FINISHED', 'e2 finished');
+    assert.deepEqual(seen.slice(-2), ['INLRMS->FINISHING undefined', `FINISHING->FINISHED ${r.clock}`]);
+  });
+});
+
 describe('scheduler: a job killed before it was looked at', () => {
   /** A job stored and killed before the engine's first look at it. */
   const killNew = (r: Rig, id: string): void => {

@@ -71,13 +71,16 @@ export interface SchedulerOptions {
   /** A job run reached a final state (persisted): its accounting record is written here. */
   readonly onEnded?: (job: JobRecord) => Promise<unknown>;
   readonly now?: () => number;
-  /** Told of every change of a job's position, after it is persisted (metrics). */
+  /**
+   * Told of every change of a job's position, after it is persisted (metrics), with when
+   * the job entered `from` (undefined: not known, a job stored before entry times were).
+   */
   readonly onTransition?: (t: {
     readonly id: string;
-    readonly createdAt: number;
     readonly from: Position;
     readonly to: Position;
     readonly final: boolean;
+    readonly enteredAt: number | undefined;
   }) => void;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
@@ -444,20 +447,26 @@ export class Scheduler {
         return;
       }
       const t = this.#merged(j, first);
-      const changes = this.#changes(j, t.to, t.effects, extra);
-      const updated = this.#o.store.update(j, changes, this.#now());
+      const now = this.#now();
+      const moved = t.steps.some((s) => s.from !== s.to);
+      const changes = this.#changes(j, t.to, t.effects, moved ? { ...extra, stateEnteredAt: now } : extra);
+      const updated = this.#o.store.update(j, changes, now);
       if (!updated) continue; // changed underneath (a REST flag): decide again from the fresh record
       const from = positionOf(ms(j));
       const to = positionOf(t.to);
       this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to);
       if (from !== to) this.#slots.unwait(id);
       let lines = '';
-      const at = new Date(this.#now());
+      const at = new Date(now);
+      // The first step leaves the position the record was in since its stored entry time
+      // (or, never moved yet, since its submission); each later step leaves one it entered now.
+      let enteredAt = j.stateEnteredAt ?? (from === 'ACCEPTED' ? j.createdAt : undefined);
       for (const s of t.steps) {
         if (s.from === s.to) continue;
         // One line per state change, at info: an administrator follows a job by its id.
         this.#o.log.info({ job: id, from: s.from, to: s.to, reason: s.reason }, 'job state change');
-        this.#o.onTransition?.({ id, createdAt: j.createdAt, from: s.from, to: s.to, final: s.final });
+        this.#o.onTransition?.({ id, from: s.from, to: s.to, final: s.final, enteredAt });
+        enteredAt = now;
         lines += logLine(`Job state change ${s.from} -> ${s.to}   Reason: ${s.reason}`, at);
       }
       if (lines) await this.#o.control.append(id, 'errors', lines).catch(() => undefined);
