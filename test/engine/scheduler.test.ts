@@ -380,7 +380,9 @@ describe('scheduler: slots', () => {
     await until(() => stateOf(r, 's2') === 'ACCEPTED', 's2 held before stage-in (REST ACCEPTED)');
     assert.equal(r.job('s2')?.pending, true);
     assert.deepEqual(r.staging.ins, ['s1']);
-    assert.equal(r.scheduler.waiting('PREPARING'), 1);
+    // The state is stored first; the wait for a slot is queued after the state change is
+    // filed in the job's `errors` file, an append that takes its time on a busy machine.
+    await until(() => r.scheduler.waiting('PREPARING') === 1, 's2 waiting for a stage-in slot');
     r.staging.finishIn('s1');
     await until(() => r.staging.ins.includes('s2'), 's2 to get the freed slot');
     assert.equal(stateOf(r, 's2'), 'PREPARING');
