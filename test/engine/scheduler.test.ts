@@ -417,12 +417,15 @@ describe('scheduler: cancel', () => {
   it('a kill the batch system never confirms ends after the cancel timeout; the job stages out in cancel mode and ends KILLED', async () => {
     const r = await rig({ cancelTimeoutSeconds: 0.3 });
     const localId = await toRunning(r, 'k1');
+    // Taken before the kill is asked: the timeout runs from the cancel, which comes after
+    // it, so no poll's lateness on a busy machine can make the wait look shorter.
+    const asked = Date.now();
     r.flag('k1', { killRequested: true });
     await until(() => r.backend.cancels.includes(localId), 'the batch job cancelled');
     assert.equal(stateOf(r, 'k1'), 'KILLING');
-    const asked = Date.now();
     await until(() => stateOf(r, 'k1') === 'KILLED', 'the job to end after the timeout', 10_000);
-    assert.ok(Date.now() - asked >= 250, 'not before the timeout');
+    // A Node timer may fire up to a millisecond early.
+    assert.ok(Date.now() - asked >= 298, 'not before the timeout');
     assert.deepEqual(r.staging.outs, [{ id: 'k1', mode: 'cancel' }]);
     assert.equal(r.job('k1')?.failedCause, 'client');
   });
