@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
+import { databaseAtSchema } from '../helpers/old-database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceres-migr5-'));
@@ -35,18 +35,7 @@ describe('migration 5: session directory identity', () => {
   it('a job stored by the previous schema reads back with no identity; new jobs keep theirs across reopening', () => {
     const file = join(dir, 'ceres.db');
     // The database as the previous version left it: migrations 1-4 and one job.
-    const old = new Database(file);
-    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-    for (const m of migrations.filter((x) => x.version <= 4)) {
-      old.exec(m.sql);
-      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, 1);
-    }
-    old
-      .prepare(
-        `INSERT INTO jobs (id, owner, state, pending, rest_state, queue, format, description, raw, created_at, updated_at, reruns_left) VALUES ('oldjob', '/CN=a', 'FINISHED', 0, 'FINISHED', '', 'xrsl', '{}', 'x', 1, 1, 0)`,
-      )
-      .run();
-    old.close();
+    databaseAtSchema(file, 4, { id: 'oldjob', state: 'FINISHED', restState: 'FINISHED' });
 
     let db = openDatabase(file);
     let store = new JobStore(db);
