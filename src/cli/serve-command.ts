@@ -34,7 +34,7 @@ export function registerServeCommand(program: Command): void {
         }
         throw e;
       }
-      const log = createLogger(config.log.level, config.log.file);
+      const log = createLogger(config.log);
       // logrotate's postrotate: reopen the log file, reload what can change safely
       // (docs/operations.md, Log rotation and reload). Installed before the start, so a
       // SIGHUP during it only reopens the log instead of ending the process (its default).

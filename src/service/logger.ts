@@ -3,7 +3,8 @@
  * logged at all, and the redaction list catches credential-bearing fields should a
  * caller ever pass them in an object.
  */
-import { pino, type Logger } from 'pino';
+import { pino, type LogFn, type Logger } from 'pino';
+import { LineBatch } from './log-batch.js';
 
 export const REDACT = [
   'req.headers.authorization',
@@ -22,12 +23,41 @@ export const REDACT = [
   'proxyPem',
 ];
 
-export function createLogger(level: string, file?: string): Logger {
+/** The `log` section of the configuration (src/config/sections/server.ts). */
+export interface LogSettings {
+  readonly level: string;
+  readonly file?: string | undefined;
+  /** Lines below warn gathered up to this many bytes before a write (0: each line at once). */
+  readonly bufferBytes?: number;
+  readonly flushMilliseconds?: number;
+}
+
+/** pino's number for `warn`: from it up, a line is written at once. */
+const WARN = 40;
+
+export function createLogger(settings: LogSettings): Logger {
   const dest =
-    file !== undefined
-      ? pino.destination({ dest: file, mkdir: true, sync: false })
+    settings.file !== undefined
+      ? pino.destination({ dest: settings.file, mkdir: true, sync: false })
       : pino.destination({ fd: 1, sync: false });
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { svc: 'ceres' } }, dest);
+  const options = { level: settings.level, redact: { paths: REDACT, censor: '[redacted]' }, base: { svc: 'ceres' } };
+  const bufferBytes = settings.bufferBytes ?? 0;
+  if (bufferBytes <= 0) return pino(options, dest);
+  const batch = new LineBatch(dest, bufferBytes, settings.flushMilliseconds ?? 200);
+  // pino writes its own destination synchronously at exit; the batch is in front of it.
+  process.once('exit', () => batch.flushSync());
+  return pino(
+    {
+      ...options,
+      hooks: {
+        logMethod(this: Logger, args: Parameters<LogFn>, method: LogFn, level: number): void {
+          method.apply(this, args);
+          if (level >= WARN) batch.flush();
+        },
+      },
+    },
+    batch,
+  );
 }
 
 /**

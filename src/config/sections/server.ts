@@ -121,6 +121,19 @@ export const serverSection = {
       file: Type.Optional(
         Type.String({ minLength: 1, description: 'Write JSON log lines here instead of standard output' }),
       ),
+      bufferBytes: Type.Integer({
+        default: 4096,
+        minimum: 0,
+        maximum: 8192,
+        description:
+          'Lines below warn are collected up to this many bytes and written together (0: each line at once); warnings and errors are written at once',
+      }),
+      flushMilliseconds: Type.Integer({
+        default: 200,
+        minimum: 10,
+        maximum: 5000,
+        description: 'Collected lines are written at the latest this long after the first of them',
+      }),
     },
     { default: {}, additionalProperties: false },
   ),
