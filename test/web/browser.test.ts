@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
-import { Client, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
+import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { signProxyFromCsr } from '../../src/pki/issue.js';
 
@@ -74,7 +74,10 @@ describe('web interface in a real browser', { skip }, () => {
     await ctx?.close();
     await browser?.close();
     attacker?.close();
-    if (ceres) await stopCeres(ceres);
+    if (ceres) {
+      await stopCeres(ceres);
+      removeDir(ceres.stateDir);
+    }
   });
 
   it('shows the overview, the job list and a job whose state changes live; kills it from its page', async () => {

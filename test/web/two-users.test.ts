@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { Client, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 
@@ -96,7 +96,10 @@ describe('two users and an administrator in a real browser', { skip }, () => {
     await browser?.close();
     await aliceRest?.close();
     await bobRest?.close();
-    if (ceres) await stopCeres(ceres);
+    if (ceres) {
+      await stopCeres(ceres);
+      removeDir(ceres.stateDir);
+    }
   });
 
   it('shows each user only their own jobs; the administrator sees both, with their owners', async () => {

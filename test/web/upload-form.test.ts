@@ -79,7 +79,10 @@ describe('web upload form without script', () => {
   after(async () => {
     if (id) await client.action('kill', [id]).catch(() => undefined);
     await client?.close();
-    if (ceres) await stopCeres(ceres);
+    if (ceres) {
+      await stopCeres(ceres);
+      removeDir(ceres.stateDir);
+    }
   });
 
   it('stores a file sent as a browser sends it, in the named folder, and answers 303 to the page', async () => {
