@@ -41,9 +41,10 @@ export interface Counts {
   /** concurrent-submit: single-job POSTs in total, and concurrent clients. */
   concurrentJobs: number;
   concurrentClients: number;
-  /** status / info: ids per call, and calls (the median is reported). */
+  /** status / info: ids per call, calls (the median is reported), and untimed calls before them. */
   actionIds: number;
   actionRuns: number;
+  actionWarmups: number;
   /** list-jobs / memory: jobs in the store, their kind, GET jobs repeats, the state filter used. */
   storeJobs: number;
   storeKind: StoreKind;
@@ -78,6 +79,7 @@ export function defaultCounts(quick: boolean): Counts {
         concurrentClients: 64,
         actionIds: 1000,
         actionRuns: 20,
+        actionWarmups: 50,
         storeJobs: 10_000,
         storeKind: 'killed',
         listRuns: 3,
@@ -102,6 +104,7 @@ export function defaultCounts(quick: boolean): Counts {
         concurrentClients: 64,
         actionIds: 1000,
         actionRuns: 100,
+        actionWarmups: 200,
         storeJobs: 100_000,
         storeKind: 'killed',
         listRuns: 5,
@@ -165,6 +168,7 @@ const COUNT_FLAGS: Record<string, keyof Counts> = {
   clients: 'concurrentClients',
   'action-ids': 'actionIds',
   'action-runs': 'actionRuns',
+  'action-warmups': 'actionWarmups',
   'store-jobs': 'storeJobs',
   'list-runs': 'listRuns',
   'latency-jobs': 'latencyJobs',
@@ -260,7 +264,9 @@ function common(values: Record<string, unknown>): CommonOptions {
       (counts[key] as number) = intArg(
         flag,
         v,
-        key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' ? 0 : 1,
+        key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' || key === 'actionWarmups'
+          ? 0
+          : 1,
       );
   }
   if (typeof values['state-filter'] === 'string') {
