@@ -264,9 +264,7 @@ function common(values: Record<string, unknown>): CommonOptions {
       (counts[key] as number) = intArg(
         flag,
         v,
-        key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' || key === 'actionWarmups'
-          ? 0
-          : 1,
+        key === 'latencyGapMs' || key === 'delegationGapMs' || key === 'soakWarmupS' || key === 'actionWarmups' ? 0 : 1,
       );
   }
   if (typeof values['state-filter'] === 'string') {
