@@ -47,17 +47,22 @@ export class LineBatch {
     return true;
   }
 
-  /** Hands the lines gathered so far to the destination (asynchronously written). */
-  flush(): void {
+  /**
+   * Hands the lines gathered so far to the destination (asynchronously written). pino's
+   * `logger.flush(cb)` calls this with its callback: it is called once they are handed on.
+   */
+  flush(cb?: () => void): void {
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#parts.length === 0) return;
-    const text = this.#parts.length === 1 ? (this.#parts[0] as string) : this.#parts.join('');
-    this.#parts = [];
-    this.#bytes = 0;
-    this.sink.write(text);
+    if (this.#parts.length > 0) {
+      const text = this.#parts.length === 1 ? (this.#parts[0] as string) : this.#parts.join('');
+      this.#parts = [];
+      this.#bytes = 0;
+      this.sink.write(text);
+    }
+    cb?.();
   }
 
   /** Writes the batch and everything queued before it, now (process exit). */

@@ -72,6 +72,15 @@ describe('log lines in batches', () => {
     assert.equal(sink.writes.join(''), all.join(''));
   });
 
+  it("pino's logger.flush(cb) gets its callback, after the lines are handed on", async () => {
+    const { createLogger } = await import('../../src/service/logger.js');
+    // The lines go nowhere: the callback is the point.
+    const log = createLogger({ level: 'info', file: '/dev/null', bufferBytes: 4096, flushMilliseconds: 60_000 });
+    let called = false;
+    log.flush(() => (called = true));
+    assert.ok(called, 'the callback ran');
+  });
+
   it('a flush with nothing gathered writes nothing', () => {
     const sink = new Sink();
     const b = new LineBatch(sink, 4096, 10);
