@@ -34,7 +34,13 @@ export function registerServeCommand(program: Command): void {
         }
         throw e;
       }
-      const log = createLogger(config.log);
+      let log;
+      try {
+        log = createLogger(config.log);
+      } catch (e) {
+        process.stderr.write(`ceres: config key 'log.file': cannot open ${config.log.file}: ${(e as Error).message}\n`);
+        process.exit(2);
+      }
       // logrotate's postrotate: reopen the log file, reload what can change safely
       // (docs/operations.md, Log rotation and reload). Installed before the start, so a
       // SIGHUP during it only reopens the log instead of ending the process (its default).

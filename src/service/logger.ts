@@ -3,6 +3,8 @@
  * logged at all, and the redaction list catches credential-bearing fields should a
  * caller ever pass them in an object.
  */
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { pino, type LogFn, type Logger } from 'pino';
 import { LineBatch } from './log-batch.js';
 
@@ -35,7 +37,22 @@ export interface LogSettings {
 /** pino's number for `warn`: from it up, a line is written at once. */
 const WARN = 40;
 
+/**
+ * The log file, opened once now: the destination opens it again asynchronously, and a
+ * file it cannot open was only an 'error' event after the service had started, every line
+ * lost. Throws (ENOENT, EACCES, EISDIR, ...) so that `serve` refuses to start and says why.
+ */
+function checkLogFile(file: string): void {
+  // The missing folders one by one: Node's recursive mkdir loops forever on a parent that
+  // answers ENOENT while it exists (/proc).
+  const missing: string[] = [];
+  for (let d = dirname(file); !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.push(d);
+  for (const d of missing.reverse()) mkdirSync(d);
+  closeSync(openSync(file, 'a'));
+}
+
 export function createLogger(settings: LogSettings): Logger {
+  if (settings.file !== undefined) checkLogFile(settings.file);
   const dest =
     settings.file !== undefined
       ? pino.destination({ dest: settings.file, mkdir: true, sync: false })

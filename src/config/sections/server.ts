@@ -119,7 +119,11 @@ export const serverSection = {
         { default: 'info' },
       ),
       file: Type.Optional(
-        Type.String({ minLength: 1, description: 'Write JSON log lines here instead of standard output' }),
+        Type.String({
+          minLength: 1,
+          description:
+            'Write JSON log lines here instead of standard output; missing folders are made, and a file that cannot be opened stops the start',
+        }),
       ),
       bufferBytes: Type.Integer({
         default: 4096,
