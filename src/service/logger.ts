@@ -51,12 +51,46 @@ function checkLogFile(file: string): void {
   closeSync(openSync(file, 'a'));
 }
 
+/** Shortest time between two reports of failed log writes on standard error. */
+const ERROR_REPORT_MS = 10_000;
+
+/**
+ * A failed write or reopen of the log (a full disk; after log rotation, a path that can no
+ * longer be opened) was an unhandled 'error' event: it ended the service. The destination
+ * keeps the file it had open when a reopen fails, so lines go on there; each failure is
+ * reported on standard error, at most once per ERROR_REPORT_MS with the count of those
+ * not reported since. (Not through the logger itself: its lines may be what fails.)
+ */
+export function reportLogErrors(
+  dest: { on(event: 'error', f: (e: Error) => void): unknown },
+  file: string | undefined,
+  now: () => number = Date.now,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): void {
+  let lastAt = -Infinity;
+  let unreported = 0;
+  dest.on('error', (e: Error) => {
+    const at = now();
+    if (at - lastAt < ERROR_REPORT_MS) {
+      unreported++;
+      return;
+    }
+    const more = unreported > 0 ? ` (and ${unreported} more since the last report)` : '';
+    const target = file === undefined ? 'on standard output' : `file ${file}`;
+    const after = file === undefined ? '' : '; lines go on to the file open before';
+    write(`ceres: log ${target}: ${e.message}${more}${after}\n`);
+    lastAt = at;
+    unreported = 0;
+  });
+}
+
 export function createLogger(settings: LogSettings): Logger {
   if (settings.file !== undefined) checkLogFile(settings.file);
   const dest =
     settings.file !== undefined
       ? pino.destination({ dest: settings.file, mkdir: true, sync: false })
       : pino.destination({ fd: 1, sync: false });
+  reportLogErrors(dest, settings.file);
   const options = { level: settings.level, redact: { paths: REDACT, censor: '[redacted]' }, base: { svc: 'ceres' } };
   const bufferBytes = settings.bufferBytes ?? 0;
   if (bufferBytes <= 0) return pino(options, dest);

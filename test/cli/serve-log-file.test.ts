@@ -3,11 +3,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startCeres, stopCeres } from '../helpers/service.js';
+import { Client, processAlive, startCeres, stopCeres } from '../helpers/service.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -44,6 +45,33 @@ describe('serve: the log file', () => {
       assert.doesNotMatch(r.stdout, /service URL/);
     });
   }
+
+  it('a log file that cannot be reopened after rotation: the service goes on, logging to the old file, and says so', async () => {
+    const logs = join(dir, 'rotated');
+    const file = join(logs, 'ceres.log');
+    const ceres = await startCeres({ stateDir: join(dir, 'state3'), config: { log: { level: 'info', file } } });
+    const c = Client.forUser(ceres);
+    try {
+      assert.equal((await c.req('GET', '/rest/1.1/jobs')).status, 200);
+      // Log rotation gone wrong: the folder replaced by a file, then SIGHUP to reopen.
+      rmSync(logs, { recursive: true, force: true });
+      writeFileSync(logs, 'not a folder\n');
+      ceres.child.kill('SIGHUP');
+      const deadline = Date.now() + 20_000;
+      while (!/ceres: log file .*rotated\/ceres\.log: .*lines go on to the file open before/.test(ceres.output())) {
+        assert.ok(Date.now() < deadline, `no report of the failed reopen: ${ceres.output().slice(-2000)}`);
+        assert.ok(processAlive(ceres.child.pid ?? 0), `the service ended: ${ceres.output().slice(-2000)}`);
+        await sleep(50);
+      }
+      await sleep(300);
+      assert.ok(processAlive(ceres.child.pid ?? 0), 'still running');
+      assert.equal((await c.req('GET', '/rest/1.1/jobs')).status, 200, 'still serving');
+      assert.equal(readFileSync(logs, 'utf8'), 'not a folder\n');
+    } finally {
+      await c.close();
+      assert.equal(await stopCeres(ceres), 0);
+    }
+  });
 
   it('missing folders of the path are made, and the service logs there', async () => {
     const file = join(dir, 'new', 'sub', 'ceres.log');

@@ -163,3 +163,45 @@ describe('the service logger with batches', () => {
     assert.match(r.stdout, /"msg":"at once"/, 'written before the kill');
   });
 });
+
+describe('failed log writes', () => {
+  it('are reported on standard error at most once per 10 s, with the count of those in between', async () => {
+    const { EventEmitter } = await import('node:events');
+    const { reportLogErrors } = await import('../../src/service/logger.js');
+    const dest = new EventEmitter();
+    let t = 1_000_000;
+    const lines: string[] = [];
+    reportLogErrors(
+      dest,
+      '/var/log/ceres/ceres.log',
+      () => t,
+      (l) => lines.push(l),
+    );
+    dest.emit('error', new Error('ENOSPC: no space left on device, write'));
+    t += 1000;
+    dest.emit('error', new Error('ENOSPC: no space left on device, write'));
+    dest.emit('error', new Error('ENOSPC: no space left on device, write'));
+    assert.equal(lines.length, 1);
+    t += 10_000;
+    dest.emit('error', new Error('EEXIST: file already exists, mkdir'));
+    assert.deepEqual(lines, [
+      'ceres: log file /var/log/ceres/ceres.log: ENOSPC: no space left on device, write; lines go on to the file open before\n',
+      'ceres: log file /var/log/ceres/ceres.log: EEXIST: file already exists, mkdir (and 2 more since the last report); lines go on to the file open before\n',
+    ]);
+  });
+
+  it('on standard output, without the words about a file', async () => {
+    const { EventEmitter } = await import('node:events');
+    const { reportLogErrors } = await import('../../src/service/logger.js');
+    const dest = new EventEmitter();
+    const lines: string[] = [];
+    reportLogErrors(
+      dest,
+      undefined,
+      () => 0,
+      (l) => lines.push(l),
+    );
+    dest.emit('error', new Error('EPIPE'));
+    assert.deepEqual(lines, ['ceres: log on standard output: EPIPE\n']);
+  });
+});
