@@ -3,8 +3,11 @@
 // exit, and handed on before a log file is reopened.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LineBatch, type LineSink } from '../../src/service/log-batch.js';
+import { createLogger, reportLogErrors } from '../../src/service/logger.js';
 
 class Sink implements LineSink {
   writes: string[] = [];
@@ -73,7 +76,6 @@ describe('log lines in batches', () => {
   });
 
   it("pino's logger.flush(cb) gets its callback, after the lines are handed on", async () => {
-    const { createLogger } = await import('../../src/service/logger.js');
     // The lines go nowhere: the callback is the point.
     const log = createLogger({ level: 'info', file: '/dev/null', bufferBytes: 4096, flushMilliseconds: 60_000 });
     let called = false;
@@ -117,7 +119,6 @@ describe('log lines in batches', () => {
   });
 
   it('its timer does not keep the process alive', async () => {
-    const { spawnSync } = await import('node:child_process');
     const src = new URL('../../src/service/log-batch.js', import.meta.url).href;
     const code = `import(${JSON.stringify(src)}).then(({ LineBatch }) => {
       const b = new LineBatch({ write() { return true; }, flushSync() {} }, 4096, 60000);
@@ -132,7 +133,6 @@ describe('log lines in batches', () => {
 
 describe('the service logger with batches', () => {
   it('writes the lines gathered when the process exits without a flush (a crash, process.exit)', async () => {
-    const { spawnSync } = await import('node:child_process');
     const src = new URL('../../src/service/logger.js', import.meta.url).href;
     const code = `import(${JSON.stringify(src)}).then(({ createLogger }) => {
       const log = createLogger({ level: 'info', bufferBytes: 4096, flushMilliseconds: 60000 });
@@ -150,7 +150,6 @@ describe('the service logger with batches', () => {
   });
 
   it('with bufferBytes 0 each line is written at once', async () => {
-    const { spawnSync } = await import('node:child_process');
     const src = new URL('../../src/service/logger.js', import.meta.url).href;
     // Killed before any timer could write: only a line written at once is there.
     const code = `import(${JSON.stringify(src)}).then(({ createLogger }) => {
@@ -166,8 +165,6 @@ describe('the service logger with batches', () => {
 
 describe('failed log writes', () => {
   it('are reported on standard error at most once per 10 s, with the count of those in between', async () => {
-    const { EventEmitter } = await import('node:events');
-    const { reportLogErrors } = await import('../../src/service/logger.js');
     const dest = new EventEmitter();
     let t = 1_000_000;
     const lines: string[] = [];
@@ -191,8 +188,6 @@ describe('failed log writes', () => {
   });
 
   it('on standard output, without the words about a file', async () => {
-    const { EventEmitter } = await import('node:events');
-    const { reportLogErrors } = await import('../../src/service/logger.js');
     const dest = new EventEmitter();
     const lines: string[] = [];
     reportLogErrors(
