@@ -8,7 +8,9 @@
  *
  * An account that does not resolve is an error (CE_ERR_ACCOUNT_UNKNOWN), never "run as
  * the service user"; an account with uid 0 is refused (CE_ERR_ACCOUNT_REFUSED): mapping a
- * grid user to root is a configuration mistake, not a wish.
+ * grid user to root is a configuration mistake, not a wish. So is one below the policy's
+ * minimum uid (`accounts.minUid`: system accounts such as `daemon` or `bin` own files a
+ * grid user must not), except the configured default account (`accounts.default`).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -43,8 +45,27 @@ async function query(cmd: string, args: readonly string[]): Promise<string | und
   }
 }
 
+/** Which resolved accounts a job may run as (`accounts.minUid`, `accounts.default`). */
+export interface AccountPolicy {
+  /** Lowest uid allowed; uid 0 is refused whatever this says. */
+  readonly minUid: number;
+  /** The one account exempt from `minUid` (the default account of a root service). */
+  readonly exempt?: string | undefined;
+}
+
+/** No minimum beyond "never root": what a resolver without a configured policy applies. */
+export const ROOT_ONLY_POLICY: AccountPolicy = { minUid: 1 };
+
+/** The refusal of an account by uid, or undefined when `policy` allows it. */
+export function refusalOf(a: Pick<LocalAccount, 'name' | 'uid'>, policy: AccountPolicy): string | undefined {
+  if (a.uid === 0) return `local account ${a.name} has uid 0: jobs never run as root`;
+  if (a.uid < policy.minUid && a.name !== policy.exempt)
+    return `local account ${a.name} has uid ${a.uid}, below the lowest uid a job may run as (accounts.minUid ${policy.minUid}): a system account is never a grid user's`;
+  return undefined;
+}
+
 /** Resolves `name` now, without the cache. */
-export async function lookUpAccount(name: string): Promise<LocalAccount> {
+export async function lookUpAccount(name: string, policy: AccountPolicy = ROOT_ONLY_POLICY): Promise<LocalAccount> {
   if (!NAME.test(name))
     throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${JSON.stringify(name)} is not a valid account name`);
   const pw = (await query('getent', ['passwd', name]))?.split('\n')[0];
@@ -57,7 +78,8 @@ export async function lookUpAccount(name: string): Promise<LocalAccount> {
   if (!Number.isSafeInteger(uid) || !Number.isSafeInteger(gid) || uid < 0 || gid < 0) {
     throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `local account ${name} has no valid uid/gid in the name service`);
   }
-  if (uid === 0) throw ceError('CE_ERR_ACCOUNT_REFUSED', `local account ${name} has uid 0: jobs never run as root`);
+  const refused = refusalOf({ name, uid }, policy);
+  if (refused !== undefined) throw ceError('CE_ERR_ACCOUNT_REFUSED', refused);
   const ids = await query('id', ['-G', '--', name]);
   if (ids === undefined) throw ceError('CE_ERR_ACCOUNT_UNKNOWN', `cannot list the groups of local account ${name}`);
   const groups = [...new Set([gid, ...ids.trim().split(/\s+/).filter(Boolean).map(Number)])];
@@ -75,13 +97,16 @@ interface Entry {
 export class AccountResolver {
   readonly #cache = new Map<string, Entry>();
 
-  constructor(private readonly ttlMs = 60_000) {}
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly policy: AccountPolicy = ROOT_ONLY_POLICY,
+  ) {}
 
   resolve(name: string): Promise<LocalAccount> {
     const now = Date.now();
     const hit = this.#cache.get(name);
     if (hit && now - hit.at < this.ttlMs) return hit.account;
-    const account = lookUpAccount(name);
+    const account = lookUpAccount(name, this.policy);
     this.#cache.set(name, { at: now, account });
     account.catch(() => {
       if (this.#cache.get(name)?.account === account) this.#cache.delete(name);

@@ -38,6 +38,8 @@ export interface AuthorizerOptions {
   readonly now?: () => number;
   readonly onFileLoad?: (e: FileEvent) => void;
   readonly fileCheckMs?: number;
+  /** Fixed accounts more than one identity may share (`accounts.shared`). */
+  readonly sharedAccounts?: readonly string[];
   /** Leases of accounts no configured pool holds any more were dropped at start. */
   readonly onLeasesDropped?: (accounts: readonly string[]) => void;
 }
@@ -72,7 +74,7 @@ export class Authorizer {
     if (dropped.length > 0) o.onLeasesDropped?.(dropped);
     this.#allow = new Set(authz.allow);
     this.#groups = new Groups(authz, this.#files);
-    this.#mapper = new AccountMapper(mapping, this.#files, this.#leases);
+    this.#mapper = new AccountMapper(mapping, this.#files, this.#leases, o.sharedAccounts);
     this.#queues = queues;
   }
 

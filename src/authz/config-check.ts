@@ -66,9 +66,53 @@ export function checkAuthorizationConfig(cfg: Config): ConfigProblem | undefined
       pooled.set(acct, i);
     }
   }
+  const shared = sharingProblem(cfg, pooled);
+  if (shared !== undefined) return shared;
   for (const [i, q] of cfg.cluster.queues.entries()) {
     for (const [j, name] of (q.allow ?? []).entries())
       if (!names.has(name)) return unknown(`cluster.queues.${i}.allow.${j}`, name);
+  }
+  return undefined;
+}
+
+/**
+ * Can the callers a group matches be only one identity? One rule naming one certificate
+ * subject exactly, or one token subject of one issuer.
+ */
+function singleIdentity(cfg: Config, group: string): boolean {
+  const rules = cfg.authorization?.groups.find((g) => g.name === group)?.match ?? [];
+  const r = rules[0];
+  return rules.length === 1 && r !== undefined && (r.subject !== undefined || r.token?.subject !== undefined);
+}
+
+/**
+ * Identities mapped to one fixed account are one Unix user: each reads what the others'
+ * jobs leave, their delegated credentials included. A fixed account that more than one
+ * identity can reach (a group that can match several callers, or the account in two
+ * entries) must be declared in `accounts.shared`; a pool account is never also fixed.
+ */
+function sharingProblem(cfg: Config, pooled: ReadonlyMap<string, number>): ConfigProblem | undefined {
+  const declared = new Set(cfg.accounts.shared);
+  const uses = new Map<string, { first: number; count: number }>();
+  for (const [i, m] of cfg.mapping.entries()) {
+    if (m.account === undefined) continue;
+    const key = `mapping.${i}.account`;
+    const pool = pooled.get(m.account);
+    if (pool !== undefined)
+      return {
+        key,
+        message: `account '${m.account}' is also in the pool of mapping.${pool}: a pool account is leased to one identity at a time and cannot also be a fixed account`,
+      };
+    const u = uses.get(m.account) ?? { first: i, count: 0 };
+    u.count += singleIdentity(cfg, m.group) ? 1 : 2;
+    uses.set(m.account, u);
+  }
+  for (const [account, u] of uses) {
+    if (u.count < 2 || declared.has(account)) continue;
+    return {
+      key: `mapping.${u.first}.account`,
+      message: `fixed account '${account}' would be shared by more than one identity (its group can match several callers, or several entries name it): identities that share an account are one Unix user and can read each other's jobs and delegated credentials; list it in accounts.shared if that is intended`,
+    };
   }
   return undefined;
 }

@@ -6,6 +6,8 @@
  *    `\xC3\xA9`, and the caller's DN is compared in that same form); an unquoted DN
  *    runs to the first blank;
  *  - the first account of the list is the one used; a DN's first valid line wins;
+ *  - an account on the lines of several DNs is counted (`sharers`): those DNs would be
+ *    one Unix user, which the mapping allows only for accounts declared shared;
  *  - a line that does not parse (no closing quote, no account, an account that is not a
  *    plain user name, a `.`-prefixed pool name) is skipped and reported: one bad line
  *    never disables the rest of the file.
@@ -19,6 +21,8 @@ export interface GridMapProblem {
 export interface GridMap {
   /** DN (one-line form) → first account. */
   readonly accounts: ReadonlyMap<string, string>;
+  /** Account → how many DNs the file maps to it. */
+  readonly sharers: ReadonlyMap<string, number>;
   readonly problems: readonly GridMapProblem[];
 }
 
@@ -38,7 +42,9 @@ export function parseGridMapFile(text: string): GridMap {
     }
     if (!accounts.has(r.dn)) accounts.set(r.dn, r.account);
   }
-  return { accounts, problems };
+  const sharers = new Map<string, number>();
+  for (const a of accounts.values()) sharers.set(a, (sharers.get(a) ?? 0) + 1);
+  return { accounts, sharers, problems };
 }
 
 function parseLine(line: string): { dn: string; account: string } | string {

@@ -5,6 +5,11 @@
  * on to the next entry). With no entries configured nobody is mapped (jobs run as the
  * service's account, as without authorization); with entries, an allowed caller none of
  * them maps is refused.
+ *
+ * A grid-mapfile account on the lines of several DNs makes those identities one Unix
+ * user (each reads the others' files and delegated credentials): it maps nobody unless
+ * the account is declared in `accounts.shared`. The file can change while the service
+ * runs, so this is decided per caller, not only at start.
  */
 import type { Config } from '../config/schema.js';
 import type { ErrorCode } from '../errors/catalog.js';
@@ -21,8 +26,20 @@ export class AccountMapper {
   readonly #entries: Config['mapping'];
   readonly #files: Pick<WatchedGridMaps, 'get'>;
   readonly #leases: Pick<PoolLeases, 'lease'>;
+  readonly #shared: ReadonlySet<string>;
+  /** Accounts the configuration gives otherwise (fixed or pooled): a grid-mapfile line naming one shares it. */
+  readonly #taken: ReadonlySet<string>;
 
-  constructor(entries: Config['mapping'], files: Pick<WatchedGridMaps, 'get'>, leases: Pick<PoolLeases, 'lease'>) {
+  constructor(
+    entries: Config['mapping'],
+    files: Pick<WatchedGridMaps, 'get'>,
+    leases: Pick<PoolLeases, 'lease'>,
+    shared: Iterable<string> = [],
+  ) {
+    this.#shared = new Set(shared);
+    this.#taken = new Set(
+      entries.flatMap((m) => [...(m.account !== undefined ? [m.account] : []), ...(m.pool?.accounts ?? [])]),
+    );
     this.#entries = entries;
     this.#files = files;
     this.#leases = leases;
@@ -37,9 +54,15 @@ export class AccountMapper {
       if (!groups.has(m.group)) continue;
       if (m.account !== undefined) return { ok: true, account: m.account, pooled: false };
       if (m.gridMapFile !== undefined) {
-        const a = s.kind === 'x509' ? this.#files.get(m.gridMapFile).accounts.get(s.dn) : undefined;
-        if (a !== undefined) return { ok: true, account: a, pooled: false };
-        tried.push(`group ${m.group}: no grid-mapfile line for the caller`);
+        const map = this.#files.get(m.gridMapFile);
+        const a = s.kind === 'x509' ? map.accounts.get(s.dn) : undefined;
+        const sharers = a === undefined ? 0 : (map.sharers.get(a) ?? 0) + (this.#taken.has(a) ? 1 : 0);
+        if (a !== undefined && (sharers <= 1 || this.#shared.has(a))) return { ok: true, account: a, pooled: false };
+        tried.push(
+          a === undefined
+            ? `group ${m.group}: no grid-mapfile line for the caller`
+            : `group ${m.group}: local account ${a} of the grid-mapfile would be shared with ${sharers - 1} other identit${sharers === 2 ? 'y' : 'ies'} and is not declared shared (accounts.shared)`,
+        );
       } else if (m.pool !== undefined) {
         const a = this.#leases.lease({ accounts: m.pool.accounts, idleMs: m.pool.idleReleaseDays * DAY * 1000 }, owner);
         if (a !== undefined) return { ok: true, account: a, pooled: true };

@@ -17,7 +17,7 @@ export interface FileEvent {
   readonly entries: number;
 }
 
-const EMPTY: GridMap = { accounts: new Map(), problems: [] };
+const EMPTY: GridMap = { accounts: new Map(), sharers: new Map(), problems: [] };
 
 interface Entry {
   sig: string;

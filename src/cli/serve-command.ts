@@ -63,6 +63,7 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       process.stdout.write(`ceres: service URL ${svc.url}\n`);
+      process.stdout.write(`ceres: jobs run as ${svc.jobAccounts}\n`);
       // Before the PKI line: tools wait for that one as the last.
       if (svc.metricsUrl !== undefined) process.stdout.write(`ceres: metrics URL ${svc.metricsUrl}\n`);
       process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);

@@ -16,6 +16,7 @@ import { authorizationSection } from './sections/authorization.js';
 import { monitoringSection } from './sections/monitoring.js';
 import { tokensSection } from './sections/tokens.js';
 import { webSection } from './sections/web.js';
+import { accountsSection } from './sections/accounts.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -27,6 +28,7 @@ export const ConfigSchema = Type.Object(
     ...delegationsSection,
     ...sessionsSection,
     ...authorizationSection,
+    ...accountsSection,
     ...monitoringSection,
     ...tokensSection,
     ...webSection,

@@ -9,21 +9,29 @@ import type { Config } from '../config/schema.js';
 import type { BatchBackend } from './backend.js';
 import type { BatchCommandObserver } from './command-observer.js';
 import { ForkBackend, type BackendLog } from './fork/fork-backend.js';
+import type { AccountResolver } from '../accounts/resolve-account.js';
 
 /**
  * `lrmsRoot` is the state layout's `lrms` directory; each backend works in a subdirectory.
  * `commands`: where a backend that runs batch commands reports each one (metrics); the
- * fork backend runs none.
+ * fork backend runs none. `accounts`: local accounts by name with the site's policy
+ * (never root, not below `accounts.minUid`), shared with the rest of the service.
  */
 export async function createBatchBackend(
   config: Config['lrms'],
   lrmsRoot: string,
   log?: BackendLog,
   commands?: BatchCommandObserver,
+  accounts?: AccountResolver,
 ): Promise<BatchBackend> {
   switch (config.backend) {
     case 'fork':
-      return ForkBackend.create({ workDir: join(lrmsRoot, 'fork'), ...config.fork, ...(log ? { log } : {}) });
+      return ForkBackend.create({
+        workDir: join(lrmsRoot, 'fork'),
+        ...config.fork,
+        ...(log ? { log } : {}),
+        ...(accounts ? { accounts } : {}),
+      });
     case 'slurm': {
       const { SlurmBackend } = await import('./slurm/slurm-backend.js');
       return SlurmBackend.create({
@@ -31,6 +39,7 @@ export async function createBatchBackend(
         ...config.slurm,
         ...(log ? { log } : {}),
         ...(commands ? { commands } : {}),
+        ...(accounts ? { accounts } : {}),
       });
     }
   }

@@ -11,13 +11,14 @@
  *    directory on the way must let it pass. The accounts that cannot are named.
  */
 import { constants as C, type Stats } from 'node:fs';
-import { access, chown, mkdir, readFile, rmdir, stat } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import type { AccountResolver, LocalAccount } from '../accounts/resolve-account.js';
+import { access, chmod, chown, lstat, mkdir, readFile, rmdir, stat } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import { AccountResolver, type LocalAccount } from '../accounts/resolve-account.js';
 import { StartError } from './start-error.js';
 import { PASSABLE } from './state-modes.js';
 import { parseGridMapFile } from '../authz/grid-mapfile.js';
+import { isCeError } from '../errors/ce-error.js';
 
 /** The part of a `mapping` entry that names accounts. */
 export interface MappingAccounts {
@@ -42,6 +43,37 @@ export async function mappedAccountNames(mapping: readonly MappingAccounts[]): P
     }
   }
   return [...names];
+}
+
+/**
+ * Grid-mapfile accounts that would be shared without being declared (`accounts.shared`):
+ * on the lines of several DNs, or also a fixed or pool account of the mapping. The
+ * load-time check (src/authz/config-check.ts) covers fixed accounts; this one reads the
+ * files as they are now. One message per account.
+ */
+export async function undeclaredSharing(
+  mapping: readonly MappingAccounts[],
+  shared: readonly string[],
+): Promise<string[]> {
+  const declared = new Set(shared);
+  const taken = new Set(
+    mapping.flatMap((m) => [...(m.account !== undefined ? [m.account] : []), ...(m.pool?.accounts ?? [])]),
+  );
+  const dns = new Map<string, Set<string>>();
+  for (const m of mapping) {
+    if (m.gridMapFile === undefined) continue;
+    const text = await readFile(m.gridMapFile, 'utf8').catch(() => '');
+    for (const [dn, a] of parseGridMapFile(text).accounts) dns.set(a, (dns.get(a) ?? new Set()).add(dn));
+  }
+  const out: string[] = [];
+  for (const [a, of] of dns) {
+    const users = of.size + (taken.has(a) ? 1 : 0);
+    if (users > 1 && !declared.has(a))
+      out.push(
+        `local account ${a} is mapped to ${of.size} DN${of.size === 1 ? '' : 's'} of a grid-mapfile${taken.has(a) ? ' and by a fixed or pool mapping entry' : ''}: identities that share an account read each other's jobs and credentials; list it in accounts.shared if that is intended`,
+      );
+  }
+  return out;
 }
 
 /** Refuses a mapping when the service cannot switch accounts (it is not root). */
@@ -89,15 +121,13 @@ export async function unreachableBy(dir: string, accounts: readonly LocalAccount
 export interface SessionRootCheck {
   /** The sessions folder (made 0711 if missing). */
   readonly dir: string;
-  /** Accounts named by the mapping. */
-  readonly accounts: readonly string[];
-  readonly resolver: AccountResolver;
-  /** Accounts that do not resolve now are reported here (jobs for them will fail until they do). */
-  readonly warn: (msg: string, obj: object) => void;
+  /** The accounts jobs run as (resolved). */
+  readonly accounts: readonly LocalAccount[];
 }
 
 /** Checks the sessions folder for jobs under local accounts; a StartError says what is wrong. */
 export async function checkSessionRoot(c: SessionRootCheck): Promise<void> {
+  const resolved = c.accounts;
   try {
     await mkdir(c.dir, { recursive: true, mode: PASSABLE });
     if (!(await stat(c.dir)).isDirectory()) throw new Error('not a directory');
@@ -107,22 +137,11 @@ export async function checkSessionRoot(c: SessionRootCheck): Promise<void> {
       cause: e,
     });
   }
-  if (c.accounts.length === 0) return;
-  const resolved: LocalAccount[] = [];
-  for (const name of c.accounts) {
-    try {
-      resolved.push(await c.resolver.resolve(name));
-    } catch (e) {
-      c.warn('a mapped local account does not resolve now: jobs mapped to it fail until it does', {
-        account: name,
-        why: e instanceof Error ? e.message : String(e),
-      });
-    }
-  }
+  if (resolved.length === 0) return;
   const blocked = await unreachableBy(c.dir, resolved);
   if (blocked.length > 0) {
     throw new StartError(
-      `mapped local accounts cannot reach the sessions folder ${c.dir}: ${blocked.map((b) => `${b.account} (stopped at ${b.dir})`).join(', ')}; ` +
+      `the local accounts jobs run as cannot reach the sessions folder ${c.dir}: ${blocked.map((b) => `${b.account} (stopped at ${b.dir})`).join(', ')}; ` +
         'every directory on the way must let them pass (mode o+x, or a group of theirs with g+x)',
     );
   }
@@ -145,22 +164,171 @@ export async function checkSessionRoot(c: SessionRootCheck): Promise<void> {
 }
 
 /**
- * What the composition root runs at start: the refusal without root, then the sessions
- * folder check. `mapping` is the configuration's `mapping` (absent or empty: no jobs
- * under other accounts, only the folder's usability is checked).
+ * A sessions folder of the service's own under /var/tmp, one per state directory, for a
+ * root service whose default account cannot pass its state directory (the README's
+ * `npm start` in a checkout under /root). /var/tmp is world-writable but sticky: a folder
+ * another user made first (or a link) is refused, never used; once ours, nobody else can
+ * rename or remove it.
+ */
+async function ownSessionsFolder(stateDir: string): Promise<string> {
+  const tag = createHash('sha256').update(resolve(stateDir)).digest('hex').slice(0, 16);
+  const dir = join('/var/tmp', `ceres-sessions-${tag}`);
+  await mkdir(dir, { mode: PASSABLE }).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST') throw new StartError(`cannot make the sessions folder ${dir}: ${e.message}`, { cause: e });
+  });
+  const s = await lstat(dir);
+  if (!s.isDirectory() || s.uid !== 0)
+    throw new StartError(
+      `${dir} exists and is not a folder of the service's own (a link, or made by uid ${s.uid}): refusing to keep sessions in it; remove it, or set sessions.root`,
+    );
+  await chmod(dir, PASSABLE);
+  return dir;
+}
+
+/**
+ * What `ceres admin config check` says of the accounts a configuration lets jobs run as,
+ * whatever user runs the check: a mapped account that is root or below `accounts.minUid`,
+ * and a default account that is root or missing (it is used when the service runs as
+ * root without a mapping). Mapped accounts that do not exist are only warned about at
+ * start; the check names them too, since a site usually wants to know.
+ */
+export async function accountProblems(c: {
+  readonly mapping: readonly MappingAccounts[];
+  readonly accounts: { readonly default: string; readonly minUid: number; readonly shared: readonly string[] };
+}): Promise<string[]> {
+  const resolver = new AccountResolver(0, { minUid: c.accounts.minUid, exempt: c.accounts.default });
+  const out: string[] = [];
+  const why = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+  if (c.mapping.length === 0) {
+    await resolver.resolve(c.accounts.default).catch((e: unknown) => {
+      out.push(`config key 'accounts.default': ${why(e)} (a root service without a mapping runs every job as it)`);
+    });
+    return out;
+  }
+  for (const p of await undeclaredSharing(c.mapping, c.accounts.shared)) out.push(`config key 'mapping': ${p}`);
+  for (const name of await mappedAccountNames(c.mapping))
+    await resolver.resolve(name).catch((e: unknown) => {
+      out.push(`config key 'mapping': ${why(e)}`);
+    });
+  return out;
+}
+
+/** Who a root service runs jobs as, said once at start (`ceres: jobs run as ...`). */
+export type JobAccounts =
+  /** The service is not root: every job runs as the service's own account. */
+  | { readonly kind: 'self'; readonly uid: number }
+  /** Root without a mapping: every job runs as the one unprivileged default account. */
+  | { readonly kind: 'default'; readonly account: LocalAccount }
+  /** Root with a mapping: each job as its caller's mapped account. */
+  | { readonly kind: 'mapped'; readonly entries: number };
+
+/** The start line that says who jobs run as. */
+export function describeJobAccounts(j: JobAccounts): string {
+  switch (j.kind) {
+    case 'self':
+      return `the service's own account (uid ${j.uid})`;
+    case 'default':
+      return `local account ${j.account.name} (uid ${j.account.uid}; accounts.default: no mapping is configured and the service runs as root)`;
+    case 'mapped':
+      return `their callers' mapped local accounts (${j.entries} mapping entr${j.entries === 1 ? 'y' : 'ies'})`;
+  }
+}
+
+/**
+ * Refuses mapped accounts that resolve to uid 0 or below the minimum uid: a grid user's
+ * job would run as root or as a system account. Accounts that do not resolve now are only
+ * warned about (the site may be adding them; their jobs fail until then).
+ */
+async function resolveMapped(
+  names: readonly string[],
+  resolver: AccountResolver,
+  warn: (msg: string, obj: object) => void,
+): Promise<LocalAccount[]> {
+  const resolved: LocalAccount[] = [];
+  const refused: string[] = [];
+  for (const name of names) {
+    try {
+      resolved.push(await resolver.resolve(name));
+    } catch (e) {
+      if (isCeError(e) && e.code === 'CE_ERR_ACCOUNT_REFUSED') refused.push(e.message);
+      else
+        warn('a mapped local account does not resolve now: jobs mapped to it fail until it does', {
+          account: name,
+          why: e instanceof Error ? e.message : String(e),
+        });
+    }
+  }
+  if (refused.length > 0) throw new StartError(`the mapping names accounts no job may run as: ${refused.join('; ')}`);
+  return resolved;
+}
+
+/** The default account of a root service without a mapping: it must exist and not be root. */
+async function resolveDefault(name: string, resolver: AccountResolver): Promise<LocalAccount> {
+  try {
+    return await resolver.resolve(name);
+  } catch (e) {
+    throw new StartError(
+      `the service runs as root without a mapping, so every job runs as the default account (accounts.default), but ${e instanceof Error ? e.message : String(e)}: ` +
+        'create the account, name another in accounts.default, or configure a mapping (docs/security.md)',
+      { cause: e },
+    );
+  }
+}
+
+export interface AccountsAtStart {
+  readonly jobAccounts: JobAccounts;
+  /**
+   * The sessions folder to use: the configured one, or, when the default sessions folder
+   * inside the state directory cannot be reached by the default account (a state
+   * directory under /root), a folder of the service's own under /var/tmp.
+   */
+  readonly sessionsDir: string;
+}
+
+/**
+ * What the composition root runs at start: the refusal without root, the accounts jobs
+ * may run as (never root, never below `accounts.minUid`), then the sessions folder
+ * check. `mapping` is the configuration's `mapping` (absent or empty: a root service runs
+ * every job as `defaultAccount`; a service that is not root runs them as itself).
  */
 export async function checkAccountsAtStart(o: {
   readonly mapping: readonly MappingAccounts[] | undefined;
   readonly sessionsDir: string;
+  /** True when `sessionsDir` is the embedded default inside the state directory (no `sessions.root`). */
+  readonly sessionsDefault: boolean;
+  readonly stateDir: string;
+  readonly defaultAccount: string;
+  /** `accounts.shared`: accounts more than one identity may be mapped to. */
+  readonly shared: readonly string[];
   readonly resolver: AccountResolver;
   readonly warn: (msg: string, obj: object) => void;
-}): Promise<void> {
+  readonly euid?: number;
+}): Promise<AccountsAtStart> {
   const mapping = o.mapping ?? [];
-  refuseMappingWithoutRoot(mapping);
-  await checkSessionRoot({
-    dir: o.sessionsDir,
-    accounts: await mappedAccountNames(mapping),
-    resolver: o.resolver,
-    warn: o.warn,
-  });
+  const euid = o.euid ?? process.geteuid?.() ?? -1;
+  refuseMappingWithoutRoot(mapping, euid);
+  const base = { dir: o.sessionsDir };
+  if (euid !== 0) {
+    await checkSessionRoot({ ...base, accounts: [] });
+    return { jobAccounts: { kind: 'self', uid: euid }, sessionsDir: o.sessionsDir };
+  }
+  if (mapping.length > 0) {
+    const sharing = await undeclaredSharing(mapping, o.shared);
+    if (sharing.length > 0) throw new StartError(sharing.join('; '));
+    const resolved = await resolveMapped(await mappedAccountNames(mapping), o.resolver, o.warn);
+    await checkSessionRoot({ ...base, accounts: resolved });
+    return { jobAccounts: { kind: 'mapped', entries: mapping.length }, sessionsDir: o.sessionsDir };
+  }
+  const account = await resolveDefault(o.defaultAccount, o.resolver);
+  let sessionsDir = o.sessionsDir;
+  if (o.sessionsDefault && (await unreachableBy(o.sessionsDir, [account])).length > 0) {
+    sessionsDir = await ownSessionsFolder(o.stateDir);
+    o.warn('the default account cannot reach the state directory: session directories are kept elsewhere', {
+      account: account.name,
+      stateDir: o.stateDir,
+      sessions: sessionsDir,
+    });
+  }
+  await checkSessionRoot({ ...base, dir: sessionsDir, accounts: [account] });
+  return { jobAccounts: { kind: 'default', account }, sessionsDir };
 }

@@ -11,6 +11,9 @@
  * owns the jobs and is authorized (the certificate then only secures the connection).
  * A client that sends a token means to act as that token; a token that fails is refused
  * (401), never passed over for the certificate.
+ *
+ * A root service gives every caller that no mapping maps the default account
+ * (`accounts.default`, `defaultAccount` here): a grid user's job never runs as root.
  */
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
@@ -32,7 +35,13 @@ export interface AuthWiring {
   readonly authorize: HttpAuthorizer;
 }
 
-export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVerifier): AuthWiring {
+export function createAuth(
+  config: Config,
+  db: Db,
+  log: Logger,
+  tokens?: TokenVerifier,
+  defaultAccount?: string,
+): AuthWiring {
   const certificateCaller: Authenticator = (req) => {
     const r = tlsAuthenticator(req);
     // With a trusted issuer, a request without credentials is told that a token would do.
@@ -69,6 +78,7 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVe
     config.authorization === undefined
       ? undefined
       : new Authorizer(config.authorization, config.mapping, config.cluster.queues, db, {
+          sharedAccounts: config.accounts.shared,
           onFileLoad: (e) => {
             if (e.error !== undefined)
               log.warn(
@@ -98,7 +108,7 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVe
       ...(g.queues !== undefined ? { queues: g.queues } : {}),
     };
   };
-  const authorize: HttpAuthorizer = (req, caller, operation) => {
+  const decide: HttpAuthorizer = (req, caller, operation) => {
     const t = caller.token;
     if (t !== undefined) {
       // WLCG profile: compute scopes decide what the token may do; without any, its groups
@@ -113,5 +123,12 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVe
     if (!r.ok) return caller;
     return granted(caller, subjectOf(r.identity));
   };
+  const authorize: HttpAuthorizer =
+    defaultAccount === undefined
+      ? decide
+      : (req, caller, operation) => {
+          const c = decide(req, caller, operation);
+          return c.localAccount !== undefined ? c : { ...c, localAccount: defaultAccount };
+        };
   return { authenticate, authorize };
 }

@@ -20,7 +20,7 @@ import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
 import { JobCredentials } from '../accounts/job-credentials.js';
-import { AccountResolver } from '../accounts/resolve-account.js';
+import type { AccountResolver } from '../accounts/resolve-account.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -42,6 +42,10 @@ export interface EngineDeps {
   delegations: DelegationsWiring;
   sessions: SessionDirs;
   serviceUrl: () => string;
+  /** Local accounts by name, with the configured policy (accounts.minUid). */
+  accounts: AccountResolver;
+  /** The account jobs without one run as (a root service without a mapping), else undefined. */
+  defaultAccount: string | undefined;
   /** A job run reached a final state (accounting). */
   onEnded?: (job: JobRecord) => Promise<unknown>;
   /** Tests may replace data staging. */
@@ -104,6 +108,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         d.layout.lrms,
         d.log.child({ part: 'lrms' }),
         d.observe?.commands(d.config.lrms.backend),
+        d.accounts,
       );
       backend = d.observe ? d.observe.backend(created) : created;
       const port: StagingPort =
@@ -120,7 +125,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
       const credentials = await JobCredentials.open({
         dir: d.layout.jobCredentials,
         source: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
-        accounts: new AccountResolver(),
+        accounts: d.accounts,
         log: d.log.child({ part: 'engine' }),
       });
       d.delegations.onRenewed((id) => void credentials.refresh(id));
@@ -136,6 +141,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),
         rteScripts: new Map(d.config.cluster.runtimeEnvironments.map((r) => [r.name, r.script])),
         serviceUrl: d.serviceUrl,
+        defaultAccount: d.defaultAccount,
         sessionLifetimeSeconds: d.config.cluster.sessionLifetimeSeconds,
         maxSessionLifetimeSeconds: d.config.cluster.maxSessionLifetimeSeconds,
         wipedRetentionSeconds: d.config.jobs.wipedRecordRetentionSeconds,

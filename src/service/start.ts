@@ -22,7 +22,7 @@ import { createOperations } from './operations.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
 import { setStateModes } from './state-modes.js';
-import { checkAccountsAtStart } from './account-checks.js';
+import { checkAccountsAtStart, describeJobAccounts } from './account-checks.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
 import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
@@ -75,6 +75,8 @@ export interface RunningService {
   readonly pkiDir: string;
   /** The development token issuer trusted by this service, when it is (development PKI only). */
   readonly devTokenIssuer?: string;
+  /** Who jobs run as (`ceres: jobs run as ...` at start). */
+  readonly jobAccounts: string;
   readonly port: number;
   /** http://host:port/metrics of the loopback listener, when configured. */
   readonly metricsUrl?: string;
@@ -104,18 +106,36 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // Everything below reads the live view: a reload changes its reloadable keys only.
   const live = new LiveConfig(initial);
   const config = live.view;
-  const L = stateLayout(config.stateDir, config.sessions.root);
-  for (const d of [L.root, L.control, L.delegations, L.cache, L.lrms]) mkdirSync(d, { recursive: true, mode: 0o700 });
-  mkdirSync(L.sessions, { recursive: true, mode: 0o711 });
-  setStateModes(L);
-  // Jobs under local accounts: refuse what cannot work before anything else starts.
-  const accounts = new AccountResolver();
-  await checkAccountsAtStart({
+  const configured = stateLayout(config.stateDir, config.sessions.root);
+  for (const d of [configured.root, configured.control, configured.delegations, configured.cache, configured.lrms])
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+  mkdirSync(configured.sessions, { recursive: true, mode: 0o711 });
+  setStateModes(configured);
+  // Jobs under local accounts: refuse what cannot work before anything else starts. A
+  // grid user's job never runs as root (docs/security.md): accounts below minUid are
+  // refused, and a root service without a mapping runs every job as accounts.default.
+  const accounts = new AccountResolver(60_000, {
+    minUid: config.accounts.minUid,
+    exempt: config.accounts.default,
+  });
+  const atStart = await checkAccountsAtStart({
     mapping: config.mapping,
-    sessionsDir: L.sessions,
+    sessionsDir: configured.sessions,
+    sessionsDefault: config.sessions.root === undefined,
+    stateDir: config.stateDir,
+    defaultAccount: config.accounts.default,
+    shared: config.accounts.shared,
     resolver: accounts,
     warn: (msg, obj) => log.warn(obj, msg),
   });
+  const L =
+    atStart.sessionsDir === configured.sessions ? configured : stateLayout(config.stateDir, atStart.sessionsDir);
+  // On a root service, whatever reaches the batch system without a mapped account runs
+  // as the default account (with a mapping, every allowed caller is mapped; this covers
+  // a job stored by an earlier version): never as root.
+  const defaultAccount = atStart.jobAccounts.kind === 'self' ? undefined : config.accounts.default;
+  const jobAccounts = describeJobAccounts(atStart.jobAccounts);
+  log.info({ jobAccounts, sessions: L.sessions }, 'jobs run as');
   const { host, port } = listenParts(config.listen);
   // GLUE2 ids and the printed URL: the configured name, else the listen address as given.
   const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
@@ -191,6 +211,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     delegations,
     sessions,
     serviceUrl,
+    accounts,
+    defaultAccount,
     observe: monitoring.engineObservers(),
     onEnded: ops.onEnded,
   });
@@ -236,7 +258,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
 
   const tokens = createTokenAuth({ config, log, caPems: trust.pems, serviceUrl, devIssuer });
   // Rebuilt on every reload (grid-mapfiles re-read, new queues); requests use the current one.
-  let auth = createAuth(config, db, log, tokens);
+  let auth = createAuth(config, db, log, tokens, defaultAccount);
   const callerTokens = new CallerTokenDelegations(delegations.service);
   const routes = guardDiskSpace(
     {
@@ -369,6 +391,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       pki: pkiDir,
       hostname: osHostname(),
       ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
+      jobAccounts,
     },
     'service started',
   );
@@ -422,6 +445,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     url: serviceUrl(),
     pkiDir,
     ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
+    jobAccounts,
     port: actualPort,
     ...(metricsPort !== undefined
       ? {
@@ -447,7 +471,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       }
       live.apply(plan);
       // Always rebuilt: a reload also re-reads the grid-mapfiles, changed or not.
-      auth = createAuth(config, db, log, tokens);
+      auth = createAuth(config, db, log, tokens, defaultAccount);
       voms.refresh(Date.now());
       monitoring.disk.check();
       monitoring.reloaded(plan);

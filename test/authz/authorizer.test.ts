@@ -88,6 +88,7 @@ describe('authorizer', () => {
           { group: 'atlas', account: 'atlasacct' },
           { group: 'all', pool: { accounts: ['p1'] } },
         ],
+        accounts: { shared: ['atlasacct'] },
       },
       'order',
     );

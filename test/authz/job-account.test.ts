@@ -86,4 +86,10 @@ describe('the mapped account and FQANs of a job', () => {
     assert.equal(batchSpec(store.get('mapped')!, ctx).localAccount, 'atlas001');
     assert.equal('localAccount' in batchSpec(store.get('plain')!, ctx), false);
   });
+
+  it('a job stored without an account runs as the default account of a root service, never as root', () => {
+    const root = { ...ctx, defaultAccount: 'nobody' };
+    assert.equal(batchSpec(store.get('plain')!, root).localAccount, 'nobody');
+    assert.equal(batchSpec(store.get('mapped')!, root).localAccount, 'atlas001', 'a mapped account is kept');
+  });
 });

@@ -45,7 +45,7 @@ const token = (o: Partial<TokenSubject> = {}): TokenSubject => ({
   ...o,
 });
 
-const noFiles: { get(p: string): GridMap } = { get: () => ({ accounts: new Map(), problems: [] }) };
+const noFiles: { get(p: string): GridMap } = { get: () => ({ accounts: new Map(), sharers: new Map(), problems: [] }) };
 const rule = (r: MatchRule, files = noFiles) => compileRule(r, files);
 
 function fq(s: string): Fqan {
@@ -115,7 +115,11 @@ describe('match rule: issuer', () => {
 
 describe('match rule: gridMapFile (membership)', () => {
   const files = {
-    get: (p: string): GridMap => ({ accounts: new Map(p === '/gm' ? [['/O=Site/CN=A, B', 'ab']] : []), problems: [] }),
+    get: (p: string): GridMap => ({
+      accounts: new Map(p === '/gm' ? [['/O=Site/CN=A, B', 'ab']] : []),
+      sharers: new Map(),
+      problems: [],
+    }),
   };
   it('a DN with a line is a member; others and tokens are not', () => {
     assert.ok(rule({ gridMapFile: '/gm' }, files)(x509('/O=Site/CN=A, B')));

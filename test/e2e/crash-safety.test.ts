@@ -6,7 +6,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, processAlive, removeDir, startCeres, stopCeres, tempDir } from '../helpers/service.js';
+import {
+  Client,
+  jobWritableFile,
+  processAlive,
+  removeDir,
+  startCeres,
+  stopCeres,
+  tempDir,
+} from '../helpers/service.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -20,6 +28,8 @@ function setup(): { dir: string; script: string; ledger: string } {
   const script = join(dir, 'job.sh');
   writeFileSync(script, `#!/bin/sh\necho "$RUNTIME_JOB_ID" >> ${ledger}\nsleep "$1"\necho done\n`);
   chmodSync(script, 0o755);
+  // The jobs run as an unprivileged account when the tests run as root: they may append.
+  jobWritableFile(ledger);
   return { dir, script, ledger };
 }
 

@@ -72,6 +72,7 @@ describe('a mapping without root', { skip: skipUnlessRoot('starting the service 
     const r = serve('mapped', {
       authorization: { groups: [{ name: 'all', match: [{ all: true }] }], allow: ['all'] },
       mapping: [{ group: 'all', account: 'nobody' }],
+      accounts: { shared: ['nobody'] },
     });
     assert.notEqual(r.status, 0, r.out);
     assert.match(r.out, new RegExp(`runs as uid ${acct.uid}, not root`));

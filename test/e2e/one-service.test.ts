@@ -10,7 +10,15 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import {
+  Client,
+  jobWritableFile,
+  tempDir,
+  removeDir,
+  type RunningCeres,
+  startCeres,
+  stopCeres,
+} from '../helpers/service.js';
 import { lockStateDir, StateDirBusyError } from '../../src/service/state-lock.js';
 import { StartError } from '../../src/service/start-error.js';
 
@@ -68,7 +76,7 @@ describe('one service per state directory; no engine before the listener', () =>
   before(async () => {
     dir = tempDir('one-service');
     stateDir = join(dir, 'state');
-    ledger = join(dir, 'ledger');
+    ledger = jobWritableFile(join(dir, 'ledger'));
     const script = join(dir, 'job.sh');
     writeFileSync(script, `#!/bin/sh\necho "$RUNTIME_JOB_ID" >> ${ledger}\nsleep "$1"\n`);
     chmodSync(script, 0o755);

@@ -4,7 +4,7 @@
  * Used by the end-to-end, crash-safety and interop tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,26 @@ export interface RunningCeres {
   output(): string;
 }
 
+/**
+ * A fresh folder under the system's temporary folder, passable by everyone (0711, not
+ * listable): a service started as root runs jobs as an unprivileged account (`nobody`
+ * without a mapping), which must reach the session directories of a state directory made
+ * inside it, as an administrator's /var/lib would let it.
+ */
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `ceres-${prefix}-`));
+  const d = mkdtempSync(join(tmpdir(), `ceres-${prefix}-`));
+  chmodSync(d, 0o711);
+  return d;
+}
+
+/**
+ * An empty file every job may append to (0666): a ledger of runs outside the session
+ * directory, for a service that runs its jobs as an unprivileged account (root tests).
+ */
+export function jobWritableFile(path: string): string {
+  writeFileSync(path, '');
+  chmodSync(path, 0o666);
+  return path;
 }
 
 export async function startCeres(

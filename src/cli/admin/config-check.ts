@@ -1,13 +1,15 @@
 /**
  * `ceres admin config check FILE`: everything `ceres serve` checks in the file before
  * it starts (schema, values, cross-references, authorization rules), plus that the
- * files it names exist; starts nothing. Exit 0 when usable, 1 with the reasons otherwise.
+ * files it names exist, and that no account it lets jobs run as is root or a system
+ * account (docs/security.md); starts nothing. Exit 0 when usable, 1 with the reasons otherwise.
  */
 import type { Command } from 'commander';
 import { accessSync, constants, statSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { print, printJson } from './context.js';
+import { accountProblems } from '../../service/account-checks.js';
 
 export function registerConfigCheck(admin: Command): void {
   admin
@@ -16,13 +18,13 @@ export function registerConfigCheck(admin: Command): void {
     .command('check')
     .description('validate a configuration file without starting anything')
     .argument('<file>')
-    .action((file: string, _opts: unknown, cmd: Command) => {
+    .action(async (file: string, _opts: unknown, cmd: Command) => {
       const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
       let problems: string[];
       let config: Config | undefined;
       try {
         config = loadConfig(file);
-        problems = missingFiles(config);
+        problems = [...missingFiles(config), ...(await accountProblems(config))];
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         problems = [e.message];

@@ -18,6 +18,12 @@ export interface SpecContext {
   /** Configured runtime environment scripts by name. */
   readonly rteScripts: ReadonlyMap<string, string | undefined>;
   readonly serviceUrl: string;
+  /**
+   * The account a job without a stored local account runs as: the default account of a
+   * root service (`accounts.default`). Jobs submitted since it exists carry it already;
+   * this covers a job stored by an earlier version, which would otherwise run as root.
+   */
+  readonly defaultAccount?: string | undefined;
 }
 
 export function batchSpec(j: JobRecord, ctx: SpecContext): BatchJobSpec {
@@ -56,7 +62,11 @@ export function batchSpec(j: JobRecord, ctx: SpecContext): BatchJobSpec {
     ...(d.countPerNode !== undefined ? { slotsPerNode: d.countPerNode } : {}),
     ...(d.exclusiveExecution === true ? { exclusive: true } : {}),
     queue: j.queue,
-    ...(j.localAccount !== null ? { localAccount: j.localAccount } : {}),
+    ...(j.localAccount !== null
+      ? { localAccount: j.localAccount }
+      : ctx.defaultAccount !== undefined
+        ? { localAccount: ctx.defaultAccount }
+        : {}),
     ...(d.jobName !== undefined ? { name: d.jobName } : {}),
   };
 }

@@ -59,6 +59,8 @@ export interface SchedulerOptions {
   /** Root for per-attempt backend directories. */
   readonly lrmsJobsRoot: string;
   readonly rteScripts: ReadonlyMap<string, string | undefined>;
+  /** The account of jobs stored without one, on a root service (batch-spec.ts). */
+  readonly defaultAccount?: string | undefined;
   readonly serviceUrl: () => string;
   /** Default and maximum session lifetime after the job ended (seconds). */
   readonly sessionLifetimeSeconds: number;
@@ -760,6 +762,7 @@ export class Scheduler {
       lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j),
       rteScripts: this.#o.rteScripts,
       serviceUrl: this.#o.serviceUrl(),
+      defaultAccount: this.#o.defaultAccount,
     });
     // The batch job gets a path: it must name the directory the job was given, not a
     // link or a directory an earlier attempt put in its place.

@@ -9,6 +9,7 @@
  *   poll ──squeue (all jobs, one call)──▶ state updates; a final Slurm state or a job gone
  *          from squeue ──▶ the status file (or scontrol, or "lost") ──▶ the final update
  */
+import { AccountResolver } from '../../accounts/resolve-account.js';
 import type { BatchCommandObserver } from '../command-observer.js';
 import { lstat, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -66,6 +67,8 @@ export interface SlurmBackendOptions {
   readonly sampleIntervalMs?: number;
   readonly extraSbatchArgs?: readonly string[];
   readonly switchUser?: 'runuser' | 'sudo';
+  /** Local accounts by name (default: the name service, cached a minute, never root). */
+  readonly accounts?: AccountResolver;
   readonly log?: BackendLog;
   /** Where each Slurm command is reported (metrics: its duration, and whether it failed). */
   readonly commands?: BatchCommandObserver;
@@ -101,7 +104,7 @@ const STATUS_BATCH = 64;
 
 export class SlurmBackend implements BatchBackend {
   readonly name = 'slurm';
-  readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler' | 'commands'>> & {
+  readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler' | 'commands' | 'accounts'>> & {
     log: BackendLog | undefined;
   };
   readonly #runner: SlurmRunner;
@@ -162,6 +165,7 @@ export class SlurmBackend implements BatchBackend {
       submitAttempts: this.#o.commandAttempts,
       backoffMs: this.#o.backoffMs,
       switchUser: this.#o.switchUser,
+      accounts: o.accounts ?? new AccountResolver(),
       ...(log ? { log } : {}),
     };
     this.#poller = new Poller(this.#runner, this.#o.pollIntervalMs, {

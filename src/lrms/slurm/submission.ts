@@ -11,11 +11,10 @@
  * And whatever slipped through: the job wrapper claims the directory, so a second Slurm
  * job for the same attempt exits at once without running anything.
  */
-import { execFile } from 'node:child_process';
 import { chown, copyFile, link, lstat, rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { ceError } from '../../errors/ce-error.js';
 import type { BatchJobSpec } from '../backend.js';
+import type { AccountResolver } from '../../accounts/resolve-account.js';
 import { JOB_SCRIPT, writeAtomic } from '../fork/job-files.js';
 import { jobScript } from '../fork/job-script.js';
 import { batchScript, type ScriptSettings } from './batch-script.js';
@@ -32,31 +31,17 @@ export interface SubmitSettings extends SbatchSettings, ScriptSettings {
   readonly backoffMs: number;
   /** Command that switches to the job's account: `runuser` (as `runuser -u ACCOUNT --`) or `sudo` (`sudo -n -u ACCOUNT --`). */
   readonly switchUser: 'runuser' | 'sudo';
+  /** Local accounts by name: refuses root and accounts below the site's minimum uid. */
+  readonly accounts: Pick<AccountResolver, 'resolve'>;
   readonly log?: { warn(obj: object, msg: string): void };
 }
 
-const run = promisify(execFile);
 const exists = (p: string): Promise<boolean> =>
   lstat(p).then(
     () => true,
     () => false,
   );
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** uid and gid of a local account (cached: accounts do not change under a running service). */
-const ids = new Map<string, Promise<{ uid: number; gid: number }>>();
-function accountIds(account: string): Promise<{ uid: number; gid: number }> {
-  let p = ids.get(account);
-  if (!p) {
-    p = Promise.all([run('id', ['-u', '--', account]), run('id', ['-g', '--', account])]).then(([u, g]) => ({
-      uid: Number(u.stdout.trim()),
-      gid: Number(g.stdout.trim()),
-    }));
-    p.catch(() => ids.delete(account));
-    ids.set(account, p);
-  }
-  return p;
-}
 
 export function switchUserPrefix(how: 'runuser' | 'sudo', account: string | undefined): string[] {
   if (account === undefined) return [];
@@ -91,9 +76,9 @@ async function prepare(spec: BatchJobSpec, s: SubmitSettings): Promise<void> {
   await writeAtomic(`${spec.lrmsDir}/${LRMS_FILES.script}`, batchScript(spec, s));
   await placeWrapper(s.wrapperPath, `${spec.lrmsDir}/${LRMS_FILES.wrapper}`);
   if (spec.localAccount !== undefined) {
-    const { uid, gid } = await accountIds(spec.localAccount).catch((e: unknown) => {
-      throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `local account ${spec.localAccount} does not exist`, { cause: e });
-    });
+    // The resolver refuses an account that is root or below accounts.minUid (its own
+    // catalog code says why): such a job is never handed to Slurm.
+    const { uid, gid } = await s.accounts.resolve(spec.localAccount);
     // The wrapper (running as the account) writes pid, status and diag here.
     await chown(spec.lrmsDir, uid, gid);
   }
