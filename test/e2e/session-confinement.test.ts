@@ -6,7 +6,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addDevUser } from '../../src/pki/dev-pki.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
@@ -147,12 +148,31 @@ describe('a job that replaces its session directory', () => {
     assert.equal(readFileSync(join(sessions, id, 'o'), 'utf8'), 'decoy\n');
   });
 
-  it("stage-out of a job that linked its session to another user's session fails without pruning the target", async () => {
-    const id = await finished(
-      alice,
-      `&(executable="/bin/sh")(arguments="-c" "mv ../$RUNTIME_JOB_ID ../$RUNTIME_JOB_ID.moved && ln -s ${victimDir()} ../$RUNTIME_JOB_ID")(stdout="out.txt")(rerun="1")`,
-      ['FAILED'],
+  /**
+   * A job that, while it runs, has its session directory renamed and `link` put in its
+   * place, then ends: its stage-out meets the link. A job running as the service's own
+   * user can do this itself; under root the job runs as an unprivileged account that
+   * cannot rename in the sessions folder, so the test process does it for the job.
+   */
+  const swappedWhileRunning = async (link: string, extra = ''): Promise<string> => {
+    const go = join(tmpdir(), `ceres-go-${process.pid}-${Date.now()}`);
+    const [item] = await alice.submit(
+      `&(executable="/bin/sh")(arguments="-c" "while [ ! -e ${go} ]; do sleep 0.05; done")(stdout="out.txt")${extra}`,
     );
+    const id = item.id as string;
+    await alice.waitFor([id], ['RUNNING']);
+    await replace(id, { link });
+    await writeFile(go, '');
+    try {
+      assert.equal((await alice.waitFor([id], ['FAILED', 'FINISHED'])).get(id), 'FAILED');
+    } finally {
+      await rm(go, { force: true });
+    }
+    return id;
+  };
+
+  it("stage-out of a job that linked its session to another user's session fails without pruning the target", async () => {
+    const id = await swappedWhileRunning(victimDir(), '(rerun="1")');
     const replacedLines = async (): Promise<number> =>
       (
         (await alice.req('GET', `/rest/1.1/jobs/${id}/diagnose/errors`)).text.match(
@@ -177,11 +197,7 @@ describe('a job that replaces its session directory', () => {
   });
 
   it('stage-out of a job that linked its session to the state directory leaves the state alone', async () => {
-    const id = await finished(
-      alice,
-      `&(executable="/bin/sh")(arguments="-c" "mv ../$RUNTIME_JOB_ID ../$RUNTIME_JOB_ID.moved && ln -s ${ceres.stateDir} ../$RUNTIME_JOB_ID")(stdout="out.txt")`,
-      ['FAILED'],
-    );
+    const id = await swappedWhileRunning(ceres.stateDir);
     stateIntact();
     assert.ok(existsSync(join(sessions, `${id}.moved`, 'out.txt')), "the job's real directory kept its output");
     // The service still works with its database.
