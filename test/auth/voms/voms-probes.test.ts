@@ -16,7 +16,7 @@ import { OID_AC_TARGETS } from '../../../src/auth/voms/attribute-certificate.js'
 import { Groups } from '../../../src/authz/match-rules.js';
 import { subjectOfIdentity } from '../../../src/authz/subject.js';
 import { parseCertificate } from '../../../src/pki/certificate.js';
-import { TAG, encodeTlv } from '../../../src/pki/der.js';
+import { TAG, children, encodeTlv, parseDer, raw, type Tlv } from '../../../src/pki/der.js';
 import { loadTrustStore } from '../../../src/pki/trust-store.js';
 import {
   VomsCheck,
@@ -43,6 +43,7 @@ const HOUR = 3600 * 1000;
 
 /** acinfo fields (RFC 5755 4.1): the holder and the extensions are the ones the probes change. */
 const HOLDER = 1;
+const ATTRIBUTES = 6;
 const EXTENSIONS = 7;
 
 describe('VOMS probed as an attacker would', { skip: vomsSkip }, () => {
@@ -67,26 +68,19 @@ describe('VOMS probed as an attacker would', { skip: vomsSkip }, () => {
       { get: () => undefined as never },
     ).of(subjectOfIdentity(auth(p)));
   /** The AC of `p` with its extension list changed by `edit`, signed again by `signer`. */
-  const withExtensions = (p: Proxy, edit: (exts: Buffer[]) => Buffer[], signer = server): Buffer =>
-    resignAc(acsOf(p)[0] as Uint8Array, signer, (f) => {
-      const exts = f[EXTENSIONS] as Buffer;
-      // The extension list is a SEQUENCE of Extension; its own header is 2 or 4 bytes (DER length).
-      const body = exts.subarray(exts[1] === 0x82 ? 4 : exts[1] === 0x81 ? 3 : 2);
-      const items: Buffer[] = [];
-      for (let at = 0; at < body.length;) {
-        const len = body[at + 1] as number;
-        const head = len === 0x82 ? 4 : len === 0x81 ? 3 : 2;
-        const size = len === 0x82 ? body.readUInt16BE(at + 2) : len === 0x81 ? (body[at + 2] as number) : len;
-        items.push(body.subarray(at, at + head + size));
-        at += head + size;
-      }
-      return [...f.slice(0, EXTENSIONS), encodeTlv(TAG.SEQUENCE, ...edit(items)), ...f.slice(EXTENSIONS + 1)];
+  /** The AC of `p` with the items of its acinfo field `at` (a SEQUENCE) changed by `edit`, signed again by the server. */
+  const withItems = (p: Proxy, at: number, edit: (items: Buffer[]) => Buffer[]): Buffer =>
+    resignAc(acsOf(p)[0] as Uint8Array, server, (f) => {
+      const items = children(parseDer(f[at] as Buffer)).map((t) => Buffer.from(raw(t)));
+      return f.map((x, i) => (i === at ? encodeTlv(TAG.SEQUENCE, ...edit(items)) : x));
     });
+  const withExtensions = (p: Proxy, edit: (exts: Buffer[]) => Buffer[]): Buffer => withItems(p, EXTENSIONS, edit);
   /** A target list naming `host`: VOMS's shape (each target a SEQUENCE around [0] GeneralName) or RFC 5755's. */
   const targets = (host: string, shape: 'voms' | 'rfc'): Buffer => {
     const name = encodeTlv(0xa0, encodeTlv(0x86, Buffer.from(host, 'latin1')));
     return encodeTlv(TAG.SEQUENCE, encodeTlv(TAG.SEQUENCE, shape === 'voms' ? encodeTlv(TAG.SEQUENCE, name) : name));
   };
+  /** The extensions but the target list (its OID 2.5.29.55 encodes as 55 1d 37). */
   const withoutTargets = (exts: Buffer[]): Buffer[] => exts.filter((e) => !e.includes(Buffer.from([0x55, 0x1d, 0x37])));
 
   before(async () => {
@@ -119,6 +113,13 @@ describe('VOMS probed as an attacker would', { skip: vomsSkip }, () => {
     it('the same certificate naming itself as the VOMS host: ignored, no LSC file names it', async () => {
       const rogue = await w.server('rogue.example.org');
       check.ignored(await proxy({ server: rogue, host: 'rogue.example.org' }), /no atlas\/rogue\.example\.org\.lsc/);
+    });
+
+    it("an AC the user signed with their own certificate's key: ignored", async () => {
+      check.ignored(
+        await proxy({ server: alice }),
+        /VOMS server .*CN=Alice .*is not the one atlas\/voms\.example\.org\.lsc names/,
+      );
     });
 
     it("the real server of VO cms signing for VO atlas: ignored, atlas's LSC names another server", async () => {
@@ -162,6 +163,14 @@ describe('VOMS probed as an attacker would', { skip: vomsSkip }, () => {
       const p = await proxy({ fqans: ['/atlas/role=production', '/atlas/Role=production/prod'] });
       assert.deepEqual(auth(p).voms?.fqans, ['/atlas/role=production', '/atlas/Role=production/prod']);
       assert.deepEqual(groupsOf(p, ['/atlas/Role=production', '/atlas/prod']), []);
+    });
+    it('an AC with a second FQAN attribute (one more list, smuggling a role): ignored', async () => {
+      const role = await proxy({ fqans: ['/atlas/Role=production'] });
+      // The FQAN attribute of that AC: acinfo (its first part) > attributes > the first attribute.
+      const acinfo = children(parseDer(acsOf(role)[0] as Uint8Array))[0] as Tlv;
+      const smuggled = Buffer.from(raw(children(children(acinfo)[ATTRIBUTES] as Tlv)[0] as Tlv));
+      const ac = withItems(good, ATTRIBUTES, (a) => [...a, smuggled]);
+      check.ignored(await proxyWithAc(alice, acSequence(ac)), /carries 2 FQAN attributes, not one/);
     });
   });
 
