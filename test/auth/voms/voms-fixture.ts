@@ -259,7 +259,12 @@ export function acExtension(p: Proxy): Uint8Array {
  * (a proxy of the end-entity certificate) or a proxy (a proxy of a proxy, signed with
  * the key in the proxy file, as a delegated credential is extended).
  */
-export async function proxyWithAc(signer: Cred | Proxy, acSeq: Uint8Array | undefined): Promise<Proxy> {
+export async function proxyWithAc(
+  signer: Cred | Proxy,
+  acSeq: Uint8Array | undefined,
+  /** Start of the proxy's validity (default five minutes ago). */
+  notBefore: Date = new Date(Date.now() - 5 * 60 * 1000),
+): Promise<Proxy> {
   const [signerDer, key, below] =
     'pem' in signer
       ? [signer.ders[0] as Buffer, await importSigningKeyPem(signer.pem), signer.ders]
@@ -275,7 +280,7 @@ export async function proxyWithAc(signer: Cred | Proxy, acSeq: Uint8Array | unde
     subject: appendCn(parseCertificate(signerDer).subjectDer, String(serial)),
     publicKey: keys.publicKey,
     issuer: { certDer: signerDer, key },
-    notBefore: new Date(Date.now() - 5 * 60 * 1000),
+    notBefore,
     notAfter: new Date(Date.now() + 12 * 3600 * 1000),
     serial,
     extensions: exts,

@@ -241,6 +241,17 @@ describe('VOMS probed as an attacker would', { skip: vomsSkip }, () => {
       assert.deepEqual(groupsOf(p, ['/cms', '/atlas/Role=production']), ['/cms', '/atlas/Role=production']);
     });
 
+    it('one AC valid, the other not yet: the valid one is used and the outcome is not cached, so the other counts once valid', async () => {
+      const early = await proxy({ pastproxy: '3:00', pastac: '3:00' });
+      const late = await proxy({ vo: 'cms', fqans: CMS, server: cmsServer, host: 'voms.cms.org', pastproxy: '3:00' });
+      const p = await proxyWithAc(alice, acSequence(...acsOf(early), ...acsOf(late)), new Date(Date.now() - 3 * HOUR));
+      const cache = new VerifiedChainCache();
+      const v = check.verifier();
+      assert.deepEqual(check.auth(p, v, Date.now() - HOUR, cache).voms?.fqans, ATLAS);
+      assert.equal(cache.size, 0);
+      assert.deepEqual(check.auth(p, v, Date.now(), cache).voms?.fqans, [...ATLAS, ...CMS]);
+    });
+
     it("a bad AC (another holder's) before a good one: the good one is used, and the bad one's reason logged", async () => {
       const bobs = await proxy({ user: bob });
       const cms = await proxy({ vo: 'cms', fqans: CMS, server: cmsServer, host: 'voms.cms.org' });
