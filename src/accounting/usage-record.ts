@@ -32,7 +32,9 @@ export function usageRecordXml(r: AccountingRecord, o: { site: string; machineNa
     (r.localAccount !== null ? `    <urf:LocalUserId>${esc(r.localAccount)}</urf:LocalUserId>\n` : '') +
     `    <urf:GlobalUserName>${esc(r.owner)}</urf:GlobalUserName>\n` +
     (r.vo !== null
-      ? `    <vo:VO vo:type="voms">\n      <vo:Name>${esc(r.vo)}</vo:Name>\n${r.fqans.map((f) => `      <vo:Attribute><vo:Group>${esc(f)}</vo:Group></vo:Attribute>\n`).join('')}    </vo:VO>\n`
+      ? `    <vo:VO vo:type="voms">\n      <vo:Name>${esc(r.vo)}</vo:Name>\n${fqansOfVo(r.fqans, r.vo)
+          .map((f) => `      <vo:Attribute><vo:Group>${esc(f)}</vo:Group></vo:Attribute>\n`)
+          .join('')}    </vo:VO>\n`
       : '') +
     '  </urf:UserIdentity>\n' +
     el('Status', status) +
@@ -59,4 +61,12 @@ export function usageRecordXml(r: AccountingRecord, o: { site: string; machineNa
     r.runtimeEnvironments.map((e) => el('Resource', e, ' urf:description="RuntimeEnvironment"')).join('') +
     '</urf:UsageRecord>\n'
   );
+}
+
+/**
+ * The FQANs of one VO: a proxy with ACs of several VOs records all their FQANs (the
+ * primary VO's first), and a VO element lists only its own.
+ */
+function fqansOfVo(fqans: readonly string[], vo: string): string[] {
+  return fqans.filter((f) => f === `/${vo}` || f.startsWith(`/${vo}/`));
 }

@@ -26,15 +26,21 @@ export interface X509Identity {
   readonly voms?: VomsAttributes;
 }
 
-/** Verified VOMS attributes (one attribute certificate: one VO). */
+/**
+ * Verified VOMS attributes: those of every attribute certificate (one per VO) of the
+ * proxy that verified (src/auth/voms/verify-ac.ts); the first of them is the primary.
+ */
 export interface VomsAttributes {
-  /** The VO the attribute certificate was issued for, e.g. `atlas`. */
+  /** The VO of the primary attribute certificate, e.g. `atlas`. */
   readonly vo: string;
-  /** FQANs in the order the VOMS server issued them (the first is the primary), e.g. `/atlas/Role=production/Capability=NULL`. */
+  /**
+   * FQANs in the order the VOMS servers issued them, the primary AC's first (its first FQAN
+   * is the primary one), e.g. `/atlas/Role=production/Capability=NULL`.
+   */
   readonly fqans: readonly string[];
-  /** Subject DN of the VOMS server that signed the attribute certificate, one-line form. */
+  /** Subject DN of the VOMS server that signed the primary attribute certificate, one-line form. */
   readonly serverDn: string;
-  /** End of the attribute certificate's validity. */
+  /** When the attributes end: the first attribute certificate to end, and never after the chain. */
   readonly notAfter: Date;
 }
 

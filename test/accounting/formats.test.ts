@@ -91,4 +91,16 @@ describe('accounting formats', () => {
       /<urf:Status>aborted<\/urf:Status>/,
     );
   });
+
+  it("a usage record's VO lists the FQANs of that VO only (a proxy of two VOs records both, the first primary)", () => {
+    const xml = usageRecordXml(
+      { ...base, fqans: ['/atlas/Role=NULL/Capability=NULL', '/atlasx/Role=NULL', '/cms/Role=NULL/Capability=NULL'] },
+      { site: 'S', machineName: 'ce' },
+    );
+    assert.match(xml, /<vo:Name>atlas<\/vo:Name>/);
+    assert.deepEqual(
+      [...xml.matchAll(/<vo:Group>([^<]*)<\/vo:Group>/g)].map((m) => m[1]),
+      ['/atlas/Role=NULL/Capability=NULL'],
+    );
+  });
 });

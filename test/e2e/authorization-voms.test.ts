@@ -1,15 +1,18 @@
 // VOMS-based authorization and mapping with the real service and real VOMS proxies
 // (voms-proxy-fake): a proxy of VO atlas is allowed and mapped to a pool account, its
 // FQANs are recorded and published; the same DN without VOMS attributes, and a proxy
-// of VO atlasx (not under the /atlas prefix), are refused; a role opens its queue.
+// of VO atlasx (not under the /atlas prefix), are refused; a role opens its queue. An AC
+// moved into the proxy of another user is ignored with a log line: that user is refused.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 import { toOneline } from '../../src/pki/dn.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
-import { runVomsProxyFake, serverFromCaFiles, vomsSkip } from '../auth/voms/voms-fixture.js';
+import { pemBlocks } from '../../src/pki/certificate.js';
+import { until } from '../helpers/poll.js';
+import { acExtension, proxyWithAc, runVomsProxyFake, serverFromCaFiles, vomsSkip } from '../auth/voms/voms-fixture.js';
 
 const HOST = 'voms.example.org';
 const TRUE_JOB = '&(executable="/bin/true")';
@@ -58,9 +61,16 @@ describe('VOMS authorization and mapping (real service, real VOMS proxies)', { s
       ).pem,
     );
     files.plain = pki.files.userProxy;
+    // xuser's own proxy carrying the AC the VOMS server issued to the dev user.
+    const xuserPem = readFileSync(other.keyFile, 'utf8') + readFileSync(other.certFile, 'utf8');
+    const atlasPem = readFileSync(files.atlas!, 'utf8');
+    const atlasProxy = { pem: atlasPem, ders: pemBlocks(atlasPem) };
+    write('stolen', (await proxyWithAc({ pem: xuserPem, ders: pemBlocks(xuserPem) }, acExtension(atlasProxy))).pem);
     ceres = await startCeres({
       stateDir: join(work, 'state'),
       config: {
+        // info: the level of the line saying why VOMS attributes were ignored.
+        log: { level: 'info' },
         vomsDir,
         authorization: {
           groups: [
@@ -101,5 +111,19 @@ describe('VOMS authorization and mapping (real service, real VOMS proxies)', { s
     const r = await client('atlasx').req('POST', '/rest/1.1/jobs?action=new', TRUE_JOB);
     assert.equal(r.status, 403);
     assert.equal(r.json().code, 'CE_ERR_AUTHZ_NOT_ALLOWED');
+  });
+
+  it("an AC moved into another user's proxy is ignored, with the reason logged: that user is in no group, 403", async () => {
+    const r = await client('stolen').req('POST', '/rest/1.1/jobs?action=new', TRUE_JOB);
+    assert.equal(r.status, 403);
+    assert.equal(r.json().code, 'CE_ERR_AUTHZ_NOT_ALLOWED');
+    await until(
+      () =>
+        ceres
+          .output()
+          .split('\n')
+          .some((l) => l.includes('"VOMS attributes ignored"') && l.includes('was issued to another certificate')),
+      'the log line saying why the attributes were ignored',
+    );
   });
 });

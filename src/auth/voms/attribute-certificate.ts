@@ -243,15 +243,25 @@ function decodeCertChains(value: Uint8Array): ParsedCertificate[] {
   return out;
 }
 
-/** Targets (RFC 5755 4.3.2): SEQUENCE OF Targets; Targets ::= SEQUENCE OF Target; targetName [0] EXPLICIT GeneralName. */
+/**
+ * Targets (RFC 5755 4.3.2): SEQUENCE OF Targets; Targets ::= SEQUENCE OF Target; Target is a
+ * CHOICE whose targetName is [0] EXPLICIT GeneralName. VOMS writes each target as a
+ * SEQUENCE { [0] name, [1] group, [2] cert } around the same choices, so both shapes are
+ * read: an AC that names this service in the VOMS shape must not be taken for one that
+ * names nothing.
+ */
 function decodeTargets(value: Uint8Array): string[] {
   const out: string[] = [];
+  const addName = (target: Tlv): void => {
+    if (target.tag !== CTX0) return;
+    for (const gn of children(target)) {
+      if (gn.tag === GN_URI || gn.tag === GN_DNS) out.push(Buffer.from(content(gn)).toString('latin1'));
+    }
+  };
   for (const targets of children(expectTag(parseDer(value), TAG.SEQUENCE, 'AC targets'))) {
     for (const target of children(expectTag(targets, TAG.SEQUENCE, 'AC target list'))) {
-      if (target.tag !== CTX0) continue;
-      for (const gn of children(target)) {
-        if (gn.tag === GN_URI || gn.tag === GN_DNS) out.push(Buffer.from(content(gn)).toString('latin1'));
-      }
+      if (target.tag === TAG.SEQUENCE) children(target).forEach(addName);
+      else addName(target);
     }
   }
   return out;

@@ -19,7 +19,14 @@
  *     certificate's subject, its issuer and any further lines up the path;
  *  7. that certificate is valid and chains to the trusted CAs, CRLs applied, by the
  *     same verifier as client certificates (any extended key usage accepted).
- * The first AC of the proxy that passes gives the attributes; refusals are reasons.
+ *
+ * Which ACs are read: those of the proxy nearest the leaf that carries any (as the VOMS
+ * library reads them); ACs in proxies further down are not read, and each such proxy is
+ * named in the reasons. Every AC of that proxy is checked on its own (one per VO, as
+ * `voms-proxy-init -voms a -voms b` makes them): the FQANs of all that pass are given,
+ * in the proxy's order, and the VO of the first that passes is the caller's (primary) VO,
+ * as A-REX matches a rule against any of the ACs. Each AC that fails is a reason, given
+ * back even when another passed, so that nothing is dropped without a log line.
  */
 import type { ParsedCertificate } from '../../pki/certificate.js';
 import { sameName, toOneline, type Rdn } from '../../pki/dn.js';
@@ -67,8 +74,16 @@ export interface VomsContext {
 }
 
 export type VomsOutcome =
-  | { readonly ok: true; readonly attributes: VomsAttributes }
-  /** `soon`: the AC may become acceptable by itself shortly (not yet valid): do not remember the refusal. */
+  /**
+   * `ignored`: why ACs of the chain were not used although these attributes were; `soon`: one
+   * of them may become acceptable by itself shortly (not yet valid): do not remember the outcome.
+   */
+  | {
+      readonly ok: true;
+      readonly attributes: VomsAttributes;
+      readonly ignored: readonly string[];
+      readonly soon: boolean;
+    }
   | { readonly ok: false; readonly reason: string; readonly soon: boolean };
 
 class AcRefusal extends Error {
@@ -97,31 +112,46 @@ export function verifyVomsAttributes(
   const eec = chain[proxyDepth];
   if (eec === undefined) return undefined;
   // Leaf first: the most recent proxy that carries attributes is what the user asked for last.
-  const carrier = chain.slice(0, proxyDepth).find((c) => c.extensions.has(OID_VOMS_AC_SEQ));
-  const ext = carrier?.extensions.get(OID_VOMS_AC_SEQ);
+  const proxies = chain.slice(0, proxyDepth);
+  const at = proxies.findIndex((c) => c.extensions.has(OID_VOMS_AC_SEQ));
+  const ext = proxies[at]?.extensions.get(OID_VOMS_AC_SEQ);
   if (ext === undefined) return undefined;
+  const reasons: string[] = [];
+  for (let i = at + 1; i < proxies.length; i++) {
+    if (proxies[i]?.extensions.has(OID_VOMS_AC_SEQ))
+      reasons.push(
+        `the attribute certificates of proxy certificate ${i} are not read: the proxy above it carries its own`,
+      );
+  }
   let acs: AttributeCertificate[];
   try {
     acs = decodeVomsExtension(ext.value);
   } catch (e) {
-    return {
-      ok: false,
-      reason: `the VOMS extension cannot be decoded (${e instanceof Error ? e.message : 'error'})`,
-      soon: false,
-    };
+    reasons.unshift(`the VOMS extension cannot be decoded (${e instanceof Error ? e.message : 'error'})`);
+    return { ok: false, reason: reasons.join('; '), soon: false };
   }
-  const reasons: string[] = [];
+  if (acs.length > MAX_ACS) reasons.push(`only the first ${MAX_ACS} of ${acs.length} attribute certificates are read`);
+  const passed: VomsAttributes[] = [];
   let soon = false;
   for (const ac of acs.slice(0, MAX_ACS)) {
     try {
-      return { ok: true, attributes: verifyAc(ac, eec, ctx, now) };
+      passed.push(verifyAc(ac, eec, ctx, now));
     } catch (e) {
       if (!(e instanceof AcRefusal)) throw e;
       reasons.push(e.message);
       soon ||= e.soon;
     }
   }
-  return { ok: false, reason: reasons.join('; '), soon };
+  const [primary] = passed;
+  if (primary === undefined) return { ok: false, reason: reasons.join('; '), soon };
+  const attributes: VomsAttributes = {
+    ...primary,
+    // FQANs name their VO in their first group, so those of several VOs stay apart; a repeated one is given once.
+    fqans: [...new Set(passed.flatMap((a) => a.fqans))],
+    // The attributes are given together, so they end with the first AC to end.
+    notAfter: new Date(Math.min(...passed.map((a) => a.notAfter.getTime()))),
+  };
+  return { ok: true, attributes, ignored: reasons, soon };
 }
 
 function verifyAc(ac: AttributeCertificate, eec: ParsedCertificate, ctx: VomsContext, now: number): VomsAttributes {

@@ -3,7 +3,8 @@
  * its identity, the identity with `voms` filled when a proxy carries an attribute
  * certificate that verifies (src/auth/voms/verify-ac.ts). Attributes that do not verify
  * are ignored with one log line saying why: the client stays authenticated by its
- * certificate, only without attributes. Nothing here throws into the TLS path.
+ * certificate, only without attributes (or without those of the ACs that failed, when
+ * another AC of the proxy verified). Nothing here throws into the TLS path.
  */
 import { parseCertificate } from '../../pki/certificate.js';
 import type { TrustStore } from '../../pki/trust-store.js';
@@ -56,7 +57,19 @@ export class VomsVerifier implements AttributeVerifier {
         now,
       );
       if (r === undefined) return { identity, cacheable: true };
-      if (r.ok) return { identity: { ...identity, voms: r.attributes }, cacheable: true };
+      if (r.ok) {
+        if (r.ignored.length > 0)
+          this.o.log?.info(
+            { dn: identity.dn, reason: r.ignored.join('; '), usedVo: r.attributes.vo },
+            'VOMS attributes ignored',
+          );
+        // An AC may outlive the proxy it travels in: its attributes are never given past the chain's end.
+        const notAfter = Math.min(r.attributes.notAfter.getTime(), identity.notAfter.getTime());
+        return {
+          identity: { ...identity, voms: { ...r.attributes, notAfter: new Date(notAfter) } },
+          cacheable: !r.soon,
+        };
+      }
       this.o.log?.info({ dn: identity.dn, reason: r.reason }, 'VOMS attributes ignored');
       return { identity, cacheable: !r.soon };
     } catch (e) {

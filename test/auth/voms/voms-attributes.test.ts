@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authenticateChain } from '../../../src/auth/authenticate-chain.js';
 import { VerifiedChainCache } from '../../../src/auth/chain-cache.js';
 import type { X509Identity } from '../../../src/auth/identity.js';
-import { VomsVerifier } from '../../../src/auth/voms/voms-verifier.js';
+import { type VomsVerifier } from '../../../src/auth/voms/voms-verifier.js';
 import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { encodeTlv } from '../../../src/pki/der.js';
 import { makeCrl } from '../../helpers/pki.js';
@@ -19,12 +18,12 @@ import { loadTrustStore, type TrustStore } from '../../../src/pki/trust-store.js
 import {
   acExtension,
   fakeProxy,
-  fingerprints,
   flipIn,
   proxyWithAc,
   vomsSkip,
   vomsWorld,
   type Cred,
+  VomsCheck,
   type Proxy,
   type VomsWorld,
 } from './voms-fixture.js';
@@ -45,38 +44,18 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
   let bob: Cred;
   let server: Cred;
   let good: Proxy;
-  const logs: Array<{ obj: Record<string, unknown>; msg: string }> = [];
-  const log = {
-    info: (obj: object, msg: string) => logs.push({ obj: obj as Record<string, unknown>, msg }),
-    warn: (obj: object, msg: string) => logs.push({ obj: obj as Record<string, unknown>, msg }),
-  };
-
+  let check: VomsCheck;
   const lscLines = (s: Cred): string[] => [s.dn, w.ca.dn];
-  /** A verifier that looks at the VOMS directory on every call. */
-  const verifier = (): VomsVerifier => {
-    const v = new VomsVerifier({ dir: w.vomsDir, recheckMs: 0, log });
-    v.refresh(Date.now());
-    return v;
-  };
-  const auth = (p: Proxy, v: VomsVerifier = verifier(), now = Date.now(), cache?: VerifiedChainCache): X509Identity => {
-    const r = authenticateChain({ ders: p.ders, fingerprints: fingerprints(p.ders) }, trust, cache, now, v);
-    assert.ok(r.ok, r.ok ? '' : r.reason);
-    return r.identity;
-  };
-  /** The client is authenticated, without attributes, and the reason is logged. */
-  const ignored = (p: Proxy, why: RegExp, now?: number): void => {
-    logs.length = 0;
-    const id = auth(p, verifier(), now);
-    assert.equal(id.voms, undefined);
-    const line = logs.find((l) => l.msg === 'VOMS attributes ignored');
-    assert.ok(line, `no log line; got ${JSON.stringify(logs)}`);
-    assert.match(String(line.obj.reason), why);
-  };
+  const verifier = (): VomsVerifier => check.verifier();
+  const auth = (p: Proxy, v?: VomsVerifier, now?: number, cache?: VerifiedChainCache): X509Identity =>
+    check.auth(p, v, now, cache);
+  const ignored = (p: Proxy, why: RegExp, now?: number): void => void check.ignored(p, why, now);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ceres-voms-'));
     w = await vomsWorld(dir);
     trust = loadTrustStore(w.caDir);
+    check = new VomsCheck(w, trust);
     [alice, bob, server] = await Promise.all([w.user('Alice'), w.user('Bob'), w.server(HOST)]);
     w.writeLsc('atlas', HOST, lscLines(server));
     good = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server, host: HOST });
@@ -189,22 +168,14 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
     const interTrust = loadTrustStore(w.caDir);
     const deep = await w.server('voms.deep.org', inter);
     const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server: deep, host: 'voms.deep.org' });
-    const check = (lines: string[]): X509Identity => {
+    const withLsc = (lines: string[]): X509Identity => {
       w.writeLsc('atlas', 'voms.deep.org', lines);
-      const r = authenticateChain(
-        { ders: p.ders, fingerprints: fingerprints(p.ders) },
-        interTrust,
-        undefined,
-        Date.now(),
-        verifier(),
-      );
-      assert.ok(r.ok);
-      return r.identity;
+      return check.auth(p, verifier(), Date.now(), undefined, interTrust);
     };
-    assert.deepEqual(check([deep.dn, inter.dn, w.ca.dn]).voms?.fqans, FQANS);
-    assert.deepEqual(check([deep.dn, inter.dn]).voms?.fqans, FQANS);
-    assert.equal(check([deep.dn, inter.dn, inter.dn]).voms, undefined);
-    assert.equal(check([deep.dn, w.ca.dn]).voms, undefined);
+    assert.deepEqual(withLsc([deep.dn, inter.dn, w.ca.dn]).voms?.fqans, FQANS);
+    assert.deepEqual(withLsc([deep.dn, inter.dn]).voms?.fqans, FQANS);
+    assert.equal(withLsc([deep.dn, inter.dn, inter.dn]).voms, undefined);
+    assert.equal(withLsc([deep.dn, w.ca.dn]).voms, undefined);
   });
 
   it('ignores an AC whose VOMS server certificate is revoked by its CA', async () => {
@@ -218,20 +189,10 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
       const crl = await makeCrl({ ...w.ca, pem: '', keyPem: '' }, [{ ...revokedServer, pem: '', keyPem: '' }]);
       writeFileSync(join(caDir, `${caDirEntry(w.ca.der).hash}.r0`), crl);
       const withCrl = loadTrustStore(caDir);
-      logs.length = 0;
-      const r = authenticateChain(
-        { ders: p.ders, fingerprints: fingerprints(p.ders) },
-        withCrl,
-        undefined,
-        Date.now(),
-        verifier(),
-      );
-      assert.ok(r.ok, 'the user is not revoked');
-      assert.equal(r.identity.voms, undefined);
-      assert.match(
-        String(logs.find((l) => l.msg === 'VOMS attributes ignored')?.obj.reason),
-        /is not trusted: .*was revoked/,
-      );
+      check.takeReasons();
+      // check.auth asserts that the user (not revoked) is still authenticated.
+      assert.equal(check.auth(p, verifier(), Date.now(), undefined, withCrl).voms, undefined);
+      assert.match(String(check.takeReasons()[0]), /is not trusted: .*was revoked/);
     } finally {
       w.writeLsc('atlas', HOST, lscLines(server));
     }
@@ -242,21 +203,20 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
   });
 
   it('gives no attributes and logs nothing for a proxy without an AC, or for a plain certificate', async () => {
-    logs.length = 0;
+    check.logs.length = 0;
     assert.equal(auth(await proxyWithAc(alice, undefined)).voms, undefined);
     assert.equal(auth({ pem: '', ders: [good.ders[1] as Buffer] }).voms, undefined);
     assert.deepEqual(
-      logs.filter((l) => l.msg.includes('ignored')),
+      check.logs.filter((l) => l.msg.includes('ignored')),
       [],
     );
   });
 
   it('gives no attributes while the VOMS directory does not exist, and sees it once created', async () => {
     const missing = join(dir, 'vomsdir-later');
-    const v = new VomsVerifier({ dir: missing, recheckMs: 0, log });
-    logs.length = 0;
-    v.refresh(Date.now());
-    assert.ok(logs.some((l) => l.msg.startsWith('VOMS directory absent')));
+    check.logs.length = 0;
+    const v = check.verifier(missing);
+    assert.ok(check.logs.some((l) => l.msg.startsWith('VOMS directory absent')));
     assert.equal(auth(good, v).voms, undefined);
     mkdirSync(join(missing, 'atlas'), { recursive: true });
     writeFileSync(join(missing, 'atlas', `${HOST}.lsc`), `${lscLines(server).join('\n')}\n`);

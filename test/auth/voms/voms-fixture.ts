@@ -7,17 +7,26 @@
  * `CERES_REQUIRE_VOMS=1` (CI) turns a missing voms-proxy-fake into a failure.
  */
 import { execFile } from 'node:child_process';
+import { sign } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { OID_VOMS_AC_SEQ } from '../../../src/auth/voms/attribute-certificate.js';
+import assert from 'node:assert/strict';
+import { authenticateChain } from '../../../src/auth/authenticate-chain.js';
+import type { VerifiedChainCache } from '../../../src/auth/chain-cache.js';
+import type { X509Identity } from '../../../src/auth/identity.js';
+import { VomsVerifier } from '../../../src/auth/voms/voms-verifier.js';
+import type { TrustStore } from '../../../src/pki/trust-store.js';
+import { OID_VOMS_AC_SEQ, decodeVomsExtension } from '../../../src/auth/voms/attribute-certificate.js';
 import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from '../../../src/pki/certificate.js';
+import { TAG, children, decodeOid, encodeOid, encodeTlv, parseDer, raw, type Tlv } from '../../../src/pki/der.js';
 import { appendCn } from '../../../src/pki/dn.js';
 import { createCaCertificate, createEndEntityCertificate, issueCertificate } from '../../../src/pki/issue.js';
 import {
   generateRsaKeyPair,
   importSigningKeyPem,
+  keyObjectOf,
   privateKeyToPem,
   privateKeyToProxyPem,
 } from '../../../src/pki/keys.js';
@@ -195,6 +204,10 @@ export interface FakeProxyOptions {
   readonly pastac?: string;
   /** Start of the proxy this long ago (`H:MM`). */
   readonly pastproxy?: string;
+  /** `-target HOST`: voms-proxy-fake then writes a critical target extension (whose list it leaves empty). */
+  readonly target?: string;
+  /** `-acextension OID[/true]`: an extra AC extension, critical with `/true`. */
+  readonly acExtension?: string;
 }
 
 export interface Proxy {
@@ -225,6 +238,8 @@ export async function runVomsProxyFake(
   if (o.vomslife !== undefined) args.push('-vomslife', String(o.vomslife));
   if (o.pastac !== undefined) args.push('-pastac', o.pastac);
   if (o.pastproxy !== undefined) args.push('-pastproxy', o.pastproxy);
+  if (o.target !== undefined) args.push('-target', o.target);
+  if (o.acExtension !== undefined) args.push('-acextension', o.acExtension);
   // RANDFILE: voms-proxy-fake complains about a missing ~/.rnd otherwise (harmless).
   await run(VOMS_PROXY_FAKE, args, { timeout: 60_000, env: { ...process.env, RANDFILE: join(dir, '.rnd') } });
   const pem = readFileSync(out, 'utf8');
@@ -239,10 +254,21 @@ export function acExtension(p: Proxy): Uint8Array {
 }
 
 /**
- * A proxy of `user` signed with the user's key carrying `acSeq` as its VOMS extension
- * (or none): to move a real AC into another user's proxy, or to carry a modified one.
+ * A proxy of `signer` carrying `acSeq` as its VOMS extension (or none): to move a real
+ * AC into another user's proxy, or to carry a modified one. The signer is a user
+ * (a proxy of the end-entity certificate) or a proxy (a proxy of a proxy, signed with
+ * the key in the proxy file, as a delegated credential is extended).
  */
-export async function proxyWithAc(user: Cred, acSeq: Uint8Array | undefined): Promise<Proxy> {
+export async function proxyWithAc(
+  signer: Cred | Proxy,
+  acSeq: Uint8Array | undefined,
+  /** Start of the proxy's validity (default five minutes ago). */
+  notBefore: Date = new Date(Date.now() - 5 * 60 * 1000),
+): Promise<Proxy> {
+  const [signerDer, key, below] =
+    'pem' in signer
+      ? [signer.ders[0] as Buffer, await importSigningKeyPem(signer.pem), signer.ders]
+      : [signer.der, signer.keys.privateKey, [signer.der]];
   const keys = await generateRsaKeyPair();
   const serial = BigInt(Math.floor(Math.random() * 2 ** 30) + 1);
   const exts: x509.Extension[] = [
@@ -251,15 +277,56 @@ export async function proxyWithAc(user: Cred, acSeq: Uint8Array | undefined): Pr
   ];
   if (acSeq !== undefined) exts.push(new x509.Extension(OID_VOMS_AC_SEQ, false, Buffer.from(acSeq)));
   const der = await issueCertificate({
-    subject: appendCn(user.cert.subjectDer, String(serial)),
+    subject: appendCn(parseCertificate(signerDer).subjectDer, String(serial)),
     publicKey: keys.publicKey,
-    issuer: { certDer: user.der, key: user.keys.privateKey },
-    notBefore: new Date(Date.now() - 5 * 60 * 1000),
+    issuer: { certDer: signerDer, key },
+    notBefore,
     notAfter: new Date(Date.now() + 12 * 3600 * 1000),
     serial,
     extensions: exts,
   });
-  return { pem: toPem(der) + privateKeyToProxyPem(keys.privateKey) + toPem(user.der), ders: [der, user.der] };
+  return {
+    pem: toPem(der) + privateKeyToProxyPem(keys.privateKey) + below.map((d) => toPem(d)).join(''),
+    ders: [der, ...below],
+  };
+}
+
+/** The attribute certificates (DER) of a proxy's VOMS extension, in order. */
+export function acsOf(p: Proxy): Uint8Array[] {
+  return decodeVomsExtension(acExtension(p)).map((ac) => ac.der);
+}
+
+/** A VOMS extension value holding `acs` in order, as voms-proxy-init writes several VOs (SEQUENCE OF SEQUENCE OF AC). */
+export function acSequence(...acs: readonly Uint8Array[]): Buffer {
+  return encodeTlv(TAG.SEQUENCE, encodeTlv(TAG.SEQUENCE, ...acs));
+}
+
+/**
+ * A real AC with fields of its acinfo changed, signed again with the key of the VOMS
+ * server `server` (the one that issued it): what that server would have issued with
+ * those fields. `edit` gets the DER of each acinfo field (version, holder, issuer,
+ * signature, serialNumber, validity, attributes, extensions) and returns the new list.
+ */
+export function resignAc(acDer: Uint8Array, server: Cred, edit: (fields: Buffer[]) => Buffer[]): Buffer {
+  const [info, alg] = children(parseDer(acDer));
+  const fields = children(info as Tlv).map((t) => Buffer.from(raw(t)));
+  const acinfo = encodeTlv(TAG.SEQUENCE, ...edit(fields));
+  const algOid = decodeOid(children(alg as Tlv)[0] as Tlv);
+  if (algOid !== SHA256_WITH_RSA) throw new Error(`resignAc: unexpected AC signature algorithm ${algOid}`);
+  const signature = sign('sha256', acinfo, keyObjectOf(server.keys.privateKey));
+  return encodeTlv(TAG.SEQUENCE, acinfo, raw(alg as Tlv), encodeTlv(TAG.BIT_STRING, Buffer.from([0]), signature));
+}
+
+const SHA256_WITH_RSA = '1.2.840.113549.1.1.11';
+
+/** One AC extension (Extension ::= SEQUENCE { OID, critical BOOLEAN DEFAULT FALSE, OCTET STRING }). */
+export function acExtensionDer(oid: string, critical: boolean, value: Uint8Array): Buffer {
+  return encodeTlv(
+    TAG.SEQUENCE,
+    encodeOid(oid),
+    ...(critical ? [encodeTlv(TAG.BOOLEAN, Buffer.from([0xff]))] : []),
+    encodeTlv(TAG.OCTET_STRING, value),
+  );
 }
 
 /** `bytes` with the first occurrence of `find` (text) changed in its first byte. */
@@ -274,4 +341,72 @@ export function flipIn(bytes: Uint8Array, find: string): Uint8Array {
 /** SHA-256 fingerprints of a chain in the spelling the TLS layer uses (any stable one works). */
 export function fingerprints(ders: readonly Buffer[]): string[] {
   return ders.map((d) => parseCertificate(d).fingerprint256);
+}
+
+export interface LogLine {
+  readonly obj: Record<string, unknown>;
+  readonly msg: string;
+}
+
+/**
+ * Authentication of proxies as the TLS listener does it (authenticateChain with a
+ * VomsVerifier on the world's VOMS directory), keeping the verifier's log lines.
+ */
+export class VomsCheck {
+  readonly logs: LogLine[] = [];
+  readonly log = {
+    info: (obj: object, msg: string): void => void this.logs.push({ obj: obj as Record<string, unknown>, msg }),
+    warn: (obj: object, msg: string): void => void this.logs.push({ obj: obj as Record<string, unknown>, msg }),
+  };
+
+  constructor(
+    readonly w: VomsWorld,
+    readonly trust: TrustStore,
+    readonly hostnames?: readonly string[],
+  ) {}
+
+  /** A verifier that looks at the VOMS directory (the world's by default) on every call. */
+  verifier(dir: string = this.w.vomsDir): VomsVerifier {
+    const v = new VomsVerifier({
+      dir,
+      recheckMs: 0,
+      log: this.log,
+      ...(this.hostnames === undefined ? {} : { hostnames: this.hostnames }),
+    });
+    v.refresh(Date.now());
+    return v;
+  }
+
+  /** The outcome of authenticating `p`, which must succeed. */
+  auth(
+    p: Proxy,
+    v: VomsVerifier = this.verifier(),
+    now = Date.now(),
+    cache?: VerifiedChainCache,
+    trust = this.trust,
+  ): X509Identity {
+    const r = authenticateChain({ ders: p.ders, fingerprints: fingerprints(p.ders) }, trust, cache, now, v);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    return r.identity;
+  }
+
+  /** The reasons of the `VOMS attributes ignored` lines logged since the last call. */
+  takeReasons(): string[] {
+    const out = this.logs.filter((l) => l.msg === 'VOMS attributes ignored').map((l) => String(l.obj.reason));
+    this.logs.length = 0;
+    return out;
+  }
+
+  /** The client is authenticated, without attributes, and the reason (matching `why`) is logged. */
+  ignored(p: Proxy, why: RegExp, now?: number): X509Identity {
+    this.logs.length = 0;
+    const id = this.auth(p, this.verifier(), now);
+    assert.equal(id.voms, undefined);
+    const reasons = this.takeReasons();
+    assert.ok(
+      reasons.some((r) => why.test(r)),
+      `no 'VOMS attributes ignored' line matching ${String(why)}; got ${JSON.stringify(reasons)}`,
+    );
+    return id;
+  }
 }
