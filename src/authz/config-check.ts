@@ -4,7 +4,6 @@
  * and every reference to a group defined, an account in one pool only, valid patterns.
  * Returns the first problem (the config loader turns it into a ConfigError naming the key).
  */
-import { resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { parseFqanPattern } from './fqan.js';
 
@@ -115,24 +114,4 @@ function sharingProblem(cfg: Config, pooled: ReadonlyMap<string, number>): Confi
     };
   }
   return undefined;
-}
-
-/** The authorization and mapping sections with grid-mapfile paths resolved against `base` (the config file's folder). */
-export function resolveAuthorizationPaths(cfg: Config, base: string): Pick<Config, 'authorization' | 'mapping'> {
-  const authorization =
-    cfg.authorization === undefined
-      ? undefined
-      : {
-          ...cfg.authorization,
-          groups: cfg.authorization.groups.map((g) => ({
-            ...g,
-            match: g.match.map((r) =>
-              r.gridMapFile === undefined ? r : { ...r, gridMapFile: resolve(base, r.gridMapFile) },
-            ),
-          })),
-        };
-  const mapping = cfg.mapping.map((m) =>
-    m.gridMapFile === undefined ? m : { ...m, gridMapFile: resolve(base, m.gridMapFile) },
-  );
-  return authorization === undefined ? { mapping } : { authorization, mapping };
 }

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
-import { checkAuthorizationConfig, resolveAuthorizationPaths } from '../authz/config-check.js';
+import { checkAuthorizationConfig } from '../authz/config-check.js';
+import { resolvePaths } from './paths.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -57,25 +58,12 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   if (first) throw new ConfigError(pathToKey(first.path), first.message);
   const cfg = v as unknown as Config & Record<string, unknown>;
   checkSemantics(cfg);
-  const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolve(base, cfg.stateDir);
-  const tls = { ...cfg.tls };
-  for (const k of ['hostCert', 'hostKey', 'caDir'] as const) if (tls[k] !== undefined) tls[k] = resolve(base, tls[k]);
-  // Every path key of the file is relative to the file (a relative RTE script used to be
-  // taken relative to wherever the job ran, failing every job that asked for it).
-  const log = cfg.log.file !== undefined ? { ...cfg.log, file: resolve(base, cfg.log.file) } : cfg.log;
-  const runtimeEnvironments = cfg.cluster.runtimeEnvironments.map((r) =>
-    r.script !== undefined ? { ...r, script: resolve(base, r.script) } : r,
-  );
-  const cluster = { ...cfg.cluster, runtimeEnvironments };
-  return deepFreeze({
-    ...cfg,
-    ...resolveAuthorizationPaths(cfg, base),
-    stateDir,
-    tls,
-    log,
-    cluster,
-    vomsDir: resolve(base, cfg.vomsDir),
-  });
+  // Every path key of the file is relative to the file (src/config/paths.ts: one resolver
+  // for all; a relative RTE script used to be taken relative to wherever the job ran, a
+  // relative jwksFile relative to the working directory).
+  const resolved = resolvePaths(ConfigSchema, cfg, base);
+  const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolved.stateDir;
+  return deepFreeze({ ...resolved, stateDir });
 }
 
 function checkSemantics(cfg: Config): void {

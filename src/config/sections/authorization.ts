@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PATH } from '../paths.js';
 
 /**
  * One match rule: exactly one of its keys (checked at load, src/authz/config-check.ts).
@@ -27,6 +28,7 @@ const rule = Type.Object(
     ),
     gridMapFile: Type.Optional(
       Type.String({
+        ...PATH,
         minLength: 1,
         description: 'Members: the DNs that have a valid line in this grid-mapfile (re-read when it changes)',
       }),
@@ -76,6 +78,7 @@ const mappingEntry = Type.Object(
     group: Type.String({ minLength: 1, description: 'The entry applies to callers in this authorization group' }),
     gridMapFile: Type.Optional(
       Type.String({
+        ...PATH,
         minLength: 1,
         description: "The account on the caller's line of this grid-mapfile (the first one of a comma list)",
       }),

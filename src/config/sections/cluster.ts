@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PATH } from '../paths.js';
 import { DAY } from '../units.js';
 
 const queue = Type.Object(
@@ -25,6 +26,7 @@ const rte = Type.Object(
     name: Type.String({ pattern: '^[A-Za-z0-9._+/-]{1,128}$', description: 'e.g. ENV/PROXY or APPS/HEP/ATLAS-SITE' }),
     script: Type.Optional(
       Type.String({
+        ...PATH,
         description: 'Shell script sourced by the job wrapper (stage 1) with the RTE options as arguments',
       }),
     ),

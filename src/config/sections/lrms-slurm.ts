@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
 
 /**
@@ -9,11 +10,13 @@ import { SECOND } from '../units.js';
 export const lrmsSlurmSection = Type.Object(
   {
     slurmConf: Type.String({
+      ...PATH,
       default: '',
       description:
         "SLURM_CONF for the Slurm commands; empty: the service's environment (SLURM_CONF, or Slurm's own default)",
     }),
     binDir: Type.String({
+      ...PATH,
       default: '',
       description: 'Directory holding sbatch, squeue, scancel, scontrol and sinfo; empty: found on PATH',
     }),

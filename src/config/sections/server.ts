@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
 
 /** HTTPS listener, TLS credentials, logging and shutdown. */
@@ -9,6 +10,7 @@ export const serverSection = {
     description: 'HOST:PORT to listen on; port 0 picks a free port',
   }),
   stateDir: Type.String({
+    ...PATH,
     default: './var',
     minLength: 1,
     description: 'Root of all state: database, control directory, session directories, dev PKI',
@@ -28,13 +30,17 @@ export const serverSection = {
     {
       hostCert: Type.Optional(
         Type.String({
+          ...PATH,
           minLength: 1,
           description: 'PEM host certificate (chain). Unset: the embedded dev PKI in <stateDir>/pki is used',
         }),
       ),
-      hostKey: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key of the host certificate' })),
+      hostKey: Type.Optional(
+        Type.String({ ...PATH, minLength: 1, description: 'PEM private key of the host certificate' }),
+      ),
       caDir: Type.Optional(
         Type.String({
+          ...PATH,
           minLength: 1,
           description: 'Directory of trusted CA certificates (OpenSSL hashed names <hash>.0 or *.pem)',
         }),
@@ -50,6 +56,7 @@ export const serverSection = {
     { default: {}, additionalProperties: false },
   ),
   vomsDir: Type.String({
+    ...PATH,
     default: '/etc/grid-security/vomsdir',
     minLength: 1,
     description:
@@ -120,6 +127,7 @@ export const serverSection = {
       ),
       file: Type.Optional(
         Type.String({
+          ...PATH,
           minLength: 1,
           description:
             'Write JSON log lines here instead of standard output; missing folders are made, and a file that cannot be opened stops the start',

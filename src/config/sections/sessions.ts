@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PATH } from '../paths.js';
 import { GiB } from '../units.js';
 
 /** Session directories: limits on what clients upload into them. */
@@ -7,6 +8,7 @@ export const sessionsSection = {
     {
       root: Type.Optional(
         Type.String({
+          ...PATH,
           minLength: 1,
           pattern: '^/',
           description:

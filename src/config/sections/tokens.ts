@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PATH } from '../paths.js';
 
 const issuer = Type.Object(
   {
@@ -8,6 +9,7 @@ const issuer = Type.Object(
     }),
     jwksFile: Type.Optional(
       Type.String({
+        ...PATH,
         minLength: 1,
         description:
           "The issuer's keys as a JWK set file (re-read when a token names an unknown key). Unset: discovery, `<issuer>/.well-known/openid-configuration` then its `jwks_uri`, over https",
