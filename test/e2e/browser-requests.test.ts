@@ -178,7 +178,11 @@ describe('browser requests, published host, doubled slashes (ceres serve)', () =
   });
 
   it('a cross-site file PUT is refused and writes nothing; a same-origin one is stored', async () => {
-    const [job] = await c.submit(UPLOAD_JOB);
+    // A second input that never comes keeps the job waiting, so the first stays in the
+    // session (a job that ran and finished keeps only its outputs).
+    const [job] = await c.submit(
+      '&(executable="/bin/cat")(arguments="in.txt")(inputfiles=("in.txt" "")("later.txt" ""))(stdout="out")',
+    );
     const file = `/rest/1.1/jobs/${job.id}/session/in.txt`;
     for (const [what, h] of Object.entries(crossSite)) refused(await c.req('PUT', file, 'forged\n', h), what);
     assert.equal((await c.req('GET', file)).status, 404);
