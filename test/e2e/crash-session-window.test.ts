@@ -66,6 +66,8 @@ describe("kill -9 while a mapped job's session directory is made", { skip, timeo
 
   before(async () => {
     assertRoot();
+    if (!hasStrace())
+      throw new Error('strace is needed to stop the service at its lchown (Debian: apt-get install strace)');
     a = createAccount();
     other = createAccount();
     dir = tempDir('crashwin');
