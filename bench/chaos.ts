@@ -1,12 +1,17 @@
 /**
  * `npm run build && node dist/bench/chaos.js [--seconds 180] [--clients 64] [--kill-min-ms 2000]
- *   [--kill-max-ms 5000] [--settle 300] [--soak] [--warmup 60] [--config FILE] [--out-dir bench/results]`
+ *   [--kill-max-ms 5000] [--settle 300] [--soak] [--warmup 60] [--mapped] [--config FILE]
+ *   [--out-dir bench/results]`
  *
  * Starts a Ceres from this build on a fresh state directory and runs the soak mix
  * (bench/soak/mix.ts) from two users of its development PKI against it, `kill -9`ing
  * the service every 2-5 s at random and starting it again on the same state and port
  * (chaos). After the last restart every job acknowledged with 201 must exist, end, and
- * have run at most once. With --soak nothing is killed and the service's own exits,
+ * have run at most once, and none may have FAILED (the mix asks for no failure, so one
+ * is the service's, under chaos its crash's). With --mapped (as root) the two users are
+ * mapped to two new local accounts (bench/soak/mapped.ts): the jobs run as those, in
+ * session directories the service makes and gives away while it is being killed.
+ * With --soak nothing is killed and the service's own exits,
  * 5xx answers and RSS growth are what count: the same as the bench scenario `soak`,
  * but with the service under the harness's eye (its crashes and their log lines are
  * reported). Writes bench/results/<date>-<commit>-{chaos,soak}.{md,json}; exit status 0
@@ -28,6 +33,7 @@ import { soakMarkdown } from './soak/render.js';
 import { runSoak } from './soak/run.js';
 import { CeresService } from './soak/service.js';
 import { devPkiUsers, mixUsers } from './soak/users.js';
+import { canMap, mappedUsers } from './soak/mapped.js';
 import { soakProblems } from './scenarios/soak.js';
 
 const USAGE = `usage: node dist/bench/chaos.js [options]   (after npm run build)
@@ -39,6 +45,7 @@ const USAGE = `usage: node dist/bench/chaos.js [options]   (after npm run build)
   --settle S        longest wait for every job to end afterwards (default 300)
   --soak            no kills: a soak of the harness-started service (RSS, crashes)
   --warmup S        --soak: seconds before the RSS figure "after warm-up" (default 60)
+  --mapped          as root: the two users mapped to two new local accounts (useradd)
   --config FILE     a Ceres configuration (JSON) merged into the test one
   --out-dir DIR     where results go (default bench/results)
 `;
@@ -56,6 +63,7 @@ async function main(): Promise<number> {
         settle: { type: 'string' },
         soak: { type: 'boolean' },
         warmup: { type: 'string' },
+        mapped: { type: 'boolean' },
         config: { type: 'string' },
         'out-dir': { type: 'string' },
       },
@@ -83,17 +91,25 @@ async function main(): Promise<number> {
       ? (JSON.parse(await readFile(values.config, 'utf8')) as Record<string, unknown>)
       : {};
   const outDir = typeof values['out-dir'] === 'string' ? values['out-dir'] : 'bench/results';
+  const mapped = values.mapped === true;
+  if (mapped && !canMap()) throw new BenchError('usage', '--mapped needs root (useradd, a root service)');
 
   const progress = new Progress();
   const root = await mkdtemp(join(tmpdir(), 'ceres-chaos-'));
-  const service = await CeresService.start(join(root, 'service'), config);
+  const ledger = await makeLedger(root);
+  const accounts = mapped ? await mappedUsers(root, join(root, 'service', 'state'), ledger) : undefined;
+  const service = await CeresService.start(join(root, 'service'), { ...config, ...accounts?.config }).catch(
+    (e: unknown) => {
+      accounts?.remove();
+      throw e;
+    },
+  );
   const started = new Date();
   try {
-    const ledger = await makeLedger(root);
-    const files = await devPkiUsers(service.pkiDir);
+    const files = accounts?.files ?? (await devPkiUsers(service.pkiDir));
     const users = await mixUsers(service.url, files, Math.ceil(clients / files.length), '1.1');
     progress.done(
-      `Ceres at ${service.url} (pid ${service.pid}); ${clients} clients of ${files.length} users for ${seconds} s${soak ? '' : `, kill -9 every ${minMs}-${maxMs} ms`}`,
+      `Ceres at ${service.url} (pid ${service.pid}); ${clients} clients of ${files.length} ${mapped ? 'mapped ' : ''}users for ${seconds} s${soak ? '' : `, kill -9 every ${minMs}-${maxMs} ms`}`,
     );
     let r;
     try {
@@ -124,6 +140,7 @@ async function main(): Promise<number> {
     const meta = [
       `date ${started.toISOString()}, commit ${commit}`,
       `${m.cpu} (${m.cores} cores), ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}`,
+      ...(mapped ? ['two users mapped to two local accounts (a root service with a `mapping` section)'] : []),
       `command: node dist/bench/chaos.js ${process.argv.slice(2).join(' ')}`.trim(),
     ];
     const md = soakMarkdown(
@@ -135,13 +152,14 @@ async function main(): Promise<number> {
     await writeText(`${base}.md`, md);
     await writeText(
       `${base}.json`,
-      `${JSON.stringify({ tool: 'ceres-bench', kind, date: started.toISOString(), commit, machine: m, options: { seconds, clients, minMs, maxMs, settleS, warmupS }, problems, report: r }, null, 2)}\n`,
+      `${JSON.stringify({ tool: 'ceres-bench', kind, date: started.toISOString(), commit, machine: m, options: { seconds, clients, minMs, maxMs, settleS, warmupS, mapped }, problems, report: r }, null, 2)}\n`,
     );
     process.stdout.write(md);
     process.stderr.write(`results written to ${base}.md and ${base}.json\n`);
     return problems.length === 0 ? 0 : 1;
   } finally {
     await service.stop();
+    accounts?.remove();
     await rm(root, { recursive: true, force: true });
   }
 }

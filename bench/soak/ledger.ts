@@ -1,6 +1,6 @@
 /**
  * "Ran exactly once", seen from outside the service: every soak job runs one script
- * that first appends "<token> <job id>" to a ledger file the harness owns (outside any
+ * that first appends "<token> <job id> <account>" to a ledger file the harness owns (outside any
  * session directory, so cleaning a job does not lose its line), then optionally reads
  * its upload and sleeps. The token is unique per submission, so a token on two lines
  * is a job that was started twice (e.g. re-run after a restart of the service).
@@ -23,7 +23,7 @@ export async function makeLedger(dir: string): Promise<Ledger> {
     script,
     [
       '#!/bin/sh',
-      `echo "$1 $RUNTIME_JOB_ID" >> '${path}'`,
+      `echo "$1 $RUNTIME_JOB_ID $(id -un)" >> '${path}'`,
       'if [ -f in.dat ]; then wc -c < in.dat; fi',
       'sleep "${2:-0}"',
       'echo "done $1"',
@@ -40,13 +40,23 @@ export function soakJob(l: Ledger, token: string, sleepS: number, withUpload: bo
   return `&(executable="${l.script}")(arguments="${token}" "${sleepS}")(stdout="out")(jobname="soak-${token}")${upload}`;
 }
 
+/** The accounts the jobs ran as, with how many runs each. */
+export function runsByAccount(l: Ledger): Promise<Map<string, number>> {
+  return countField(l, 2);
+}
+
 /** How many times each token ran. */
-export async function runsByToken(l: Ledger): Promise<Map<string, number>> {
+export function runsByToken(l: Ledger): Promise<Map<string, number>> {
+  return countField(l, 0);
+}
+
+/** How many ledger lines hold each value of field `n` (space-separated). */
+async function countField(l: Ledger, n: number): Promise<Map<string, number>> {
   const m = new Map<string, number>();
   const text = await readFile(l.path, 'utf8').catch(() => '');
   for (const line of text.split('\n')) {
-    const token = line.split(' ', 1)[0];
-    if (token) m.set(token, (m.get(token) ?? 0) + 1);
+    const v = line.split(' ')[n];
+    if (v) m.set(v, (m.get(v) ?? 0) + 1);
   }
   return m;
 }

@@ -14,6 +14,7 @@
  *   kill        a sleeping job, then action=kill on it
  *   list        GET jobs
  *   clean       action=clean on up to 10 of the client's jobs seen in a final state
+ *               (not FAILED ones: the checks at the end want their reasons)
  *
  * Each client keeps every job it submitted until it has cleaned it, and holds at most
  * MAX_OPEN jobs not yet seen ended (a submitting op asks for their status instead), as
@@ -103,6 +104,11 @@ export function jobsToAsk(
   return ask.map((j) => j.id);
 }
 
+/** Ended and not FAILED: what a client cleans. */
+function cleanable(state: string | undefined): boolean {
+  return state !== 'FAILED' && FINAL_STATES.has(state ?? '');
+}
+
 const OPS = ['submit', 'status', 'upload', 'info', 'download', 'versions', 'kill', 'list', 'status', 'clean'] as const;
 type Op = (typeof OPS)[number];
 const SUBMITTING: ReadonlySet<Op> = new Set(['submit', 'upload', 'kill']);
@@ -182,7 +188,8 @@ export class Mix {
       case 'info':
         return mine.length === 0 ? true : this.#bulk(c, 'info', mine.slice(-1));
       case 'clean': {
-        const ended = mine.filter((id) => FINAL_STATES.has(this.jobs.get(id)?.state ?? '')).slice(0, PER_REQUEST);
+        // A FAILED job is kept: the checks at the end read its reason (verify.ts).
+        const ended = mine.filter((id) => cleanable(this.jobs.get(id)?.state)).slice(0, PER_REQUEST);
         if (ended.length === 0) return true;
         const ok = await this.#bulk(c, 'clean', ended);
         const gone = new Set(ended.filter((id) => this.jobs.get(id)?.cleaned));

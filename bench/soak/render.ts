@@ -57,7 +57,7 @@ export function soakMarkdown(
         .map(([k, n]) => `${formatNumber(n)} ${k}`)
         .join(', ') || 'none'
     } |`,
-    `| missing / not ended / ran twice / FINISHED without running | ${v.missing.length} / ${Object.keys(v.notEnded).length} / ${Object.keys(v.ranTwice).length} / ${v.finishedNotRun.length} |`,
+    `| missing / not ended / ran twice / FINISHED without running / FAILED | ${v.missing.length} / ${Object.keys(v.notEnded).length} / ${Object.keys(v.ranTwice).length} / ${v.finishedNotRun.length} / ${Object.keys(v.failed).length} |`,
     `| service exits not caused by the harness | ${r.crashes.length === 0 ? (r.serviceGoneAfterS !== undefined ? `gone ${r.serviceGoneAfterS} s into the run` : 'none') : r.crashes.map(exitText).join(', ')} |`,
     '',
     '## By route',

@@ -4,8 +4,13 @@
  *    (action=status does not answer 404 for it);
  *  - every one of them reaches a final state within the settle time;
  *  - no token is in the ledger twice (no job started twice), and every FINISHED job's
- *    token is there exactly once.
- * Cleaned jobs were seen in a final state before the clean, so they count as ended.
+ *    token is there exactly once;
+ *  - no job FAILED: the mix asks for no failure (its jobs finish, or are killed by the
+ *    harness), so a failed job failed for a reason of the service's, under chaos most
+ *    likely its own crash (a session directory a kill -9 left half made, a batch job
+ *    lost). Each is reported with the reason the service gives (`diagnose/failed`).
+ * Cleaned jobs were seen in a final state before the clean, so they count as ended (the
+ * mix never cleans a FAILED job, so none escapes the last check).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ArcClient } from '../harness/client.js';
@@ -29,6 +34,8 @@ export interface Verdict {
   readonly ranTwice: Record<string, number>;
   /** FINISHED jobs whose token is not in the ledger: "id (kind)". */
   readonly finishedNotRun: string[];
+  /** FAILED jobs: id -> "kind: the service's reason". */
+  readonly failed: Record<string, string>;
   readonly settleS: number;
 }
 
@@ -37,7 +44,8 @@ export function verdictOk(v: Verdict): boolean {
     v.missing.length === 0 &&
     Object.keys(v.notEnded).length === 0 &&
     Object.keys(v.ranTwice).length === 0 &&
-    v.finishedNotRun.length === 0
+    v.finishedNotRun.length === 0 &&
+    Object.keys(v.failed).length === 0
   );
 }
 
@@ -61,6 +69,9 @@ export function verdictProblems(v: Verdict): string[] {
     out.push(`${twice.length} jobs ran more than once: ${some(twice.map(([t, n]) => `${t} ×${n}`))}`);
   if (v.finishedNotRun.length > 0)
     out.push(`${v.finishedNotRun.length} jobs FINISHED without running: ${some(v.finishedNotRun)}`);
+  const failed = Object.entries(v.failed);
+  if (failed.length > 0)
+    out.push(`${failed.length} jobs FAILED, none asked to: ${some(failed.map(([id, why]) => `${id} (${why})`))}`);
   return out;
 }
 
@@ -128,6 +139,9 @@ export async function verifyJobs(
   for (const j of jobs.values())
     if (!j.cleaned && j.state === 'FINISHED' && (runs.get(j.token) ?? 0) === 0)
       finishedNotRun.push(`${j.id} (${j.kind})`);
+  const failed: Record<string, string> = {};
+  for (const j of jobs.values())
+    if (!j.cleaned && j.state === 'FAILED') failed[j.id] = `${j.kind}: ${await failureReason(clients[j.user], j.id)}`;
   return {
     acknowledged: jobs.size,
     cleaned,
@@ -137,6 +151,19 @@ export async function verifyJobs(
     notEnded,
     ranTwice,
     finishedNotRun,
+    failed,
     settleS: Math.round((Date.now() - t0) / 100) / 10,
   };
+}
+
+/** The reason the service gives for a failed job (its `failed` diagnose file), on one line. */
+async function failureReason(client: ArcClient | undefined, id: string): Promise<string> {
+  if (client === undefined) return 'no client of its owner';
+  try {
+    const a = await client.request('GET', `${client.restBase}/jobs/${id}/diagnose/failed`, { accept: '*/*' });
+    const text = a.body.toString('utf8').trim().replace(/\s+/g, ' ');
+    return a.status === 200 ? text.slice(0, 300) : `diagnose/failed answered ${a.status}`;
+  } catch (e) {
+    return `diagnose/failed got no answer (${e instanceof Error ? e.message : String(e)})`;
+  }
 }

@@ -71,7 +71,13 @@ export class JobCredentials {
     this.#log = log;
   }
 
-  /** Opens (makes) the folder and learns the copies an earlier run placed, so renewals reach them. */
+  /**
+   * Opens (makes) the folder and learns the copies an earlier run placed, so renewals reach
+   * them. A copy's temporary file a kill -9 left (`writeNew`: written, possibly given to the
+   * account, not yet renamed) is removed: the folder is root's (0711), so what it holds is
+   * the service's own, and the copy it was to replace is written again when the job is
+   * placed or its delegation renewed. A job folder without its record is not remembered.
+   */
   static async open(o: {
     dir: string;
     source: JobCredentialSource;
@@ -82,6 +88,7 @@ export class JobCredentials {
     await chmod(o.dir, 0o711);
     const c = new JobCredentials(o.dir, o.source, o.accounts, o.log);
     for (const id of await readdir(o.dir)) {
+      await removeTemporaries(join(o.dir, id));
       const meta = await readFile(join(o.dir, id, META), 'utf8').catch(() => undefined);
       const [delegationId, owner, account] = meta?.split('\n') ?? [];
       if (delegationId && owner) c.#remember(id, { delegationId, owner, account: account || undefined });
@@ -176,6 +183,15 @@ export class JobCredentials {
     await writeNew(dir, name, cred.kind === 'x509' ? proxyFileText(cred) : cred.token, owner);
     return { kind: cred.kind, path: join(dir, name) };
   }
+}
+
+/** The temporary name `writeNew` gives a file before renaming it into place. */
+const TEMPORARY = /^\.(?:proxy|token|\.delegation)\.[0-9a-f]{12}\.tmp$/;
+
+/** Removes the temporaries `writeNew` left in a job's folder (unlinked, never followed). */
+async function removeTemporaries(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const n of names) if (TEMPORARY.test(n)) await unlink(join(dir, n)).catch(() => undefined);
 }
 
 /** Writes `name` in `dir` (the service's own folder) as a new 0600 file, given to `owner`, renamed into place. */

@@ -37,9 +37,10 @@
  *    made is taken back);
  *  - removing a session never made stores SESSION_NEVER_MADE first: nothing makes it later;
  *  - something already at `<id>` when the directory is to be made is adopted only if it
- *    is a real, empty directory of the job's owner: what a kill -9 between the mkdir and
- *    the stored identity leaves. A link, a file, another owner's or a non-empty
- *    directory is refused (CE_ERR_SESSION_REPLACED) and left alone;
+ *    is a real, empty directory of the service's or of the job's account: what a kill -9
+ *    between the mkdir and the lchown, or between the lchown and the stored identity,
+ *    leaves (`#adoptable`). A link, a file, a third account's or a non-empty directory is
+ *    refused (CE_ERR_SESSION_REPLACED) and left alone;
  *  - a stage-out of a job whose directory was never made (a job killed before it was
  *    looked at) does not make it: it reads an empty directory instead (`unmadeView`),
  *    so a store filled with such jobs does not cost a mkdir, a chown, a stored
@@ -317,7 +318,7 @@ export class SessionDirs {
       if (code(e) !== 'EEXIST') return mapFsError(e);
       await this.#adoptable(id, owner);
     }
-    // Just made (or adopted: empty, the owner's): lchown changes this directory only.
+    // Just made (or adopted: empty, the service's or the owner's): lchown changes this directory only.
     if (owner !== undefined) await lchown(path, owner.uid, owner.gid);
     const s = await lstat(path, { bigint: true });
     if (!s.isDirectory())
@@ -329,11 +330,22 @@ export class SessionDirs {
     throw ceError('CE_ERR_SESSION_NOT_FOUND');
   }
 
-  /** Something is at `<id>` before the directory was made: only a crash's empty leftover is taken. */
+  /**
+   * Something is at `<id>` before the directory was made: only what a kill -9 during the
+   * making leaves is taken. The making is mkdir (the service's, empty), lchown (the job's
+   * account's, empty), then the stored identity; so a real directory, empty, owned by the
+   * service or by the job's account is finished by the caller (given to the account,
+   * its identity stored). Nothing else is: the service puts nothing into the directory
+   * before its identity is stored, so content is not the service's (it may be the job's
+   * or another account's), and a third account's directory was never the service's.
+   * Only root (the service) can make entries in the sessions folder of a mapped service
+   * (0711, docs/security.md), so the account cannot plant an empty directory there; a
+   * service without a mapping runs its jobs as itself, and its own uid is the owner's.
+   */
   async #adoptable(id: string, owner: SessionOwner | undefined): Promise<void> {
     const path = inDir(this.#folder, id);
     const s = await lstat(path);
-    const uid = owner?.uid ?? process.geteuid?.();
+    const self = process.geteuid?.();
     const refuse = (what: string): never => {
       throw ceError(
         'CE_ERR_SESSION_REPLACED',
@@ -341,7 +353,7 @@ export class SessionDirs {
       );
     };
     if (!s.isDirectory()) refuse('a link or a file');
-    if (s.uid !== uid) refuse("another account's directory");
+    if (s.uid !== self && s.uid !== owner?.uid) refuse("another account's directory");
     if ((await readdir(path)).length > 0) refuse('a directory that is not empty');
   }
 

@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +113,33 @@ describe(
       source.creds.set('d1', x509(3));
       await again.refresh('d1');
       assert.match(readFileSync(path, 'utf8'), new RegExp(Buffer.from('key3').toString('base64')));
+    });
+
+    it("a copy's temporary a kill -9 left (the account's or still root's) is removed at the next start; the copy stays", async () => {
+      const d = join(dir, 'job1');
+      const given = join(d, '.proxy.0123456789ab.tmp');
+      const record = join(d, '..delegation.ba9876543210.tmp');
+      writeFileSync(given, 'half a proxy', { mode: 0o600 });
+      chownSync(given, a.uid, a.gid);
+      writeFileSync(record, 'd1\n', { mode: 0o600 });
+      const proxy = readFileSync(join(d, 'proxy'), 'utf8');
+      await JobCredentials.open({ dir, source, accounts: new AccountResolver() });
+      assert.deepEqual(readdirSync(d).sort(), ['.delegation', 'proxy']);
+      assert.equal(readFileSync(join(d, 'proxy'), 'utf8'), proxy);
+    });
+
+    it('a job folder a kill -9 left without its record is not taken for a placed copy, and is placed again whole', async () => {
+      const d = join(dir, 'job6');
+      mkdirSync(d, { mode: 0o711 });
+      writeFileSync(join(d, '.proxy.0123456789ab.tmp'), 'half', { mode: 0o600 });
+      const again = await JobCredentials.open({ dir, source, accounts: new AccountResolver() });
+      assert.deepEqual(readdirSync(d), [], 'its temporary is gone');
+      source.creds.set('d6', x509(6));
+      await again.refresh('d6');
+      assert.deepEqual(readdirSync(d), [], 'no renewal reaches a job that holds no copy');
+      await again.place('job6', 'd6', '/CN=alice', a.name);
+      assert.deepEqual(readdirSync(d).sort(), ['.delegation', 'proxy']);
+      assert.equal(statSync(join(d, 'proxy')).uid, a.uid);
     });
 
     it('a token goes to BEARER_TOKEN_FILE; removal takes the copy away', async () => {

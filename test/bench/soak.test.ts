@@ -39,7 +39,7 @@ it('a token on two ledger lines is a job that ran twice; the job script appends 
     const runs = await runsByToken(l);
     assert.equal(runs.get('a1'), 2);
     assert.equal(runs.get('b2'), 1);
-    assert.match(readFileSync(l.script, 'utf8'), /echo "\$1 \$RUNTIME_JOB_ID" >> /);
+    assert.match(readFileSync(l.script, 'utf8'), /echo "\$1 \$RUNTIME_JOB_ID \$\(id -un\)" >> /);
     assert.match(soakJob(l, 'tok', 30, true), /\(arguments="tok" "30"\).*\(inputfiles=\("in\.dat" ""\)\)$/);
     assert.doesNotMatch(soakJob(l, 'tok', 0, false), /inputfiles/);
   } finally {
@@ -57,6 +57,7 @@ it('the checks name each kind of miss, and pass when there is none', () => {
     notEnded: {},
     ranTwice: {},
     finishedNotRun: [],
+    failed: {},
     settleS: 1,
   };
   assert.equal(verdictOk(ok), true);
@@ -67,6 +68,7 @@ it('the checks name each kind of miss, and pass when there is none', () => {
     notEnded: { a: 'RUNNING quick', b: 'RUNNING kill' },
     ranTwice: { t: 2 },
     finishedNotRun: ['f (upload)'],
+    failed: { x: "quick: The session directory of job x was taken by another account's directory" },
   };
   assert.equal(verdictOk(bad), false);
   const p = verdictProblems(bad).join('\n');
@@ -74,6 +76,8 @@ it('the checks name each kind of miss, and pass when there is none', () => {
   assert.match(p, /2 jobs not ended after 1 s \(1 RUNNING quick, 1 RUNNING kill\)/);
   assert.match(p, /1 jobs ran more than once: t ×2/);
   assert.match(p, /1 jobs FINISHED without running: f \(upload\)/);
+  assert.match(p, /1 jobs FAILED, none asked to: x \(quick: The session directory of job x was taken/);
+  assert.equal(verdictOk({ ...ok, failed: { y: 'kill: any reason' } }), false, 'a failure alone fails the run');
 });
 
 it('RSS growth is measured between the medians of the minute after the warm-up and the last minute', () => {

@@ -45,7 +45,18 @@ export function jobWritableFile(path: string): string {
 }
 
 export async function startCeres(
-  opts: { stateDir?: string; listen?: string; config?: Record<string, unknown>; nodeArgs?: readonly string[] } = {},
+  opts: {
+    stateDir?: string;
+    listen?: string;
+    config?: Record<string, unknown>;
+    nodeArgs?: readonly string[];
+    /**
+     * A command the service runs under, e.g. `strace ... -e inject=SYSCALL:signal=KILL` to
+     * kill it at one system call (fault injection without a hook in the service). `child`
+     * is then that command's process, which ends when the service does.
+     */
+    wrap?: readonly string[];
+  } = {},
 ): Promise<RunningCeres> {
   const stateDir = opts.stateDir ?? tempDir('state');
   mkdirSync(stateDir, { recursive: true });
@@ -67,7 +78,8 @@ export async function startCeres(
     writeFileSync(f, JSON.stringify({ log: { level: 'warn' } }));
     args.push('--config', f);
   }
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [file, ...pre] = [...(opts.wrap ?? []), process.execPath];
+  const child = spawn(file, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

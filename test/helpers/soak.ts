@@ -7,15 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeLedger } from '../../bench/soak/ledger.js';
+import { makeLedger, type Ledger } from '../../bench/soak/ledger.js';
 import { runSoak, type SoakReport } from '../../bench/soak/run.js';
 import { CeresService, exitText } from '../../bench/soak/service.js';
 import { devPkiUsers, mixUsers } from '../../bench/soak/users.js';
+import { mappedUsers } from '../../bench/soak/mapped.js';
 import { removeDir, tempDir } from './service.js';
 
 export interface ShortRun {
   readonly report: SoakReport;
   readonly service: CeresService;
+  readonly ledger: Ledger;
+  /** The local accounts of a mapped run. */
+  readonly accounts: readonly string[];
   /** Removes the state; the service is already stopped. */
   cleanup(): void;
   /** The service's error log lines (pino level >= 50), folded by message, for failure messages. */
@@ -28,11 +32,20 @@ export async function shortSoak(o: {
   warmupS: number;
   settleS: number;
   chaos?: { minMs: number; maxMs: number };
+  /** Two users mapped to two new local accounts, the service as root (bench/soak/mapped.ts). */
+  mapped?: boolean;
 }): Promise<ShortRun> {
   const root = tempDir('soak');
-  const service = await CeresService.start(join(root, 'service'));
   const ledger = await makeLedger(root);
-  const files = await devPkiUsers(service.pkiDir);
+  const accounts = o.mapped === true ? await mappedUsers(root, join(root, 'service', 'state'), ledger) : undefined;
+  let service: CeresService;
+  try {
+    service = await CeresService.start(join(root, 'service'), accounts?.config ?? {});
+  } catch (e) {
+    accounts?.remove();
+    throw e;
+  }
+  const files = accounts?.files ?? (await devPkiUsers(service.pkiDir));
   const users = await mixUsers(service.url, files, Math.ceil(o.clients / files.length), '1.1', 60);
   try {
     const report = await runSoak({
@@ -47,7 +60,17 @@ export async function shortSoak(o: {
       service,
       ...(o.chaos !== undefined ? { chaos: { service, ...o.chaos } } : {}),
     });
-    return { report, service, cleanup: () => removeDir(root), logErrors: () => logErrors(service.logPath) };
+    return {
+      report,
+      service,
+      ledger,
+      accounts: accounts?.accounts.map((a) => a.name) ?? [],
+      cleanup: () => {
+        accounts?.remove();
+        removeDir(root);
+      },
+      logErrors: () => logErrors(service.logPath),
+    };
   } finally {
     for (const u of users) await u.client.close();
     await service.stop();

@@ -235,6 +235,63 @@ describe('session directories made on first use', () => {
       assert.equal(store.sessionIdentOf(id), SESSION_NOT_MADE);
     });
 
+    // What a kill -9 leaves while a mapped job's directory is made: the mkdir done, the
+    // lchown not (the service's own empty directory), or the lchown done and the identity
+    // not stored (the account's empty directory). Both are finished, never failed.
+    it("the service's own empty directory (killed between the mkdir and the lchown) is adopted and given to the account", async () => {
+      owner = { uid: 45_678, gid: 45_679 };
+      const id = newJob('mapped');
+      await mkdir(at(id), { mode: 0o700 });
+      const ident = identityOf(lstatSync(at(id), { bigint: true }));
+      await dirs.check(id, SESSION_NOT_MADE);
+      assert.equal(store.sessionIdentOf(id), ident);
+      const s = lstatSync(at(id));
+      assert.deepEqual([s.uid, s.gid, s.mode & 0o777], [45_678, 45_679, 0o700]);
+    });
+
+    it("the account's empty directory (killed between the lchown and the stored identity) is adopted", async () => {
+      owner = { uid: 45_678, gid: 45_679 };
+      const id = newJob('mapped');
+      await mkdir(at(id), { mode: 0o700 });
+      await chown(at(id), 45_678, 45_679);
+      await dirs.check(id, SESSION_NOT_MADE);
+      assert.equal(store.sessionIdentOf(id), identityOf(lstatSync(at(id), { bigint: true })));
+      assert.equal(lstatSync(at(id)).uid, 45_678);
+    });
+
+    it("a directory of the service's with content at the job's name is refused, left, and not given away", async () => {
+      owner = { uid: 45_678, gid: 45_679 };
+      const id = newJob('mapped');
+      await mkdir(at(id), { mode: 0o700 });
+      await writeFile(join(at(id), 'service-file'), 'not the job’s');
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_REPLACED'));
+      assert.equal(lstatSync(at(id)).uid, 0);
+      assert.equal(lstatSync(join(at(id), 'service-file')).uid, 0);
+      assert.equal(store.sessionIdentOf(id), SESSION_NOT_MADE);
+    });
+
+    it("a directory of the account's with content at the job's name is refused and left (the service puts nothing in before the identity is stored)", async () => {
+      owner = { uid: 45_678, gid: 45_679 };
+      const id = newJob('mapped');
+      await mkdir(at(id), { mode: 0o700 });
+      await writeFile(join(at(id), 'planted'), 'x');
+      await chown(at(id), 45_678, 45_679);
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_REPLACED'));
+      assert.deepEqual(readdirSync(at(id)), ['planted']);
+      assert.equal(store.sessionIdentOf(id), SESSION_NOT_MADE);
+    });
+
+    it("a link to an empty directory of the service's at the job's name is refused, and its target not given away", async () => {
+      owner = { uid: 45_678, gid: 45_679 };
+      const id = newJob('mapped');
+      const target = join(outside, 'empty');
+      await mkdir(target, { mode: 0o700 });
+      await symlink(target, at(id));
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_REPLACED'));
+      assert.equal(lstatSync(target).uid, 0);
+      assert.ok(lstatSync(at(id)).isSymbolicLink());
+    });
+
     it('an account that does not resolve leaves the directory the service’s', async () => {
       owner = undefined;
       const id = newJob('nosuchaccount');
