@@ -27,6 +27,8 @@ export function wrapperArgs(spec: BatchJobSpec, s: ScriptSettings): string[] {
     sampleIntervalMs: s.sampleIntervalMs,
     cgroup: '',
     credential: '',
+    // Slurm gives jobs a private /tmp itself (job_container/tmpfs, docs/batch-backends.md).
+    scratch: '',
   });
 }
 
