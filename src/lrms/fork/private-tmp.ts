@@ -16,11 +16,9 @@ import { execFile } from 'node:child_process';
 import { realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { SHARED_TMP } from '../../accounts/account-cleanup.js';
 
 const run = promisify(execFile);
-
-/** The folders a private /tmp covers: a session directory inside one would vanish from the job's view. */
-export const SHARED_TMP_FOLDERS = ['/tmp', '/var/tmp', '/dev/shm'] as const;
 
 /** The parent of every job's scratch folder. */
 export const scratchRoot = (workDir: string): string => join(workDir, 'scratch');
@@ -46,13 +44,13 @@ export async function probePrivateTmp(wrapperPath: string): Promise<{ ok: boolea
 }
 
 /**
- * The folder of `path` (resolved) among SHARED_TMP_FOLDERS, if it lies in one: a job
+ * The folder of `path` (resolved) among SHARED_TMP (what a private /tmp covers), if it lies in one: a job
  * whose session directory is there keeps the shared folders (its session would be hidden
  * under its private /tmp).
  */
 export async function inSharedTmp(path: string): Promise<string | undefined> {
   const real = await realpath(path).catch(() => path);
-  return SHARED_TMP_FOLDERS.find((f) => real === f || real.startsWith(`${f}/`));
+  return SHARED_TMP.find((f) => real === f || real.startsWith(`${f}/`));
 }
 
 /** Remove a job's scratch folder (the wrapper removes it; this is for a wrapper that was killed). */
