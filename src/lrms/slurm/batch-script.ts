@@ -27,7 +27,7 @@ export function wrapperArgs(spec: BatchJobSpec, s: ScriptSettings): string[] {
     sampleIntervalMs: s.sampleIntervalMs,
     cgroup: '',
     credential: '',
-    // Slurm gives jobs a private /tmp itself (job_container/tmpfs, docs/batch-backends.md).
+    // On Slurm a private /tmp is the nodes' affair (job_container/tmpfs, docs/batch-backends.md).
     scratch: '',
   });
 }
