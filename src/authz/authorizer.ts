@@ -13,7 +13,7 @@ import type { Db } from '../store/database.js';
 import { ceError } from '../errors/ce-error.js';
 import { Groups } from './match-rules.js';
 import { AccountMapper, type MapResult } from './mapping.js';
-import { PoolLeases } from './pool-leases.js';
+import { PoolLeases, type PoolLeasesOptions } from './pool-leases.js';
 import { subjectKey, type AuthzSubject } from './subject.js';
 import { WatchedGridMaps, type FileEvent } from './watched-files.js';
 
@@ -42,6 +42,9 @@ export interface AuthorizerOptions {
   readonly sharedAccounts?: readonly string[];
   /** Leases of accounts no configured pool holds any more were dropped at start. */
   readonly onLeasesDropped?: (accounts: readonly string[]) => void;
+  /** Cleans up a released pool account before it passes on (./pool-leases.ts; a root service). */
+  readonly cleanAccount?: PoolLeasesOptions['clean'];
+  readonly onAccountCleaned?: PoolLeasesOptions['onCleaned'];
 }
 
 export class Authorizer {
@@ -68,7 +71,11 @@ export class Authorizer {
       ...(o.now ? { now: o.now } : {}),
       ...(o.onFileLoad ? { onLoad: o.onFileLoad } : {}),
     });
-    this.#leases = new PoolLeases(db, o.now ? { now: o.now } : {});
+    this.#leases = new PoolLeases(db, {
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.cleanAccount ? { clean: o.cleanAccount } : {}),
+      ...(o.onAccountCleaned ? { onCleaned: o.onAccountCleaned } : {}),
+    });
     this.#leases.onRelease = () => this.#cache.clear();
     const dropped = this.#leases.forgetOthers(new Set(mapping.flatMap((m) => m.pool?.accounts ?? [])));
     if (dropped.length > 0) o.onLeasesDropped?.(dropped);

@@ -23,6 +23,7 @@ import type { Authenticator, Authorizer as HttpAuthorizer, Caller } from '../htt
 import { peerIdentity } from '../http/tls-options.js';
 import { tlsAuthenticator } from '../http/tls-authenticator.js';
 import { Authorizer } from '../authz/authorizer.js';
+import { cleanUpAccount } from '../accounts/account-cleanup.js';
 import { subjectOfIdentity, type AuthzSubject } from '../authz/subject.js';
 import type { Identity } from '../auth/identity.js';
 import type { TokenVerifier } from './tokens.js';
@@ -90,6 +91,22 @@ export function createAuth(
               log.warn({ file: e.path, line: p.line, reason: p.reason }, 'grid-mapfile line skipped');
           },
           onLeasesDropped: (accounts) => log.info({ accounts }, 'pool leases of accounts no longer in a pool dropped'),
+          // A root service runs jobs as the pool accounts: a released one is cleaned up
+          // (processes, shared temporary folders) before it passes on. A service that is
+          // not root runs no job as another account (a mapping needs root).
+          ...(process.geteuid?.() === 0
+            ? {
+                cleanAccount: (account: string) => cleanUpAccount(account),
+                onAccountCleaned: (account: string, error?: unknown) => {
+                  if (error === undefined) log.info({ account }, 'pool account cleaned up: free for another identity');
+                  else
+                    log.warn(
+                      { account, err: error },
+                      'pool account cleanup failed: it stays out of the pool, tried again at the next sweep',
+                    );
+                },
+              }
+            : {}),
         });
   // The identity object is kept per connection (and per verified chain, or per cached
   // token): its subject is built once, not per request.

@@ -114,7 +114,7 @@ describe('fork backend specifics', () => {
     await writeFile(join(s.lrmsDir, 'job.sh'), jobScript(s));
     const r = spawnSync(
       b.wrapper.path,
-      wrapperArgs(s, { killGraceSeconds: 1, sampleIntervalMs: 100, cgroup: '', credential: '' }),
+      wrapperArgs(s, { killGraceSeconds: 1, sampleIntervalMs: 100, cgroup: '', credential: '', scratch: '' }),
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: '/usr/bin:/bin', HOME: s.sessionDir } },
     );
     const said = /^ok (\d+) (\d+)\n/.exec(r.stdout);

@@ -8,14 +8,15 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { chmod, chown, lchown, mkdir, mkdtemp, open, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lchown, mkdir, mkdtemp, open, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
 import { jobScript } from '../../src/lrms/fork/job-script.js';
-import type { BatchJobSpec, BatchResult } from '../../src/lrms/backend.js';
+import type { BatchJobSpec } from '../../src/lrms/backend.js';
 import { CeError } from '../../src/errors/ce-error.js';
 import { pidIn, until } from './backend.case.js';
+import { AccountJobs } from './account-jobs.js';
 import { processAlive as alive } from '../helpers/service.js';
 import {
   assertRoot,
@@ -34,10 +35,9 @@ describe(
     let a: TestAccount;
     let b: TestAccount;
     let extra: { name: string; gid: number };
+    let jobs: AccountJobs;
     let backend: ForkBackend;
-    const finals = new Map<string, BatchResult>();
     const started: number[] = [];
-    let n = 0;
 
     before(async () => {
       assertRoot();
@@ -47,16 +47,8 @@ describe(
       // Traversable by the accounts, like the state directory (docs/security.md).
       root = await mkdtemp(join(tmpdir(), 'ceres-runas-'));
       await chmod(root, 0o711);
-      backend = await ForkBackend.create({
-        workDir: join(root, 'lrms', 'fork'),
-        wrapper: 'c',
-        killGraceSeconds: 1,
-        pollIntervalMs: 100,
-      });
-      await chmod(join(root, 'lrms'), 0o700);
-      backend.onUpdate((id, u) => {
-        if (u.kind === 'final') finals.set(id, u.result);
-      });
+      jobs = await AccountJobs.create(root, 'runas');
+      backend = jobs.backend;
     });
     after(async () => {
       for (const p of started) if (alive(p)) process.kill(p, 'SIGKILL');
@@ -65,42 +57,14 @@ describe(
       if (root) await rm(root, { recursive: true, force: true });
     });
 
-    /** A session directory owned by `owner` (0700) and a spec running `script` there as `account`. */
-    async function spec(
+    /** A spec running `script` as `account` in a session directory of `owner` (./account-jobs.ts). */
+    const spec = (
       owner: TestAccount,
       script: string,
       account: string | null = owner.name,
       more: Partial<BatchJobSpec> = {},
-    ): Promise<BatchJobSpec> {
-      const i = ++n;
-      const sessionDir = join(root, 'sessions', `s${i}`);
-      await mkdir(join(root, 'sessions'), { recursive: true, mode: 0o711 });
-      await mkdir(sessionDir, { mode: 0o700 });
-      await chown(sessionDir, owner.uid, owner.gid);
-      return {
-        jobId: `runas-${process.pid}-${i}`,
-        sessionDir,
-        lrmsDir: join(root, 'lrms', 'jobs', `l${i}`),
-        executable: '/bin/sh',
-        arguments: ['-c', script],
-        stdout: 'out',
-        stderr: 'err',
-        environment: [],
-        runtimeEnvironments: [],
-        limits: {},
-        slots: 1,
-        ...(account !== null ? { localAccount: account } : {}),
-        ...more,
-      };
-    }
-
-    async function run(s: BatchJobSpec): Promise<{ r: BatchResult; out: string; err: string }> {
-      const id = await backend.submit(s);
-      await until(`the final update of ${s.jobId}`, () => finals.has(id));
-      const file = (f: string): string =>
-        existsSync(join(s.sessionDir, f)) ? readFileSync(join(s.sessionDir, f), 'utf8') : '';
-      return { r: finals.get(id) as BatchResult, out: file('out'), err: file('err') };
-    }
+    ): Promise<BatchJobSpec> => jobs.spec(owner, script, { account, more });
+    const run = (s: BatchJobSpec): ReturnType<AccountJobs['run']> => jobs.run(s);
 
     it('runs the job as the account, with its groups, and no privilege left', async () => {
       const { r, out, err } = await run(
@@ -126,10 +90,10 @@ describe(
       assert.match(out, /^CapPrm:\s+0+$/m, 'no permitted capabilities');
       assert.match(out, /^CapEff:\s+0+$/m, 'no effective capabilities');
       assert.match(out, new RegExp(`^USER=${a.name}$`, 'm'));
-      const made = statSync(join(root, 'sessions', `s${n}`, 'made'));
+      const made = statSync(join(root, 'sessions', `s${jobs.count}`, 'made'));
       assert.equal(made.uid, a.uid, 'files the job makes belong to the account');
       // The stdout file is opened as the account too.
-      assert.equal(statSync(join(root, 'sessions', `s${n}`, 'out')).uid, a.uid);
+      assert.equal(statSync(join(root, 'sessions', `s${jobs.count}`, 'out')).uid, a.uid);
     });
 
     it("does not inherit a descriptor the wrapper's parent left open (a file only root may read)", async () => {
@@ -156,6 +120,7 @@ describe(
           '',
           'mark',
           `${a.uid}:${a.gid}:${a.gid}`,
+          '',
         ];
         const r = spawnSync(backend.wrapper.path, args, {
           encoding: 'utf8',
@@ -248,7 +213,7 @@ describe(
         if (be !== backend) {
           t.after(() => be.close());
           be.onUpdate((id, u) => {
-            if (u.kind === 'final') finals.set(id, u.result);
+            if (u.kind === 'final') jobs.finals.set(id, u.result);
           });
         }
         const s = await spec(
@@ -264,8 +229,8 @@ describe(
         started.push(...pids);
         for (const p of pids) assert.equal(statSync(`/proc/${p}`).uid, a.uid, 'the processes run as the account');
         assert.equal(await be.cancel(id), true);
-        await until('the final update', () => finals.has(id));
-        assert.equal(finals.get(id)?.failureReason, 'cancelled');
+        await until('the final update', () => jobs.finals.has(id));
+        assert.equal(jobs.finals.get(id)?.failureReason, 'cancelled');
         await until('no process of the job is left', () => pids.every((p) => !alive(p)), 10_000);
       });
     }
@@ -290,12 +255,12 @@ describe(
       ['root', 'root', 'CE_ERR_ACCOUNT_REFUSED'],
     ] as const) {
       it(`${what}: the submission fails with ${code}, and nothing runs (not as the service user either)`, async () => {
-        const s = await spec(a, `touch ${join(root, `ran-${n + 1}`)}`, account);
+        const s = await spec(a, `touch ${join(root, `ran-${jobs.count + 1}`)}`, account);
         await assert.rejects(
           backend.submit(s),
           (e: unknown) => e instanceof CeError && e.code === code && e.message.includes(account),
         );
-        assert.ok(!existsSync(join(root, `ran-${n}`)), 'the job did not run');
+        assert.ok(!existsSync(join(root, `ran-${jobs.count}`)), 'the job did not run');
         assert.ok(!existsSync(join(s.lrmsDir, 'pid')), 'no wrapper claimed the job');
       });
     }
@@ -309,7 +274,7 @@ describe(
         const s = await spec(a, 'true');
         await mkdir(s.lrmsDir, { recursive: true, mode: 0o700 });
         await writeFile(join(s.lrmsDir, 'job.sh'), `#!/bin/sh\ntouch ${join(root, 'ran-cred')}\n`);
-        const args = [s.lrmsDir, s.sessionDir, '', 'out', 'err', '0', '0', '0', '0', '1', '1000', '', 'mark', cred];
+        const args = [s.lrmsDir, s.sessionDir, '', 'out', 'err', '0', '0', '0', '0', '1', '1000', '', 'mark', cred, ''];
         const r = spawnSync(backend.wrapper.path, args, { encoding: 'utf8' });
         assert.match(r.stdout, /^error invalid account credentials/, r.stdout + r.stderr);
         assert.ok(!existsSync(join(s.lrmsDir, 'pid')), 'the wrapper did not claim the job');

@@ -91,6 +91,11 @@ export const engineSection = {
             description:
               'Each job in its own cgroup v2 (which none of its processes can leave) when the service may create cgroups under its own; `off`: processes are tracked by their environment mark and session only. The log says which is active',
           }),
+          privateTmp: Type.Union([Type.Literal('auto'), Type.Literal('off')], {
+            default: 'auto',
+            description:
+              "Jobs under local accounts get a private /tmp, /var/tmp and /dev/shm (a mount namespace made by the root job wrapper, folders removed with the job) where the kernel allows it (a root service with CAP_SYS_ADMIN); `off`: jobs share the host's. The log says which is active",
+          }),
           backstopIntervalMs: Type.Integer({
             default: 10_000,
             minimum: 100,

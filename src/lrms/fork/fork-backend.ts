@@ -50,7 +50,8 @@ import {
 import { jobScript, validateSpec } from './job-script.js';
 import { LauncherClient, type LauncherProgram } from './launcher-client.js';
 import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
-import { wrapperArgs } from './wrapper-args.js';
+import { ARGS_ENV, ARGS_FILE, argsFileText, wrapperArgs } from './wrapper-args.js';
+import { inSharedTmp, jobScratch, probePrivateTmp, removeScratch, scratchRoot } from './private-tmp.js';
 import {
   ensureLauncher,
   ensureWrapper,
@@ -87,6 +88,8 @@ export interface ForkBackendOptions {
   readonly backstopIntervalMs?: number;
   /** `auto`: put each job in its own cgroup v2 when the service may create cgroups; `off`: never. */
   readonly cgroups?: 'auto' | 'off';
+  /** `auto`: jobs under local accounts get a private /tmp, /var/tmp and /dev/shm where the kernel allows; `off`: never. */
+  readonly privateTmp?: 'auto' | 'off';
   /** After the grace time, how long a cancelled job's wrapper has to finish before it is killed. */
   readonly cancelMarginMs?: number;
   /** Resolves `localAccount` of a spec (docs/security.md); default: the name service, cached a minute. */
@@ -128,11 +131,17 @@ export class ForkBackend implements BatchBackend {
   readonly runsOnSubmit = true;
   readonly wrapper: WrapperBinary;
   readonly launcher: LauncherProgram;
-  readonly #o: Required<Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups' | 'launcher'>> & {
+  readonly #o: Required<
+    Omit<ForkBackendOptions, 'log' | 'wrapper' | 'compiler' | 'cgroups' | 'launcher' | 'privateTmp'>
+  > & {
     log: BackendLog | undefined;
   };
   /** Where jobs' cgroups are made; undefined: processes are tracked by mark and session only. */
   readonly cgroupRoot: string | undefined;
+  /** Where jobs' private temporary folders are made; undefined: jobs share the host's (./private-tmp.ts). */
+  readonly scratchRoot: string | undefined;
+  /** The log said once that a job's session directory lies in a shared temporary folder. */
+  #saidSessionInTmp = false;
   readonly #sweeper: ProcessSweeper;
   readonly #launcher: LauncherClient;
   readonly #jobs = new Map<string, Tracked>();
@@ -154,10 +163,12 @@ export class ForkBackend implements BatchBackend {
     wrapper: WrapperBinary,
     launcher: LauncherProgram,
     cgroupRoot: string | undefined,
+    scratch: string | undefined,
   ) {
     this.wrapper = wrapper;
     this.launcher = launcher;
     this.cgroupRoot = cgroupRoot;
+    this.scratchRoot = scratch;
     this.#sweeper = new ProcessSweeper(() => new Set([process.pid, this.#launcher.pid ?? 0]));
     this.#o = {
       workDir: options.workDir,
@@ -207,7 +218,46 @@ export class ForkBackend implements BatchBackend {
         ? "fork backend: each job's processes are held in its own cgroup v2"
         : "fork backend: jobs' processes are tracked by their environment mark and session (no usable cgroup v2)",
     );
-    return new ForkBackend(options, wrapper, launcher, cg.root);
+    const scratch = await ForkBackend.#privateTmp(options, wrapper);
+    return new ForkBackend(options, wrapper, launcher, cg.root, scratch);
+  }
+
+  /**
+   * Where jobs' private temporary folders go, or undefined when jobs share the host's:
+   * off, a service that is not root (its jobs run as itself: as before), the sh wrapper,
+   * or a kernel that refuses mount namespaces (said in the log).
+   */
+  static async #privateTmp(options: ForkBackendOptions, wrapper: WrapperBinary): Promise<string | undefined> {
+    if (options.privateTmp === 'off' || process.geteuid?.() !== 0 || wrapper.kind !== 'c') return undefined;
+    const probe = await probePrivateTmp(wrapper.path);
+    if (!probe.ok) {
+      options.log?.warn(
+        { why: probe.why },
+        'fork backend: jobs share /tmp, /var/tmp and /dev/shm (no private temporary folders: the service needs CAP_SYS_ADMIN)',
+      );
+      return undefined;
+    }
+    const root = scratchRoot(options.workDir);
+    await mkdir(root, { recursive: true, mode: 0o700 });
+    await chmod(root, 0o700);
+    options.log?.info?.({}, 'fork backend: jobs under local accounts get a private /tmp, /var/tmp and /dev/shm');
+    return root;
+  }
+
+  /** The job's scratch folder for its private /tmp, or '' when it shares the host's. */
+  async #scratchFor(spec: BatchJobSpec, cred: string): Promise<string> {
+    if (this.scratchRoot === undefined || cred === '') return '';
+    const folder = await inSharedTmp(spec.sessionDir);
+    if (folder !== undefined) {
+      if (!this.#saidSessionInTmp)
+        this.#o.log?.warn(
+          { folder },
+          'fork backend: session directories in a shared temporary folder: those jobs share /tmp, /var/tmp and /dev/shm',
+        );
+      this.#saidSessionInTmp = true;
+      return '';
+    }
+    return jobScratch(this.scratchRoot, jobMark(spec.lrmsDir));
   }
 
   /** Process id of the launcher, once started. */
@@ -233,21 +283,23 @@ export class ForkBackend implements BatchBackend {
     const claimed = made === undefined ? await readPidFile(spec.lrmsDir) : undefined;
     if (claimed) return this.#attach(spec, claimed);
     await writeAtomic(join(spec.lrmsDir, JOB_SCRIPT), jobScript(spec));
+    const args = wrapperArgs(spec, {
+      killGraceSeconds: this.#o.killGraceSeconds,
+      sampleIntervalMs: this.#o.sampleIntervalMs,
+      cgroup: jobCgroup(this.cgroupRoot, jobMark(spec.lrmsDir)) ?? '',
+      credential: as.cred,
+      scratch: await this.#scratchFor(spec, as.cred),
+    });
+    const env: Record<string, string> = { PATH: this.#o.jobPath, HOME: spec.sessionDir, ...as.env };
+    // The C wrapper reads its arguments from a file only root can read: on its command
+    // line every local user would see the job's directories with ps. (The sh wrapper runs
+    // jobs as the service's user only.)
+    if (this.wrapper.kind === 'c') {
+      await writeAtomic(join(spec.lrmsDir, ARGS_FILE), argsFileText(args));
+      env[ARGS_ENV] = join(spec.lrmsDir, ARGS_FILE);
+    }
     const missed = this.#exitsMissed;
-    const started = await this.#launcher.spawn(
-      this.wrapper.path,
-      wrapperArgs(spec, {
-        killGraceSeconds: this.#o.killGraceSeconds,
-        sampleIntervalMs: this.#o.sampleIntervalMs,
-        cgroup: jobCgroup(this.cgroupRoot, jobMark(spec.lrmsDir)) ?? '',
-        credential: as.cred,
-      }),
-      {
-        PATH: this.#o.jobPath,
-        HOME: spec.sessionDir,
-        ...as.env,
-      },
-    );
+    const started = await this.#launcher.spawn(this.wrapper.path, this.wrapper.kind === 'c' ? [] : args, env);
     if (started.line === 'dup') {
       // Another wrapper claimed the directory first (a submit repeated after a crash).
       const other = await readPidFile(spec.lrmsDir);
@@ -345,6 +397,12 @@ export class ForkBackend implements BatchBackend {
   async release(ref: Pick<BatchJobRef, 'jobId' | 'lrmsDir'>): Promise<void> {
     const mark = jobMark(ref.lrmsDir);
     await this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark) });
+    await this.#removeScratch(mark);
+  }
+
+  /** A job's private temporary folders, once none of its processes is left (its wrapper's task, unless it was killed). */
+  async #removeScratch(mark: string): Promise<void> {
+    if (this.scratchRoot !== undefined) await removeScratch(jobScratch(this.scratchRoot, mark));
   }
 
   async usable(): Promise<string | undefined> {
@@ -445,7 +503,14 @@ export class ForkBackend implements BatchBackend {
     if (job.cancelled && lost) result = { ...result, failureReason: 'cancelled' };
     const cgroup = jobCgroup(this.cgroupRoot, mark);
     const sweep = thorough
-      ? () => this.#sweeper.sweep({ mark, ...this.#cgroupOf(mark), ...(job.rec.pid > 0 ? { wrapper: job.rec } : {}) })
+      ? async () => {
+          await this.#sweeper.sweep({
+            mark,
+            ...this.#cgroupOf(mark),
+            ...(job.rec.pid > 0 ? { wrapper: job.rec } : {}),
+          });
+          await this.#removeScratch(mark);
+        }
       : cgroup
         ? () => sweepCgroup(cgroup)
         : undefined;

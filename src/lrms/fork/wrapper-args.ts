@@ -1,7 +1,11 @@
 /**
- * The job wrapper's command line (src/lrms/fork/wrapper-c.ts reads it by position), made
+ * The job wrapper's arguments (src/lrms/fork/wrapper-c.ts reads them by position), made
  * in one place for every backend that runs the wrapper: the fork backend's launcher and
  * the Slurm batch script. A second copy drifted once when the wrapper gained an argument.
+ *
+ * The fork backend hands them to the C wrapper in a file (ARGS_FILE in the job's lrms
+ * directory, named by the ARGS_ENV variable), not on its command line: any local user
+ * reads command lines with ps, and these name the job's lrms and session directories.
  */
 import type { BatchJobSpec } from '../backend.js';
 import { jobMark } from './job-processes.js';
@@ -13,6 +17,8 @@ export interface WrapperSettings {
   readonly cgroup: string;
   /** The identity to switch to, or '' for none (Slurm already runs the job as its account). */
   readonly credential: string;
+  /** Where the job's private /tmp and /dev/shm are made, or '' for none (./scratch-dirs.ts). */
+  readonly scratch: string;
 }
 
 export function wrapperArgs(spec: BatchJobSpec, s: WrapperSettings): string[] {
@@ -33,5 +39,16 @@ export function wrapperArgs(spec: BatchJobSpec, s: WrapperSettings): string[] {
     s.cgroup,
     jobMark(spec.lrmsDir),
     s.credential,
+    s.scratch,
   ];
+}
+
+/** The file of the wrapper's arguments in the job's lrms directory (0700, the service's). */
+export const ARGS_FILE = 'args';
+/** The environment variable naming ARGS_FILE; the wrapper removes it before the job starts. */
+export const ARGS_ENV = 'CERES_WRAPPER_ARGS';
+
+/** ARGS_FILE's text: each argument ended by a NUL (no argument holds one: validateSpec). */
+export function argsFileText(args: readonly string[]): string {
+  return args.map((a) => `${a}\0`).join('');
 }

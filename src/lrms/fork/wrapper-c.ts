@@ -3,8 +3,14 @@
  * system compiler into the backend's work directory (./wrapper-build.ts). Kept as a
  * string so it travels with the compiled JavaScript. Design: docs/batch-backends.md.
  *
- * Command line (the same for the sh fallback, ./wrapper-sh.ts):
- *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED
+ * Arguments (the same for the sh fallback, ./wrapper-sh.ts):
+ *   wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED SCRATCH
+ * on the command line, or, with no argument at all, read from the file named by the
+ * environment variable CERES_WRAPPER_ARGS (each argument ended by a NUL): what the fork
+ * backend does, because every local user reads a process's command line with ps, and
+ * DIR and SESSION name the job (docs/security.md, "What `ps` shows"). The file lies in
+ * DIR (0700, the service's); the environment of a root process is readable by root only.
+ * The variable is removed before anything else, so the job never inherits it.
  * DIR is the job's lrms directory holding job.sh; STDIN/STDOUT/STDERR are
  * session-relative ('' = /dev/null); JOIN 1 sends stderr to stdout; WALL/GRACE in
  * seconds, CPU in seconds, MEMKB in KiB (0 = no limit); SAMPLEMS is the memory/CPU
@@ -18,6 +24,17 @@
  * gid, then the uid (real, effective and saved, each checked), before it touches
  * anything in the session directory, so every file it opens there is opened as the
  * account (a link the job planted cannot make root write through it).
+ *
+ * SCRATCH ('' = none; only with CRED) gives the job a private /tmp, /var/tmp and /dev/shm,
+ * as HTCondor does: the wrapper (root) makes SCRATCH (0700, root's) with `tmp` and `shm`
+ * in it (0700, the account's), made and opened without following a link; the child,
+ * still root, enters a mount namespace of its own (unshare CLONE_NEWNS), makes every
+ * mount private (nothing it mounts propagates back to the host) and bind-mounts `tmp`
+ * onto /tmp and /var/tmp and `shm` onto /dev/shm (nosuid, nodev), then sets TMPDIR=/tmp.
+ * The namespace ends with the job's last process; after reaping everything the wrapper
+ * removes SCRATCH (no process of the job is left to race it, and SCRATCH's parents are
+ * root's: nobody else reaches it). Where the kernel refuses (no CAP_SYS_ADMIN), the job
+ * runs with the shared folders and the status file says why (`tmp=shared: ...`).
  *
  * job.sh is opened by the wrapper and read by the shell through /proc/self/fd/N: the
  * lrms directory stays 0700 and unreachable for the account. Descriptor 3 of job.sh is
@@ -39,7 +56,10 @@ export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -367,6 +387,145 @@ static void close_others(int keep1, int keep2) {
   for (int i = 0; i < n; i++) close(fds[i]);
 }
 
+/* The arguments from the file named by CERES_WRAPPER_ARGS (each ended by a NUL) into fargv[1..]; 0 on failure. */
+#define NARGS 15
+static char argbuf[65536];
+static char *fargv[NARGS + 2];
+static int args_from_file(const char *path, int *argc) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t len = 0;
+  for (;;) {
+    ssize_t r = read(fd, argbuf + len, sizeof argbuf - 1 - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) { close(fd); return 0; }
+    if (r == 0) break;
+    len += (size_t)r;
+    if (len == sizeof argbuf - 1) { close(fd); errno = E2BIG; return 0; }
+  }
+  close(fd);
+  int n = 1;
+  size_t off = 0;
+  while (off < len) {
+    char *z = memchr(argbuf + off, 0, len - off);
+    if (!z || n > NARGS) { errno = EINVAL; return 0; }
+    fargv[n++] = argbuf + off;
+    off = (size_t)(z - argbuf) + 1;
+  }
+  fargv[n] = NULL;
+  *argc = n;
+  return 1;
+}
+
+/* The private temporary folders: SCRATCH, its tmp and shm (descriptors, -1 = none). */
+static int scratch_fd = -1, tmp_fd = -1, shm_fd = -1;
+static char tmp_note[300]; /* "private", "shared: why", or "" when none was asked for */
+
+/* parent/name as a directory of uid:gid, mode 0700, made and opened without following a link. */
+static int own_dir(int parent, const char *name, uid_t uid, gid_t gid) {
+  if (mkdirat(parent, name, 0700) != 0 && errno != EEXIST) return -1;
+  int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fchown(fd, uid, gid) != 0 || fchmod(fd, 0700) != 0) { close(fd); return -1; }
+  return high(fd);
+}
+
+/* In the wrapper, as root: SCRATCH (root's, 0700) with tmp and shm (the account's); NULL or why not. */
+static const char *prepare_scratch(const char *scratch, uid_t uid, gid_t gid) {
+  if (mkdir(scratch, 0700) != 0 && errno != EEXIST) return "cannot make the scratch directory";
+  scratch_fd = high(open(scratch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (scratch_fd < 0 || fstat(scratch_fd, &st) != 0 || st.st_uid != geteuid()) return "the scratch directory is not the wrapper's";
+  if (fchmod(scratch_fd, 0700) != 0) return "cannot protect the scratch directory";
+  tmp_fd = own_dir(scratch_fd, "tmp", uid, gid);
+  shm_fd = own_dir(scratch_fd, "shm", uid, gid);
+  if (tmp_fd < 0 || shm_fd < 0) return "cannot make the private temporary folders";
+  return NULL;
+}
+
+/* A real directory at p (not a link): a folder to cover; a missing one is left alone. */
+static int is_dir(const char *p) {
+  struct stat st;
+  return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Bind-mount the directory of fd onto dst (if dst is a directory); 0 on success. A bind
+ * mount's source must be a mount of the caller's namespace: fd, opened before the
+ * unshare, is in the host's, so the folder is opened again by its path (SCRATCH/name,
+ * without following a link) and must be the same directory.
+ */
+static int bind_onto(int fd, const char *scratch, const char *name, const char *dst) {
+  if (!is_dir(dst)) return 0;
+  char path[4200], src[64];
+  snprintf(path, sizeof path, "%s/%s", scratch, name);
+  int again = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat was, now;
+  if (again < 0) return -1;
+  if (fstat(fd, &was) != 0 || fstat(again, &now) != 0 || was.st_dev != now.st_dev || was.st_ino != now.st_ino) {
+    close(again);
+    errno = ESTALE;
+    return -1;
+  }
+  snprintf(src, sizeof src, "/proc/self/fd/%d", again);
+  int r = mount(src, dst, NULL, MS_BIND, NULL);
+  int e = errno;
+  /* Hardening, best effort: nothing set-uid or a device node is usable from there. */
+  if (r == 0) mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL);
+  close(again);
+  errno = e;
+  return r;
+}
+
+/* A mount namespace of our own whose mounts never propagate to the host's; NULL or why not. */
+static const char *own_mount_ns(void) {
+  if (unshare(CLONE_NEWNS) != 0) return "the kernel refused a mount namespace";
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return "cannot make the mounts private";
+  return NULL;
+}
+
+/* In the child, still root: cover /tmp, /var/tmp and /dev/shm with the job's own folders. */
+static void private_tmp(const char *scratch) {
+  const char *why = own_mount_ns(), *over = NULL;
+  if (!why) {
+    if (bind_onto(tmp_fd, scratch, "tmp", "/tmp") != 0) over = "/tmp";
+    else if (bind_onto(tmp_fd, scratch, "tmp", "/var/tmp") != 0) over = "/var/tmp";
+    else if (bind_onto(shm_fd, scratch, "shm", "/dev/shm") != 0) over = "/dev/shm";
+  }
+  if (why || over) {
+    snprintf(tmp_note, sizeof tmp_note, "shared: %s%s (%s)", why ? why : "cannot bind-mount over ", why ? "" : over, strerror(errno));
+    return;
+  }
+  setenv("TMPDIR", "/tmp", 1);
+}
+
+/* Whether this host lets the wrapper give jobs a private /tmp: prints "ok" or "no <why>". */
+static int probe_private_tmp(void) {
+  const char *why = own_mount_ns();
+  if (!why && mount("/tmp", "/tmp", NULL, MS_BIND, NULL) != 0) why = "cannot bind-mount over /tmp";
+  if (why) printf("no %s (%s)\n", why, strerror(errno));
+  else printf("ok\n");
+  return 0;
+}
+
+static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *f) {
+  (void)sb;
+  (void)f;
+  if (flag == FTW_DP || flag == FTW_D || flag == FTW_DNR) rmdir(p);
+  else unlink(p);
+  return 0;
+}
+
+/*
+ * SCRATCH and all in it, after every process of the job was reaped: nothing of the job is
+ * left to swap a directory for a link, and SCRATCH's parents are root's (nobody else
+ * reaches it). Never follows a link, never leaves the file system.
+ */
+static void remove_scratch(const char *scratch) {
+  if (scratch_fd < 0) return;
+  nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
 static int open_or(const char *name, int flags, int fd_err, const char *what) {
   int fd = name[0] ? open(name, flags | O_CLOEXEC, 0644) : open("/dev/null", flags | O_CLOEXEC);
   if (fd < 0) child_fail(fd_err, what, name);
@@ -374,8 +533,22 @@ static int open_or(const char *name, int flags, int fd_err, const char *what) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 15) {
-    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED\n", argv[0]);
+  /* Copied, then removed from the environment the job would inherit. */
+  char argpath[4200] = "";
+  const char *from_env = getenv("CERES_WRAPPER_ARGS");
+  if (from_env) snprintf(argpath, sizeof argpath, "%s", from_env);
+  unsetenv("CERES_WRAPPER_ARGS");
+  if (argc == 1 && argpath[0]) {
+    fargv[0] = argv[0];
+    if (!args_from_file(argpath, &argc)) {
+      printf("error cannot read the wrapper's arguments: %s\n", strerror(errno));
+      return 1;
+    }
+    argv = fargv;
+  }
+  if (argc == 2 && strcmp(argv[1], "--probe-private-tmp") == 0) return probe_private_tmp();
+  if (argc != 16) {
+    fprintf(stderr, "usage: %s DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED SCRATCH\n", argv[0]);
     return 2;
   }
   dir = argv[1];
@@ -390,6 +563,7 @@ int main(int argc, char **argv) {
   cgroup = argv[12];
   const char *mark = argv[13];
   const char *cred = argv[14];
+  const char *scratch = argv[15];
   uid_t as_uid = 0;
   gid_t as_gid = 0;
   int as_ngroups = 0;
@@ -446,13 +620,21 @@ int main(int argc, char **argv) {
     if (mkdir(cgroup, 0755) != 0 && errno != EEXIST) cgroup = "";
   }
 
-  int errpipe[2], failpipe[2];
+  int errpipe[2], failpipe[2], notepipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) { errpipe[0] = -1; errpipe[1] = -1; }
   if (pipe2(failpipe, O_CLOEXEC) != 0) { failpipe[0] = -1; failpipe[1] = -1; }
   errpipe[0] = high(errpipe[0]);
   errpipe[1] = high(errpipe[1]);
   failpipe[0] = high(failpipe[0]);
   failpipe[1] = high(failpipe[1]);
+  /* Private temporary folders: only for a job under an account (the folders are its). */
+  notepipe[0] = notepipe[1] = -1;
+  if (scratch[0] && cred[0]) {
+    const char *why = prepare_scratch(scratch, as_uid, as_gid);
+    if (why) snprintf(tmp_note, sizeof tmp_note, "shared: %s (%s)", why, strerror(errno));
+    else if (pipe2(notepipe, O_CLOEXEC) == 0) { notepipe[0] = high(notepipe[0]); notepipe[1] = high(notepipe[1]); }
+    else snprintf(tmp_note, sizeof tmp_note, "shared: no pipe to the job (%s)", strerror(errno));
+  }
   char jobsh[4200];
   path_in(jobsh, sizeof jobsh, "job.sh");
   /* Opened here, as the wrapper's user: the job's shell reads it through the descriptor. */
@@ -470,6 +652,7 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (errpipe[0] >= 0) close(errpipe[0]);
     if (failpipe[0] >= 0) close(failpipe[0]);
+    if (notepipe[0] >= 0) close(notepipe[0]);
     if (cgroup[0] && !placed) {
       char procs[4200];
       snprintf(procs, sizeof procs, "%s/cgroup.procs", cgroup);
@@ -481,6 +664,14 @@ int main(int argc, char **argv) {
     if (cpu > 0) {
       struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + (rlim_t)(grace < 1 ? 1 : grace) };
       setrlimit(RLIMIT_CPU, &rl);
+    }
+    /* Root is needed for the mounts: before the switch. What happened goes to the wrapper. */
+    if (notepipe[1] >= 0) {
+      private_tmp(scratch);
+      const char *note = tmp_note[0] ? tmp_note : "private";
+      ssize_t ignored = write(notepipe[1], note, strlen(note));
+      (void)ignored;
+      close(notepipe[1]);
     }
     if (cred[0]) become(errpipe[1], as_uid, as_gid, as_ngroups);
     if (chdir(session) != 0) child_fail(errpipe[1], "cannot enter the session directory", NULL);
@@ -504,6 +695,7 @@ int main(int argc, char **argv) {
   if (cgfd >= 0) close(cgfd);
   if (errpipe[1] >= 0) close(errpipe[1]);
   if (failpipe[1] >= 0) close(failpipe[1]);
+  if (notepipe[1] >= 0) close(notepipe[1]);
   if (script >= 0) close(script);
   if (failpipe[0] >= 0) fcntl(failpipe[0], F_SETFL, O_NONBLOCK);
   if (job < 0) {
@@ -549,6 +741,15 @@ int main(int argc, char **argv) {
   long long end_ms = wall_ms();
   double elapsed = mono() - start;
   if (job > 0) reap_all();
+  /* What the child said about the temporary folders (it wrote before the exec). */
+  if (notepipe[0] >= 0) {
+    char note[sizeof tmp_note];
+    ssize_t n = read(notepipe[0], note, sizeof note - 1);
+    close(notepipe[0]);
+    if (n > 0) { note[n] = 0; clean_line(note); snprintf(tmp_note, sizeof tmp_note, "%s", note); }
+    else if (job > 0) snprintf(tmp_note, sizeof tmp_note, "shared: the job did not say");
+  }
+  remove_scratch(scratch);
 
   /* Why the job could not start (from the child), or what job.sh found wrong. */
   if (errpipe[0] >= 0) {
@@ -602,6 +803,10 @@ int main(int argc, char **argv) {
   snprintf(text, sizeof text,
            "exitcode=%d\nsignal=%s\nfailure=%s\nwalltime=%.3f\nusertime=%.3f\nkerneltime=%.3f\nmaxrss=%lld\nstart=%lld\nend=%lld\nnodename=%s\n",
            code, signame, reason, elapsed, ut, kt, maxrss, start_ms, end_ms, node);
+  if (tmp_note[0]) {
+    size_t used = strlen(text);
+    snprintf(text + used, sizeof text - used, "tmp=%s\n", tmp_note);
+  }
   if (write_atomic("status", text) != 0) return 1;
   return 0;
 }

@@ -11,8 +11,9 @@
  */
 export const WRAPPER_SH_SOURCE = String.raw`#!/bin/sh
 # Ceres job wrapper (fork backend), POSIX sh fallback. Generated: do not edit.
-# usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED
-[ $# -eq 14 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED" >&2; exit 2; }
+# usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED SCRATCH
+# (SCRATCH, the C wrapper's private temporary folders, comes only with CRED: always '' here)
+[ $# -eq 15 ] || { echo "usage: $0 DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED SCRATCH" >&2; exit 2; }
 # A shell cannot switch accounts safely: jobs under local accounts need the C wrapper.
 [ -z "${'$'}{14}" ] || { echo "error the sh job wrapper cannot run a job as a local account"; exit 1; }
 d=$1 session=$2 in=$3 out=$4 err=$5 join=$6 wall=$7 cpu=$8 grace=${'$'}{10} cg=${'$'}{12} mark=${'$'}{13}

@@ -27,6 +27,8 @@ export function wrapperArgs(spec: BatchJobSpec, s: ScriptSettings): string[] {
     sampleIntervalMs: s.sampleIntervalMs,
     cgroup: '',
     credential: '',
+    // On Slurm a private /tmp is the nodes' affair (job_container/tmpfs, docs/batch-backends.md).
+    scratch: '',
   });
 }
 
