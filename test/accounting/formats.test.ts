@@ -32,6 +32,7 @@ const base: AccountingRecord = {
   stageOutBytes: 20,
   runtimeEnvironments: ['ENV/PROXY'],
   recordedAt: Date.UTC(2026, 10, 1),
+  jobReported: [],
 };
 
 describe('accounting formats', () => {
@@ -90,5 +91,16 @@ describe('accounting formats', () => {
       usageRecordXml({ ...base, finalState: 'KILLED' }, { site: 'S', machineName: 'ce' }),
       /<urf:Status>aborted<\/urf:Status>/,
     );
+  });
+
+  it('a usage record names the elements only the job reported; none when the batch system measured them all', () => {
+    const ur = (r: AccountingRecord): string => usageRecordXml(r, { site: 'S', machineName: 'ce' });
+    assert.match(
+      ur({ ...base, jobReported: ['exitCode', 'cpuTime', 'maxRss', 'endTime'] }),
+      /<urf:Resource urf:description="ReportedByJob">ExitStatus CpuDuration Memory<\/urf:Resource>/,
+      "the batch end time is no element of the record (EndTime is the service's): not named",
+    );
+    assert.doesNotMatch(ur(base), /ReportedByJob/);
+    assert.doesNotMatch(ur({ ...base, jobReported: ['endTime'] }), /ReportedByJob/);
   });
 });
