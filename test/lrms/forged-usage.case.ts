@@ -9,7 +9,7 @@
 // record, the OGF usage record and the ComputingActivity.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
@@ -71,7 +71,17 @@ export function forgedUsageSuite(accounting: boolean): void {
           authorization: { groups: [{ name: 'local', match: [{ gridMapFile: gridMap }] }], allow: ['local'] },
           mapping: [{ group: 'local', gridMapFile: gridMap }],
           cluster: { queues: [{ name: 'debug' }] },
-          lrms: { backend: 'slurm', slurm: { slurmConf: slurm.conf, pollIntervalMs: 300, killGraceSeconds: 2 } },
+          lrms: {
+            backend: 'slurm',
+            slurm: {
+              slurmConf: slurm.conf,
+              pollIntervalMs: 300,
+              killGraceSeconds: 2,
+              commandTimeoutMs: 2000,
+              backoffMs: 200,
+              accountingWaitMs: 3000,
+            },
+          },
         },
       });
       alice = new Client(ceres.url, join(ceres.pkiDir, 'alice-proxy.pem'), join(ceres.pkiDir, 'ca.pem'));
@@ -151,5 +161,40 @@ export function forgedUsageSuite(accounting: boolean): void {
       assert.equal(r.jobReported.includes('cpuTime'), !accounting);
       assert.ok(!r.jobReported.includes('wallTime'));
     });
+
+    const finalState = (c: Client, id: string): Promise<Map<string, string>> =>
+      c.waitFor([id], ['FINISHED', 'FAILED', 'KILLED'], 120_000);
+
+    if (accounting)
+      it("slurmdbd down: the end is reported after accountingWaitMs with the controller's figures, CPU and memory marked", async () => {
+        const c = alice as Client;
+        const pid = Number(readFileSync(join(slurm.dir, 'slurmdbd.pid'), 'utf8').trim());
+        process.kill(pid, 'SIGKILL');
+        const [item] = await c.submit('&(executable="/bin/sh")(arguments="-c" "exit 0")');
+        const id = item.id as string;
+        assert.equal((await finalState(c, id)).get(id), 'FINISHED');
+        const r = await record(id);
+        assert.deepEqual(r.jobReported, ['exitCode', 'cpuTime', 'maxRss']);
+        assert.ok(r.wallSeconds !== null, "the controller's run time");
+      });
+    else
+      it('the controller frozen (squeue hangs): the end comes from the status file alone, every figure marked', async () => {
+        const c = alice as Client;
+        const go = join(work, `go-${Date.now()}`);
+        const [item] = await c.submit(
+          `&(executable="/bin/sh")(arguments="-c" "while [ ! -e ${go} ]; do sleep 0.1; done")`,
+        );
+        const id = item.id as string;
+        assert.equal((await c.waitFor([id], ['RUNNING'], 60_000)).get(id), 'RUNNING');
+        slurm.ctld('freeze');
+        try {
+          writeFileSync(go, '');
+          assert.equal((await finalState(c, id)).get(id), 'FINISHED');
+        } finally {
+          slurm.ctld('thaw');
+        }
+        const r = await record(id);
+        assert.deepEqual(r.jobReported, ['exitCode', 'wallTime', 'cpuTime', 'maxRss', 'startTime', 'endTime', 'nodes']);
+      });
   });
 }
