@@ -10,6 +10,12 @@
 # Debian packages `slurm-wlm munge` (`apt-get install -y --no-install-recommends slurm-wlm munge`).
 # Two partitions: `debug` (the default, MaxTime=60 minutes) and `long` (no limit).
 # Ports: SLURM_DEV_PORT (slurmctld, default 6817) and SLURM_DEV_PORT+1 (slurmd).
+#
+# SLURM_DEV_ACCOUNTING=1 (at start) adds job accounting as a site with slurmdbd has it: a
+# private MariaDB (its data in DIR/mysql, on 127.0.0.1:SLURM_DEV_PORT+3) and slurmdbd
+# (SLURM_DEV_PORT+2), so that `sacct` answers. Needs the Debian packages `slurmdbd
+# mariadb-server` as well. Without it the cluster has no accounting storage, as a site
+# without slurmdbd (sacct then fails).
 # `start` prints `export SLURM_CONF=DIR/slurm.conf`; every Slurm command needs it.
 set -euo pipefail
 
@@ -24,8 +30,15 @@ dir=$(cd "$dir" && pwd)
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf
 
-# The daemons in the order they start; each writes DIR/<name>.pid.
-daemons=(munged slurmctld slurmd)
+# The daemons in the order they start; each writes DIR/<name>.pid. With accounting, the
+# database and slurmdbd start after munged and before slurmctld (which registers with slurmdbd).
+accounting=${SLURM_DEV_ACCOUNTING:-0}
+if [ "$cmd" != start ] && [ -s "$dir/mariadbd.pid" ]; then accounting=1; fi
+if [ "$accounting" = 1 ]; then
+  daemons=(munged mariadbd slurmdbd slurmctld slurmd)
+else
+  daemons=(munged slurmctld slurmd)
+fi
 
 alive() { # name: its pid file names a live process
   local pid
@@ -41,6 +54,14 @@ need() {
       exit 3
     }
   done
+  if [ "$accounting" = 1 ]; then
+    for p in slurmdbd mariadbd mariadb-install-db; do
+      command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || {
+        echo "$0: $p is not installed (apt-get install -y --no-install-recommends slurmdbd mariadb-server)" >&2
+        exit 3
+      }
+    done
+  fi
   [ "$(id -u)" = 0 ] || { echo "$0: must run as root (the daemons switch users)" >&2; exit 3; }
 }
 
@@ -88,10 +109,12 @@ MaxJobCount=20000
 KillWait=5
 EnforcePartLimits=ALL
 JobAcctGatherType=jobacct_gather/linux
-JobAcctGatherFrequency=5
+# Each job's processes sampled every second: for a process the batch step did not reap (its
+# wrapper killed), the CPU time and memory accounting records are those of its last sample.
+JobAcctGatherFrequency=1
 JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/jobcomp.txt
-AccountingStorageType=accounting_storage/none
+$(accounting_conf "$port")
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=60 State=UP
 PartitionName=long Nodes=$host MaxTime=INFINITE State=UP
@@ -103,9 +126,87 @@ CONF
   fi
 }
 
+accounting_conf() { # port: the accounting lines of slurm.conf
+  if [ "$accounting" = 1 ]; then
+    cat <<CONF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$(($1 + 2))
+# The accounting connections authenticate with munge too: this cluster's own socket.
+AccountingStoragePass=$dir/munge/munge.socket
+CONF
+  else
+    echo "AccountingStorageType=accounting_storage/none"
+  fi
+}
+
+# MariaDB on loopback with its data in DIR/mysql, the accounting database and its user,
+# then slurmdbd. The database is made once per DIR (a few seconds); later starts reuse it.
+start_accounting() {
+  local port=${SLURM_DEV_PORT:-6817} db=$dir/mysql pass
+  local sock=$dir/mysql/mysqld.sock
+  local client=(mariadb --no-defaults --socket="$sock" -u root)
+  if [ ! -d "$db/mysql" ]; then
+    mariadb-install-db --no-defaults --datadir="$db" --user=root --skip-test-db \
+      --auth-root-authentication-method=socket >"$dir/mariadb-install.log" 2>&1 ||
+      give_up "mariadb-install-db failed (DIR/mariadb-install.log)"
+  fi
+  # Not a daemon by itself: its own session, its pid in its pid file.
+  setsid /usr/sbin/mariadbd --no-defaults --datadir="$db" --socket="$sock" --user=root \
+    --bind-address=127.0.0.1 --port=$((port + 3)) --pid-file="$dir/mariadbd.pid" \
+    --log-error="$dir/mariadbd.log" --skip-log-bin --innodb-buffer-pool-size=16M \
+    --innodb-log-file-size=8M </dev/null >/dev/null 2>&1 &
+  # setsid execs in place here (a background job is no group leader): $! is mariadbd.
+  local db_pid=$! end=$((SECONDS + 30))
+  until mariadb-admin --no-defaults --socket="$sock" -u root ping >/dev/null 2>&1; do
+    # Its port taken, a bad data directory: it exits at once, and says why in its log.
+    kill -0 "$db_pid" 2>/dev/null || give_up "mariadbd exited"
+    [ $SECONDS -lt $end ] || give_up "MariaDB did not answer within 30 s"
+    sleep 0.1
+  done
+  # A password of this DIR, kept in slurmdbd.conf alone (0600, read by the SlurmUser).
+  if [ -s "$dir/slurmdbd.conf" ]; then
+    pass=$(sed -n 's/^StoragePass=//p' "$dir/slurmdbd.conf")
+  else
+    pass=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+  fi
+  "${client[@]}" -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+    CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" || give_up "cannot create the accounting database"
+  (umask 077 && cat >"$dir/slurmdbd.conf" <<CONF
+# Written by scripts/slurm-dev.sh: slurmdbd of the single-node Slurm, storing in MariaDB on loopback.
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+DbdHost=$(hostname)
+DbdAddr=127.0.0.1
+DbdPort=$((port + 2))
+SlurmUser=root
+PidFile=$dir/slurmdbd.pid
+LogFile=$dir/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$((port + 3))
+StorageUser=slurm
+StoragePass=$pass
+StorageLoc=slurm_acct_db
+CONF
+  )
+  /usr/sbin/slurmdbd
+  end=$((SECONDS + 30))
+  until timeout 3 sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; do
+    if [ -s "$dir/slurmdbd.pid" ] && ! alive slurmdbd; then give_up "slurmdbd exited"; fi
+    [ $SECONDS -lt $end ] || give_up "slurmdbd did not answer within 30 s"
+    sleep 0.2
+  done
+  # The cluster must be known before slurmctld registers (no error when it already is).
+  timeout 10 sacctmgr -i add cluster ceres >/dev/null 2>&1 || true
+}
+
 start() {
   need
-  if alive munged && alive slurmctld && alive slurmd; then
+  local name all=1
+  for name in "${daemons[@]}"; do alive "$name" || all=0; done
+  if [ $all = 1 ]; then
     echo "export SLURM_CONF=$conf"
     return 0
   fi
@@ -113,6 +214,7 @@ start() {
   write_conf
   /usr/sbin/munged --force --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge/seed"
+  if [ "$accounting" = 1 ]; then start_accounting; fi
   /usr/sbin/slurmctld
   /usr/sbin/slurmd
   # 30 s of wall time: with no controller each sinfo itself waits for its message timeout.
@@ -132,7 +234,9 @@ start() {
 
 give_up() { # why
   echo "$0: $1; logs in $dir" >&2
-  tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
+  local logs=("$dir/slurmctld.log" "$dir/slurmd.log")
+  [ "$accounting" = 1 ] && logs+=("$dir/slurmdbd.log" "$dir/mariadbd.log")
+  tail -n 5 "${logs[@]}" >&2 2>/dev/null || true
   stop_all quiet now
   exit 1
 }
@@ -140,7 +244,9 @@ give_up() { # why
 stop_all() { # [quiet] [now]: now kills at once (a start that failed has nothing to save)
   local name pid pids=() sig=TERM
   [ "${2:-}" = now ] && sig=KILL
-  for name in slurmd slurmctld munged; do
+  # The database last: slurmctld and slurmdbd flush to it when they stop.
+  local order=(slurmd slurmctld slurmdbd mariadbd munged)
+  for name in "${order[@]}"; do
     if alive "$name"; then
       read -r pid < "$dir/$name.pid"
       kill -s "$sig" "$pid" 2>/dev/null || true
@@ -153,7 +259,7 @@ stop_all() { # [quiet] [now]: now kills at once (a start that failed has nothing
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     kill -9 "$pid" 2>/dev/null || true
   done
-  for name in slurmd slurmctld munged; do rm -f "$dir/$name.pid"; done
+  for name in "${order[@]}"; do rm -f "$dir/$name.pid"; done
   # A job step's slurmstepd whose slurmd is gone waits for it for ever (SIGTERM does not end
   # it): those of this cluster (working in its directory) go with it.
   local cwd

@@ -2,7 +2,11 @@
  * One accounting record: what a site hands to APEL/SGAS for one run of a job that
  * reached a final state (FINISHED, FAILED or KILLED). Times in ms since the epoch,
  * durations in seconds; usage figures the batch system did not report are null.
+ * `jobReported` names the figures only the job itself vouches for (docs/security.md,
+ * "What a site can trust in accounting").
  */
+import { usageFigures, type UsageFigure } from '../vocabulary/usage-figures.js';
+
 export interface AccountingRecord {
   readonly jobId: string;
   /** Batch-system (local) id; null when the job never reached the batch system. */
@@ -32,6 +36,8 @@ export interface AccountingRecord {
   readonly stageOutBytes: number;
   readonly runtimeEnvironments: readonly string[];
   readonly recordedAt: number;
+  /** Figures (exit code, wall and CPU time, memory, ...) the job reported and the batch system did not measure. */
+  readonly jobReported: readonly UsageFigure[];
 }
 
 export interface AccountingRow {
@@ -58,6 +64,7 @@ export interface AccountingRow {
   stage_out_bytes: number;
   runtime_envs: string;
   recorded_at: number;
+  job_reported: string;
 }
 
 export function toRow(r: AccountingRecord): AccountingRow {
@@ -85,6 +92,7 @@ export function toRow(r: AccountingRecord): AccountingRow {
     stage_out_bytes: r.stageOutBytes,
     runtime_envs: JSON.stringify(r.runtimeEnvironments),
     recorded_at: r.recordedAt,
+    job_reported: JSON.stringify(r.jobReported),
   };
 }
 
@@ -113,6 +121,7 @@ export function fromRow(r: AccountingRow): AccountingRecord {
     stageOutBytes: r.stage_out_bytes,
     runtimeEnvironments: JSON.parse(r.runtime_envs) as string[],
     recordedAt: r.recorded_at,
+    jobReported: usageFigures(JSON.parse(r.job_reported)),
   };
 }
 

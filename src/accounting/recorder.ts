@@ -10,6 +10,7 @@ import type { Db } from '../store/database.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { AccountingRecord } from './record.js';
 import { toRow, voOf } from './record.js';
+import { usageFigures } from '../vocabulary/usage-figures.js';
 
 export interface RecorderDeps {
   readonly db: Db;
@@ -30,9 +31,9 @@ export class AccountingRecorder {
     this.#d = d;
     this.#insert = d.db.prepare(
       `INSERT OR IGNORE INTO accounting_records (job_id, ended_at, local_id, endpoint, queue, owner, vo, fqans, local_account, final_state, exit_code, submitted_at, started_at,
-         wall_seconds, user_cpu_seconds, system_cpu_seconds, cores, nodes, max_rss_bytes, stage_in_bytes, stage_out_bytes, runtime_envs, recorded_at)
+         wall_seconds, user_cpu_seconds, system_cpu_seconds, cores, nodes, max_rss_bytes, stage_in_bytes, stage_out_bytes, runtime_envs, recorded_at, job_reported)
        VALUES (@job_id, @ended_at, @local_id, @endpoint, @queue, @owner, @vo, @fqans, @local_account, @final_state, @exit_code, @submitted_at, @started_at,
-         @wall_seconds, @user_cpu_seconds, @system_cpu_seconds, @cores, @nodes, @max_rss_bytes, @stage_in_bytes, @stage_out_bytes, @runtime_envs, @recorded_at)`,
+         @wall_seconds, @user_cpu_seconds, @system_cpu_seconds, @cores, @nodes, @max_rss_bytes, @stage_in_bytes, @stage_out_bytes, @runtime_envs, @recorded_at, @job_reported)`,
     );
     // One page of the table in rowid order: a range scan, so a start with a million
     // stored jobs reads them in short slices between other work (operations.ts).
@@ -65,7 +66,7 @@ export class AccountingRecorder {
   async build(job: JobRecord): Promise<AccountingRecord> {
     const usage = (job.engine.usage ?? {}) as Partial<
       Record<'wallTimeSeconds' | 'userTimeSeconds' | 'kernelTimeSeconds' | 'cpuTimeSeconds' | 'maxRssBytes', number>
-    > & { nodes?: string[] };
+    > & { nodes?: string[]; jobReported?: unknown };
     const d = job.description;
     // Only transfers (a download from a source, an upload to a target) write statistics
     // lines: a job that moves no data has no file to read.
@@ -96,6 +97,7 @@ export class AccountingRecorder {
       stageOutBytes: bytes.out,
       runtimeEnvironments: (d.runtimeEnvironments ?? []).map((r) => r.name),
       recordedAt: (this.#d.now ?? Date.now)(),
+      jobReported: usageFigures(usage.jobReported),
     };
   }
 }

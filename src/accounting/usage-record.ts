@@ -1,15 +1,34 @@
 /**
  * One OGF Usage Record (UR 1.0, GFD.98, namespace urf 2003/09) per job run, as XML, with
  * the VO attributes in the SGAS extension many repositories accept. Durations are
- * xsd:duration, times xsd:dateTime in UTC.
+ * xsd:duration, times xsd:dateTime in UTC. Figures only the job reported (record.ts) are
+ * named in a `Resource` with the description `ReportedByJob` (UR 1.0's extension point).
  */
 import type { AccountingRecord } from './record.js';
+import type { UsageFigure } from '../vocabulary/usage-figures.js';
 
 const URF = 'http://schema.ogf.org/urf/2003/09/urf';
 const VO = 'http://www.sgas.se/namespaces/2009/05/ur/vo';
 
 function esc(s: string): string {
   return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
+
+/** The record's elements that carry each figure of the vocabulary (the batch end time is not one: EndTime is the service's). */
+const UR_ELEMENTS: Readonly<Record<UsageFigure, string | undefined>> = {
+  exitCode: 'ExitStatus',
+  wallTime: 'WallDuration',
+  cpuTime: 'CpuDuration',
+  maxRss: 'Memory',
+  startTime: 'StartTime',
+  endTime: undefined,
+  nodes: 'Host',
+};
+
+/** `ExitStatus CpuDuration Memory`: the elements whose values only the job reported; null when none. */
+function reportedByJob(r: AccountingRecord): string | null {
+  const names = r.jobReported.map((f) => UR_ELEMENTS[f]).filter((n): n is string => n !== undefined);
+  return names.length > 0 ? names.join(' ') : null;
 }
 
 const dur = (s: number): string => `PT${Math.round(s)}S`;
@@ -59,6 +78,7 @@ export function usageRecordXml(r: AccountingRecord, o: { site: string; machineNa
     el('Network', r.stageInBytes, ' urf:storageUnit="B" urf:metric="total" urf:description="stage-in"') +
     el('Network', r.stageOutBytes, ' urf:storageUnit="B" urf:metric="total" urf:description="stage-out"') +
     r.runtimeEnvironments.map((e) => el('Resource', e, ' urf:description="RuntimeEnvironment"')).join('') +
+    el('Resource', reportedByJob(r), ' urf:description="ReportedByJob"') +
     '</urf:UsageRecord>\n'
   );
 }

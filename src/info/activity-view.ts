@@ -68,6 +68,12 @@ export interface ActivityView {
   readonly usedCpuTimeSeconds?: number;
   /** Memory used in kB (what getrusage / cgroups report); published as MB, rounded up. */
   readonly usedMemoryKb?: number;
+  /**
+   * The elements whose values only the job itself reported (`UsedTotalCPUTime`, ...): the
+   * batch system did not measure them (docs/security.md). Published as OtherInfo
+   * `ReportedByJob=<names, comma-separated>`; absent or empty: none.
+   */
+  readonly reportedByJob?: readonly string[];
 
   readonly submissionTime?: TimeValue;
   /** When the batch system accepted the job. */

@@ -84,11 +84,12 @@ interface Input {
 const TEMPLATE = compileTemplate<Input>('ComputingActivity', [
   textField('ID', (x) => computingActivityId(x.hostname, x.job.id)),
   textField('Name', (x) => nonEmpty(x.job.name)),
-  textsField('OtherInfo', ({ job }) =>
-    job.fqans === undefined || job.fqans.length === 0
+  textsField('OtherInfo', ({ job }) => {
+    const reported = job.reportedByJob?.length ? [`ReportedByJob=${job.reportedByJob.join(',')}`] : NONE;
+    return (job.fqans === undefined || job.fqans.length === 0) && reported === NONE
       ? ONLY_SUBMITTED_VIA
-      : [SUBMITTED_VIA, ...job.fqans.map((f) => `VOMSFQAN=${f}`)],
-  ),
+      : [SUBMITTED_VIA, ...(job.fqans ?? NONE).map((f) => `VOMSFQAN=${f}`), ...reported];
+  }),
   textField('Type', () => 'single'),
   textField('IDFromEndpoint', (x) => idFromEndpoint(x.job.id)),
   textField('LocalIDFromManager', (x) => nonEmpty(x.job.localId)),

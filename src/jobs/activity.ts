@@ -11,6 +11,7 @@ import type { ActivityView } from '../info/activity-view.js';
 import type { TimeValue } from '../info/glue2-values.js';
 import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } from '../vocabulary/job-states.js';
 import type { JobRecord } from '../store/job-record.js';
+import { GLUE2_FIGURE_ELEMENTS, usageFigures } from '../vocabulary/usage-figures.js';
 import { delegationIdsOf } from './job-service.js';
 
 export interface ActivityOptions {
@@ -25,6 +26,7 @@ interface Usage {
   nodes?: string[];
   startTime?: number;
   endTime?: number;
+  jobReported?: unknown;
 }
 
 const NO_USAGE: Usage = {};
@@ -73,6 +75,7 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
     usedWallTimeSeconds: usage.wallTimeSeconds === undefined ? undefined : Math.round(usage.wallTimeSeconds) * slots,
     usedCpuTimeSeconds: usage.cpuTimeSeconds === undefined ? undefined : Math.round(usage.cpuTimeSeconds),
     usedMemoryKb: usage.maxRssBytes === undefined ? undefined : Math.ceil(usage.maxRssBytes / 1024),
+    reportedByJob: usage.jobReported === undefined ? undefined : reportedElements(usage.jobReported),
     submissionTime: j.createdAt / 1000,
     startTime: j.startedAt === null ? undefined : j.startedAt / 1000,
     lrmsEndTime: usage.endTime === undefined ? undefined : usage.endTime / 1000,
@@ -82,6 +85,12 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
     submissionHost: j.clientHost ? j.clientHost : undefined,
     delegationIds: delegationIdsOf(d),
   };
+}
+
+/** The ComputingActivity elements of the figures the job alone reported (usage-figures.ts); undefined: none. */
+function reportedElements(stored: unknown): string[] | undefined {
+  const figures = usageFigures(stored);
+  return figures.length > 0 ? figures.map((f) => GLUE2_FIGURE_ELEMENTS[f]) : undefined;
 }
 
 /** The job's ComputingActivity, written straight to the answer's format (src/doc/template.ts). */

@@ -21,6 +21,8 @@
  *    refuses them).
  *  - After `close()` no listener is called; batch jobs keep running.
  */
+import type { UsageFigure } from '../vocabulary/usage-figures.js';
+
 /**
  * Batch-system state of a job as a backend reports it, in the REST terms of the interface
  * (a backend maps its system's own states onto these; `OTHER` for anything else).
@@ -122,6 +124,12 @@ export interface BatchResult {
    * crashed on its own (see exitCode / signal).
    */
   readonly failureReason?: string;
+  /**
+   * The figures above that only the job itself reported (its wrapper shares the job's
+   * account, so the job could have written them) and the batch system did not measure;
+   * absent or empty: every figure is the backend's own.
+   */
+  readonly jobReported?: readonly UsageFigure[];
 }
 
 export type BatchUpdate =

@@ -224,4 +224,14 @@ CREATE INDEX jobs_created ON jobs (created_at, id);
 ALTER TABLE jobs ADD COLUMN state_entered_at INTEGER;
 `,
   },
+  {
+    // Which figures of an accounting record only the job itself reported (a JSON list of
+    // usage-figures.ts names): under Slurm without slurmdbd the CPU time and memory come
+    // from the job wrapper, which runs as the job's account (docs/security.md). '[]' for
+    // the records stored before: they were written without telling.
+    version: 11,
+    sql: `
+ALTER TABLE accounting_records ADD COLUMN job_reported TEXT NOT NULL DEFAULT '[]';
+`,
+  },
 ];

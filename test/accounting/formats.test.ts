@@ -32,6 +32,7 @@ const base: AccountingRecord = {
   stageOutBytes: 20,
   runtimeEnvironments: ['ENV/PROXY'],
   recordedAt: Date.UTC(2026, 10, 1),
+  jobReported: [],
 };
 
 describe('accounting formats', () => {
@@ -102,5 +103,16 @@ describe('accounting formats', () => {
       [...xml.matchAll(/<vo:Group>([^<]*)<\/vo:Group>/g)].map((m) => m[1]),
       ['/atlas/Role=NULL/Capability=NULL'],
     );
+  });
+
+  it('a usage record names the elements only the job reported; none when the batch system measured them all', () => {
+    const ur = (r: AccountingRecord): string => usageRecordXml(r, { site: 'S', machineName: 'ce' });
+    assert.match(
+      ur({ ...base, jobReported: ['exitCode', 'cpuTime', 'maxRss', 'endTime'] }),
+      /<urf:Resource urf:description="ReportedByJob">ExitStatus CpuDuration Memory<\/urf:Resource>/,
+      "the batch end time is no element of the record (EndTime is the service's): not named",
+    );
+    assert.doesNotMatch(ur(base), /ReportedByJob/);
+    assert.doesNotMatch(ur({ ...base, jobReported: ['endTime'] }), /ReportedByJob/);
   });
 });

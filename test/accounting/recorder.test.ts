@@ -1,7 +1,8 @@
 // The accounting recorder reads a job's `statistics` control file only when the job
 // moves data (an input with a source, an output with a target): only transfers write
 // statistics lines, so a trivial job costs no file read, and a job that moved data still
-// has its bytes counted.
+// has its bytes counted. The figures a backend says only the job reported are kept with
+// the record.
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { AccountingRecorder } from '../../src/accounting/recorder.js';
+import { fromRow, type AccountingRow } from '../../src/accounting/record.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceres-recorder-'));
@@ -94,5 +96,32 @@ describe('accounting recorder: transfer bytes', () => {
     });
     const rec = await r.build(job('t4', '&(executable=/bin/true)(inputfiles=("in" "https://example.org/in"))'));
     assert.equal(rec.stageInBytes, 0);
+  });
+});
+
+describe('accounting recorder: figures only the job reported', () => {
+  const ended = (id: string, usage: Record<string, unknown>) => {
+    const j = job(id, '&(executable="/bin/true")');
+    return { ...j, restState: 'FINISHED', endedAt: Date.now(), engine: { ...j.engine, usage } };
+  };
+  const stored = (id: string) =>
+    fromRow(db.prepare('SELECT * FROM accounting_records WHERE job_id = ?').get(id) as AccountingRow);
+
+  it('the list the backend gave is stored with the record and read back', async () => {
+    const { r } = recorder();
+    assert.ok(
+      await r.record(ended('jr1', { wallTimeSeconds: 5, cpuTimeSeconds: 1, jobReported: ['cpuTime', 'exitCode'] })),
+    );
+    assert.deepEqual(stored('jr1').jobReported, ['exitCode', 'cpuTime']);
+  });
+
+  it('no list (a backend that measured everything) is an empty one; unknown names and junk are dropped', async () => {
+    const { r } = recorder();
+    assert.ok(await r.record(ended('jr2', { wallTimeSeconds: 5 })));
+    assert.deepEqual(stored('jr2').jobReported, []);
+    assert.ok(await r.record(ended('jr3', { jobReported: ['cpuTime', 'made-up', 7, null] })));
+    assert.deepEqual(stored('jr3').jobReported, ['cpuTime']);
+    assert.ok(await r.record(ended('jr4', { jobReported: 'cpuTime' })));
+    assert.deepEqual(stored('jr4').jobReported, []);
   });
 });

@@ -429,3 +429,26 @@ test('the activity parses back with the same element names and values', () => {
   }
   assert.equal(at(back, 'Associations').children.length, 1);
 });
+
+test('figures only the job reported: one OtherInfo names their elements, after the others; none when there are none', () => {
+  const job = { ...finishedJob(), fqans: ['/atlas'], reportedByJob: ['ExitCode', 'UsedTotalCPUTime'] };
+  const ca = buildComputingActivity(job, ctx);
+  assert.deepEqual(texts(ca, 'OtherInfo'), [
+    'SubmittedVia=org.nordugrid.arcrest',
+    'VOMSFQAN=/atlas',
+    'ReportedByJob=ExitCode,UsedTotalCPUTime',
+  ]);
+  // The values stay where clients read them; the note is an OtherInfo string like the others.
+  assert.equal(text(ca, 'ExitCode'), '0');
+  assert.deepEqual(asJson(job).OtherInfo, [
+    'SubmittedVia=org.nordugrid.arcrest',
+    'VOMSFQAN=/atlas',
+    'ReportedByJob=ExitCode,UsedTotalCPUTime',
+  ]);
+  const noFqans = buildComputingActivity({ ...finishedJob(), reportedByJob: ['UsedMainMemory'] }, ctx);
+  assert.deepEqual(texts(noFqans, 'OtherInfo'), ['SubmittedVia=org.nordugrid.arcrest', 'ReportedByJob=UsedMainMemory']);
+  for (const none of [undefined, []])
+    assert.deepEqual(texts(buildComputingActivity({ ...finishedJob(), reportedByJob: none }, ctx), 'OtherInfo'), [
+      'SubmittedVia=org.nordugrid.arcrest',
+    ]);
+});

@@ -5,6 +5,7 @@
  * test/info/activity-template.test.ts, and as the "before" of bench/info.bench.ts.
  * Do not change it to make a test pass: a difference is a change of the answer clients see.
  */
+import { GLUE2_FIGURE_ELEMENTS, USAGE_FIGURES } from '../../src/vocabulary/usage-figures.js';
 import { el, type XmlElement } from '../../src/doc/element.js';
 import type { ActivityContext, ActivityView } from '../../src/info/activity-view.js';
 import { restartStateValues, stateValues } from '../../src/info/activity-states.js';
@@ -40,6 +41,7 @@ export function legacyComputingActivity(job: ActivityView, ctx: ActivityContext)
     leaf('Name', nonEmpty(job.name)),
     leaf('OtherInfo', `SubmittedVia=${REST_INTERFACE_NAME}`),
     (job.fqans ?? []).map((f) => el('OtherInfo', `VOMSFQAN=${f}`)),
+    job.reportedByJob?.length ? [el('OtherInfo', `ReportedByJob=${job.reportedByJob.join(',')}`)] : [],
     leaf('Type', 'single'),
     leaf('IDFromEndpoint', idFromEndpoint(job.id)),
     leaf('LocalIDFromManager', nonEmpty(job.localId)),
@@ -91,6 +93,7 @@ export function legacyActivityView(j: JobRecord, o: LegacyActivityOptions): Acti
     nodes?: string[];
     startTime?: number;
     endTime?: number;
+    jobReported?: string[];
   };
   const delegs = o.delegationsOf(j.id);
   const proxyExp = j.delegationId && o.proxyExpiry ? o.proxyExpiry(j.delegationId) : undefined;
@@ -128,6 +131,9 @@ export function legacyActivityView(j: JobRecord, o: LegacyActivityOptions): Acti
   if (usage.maxRssBytes !== undefined) v.usedMemoryKb = Math.ceil(usage.maxRssBytes / 1024);
   if (j.startedAt !== null) v.startTime = new Date(j.startedAt);
   if (usage.endTime !== undefined) v.lrmsEndTime = new Date(usage.endTime);
+  // Added with the figures only the job reported: the elements that carry them, in the vocabulary's order.
+  const reported = USAGE_FIGURES.filter((f) => usage.jobReported?.includes(f));
+  if (reported.length) v.reportedByJob = reported.map((f) => GLUE2_FIGURE_ELEMENTS[f]);
   if (j.endedAt !== null) v.endTime = new Date(j.endedAt);
   if (j.eraseAt !== null) v.workingAreaEraseTime = new Date(j.eraseAt);
   if (proxyExp) v.proxyExpirationTime = proxyExp;

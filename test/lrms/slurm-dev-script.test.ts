@@ -1,14 +1,15 @@
 // scripts/slurm-dev.sh on a real Slurm: start is quick and idempotent, status tells, stop
-// ends every daemon by its pid, and a second stop is harmless.
+// ends every daemon by its pid, and a second stop is harmless. With accounting, MariaDB
+// and slurmdbd start and stop with it, and sacct answers.
 import { describe, it, after } from 'node:test';
 import { createServer } from 'node:net';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SLURM_DEV, slurmPort, slurmSkip } from './slurm-fixture.js';
+import { SLURM_DEV, slurmMissing, slurmPort, slurmSkip } from './slurm-fixture.js';
 import { until } from '../helpers/poll.js';
 
 /** A process that ended and waits for its parent to collect it. */
@@ -137,6 +138,83 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
       await rm(own, { recursive: true, force: true });
     }
   });
+
+  const accountingSkip = slurmMissing(true);
+  it(
+    'with SLURM_DEV_ACCOUNTING=1 MariaDB and slurmdbd start too: sacct answers; stop ends all five daemons',
+    { ...(accountingSkip !== undefined && process.env.CERES_REQUIRE_SLURM !== '1' ? { skip: accountingSkip } : {}) },
+    async () => {
+      const own = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
+      const accEnv = { ...process.env, SLURM_DEV_PORT: slurmPort(), SLURM_DEV_ACCOUNTING: '1' };
+      const names = ['munged', 'mariadbd', 'slurmdbd', 'slurmctld', 'slurmd'];
+      try {
+        const r = spawnSync(SLURM_DEV, ['start', own], { env: accEnv, encoding: 'utf8', timeout: 120_000 });
+        assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+        const running = names.map((n) => Number(readFileSync(join(own, `${n}.pid`), 'utf8').trim()));
+        assert.ok(running.every(alive), String(running));
+        assert.match(
+          readFileSync(join(own, 'slurm.conf'), 'utf8'),
+          /^AccountingStorageType=accounting_storage\/slurmdbd$/m,
+        );
+        // The database password is in slurmdbd.conf alone, which only its owner reads.
+        assert.equal(statSync(join(own, 'slurmdbd.conf')).mode & 0o777, 0o600);
+        const slurmEnv = { ...accEnv, SLURM_CONF: join(own, 'slurm.conf') };
+        const sb = spawnSync('sbatch', ['--parsable', '-o', '/dev/null', '--wrap', 'exit 3'], {
+          env: slurmEnv,
+          encoding: 'utf8',
+        });
+        assert.equal(sb.status, 0, sb.stderr);
+        const id = sb.stdout.trim();
+        await until(
+          () =>
+            spawnSync('sacct', ['-n', '-P', '-X', `--jobs=${id}`, '--format=State,ExitCode'], {
+              env: slurmEnv,
+              encoding: 'utf8',
+            }).stdout.trim() === 'FAILED|3:0',
+          'accounting to record the job',
+          60_000,
+        );
+        const status = spawnSync(SLURM_DEV, ['status', own], { env: accEnv, encoding: 'utf8' });
+        assert.equal(status.status, 0, status.stdout);
+        assert.match(status.stdout, /mariadbd: running.*\nslurmdbd: running/s);
+        assert.equal(spawnSync(SLURM_DEV, ['stop', own], { env: accEnv }).status, 0);
+        assert.deepEqual(running.filter(alive), [], 'every daemon is gone');
+      } finally {
+        spawnSync(SLURM_DEV, ['stop', own], { env: accEnv });
+        await rm(own, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it(
+    'with accounting, a database that cannot bind its port fails the start within seconds, saying why, and leaves nothing running',
+    { ...(accountingSkip !== undefined && process.env.CERES_REQUIRE_SLURM !== '1' ? { skip: accountingSkip } : {}) },
+    async () => {
+      const port = slurmPort();
+      const blocker = createServer();
+      await new Promise<void>((resolve, reject) => {
+        blocker.once('error', reject);
+        blocker.listen(Number(port) + 3, '127.0.0.1', resolve);
+      });
+      const own = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
+      const accEnv = { ...process.env, SLURM_DEV_PORT: port, SLURM_DEV_ACCOUNTING: '1' };
+      try {
+        const t0 = Date.now();
+        const r = spawnSync(SLURM_DEV, ['start', own], { env: accEnv, encoding: 'utf8', timeout: 120_000 });
+        const took = Date.now() - t0;
+        assert.equal(r.status, 1, `${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, /mariadbd exited/);
+        assert.match(r.stderr, /Address already in use/, "the database's log tells why");
+        assert.ok(took < 30_000, `the start gave up after ${took} ms`);
+        const status = spawnSync(SLURM_DEV, ['status', own], { env: accEnv, encoding: 'utf8' });
+        assert.doesNotMatch(status.stdout, /running/);
+      } finally {
+        blocker.close();
+        spawnSync(SLURM_DEV, ['stop', own], { env: accEnv });
+        await rm(own, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('refuses a bad command line', () => {
     const r = spawnSync(SLURM_DEV, ['restart'], { encoding: 'utf8' });

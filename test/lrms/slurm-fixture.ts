@@ -11,19 +11,24 @@ import { join } from 'node:path';
 
 export const SLURM_DEV = join(process.cwd(), 'scripts', 'slurm-dev.sh');
 
-/** Why Slurm tests cannot run here, or undefined when they can. */
-export function slurmMissing(): string | undefined {
+/** Why Slurm tests cannot run here (with accounting: slurmdbd and MariaDB too), or undefined when they can. */
+export function slurmMissing(accounting = false): string | undefined {
   if (process.getuid?.() !== 0) return 'the Slurm tests need root (the daemons switch users)';
   for (const p of ['/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/sbin/munged', '/usr/bin/sbatch']) {
     if (!existsSync(p))
       return `Slurm is not installed (no ${p}): apt-get install -y --no-install-recommends slurm-wlm munge`;
   }
+  if (accounting)
+    for (const p of ['/usr/sbin/slurmdbd', '/usr/sbin/mariadbd', '/usr/bin/mariadb-install-db']) {
+      if (!existsSync(p))
+        return `Slurm accounting is not installed (no ${p}): apt-get install -y --no-install-recommends slurmdbd mariadb-server`;
+    }
   return undefined;
 }
 
 /** The skip option for describe(): undefined (run), a reason (skip), or a throw when CI requires Slurm. */
-export function slurmSkip(): string | undefined {
-  const why = slurmMissing();
+export function slurmSkip(accounting = false): string | undefined {
+  const why = slurmMissing(accounting);
   if (why !== undefined && process.env.CERES_REQUIRE_SLURM === '1') {
     throw new Error(`CERES_REQUIRE_SLURM=1 but ${why}`);
   }
@@ -59,8 +64,11 @@ export interface SlurmCluster {
   ctld(action: 'kill' | 'freeze' | 'thaw' | 'start'): void;
 }
 
-/** Start a private Slurm before the tests of the file and stop it after them. */
-export function useSlurm(): SlurmCluster {
+/**
+ * Start a private Slurm before the tests of the file and stop it after them; with
+ * `accounting`, with slurmdbd and its MariaDB (sacct answers), as a site that keeps accounting.
+ */
+export function useSlurm(o: { accounting?: boolean } = {}): SlurmCluster {
   const cluster: SlurmCluster = {
     conf: '',
     dir: '',
@@ -69,7 +77,7 @@ export function useSlurm(): SlurmCluster {
     },
     script(action) {
       const r = spawnSync(SLURM_DEV, [action, cluster.dir], {
-        env: { ...process.env, SLURM_DEV_PORT: port },
+        env: { ...process.env, SLURM_DEV_PORT: port, SLURM_DEV_ACCOUNTING: o.accounting ? '1' : '0' },
         encoding: 'utf8',
       });
       if (r.status !== 0 && action !== 'status')

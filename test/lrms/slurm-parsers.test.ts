@@ -25,7 +25,7 @@ import { parseJobId } from '../../src/lrms/slurm/lrms-files.js';
 import { SlurmCommandError, SlurmRunner, isTransient, slurmMessage } from '../../src/lrms/slurm/run-command.js';
 import { resultFromSlurm } from '../../src/lrms/slurm/job-result.js';
 import { clusterInfo, limitSeconds, parseNodes, parsePartitions } from '../../src/lrms/slurm/sinfo.js';
-import { parseSacct, sacctBytes } from '../../src/lrms/slurm/sacct.js';
+import { parseSacct, sacctBytes, sacctSeconds } from '../../src/lrms/slurm/sacct.js';
 import type { BatchJobSpec } from '../../src/lrms/backend.js';
 
 const spec = (patch: Partial<BatchJobSpec> = {}): BatchJobSpec => ({
@@ -339,10 +339,12 @@ describe('sinfo output', () => {
   });
 });
 
-describe('sacct output (a job the controller purged, where slurmdbd keeps accounting)', () => {
-  it('the allocation line gives state, exit code and times; the steps the largest resident set', () => {
+describe('sacct output (what accounting in slurmdbd recorded)', () => {
+  it('the allocation line gives state, exit code, times and CPU; the steps the largest resident set', () => {
     const r = parseSacct(
-      'FAILED|3:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n[1-2]|\nFAILED|3:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n1|2048K\nCOMPLETED|0:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n1|1.5M\n',
+      '77|FAILED|3:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n[1-2]||01:02.500|00:03.250\n' +
+        '77.batch|FAILED|3:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n1|2048K|01:00.000|00:03.000\n' +
+        '77.extern|COMPLETED|0:0|00:01:02|2026-11-25T03:32:01|2026-11-25T03:33:03|n1|1.5M|00:02.500|00:00.250\n',
     );
     assert.ok(r);
     assert.equal(r.state, 'FAILED');
@@ -350,20 +352,35 @@ describe('sacct output (a job the controller purged, where slurmdbd keeps accoun
     assert.equal(r.runSeconds, 62);
     assert.deepEqual(r.nodes, ['n1', 'n2']);
     assert.equal(r.maxRssBytes, 2048 * 1024);
-    assert.equal(
-      resultFromSlurm(r, '').failureReason?.startsWith('job lost: '),
-      true,
-      'no status file: the reason says so',
-    );
+    assert.equal(r.userCpuSeconds, 62.5);
+    assert.equal(r.systemCpuSeconds, 3.25);
+    assert.equal(r.batchStep, true);
+    const lost = resultFromSlurm(r, '');
+    assert.equal(lost.failureReason?.startsWith('job lost: '), true, 'no status file: the reason says so');
+    assert.equal(lost.cpuTimeSeconds, 65.75, "accounting's CPU time");
+    assert.deepEqual(lost.jobReported, ['exitCode'], "the batch script's exit code is the job account's word");
   });
-  it('"CANCELLED by 0" is CANCELLED; garbage and empty answers are nothing', () => {
-    assert.equal(
-      parseSacct('CANCELLED by 0|0:15|00:00:01|2026-11-25T03:32:01|2026-11-25T03:32:02|vm|\n')?.state,
-      'CANCELLED',
+  it('"CANCELLED by 0" is CANCELLED; a job not yet over has no batch step; no step sampled: no memory figure', () => {
+    const c = parseSacct(
+      '9|CANCELLED by 0|0:15|00:00:01|2026-11-25T03:32:01|2026-11-25T03:32:02|vm||00:00:00|00:00:00\n',
     );
+    assert.ok(c);
+    assert.equal(c.state, 'CANCELLED');
+    assert.equal(c.signal, 15);
+    assert.equal(c.maxRssBytes, undefined);
+    assert.equal(c.batchStep, false);
+    assert.deepEqual(resultFromSlurm(c, '').jobReported, undefined, "the signal is Slurm's own observation");
+  });
+  it('garbage, other field counts and empty answers are nothing; odd times are no time', () => {
     assert.equal(parseSacct(''), undefined);
     assert.equal(parseSacct('Slurm accounting storage is disabled\n'), undefined);
-    assert.equal(parseSacct('lower case|0:0|x|y|z|n|\n'), undefined);
+    assert.equal(parseSacct('1|lower case|0:0|x|y|z|n||1|1\n'), undefined);
+    assert.equal(parseSacct('1|FAILED|3:0|00:01:02|x|y|n|\n'), undefined, 'the old seven-field form');
+    assert.equal(parseSacct('x.batch|FAILED|0:0|00:00:01|x|y|n||1:00|1:00\n'), undefined, 'no allocation line first');
+    assert.equal(parseSacct('5|FAILED|0:0|00:00:01|x|y|n||junk|\n')?.userCpuSeconds, undefined);
+    assert.equal(sacctSeconds('1-02:03:04'), 93784);
+    assert.equal(sacctSeconds('03:04.5'), 184.5);
+    assert.equal(sacctSeconds('12'), undefined);
     assert.equal(sacctBytes('12K'), 12288);
     assert.equal(sacctBytes(''), 0);
     assert.equal(sacctBytes('junk'), 0);

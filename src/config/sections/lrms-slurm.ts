@@ -71,6 +71,12 @@ export const lrmsSlurmSection = Type.Object(
       description:
         "After Slurm reports a started job over, how long its status file may take to appear on the shared file system before Slurm's own record is used",
     }),
+    accountingWaitMs: Type.Integer({
+      default: 30_000,
+      minimum: 0,
+      description:
+        "Where the cluster keeps accounting (slurmdbd), how long after a job's end its record may take to reach sacct before the controller's figures (no CPU time or memory) are used instead",
+    }),
     extraSbatchArgs: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
       description: 'Options added to every sbatch, e.g. `--account=grid` or `--qos=...`',

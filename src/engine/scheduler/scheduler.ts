@@ -839,6 +839,9 @@ export class Scheduler {
                 nodes: r.nodes,
                 ...(r.startTime ? { startTime: r.startTime.getTime() } : {}),
                 ...(r.endTime ? { endTime: r.endTime.getTime() } : {}),
+                // Figures only the job vouches for (its wrapper shares its account): the
+                // accounting record and the ComputingActivity say so.
+                ...(r.jobReported?.length ? { jobReported: [...r.jobReported] } : {}),
               },
             };
             if (r.startTime && j.startedAt === null) extra.startedAt = r.startTime.getTime();

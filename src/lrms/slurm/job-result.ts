@@ -1,35 +1,35 @@
 /**
  * A job's result when its wrapper left no status file: from what Slurm says about it
- * (`scontrol show job`), or "lost" when Slurm no longer knows it. The diag file is
- * written from the same facts so that the job's accounting is never empty.
+ * (`scontrol show job`, or sacct once the controller forgot it), or "lost" when Slurm no
+ * longer knows it; and the diag file written from the result the backend reports.
  */
-import { constants as os } from 'node:os';
-import { lstat } from 'node:fs/promises';
 import type { BatchResult } from '../backend.js';
 import { lostResult, writeAtomic } from '../fork/job-files.js';
 import { finalReason } from './slurm-state.js';
-import type { JobRecord } from './scontrol.js';
+import { signalName, type SlurmFigures } from './slurm-figures.js';
 
-const SIGNAL_NAMES = new Map<number, string>(Object.entries(os.signals).map(([name, n]) => [n, name]));
-
-export function resultFromSlurm(rec: JobRecord, detail: string): BatchResult {
-  const signal = rec.signal > 0 ? SIGNAL_NAMES.get(rec.signal) : undefined;
+export function resultFromSlurm(rec: SlurmFigures, detail: string): BatchResult {
+  const signal = rec.signal > 0 ? signalName(rec.signal) : undefined;
   const exitCode = rec.signal > 0 ? 128 + rec.signal : rec.exitCode;
   const reason =
     finalReason(rec.state, rec.reason) ??
     `job lost: its job wrapper left no exit status (Slurm: ${rec.state}${rec.reason && rec.reason !== 'None' ? `, ${rec.reason}` : ''})${detail ? `: ${detail}` : ''}`;
+  const user = rec.userCpuSeconds ?? 0;
+  const kernel = rec.systemCpuSeconds ?? 0;
   return {
     exitCode,
     ...(signal ? { signal } : {}),
     wallTimeSeconds: rec.runSeconds,
-    cpuTimeSeconds: 0,
-    userTimeSeconds: 0,
-    kernelTimeSeconds: 0,
-    maxRssBytes: 0,
+    cpuTimeSeconds: user + kernel,
+    userTimeSeconds: user,
+    kernelTimeSeconds: kernel,
+    maxRssBytes: rec.maxRssBytes ?? 0,
     startTime: rec.start,
     endTime: rec.end,
     nodes: rec.nodes,
     failureReason: reason,
+    // The batch step's exit code is the batch script's, which the job's account ran.
+    ...(signal === undefined && exitCode !== null ? { jobReported: ['exitCode' as const] } : {}),
   };
 }
 
@@ -45,22 +45,24 @@ function mdsTime(d: Date | null): string | undefined {
     : undefined;
 }
 
-/** Write `diag` from a result, unless the wrapper wrote its own. */
-export async function writeDiagIfMissing(lrmsDir: string, r: BatchResult): Promise<void> {
-  const exists = await lstat(`${lrmsDir}/diag`).then(
-    () => true,
-    () => false,
-  );
-  if (exists) return;
+/**
+ * Write `diag` from the result the backend reports. It replaces the wrapper's own: that one
+ * lies in a directory of the job's account, so it is the job's word like the status file,
+ * and the result holds Slurm's figures where Slurm has them. `ReportedByJob` names the
+ * figures that are still the job's word (usage-figures.ts).
+ */
+export async function writeDiag(lrmsDir: string, r: BatchResult): Promise<void> {
   const lines = [
     ...(r.nodes.length ? [`nodename=${r.nodes.join(' ')}`] : []),
     `WallTime=${r.wallTimeSeconds}s`,
     `UserTime=${r.userTimeSeconds}s`,
     `KernelTime=${r.kernelTimeSeconds}s`,
+    ...(r.maxRssBytes > 0 ? [`MaxResidentMemory=${Math.ceil(r.maxRssBytes / 1024)}kB`] : []),
     ...(mdsTime(r.startTime) ? [`LRMSStartTime=${mdsTime(r.startTime)}`] : []),
     ...(mdsTime(r.endTime) ? [`LRMSEndTime=${mdsTime(r.endTime)}`] : []),
     ...(r.exitCode !== null ? [`exitcode=${r.exitCode}`] : []),
     ...(r.failureReason ? [`LRMSMessage=${r.failureReason.replace(/\n/g, ' ')}`] : []),
+    ...(r.jobReported?.length ? [`ReportedByJob=${r.jobReported.join(',')}`] : []),
   ];
   await writeAtomic(`${lrmsDir}/diag`, `${lines.join('\n')}\n`);
 }

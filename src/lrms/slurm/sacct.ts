@@ -1,13 +1,17 @@
 /**
- * `sacct` for a job Slurm's controller has forgotten (purged after MinJobAge) and whose
- * wrapper left no status: where slurmdbd keeps accounting, it still knows how the job
- * ended. Asked once per such job; without accounting sacct fails and the job is lost.
- * Parsable output (`-n -P`), the allocation's line first, then its steps.
+ * `sacct`: what Slurm's accounting (slurmdbd) recorded about a job. Asked for every job
+ * that ended where the cluster keeps accounting, for the figures Slurm measured itself
+ * (docs/security.md, "What a site can trust in accounting"), and for a job the controller
+ * has forgotten (purged after MinJobAge) whose wrapper left no status. Without accounting
+ * sacct fails; the backend then asks the controller (`scontrol show job`) instead.
+ * Parsable output (`-n -P`), the allocation's line first, then its steps (`<id>.batch`,
+ * `<id>.extern`, `<id>.0`, ...).
  */
 import type { JobRecord } from './scontrol.js';
 import { expandHostList, slurmDuration, slurmTime } from './scontrol.js';
 
-export const SACCT_FIELDS = 'State,ExitCode,Elapsed,Start,End,NodeList,MaxRSS';
+export const SACCT_FIELDS = 'JobID,State,ExitCode,Elapsed,Start,End,NodeList,MaxRSS,UserCPU,SystemCPU';
+const FIELD_COUNT = SACCT_FIELDS.split(',').length;
 export const sacctArgs = (id: string): string[] => [
   '--noheader',
   '--parsable2',
@@ -23,12 +27,37 @@ export function sacctBytes(v: string): number {
   return Math.round(Number(m[1]) * unit);
 }
 
-/** The job as sacct recorded it, with the largest MaxRSS of its steps; undefined when sacct has no line for it. */
-export function parseSacct(stdout: string): (JobRecord & { maxRssBytes: number }) | undefined {
-  const lines = stdout.split('\n').filter((l) => l.split('|').length === 7);
+/** sacct's CPU times (`[D-][HH:]MM:SS[.mmm]`) in seconds; undefined when not such a time. */
+export function sacctSeconds(v: string): number | undefined {
+  const m = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$/.exec(v.trim());
+  if (!m) return undefined;
+  return Number(m[1] ?? 0) * 86400 + Number(m[2] ?? 0) * 3600 + Number(m[3]) * 60 + Number(m[4]);
+}
+
+/** The job as accounting recorded it. */
+export interface SacctJob extends JobRecord {
+  /** The largest MaxRSS of its steps; undefined when no step has one (none was sampled). */
+  readonly maxRssBytes: number | undefined;
+  /** User and system CPU time of all its steps (the allocation line's sums). */
+  readonly userCpuSeconds: number | undefined;
+  readonly systemCpuSeconds: number | undefined;
+  /** The batch step is recorded: the batch script ran and its end reached accounting. */
+  readonly batchStep: boolean;
+}
+
+/** The job as sacct recorded it; undefined when sacct has no line for it. */
+export function parseSacct(stdout: string): SacctJob | undefined {
+  const lines = stdout
+    .split('\n')
+    .map((l) => l.split('|'))
+    .filter((f) => f.length === FIELD_COUNT);
   const first = lines[0];
   if (first === undefined) return undefined;
-  const [stateField, exit, elapsed, start, end, nodes] = first.split('|') as [
+  const [jobId, stateField, exit, elapsed, start, end, nodes, , user, system] = first as [
+    string,
+    string,
+    string,
+    string,
     string,
     string,
     string,
@@ -38,8 +67,9 @@ export function parseSacct(stdout: string): (JobRecord & { maxRssBytes: number }
   ];
   // "CANCELLED by 0": the state is the first word.
   const state = stateField.split(' ')[0] ?? '';
-  if (!/^[A-Z_]+$/.test(state)) return undefined;
+  if (!/^[A-Z_]+$/.test(state) || !/^\d+$/.test(jobId)) return undefined;
   const ec = /^(\d+):(\d+)$/.exec(exit);
+  const rss = lines.map((f) => f[7] ?? '').filter((v) => v.trim() !== '');
   return {
     fields: new Map(),
     state,
@@ -50,6 +80,9 @@ export function parseSacct(stdout: string): (JobRecord & { maxRssBytes: number }
     end: slurmTime(end),
     runSeconds: slurmDuration(elapsed),
     nodes: expandHostList(nodes),
-    maxRssBytes: Math.max(0, ...lines.map((l) => sacctBytes(l.split('|')[6] ?? ''))),
+    maxRssBytes: rss.length > 0 ? Math.max(0, ...rss.map(sacctBytes)) : undefined,
+    userCpuSeconds: sacctSeconds(user),
+    systemCpuSeconds: sacctSeconds(system),
+    batchStep: lines.some((f) => f[0] === `${jobId}.batch`),
   };
 }

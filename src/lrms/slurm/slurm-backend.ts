@@ -2,7 +2,10 @@
  * The `slurm` batch backend: jobs go to a Slurm cluster with sbatch, their states come
  * from one squeue call per poll interval for all jobs, their ends from the status file
  * the job wrapper writes into the lrms directory (so no slurmdbd is needed), and from
- * `scontrol show job` when the wrapper could not write one. Design: docs/batch-backends.md.
+ * `scontrol show job` when the wrapper could not write one. The wrapper runs as the job's
+ * account, so its status file is the job's word: Slurm's own figures of the job's end
+ * (sacct where the site keeps accounting, else scontrol) replace it where Slurm has them
+ * (./slurm-figures.ts). Design: docs/batch-backends.md.
  *
  *   submit ──sbatch──▶ Slurm job: slurm.sh ─exec─▶ wrapper (claims lrmsDir) ─▶ job.sh ─▶ executable
  *                                                       └─▶ lrmsDir/status, diag (the end)
@@ -28,7 +31,7 @@ import { PID_FILE, lostResult, readStatus } from '../fork/job-files.js';
 import { validateSpec } from '../fork/job-script.js';
 import { ensureWrapper, type WrapperKind } from '../fork/wrapper-build.js';
 import type { BackendLog } from '../fork/fork-backend.js';
-import { resultFromSlurm, writeDiagIfMissing } from './job-result.js';
+import { resultFromSlurm, writeDiag } from './job-result.js';
 import { slurmOutHead } from './lrms-files.js';
 import { Poller } from './poller.js';
 import { SlurmCommandError, SlurmRunner } from './run-command.js';
@@ -39,6 +42,7 @@ import { SINFO_NODES_ARGS, SINFO_PARTITIONS_ARGS, clusterInfo, parseNodes, parse
 import { submitOnce, type SubmitSettings } from './submission.js';
 import { slurmSpecProblem } from './sbatch-options.js';
 import { parseSacct, sacctArgs } from './sacct.js';
+import { jobReportedOnly, withSlurmFigures, type SlurmFigures } from './slurm-figures.js';
 
 export interface SlurmBackendOptions {
   /** The backend's own directory (the compiled wrapper lives in `bin/`; each job gets a link to it in its lrms directory). */
@@ -60,6 +64,11 @@ export interface SlurmBackendOptions {
   readonly infoRefreshMs?: number;
   /** After Slurm says a started job ended, how long its status file may take to appear (shared file systems lag). */
   readonly statusGraceMs?: number;
+  /**
+   * Where the cluster keeps accounting (slurmdbd): how long after a job's end its record
+   * may take to reach sacct before the controller's figures are used instead.
+   */
+  readonly accountingWaitMs?: number;
   readonly wrapper?: 'auto' | WrapperKind;
   readonly compiler?: string;
   readonly jobPath?: string;
@@ -121,6 +130,8 @@ export class SlurmBackend implements BatchBackend {
   /** When the status files were last read because squeue failed. */
   #lastStatusSweep = 0;
   #clusterRefresh: Promise<void> | undefined;
+  /** Whether the cluster keeps accounting (asked once; undefined until known). */
+  #accounting: Promise<boolean> | undefined;
 
   private constructor(o: SlurmBackendOptions, wrapperPath: string) {
     this.#o = {
@@ -136,6 +147,7 @@ export class SlurmBackend implements BatchBackend {
       maxConcurrentCommands: o.maxConcurrentCommands ?? 4,
       infoRefreshMs: o.infoRefreshMs ?? 30_000,
       statusGraceMs: o.statusGraceMs ?? 10_000,
+      accountingWaitMs: o.accountingWaitMs ?? 30_000,
       jobPath: o.jobPath ?? '/usr/local/bin:/usr/bin:/bin',
       killGraceSeconds: o.killGraceSeconds ?? 10,
       sampleIntervalMs: o.sampleIntervalMs ?? 1000,
@@ -276,7 +288,9 @@ export class SlurmBackend implements BatchBackend {
     const done = await readStatus(old.lrmsDir).catch(() => undefined);
     await this.#finish(
       old,
-      done ?? lostResult(`Slurm gave its job id ${old.localId} to another job (the controller lost its state)`),
+      done
+        ? jobReportedOnly(done)
+        : lostResult(`Slurm gave its job id ${old.localId} to another job (the controller lost its state)`),
     );
   }
 
@@ -284,10 +298,9 @@ export class SlurmBackend implements BatchBackend {
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED');
     for (const ref of refs) {
       if (this.#jobs.has(ref.localId)) continue;
-      const job = this.#track(ref, ref.localId, 0);
-      // Ended while no instance watched: report at once; otherwise the next poll says where it is.
-      const done = await readStatus(ref.lrmsDir).catch(() => undefined);
-      if (done) await this.#finish(job, done);
+      // Known since always: the next poll says where it is, or finds its end (with
+      // Slurm's figures, which a status file read here would lack).
+      this.#track(ref, ref.localId, 0);
     }
     this.#poller.soon();
   }
@@ -398,8 +411,9 @@ export class SlurmBackend implements BatchBackend {
     for (let i = 0; i < open.length && !this.#closed; i += STATUS_BATCH) {
       await Promise.all(
         open.slice(i, i + STATUS_BATCH).map(async (job) => {
+          // Slurm cannot be asked: the file is all there is, and only the job's word.
           const done = await readStatus(job.lrmsDir).catch(() => undefined);
-          if (done) await this.#finish(job, done);
+          if (done) await this.#finish(job, jobReportedOnly(done));
         }),
       );
     }
@@ -411,9 +425,13 @@ export class SlurmBackend implements BatchBackend {
     job.checking = true;
     try {
       const done = await readStatus(job.lrmsDir);
-      if (done) return await this.#finish(job, done);
       const now = Date.now();
       if (job.endSeenAt === 0) job.endSeenAt = now;
+      if (done) {
+        const figures = await this.#slurmFigures(job, now - job.endSeenAt >= this.#o.accountingWaitMs);
+        if (figures === 'later') return;
+        return await this.#finish(job, withSlurmFigures(done, figures));
+      }
       // A job that started writes its status file before it exits; give a shared file system time to show it.
       const started = await exists(`${job.lrmsDir}/${PID_FILE}`);
       if (started && now - job.endSeenAt < this.#o.statusGraceMs) return;
@@ -443,13 +461,58 @@ export class SlurmBackend implements BatchBackend {
       (r) => parseSacct(r.stdout),
       () => undefined,
     );
-    if (acct && FINAL_STATES.has(acct.state))
-      return { ...resultFromSlurm(acct, detail), maxRssBytes: acct.maxRssBytes };
+    if (acct && FINAL_STATES.has(acct.state)) return resultFromSlurm(acct, detail);
     return lostResult(
       entry
         ? `Slurm ended it (${entry.state}) and its job wrapper left no exit status${detail ? `: ${detail}` : ''}`
         : `Slurm no longer knows job ${job.localId} and its job wrapper left no exit status${detail ? `: ${detail}` : ''}`,
     );
+  }
+
+  /**
+   * What Slurm measured about a job that ended: accounting (sacct) where the cluster keeps
+   * it, once the job's end and its batch step have reached it; else the controller's
+   * record. 'later': accounting does not have it yet (asked again at the next poll, until
+   * `last`); undefined: Slurm has no record (the status file is then the job's word alone).
+   */
+  async #slurmFigures(job: Tracked, last: boolean): Promise<SlurmFigures | 'later' | undefined> {
+    if (await this.#keepsAccounting()) {
+      const acct = await this.#runner.run('sacct', sacctArgs(job.localId), { attempts: 1 }).then(
+        (r) => parseSacct(r.stdout),
+        (e: unknown) => {
+          this.#o.log?.warn({ localId: job.localId, error: String(e) }, 'slurm: sacct failed');
+          return undefined;
+        },
+      );
+      if (acct && FINAL_STATES.has(acct.state) && acct.batchStep) return acct;
+      if (!last) return 'later';
+    }
+    try {
+      const { stdout } = await this.#runner.run('scontrol', ['show', 'job', '-o', job.localId], { attempts: 1 });
+      const rec = parseScontrolJob(stdout);
+      if (rec && FINAL_STATES.has(rec.state)) return rec;
+      // Over for squeue but still completing (the epilog runs): the exit code comes with the end.
+      if (rec && !last) return 'later';
+    } catch (e) {
+      if (!(e instanceof SlurmCommandError && isUnknownJob(e.message)) && !last) return 'later';
+    }
+    return undefined;
+  }
+
+  /** Does the cluster keep accounting (AccountingStorageType other than none)? Asked once; a failed ask is asked again. */
+  #keepsAccounting(): Promise<boolean> {
+    this.#accounting ??= this.#runner.run('scontrol', ['show', 'config'], { attempts: 1 }).then(
+      (r) => {
+        const type = /^AccountingStorageType\s*=\s*(\S+)/m.exec(r.stdout)?.[1] ?? 'accounting_storage/none';
+        return type !== 'accounting_storage/none';
+      },
+      (e: unknown) => {
+        this.#accounting = undefined;
+        this.#o.log?.warn({ error: String(e) }, 'slurm: cannot read the configuration (scontrol show config)');
+        return false;
+      },
+    );
+    return this.#accounting;
   }
 
   async #finish(job: Tracked, result: BatchResult): Promise<void> {
@@ -461,7 +524,7 @@ export class SlurmBackend implements BatchBackend {
     const first = result.endTime !== null && job.cancelledAt > 0 && result.endTime.getTime() < job.cancelledAt;
     if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? ''))
       result = { ...result, failureReason: 'cancelled' };
-    await writeDiagIfMissing(job.lrmsDir, result).catch((e: unknown) =>
+    await writeDiag(job.lrmsDir, result).catch((e: unknown) =>
       this.#o.log?.warn({ err: e, job: job.jobId }, 'slurm: cannot write the diag file'),
     );
     this.#queue(job, { kind: 'final', jobId: job.jobId, result });
