@@ -62,7 +62,7 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVe
         return refuse(r.reason);
       }
       const t = r.identity;
-      return { ok: true, caller: { dn: t.owner, kind: 'token', notAfter: t.notAfter, token: t } };
+      return { ok: true, caller: { dn: t.owner, owner: t.owner, kind: 'token', notAfter: t.notAfter, token: t } };
     });
   };
   const authorizer =
@@ -91,7 +91,7 @@ export function createAuth(config: Config, db: Db, log: Logger, tokens?: TokenVe
   };
   const granted = (caller: Caller, s: AuthzSubject): Caller => {
     if (authorizer === undefined) return caller;
-    const g = authorizer.authorize(s, caller.dn);
+    const g = authorizer.authorize(s, caller.owner);
     return {
       ...caller,
       ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}),

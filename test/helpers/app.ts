@@ -17,7 +17,7 @@ export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
   if (typeof dn !== 'string' || dn === '')
     return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
   if (dn === 'invalid') return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'test: invalid credentials' };
-  return { ok: true, caller: { dn, kind: 'x509' } };
+  return { ok: true, caller: { dn, owner: dn, kind: 'x509' } };
 };
 
 export const dummy: Resource = { methods: { GET: (req) => req.reply.code(200).send('dummy') } };
