@@ -187,7 +187,8 @@ export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthR
 
 /**
  * The key per-identity limits count a connection under (http/fairness.ts): the verified
- * DN, so all proxies of one user share it; without a verified identity, the remote address.
+ * subject's owner key, so all proxies of one user share it; without a verified identity,
+ * the remote address.
  */
 export function connectionKey(socket: TLSSocket): string {
   const r = (socket as AuthSocket)[PEER];

@@ -111,3 +111,16 @@ export function rfc4514OfOneline(oneline: string): string | undefined {
 export function onelineIsAmbiguous(rdns: readonly Rdn[], oneline: string): boolean {
   return rfc4514OfOneline(oneline) !== rfc4514Of(rdns);
 }
+
+/**
+ * The owner key of an owner stored before owners were keyed on the RFC 4514 form (the
+ * store's migration 11, job credential files written before it): a one-line DN (`/...`)
+ * converts to the key its certificate gives now; a bearer token's `<iss>#<sub>` is
+ * already its key. A value starting with `/` that does not read as a one-line DN stays
+ * as it is: no caller's key starts with `/` (an RFC 4514 form starts with an attribute
+ * type, a token's with `https:`), so what it owns is left to the administrators.
+ */
+export function ownerKeyOfStored(owner: string): string {
+  if (!owner.startsWith('/')) return owner;
+  return rfc4514OfOneline(owner) ?? owner;
+}
