@@ -77,7 +77,7 @@ export class AccountingRecorder {
       localId: job.localId,
       endpoint: this.#d.endpoint(),
       queue: job.queue,
-      owner: job.owner,
+      owner: job.ownerDn,
       vo: voOf(job.fqans),
       fqans: job.fqans,
       localAccount: job.localAccount,

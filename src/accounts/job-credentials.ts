@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { DelegatedCredential } from '../delegations/types.js';
 import type { AccountResolver } from './resolve-account.js';
+import { ownerKeyOfStored } from '../pki/rfc4514.js';
 
 export interface JobCredentialSource {
   /** The delegation's current credential when `owner` owns it and it is offered; else undefined. */
@@ -91,7 +92,9 @@ export class JobCredentials {
       await removeTemporaries(join(o.dir, id));
       const meta = await readFile(join(o.dir, id, META), 'utf8').catch(() => undefined);
       const [delegationId, owner, account] = meta?.split('\n') ?? [];
-      if (delegationId && owner) c.#remember(id, { delegationId, owner, account: account || undefined });
+      // A file written before owners were keyed on the RFC 4514 form names the one-line DN.
+      if (delegationId && owner)
+        c.#remember(id, { delegationId, owner: ownerKeyOfStored(owner), account: account || undefined });
     }
     return c;
   }

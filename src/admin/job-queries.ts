@@ -20,7 +20,7 @@ export function listJobs(db: Db, f: JobFilter, now = Date.now()): JobLine[] {
   const where: string[] = [];
   const args: unknown[] = [];
   if (f.owner !== undefined) {
-    where.push('instr(owner, ?) > 0');
+    where.push('instr(owner_dn, ?) > 0');
     args.push(f.owner);
   }
   if (f.states !== undefined) {
@@ -39,7 +39,7 @@ export function listJobs(db: Db, f: JobFilter, now = Date.now()): JobLine[] {
     where.push('created_at >= ?');
     args.push(now - f.newerThanMs);
   }
-  const sql = `SELECT id, rest_state AS state, queue, owner, local_account AS localAccount, created_at AS createdAt, updated_at AS updatedAt FROM jobs
+  const sql = `SELECT id, rest_state AS state, queue, owner_dn AS owner, local_account AS localAccount, created_at AS createdAt, updated_at AS updatedAt FROM jobs
     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT ?`;
   return db.prepare(sql).all(...args, f.limit) as JobLine[];
 }

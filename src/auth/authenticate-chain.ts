@@ -52,7 +52,12 @@ export function authenticateChain(
   const hit = cache?.get(key, now);
   if (hit !== undefined) return { ok: true, identity: hit };
   const r = verifyClientChain(chain.ders, trust, new Date(now));
-  if (!r.ok) return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: r.reason };
+  if (!r.ok)
+    return {
+      ok: false,
+      code: r.kind === 'ambiguous-subject' ? 'CE_ERR_AUTH_SUBJECT_AMBIGUOUS' : 'CE_ERR_AUTH_CERT_INVALID',
+      reason: r.reason,
+    };
   const { identity, cacheable } =
     attributes === undefined
       ? { identity: r.identity, cacheable: true }

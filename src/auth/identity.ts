@@ -1,12 +1,17 @@
 /**
- * The authenticated caller as the transport layer establishes it. `dn` is the owner
- * key of jobs and delegations: the end-entity subject in OpenSSL one-line form
- * (`/C=../O=../CN=..`), proxy CNs stripped, as A-REX records a job's owner.
+ * The authenticated caller as the transport layer establishes it: the end-entity
+ * subject, proxy CNs stripped, in two forms. `owner` (RFC 4514, src/pki/rfc4514.ts) is
+ * the owner key of jobs, delegations and pool leases: unambiguous. `dn` is the OpenSSL
+ * one-line form (`/C=../O=../CN=..`), as A-REX records a job's owner: for display,
+ * grid-mapfiles, configuration and accounting. A certificate whose one-line form reads
+ * back as another name is refused, so among accepted callers the two forms match one to one.
  */
 export interface X509Identity {
   readonly kind: 'x509';
   /** End-entity subject DN, one-line form. */
   readonly dn: string;
+  /** End-entity subject, RFC 4514 form: the owner key. */
+  readonly owner: string;
   /** Issuer (CA) of the end-entity certificate, one-line form. */
   readonly issuerDn: string;
   /** The client authenticated with an RFC 3820 (or legacy Globus) proxy. */
@@ -72,6 +77,6 @@ export type AuthResult =
   | { readonly ok: true; readonly identity: X509Identity }
   | {
       readonly ok: false;
-      readonly code: 'CE_ERR_AUTH_NO_CREDENTIALS' | 'CE_ERR_AUTH_CERT_INVALID';
+      readonly code: 'CE_ERR_AUTH_NO_CREDENTIALS' | 'CE_ERR_AUTH_CERT_INVALID' | 'CE_ERR_AUTH_SUBJECT_AMBIGUOUS';
       readonly reason: string;
     };

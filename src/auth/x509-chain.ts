@@ -22,12 +22,18 @@
  *    CRL that covers one is past its nextUpdate (src/pki/revocation.ts). Proxies are
  *    not in CRLs: they are signed by their owners.
  *
+ * 5. The end-entity subject's one-line form reads back as that subject and no other
+ *    (src/pki/rfc4514.ts): else it also names another user (`O=X/OU=Y` as one value
+ *    prints as `O=X`, `OU=Y`), and the one-line form keys grid-mapfiles and the
+ *    configuration.
+ *
  * The result is a typed refusal with a human-readable reason (names and dates only,
- * never key material), or the identity: the end-entity subject DN.
+ * never key material), or the identity: the end-entity subject, one-line and RFC 4514.
  */
 import { OID_CN, avaText, sameName, toOneline, type Rdn } from '../pki/dn.js';
 import { KU, OID, parseCertificate, type ParsedCertificate } from '../pki/certificate.js';
 import { PROXY_POLICY } from '../pki/proxy-cert-info.js';
+import { onelineIsAmbiguous, rfc4514Of } from '../pki/rfc4514.js';
 import { isCaCertificate, type TrustStore } from '../pki/trust-store.js';
 import type { X509Identity } from './identity.js';
 
@@ -42,7 +48,8 @@ export type RefusalKind =
   | 'bad-proxy'
   | 'self-signed'
   | 'not-allowed'
-  | 'revoked';
+  | 'revoked'
+  | 'ambiguous-subject';
 
 export type ChainResult =
   | { readonly ok: true; readonly identity: X509Identity }
@@ -218,9 +225,17 @@ function verify(chainDer: readonly Uint8Array[], trust: TrustStore, now: Date, o
     break;
   }
 
+  // 5. The identity must be unambiguous in the form grid-mapfiles and the configuration use.
+  if (onelineIsAmbiguous(eec.subject, eec.subjectOneline))
+    refuse(
+      'ambiguous-subject',
+      `the subject of the ${proxyDepth > 0 ? 'user' : 'client'} certificate is ambiguous in one-line form (${eec.subjectOneline} also reads as another name): a value holds '/' or '+' followed by an attribute name and '=', or '\\x' and two hex digits; ask the CA for a subject without them`,
+    );
+
   return {
     kind: 'x509',
     dn: eec.subjectOneline,
+    owner: rfc4514Of(eec.subject),
     issuerDn: onelineOfIssuer(eec),
     isProxy: proxyDepth > 0,
     proxyDepth,

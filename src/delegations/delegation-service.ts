@@ -7,7 +7,7 @@
  *   certificate arrives, the current credential stays in use.
  *   JWT (1.1): `createJwt` / `renewJwt` store a token as given (sanity-checked only).
  *
- * Ownership: every operation is for one owner (the caller's end-entity DN); another
+ * Ownership: every operation is for one owner (the caller's owner key, src/http/caller.ts); another
  * owner's delegation is indistinguishable from a missing one (404).
  *
  * Lifetime: a delegation is "offered" (listed, accepted for new jobs, handed to data

@@ -1,8 +1,11 @@
 /**
  * Who is calling. The HTTP layer resolves it once per request from the request's bearer
  * token or else the connection's verified TLS client certificate; domain services only
- * ever see `Caller`. `dn` is the owner key of jobs and delegations: the end-entity
- * subject DN in OpenSSL one-line form (`/C=../O=../CN=..`), or `<iss>#<sub>` for a token.
+ * ever see `Caller`. `owner` is the owner key of jobs, delegations and pool leases: the
+ * end-entity subject in RFC 4514 form (unambiguous), or `<iss>#<sub>` for a token (an
+ * https URL and `#`: never a subject's RFC 4514 form, which starts with an attribute
+ * type and `=`). `dn` is what is shown and matched by configuration: the subject in
+ * OpenSSL one-line form (`/C=../O=../CN=..`), or `<iss>#<sub>` for a token.
  */
 import type { IncomingMessage } from 'node:http';
 import type { ErrorCode } from '../errors/catalog.js';
@@ -10,6 +13,8 @@ import type { TokenIdentity } from '../auth/identity.js';
 
 export interface Caller {
   readonly dn: string;
+  /** The owner key (see above): compare ownership on this, never on `dn`. */
+  readonly owner: string;
   readonly kind: 'x509' | 'token';
   /** Earliest notAfter of the presented chain (or token expiry), if known. */
   readonly notAfter?: Date;

@@ -17,6 +17,7 @@ export const tlsAuthenticator = (req: IncomingMessage): CallerResult => {
     ok: true,
     caller: {
       dn: r.identity.dn,
+      owner: r.identity.owner,
       kind: 'x509',
       notAfter: r.identity.notAfter,
       ...(fqans !== undefined && fqans.length > 0 ? { fqans } : {}),

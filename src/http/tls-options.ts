@@ -146,7 +146,7 @@ export function attachPeerIdentity(
         },
         'client authenticated',
       );
-    } else if (result.code === 'CE_ERR_AUTH_CERT_INVALID') {
+    } else if (result.code !== 'CE_ERR_AUTH_NO_CREDENTIALS') {
       opts.log?.info({ reason: result.reason, remote: socket.remoteAddress }, 'client certificate refused');
     }
   });
@@ -187,11 +187,12 @@ export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthR
 
 /**
  * The key per-identity limits count a connection under (http/fairness.ts): the verified
- * DN, so all proxies of one user share it; without a verified identity, the remote address.
+ * subject's owner key, so all proxies of one user share it; without a verified identity,
+ * the remote address.
  */
 export function connectionKey(socket: TLSSocket): string {
   const r = (socket as AuthSocket)[PEER];
-  return r?.ok === true ? `dn:${r.identity.dn}` : `address:${socket.remoteAddress ?? 'unknown'}`;
+  return r?.ok === true ? `dn:${r.identity.owner}` : `address:${socket.remoteAddress ?? 'unknown'}`;
 }
 
 const anchorsByStore = new WeakMap<TrustStore, ReadonlySet<string>>();

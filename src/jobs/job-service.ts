@@ -14,6 +14,8 @@ import type { JobDescription } from '../jobdesc/model.js';
 import { SESSION_NOT_MADE, type SessionDirs } from '../sessions/session-dirs.js';
 
 export interface SubmitOptions {
+  /** The owner as shown and accounted (the one-line DN); absent: the owner key itself. */
+  readonly ownerDn?: string | undefined;
   readonly queue?: string | undefined;
   readonly delegationId?: string | undefined;
   readonly instances?: number | undefined;
@@ -171,6 +173,7 @@ export class JobService {
         toCreate.push({
           id,
           owner,
+          ownerDn: opts.ownerDn ?? owner,
           state: this.#o.initialState.state,
           restState: this.#o.initialState.restState,
           queue: desc.queue ?? '',

@@ -79,6 +79,11 @@ const BY_SHORT = new Map(ATTRS.map((a) => [a.short.toLowerCase(), a]));
 
 export const OID_CN = '2.5.4.3';
 
+/** The name the one-line form gives an attribute type: its short name, else the dotted OID. */
+export function attrName(oid: string): string {
+  return BY_OID.get(oid)?.short ?? oid;
+}
+
 /** Decode a DER Name (SEQUENCE OF RDN) into its RDNs, keeping the value bytes. */
 export function parseName(nameDer: Uint8Array): Rdn[] {
   return nameRdns(parseDer(nameDer));
@@ -103,7 +108,7 @@ export function toOneline(rdns: readonly Rdn[]): string {
   let out = '';
   for (const rdn of rdns) {
     for (const [i, ava] of rdn.entries()) {
-      out += `${i === 0 ? '/' : '+'}${BY_OID.get(ava.oid)?.short ?? ava.oid}=`;
+      out += `${i === 0 ? '/' : '+'}${attrName(ava.oid)}=`;
       for (const b of ava.value) {
         out += b < 0x20 || b > 0x7e ? `\\x${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b);
       }

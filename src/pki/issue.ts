@@ -85,7 +85,8 @@ export async function createCaCertificate(p: CaParams): Promise<Buffer> {
 }
 
 export interface EndEntityParams {
-  readonly dn: string;
+  /** One-line DN or a DER Name (a subject the one-line form cannot spell). */
+  readonly dn: string | Uint8Array;
   /** CryptoKey or SPKI DER. */
   readonly publicKey: CryptoKey | Uint8Array;
   readonly issuer: { readonly certDer: Uint8Array; readonly key: CryptoKey };

@@ -72,7 +72,7 @@ export function createAuth(
         return refuse(r.reason);
       }
       const t = r.identity;
-      return { ok: true, caller: { dn: t.owner, kind: 'token', notAfter: t.notAfter, token: t } };
+      return { ok: true, caller: { dn: t.owner, owner: t.owner, kind: 'token', notAfter: t.notAfter, token: t } };
     });
   };
   const authorizer =
@@ -118,7 +118,7 @@ export function createAuth(
   };
   const granted = (caller: Caller, s: AuthzSubject): Caller => {
     if (authorizer === undefined) return caller;
-    const g = authorizer.authorize(s, caller.dn);
+    const g = authorizer.authorize(s, caller.owner);
     return {
       ...caller,
       ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}),

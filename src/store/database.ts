@@ -10,6 +10,7 @@
  */
 import Database from 'better-sqlite3';
 import { migrations } from './migrations.js';
+import { ownerKeyOfStored } from '../pki/rfc4514.js';
 
 export type Db = Database.Database;
 
@@ -24,6 +25,9 @@ export function openDatabase(file: string): Db {
   // inner pages of the jobs table and its indexes at a million jobs (docs/performance.md,
   // "Memory"); leaf pages come from the OS page cache.
   db.pragma('cache_size = -4096');
+  db.function('ceres_owner_key', { deterministic: true }, (v: unknown) =>
+    typeof v === 'string' ? ownerKeyOfStored(v) : v,
+  );
   try {
     migrate(db);
   } catch (e) {

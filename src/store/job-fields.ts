@@ -72,6 +72,10 @@ const changeLazy = { change: true, lazy: true } as const;
 
 export const JOB_FIELDS = {
   id: text('id', insert),
+  /**
+   * The owner key: the submitter's subject in RFC 4514 form (src/pki/rfc4514.ts), or a
+   * bearer token's `<iss>#<sub>`. Every ownership check compares on it.
+   */
   owner: text('owner', insert),
   state: text('state', { change: true, insert: true }),
   pending: flag('pending', change),
@@ -110,6 +114,11 @@ export const JOB_FIELDS = {
   localAccount: textOrNull('local_account', insert),
   /** The owner's verified VOMS FQANs at submission; empty: none. */
   fqans: textList('fqans', insert),
+  /**
+   * The owner as shown and accounted: the subject's one-line form (`/O=../CN=..`), or the
+   * token's `<iss>#<sub>`. Never compared for ownership (a one-line form can be ambiguous).
+   */
+  ownerDn: text('owner_dn', insert),
   engine: json<Readonly<Record<string, unknown>>>()('engine', changeLazy),
   version: int('version'),
 } as const;

@@ -28,7 +28,7 @@ export class JobPages {
   readonly #allAfter;
 
   constructor(db: Db) {
-    const cols = 'id, rest_state AS state, queue, created_at AS createdAt, exit_code AS exitCode, owner';
+    const cols = 'id, rest_state AS state, queue, created_at AS createdAt, exit_code AS exitCode, owner_dn AS owner';
     // `@state IS NULL OR rest_state = @state`: one statement serves the filtered and unfiltered list.
     this.#first = db.prepare(
       `SELECT ${cols} FROM jobs INDEXED BY jobs_owner_created WHERE owner = @owner AND (@state IS NULL OR rest_state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`,

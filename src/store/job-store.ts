@@ -27,8 +27,13 @@ import {
  * One job of a submission: the record fields given at submission (job-fields.ts, flag
  * `insert`), the description text as submitted, and the delegations the job names.
  */
-export interface NewJob extends Omit<InsertedFields, 'description' | 'sessionIdent' | 'localAccount' | 'fqans'> {
+export interface NewJob extends Omit<
+  InsertedFields,
+  'description' | 'sessionIdent' | 'localAccount' | 'fqans' | 'ownerDn'
+> {
   description: unknown;
+  /** The owner as shown (one-line DN); absent: the owner key itself (a token's `<iss>#<sub>`). */
+  ownerDn?: string;
   /** Identity of the session directory (session-dirs.ts); absent = not recorded. */
   sessionIdent?: string | null;
   /** Mapped local account (src/authz); null: not mapped. */
@@ -331,6 +336,7 @@ function insertParams(j: NewJob): Record<string, unknown> {
   const params: Record<string, unknown> = { raw: j.raw };
   const given: InsertedFields = {
     ...j,
+    ownerDn: j.ownerDn ?? j.owner,
     description: j.description as InsertedFields['description'],
     sessionIdent: j.sessionIdent ?? null,
     localAccount: j.localAccount ?? null,

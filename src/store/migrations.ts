@@ -234,4 +234,20 @@ ALTER TABLE jobs ADD COLUMN state_entered_at INTEGER;
 ALTER TABLE accounting_records ADD COLUMN job_reported TEXT NOT NULL DEFAULT '[]';
 `,
   },
+  {
+    // Owners keyed on the unambiguous subject (src/pki/rfc4514.ts): a one-line DN can be
+    // byte-equal for two certificates (`O=X/OU=Y` as one value), so `owner` of jobs and
+    // delegations and `dn` of pool leases now hold the RFC 4514 form, and the one-line
+    // form moves to `owner_dn` for display and accounting. A stored one-line DN converts
+    // exactly to the key its certificate gives; a bearer token's `<iss>#<sub>` stays;
+    // a value that is no one-line DN stays as it is, which no caller's key can equal
+    // (ceres_owner_key, registered by database.ts before migrating).
+    version: 12,
+    sql: `
+ALTER TABLE jobs ADD COLUMN owner_dn TEXT NOT NULL DEFAULT '';
+UPDATE jobs SET owner_dn = owner, owner = ceres_owner_key(owner);
+UPDATE delegations SET owner = ceres_owner_key(owner);
+UPDATE account_leases SET dn = ceres_owner_key(dn);
+`,
+  },
 ];

@@ -29,11 +29,14 @@ const x509 = (n: number): DelegatedCredential => ({
   keyPem: pem('RSA PRIVATE KEY', `key${n}`),
 });
 
+/** Alice's owner key (the RFC 4514 form of `/CN=alice`). */
+const ALICE = 'CN=alice';
+
 /** The delegation service's answer, as the test sets it. */
 class Source implements JobCredentialSource {
   readonly creds = new Map<string, DelegatedCredential>();
   credentialFor(id: string, owner: string): Promise<DelegatedCredential | undefined> {
-    return Promise.resolve(owner === '/CN=alice' ? this.creds.get(id) : undefined);
+    return Promise.resolve(owner === ALICE ? this.creds.get(id) : undefined);
   }
 }
 
@@ -79,7 +82,7 @@ describe(
 
     it("places the account's own 0600 copy and names it in X509_USER_PROXY", async () => {
       source.creds.set('d1', x509(1));
-      const env = await creds.place('job1', 'd1', '/CN=alice', a.name);
+      const env = await creds.place('job1', 'd1', ALICE, a.name);
       const path = join(dir, 'job1', 'proxy');
       assert.deepEqual(env, [{ name: 'X509_USER_PROXY', value: path }]);
       const s = statSync(path);
@@ -137,14 +140,29 @@ describe(
       source.creds.set('d6', x509(6));
       await again.refresh('d6');
       assert.deepEqual(readdirSync(d), [], 'no renewal reaches a job that holds no copy');
-      await again.place('job6', 'd6', '/CN=alice', a.name);
+      await again.place('job6', 'd6', ALICE, a.name);
       assert.deepEqual(readdirSync(d).sort(), ['.delegation', 'proxy']);
       assert.equal(statSync(join(d, 'proxy')).uid, a.uid);
     });
 
+    it('a copy placed by the release before owner keys (one-line DN in its file) is renewed for the key', async () => {
+      source.creds.set('d1', x509(4));
+      await creds.place('job7', 'd1', ALICE, a.name);
+      const meta = join(dir, 'job7', '.delegation');
+      writeFileSync(meta, readFileSync(meta, 'utf8').replace(`\n${ALICE}\n`, '\n/CN=alice\n'));
+      const again = await JobCredentials.open({ dir, source, accounts: new AccountResolver() });
+      source.creds.set('d1', x509(5));
+      await again.refresh('d1');
+      assert.match(
+        readFileSync(join(dir, 'job7', 'proxy'), 'utf8'),
+        new RegExp(Buffer.from('key5').toString('base64')),
+      );
+      await again.remove('job7');
+    });
+
     it('a token goes to BEARER_TOKEN_FILE; removal takes the copy away', async () => {
       source.creds.set('t1', { kind: 'jwt', token: 'a.b.c' });
-      const env = await creds.place('job2', 't1', '/CN=alice', b.name);
+      const env = await creds.place('job2', 't1', ALICE, b.name);
       assert.deepEqual(env, [{ name: 'BEARER_TOKEN_FILE', value: join(dir, 'job2', 'token') }]);
       assert.equal(as(b, `cat ${join(dir, 'job2', 'token')}`).out, 'a.b.c');
       await creds.remove('job2');
@@ -152,14 +170,14 @@ describe(
     });
 
     it('no delegation, or one without a credential now (another owner, expired): no copy, no variable', async () => {
-      assert.deepEqual(await creds.place('job3', null, '/CN=alice', a.name), []);
-      assert.deepEqual(await creds.place('job4', 'd1', '/CN=mallory', a.name), []);
+      assert.deepEqual(await creds.place('job3', null, ALICE, a.name), []);
+      assert.deepEqual(await creds.place('job4', 'd1', 'CN=mallory', a.name), []);
       assert.equal(existsSync(join(dir, 'job4')), false);
     });
 
     it('an account that does not resolve: refused, nothing written (never a copy for the service user)', async () => {
       await assert.rejects(
-        creds.place('job5', 'd1', '/CN=alice', 'nosuchacct-ceres'),
+        creds.place('job5', 'd1', ALICE, 'nosuchacct-ceres'),
         (e: unknown) => e instanceof CeError && e.code === 'CE_ERR_ACCOUNT_UNKNOWN',
       );
       assert.equal(existsSync(join(dir, 'job5', 'proxy')), false);

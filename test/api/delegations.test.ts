@@ -100,7 +100,7 @@ describe('X.509 delegation in two steps', () => {
 
     // Not usable (and not listed) before the certificate arrives.
     assert.deepEqual(await list(f, f.alice), { delegation: [] });
-    assert.equal(f.wiring.port.ownedBy(id, f.alice.dn), false);
+    assert.equal(f.wiring.port.ownedBy(id, f.alice.owner), false);
 
     const chain = await signAs(f.alice, r.body);
     const p = await f.app.inject({
@@ -119,7 +119,7 @@ describe('X.509 delegation in two steps', () => {
     assert.deepEqual(pemBlocks(g.body), pemBlocks(chain), 'the stored public part is the chain as sent');
 
     assert.deepEqual(await list(f, f.alice), { delegation: [{ id, type: 'x509' }] });
-    assert.equal(f.wiring.port.ownedBy(id, f.alice.dn), true);
+    assert.equal(f.wiring.port.ownedBy(id, f.alice.owner), true);
     assert.equal(f.wiring.expiry(id)?.getTime(), parseCertificate(pemBlocks(chain)[0] as Buffer).notAfter.getTime());
 
     // The proxy file: arcproxy order, 0600 in a 0700 directory, the key certifies the proxy.
@@ -134,7 +134,7 @@ describe('X.509 delegation in two steps', () => {
     const text = await readFile(path, 'utf8');
     const blocks = [...text.matchAll(/-----BEGIN ([A-Z ]+)-----/g)].map((m) => m[1]);
     assert.deepEqual(blocks, ['CERTIFICATE', 'RSA PRIVATE KEY', 'CERTIFICATE', 'CERTIFICATE']);
-    const cred = await f.wiring.credentialFor(id, f.alice.dn);
+    const cred = await f.wiring.credentialFor(id, f.alice.owner);
     assert.equal(cred?.kind, 'x509');
     if (cred?.kind !== 'x509') return;
     assert.deepEqual(pemBlocks(cred.certChainPem), pemBlocks(chain));
@@ -167,7 +167,7 @@ describe('X.509 delegation in two steps', () => {
       const r = await act(f, f.alice, id, 'renew', { v });
       assert.equal(r.statusCode, 201, `${v}: the ARC client and pyarcrest accept only 201`);
       assert.equal(r.headers['content-type'], 'application/x-pem-file');
-      const before = await f.wiring.credentialFor(id, f.alice.dn);
+      const before = await f.wiring.credentialFor(id, f.alice.owner);
       assert.deepEqual(
         before?.kind === 'x509' && pemBlocks(before.certChainPem)[0],
         pemBlocks(chain)[0],
@@ -176,7 +176,7 @@ describe('X.509 delegation in two steps', () => {
       const renewed = await signAs(f.alice, r.body);
       const p = await put(f, f.alice, id, renewed, v);
       assert.equal(p.statusCode, 200, p.body);
-      const after = await f.wiring.credentialFor(id, f.alice.dn);
+      const after = await f.wiring.credentialFor(id, f.alice.owner);
       assert.ok(after?.kind === 'x509');
       if (after?.kind !== 'x509') return;
       assert.deepEqual(
@@ -206,13 +206,13 @@ describe('X.509 delegation in two steps', () => {
 
   it('one delegation id is usable by the port for its owner only', async () => {
     const { id } = await delegated(f, f.alice);
-    assert.equal(f.wiring.port.ownedBy(id, f.alice.dn), true);
-    assert.equal(f.wiring.port.ownedBy(id, f.bob.dn), false);
-    assert.equal(f.wiring.port.ownedBy('0'.repeat(32), f.alice.dn), false);
-    assert.equal(f.wiring.port.ownedBy('../etc/passwd', f.alice.dn), false);
-    assert.equal(await f.wiring.credentialFor(id, f.bob.dn), undefined);
+    assert.equal(f.wiring.port.ownedBy(id, f.alice.owner), true);
+    assert.equal(f.wiring.port.ownedBy(id, f.bob.owner), false);
+    assert.equal(f.wiring.port.ownedBy('0'.repeat(32), f.alice.owner), false);
+    assert.equal(f.wiring.port.ownedBy('../etc/passwd', f.alice.owner), false);
+    assert.equal(await f.wiring.credentialFor(id, f.bob.owner), undefined);
     assert.equal(
-      await f.wiring.credentialFor(undefined, f.alice.dn),
+      await f.wiring.credentialFor(undefined, f.alice.owner),
       undefined,
       'a job without a delegation has no credential',
     );
@@ -512,8 +512,8 @@ describe('JWT delegation (1.1)', () => {
     assert.deepEqual(await list(f, f.alice, '1.1', '?type=x509'), { delegation: [] });
     assert.deepEqual(await list(f, f.alice, '1.0'), { delegation: [] });
     assert.deepEqual(await list(f, f.alice, '1.0', '?type=jwt'), { delegation: [] }, '1.0 ignores type (A-REX)');
-    assert.equal(f.wiring.port.ownedBy(id, f.alice.dn), true);
-    assert.deepEqual(await f.wiring.credentialFor(id, f.alice.dn), { kind: 'jwt', token });
+    assert.equal(f.wiring.port.ownedBy(id, f.alice.owner), true);
+    assert.deepEqual(await f.wiring.credentialFor(id, f.alice.owner), { kind: 'jwt', token });
     assert.equal(f.wiring.expiry(id), undefined, 'ProxyExpirationTime is for proxies');
     const file = (await readdir(f.keyDir)).find((n) => n.startsWith(id)) as string;
     assert.equal((await stat(join(f.keyDir, file))).mode & 0o777, 0o600);
@@ -533,7 +533,7 @@ describe('JWT delegation (1.1)', () => {
     const t2 = fakeJwt({ sub: 'second' });
     let r = await act(f, f.alice, id, 'renew', { headers: { 'x-token-delegation': `Bearer ${t2}` } });
     assert.equal(r.statusCode, 200, r.body);
-    assert.deepEqual(await f.wiring.credentialFor(id, f.alice.dn), { kind: 'jwt', token: t2 });
+    assert.deepEqual(await f.wiring.credentialFor(id, f.alice.owner), { kind: 'jwt', token: t2 });
     const t3 = fakeJwt({ sub: 'third' });
     r = await act(f, f.alice, id, 'renew', { query: '&type=jwt', headers: { 'x-token-delegation': t3 } });
     assert.equal(r.statusCode, 201, r.body);

@@ -19,6 +19,7 @@ import { descriptionPort } from '../../src/jobs/description-port.js';
 import { REST_STATES } from '../../src/vocabulary/job-states.js';
 import { SessionDirs } from '../../src/sessions/session-dirs.js';
 import { sessionRecords } from '../../src/service/session-records.js';
+import { ownerKeyOfStored } from '../../src/pki/rfc4514.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
 export const BOB = '/DC=org/DC=test/CN=Bob';
@@ -46,9 +47,10 @@ export async function jobsFixture(
     jobsSubmitted: (ids: readonly string[]) => void submitted.push(...ids),
     jobPoked: (id: string) => void poked.push(id),
   };
+  // Delegations are owned by the owner key, as the delegation store keys them.
   const delegationOwners = new Map<string, string>([
-    ['dalice', ALICE],
-    ['dbob', BOB],
+    ['dalice', ownerKeyOfStored(ALICE)],
+    ['dbob', ownerKeyOfStored(BOB)],
   ]);
   const jobs = new JobService({
     store,

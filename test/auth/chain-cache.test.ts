@@ -9,6 +9,7 @@ import { ders, hoursAgo, makeCa, makeProxy, makeUser, type TestCred } from '../h
 const ident = (dn: string, notAfter: number): X509Identity => ({
   kind: 'x509',
   dn,
+  owner: dn,
   issuerDn: '/CN=CA',
   isProxy: false,
   proxyDepth: 0,

@@ -16,6 +16,7 @@ function identity(dn: string, fqans?: string[], issuerDn = ISSUER): X509Identity
   return {
     kind: 'x509',
     dn,
+    owner: dn,
     issuerDn,
     isProxy: true,
     proxyDepth: 1,

@@ -52,7 +52,7 @@ describe('a delegated credential as a TLS client credential', () => {
   });
 
   async function presentedBy(id: string): Promise<Seen> {
-    const cred = await f.wiring.credentialFor(id, f.alice.dn);
+    const cred = await f.wiring.credentialFor(id, f.alice.owner);
     assert.equal(cred?.kind, 'x509');
     if (cred?.kind !== 'x509') throw new Error('no x509 credential');
     const agent = new Agent({ connect: { cert: cred.certChainPem, key: cred.keyPem, rejectUnauthorized: false } });

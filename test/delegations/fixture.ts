@@ -17,9 +17,12 @@ import { signProxyFromCsr, type ProxyParams } from '../../src/pki/issue.js';
 import { makeCa, makeProxy, makeUser, type TestCred } from '../helpers/pki.js';
 import { buildApp } from '../../src/api/app.js';
 import { headerAuthenticator, testRoutes } from '../helpers/app.js';
+import { rfc4514Of } from '../../src/pki/rfc4514.js';
 
 export interface User {
   readonly dn: string;
+  /** The owner key (RFC 4514 subject) the service keys the user's delegations by. */
+  readonly owner: string;
   readonly cert: TestCred;
   readonly proxy: TestCred;
   /** Headers that make the test authenticator call as this user. */
@@ -62,7 +65,13 @@ export function testPki(): Promise<Pki> {
     const user = async (issuer: TestCred, dn: string): Promise<User> => {
       const cert = await makeUser(issuer, { dn });
       const proxy = await makeProxy(cert);
-      return { dn: cert.cert.subjectOneline, cert, proxy, h: { 'x-test-dn': cert.cert.subjectOneline } };
+      return {
+        dn: cert.cert.subjectOneline,
+        owner: rfc4514Of(cert.cert.subject),
+        cert,
+        proxy,
+        h: { 'x-test-dn': cert.cert.subjectOneline },
+      };
     };
     return {
       ca,

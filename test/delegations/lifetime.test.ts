@@ -44,8 +44,8 @@ describe('delegation lifetime', () => {
 
     f.clock.offset = 20 * MIN; // past the 10-minute proxy
     assert.ok(!(await listed(f, f.alice)).includes(id), 'not listed');
-    assert.equal(f.wiring.port.ownedBy(id, f.alice.dn), false, 'new jobs may not name it');
-    assert.equal(await f.wiring.credentialFor(id, f.alice.dn), undefined, 'staging gets nothing');
+    assert.equal(f.wiring.port.ownedBy(id, f.alice.owner), false, 'new jobs may not name it');
+    assert.equal(await f.wiring.credentialFor(id, f.alice.owner), undefined, 'staging gets nothing');
     assert.ok(f.wiring.expiry(id) !== undefined, 'jobs still show when it expired');
     assert.equal((await act(f, f.alice, id, 'get')).statusCode, 200, 'the owner can still look at it');
 
@@ -53,7 +53,7 @@ describe('delegation lifetime', () => {
     assert.equal(r.statusCode, 201);
     assert.equal((await put(f, f.alice, id, await signAs(f.alice, r.body))).statusCode, 200);
     assert.ok((await listed(f, f.alice)).includes(id), 'offered again after the renewal');
-    assert.equal((await f.wiring.credentialFor(id, f.alice.dn))?.kind, 'x509');
+    assert.equal((await f.wiring.credentialFor(id, f.alice.owner))?.kind, 'x509');
     f.clock.offset = 0;
   });
 
@@ -120,7 +120,7 @@ describe('delegation lifetime', () => {
     const ids = await listed(f, f.alice);
     assert.ok(!ids.includes(withExp));
     assert.ok(ids.includes(noExp));
-    assert.equal(await f.wiring.credentialFor(withExp, f.alice.dn), undefined);
+    assert.equal(await f.wiring.credentialFor(withExp, f.alice.owner), undefined);
     f.clock.offset = 0;
   });
 
@@ -154,7 +154,7 @@ describe('deleting a delegation that jobs use', () => {
     jobs.insertMany([
       {
         id: 'job1',
-        owner: f.alice.dn,
+        owner: f.alice.owner,
         state: 'INLRMS',
         restState: 'RUNNING',
         queue: 'default',
@@ -169,7 +169,7 @@ describe('deleting a delegation that jobs use', () => {
       },
       {
         id: 'job2',
-        owner: f.alice.dn,
+        owner: f.alice.owner,
         state: 'FINISHED',
         restState: 'FINISHED',
         queue: 'default',
@@ -205,12 +205,15 @@ describe('one delegation, many jobs, one renewal', () => {
   it('every job naming the delegation gets the renewed credential on its next transfer', async () => {
     const { id, csr } = await newX509(f, f.alice);
     assert.equal((await put(f, f.alice, id, await signAs(f.alice, csr))).statusCode, 200);
-    const first = await f.wiring.credentialFor(id, f.alice.dn);
+    const first = await f.wiring.credentialFor(id, f.alice.owner);
     const r = await act(f, f.alice, id, 'renew');
     const renewed = await signAs(f.alice, r.body);
     assert.equal((await put(f, f.alice, id, renewed)).statusCode, 200);
     // Two jobs of the same owner ask at transfer time: both get the renewed proxy.
-    const [a, b] = await Promise.all([f.wiring.credentialFor(id, f.alice.dn), f.wiring.credentialFor(id, f.alice.dn)]);
+    const [a, b] = await Promise.all([
+      f.wiring.credentialFor(id, f.alice.owner),
+      f.wiring.credentialFor(id, f.alice.owner),
+    ]);
     assert.deepEqual(a, b);
     assert.notDeepEqual(a, first);
     assert.ok(a?.kind === 'x509' && a.certChainPem.startsWith(renewed.slice(0, 200)));
@@ -228,7 +231,7 @@ describe('one delegation, many jobs, one renewal', () => {
     // Only the last request handed out has its key; the others are answered 400 (key mismatch), never 5xx.
     for (const p of rounds) assert.ok(p.statusCode === 200 || p.statusCode === 400, p.body);
     assert.ok(rounds.some((p) => p.statusCode === 200));
-    const c = await f.wiring.credentialFor(id, f.alice.dn);
+    const c = await f.wiring.credentialFor(id, f.alice.owner);
     assert.equal(c?.kind, 'x509');
     assert.equal((await filesOf(f, id)).filter((n) => n.endsWith('.proxy')).length, 1);
   });

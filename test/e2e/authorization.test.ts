@@ -17,11 +17,11 @@ function sessions(c: RunningCeres): string[] {
   return readdirSync(join(c.stateDir, 'sessions')).filter((n) => !n.startsWith('.'));
 }
 
-/** The service's job records, read from its database (WAL: a second reader is fine). */
+/** The service's job records of a one-line DN, read from its database (WAL: a second reader is fine). */
 function jobRows(c: RunningCeres, owner: string): { id: string; local_account: string | null }[] {
   const db = new Database(join(c.stateDir, 'ceres.db'), { readonly: true });
   try {
-    return db.prepare('SELECT id, local_account FROM jobs WHERE owner = ?').all(owner) as {
+    return db.prepare('SELECT id, local_account FROM jobs WHERE owner_dn = ?').all(owner) as {
       id: string;
       local_account: string | null;
     }[];

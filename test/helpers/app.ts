@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { pino } from 'pino';
 import { buildApp } from '../../src/api/app.js';
 import type { Authenticator } from '../../src/http/caller.js';
+import { ownerKeyOfStored } from '../../src/pki/rfc4514.js';
 import type { RestRoutes } from '../../src/api/rest/router.js';
 import type { Resource } from '../../src/api/rest/resource.js';
 import { versionsResource } from '../../src/api/rest/versions/index.js';
@@ -17,7 +18,8 @@ export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
   if (typeof dn !== 'string' || dn === '')
     return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
   if (dn === 'invalid') return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'test: invalid credentials' };
-  return { ok: true, caller: { dn, kind: 'x509' } };
+  // The owner key a certificate with this one-line subject gets (src/pki/rfc4514.ts).
+  return { ok: true, caller: { dn, owner: ownerKeyOfStored(dn), kind: 'x509' } };
 };
 
 export const dummy: Resource = { methods: { GET: (req) => req.reply.code(200).send('dummy') } };

@@ -79,7 +79,8 @@ export async function makeCa(o: CaOptions = {}): Promise<TestCred> {
 }
 
 export interface UserOptions extends Validity {
-  readonly dn?: string;
+  /** One-line DN, or a DER Name (a subject the one-line form cannot spell). */
+  readonly dn?: string | Uint8Array;
   /** Self-signed leaf (not issued by any CA). */
   readonly selfSigned?: boolean;
   /** Key usage flags (default digitalSignature | keyEncipherment). */

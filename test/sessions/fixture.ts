@@ -16,6 +16,7 @@ import { JobService } from '../../src/jobs/job-service.js';
 import { ControlDir } from '../../src/store/control-dir.js';
 import { newJobId } from '../../src/jobs/job-id.js';
 import { newJobRow } from '../helpers/new-job.js';
+import { ownerKeyOfStored } from '../../src/pki/rfc4514.js';
 import { SessionFiles } from '../../src/sessions/session-files.js';
 import { UploadTracker, type UploadTrackerOptions } from '../../src/sessions/upload-tracker.js';
 import { sessionResource } from '../../src/api/rest/session/index.js';
@@ -87,11 +88,12 @@ export async function makeFixture(o: FixtureOptions = {}) {
     control,
     files,
     pokes,
-    /** A new job of `owner` with an empty session directory, as submission leaves it. */
+    /** A new job of `owner` (one-line DN) with an empty session directory, as submission leaves it. */
     async newJob(owner: string, account?: SessionOwner): Promise<string> {
       const id = newJobId();
       const sessionIdent = sessions.createSync(id, account);
-      store.insertMany([newJobRow(id, owner, { sessionIdent })]);
+      // Stored as submission stores it: keyed on the owner key, the one-line DN shown.
+      store.insertMany([newJobRow(id, ownerKeyOfStored(owner), { sessionIdent, ownerDn: owner })]);
       return id;
     },
     sessionDir: (id: string) => jobs.sessionDir(id),

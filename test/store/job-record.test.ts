@@ -68,6 +68,7 @@ test('a submission stores the given fields and the defaults; every field reads b
     {
       id: 'j1',
       owner: '/CN=alice',
+      ownerDn: '/CN=alice',
       state: 'ACCEPTED',
       pending: false,
       restState: 'ACCEPTING',
@@ -171,6 +172,7 @@ function rowOf(): JobRow {
   return {
     id: 'j1',
     owner: 'o',
+    owner_dn: 'o',
     state: 'ACCEPTED',
     pending: 0,
     rest_state: 'ACCEPTING',

@@ -138,7 +138,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   /** The caller's job, or for an administrator anyone's; else the 404 of a missing job. */
   const jobOf = (c: Caller, raw: string): JobRecord => {
     if (!isPlausibleJobId(raw)) throw ceError('CE_ERR_JOB_NOT_FOUND');
-    if (!isAdmin(c)) return o.jobs.visible(c.dn, raw);
+    if (!isAdmin(c)) return o.jobs.visible(c.owner, raw);
     const j = o.anyJob(raw);
     if (j === undefined) throw ceError('CE_ERR_JOB_NOT_FOUND');
     return j;
@@ -146,11 +146,11 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   /** A job the caller may change: their own (an administrator's on another's job: 403, after the 404 check). */
   const ownJobOf = (c: Caller, raw: string): JobRecord => {
     const j = jobOf(c, raw);
-    if (j.owner !== c.dn) throw ceError('CE_ERR_WEB_ADMIN_READ_ONLY');
+    if (j.owner !== c.owner) throw ceError('CE_ERR_WEB_ADMIN_READ_ONLY');
     return j;
   };
   const checkToken = (c: Caller, token: string | undefined) => {
-    const r = tokens.check(c.dn, token);
+    const r = tokens.check(c.owner, token);
     if (r === 'missing') throw ceError('CE_ERR_WEB_TOKEN_MISSING');
     if (r === 'invalid') throw ceError('CE_ERR_WEB_TOKEN_INVALID');
     if (r === 'expired') throw ceError('CE_ERR_WEB_TOKEN_EXPIRED');
@@ -184,7 +184,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
-      const states = o.pages.countsOf(c.dn);
+      const states = o.pages.countsOf(c.owner);
       const v = await views();
       return v.sendPage(
         reply,
@@ -206,7 +206,9 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       if (afterRaw !== undefined && !km) throw ceError('CE_ERR_HTTP_BAD_QUERY', 'after: expected <time>.<job id>');
       const after = km ? { createdAt: Number(km[1]), id: km[2] as string } : undefined;
       const all = isAdmin(c);
-      const rows = all ? o.pages.pageAll(state, after, pageSize + 1) : o.pages.page(c.dn, state, after, pageSize + 1);
+      const rows = all
+        ? o.pages.pageAll(state, after, pageSize + 1)
+        : o.pages.page(c.owner, state, after, pageSize + 1);
       const more = rows.length > pageSize;
       const shown = more ? rows.slice(0, pageSize) : rows;
       const v = await views();
@@ -243,12 +245,12 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const body = v.jobBody({
         mount: m,
         job: j,
-        csrf: tokens.issue(c.dn),
+        csrf: tokens.issue(c.owner),
         dir,
         files,
         errors: v.parseErrorsFile(await o.readControl(j.id, 'errors')),
         usage: v.parseDiag(await o.readControl(j.id, 'diag')),
-        owner: j.owner === c.dn ? undefined : j.owner,
+        owner: j.owner === c.owner ? undefined : j.ownerDn,
         description: o.rawDescription(j.id),
         diagnose: o.diagnoseNames,
         notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
@@ -277,8 +279,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
           ? jobOf(c, (req.params as { id: string }).id)
           : ownJobOf(c, (req.params as { id: string }).id);
         checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
-        if (j.owner !== c.dn)
-          req.log.info({ job: j.id, admin: c.dn, owner: j.owner, action: a }, 'administrator action on a job');
+        if (j.owner !== c.owner)
+          req.log.info({ job: j.id, admin: c.dn, owner: j.ownerDn, action: a }, 'administrator action on a job');
         // An administrator acts in the owner's name (the job actions are scoped by owner).
         const [r] = o.actions[a](j.owner, [j.id]);
         if (r && r.status >= 300) throw ceError('CE_ERR_HTTP_BAD_REQUEST', `${a}: ${r.reason}`);
@@ -400,7 +402,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
       const items = o.delegations
-        .list(c.dn)
+        .list(c.owner)
         .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
       const done = q(req).done;
       const v = await views();
@@ -412,7 +414,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
           'Delegations',
           v.delegationsBody({
             mount: m,
-            csrf: tokens.issue(c.dn),
+            csrf: tokens.issue(c.owner),
             items,
             notice: done === undefined ? undefined : 'Delegation deleted.',
           }),
@@ -426,7 +428,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     web(async (req, reply) => {
       const c = await callerOf(req.raw, 'create');
       checkToken(c, (await form(req.raw)).get('csrf') ?? undefined);
-      await o.delegations.remove(c.dn, (req.params as { id: string }).id);
+      await o.delegations.remove(c.owner, (req.params as { id: string }).id);
       return reply.code(303).header('location', `${m}/web/delegations?done=1`).send();
     }),
   );

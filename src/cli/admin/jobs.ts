@@ -48,7 +48,8 @@ export function registerJobCommands(admin: Command): void {
         ).map(fromRow);
         return {
           id: j.id,
-          owner: j.owner,
+          owner: j.ownerDn,
+          ownerKey: j.owner,
           localAccount: j.localAccount,
           fqans: j.fqans,
           state: j.restState,

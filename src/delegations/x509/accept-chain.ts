@@ -13,7 +13,7 @@
  *   3. a lone proxy is issued by the caller's own certificate (and gets its chain);
  *   4. the chain verifies against the trust store as a TLS client chain would
  *      (src/auth/x509-chain.ts: RFC 3820 proxy rules, CA path, CRLs, validity now);
- *   5. its identity (end-entity DN, proxies stripped) is the caller's. A bearer-token
+ *   5. its identity (end-entity subject, proxies stripped) is the caller's. A bearer-token
  *      caller has no DN: any identity the chain verifies as is accepted, since signing
  *      the request (step 2) took that proxy's private key (clients authenticate with
  *      a token and delegate a proxy for data staging).
@@ -51,7 +51,7 @@ export interface AcceptedChain {
 export function acceptDelegatedChain(
   body: Buffer,
   candidates: readonly KeyCandidate[],
-  /** The DN the chain must have; undefined for a bearer-token caller (any). */
+  /** The owner key (RFC 4514 subject) the chain must have; undefined for a bearer-token caller (any). */
   owner: string | undefined,
   trust: TrustStore,
   now: Date,
@@ -99,10 +99,11 @@ export function acceptDelegatedChain(
       throw ceError('CE_ERR_DELEG_EXPIRED', `Delegated credential refused: ${r.reason}`);
     throw ceError('CE_ERR_DELEG_CHAIN_REFUSED', `Delegated certificate chain refused: ${r.reason}`);
   }
-  if (owner !== undefined && r.identity.dn !== owner) {
+  // Owners compare on the unambiguous form (src/pki/rfc4514.ts); both are named in it.
+  if (owner !== undefined && r.identity.owner !== owner) {
     throw ceError(
       'CE_ERR_DELEG_WRONG_IDENTITY',
-      `Delegated credential belongs to ${r.identity.dn}, not to the caller ${owner}`,
+      `Delegated credential belongs to ${r.identity.owner}, not to the caller ${owner}`,
     );
   }
   return { chainDer: chain, matched: match.source, notAfter: r.identity.notAfter };

@@ -45,7 +45,7 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     // 1.0 knows only X.509 delegations: listing tokens there would hand 1.0 clients
     // (DIRAC reads every listed delegation as a proxy) something they cannot use.
     const type = req.version === '1.1' ? typeParam(req.query.get('type')) : 'x509';
-    return sendDoc(req.reply, req.format, 200, listDocument(service.list(caller.dn, type), req.version), [
+    return sendDoc(req.reply, req.format, 200, listDocument(service.list(caller.owner, type), req.version), [
       'delegation',
     ]);
   };
@@ -56,7 +56,7 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     const type = requestedType(req) ?? 'x509';
     await readBody(req.raw, MAX_ACTION_BODY_BYTES);
     if (type === 'x509') {
-      const { id, csrPem } = await service.createX509(caller.dn);
+      const { id, csrPem } = await service.createX509(caller.owner);
       return sendPem(req.reply.header('location', locationOf(req, id)), 201, csrPem);
     }
     const token = delegatedToken(req.raw);
@@ -65,7 +65,7 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
         'CE_ERR_DELEG_TOKEN_MISSING',
         'Missing X-Delegation header (bearer <JWT>) in the jwt delegation request',
       );
-    const { id } = await service.createJwt(caller.dn, token);
+    const { id } = await service.createJwt(caller.owner, token);
     return sendEmpty(req.reply.header('location', locationOf(req, id)), 201);
   };
 
@@ -76,32 +76,32 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     await readBody(req.raw, MAX_ACTION_BODY_BYTES);
     switch (action) {
       case 'get': {
-        const part = await service.publicPart(caller.dn, id);
+        const part = await service.publicPart(caller.owner, id);
         if (part.type === 'x509') return sendPem(req.reply, 200, part.pem);
         return req.reply.code(200).header('content-type', 'application/jwt').send(Buffer.from(part.token, 'utf8'));
       }
       case 'renew': {
         const asked = requestedType(req);
-        const type = service.typeOf(caller.dn, id);
+        const type = service.typeOf(caller.owner, id);
         if (asked !== undefined && asked !== type)
           throw ceError(
             'CE_ERR_DELEG_TYPE_MISMATCH',
             `Delegation ${id} is of type ${type}, the request asks for ${asked}`,
           );
-        if (type === 'x509') return sendPem(req.reply, 201, (await service.renewX509(caller.dn, id)).csrPem);
+        if (type === 'x509') return sendPem(req.reply, 201, (await service.renewX509(caller.owner, id)).csrPem);
         const token = delegatedToken(req.raw);
         if (token === undefined)
           throw ceError(
             'CE_ERR_DELEG_TOKEN_MISSING',
             'Missing X-Delegation header (bearer <JWT>) in the jwt renewal request',
           );
-        await service.renewJwt(caller.dn, id, token);
+        await service.renewJwt(caller.owner, id, token);
         // The ARC 7 client renews with `type=jwt` and accepts only 201; pyarcrest sends
         // no type and accepts only 200, which is also what the spec says.
         return sendEmpty(req.reply, asked === 'jwt' ? 201 : 200);
       }
       default:
-        await service.remove(caller.dn, id);
+        await service.remove(caller.owner, id);
         return sendEmpty(req.reply, 202);
     }
   };
@@ -114,7 +114,7 @@ export function delegationsResources(o: DelegationResourceOptions): { collection
     // carrying the signed proxy alone; none for callers without a client certificate.
     const socket = req.raw.socket;
     const callerChain = caller.kind === 'x509' && socket instanceof TLSSocket ? readPeerChain(socket).ders : [];
-    await service.acceptCertificate(caller.dn, id, body, callerChain, caller.kind === 'token');
+    await service.acceptCertificate(caller.owner, id, body, callerChain, caller.kind === 'token');
     return sendEmpty(req.reply, 200);
   };
 

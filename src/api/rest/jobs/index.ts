@@ -59,7 +59,7 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       req.reply,
       200,
       contentTypeOf[req.format],
-      listPieces(o.jobs.list(caller.dn, states), req.format),
+      listPieces(o.jobs.list(caller.owner, states), req.format),
     );
   };
 
@@ -77,7 +77,8 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       // A token caller's job without a delegation of its own gets the token (auth/token/job-credential.ts).
       const delegationId =
         (is11 ? nonEmpty(req.query.get('delegation_id')) : undefined) ?? (await o.callerDelegation?.(caller));
-      const results = await o.jobs.submit(caller.dn, body, {
+      const results = await o.jobs.submit(caller.owner, body, {
+        ownerDn: caller.dn,
         queue: is11 ? nonEmpty(req.query.get('queue')) : undefined,
         delegationId,
         instances: is11 ? intParam(req.query.get('instances')) : undefined,
@@ -99,7 +100,7 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.
       const info = o.actions.infoOf(
-        caller.dn,
+        caller.owner,
         entries.filter((e): e is string => typeof e === 'string'),
         req.format,
       );
@@ -110,12 +111,12 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     }
     if (a === 'status' && req.format !== 'html') {
       // Written straight from the id list (status-answer.ts): the common poll of aCT and arcstat.
-      const answer = statusAnswer(entries, (id) => o.actions.stateOf(caller.dn, id), req.format);
+      const answer = statusAnswer(entries, (id) => o.actions.stateOf(caller.owner, id), req.format);
       return sendRendered(req.reply, req.format, 201, answer, 'Created');
     }
     const items = answerEach<BulkItem | ItemResult>(
       entries,
-      (ids) => o.actions[a](caller.dn, ids),
+      (ids) => o.actions[a](caller.owner, ids),
       (reason) => ({ status: 400, reason }),
     );
     return sendRendered(req.reply, req.format, 201, renderBulk(items, req.format), 'Created');
