@@ -3,7 +3,7 @@
  * (unique names), removed with `userdel -r`. Only root can; elsewhere the tests skip,
  * except where CERES_REQUIRE_ROOT=1 (CI, which runs as root) makes that a failure.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 export interface TestAccount {
@@ -55,6 +55,11 @@ export function createGroup(members: readonly string[], prefix = 'cerg'): { name
   for (const m of members) execFileSync('usermod', ['-a', '-G', name, m], { stdio: 'pipe' });
   const gid = Number(execFileSync('getent', ['group', name], { encoding: 'utf8' }).split(':')[2]);
   return { name, gid };
+}
+
+/** `cat file` as `account` (what a job under it could try): its standard error, empty when it could read. */
+export function catAs(account: { readonly name: string }, file: string): string {
+  return spawnSync('runuser', ['-u', account.name, '--', 'cat', file], { encoding: 'utf8' }).stderr;
 }
 
 /** Removes every account and group this process made (best effort: a failure is reported, not thrown). */
