@@ -4,7 +4,6 @@
 // and the archive is not readable at any moment while it is written, not only at the end.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
@@ -12,6 +11,7 @@ import {
   assertRoot,
   catAs,
   createAccount,
+  openAsItAppears,
   removeAccounts,
   skipUnlessRoot,
   type TestAccount,
@@ -84,22 +84,10 @@ describe('admin outputs against a local account', { skip: skipUnlessRoot('readin
     writeFileSync(big, '');
     truncateSync(big, 128 * 1024 * 1024);
     const file = join(out, 'backup.tar.gz');
-    const watcher = spawn(
-      'runuser',
-      ['-u', job.name, '--', 'sh', '-c', `until [ -e "$0" ]; do sleep 0.005; done; exec 3<"$0" && echo OPENED`, file],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let said = '';
-    watcher.stdout.on('data', (d: Buffer) => (said += d.toString()));
-    watcher.stderr.on('data', (d: Buffer) => (said += d.toString()));
-    const watched = new Promise<void>((r) => watcher.once('exit', () => r()));
-    try {
+    const said = await openAsItAppears(job, file, async () => {
       const b = await admin(ceres!.stateDir, 'backup', '--with-sessions', file);
       assert.equal(b.code, 0, b.stderr);
-      await Promise.race([watched, new Promise((r) => setTimeout(r, 20_000).unref())]);
-    } finally {
-      watcher.kill();
-    }
+    });
     assert.doesNotMatch(said, /OPENED/, 'the account opened the archive while it was written');
     assert.match(said, /Permission denied/);
     assert.equal(mode(file), 0o600);
