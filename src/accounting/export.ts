@@ -3,7 +3,7 @@
  * for the site's publisher: APEL summary and sync messages, and one OGF usage record per
  * run. Read-only on the database; running it again writes the same files.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../store/database.js';
 import { fromRow, type AccountingRecord, type AccountingRow } from './record.js';
@@ -30,11 +30,15 @@ export function exportAccounting(
   const records = recordsBetween(db, o.fromMs, o.toMs);
   const apelDir = join(o.outDir, 'apel');
   const urDir = join(o.outDir, 'usage-records');
-  mkdirSync(apelDir, { recursive: true });
-  mkdirSync(urDir, { recursive: true });
+  // The records name every user (DN, local account) and what they ran: the site's
+  // publisher reads them as the service's user, nobody else (jobs included) may.
+  mkdirSync(apelDir, { recursive: true, mode: 0o700 });
+  mkdirSync(urDir, { recursive: true, mode: 0o700 });
   const files: string[] = [];
   const write = (f: string, text: string): void => {
-    writeFileSync(f, text);
+    writeFileSync(f, text, { mode: 0o600 });
+    // An older export's file keeps its mode on rewrite: narrowed too.
+    chmodSync(f, 0o600);
     files.push(f);
   };
   if (records.length) {

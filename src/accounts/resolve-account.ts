@@ -88,6 +88,18 @@ export async function lookUpAccount(name: string, policy: AccountPolicy = ROOT_O
   return { name, uid, gid, groups, home: f[5] ?? '/' };
 }
 
+/**
+ * The gid of `group` (a group name or a numeric gid) as the name service sees it, or
+ * undefined when it does not resolve.
+ */
+export async function lookUpGroup(group: string): Promise<number | undefined> {
+  if (!NAME.test(group)) return undefined;
+  // name:password:gid:members
+  const f = (await query('getent', ['group', group]))?.split('\n')[0]?.split(':');
+  const gid = Number(f?.[2]);
+  return f !== undefined && f.length >= 3 && f[2] !== '' && Number.isSafeInteger(gid) && gid >= 0 ? gid : undefined;
+}
+
 interface Entry {
   readonly at: number;
   readonly account: Promise<LocalAccount>;

@@ -22,6 +22,9 @@ import {
   rmSync,
   writeFileSync,
   chmodSync,
+  closeSync,
+  fchmodSync,
+  openSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -79,7 +82,7 @@ export async function backup(
     );
     const args = [
       '-czf',
-      out,
+      '-',
       '--exclude=*.sock',
       '--exclude=*.socket',
       '-C',
@@ -90,8 +93,16 @@ export async function backup(
       stateDir,
       ...included.slice(1),
     ];
-    tar(args, true);
-    chmodSync(out, 0o600);
+    // The archive holds the database and the delegations' keys: written through a file
+    // made 0600 before its first byte (tar's own file would be 0644 until a chmod after it,
+    // and a reader that opened it meanwhile keeps reading).
+    const fd = openSync(out, 'w', 0o600);
+    try {
+      fchmodSync(fd, 0o600);
+      tar(args, true, fd);
+    } finally {
+      closeSync(fd);
+    }
     return { file: out, schemaVersion, included };
   } catch (e) {
     rmSync(out, { force: true });
@@ -141,8 +152,9 @@ export function restore(
 }
 
 /** GNU tar; `tolerateChanged`: exit 1 ("file changed as we read it": a live service) is a warning. */
-function tar(args: string[], tolerateChanged: boolean): void {
-  const r = spawnSync('tar', args, { encoding: 'utf8' });
+/** `out`: the descriptor tar's standard output goes to (an archive written to `-f -`). */
+function tar(args: string[], tolerateChanged: boolean, out?: number): void {
+  const r = spawnSync('tar', args, { encoding: 'utf8', stdio: ['ignore', out ?? 'pipe', 'pipe'] });
   if (r.error) throw new AdminError(`tar could not be run: ${r.error.message}`);
   if (r.status === 0 || (tolerateChanged && r.status === 1)) return;
   throw new AdminError(`tar failed (exit ${r.status}): ${r.stderr.trim()}`);

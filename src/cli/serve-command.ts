@@ -11,7 +11,8 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { startService } from '../service/start.js';
-import { createLogger, reopenLogFile } from '../service/logger.js';
+import { createLogger, reopenLogFile, type LogFileAccess } from '../service/logger.js';
+import { lookUpGroup } from '../accounts/resolve-account.js';
 import { StartError } from '../service/start-error.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -34,9 +35,21 @@ export function registerServeCommand(program: Command): void {
         }
         throw e;
       }
+      let access: LogFileAccess = {};
+      const group = config.log.group;
+      if (group !== undefined) {
+        const gid = await lookUpGroup(group);
+        if (gid === undefined) {
+          process.stderr.write(
+            `ceres: config key 'log.group': no group ${JSON.stringify(group)} in the name service\n`,
+          );
+          process.exit(2);
+        }
+        access = { gid };
+      }
       let log;
       try {
-        log = createLogger(config.log);
+        log = createLogger(config.log, access);
       } catch (e) {
         process.stderr.write(`ceres: config key 'log.file': cannot open ${config.log.file}: ${(e as Error).message}\n`);
         process.exit(2);
@@ -44,7 +57,7 @@ export function registerServeCommand(program: Command): void {
       // logrotate's postrotate: reopen the log file, reload what can change safely
       // (docs/operations.md, Log rotation and reload). Installed before the start, so a
       // SIGHUP during it only reopens the log instead of ending the process (its default).
-      let hup = (): void => reopenLogFile(log, config.log.file);
+      let hup = (): void => reopenLogFile(log, config.log.file, access);
       process.on('SIGHUP', () => hup());
       let svc;
       try {
@@ -98,7 +111,7 @@ export function registerServeCommand(program: Command): void {
       const running = svc;
       hup = (): void => {
         if (stopping) return;
-        reopenLogFile(log, config.log.file);
+        reopenLogFile(log, config.log.file, access);
         log.info({ signal: 'SIGHUP', file: config.log.file }, 'log file reopened; reloading the configuration');
         running.reload(() => loadConfig(opts.config, { listen: opts.listen, stateDir: opts.stateDir }));
       };

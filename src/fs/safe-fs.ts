@@ -48,10 +48,15 @@ function code(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** Maps errno values every operation shares to client errors; rethrows the rest. */
+/**
+ * Maps errno values every operation shares to client errors; rethrows the rest. ENOTDIR
+ * is "not found" like ENOENT: a path whose directory became something else (a job swaps
+ * entries of its own directory while the service works in it) names nothing there.
+ */
 export function mapFsError(e: unknown): never {
   switch (code(e)) {
     case 'ENOENT':
+    case 'ENOTDIR':
       throw ceError('CE_ERR_SESSION_NOT_FOUND');
     case 'EACCES':
     case 'EPERM':
@@ -85,17 +90,32 @@ export async function lstatIn(dir: FileHandle, name: string): Promise<Stats | un
 }
 
 /**
+ * A directory held open after it was removed (its link count is 0 on Linux file systems):
+ * it still lists, empty, but names nothing any more. A session removed while a request
+ * holds its lease is "not found", not an empty folder.
+ */
+export function removedDir(s: { readonly nlink: number | bigint }): boolean {
+  return Number(s.nlink) === 0;
+}
+
+/**
  * The session directory itself. `sessionDir` is the confined path of a session lease
  * (session-dirs.ts: `/proc/self/fd/<fd>/.`, the verified directory the job was given),
- * so following it here follows nothing the job controls.
+ * so following it here follows nothing the job controls. Removed since the lease was
+ * taken (the job cleaned or wiped meanwhile): CE_ERR_SESSION_NOT_FOUND.
  */
 export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
+  let h: FileHandle;
   try {
-    return await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
+    h = await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
   } catch (e) {
-    if (code(e) === 'ENOENT' || code(e) === 'ENOTDIR') throw ceError('CE_ERR_SESSION_NOT_FOUND');
     return mapFsError(e);
   }
+  if (removedDir(await h.stat())) {
+    await h.close();
+    throw ceError('CE_ERR_SESSION_NOT_FOUND');
+  }
+  return h;
 }
 
 /**
@@ -203,7 +223,7 @@ export async function openForRead(sessionDir: string, segs: readonly string[]): 
     throw ceError('CE_ERR_SESSION_PERMISSION_DENIED', "The file is not readable by the job owner's local account");
   }
   const kind = kindOf(stat);
-  if (kind === 'file' || kind === 'dir') return { kind, handle: h, stat };
+  if (kind === 'file' || (kind === 'dir' && !removedDir(stat))) return { kind, handle: h, stat };
   await h.close();
   throw ceError('CE_ERR_SESSION_NOT_FOUND');
 }

@@ -21,7 +21,7 @@ import { StartError } from './start-error.js';
 import { createOperations } from './operations.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
-import { setStateModes } from './state-modes.js';
+import { makePrivateFile, setStateModes } from './state-modes.js';
 import { checkAccountsAtStart, describeJobAccounts } from './account-checks.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
 import { sessionOwnerFor } from '../accounts/session-owner-for.js';
@@ -167,6 +167,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
   let db;
+  makePrivateFile(L.db);
   try {
     db = openDatabase(L.db);
   } catch (e) {

@@ -15,7 +15,7 @@
  *
  * A sessions folder outside the state directory (`sessions.root`) gets 0711 too.
  */
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import type { StateLayout } from './layout.js';
 
 export const PASSABLE = 0o711;
@@ -34,4 +34,14 @@ export function setStateModes(L: StateLayout): void {
   chmodSync(L.lrms, PASSABLE);
   for (const d of [L.control, L.delegations, L.cache, L.pki, L.native]) if (existsSync(d)) chmodSync(d, PRIVATE_DIR);
   for (const f of [L.db, `${L.db}-wal`, `${L.db}-shm`]) if (existsSync(f)) chmodSync(f, PRIVATE_FILE);
+}
+
+/**
+ * Makes `file` when it is missing, empty and 0600, before SQLite opens it: SQLite would make
+ * it with the umask's mode (0644 mostly), readable in the passable state directory until
+ * `setStateModes` narrows it, and a reader that opened it meanwhile keeps it. An empty file
+ * is a new database to SQLite; its -wal and -shm take its mode.
+ */
+export function makePrivateFile(file: string): void {
+  closeSync(openSync(file, 'a', PRIVATE_FILE));
 }

@@ -9,7 +9,9 @@
  *  - the facts a listing shows are kept in typed arrays (about 60 bytes an entry with
  *    its name), not as one `Stats` object an entry;
  *  - between batches the read checks `gone()`: a client that disconnected stops it
- *    (CE_ERR_HTTP_CLIENT_ABORTED, never answered).
+ *    (CE_ERR_HTTP_CLIENT_ABORTED, never answered);
+ *  - a directory removed before the read ended (the job cleaned meanwhile) is 404
+ *    CE_ERR_SESSION_NOT_FOUND, not the part read before passed off as the whole.
  *
  * What is listed: regular files and directories whose names a request could address
  * (links, FIFOs, sockets, devices, upload temporaries and unaddressable names are left
@@ -18,7 +20,7 @@
  */
 import { opendir, type FileHandle } from 'node:fs/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
-import { compareNames, dirPath, kindOf, lstatIn, mapFsError } from '../fs/safe-fs.js';
+import { compareNames, dirPath, kindOf, lstatIn, mapFsError, removedDir } from '../fs/safe-fs.js';
 import { isAddressableName } from './session-path.js';
 
 export interface DirTable {
@@ -64,6 +66,8 @@ export async function readDirTable(dir: FileHandle, o: ReadDirOptions): Promise<
       created[j] = s.birthtimeMs > 0 ? s.birthtimeMs : s.mtimeMs;
     }
   }
+  // Removed while it was read: what was read is not the directory's listing any more.
+  if (removedDir(await dir.stat())) throw ceError('CE_ERR_SESSION_NOT_FOUND');
   const order: number[] = [];
   for (const wantDir of [0, 1]) for (let i = 0; i < n; i++) if (keep[i] && isDir[i] === wantDir) order.push(i);
   const t = {

@@ -47,11 +47,11 @@
  *    identity and a removal each.
  */
 import { constants as C, lchownSync, lstatSync, mkdirSync, statfsSync, type BigIntStats } from 'node:fs';
-import { lchown, lstat, mkdir, mkdtemp, open, readdir, rmdir, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, readdir, rmdir, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ceError } from '../errors/ce-error.js';
-import { DIR_FLAGS, dirPath, emptyDir, inDir, mapFsError, rmdirIn, unlinkIn } from '../fs/safe-fs.js';
+import { DIR_FLAGS, dirPath, emptyDir, inDir, mapFsError, namesIn, rmdirIn, unlinkIn } from '../fs/safe-fs.js';
 import { sweepUploadDebris, type DebrisSweepResult } from './session-debris.js';
 import { Semaphore } from '../staging/semaphore.js';
 import type { SessionOwner } from '../fs/session-owner.js';
@@ -104,6 +104,16 @@ export interface RemoveReport {
  */
 export const MAX_OPEN_SESSION_ROOTS = 512;
 
+export interface SessionDirsOptions {
+  /**
+   * Fault injection, for tests only (the service never sets it): awaited right after a
+   * job's directory is made on its first use, before anything else is done with it. A
+   * removal that began before this making can take the directory away in exactly that
+   * window; a hook that removes it there makes the race happen every time.
+   */
+  readonly afterMake?: (id: string) => Promise<void>;
+}
+
 export class SessionDirs {
   readonly #folder: FileHandle;
   readonly #stop = new AbortController();
@@ -119,6 +129,7 @@ export class SessionDirs {
    * stage-out, as any first use.
    */
   readonly #empty: FileHandle | undefined;
+  readonly #afterMake: SessionDirsOptions['afterMake'];
   #sweep: Promise<unknown> | undefined;
   /** Path of the sessions folder as configured (for the batch backend: jobs run there). */
   readonly path: string;
@@ -128,20 +139,22 @@ export class SessionDirs {
     folder: FileHandle,
     records: SessionRecords | undefined,
     empty: FileHandle | undefined,
+    o: SessionDirsOptions,
   ) {
     this.path = path;
     this.#folder = folder;
     this.#records = records;
     this.#empty = empty;
+    this.#afterMake = o.afterMake;
   }
 
   /**
    * Opens the sessions folder (as configured, an administrator's link is followed) and
    * keeps it. Without `records`, jobs stored with SESSION_NOT_MADE have no directory.
    */
-  static async open(path: string, records?: SessionRecords): Promise<SessionDirs> {
+  static async open(path: string, records?: SessionRecords, o: SessionDirsOptions = {}): Promise<SessionDirs> {
     const folder = await open(path, C.O_RDONLY | C.O_DIRECTORY);
-    return new SessionDirs(path, folder, records, records === undefined ? undefined : await removedEmptyDir());
+    return new SessionDirs(path, folder, records, records === undefined ? undefined : await removedEmptyDir(), o);
   }
 
   /** Stops a running sweep and waits for it (it uses the folder descriptor), then closes. */
@@ -311,50 +324,51 @@ export class SessionDirs {
       throw ceError('CE_ERR_SESSION_NOT_FOUND');
     if (stored !== SESSION_NOT_MADE) return stored;
     const owner = await records.owner(id);
-    const path = inDir(this.#folder, id);
+    let made = true;
     try {
-      await mkdir(path, { mode: 0o700 });
+      await mkdir(inDir(this.#folder, id), { mode: 0o700 });
     } catch (e) {
       if (code(e) !== 'EEXIST') return mapFsError(e);
-      await this.#adoptable(id, owner);
+      made = false;
     }
-    // Just made (or adopted: empty, the service's or the owner's): lchown changes this directory only.
-    if (owner !== undefined) await lchown(path, owner.uid, owner.gid);
-    const s = await lstat(path, { bigint: true });
-    if (!s.isDirectory())
-      throw ceError('CE_ERR_SESSION_REPLACED', `The session directory of job ${id} was replaced while it was made`);
-    const identity = identityOf(s);
+    await this.#afterMake?.(id);
+    // From the mkdir on, the name may lose what it names at any moment: a removal that
+    // looked for a making before this one was registered stores SESSION_NEVER_MADE and
+    // removes the empty directory it finds. So the name is used once more, to open the
+    // directory without following a link; the checks, the account and the identity go
+    // through that descriptor, and a directory gone from the name is "not found".
+    const h = await this.#openMade(id, made);
+    let identity: SessionIdentity;
+    try {
+      if (!made) await adoptable(h, id, owner);
+      // Just made (or adopted: empty, the owner's): the descriptor names this directory only.
+      if (owner !== undefined) await h.chown(owner.uid, owner.gid);
+      identity = identityOf(await h.stat({ bigint: true }));
+    } finally {
+      await h.close();
+    }
     if (records.swapIdentity(id, SESSION_NOT_MADE, identity)) return identity;
     // Removed (or the job gone) while it was made: what was just made goes again.
     await rmdirIn(this.#folder, id).catch(() => false);
     throw ceError('CE_ERR_SESSION_NOT_FOUND');
   }
 
-  /**
-   * Something is at `<id>` before the directory was made: only what a kill -9 during the
-   * making leaves is taken. The making is mkdir (the service's, empty), lchown (the job's
-   * account's, empty), then the stored identity; so a real directory, empty, owned by the
-   * service or by the job's account is finished by the caller (given to the account,
-   * its identity stored). Nothing else is: the service puts nothing into the directory
-   * before its identity is stored, so content is not the service's (it may be the job's
-   * or another account's), and a third account's directory was never the service's.
-   * Only root (the service) can make entries in the sessions folder of a mapped service
-   * (0711, docs/security.md), so the account cannot plant an empty directory there; a
-   * service without a mapping runs its jobs as itself, and its own uid is the owner's.
-   */
-  async #adoptable(id: string, owner: SessionOwner | undefined): Promise<void> {
-    const path = inDir(this.#folder, id);
-    const s = await lstat(path);
-    const self = process.geteuid?.();
-    const refuse = (what: string): never => {
-      throw ceError(
-        'CE_ERR_SESSION_REPLACED',
-        `The session directory of job ${id} was taken by ${what} before it was made`,
-      );
-    };
-    if (!s.isDirectory()) refuse('a link or a file');
-    if (s.uid !== self && s.uid !== owner?.uid) refuse("another account's directory");
-    if ((await readdir(path)).length > 0) refuse('a directory that is not empty');
+  /** Opens what is at `<id>` after the mkdir (`made`) or its EEXIST, refusing links and files. */
+  async #openMade(id: string, made: boolean): Promise<FileHandle> {
+    try {
+      return await open(inDir(this.#folder, id), DIR_FLAGS);
+    } catch (e) {
+      const c = code(e);
+      if (c === 'ENOENT') throw ceError('CE_ERR_SESSION_NOT_FOUND');
+      if (c === 'ELOOP' || c === 'ENOTDIR')
+        throw ceError(
+          'CE_ERR_SESSION_REPLACED',
+          made
+            ? `The session directory of job ${id} was replaced while it was made`
+            : `The session directory of job ${id} was taken by a link or a file before it was made`,
+        );
+      return mapFsError(e);
+    }
   }
 
   /**
@@ -427,6 +441,34 @@ export class SessionDirs {
     }
     throw ceError('CE_ERR_SESSION_BUSY');
   }
+}
+
+/**
+ * Something was at `<id>` before the directory was made (open as `h`, a directory): only
+ * a crash's empty leftover of the job's owner is taken.
+ */
+/**
+ * Something is at `<id>` before the directory was made: only what a kill -9 during the
+ * making leaves is taken. The making is mkdir (the service's, empty), chown (the job's
+ * account's, empty), then the stored identity; so a real directory, empty, owned by the
+ * service or by the job's account is finished by the caller (given to the account, its
+ * identity stored). Nothing else is: the service puts nothing into the directory before
+ * its identity is stored, so content is not the service's (it may be the job's or
+ * another account's), and a third account's directory was never the service's. Only
+ * root (the service) can make entries in the sessions folder of a mapped service (0711,
+ * docs/security.md), so the account cannot plant an empty directory there; a service
+ * without a mapping runs its jobs as itself, and its own uid is the owner's.
+ */
+async function adoptable(h: FileHandle, id: string, owner: SessionOwner | undefined): Promise<void> {
+  const refuse = (what: string): never => {
+    throw ceError(
+      'CE_ERR_SESSION_REPLACED',
+      `The session directory of job ${id} was taken by ${what} before it was made`,
+    );
+  };
+  const uid = (await h.stat()).uid;
+  if (uid !== process.geteuid?.() && uid !== owner?.uid) refuse("another account's directory");
+  if ((await namesIn(h)).length > 0) refuse('a directory that is not empty');
 }
 
 /**

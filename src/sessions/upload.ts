@@ -24,7 +24,7 @@ import { finished as finishedCb, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
 import type { ContentRange } from './byte-range.js';
-import { inDir, kindOf, lstatIn, mapFsError, openDirChain } from '../fs/safe-fs.js';
+import { inDir, kindOf, lstatIn, mapFsError, openDirChain, removedDir } from '../fs/safe-fs.js';
 import { giveHandle, ownerToGive } from '../fs/session-owner.js';
 import { UPLOAD_TEMP_PREFIX, type SessionPath } from './session-path.js';
 import type { UploadTracker } from './upload-tracker.js';
@@ -146,6 +146,10 @@ async function writeRange(
     );
     if (got !== want)
       throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
+    // Written in place, so into a file that its folder's removal (the job cleaned while the
+    // body arrived) has taken away: not reported as received, the folder is "not found".
+    // (A whole upload learns it from its rename.)
+    if (removedDir(await parent.stat())) throw ceError('CE_ERR_SESSION_NOT_FOUND');
     const complete = tracker.received(u.jobId, u.path.rel, r.start, r.end + 1, r.total);
     if (complete && r.total !== undefined && (await fh.stat()).size > r.total) await fh.truncate(r.total);
     return { complete, bytes: got };

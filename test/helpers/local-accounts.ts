@@ -3,7 +3,7 @@
  * (unique names), removed with `userdel -r`. Only root can; elsewhere the tests skip,
  * except where CERES_REQUIRE_ROOT=1 (CI, which runs as root) makes that a failure.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 export interface TestAccount {
@@ -55,6 +55,40 @@ export function createGroup(members: readonly string[], prefix = 'cerg'): { name
   for (const m of members) execFileSync('usermod', ['-a', '-G', name, m], { stdio: 'pipe' });
   const gid = Number(execFileSync('getent', ['group', name], { encoding: 'utf8' }).split(':')[2]);
   return { name, gid };
+}
+
+/** `cat file` as `account` (what a job under it could try): its standard error, empty when it could read. */
+export function catAs(account: { readonly name: string }, file: string): string {
+  return spawnSync('runuser', ['-u', account.name, '--', 'cat', file], { encoding: 'utf8' }).stderr;
+}
+
+/**
+ * Runs `during` while a process of `account` waits for `file` to appear and opens it for
+ * reading the moment it does (polling every 5 ms): what that process said, `OPENED` when it
+ * could open it, the shell's "Permission denied" when not. Waits up to 20 s after `during`
+ * for the attempt.
+ */
+export async function openAsItAppears(
+  account: { readonly name: string },
+  file: string,
+  during: () => Promise<void>,
+): Promise<string> {
+  const watcher = spawn(
+    'runuser',
+    ['-u', account.name, '--', 'sh', '-c', 'until [ -e "$0" ]; do sleep 0.005; done; exec 3<"$0" && echo OPENED', file],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let said = '';
+  watcher.stdout.on('data', (d: Buffer) => (said += d.toString()));
+  watcher.stderr.on('data', (d: Buffer) => (said += d.toString()));
+  const watched = new Promise<void>((r) => watcher.once('exit', () => r()));
+  try {
+    await during();
+    await Promise.race([watched, new Promise((r) => setTimeout(r, 20_000).unref())]);
+  } finally {
+    watcher.kill();
+  }
+  return said;
 }
 
 /** Removes every account and group this process made (best effort: a failure is reported, not thrown). */

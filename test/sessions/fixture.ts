@@ -35,6 +35,8 @@ export interface FixtureOptions {
   readonly maxFileBytes?: number;
   readonly maxUploadBytesPerJob?: number;
   readonly maxListingEntries?: number;
+  /** What the session resource leases directories through (default: the fixture's SessionDirs). */
+  readonly lease?: (sessions: SessionDirs) => Pick<SessionDirs, 'withRoot'>;
 }
 
 export async function makeFixture(o: FixtureOptions = {}) {
@@ -71,7 +73,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
   const app = testApp({
     session: sessionResource({
       jobs,
-      sessions,
+      sessions: o.lease?.(sessions) ?? sessions,
       files,
       ...(o.maxListingEntries === undefined ? {} : { maxListingEntries: o.maxListingEntries }),
     }),

@@ -3,7 +3,7 @@
 // identity stored before it is used, nothing made after a removal, and whatever a job
 // or a crash left at the job's name before the directory was made either adopted (a
 // crash's empty leftover) or refused and left alone.
-import { describe, it, before, after, beforeEach } from 'node:test';
+import { describe, it, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -35,6 +35,8 @@ describe('session directories made on first use', () => {
   let dirs: SessionDirs;
   /** Owner given to the next jobs' directories (the mapped account's, as root). */
   let owner: { uid: number; gid: number } | undefined;
+  /** What the next first use runs right after its mkdir (the fault-injection hook). */
+  let afterMake: ((id: string) => Promise<void>) | undefined;
 
   const records = (): SessionRecords => sessionRecords(store, async () => owner);
   const newJob = (account: string | null = null): string => {
@@ -52,6 +54,7 @@ describe('session directories made on first use', () => {
   beforeEach(async () => {
     await dirs?.close();
     owner = undefined;
+    afterMake = undefined;
     await rm(join(root, 'f'), { recursive: true, force: true });
     await rm(join(root, 'outside'), { recursive: true, force: true });
     folder = join(root, 'f');
@@ -59,7 +62,7 @@ describe('session directories made on first use', () => {
     await mkdir(folder);
     await mkdir(outside);
     await writeFile(join(outside, 'precious'), 'keep me');
-    dirs = await SessionDirs.open(folder, records());
+    dirs = await SessionDirs.open(folder, records(), { afterMake: (id) => afterMake?.(id) ?? Promise.resolve() });
   });
   after(async () => {
     await dirs.close();
@@ -165,6 +168,67 @@ describe('session directories made on first use', () => {
     assert.equal(r.status, 'fulfilled');
     if (u.status === 'rejected') assert.ok(code('CE_ERR_SESSION_NOT_FOUND')(u.reason), String(u.reason));
     assert.ok(!existsSync(at(id)));
+  });
+
+  describe('a removal that began before the making takes the directory away right after its mkdir', () => {
+    // The removal runs in the window itself, through a second SessionDirs on the same folder
+    // and store: like a removal in this process that looked for a making before the use
+    // registered one, it does not wait for the making. It stores SESSION_NEVER_MADE and
+    // removes the empty directory it finds, the interleaving the race above hits at random.
+    let other: SessionDirs;
+    beforeEach(async () => {
+      other = await SessionDirs.open(folder, records());
+    });
+    afterEach(async () => {
+      await other.close();
+    });
+    const removedThere = (found: string) => async (id: string) => {
+      assert.equal((await other.remove(id, SESSION_NOT_MADE)).found, found);
+    };
+
+    it('the use finds nothing (404), never a raw ENOENT, and nothing is left or stored', async () => {
+      const id = newJob();
+      afterMake = removedThere('own');
+      await assert.rejects(
+        dirs.withRoot(id, SESSION_NOT_MADE, (d) => writeFile(join(d, 'a'), 'a')),
+        code('CE_ERR_SESSION_NOT_FOUND'),
+      );
+      assert.ok(!existsSync(at(id)));
+      assert.equal(store.sessionIdentOf(id), SESSION_NEVER_MADE);
+      afterMake = undefined;
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_NOT_FOUND'));
+      assert.ok(!existsSync(at(id)), 'not made again');
+    });
+
+    it("a crash's empty leftover taken away before it is adopted: not found as well", async () => {
+      const id = newJob();
+      await mkdir(at(id), { mode: 0o700 });
+      afterMake = removedThere('own');
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_NOT_FOUND'));
+      assert.ok(!existsSync(at(id)));
+      assert.equal(store.sessionIdentOf(id), SESSION_NEVER_MADE);
+    });
+
+    it('a link put in its place in that window is refused (409) and its target left alone', async () => {
+      const id = newJob();
+      afterMake = async (made) => {
+        await rm(at(made), { recursive: true });
+        await symlink(outside, at(made));
+      };
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_REPLACED'));
+      assert.deepEqual(readdirSync(outside), ['precious']);
+      assert.equal(store.sessionIdentOf(id), SESSION_NOT_MADE, 'no identity stored for what was refused');
+    });
+
+    it('a file put in its place in that window is refused (409) and left', async () => {
+      const id = newJob();
+      afterMake = async (made) => {
+        await rm(at(made), { recursive: true });
+        await writeFile(at(made), 'squatter');
+      };
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_REPLACED'));
+      assert.equal(readFileSync(at(id), 'utf8'), 'squatter');
+    });
   });
 
   it('removing a session never made: a link in its place is unlinked (not followed), a directory with content kept', async () => {
@@ -290,6 +354,17 @@ describe('session directories made on first use', () => {
       await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_REPLACED'));
       assert.equal(lstatSync(target).uid, 0);
       assert.ok(lstatSync(at(id)).isSymbolicLink());
+    });
+
+    it('taken away right after its mkdir, before it is given to the account: not found, never a raw ENOENT', async () => {
+      owner = { uid: 45_678, gid: 45_679 };
+      const id = newJob('mapped');
+      afterMake = async (made) => {
+        await rm(at(made), { recursive: true });
+        store.swapSessionIdent(made, SESSION_NOT_MADE, SESSION_NEVER_MADE);
+      };
+      await assert.rejects(dirs.check(id, SESSION_NOT_MADE), code('CE_ERR_SESSION_NOT_FOUND'));
+      assert.ok(!existsSync(at(id)));
     });
 
     it('an account that does not resolve leaves the directory the service’s', async () => {

@@ -133,6 +133,13 @@ export const serverSection = {
             'Write JSON log lines here instead of standard output; missing folders are made, and a file that cannot be opened stops the start',
         }),
       ),
+      group: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description:
+            "Group (a name or a numeric gid) that may read log.file: the file is then 0640 and that group's, otherwise 0600 (set at every start and every reopen after rotation); the lines name every DN, job id and remote address, so never a group jobs run in",
+        }),
+      ),
       bufferBytes: Type.Integer({
         default: 4096,
         minimum: 0,
