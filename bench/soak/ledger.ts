@@ -31,6 +31,10 @@ export async function makeLedger(dir: string): Promise<Ledger> {
     ].join('\n'),
   );
   await chmod(script, 0o755);
+  // The jobs append as whoever they run as: a root service runs them as an unprivileged
+  // account (`nobody` without a mapping), which must pass the folder and write the ledger.
+  await chmod(path, 0o666);
+  await chmod(dir, 0o711);
   return { path, script };
 }
 
