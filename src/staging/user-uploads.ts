@@ -95,6 +95,12 @@ export async function waitForUserFiles(
 async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Promise<number | undefined> {
   const label = `User file: ${sessionPath(f.rel)} -`;
   const invalid = (why: string): StagingError => stagingError('CE_ERR_STAGING_USER_FILE_INVALID', `${label} ${why}`);
+  // Asked before the file is looked at: an upload is recorded as complete only after its
+  // file was renamed into place, so a file recorded before the look is there at the look.
+  // (Looked at first, an upload completing between the look and the question read as
+  // "recorded, but nothing found" and failed the job.)
+  const recorded =
+    f.size === undefined && opts.uploads !== undefined ? await opts.uploads.isUploaded(sessionPath(f.rel)) : undefined;
   let st;
   try {
     st = await lstatInSession(sessionDir, f.rel);
@@ -110,8 +116,7 @@ async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Pr
     if (st.size > f.size) throw invalid('Delivered file is bigger than specified.');
     if (st.size < f.size) return undefined;
   } else {
-    const uploaded =
-      opts.uploads !== undefined ? await opts.uploads.isUploaded(sessionPath(f.rel)) : st?.isFile() === true;
+    const uploaded = recorded ?? st?.isFile() === true;
     if (!uploaded) return undefined;
     if (st === undefined) throw invalid('Expected file. Nothing found.');
     if (st.isDirectory()) throw invalid('Expected file. Directory found.');

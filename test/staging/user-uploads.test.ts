@@ -86,6 +86,30 @@ describe('stage-in: files uploaded by the client', () => {
     assert.deepEqual(r.control.inputStatus, [], 'uploads are recorded by the sessions code, not here');
   });
 
+  it('an upload that completes while the file is looked at is taken, never "recorded but nothing found"', async (t) => {
+    // The sessions code renames the file into place, then records it complete; a look at
+    // the file before that rename and a question about the record after it used to fail
+    // the job ("Expected file. Nothing found.", seen in the soak run under load).
+    const { sessionDir, run } = await setup(t);
+    let done = false;
+    const w: UploadWatch = {
+      isUploaded: async () => {
+        if (!done) {
+          done = true;
+          await writeFile(join(sessionDir, 'in.dat'), 'uploaded'); // the PUT completes now
+        }
+        return done;
+      },
+      changed: () => new Promise<void>(() => undefined),
+    };
+    const r = await run([user('in.dat')], w);
+    assert.equal(r.ok, true, r.failureReason);
+    assert.deepEqual(
+      r.files.map((f) => [f.ok, f.bytes]),
+      [[true, 8]],
+    );
+  });
+
   it('a file declared with a size is done when it reaches that size', async (t) => {
     const { sessionDir, run } = await setup(t);
     await writeFile(join(sessionDir, 'big.dat'), Buffer.alloc(500));
