@@ -210,7 +210,12 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     assert.equal(readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'), 'nobody\n');
     await assert.rejects(
       h.b.submit(await spec({ localAccount: 'no-such-account-x' })),
-      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_LRMS_SUBMIT_FAILED',
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ACCOUNT_UNKNOWN',
+    );
+    // Never handed to Slurm as root (before, `runuser -u root sbatch` ran it as root).
+    await assert.rejects(
+      h.b.submit(await spec({ localAccount: 'root' })),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ACCOUNT_REFUSED' && /jobs never run as root/.test(e.message),
     );
   });
 
