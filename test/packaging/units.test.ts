@@ -7,7 +7,7 @@
 // line under an ordinary user refuses a mapping and starts without one.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -315,6 +315,44 @@ describe(
         assert.notDeepEqual(r, { state: 'FINISHED', out: `${account.name}\nuploaded\ntoken\n` }, missing);
       });
     }
+
+    /** `argv` as root under the mapping unit's bounding set without `missing`: exit code and output. */
+    const bounded = (argv: string[], missing?: string): Promise<{ code: number; stdout: string; stderr: string }> =>
+      run('setpriv', [bounding(CAPS.filter((c) => c !== missing)), '--inh-caps=-all', '--', ...argv]);
+
+    it('Slurm submission: runuser switches to the account under the bounding set, not without CAP_SETUID', async () => {
+      const ok = await bounded(['runuser', '-u', account.name, '--', 'id', '-un']);
+      assert.deepEqual([ok.code, ok.stdout], [0, `${account.name}\n`], ok.stderr);
+      const no = await bounded(['runuser', '-u', account.name, '--', 'id', '-un'], 'CAP_SETUID');
+      assert.notEqual(no.code, 0);
+      assert.notEqual(no.stdout, `${account.name}\n`);
+    });
+
+    it('the process scan reads the mark in a job process of the account, not without CAP_SYS_ADMIN', async () => {
+      // A process of the account carrying a job mark, as the wrapper leaves one; the scan
+      // reads /proc/<pid>/environ of another uid, which the kernel allows root with
+      // CAP_DAC_OVERRIDE and CAP_SYS_ADMIN (or CAP_SYS_PTRACE, which the unit leaves out).
+      const mark = `unit-${process.pid}`;
+      const job = spawn('runuser', ['-u', account.name, '--', 'env', `CERES_JOB_MARK=${mark}`, 'sleep', '120'], {
+        stdio: 'ignore',
+      });
+      let pid: string | undefined;
+      try {
+        pid = await untilValue('the job process', () => {
+          const r = spawnSync('pgrep', ['-P', String(job.pid), '-u', String(account.uid)], { encoding: 'utf8' });
+          return Promise.resolve(/^\d+/.exec(r.stdout)?.[0]);
+        });
+        const read = (missing?: string): Promise<{ code: number; stdout: string; stderr: string }> =>
+          bounded(['cat', `/proc/${pid}/environ`], missing);
+        assert.match((await read()).stdout, new RegExp(`CERES_JOB_MARK=${mark}`));
+        const no = await read('CAP_SYS_ADMIN');
+        assert.notEqual(no.code, 0);
+        assert.match(no.stderr, /Permission denied/);
+      } finally {
+        if (pid !== undefined) process.kill(Number(pid), 'SIGKILL');
+        job.kill();
+      }
+    });
 
     /** The plain unit's command line as an ordinary user (the unit's `ceres`: the test account). */
     async function asServiceUser(withMapping: boolean): Promise<Started> {
