@@ -53,6 +53,7 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   const obj = structuredClone(raw) as Record<string, unknown>;
   // Command-line paths are relative to the working directory, file paths to the file.
   if (overrides.listen !== undefined) obj.listen = overrides.listen;
+  refuseWithdrawnValues(obj);
   const v = Value.Default(ConfigSchema, obj) as Record<string, unknown>;
   const first = Value.Errors(ConfigSchema, v).First();
   if (first) throw new ConfigError(pathToKey(first.path), first.message);
@@ -64,6 +65,21 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   const resolved = resolvePaths(ConfigSchema, cfg, base);
   const stateDir = overrides.stateDir !== undefined ? resolve(cwd, overrides.stateDir) : resolved.stateDir;
   return deepFreeze({ ...resolved, stateDir });
+}
+
+/**
+ * Values a key once took and no longer does, refused with the reason and what to use
+ * instead (the schema alone would only say the value is not allowed).
+ */
+function refuseWithdrawnValues(obj: Record<string, unknown>): void {
+  const lrms = obj.lrms as { slurm?: { switchUser?: unknown } } | undefined;
+  if (lrms?.slurm?.switchUser === 'sudo')
+    throw new ConfigError(
+      'lrms.slurm.switchUser',
+      "'sudo' is not supported: a service that maps users to local accounts runs as root (it refuses a mapping otherwise) " +
+        "and submits with runuser; remove the key or set it to 'runuser', and run the service as root " +
+        '(docs/operations.md, "The systemd units")',
+    );
 }
 
 function checkSemantics(cfg: Config): void {

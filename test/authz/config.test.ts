@@ -2,7 +2,8 @@
 // mistake is refused at load with the key and a clear message.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildConfig, ConfigError } from '../../src/config/load.js';
+import { buildConfig } from '../../src/config/load.js';
+import { configRefusal } from '../helpers/config-refusal.js';
 
 const EXAMPLE = {
   authorization: {
@@ -20,15 +21,7 @@ const EXAMPLE = {
   cluster: { queues: [{ name: 'main', allow: ['atlas', 'local'] }] },
 };
 
-function refused(raw: unknown): ConfigError {
-  try {
-    buildConfig(raw);
-  } catch (e) {
-    assert.ok(e instanceof ConfigError, String(e));
-    return e;
-  }
-  assert.fail('accepted');
-}
+const refused = configRefusal;
 
 const withGroups = (extra: Record<string, unknown>, groups: unknown[] = [{ name: 'g', match: [{ all: true }] }]) => ({
   authorization: { groups, allow: ['g'] },

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildConfig, ConfigError } from '../../src/config/load.js';
+import { buildConfig } from '../../src/config/load.js';
+import { configRefusal } from '../helpers/config-refusal.js';
 import { AccountMapper } from '../../src/authz/mapping.js';
 import { parseGridMapFile } from '../../src/authz/grid-mapfile.js';
 import { undeclaredSharing } from '../../src/service/account-checks.js';
@@ -24,15 +25,7 @@ const cfg = (mapping: unknown[], shared?: string[]) => ({
   mapping,
   ...(shared ? { accounts: { shared } } : {}),
 });
-function refusal(raw: unknown): ConfigError {
-  try {
-    buildConfig(raw);
-  } catch (e) {
-    assert.ok(e instanceof ConfigError, String(e));
-    return e;
-  }
-  assert.fail('accepted');
-}
+const refusal = configRefusal;
 
 describe('shared fixed accounts in the configuration', () => {
   it('refuses a fixed account for a group that can match several callers, naming the entry and the fix', () => {

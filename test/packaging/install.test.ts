@@ -60,6 +60,7 @@ describe('packaging: npm pack, npm install -g, systemd unit', () => {
       'dist/src/cli/main.js',
       'dist/src/service/start.js',
       'packaging/systemd/ceres.service',
+      'packaging/systemd/ceres-mapping.service',
       'docs/operations.md',
       'README.md',
       'package.json',

@@ -81,10 +81,14 @@ export const lrmsSlurmSection = Type.Object(
       default: [],
       description: 'Options added to every sbatch, e.g. `--account=grid` or `--qos=...`',
     }),
-    switchUser: Type.Union([Type.Literal('runuser'), Type.Literal('sudo')], {
+    // Only runuser: sbatch runs as a mapped account only from a root service (a service
+    // that is not root refuses a mapping), and root needs no sudo rule. The key stays so
+    // that configurations naming runuser still load; `sudo` is refused with the reason
+    // (src/config/load.ts).
+    switchUser: Type.Literal('runuser', {
       default: 'runuser',
       description:
-        "How sbatch runs as a job's mapped local account: `runuser -u ACCOUNT --` (the service runs as root) or `sudo -n -u ACCOUNT --`",
+        "How sbatch runs as a job's mapped local account: `runuser -u ACCOUNT --`, from the service running as root (the only value; `sudo` is refused)",
     }),
     wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
       default: 'auto',

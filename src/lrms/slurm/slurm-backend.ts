@@ -75,7 +75,7 @@ export interface SlurmBackendOptions {
   readonly killGraceSeconds?: number;
   readonly sampleIntervalMs?: number;
   readonly extraSbatchArgs?: readonly string[];
-  readonly switchUser?: 'runuser' | 'sudo';
+  readonly switchUser?: 'runuser';
   /** Local accounts by name (default: the name service, cached a minute, never root). */
   readonly accounts?: AccountResolver;
   readonly log?: BackendLog;

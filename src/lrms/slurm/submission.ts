@@ -29,8 +29,8 @@ export interface SubmitSettings extends SbatchSettings, ScriptSettings {
   /** Attempts of sbatch while its failure is transient (the controller down). */
   readonly submitAttempts: number;
   readonly backoffMs: number;
-  /** Command that switches to the job's account: `runuser` (as `runuser -u ACCOUNT --`) or `sudo` (`sudo -n -u ACCOUNT --`). */
-  readonly switchUser: 'runuser' | 'sudo';
+  /** Command that switches to the job's account: `runuser` (as `runuser -u ACCOUNT --`, from a root service). */
+  readonly switchUser: 'runuser';
   /** Local accounts by name: refuses root and accounts below the site's minimum uid. */
   readonly accounts: Pick<AccountResolver, 'resolve'>;
   readonly log?: { warn(obj: object, msg: string): void };
@@ -43,9 +43,9 @@ const exists = (p: string): Promise<boolean> =>
   );
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export function switchUserPrefix(how: 'runuser' | 'sudo', account: string | undefined): string[] {
+export function switchUserPrefix(how: 'runuser', account: string | undefined): string[] {
   if (account === undefined) return [];
-  return how === 'sudo' ? ['sudo', '-n', '-u', account, '--'] : ['runuser', '-u', account, '--'];
+  return [how, '-u', account, '--'];
 }
 
 /** The Slurm job of this attempt, if an earlier submission got through. */
