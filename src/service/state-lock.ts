@@ -15,10 +15,11 @@
  *    that outlive the service never hold it.
  * The journal is kept in memory: nothing is ever written, and no `-journal` file appears.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StartError } from './start-error.js';
+import { makePrivateFile, PRIVATE_FILE } from './state-modes.js';
 
 export const LOCK_FILE = 'ceres.lock';
 
@@ -44,6 +45,10 @@ export function lockStateDir(stateDir: string): StateLock {
   const file = join(stateDir, LOCK_FILE);
   let db: Database.Database;
   try {
+    // Private to the service: a local account that could open it for reading could hold a
+    // read lock on it and so keep the service from starting ("in use by another ceres").
+    makePrivateFile(file);
+    chmodSync(file, PRIVATE_FILE);
     // timeout 0: fail at once instead of better-sqlite3's default 5 s busy wait.
     db = new Database(file, { timeout: 0 });
   } catch (e) {

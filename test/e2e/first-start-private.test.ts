@@ -41,4 +41,15 @@ describe('the database of a first start', { skip: skipUnlessRoot('opening files 
     assert.match(said, /Permission denied/);
     assert.equal(statSync(db).mode & 0o777, 0o600);
   });
+
+  it('keeps its lock file from other accounts (a read lock held on it would stop the next start)', async () => {
+    const stateDir = join(work, 'state2');
+    const lock = join(stateDir, 'ceres.lock');
+    const said = await openAsItAppears(job, lock, async () => {
+      const c = await startCeres({ stateDir });
+      await stopCeres(c);
+    });
+    assert.doesNotMatch(said, /OPENED/, 'the account opened the lock file');
+    assert.equal(statSync(lock).mode & 0o777, 0o600);
+  });
 });
