@@ -279,7 +279,12 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       diagnose: diagnoseResource({
         jobs,
         control,
-        render: diagnoseItemRenderer({ rawDescription: (id) => store.rawDescription(id), serviceUrl, activity }),
+        render: diagnoseItemRenderer({
+          rawDescription: (id) => store.rawDescription(id),
+          serviceUrl,
+          activity,
+          controlFile: async (id, name) => (await control.read(id, name))?.toString('utf8'),
+        }),
       }),
       delegations: delegations.collection,
       delegation: delegations.item,

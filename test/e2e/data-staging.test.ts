@@ -4,31 +4,25 @@
 // the shared cache serves a second job without a second download.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
-import { TestServer } from '../staging/helpers/test-server.js';
+import type { Client } from '../helpers/service.js';
+import { startStagingService, type StagingService } from '../helpers/staging-service.js';
+import type { TestServer } from '../staging/helpers/test-server.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
 describe('data staging end to end', () => {
-  let ceres: RunningCeres;
+  let s: StagingService;
   let c: Client;
   let srv: TestServer;
   before(async () => {
-    srv = await TestServer.start();
-    srv.resources.set('/in/a.txt', { body: Buffer.from('alpha\n') });
-    srv.resources.set('/in/b.txt', { body: Buffer.from('beta\n') });
-    srv.resources.set('/in/shared.dat', { body: Buffer.from('cached content\n') });
-    ceres = await startCeres({
-      config: { staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } } },
+    s = await startStagingService({
+      '/in/a.txt': 'alpha\n',
+      '/in/b.txt': 'beta\n',
+      '/in/shared.dat': 'cached content\n',
     });
-    c = Client.forUser(ceres);
+    ({ c, srv } = s);
   });
-  after(async () => {
-    await c.close();
-    await stopCeres(ceres);
-    await srv.close();
-    removeDir(ceres.stateDir);
-  });
+  after(() => s.stop());
 
   it('two remote inputs, one uploaded input, one remote output: FINISHED, files in place', async () => {
     const xrsl = `&(executable="/bin/sh")(arguments="-c" "cat a.txt b.txt up.txt > result.txt")
