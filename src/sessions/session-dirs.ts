@@ -38,7 +38,7 @@
  *  - removing a session never made stores SESSION_NEVER_MADE first: nothing makes it later;
  *  - something already at `<id>` when the directory is to be made is adopted only if it
  *    is a real, empty directory of the service's or of the job's account: what a kill -9
- *    between the mkdir and the lchown, or between the lchown and the stored identity,
+ *    between the mkdir and the fchown, or between the fchown and the stored identity,
  *    leaves (`#adoptable`). A link, a file, a third account's or a non-empty directory is
  *    refused (CE_ERR_SESSION_REPLACED) and left alone;
  *  - a stage-out of a job whose directory was never made (a job killed before it was

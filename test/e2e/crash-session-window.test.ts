@@ -1,6 +1,7 @@
 // A kill -9 while a mapped job's session directory is made (src/sessions/session-dirs.ts):
 // the real service, as root with a mapping to a real account, is killed by strace at its
-// first lchown, the system call that gives the just-made directory to the account. What
+// first fchown, the system call that gives the just-made directory (held open since its
+// mkdir) to the account. What
 // that leaves (an empty directory of the service's at the job's name, no identity stored)
 // is adopted at the restart: the acknowledged job runs once, as its account, and
 // finishes. What another account could have put there instead (an empty directory of a
@@ -34,8 +35,8 @@ function hasStrace(): boolean {
   }
 }
 
-/** strace kills the service (every thread and child it traces) on entering its first lchown. */
-const KILL_AT_FIRST_LCHOWN = [
+/** strace kills the service (every thread and child it traces) on entering its first fchown. */
+const KILL_AT_FIRST_FCHOWN = [
   'strace',
   '-f',
   '--seccomp-bpf',
@@ -43,9 +44,9 @@ const KILL_AT_FIRST_LCHOWN = [
   '-o',
   '/dev/null',
   '-e',
-  'trace=lchown',
+  'trace=fchown',
   '-e',
-  'inject=lchown:signal=KILL:when=1',
+  'inject=fchown:signal=KILL:when=1',
 ];
 
 const skip = skipUnlessRoot('a root service with a mapping') || (!hasStrace() && !rootRequired() && 'needs strace');
@@ -67,7 +68,7 @@ describe("kill -9 while a mapped job's session directory is made", { skip, timeo
   before(async () => {
     assertRoot();
     if (!hasStrace())
-      throw new Error('strace is needed to stop the service at its lchown (Debian: apt-get install strace)');
+      throw new Error('strace is needed to stop the service at its fchown (Debian: apt-get install strace)');
     a = createAccount();
     other = createAccount();
     dir = tempDir('crashwin');
@@ -92,18 +93,18 @@ describe("kill -9 while a mapped job's session directory is made", { skip, timeo
       return new Client(ceres.url, join(ceres.pkiDir, 'alice-proxy.pem'), join(ceres.pkiDir, 'ca.pem'));
     };
 
-    // 1. Submitted and acknowledged; the service dies at the first lchown of a session directory.
-    alice = await start(KILL_AT_FIRST_LCHOWN);
+    // 1. Submitted and acknowledged; the service dies at the first fchown of a session directory.
+    alice = await start(KILL_AT_FIRST_FCHOWN);
     const killed = ceres as RunningCeres;
     const jobs = await alice.submit(`+${`(&(executable="${script}")(stdout="out"))`.repeat(3)}`);
     const ids = jobs.map((j: { id: string }) => j.id);
     assert.equal(ids.length, 3, JSON.stringify(jobs));
-    await until(() => killed.child.exitCode !== null || killed.child.signalCode !== null, 'the kill at lchown', 60_000);
+    await until(() => killed.child.exitCode !== null || killed.child.signalCode !== null, 'the kill at fchown', 60_000);
     await alice.close();
     alice = undefined;
 
     // The window hit: an empty directory of the service's at a job's name (the first
-    // lchown never ran, so no job's directory was given away or recorded).
+    // fchown never ran, so no job's directory was given away or recorded).
     const inWindow = ids.filter((id) => {
       try {
         const s = lstatSync(sessionOf(id));
