@@ -43,5 +43,11 @@ export function setStateModes(L: StateLayout): void {
  * is a new database to SQLite; its -wal and -shm take its mode.
  */
 export function makePrivateFile(file: string): void {
-  closeSync(openSync(file, 'a', PRIVATE_FILE));
+  // Only when missing: closing any descriptor of a file drops every POSIX lock this process
+  // holds on it (SQLite's among them), so an existing file is never opened here.
+  try {
+    closeSync(openSync(file, 'wx', PRIVATE_FILE));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
 }
