@@ -3,7 +3,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobMark } from '../../src/lrms/fork/job-processes.js';
 import {
@@ -59,7 +59,13 @@ describe("a job's processes through the service", () => {
   };
 
   it('daemons of a job that killed its wrapper are gone when the job has ended', async () => {
-    const out = join(dir, 'daemons');
+    // The job may run as an unprivileged account (a root service runs jobs as `nobody`):
+    // it writes its daemons' pids into a folder every account may write. Such a job cannot
+    // kill its wrapper (root's); its daemons must still be gone when it has ended.
+    const pidDir = join(dir, 'pids');
+    mkdirSync(pidDir, { mode: 0o1777 });
+    chmodSync(pidDir, 0o1777);
+    const out = join(pidDir, 'daemons');
     const script = join(dir, 'daemonize.sh');
     writeFileSync(
       script,
@@ -78,7 +84,7 @@ describe("a job's processes through the service", () => {
     const id = job.id as string;
     const st = await c.waitFor([id], FINAL, 60_000);
     assert.ok(FINAL.includes(st.get(id) ?? ''), `job ended: ${st.get(id)}`);
-    const pids = pidsIn(dir, ['daemons.1', 'daemons.2', 'daemons.3']);
+    const pids = pidsIn(pidDir, ['daemons.1', 'daemons.2', 'daemons.3']);
     seen.push(...pids);
     assert.ok(
       pids.every((p) => p > 0),
