@@ -22,6 +22,18 @@ export type MapResult =
   | { readonly ok: true; readonly account?: string; readonly pooled: boolean }
   | { readonly ok: false; readonly code: ErrorCode; readonly reason: string; readonly cacheable: boolean };
 
+/** The accounts a mapping gives by configuration: fixed and pool accounts (grid-mapfiles aside). */
+export function configuredAccounts(
+  entries: readonly {
+    readonly account?: string | undefined;
+    readonly pool?: { readonly accounts: readonly string[] } | undefined;
+  }[],
+): Set<string> {
+  return new Set(
+    entries.flatMap((m) => [...(m.account !== undefined ? [m.account] : []), ...(m.pool?.accounts ?? [])]),
+  );
+}
+
 export class AccountMapper {
   readonly #entries: Config['mapping'];
   readonly #files: Pick<WatchedGridMaps, 'get'>;
@@ -37,9 +49,7 @@ export class AccountMapper {
     shared: Iterable<string> = [],
   ) {
     this.#shared = new Set(shared);
-    this.#taken = new Set(
-      entries.flatMap((m) => [...(m.account !== undefined ? [m.account] : []), ...(m.pool?.accounts ?? [])]),
-    );
+    this.#taken = configuredAccounts(entries);
     this.#entries = entries;
     this.#files = files;
     this.#leases = leases;

@@ -17,7 +17,8 @@ import { dirname, join, resolve } from 'node:path';
 import { AccountResolver, type LocalAccount } from '../accounts/resolve-account.js';
 import { StartError } from './start-error.js';
 import { PASSABLE } from './state-modes.js';
-import { parseGridMapFile } from '../authz/grid-mapfile.js';
+import { parseGridMapFile, type GridMap } from '../authz/grid-mapfile.js';
+import { configuredAccounts } from '../authz/mapping.js';
 import { isCeError } from '../errors/ce-error.js';
 
 /** The part of a `mapping` entry that names accounts. */
@@ -32,17 +33,19 @@ export interface MappingAccounts {
  * grid-mapfiles as they read now (one that cannot be read names none; the authorizer
  * reports it).
  */
-export async function mappedAccountNames(mapping: readonly MappingAccounts[]): Promise<string[]> {
-  const names = new Set<string>();
-  for (const m of mapping) {
-    if (m.account !== undefined) names.add(m.account);
-    for (const a of m.pool?.accounts ?? []) names.add(a);
-    if (m.gridMapFile !== undefined) {
-      const text = await readFile(m.gridMapFile, 'utf8').catch(() => '');
-      for (const a of parseGridMapFile(text).accounts.values()) names.add(a);
-    }
-  }
+export async function mappedAccountNames(
+  mapping: readonly MappingAccounts[],
+  maps: Promise<readonly GridMap[]> = gridMapsOf(mapping),
+): Promise<string[]> {
+  const names = configuredAccounts(mapping);
+  for (const g of await maps) for (const a of g.accounts.values()) names.add(a);
   return [...names];
+}
+
+/** The mapping's grid-mapfiles as they read now, once each (one that cannot be read maps nobody). */
+export async function gridMapsOf(mapping: readonly MappingAccounts[]): Promise<GridMap[]> {
+  const paths = new Set(mapping.flatMap((m) => (m.gridMapFile !== undefined ? [m.gridMapFile] : [])));
+  return Promise.all([...paths].map(async (p) => parseGridMapFile(await readFile(p, 'utf8').catch(() => ''))));
 }
 
 /**
@@ -54,17 +57,12 @@ export async function mappedAccountNames(mapping: readonly MappingAccounts[]): P
 export async function undeclaredSharing(
   mapping: readonly MappingAccounts[],
   shared: readonly string[],
+  maps: Promise<readonly GridMap[]> = gridMapsOf(mapping),
 ): Promise<string[]> {
   const declared = new Set(shared);
-  const taken = new Set(
-    mapping.flatMap((m) => [...(m.account !== undefined ? [m.account] : []), ...(m.pool?.accounts ?? [])]),
-  );
+  const taken = configuredAccounts(mapping);
   const dns = new Map<string, Set<string>>();
-  for (const m of mapping) {
-    if (m.gridMapFile === undefined) continue;
-    const text = await readFile(m.gridMapFile, 'utf8').catch(() => '');
-    for (const [dn, a] of parseGridMapFile(text).accounts) dns.set(a, (dns.get(a) ?? new Set()).add(dn));
-  }
+  for (const g of await maps) for (const [dn, a] of g.accounts) dns.set(a, (dns.get(a) ?? new Set()).add(dn));
   const out: string[] = [];
   for (const [a, of] of dns) {
     const users = of.size + (taken.has(a) ? 1 : 0);
@@ -205,8 +203,9 @@ export async function accountProblems(c: {
     });
     return out;
   }
-  for (const p of await undeclaredSharing(c.mapping, c.accounts.shared)) out.push(`config key 'mapping': ${p}`);
-  for (const name of await mappedAccountNames(c.mapping))
+  const maps = gridMapsOf(c.mapping);
+  for (const p of await undeclaredSharing(c.mapping, c.accounts.shared, maps)) out.push(`config key 'mapping': ${p}`);
+  for (const name of await mappedAccountNames(c.mapping, maps))
     await resolver.resolve(name).catch((e: unknown) => {
       out.push(`config key 'mapping': ${why(e)}`);
     });
@@ -313,9 +312,10 @@ export async function checkAccountsAtStart(o: {
     return { jobAccounts: { kind: 'self', uid: euid }, sessionsDir: o.sessionsDir };
   }
   if (mapping.length > 0) {
-    const sharing = await undeclaredSharing(mapping, o.shared);
+    const maps = gridMapsOf(mapping);
+    const sharing = await undeclaredSharing(mapping, o.shared, maps);
     if (sharing.length > 0) throw new StartError(sharing.join('; '));
-    const resolved = await resolveMapped(await mappedAccountNames(mapping), o.resolver, o.warn);
+    const resolved = await resolveMapped(await mappedAccountNames(mapping, maps), o.resolver, o.warn);
     await checkSessionRoot({ ...base, accounts: resolved });
     return { jobAccounts: { kind: 'mapped', entries: mapping.length }, sessionsDir: o.sessionsDir };
   }

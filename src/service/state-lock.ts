@@ -15,11 +15,11 @@
  *    that outlive the service never hold it.
  * The journal is kept in memory: nothing is ever written, and no `-journal` file appears.
  */
-import { chmodSync, closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StartError } from './start-error.js';
-import { PRIVATE_FILE } from './state-modes.js';
+import { makePrivateFile, PRIVATE_FILE } from './state-modes.js';
 
 export const LOCK_FILE = 'ceres.lock';
 
@@ -47,14 +47,9 @@ export function lockStateDir(stateDir: string): StateLock {
   try {
     // Private to the service: a local account that could open it for reading could hold a
     // read lock on it and so keep the service from starting ("in use by another ceres").
-    // Made 0600 only when missing: closing any descriptor of a file drops every POSIX lock
-    // this process holds on it, so an existing lock file (perhaps held by this process) is
-    // never opened here; chmod does not open it.
-    try {
-      closeSync(openSync(file, 'wx', PRIVATE_FILE));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
+    // Made 0600 only when missing (makePrivateFile never opens an existing file: closing a
+    // descriptor would drop this process's POSIX locks on it); chmod does not open it.
+    makePrivateFile(file);
     chmodSync(file, PRIVATE_FILE);
     // timeout 0: fail at once instead of better-sqlite3's default 5 s busy wait.
     db = new Database(file, { timeout: 0 });
