@@ -56,7 +56,13 @@ function walk(p) {
     files.push(relative(process.cwd(), p));
   }
 }
-for (const r of roots.length ? roots : ['dist/test']) walk(r);
+for (const r of roots.length ? roots : ['dist/test']) {
+  if (!existsSync(r)) {
+    console.error(`no such test file or folder: ${r} (built? npm run build)`);
+    process.exit(2);
+  }
+  walk(r);
+}
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
