@@ -1,15 +1,51 @@
 #!/usr/bin/env node
-// Runs the compiled test suite with Node's built-in runner.
-// Usage: node scripts/run-tests.mjs [--no-interop] [dir-or-file ...]
+// Runs the compiled test suite with Node's built-in runner, several files at once.
+// Usage: node scripts/run-tests.mjs [--no-interop] [--jobs N] [dir-or-file ...]
 // Test files: dist/test/**/*.test.js. Interop tests (the real ARC client) live in
 // dist/test/interop and are skipped with --no-interop.
-import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+//
+// Each file runs in its own `node --test` process; up to N of them at once (--jobs, or
+// CERES_TEST_JOBS; default twice the CPUs: most files wait on daemons, child processes and
+// timers far more than they compute). A file's output is printed in one piece when it ends, with
+// its duration. Files are independent: each makes its own state directory, listens on ports the
+// kernel hands out, names its accounts at random and starts its own daemons (see CONTRIBUTING.md,
+// "Tests side by side"). The few files listed in ALONE below run first, one at a time, with
+// nothing beside them.
+//
+// The durations of the run are written to dist/test-durations.json; the next run starts the
+// longest files first (so that the run does not end waiting for one long file started last), and
+// `node scripts/slowest-tests.mjs` prints the slowest. Without earlier durations (a fresh
+// clone) the files that start a service or daemons go first.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
+
+/**
+ * Files that must not share the machine, with the reason. They run first, one at a time, before
+ * the parallel part starts. Keep this list short: a file that merely is slow belongs in the
+ * parallel part, and a bound that holds only on an idle machine is better made relative.
+ */
+const ALONE = new Map([
+  [
+    'test/e2e/bounded-work.test.js',
+    'bounds in wall-clock time (p99 1 s, max 3 s) how long another user waits while the service ' +
+      'builds answers of 100,000 entries, with both cores busy with that: files beside it take the CPU ' +
+      'those bounds are about',
+  ],
+]);
+
+const DURATIONS = join('dist', 'test-durations.json');
 
 const args = process.argv.slice(2);
 const noInterop = args.includes('--no-interop');
-const roots = args.filter((a) => !a.startsWith('--'));
+const jobsArg = args.indexOf('--jobs');
+const jobs = Number(jobsArg >= 0 ? args[jobsArg + 1] : (process.env.CERES_TEST_JOBS ?? 2 * availableParallelism()));
+if (!Number.isInteger(jobs) || jobs < 1) {
+  console.error('--jobs (or CERES_TEST_JOBS) must be a positive whole number');
+  process.exit(2);
+}
+const roots = args.filter((a, i) => !a.startsWith('--') && !(jobsArg >= 0 && i === jobsArg + 1));
 const files = [];
 function walk(p) {
   const st = statSync(p);
@@ -17,13 +53,88 @@ function walk(p) {
     for (const n of readdirSync(p).sort()) walk(join(p, n));
   } else if (p.endsWith('.test.js')) {
     if (noInterop && p.includes(`${join('test', 'interop')}`)) return;
-    files.push(p);
+    files.push(relative(process.cwd(), p));
   }
 }
-for (const r of roots.length ? roots : ['dist/test']) walk(r);
+for (const r of roots.length ? roots : ['dist/test']) {
+  if (!existsSync(r)) {
+    console.error(`no such test file or folder: ${r} (built? npm run build)`);
+    process.exit(2);
+  }
+  walk(r);
+}
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+
+/** The previous run's durations (ms by file), or an empty map. */
+function previousDurations() {
+  try {
+    return new Map(Object.entries(JSON.parse(readFileSync(DURATIONS, 'utf8'))));
+  } catch {
+    return new Map();
+  }
+}
+
+/** Without a previous run: a file that starts the service, Slurm or a browser is likely long. */
+function guessWeight(file) {
+  const text = readFileSync(file, 'utf8');
+  return /startCeres\(|startStagingService\(|shortSoak\(|useSlurm\(|chromium/.test(text) ? 60_000 : 1_000;
+}
+
+const before = previousDurations();
+const weight = new Map(files.map((f) => [f, before.get(f) ?? guessWeight(f)]));
+const isAlone = (f) => [...ALONE.keys()].some((a) => f.endsWith(a));
+const byWeight = (a, b) => weight.get(b) - weight.get(a) || a.localeCompare(b);
+const parallel = files.filter((f) => !isAlone(f)).sort(byWeight);
+const alone = files.filter(isAlone).sort();
+
+const durations = new Map();
+const failed = [];
+const started = Date.now();
+const color = process.stdout.isTTY ? { FORCE_COLOR: '1' } : {};
+
+/** Runs one file in its own `node --test`; prints its output when it ends. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...color },
+    });
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => out.push(d));
+    child.on('close', (code, signal) => {
+      const ms = Date.now() - t0;
+      durations.set(file, ms);
+      const ok = code === 0;
+      if (!ok) failed.push(file);
+      const status = ok ? 'ok' : `FAILED (${signal ?? `exit ${code}`})`;
+      process.stdout.write(`\n━━ ${file} ${status} in ${(ms / 1000).toFixed(1)} s\n`);
+      process.stdout.write(Buffer.concat(out));
+      resolve();
+    });
+  });
+}
+
+async function pool(list, width) {
+  const queue = [...list];
+  const worker = async () => {
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) await runFile(f);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, list.length) }, worker));
+}
+
+await pool(alone, 1);
+await pool(parallel, jobs);
+
+// Merge into the earlier durations: a run of one folder keeps the others' figures.
+const merged = { ...Object.fromEntries(before), ...Object.fromEntries(durations) };
+if (existsSync('dist')) writeFileSync(DURATIONS, JSON.stringify(merged, null, 1) + '\n');
+
+const total = ((Date.now() - started) / 1000).toFixed(1);
+console.log(`\n${files.length} files, ${jobs} at a time, in ${total} s; ${failed.length} failed`);
+for (const f of failed) console.log(`  failed: ${f}`);
+process.exit(failed.length === 0 ? 0 : 1);

@@ -235,7 +235,7 @@ start() {
 give_up() { # why
   echo "$0: $1; logs in $dir" >&2
   local logs=("$dir/slurmctld.log" "$dir/slurmd.log")
-  [ "$accounting" = 1 ] && logs+=("$dir/slurmdbd.log" "$dir/mariadbd.log")
+  [ "$accounting" = 1 ] && logs+=("$dir/mariadb-install.log" "$dir/slurmdbd.log" "$dir/mariadbd.log")
   tail -n 5 "${logs[@]}" >&2 2>/dev/null || true
   stop_all quiet now
   exit 1

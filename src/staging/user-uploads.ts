@@ -50,45 +50,71 @@ export async function waitForUserFiles(
   const now = opts.now ?? Date.now;
   const pending = new Set(files);
   while (pending.size > 0) {
-    for (const f of [...pending]) {
-      signal.throwIfAborted();
-      let outcome: UserFileOutcome | undefined;
-      try {
-        const bytes = await opts.session((dir) => judge(f, dir, opts));
-        if (bytes !== undefined) outcome = { ok: true, bytes };
-      } catch (e) {
-        outcome = {
-          ok: false,
-          error:
-            e instanceof StagingError
-              ? e
-              : stagingError('CE_ERR_STAGING_LOCAL_IO', `User file: ${sessionPath(f.rel)} - cannot be read`, {
-                  cause: e,
-                }),
-        };
+    // Listening for upload events starts before the look, not after it: an upload completing
+    // between the two would wake nobody, and the job would wait for the next poll (a minute
+    // with upload events: a likely cause of a job once seen stuck in PREPARING in a test run).
+    // With `once` the caller looks again on an event (the scheduler's poke).
+    const listening = new AbortController();
+    const changed =
+      opts.once === true
+        ? undefined
+        : opts.uploads?.changed?.(AbortSignal.any([signal, listening.signal]))?.catch(() => undefined);
+    try {
+      if (await lookAt(pending, opts, signal, onDone)) return undefined;
+      const left = opts.deadline - now();
+      if (left <= 0) {
+        for (const f of pending)
+          onDone(f, {
+            ok: false,
+            error: stagingError(
+              'CE_ERR_STAGING_USER_FILE_TIMEOUT',
+              `User file: ${sessionPath(f.rel)} - Timeout waiting`,
+            ),
+          });
+        return undefined;
       }
-      if (outcome !== undefined) {
-        pending.delete(f);
-        onDone(f, outcome);
+      if (opts.once === true) {
+        signal.throwIfAborted();
+        return now() + Math.min(left, opts.pollMs);
       }
+      await nextCheck(Math.min(left, opts.pollMs), signal, changed);
+    } finally {
+      listening.abort();
     }
-    if (pending.size === 0) return undefined;
-    const left = opts.deadline - now();
-    if (left <= 0) {
-      for (const f of pending)
-        onDone(f, {
-          ok: false,
-          error: stagingError('CE_ERR_STAGING_USER_FILE_TIMEOUT', `User file: ${sessionPath(f.rel)} - Timeout waiting`),
-        });
-      return undefined;
-    }
-    if (opts.once === true) {
-      signal.throwIfAborted();
-      return now() + Math.min(left, opts.pollMs);
-    }
-    await nextCheck(opts, Math.min(left, opts.pollMs), signal);
   }
   return undefined;
+}
+
+/** One look at each pending file: those with an outcome leave `pending`; true when none is left. */
+async function lookAt(
+  pending: Set<UserFile>,
+  opts: UserWaitOptions,
+  signal: AbortSignal,
+  onDone: (f: UserFile, outcome: UserFileOutcome) => void,
+): Promise<boolean> {
+  for (const f of [...pending]) {
+    signal.throwIfAborted();
+    let outcome: UserFileOutcome | undefined;
+    try {
+      const bytes = await opts.session((dir) => judge(f, dir, opts));
+      if (bytes !== undefined) outcome = { ok: true, bytes };
+    } catch (e) {
+      outcome = {
+        ok: false,
+        error:
+          e instanceof StagingError
+            ? e
+            : stagingError('CE_ERR_STAGING_LOCAL_IO', `User file: ${sessionPath(f.rel)} - cannot be read`, {
+                cause: e,
+              }),
+      };
+    }
+    if (outcome !== undefined) {
+      pending.delete(f);
+      onDone(f, outcome);
+    }
+  }
+  return pending.size === 0;
 }
 
 /** Bytes of a complete, valid file; undefined while still arriving; throws when it can never be right. */
@@ -145,12 +171,12 @@ async function judge(f: UserFile, sessionDir: string, opts: UserWaitOptions): Pr
   return st.size;
 }
 
-/** Wait for an upload event or the poll interval, whichever comes first. */
-async function nextCheck(opts: UserWaitOptions, ms: number, signal: AbortSignal): Promise<void> {
+/** Wait for the poll interval or an upload event (`changed`: listened for since before the last look). */
+async function nextCheck(ms: number, signal: AbortSignal, changed: Promise<unknown> | undefined): Promise<void> {
   const ctl = new AbortController();
   const both = AbortSignal.any([signal, ctl.signal]);
   const waits: Promise<unknown>[] = [sleep(ms, both)];
-  if (opts.uploads?.changed !== undefined) waits.push(opts.uploads.changed(both));
+  if (changed !== undefined) waits.push(changed);
   try {
     await Promise.race(waits.map((p) => p.catch(() => undefined)));
   } finally {

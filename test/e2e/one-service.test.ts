@@ -27,7 +27,9 @@ const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 interface Serve {
   readonly child: ChildProcess;
   output(): string;
-  /** Exit code, or 'running' if still alive after `ms`. */
+  /** Exited, and its output read to the end. */
+  ended(): boolean;
+  /** Exit code (once its output is read to the end), or 'running' if still alive after `ms`. */
   exit(ms: number): Promise<number | 'running'>;
 }
 
@@ -41,10 +43,19 @@ function serve(stateDir: string, listen: string, configFile: string): Serve {
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number>((r) => child.once('exit', (code) => r(code ?? 128)));
+  // 'close', not 'exit': a process can exit before its last output is read from the pipes (seen
+  // under load: the loser's message was not yet in `out` when its exit code was).
+  let ended = false;
+  const exited = new Promise<number>((r) =>
+    child.once('close', (code) => {
+      ended = true;
+      r(code ?? 128);
+    }),
+  );
   return {
     child,
     output: () => out,
+    ended: () => ended,
     exit: (ms) => Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), ms).unref())]),
   };
 }
@@ -100,7 +111,7 @@ describe('one service per state directory; no engine before the listener', () =>
 
   it('a second serve on the same state directory exits 1 naming the running one, and touches no job', async () => {
     const second = serve(stateDir, '127.0.0.1:0', config);
-    const code = await second.exit(30_000);
+    const code = await second.exit(60_000);
     if (code === 'running') second.child.kill('SIGKILL');
     assert.equal(code, 1, second.output());
     assert.match(
@@ -122,7 +133,7 @@ describe('one service per state directory; no engine before the listener', () =>
     const port = (blocker.address() as { port: number }).port;
     try {
       const s = serve(stateDir, `127.0.0.1:${port}`, config);
-      const code = await s.exit(30_000);
+      const code = await s.exit(60_000);
       if (code === 'running') s.child.kill('SIGKILL');
       assert.equal(code, 1, s.output());
       assert.match(
@@ -160,9 +171,7 @@ describe('one service per state directory; no engine before the listener', () =>
     try {
       await waitUntil(
         'one to start and one to exit',
-        () =>
-          (/service URL/.test(a.output()) || /service URL/.test(b.output())) &&
-          (a.child.exitCode !== null || b.child.exitCode !== null),
+        () => (/service URL/.test(a.output()) || /service URL/.test(b.output())) && (a.ended() || b.ended()),
         90_000,
       );
       const [winner, loser] = /service URL/.test(a.output()) ? [a, b] : [b, a];
@@ -221,7 +230,7 @@ describe('state directory lock (in process)', () => {
       mkdirSync(join(d, 'state'));
       mkdirSync(join(d, 'state', 'ceres.lock'));
       const s = serve(join(d, 'state'), '127.0.0.1:0', config);
-      const code = await s.exit(30_000);
+      const code = await s.exit(60_000);
       if (code === 'running') s.child.kill('SIGKILL');
       assert.equal(code, 1, s.output());
       assert.match(s.output(), /^ceres: cannot lock the state directory .*$/m);

@@ -877,7 +877,9 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
       r.scheduler.poke(id); // a second request before the first was looked at adds nothing
     }
     assert.equal(r.scheduler.pokesWaiting, 2000);
-    await until(() => ids.every((id) => stateOf(r, id) === 'KILLED'), 'every job killed', 120_000);
+    // Generous: several durable writes per job, and a parallel run on a loaded machine once
+    // took more than 120 s.
+    await until(() => ids.every((id) => stateOf(r, id) === 'KILLED'), 'every job killed', 300_000);
     // Each job files its steps (PREPARING -> CANCELING, then -> FINISHING, -> FINISHED) in
     // its own chain; the first two belong to the poke, the last follows its stage-out.
     assert.ok(control.max <= 2 * 64, `${control.max} jobs filing a state change at once`);
@@ -901,10 +903,10 @@ describe('scheduler: new jobs are looked at in bounded numbers', () => {
 
 describe('scheduler: jobs waiting for client uploads are parked between looks', () => {
   const looksAt = (r: Rig, id: string): number => r.staging.looks.filter((l) => l.id === id).length;
-  /** `n` new jobs whose uploads stay missing, parked after their first look; due again 1 s later. */
-  async function parkedJobs(r: Rig, prefix: string, n: number): Promise<string[]> {
+  /** `n` new jobs whose uploads stay missing, parked after their first look; due again `dueMs` later. */
+  async function parkedJobs(r: Rig, prefix: string, n: number, dueMs = 1000): Promise<string[]> {
     const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-    for (const id of ids) r.staging.missingUploads.set(id, 1000);
+    for (const id of ids) r.staging.missingUploads.set(id, dueMs);
     r.store.insertMany(newJobs(ids, r.clock));
     r.scheduler.jobsSubmitted(ids);
     await until(() => r.scheduler.parked === n, `all ${n} parked after their first look`, 60_000);
@@ -965,7 +967,9 @@ describe('scheduler: jobs waiting for client uploads are parked between looks', 
 
   it('300 parked jobs due at once: at most 64 looks run, the rest wait as ids, every job is looked at again', async () => {
     const r = await rig();
-    const ids = await parkedJobs(r, 'd', 300);
+    // Due 3 s after their first look: all 300 must be parked before the first is due again (on
+    // a loaded machine parking them took over 1 s, and early second looks were counted).
+    const ids = await parkedJobs(r, 'd', 300, 3000);
     r.staging.holdLooks = true;
     await until(() => r.staging.heldLooks === 64, 'the first 64 due looks started', 10_000);
     // Nothing more starts while those are held, however long they take.

@@ -83,7 +83,9 @@ export async function startCeres(
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 60_000;
+  // Generous: with test files running side by side on a loaded machine a start has been
+  // seen to take over a minute; a quick start does not wait for it.
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     const url = /service URL (\S+)/.exec(out)?.[1];
     const pki = /PKI folder (\S+)/.exec(out)?.[1];

@@ -31,7 +31,7 @@ export async function shortSoak(o: {
   seconds: number;
   warmupS: number;
   settleS: number;
-  chaos?: { minMs: number; maxMs: number };
+  chaos?: { minMs: number; maxMs: number; minKills?: number };
   /** Two users mapped to two new local accounts, the service as root (bench/soak/mapped.ts). */
   mapped?: boolean;
 }): Promise<ShortRun> {

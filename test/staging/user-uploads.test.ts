@@ -1,6 +1,7 @@
 // Inputs the client uploads (no source): completion, size rules, checksums, timeout.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { mkdir, stat, writeFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
@@ -108,6 +109,38 @@ describe('stage-in: files uploaded by the client', () => {
       r.files.map((f) => [f.ok, f.bytes]),
       [[true, 8]],
     );
+  });
+
+  it('an upload that completes between a look and the wait for the next event is not missed', async (t) => {
+    // The look asks for the record just before the PUT completes; the completion's event
+    // then fires before the wait for events begins. With upload events the files are polled
+    // only once a minute: the event must end the wait, not the poll (before: 60 s).
+    const { sessionDir, run } = await setup(t, 120);
+    const waiters = new Set<() => void>();
+    let recorded = false;
+    const w: UploadWatch = {
+      isUploaded: () => {
+        if (recorded) return true;
+        // Answered "not yet"; the PUT completes now, and its event wakes whoever waits.
+        writeFileSync(join(sessionDir, 'late.dat'), 'late');
+        recorded = true;
+        for (const wake of [...waiters]) wake();
+        return false;
+      },
+      changed: (signal) =>
+        new Promise<void>((resolve) => {
+          const wake = (): void => {
+            waiters.delete(wake);
+            resolve();
+          };
+          waiters.add(wake);
+          signal.addEventListener('abort', wake, { once: true });
+        }),
+    };
+    const t0 = Date.now();
+    const r = await run([user('late.dat')], w);
+    assert.equal(r.ok, true, r.failureReason);
+    assert.ok(Date.now() - t0 < 10_000, `taken after ${Date.now() - t0} ms: the event was missed`);
   });
 
   it('a file declared with a size is done when it reaches that size', async (t) => {
