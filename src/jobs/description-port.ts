@@ -33,6 +33,7 @@ export function descriptionPort(config: Config): DescriptionPort {
         ...(defaults.queue !== undefined ? { requestQueue: defaults.queue } : {}),
         ...(defaults.delegationId !== undefined ? { requestDelegationId: defaults.delegationId } : {}),
         ...(defaults.authorisedQueues !== undefined ? { authorisedQueues: defaults.authorisedQueues } : {}),
+        ...(defaults.callerGroups !== undefined ? { callerGroups: defaults.callerGroups } : {}),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => r.name),
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
         maxRerun: config.engine.maxReruns,
