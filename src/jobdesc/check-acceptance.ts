@@ -24,6 +24,11 @@ export interface QueueLimits {
   maxSlotsPerJob?: number;
   /** Authorization groups whose members may use the queue; absent: every allowed caller. */
   allow?: readonly string[];
+  /**
+   * Limits that are the batch system's rather than the configuration's (the lower one
+   * applies), with where they come from, named in the refusal (e.g. `Slurm partition debug`).
+   */
+  batchLimits?: { readonly source: string; readonly of: ReadonlySet<'wall time' | 'memory' | 'slot count'> };
 }
 
 export interface AcceptanceContext {
@@ -208,13 +213,14 @@ function sessionPathProblem(desc: JobDescription): ItemFailure | undefined {
 }
 
 function queueLimitProblem(desc: JobDescription, q: QueueLimits): ItemFailure | undefined {
-  const over = (what: string, value: number, max: number | undefined, unit: string): ItemFailure | undefined =>
-    max !== undefined && value > max
-      ? itemFailure(
-          'CE_ERR_JOBDESC_QUEUE_LIMIT',
-          `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit})`,
-        )
-      : undefined;
+  const over = (what: string, value: number, max: number | undefined, unit: string): ItemFailure | undefined => {
+    if (max === undefined || value <= max) return undefined;
+    const batch = q.batchLimits?.of.has(what as 'wall time') === true ? `, the limit of ${q.batchLimits.source}` : '';
+    return itemFailure(
+      'CE_ERR_JOBDESC_QUEUE_LIMIT',
+      `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit}${batch})`,
+    );
+  };
   const w = desc.wallTimeSeconds;
   if (w !== undefined && q.minWallTimeSeconds !== undefined && w < q.minWallTimeSeconds) {
     return itemFailure(

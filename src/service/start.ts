@@ -230,7 +230,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   });
   const jobs = new JobService({
     store,
-    descriptions: descriptionPort(config),
+    descriptions: descriptionPort(config, (queue) => engine.queueLimits(queue)),
     delegations: delegations.port,
     engine: engine.port,
     sessions,
