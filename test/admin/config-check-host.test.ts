@@ -129,6 +129,18 @@ describe('config check: the configuration against this host', () => {
     );
   });
 
+  it('names a pool account that is also a fixed mapping, with the other problems of the file', async () => {
+    const r = await check({
+      authorization: { groups: [{ name: 'a', match: [{ all: true }] }], allow: ['a'] },
+      mapping: [
+        { group: 'a', pool: { accounts: ['pool001'] } },
+        { group: 'a', account: 'pool001' },
+      ],
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /config key 'mapping\.1\.account': account 'pool001' is also in the pool of mapping\.0/);
+  });
+
   it('passes a configuration whose files, key pair, Slurm commands and VOMS folder are all there', async () => {
     const a = await initDevPki(join(dir, 'pki-ok'));
     mkdirSync(join(dir, 'vomsdir'), { recursive: true });
