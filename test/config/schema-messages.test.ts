@@ -6,14 +6,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigSchema } from '../../src/config/schema.js';
+import type { Walkable } from '../../src/config/paths.js';
 import { configRefusal } from '../helpers/config-refusal.js';
 
-interface Node {
+interface Node extends Walkable {
   readonly pattern?: string;
   readonly errorMessage?: string;
-  readonly properties?: Record<string, TSchema>;
-  readonly items?: TSchema;
-  readonly anyOf?: readonly TSchema[];
 }
 
 /** Dotted keys of schemas with a pattern and no words; a union holding one needs its own words. */
