@@ -28,10 +28,11 @@ export function bulkDocument(items: readonly Item[]): XmlElement {
 
 function bulkItemElement(it: Item): XmlElement {
   const b = it as BulkItem;
+  const code = (it as ItemResult).code;
   return el('job', [
     el('status-code', String(it.status)),
     el('reason', it.reason),
-    (it as ItemResult).code !== undefined && el('code', (it as ItemResult).code!),
+    code !== undefined && el('code', code),
     it.id !== undefined && el('id', it.id),
     it.state !== undefined && el('state', it.state),
     b.infoDocument !== undefined && el('info_document', b.infoDocument?.element()),
