@@ -88,6 +88,12 @@ export async function lookUpAccount(name: string, policy: AccountPolicy = ROOT_O
   return { name, uid, gid, groups, home: f[5] ?? '/' };
 }
 
+/** The name of the account of `uid` in the name service, or undefined when it has none. */
+export async function accountNameOf(uid: number): Promise<string | undefined> {
+  const name = (await query('getent', ['passwd', String(uid)]))?.split('\n')[0]?.split(':')[0];
+  return name !== undefined && name !== '' ? name : undefined;
+}
+
 /**
  * The gid of `group` (a group name or a numeric gid) as the name service sees it, or
  * undefined when it does not resolve.

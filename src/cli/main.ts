@@ -6,9 +6,10 @@
  * Only the modules of the command asked for are loaded: each command group pulls in
  * hundreds of modules (the service, the X.509 library), and an administrator's
  * `ceres admin status` should not wait for the service's. Help, an unknown command and
- * no command at all load every group, so the help lists them all.
+ * no command at all load every group, so the help lists them all; `--version` loads none.
  */
 import { Command } from 'commander';
+import { CERES_VERSION } from '../config/version.js';
 
 type Register = (program: Command) => void;
 
@@ -22,15 +23,23 @@ const GROUPS: Readonly<Record<string, () => Promise<Register>>> = {
   token: async () => (await import('./token-command.js')).registerTokenCommands,
 };
 
+const VERSION_FLAGS = new Set(['-V', '--version']);
+
 async function main(argv: readonly string[]): Promise<void> {
   const program = new Command();
   program
     .name('ceres')
     .description('Ceres computing element: the ARC REST job management interface (1.0, 1.1)')
+    .version(CERES_VERSION, '-V, --version', 'print the version of Ceres and exit')
     .showHelpAfterError();
   const asked = argv[2];
   const load = asked === undefined ? undefined : GROUPS[asked];
-  const registers = load !== undefined ? [await load()] : await Promise.all(Object.values(GROUPS).map((g) => g()));
+  // The version alone needs no command group.
+  const registers = VERSION_FLAGS.has(asked ?? '')
+    ? []
+    : load !== undefined
+      ? [await load()]
+      : await Promise.all(Object.values(GROUPS).map((g) => g()));
   for (const register of new Set(registers)) register(program);
   await program.parseAsync(argv);
 }

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
 import { checkAuthorizationConfig } from '../authz/config-check.js';
 import { resolvePaths } from './paths.js';
@@ -56,7 +56,7 @@ export function buildConfig(raw: unknown, overrides: ConfigOverrides = {}, base 
   refuseWithdrawnValues(obj);
   const v = Value.Default(ConfigSchema, obj) as Record<string, unknown>;
   const first = Value.Errors(ConfigSchema, v).First();
-  if (first) throw new ConfigError(pathToKey(first.path), first.message);
+  if (first) throw new ConfigError(pathToKey(first.path), schemaErrorMessage(first));
   const cfg = v as unknown as Config & Record<string, unknown>;
   checkSemantics(cfg);
   // Every path key of the file is relative to the file (src/config/paths.ts: one resolver
@@ -119,6 +119,18 @@ export function listenParts(listen: string): { host: string; port: number } {
   let host = listen.slice(0, i);
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   return { host, port: Number(listen.slice(i + 1)) };
+}
+
+/**
+ * A schema error in words: a schema that says what it expects (`errorMessage`,
+ * src/config/patterns.ts) gives `expected <words>, got <value>`; the others keep the
+ * validator's message (a type, a bound, an unknown key).
+ */
+function schemaErrorMessage(e: ValueError): string {
+  const words = (e.schema as { errorMessage?: unknown }).errorMessage;
+  if (typeof words !== 'string') return e.message;
+  const got = JSON.stringify(e.value) ?? String(e.value);
+  return `expected ${words}, got ${got.length > 80 ? `${got.slice(0, 77)}...` : got}`;
 }
 
 function pathToKey(p: string): string {

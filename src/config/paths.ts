@@ -12,7 +12,8 @@ import { resolve } from 'node:path';
 /** Schema option marking a string key as a file-system path. */
 export const PATH = { path: true } as const;
 
-interface Walkable {
+/** The parts of a schema node the walks over the schema read (here, and the tests'). */
+export interface Walkable {
   readonly path?: boolean;
   readonly type?: string;
   readonly properties?: Record<string, TSchema>;

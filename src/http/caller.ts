@@ -24,6 +24,8 @@ export interface Caller {
   readonly localAccount?: string;
   /** Queues the caller may use (src/authz); absent: all. */
   readonly queues?: readonly string[];
+  /** The caller's authorization groups (src/authz), named when a queue is not open to them; absent without authorization. */
+  readonly groups?: readonly string[];
   /** The verified bearer token of a `token` caller (its claims and the token itself). */
   readonly token?: TokenIdentity;
 }

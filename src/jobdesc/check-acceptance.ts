@@ -22,6 +22,13 @@ export interface QueueLimits {
   /** Per slot. */
   maxMemoryBytes?: number;
   maxSlotsPerJob?: number;
+  /** Authorization groups whose members may use the queue; absent: every allowed caller. */
+  allow?: readonly string[];
+  /**
+   * Limits that are the batch system's rather than the configuration's (the lower one
+   * applies), with where they come from, named in the refusal (e.g. `Slurm partition debug`).
+   */
+  batchLimits?: { readonly source: string; readonly of: ReadonlySet<'wall time' | 'memory' | 'slot count'> };
 }
 
 export interface AcceptanceContext {
@@ -35,6 +42,8 @@ export interface AcceptanceContext {
   requestDelegationId?: string;
   /** Queues this caller may use; absent = all configured queues. */
   authorisedQueues?: readonly string[];
+  /** The caller's authorization groups, named when a queue is not open to them. */
+  callerGroups?: readonly string[];
   /** Names of the enabled runtime environments (cluster.runtimeEnvironments). */
   runtimeEnvironments: readonly string[];
   /** Upper bound on the requested lifetime (A-REX `defaultttl` caps it). */
@@ -126,12 +135,24 @@ function resolveQueue(desc: JobDescription, ctx: AcceptanceContext): { ok: true;
   const q = findQueue(ctx.queues, requested);
   if (!q)
     return itemFailure('CE_ERR_JOBDESC_QUEUE_UNKNOWN', `Requested queue ${requested} is not allowed for this user`);
-  if (!allowed(q))
-    return itemFailure(
-      'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
-      `Requested queue ${requested} does not match any of available queues`,
-    );
+  if (!allowed(q)) return forbiddenQueue(requested, q, ctx);
   return { ok: true, limits: q };
+}
+
+/**
+ * A queue that exists but is not open to the caller: A-REX's text first (clients match
+ * it), then the queue, the groups it is open to, the caller's groups and the queues the
+ * caller may use instead, so that the user knows what to ask the site for.
+ */
+function forbiddenQueue(requested: string, q: QueueLimits, ctx: AcceptanceContext): ItemFailure {
+  const list = (xs: readonly string[] | undefined): string =>
+    xs === undefined || xs.length === 0 ? 'none' : xs.join(', ');
+  const open = ctx.queues.filter((x) => ctx.authorisedQueues === undefined || ctx.authorisedQueues.includes(x.name));
+  return itemFailure(
+    'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
+    `Requested queue ${requested} does not match any of available queues: queue ${q.name} is open to the authorization groups ${list(q.allow)}, and the caller's groups are ${list(ctx.callerGroups)}; ` +
+      `submit to a queue the caller may use (${list(open.map((x) => x.name))}), or ask the site to add one of the caller's groups to the queue's allow list`,
+  );
 }
 
 /**
@@ -192,13 +213,14 @@ function sessionPathProblem(desc: JobDescription): ItemFailure | undefined {
 }
 
 function queueLimitProblem(desc: JobDescription, q: QueueLimits): ItemFailure | undefined {
-  const over = (what: string, value: number, max: number | undefined, unit: string): ItemFailure | undefined =>
-    max !== undefined && value > max
-      ? itemFailure(
-          'CE_ERR_JOBDESC_QUEUE_LIMIT',
-          `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit})`,
-        )
-      : undefined;
+  const over = (what: string, value: number, max: number | undefined, unit: string): ItemFailure | undefined => {
+    if (max === undefined || value <= max) return undefined;
+    const batch = q.batchLimits?.of.has(what as 'wall time') === true ? `, the limit of ${q.batchLimits.source}` : '';
+    return itemFailure(
+      'CE_ERR_JOBDESC_QUEUE_LIMIT',
+      `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit}${batch})`,
+    );
+  };
   const w = desc.wallTimeSeconds;
   if (w !== undefined && q.minWallTimeSeconds !== undefined && w < q.minWallTimeSeconds) {
     return itemFailure(

@@ -4,10 +4,50 @@
  */
 import type { Config } from '../config/schema.js';
 import { splitSubmission } from '../jobdesc/split-submission.js';
-import { checkAcceptance } from '../jobdesc/check-acceptance.js';
+import { checkAcceptance, type QueueLimits } from '../jobdesc/check-acceptance.js';
 import type { DescriptionPort } from './ports.js';
 
-export function descriptionPort(config: Config): DescriptionPort {
+/** What the batch system lets a job of one queue have at most (src/lrms: its partition's limits and nodes). */
+export interface BatchQueueLimits {
+  /** Where the limits come from, for the refusal: `Slurm partition debug`. */
+  readonly source: string;
+  readonly maxWallTimeSeconds?: number | undefined;
+  /** Per slot: the memory of the largest node. */
+  readonly maxMemoryBytes?: number | undefined;
+  readonly maxSlotsPerJob?: number | undefined;
+}
+
+const BATCH_KEYS = [
+  ['maxWallTimeSeconds', 'wall time'],
+  ['maxMemoryBytes', 'memory'],
+  ['maxSlotsPerJob', 'slot count'],
+] as const;
+
+/** A configured queue with the batch system's limits where they are lower (or the only ones). */
+function withBatchLimits(q: QueueLimits, b: BatchQueueLimits | undefined): QueueLimits {
+  if (b === undefined) return q;
+  const out: QueueLimits = { ...q };
+  const of = new Set<'wall time' | 'memory' | 'slot count'>();
+  for (const [key, what] of BATCH_KEYS) {
+    const limit = b[key];
+    const configured = q[key];
+    if (limit !== undefined && (configured === undefined || limit < configured)) {
+      out[key] = limit;
+      of.add(what);
+    }
+  }
+  return of.size > 0 ? { ...out, batchLimits: { source: b.source, of } } : q;
+}
+
+/**
+ * `batchLimits`: what the batch system gives a queue at most, asked per submission (the
+ * backend keeps it current); a job over it is refused at once instead of failing at the
+ * batch system's submission.
+ */
+export function descriptionPort(
+  config: Config,
+  batchLimits?: (queue: string) => BatchQueueLimits | undefined,
+): DescriptionPort {
   // Looked up per submission: queues and the description caps are reloadable (live-config.ts).
   // The configured default when the caller may use it, else the first queue it may use
   // (none: the item fails with "no queue ... allowed for this user").
@@ -28,11 +68,12 @@ export function descriptionPort(config: Config): DescriptionPort {
     accept: (desc, defaults) => {
       const c = config.cluster;
       return checkAcceptance(desc, {
-        queues: c.queues,
+        queues: batchLimits === undefined ? c.queues : c.queues.map((q) => withBatchLimits(q, batchLimits(q.name))),
         ...defaultQueueFor(c, defaults.authorisedQueues),
         ...(defaults.queue !== undefined ? { requestQueue: defaults.queue } : {}),
         ...(defaults.delegationId !== undefined ? { requestDelegationId: defaults.delegationId } : {}),
         ...(defaults.authorisedQueues !== undefined ? { authorisedQueues: defaults.authorisedQueues } : {}),
+        ...(defaults.callerGroups !== undefined ? { callerGroups: defaults.callerGroups } : {}),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => r.name),
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
         maxRerun: config.engine.maxReruns,

@@ -9,7 +9,7 @@ import type { JobStore, NewJob } from '../store/job-store.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { JobRecord } from '../store/job-record.js';
 import { newJobId } from './job-id.js';
-import type { DelegationPort, DescriptionPort, EnginePort } from './ports.js';
+import type { DelegationPort, DescriptionPort, EnginePort, ItemFailure } from './ports.js';
 import type { JobDescription } from '../jobdesc/model.js';
 import { SESSION_NOT_MADE, type SessionDirs } from '../sessions/session-dirs.js';
 
@@ -27,11 +27,15 @@ export interface SubmitOptions {
   readonly fqans?: readonly string[] | undefined;
   /** Queues the caller may use; an item for another queue fails with 403. Absent: all. */
   readonly queues?: readonly string[] | undefined;
+  /** The caller's authorization groups, named when a queue is not open to them. */
+  readonly groups?: readonly string[] | undefined;
 }
 
 export interface ItemResult {
   readonly status: number;
   readonly reason: string;
+  /** A refused item's catalog code (src/errors/codes), as error documents carry it. */
+  readonly code?: string;
   readonly id?: string;
   readonly state?: string;
 }
@@ -140,7 +144,7 @@ export class JobService {
     const now = this.#now();
     for (const item of parsed) {
       if (!item.ok) {
-        results.push({ status: item.status, reason: item.reason });
+        results.push(refused(item));
         continue;
       }
       if (toCreate.length + copies > room) {
@@ -151,21 +155,26 @@ export class JobService {
         queue: opts.queue,
         delegationId: opts.delegationId,
         authorisedQueues: opts.queues,
+        callerGroups: opts.groups,
       });
       if (!acc.ok) {
-        results.push({ status: acc.status, reason: acc.reason });
+        results.push(refused(acc));
         continue;
       }
       const desc = acc.description;
       const queueDrained = drainOf(desc.queue);
       if (queueDrained !== undefined) {
-        results.push({ status: 503, reason: queueDrained });
+        results.push({ status: 503, reason: queueDrained, code: 'CE_ERR_JOB_DRAINING' });
         continue;
       }
       const delegs = delegationIdsOf(desc);
       const foreign = delegs.find((d) => !this.#o.delegations.ownedBy(d, owner));
       if (foreign !== undefined) {
-        results.push({ status: 404, reason: `Delegation ${foreign.slice(0, 64)} not found` });
+        results.push({
+          status: 404,
+          reason: `Delegation ${foreign.slice(0, 64)} not found`,
+          code: 'CE_ERR_DELEG_NOT_FOUND',
+        });
         continue;
       }
       for (let i = 0; i < copies; i++) {
@@ -223,4 +232,9 @@ export function delegationIdsOf(desc: JobDescription): string[] {
   for (const f of desc.inputFiles ?? []) if (f.delegationId) out.add(f.delegationId);
   for (const f of desc.outputFiles ?? []) if (f.delegationId) out.add(f.delegationId);
   return [...out];
+}
+
+/** A refused item as answered: its status, reason and, when it has one, its code. */
+function refused(f: ItemFailure): ItemResult {
+  return { status: f.status, reason: f.reason, ...(f.code !== undefined ? { code: f.code } : {}) };
 }

@@ -4,7 +4,13 @@
  */
 import type { JobDescription } from '../jobdesc/model.js';
 
-export type ItemFailure = { readonly ok: false; readonly status: number; readonly reason: string };
+export type ItemFailure = {
+  readonly ok: false;
+  readonly status: number;
+  readonly reason: string;
+  /** The catalog code (src/errors/codes), when the failure has one. */
+  readonly code?: string;
+};
 export type ParsedItem =
   { readonly ok: true; readonly text: string; readonly description: JobDescription } | ItemFailure;
 
@@ -13,6 +19,8 @@ export interface AcceptanceDefaults {
   readonly delegationId?: string | undefined;
   /** Queues the caller may use (authorization); absent: all. */
   readonly authorisedQueues?: readonly string[] | undefined;
+  /** The caller's authorization groups (named when a queue is not open to them). */
+  readonly callerGroups?: readonly string[] | undefined;
 }
 
 export interface DescriptionPort {

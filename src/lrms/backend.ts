@@ -153,6 +153,8 @@ export interface BatchQueueInfo {
   /** Slots (CPUs) of its nodes, and of those the ones not allocated. */
   readonly totalSlots: number;
   readonly freeSlots: number;
+  /** Memory of its largest node: the most one slot of a job can ever have there. */
+  readonly largestNodeMemoryBytes?: number;
   /** Jobs of all users the batch system runs or keeps waiting in it. */
   readonly runningJobs: number;
   readonly waitingJobs: number;
@@ -217,6 +219,14 @@ export interface BatchBackend {
    * undefined until the first answer. Optional: absent, the service describes its own host.
    */
   clusterInfo?(): BatchClusterInfo | undefined;
+
+  /**
+   * Ask the batch system for `clusterInfo` now; resolves once it answered or failed (the
+   * backend logs why). The start awaits it before the service says it is ready, so that
+   * the first info document and the first submission's checks of the queues' limits have
+   * the batch system's answer. Optional, with `clusterInfo`.
+   */
+  refreshClusterInfo?(): Promise<void>;
 
   /** Stop watching and release the backend's own resources; batch jobs keep running. */
   close(): Promise<void>;

@@ -14,12 +14,13 @@ import { constants as C, type Stats } from 'node:fs';
 import { access, chmod, chown, lstat, mkdir, readFile, rmdir, stat } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
-import { AccountResolver, type LocalAccount } from '../accounts/resolve-account.js';
+import type { AccountResolver, LocalAccount } from '../accounts/resolve-account.js';
 import { StartError } from './start-error.js';
 import { PASSABLE } from './state-modes.js';
 import { parseGridMapFile, type GridMap } from '../authz/grid-mapfile.js';
 import { configuredAccounts } from '../authz/mapping.js';
 import { isCeError } from '../errors/ce-error.js';
+import type { HostProblem } from './host-problem.js';
 
 /** The part of a `mapping` entry that names accounts. */
 export interface MappingAccounts {
@@ -138,10 +139,7 @@ export async function checkSessionRoot(c: SessionRootCheck): Promise<void> {
   if (resolved.length === 0) return;
   const blocked = await unreachableBy(c.dir, resolved);
   if (blocked.length > 0) {
-    throw new StartError(
-      `the local accounts jobs run as cannot reach the sessions folder ${c.dir}: ${blocked.map((b) => `${b.account} (stopped at ${b.dir})`).join(', ')}; ` +
-        'every directory on the way must let them pass (mode o+x, or a group of theirs with g+x)',
-    );
+    throw new StartError(unreachableMessage(c.dir, blocked));
   }
   const first = resolved[0];
   if (first === undefined) return;
@@ -184,32 +182,95 @@ async function ownSessionsFolder(stateDir: string): Promise<string> {
 }
 
 /**
- * What `ceres admin config check` says of the accounts a configuration lets jobs run as,
- * whatever user runs the check: a mapped account that is root or below `accounts.minUid`,
- * and a default account that is root or missing (it is used when the service runs as
- * root without a mapping). Mapped accounts that do not exist are only warned about at
- * start; the check names them too, since a site usually wants to know.
+ * What the start and `ceres admin config check` say of the accounts a configuration lets
+ * jobs run as (src/service/config-checks.ts): a mapped account that is root or below
+ * `accounts.minUid`, an account shared without being declared, and, for a root service
+ * without a mapping, a default account that is root or missing. A mapped account that
+ * does not exist is a warning (the site may be adding it; its jobs fail until then).
  */
-export async function accountProblems(c: {
-  readonly mapping: readonly MappingAccounts[];
-  readonly accounts: { readonly default: string; readonly minUid: number; readonly shared: readonly string[] };
-}): Promise<string[]> {
-  const resolver = new AccountResolver(0, { minUid: c.accounts.minUid, exempt: c.accounts.default });
-  const out: string[] = [];
+export async function accountProblems(
+  c: {
+    readonly mapping: readonly MappingAccounts[];
+    readonly accounts: { readonly default: string; readonly minUid: number; readonly shared: readonly string[] };
+  },
+  host: { readonly root: boolean; readonly resolver: AccountResolver },
+): Promise<HostProblem[]> {
+  const out: HostProblem[] = [];
   const why = (e: unknown): string => (e instanceof Error ? e.message : String(e));
   if (c.mapping.length === 0) {
-    await resolver.resolve(c.accounts.default).catch((e: unknown) => {
-      out.push(`config key 'accounts.default': ${why(e)} (a root service without a mapping runs every job as it)`);
+    if (!host.root) return out; // jobs run as the service's own account
+    await host.resolver.resolve(c.accounts.default).catch((e: unknown) => {
+      out.push({
+        key: 'accounts.default',
+        message: `${why(e)} (a root service without a mapping runs every job as it): create the account or name another`,
+      });
     });
     return out;
   }
   const maps = gridMapsOf(c.mapping);
-  for (const p of await undeclaredSharing(c.mapping, c.accounts.shared, maps)) out.push(`config key 'mapping': ${p}`);
+  for (const message of await undeclaredSharing(c.mapping, c.accounts.shared, maps))
+    out.push({ key: 'mapping', message });
   for (const name of await mappedAccountNames(c.mapping, maps))
-    await resolver.resolve(name).catch((e: unknown) => {
-      out.push(`config key 'mapping': ${why(e)}`);
+    await host.resolver.resolve(name).catch((e: unknown) => {
+      const refused = isCeError(e) && e.code === 'CE_ERR_ACCOUNT_REFUSED';
+      out.push({
+        key: 'mapping',
+        message: refused ? why(e) : `${why(e)}: jobs mapped to it fail until it exists`,
+        ...(refused ? {} : { warning: true }),
+      });
     });
   return out;
+}
+
+/**
+ * The accounts jobs run as that cannot reach the sessions folder: every directory above
+ * it must let them pass. The folder itself and a missing state directory are made (or
+ * set) 0711 at start, so the way down to them is what is checked.
+ */
+export async function sessionsReachProblems(
+  c: {
+    readonly mapping: readonly MappingAccounts[];
+    readonly stateDir: string;
+    readonly sessionsRoot: string | undefined;
+    readonly defaultAccount: string;
+  },
+  host: { readonly root: boolean; readonly resolver: AccountResolver },
+): Promise<HostProblem[]> {
+  // Not root: jobs run as the service itself. Root without a mapping and without a
+  // configured folder: the start keeps sessions elsewhere when the default account cannot
+  // pass the state directory (ownSessionsFolder).
+  if (!host.root || (c.mapping.length === 0 && c.sessionsRoot === undefined)) return [];
+  const names = c.mapping.length > 0 ? await mappedAccountNames(c.mapping) : [c.defaultAccount];
+  const accounts: LocalAccount[] = [];
+  for (const n of names)
+    await host.resolver.resolve(n).then(
+      (a) => accounts.push(a),
+      () => undefined,
+    );
+  let dir = dirname(resolve(c.sessionsRoot ?? c.stateDir));
+  while (
+    !(await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )) &&
+    dirname(dir) !== dir
+  )
+    dir = dirname(dir);
+  const blocked = await unreachableBy(dir, accounts);
+  if (blocked.length === 0) return [];
+  return [
+    {
+      key: c.sessionsRoot !== undefined ? 'sessions.root' : 'stateDir',
+      message: unreachableMessage(c.sessionsRoot ?? join(c.stateDir, 'sessions'), blocked),
+    },
+  ];
+}
+
+function unreachableMessage(dir: string, blocked: readonly Unreachable[]): string {
+  return (
+    `the local accounts jobs run as cannot reach the sessions folder ${dir}: ${blocked.map((b) => `${b.account} (stopped at ${b.dir})`).join(', ')}; ` +
+    'every directory on the way must let them pass (mode o+x, or a group of theirs with g+x)'
+  );
 }
 
 /** Who a root service runs jobs as, said once at start (`ceres: jobs run as ...`). */

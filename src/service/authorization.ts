@@ -122,7 +122,7 @@ export function createAuth(
     return {
       ...caller,
       ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}),
-      ...(g.queues !== undefined ? { queues: g.queues } : {}),
+      ...(g.queues !== undefined ? { queues: g.queues, groups: g.groups } : {}),
     };
   };
   const decide: HttpAuthorizer = (req, caller, operation) => {

@@ -17,6 +17,7 @@ import type { Limits } from '../engine/scheduler/slots.js';
 import type { BatchCommandObserver } from '../lrms/command-observer.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
+import type { BatchQueueLimits } from '../jobs/description-port.js';
 import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
 import { JobCredentials } from '../accounts/job-credentials.js';
@@ -29,6 +30,8 @@ export interface EngineWiring {
   backend(): BatchBackend | undefined;
   /** The batch system's own view of its queues and slots, when the backend gives one. */
   clusterInfo(): BatchClusterInfo | undefined;
+  /** What the batch system gives a job of `queue` at most (its partition's), when it says. */
+  queueLimits(queue: string): BatchQueueLimits | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -102,6 +105,18 @@ export function createEngine(d: EngineDeps): EngineWiring {
     lrmsInfo: { name: d.config.lrms.backend },
     backend: () => backend,
     clusterInfo: () => backend?.clusterInfo?.(),
+    queueLimits(queue) {
+      const p = backend?.clusterInfo?.()?.queues.find((x) => x.name === queue);
+      if (p === undefined) return undefined;
+      const lrms = d.config.lrms.backend;
+      return {
+        source: `${lrms === 'slurm' ? 'Slurm' : lrms} partition ${queue}`,
+        maxWallTimeSeconds: p.maxWallTimeSeconds,
+        maxMemoryBytes: p.largestNodeMemoryBytes,
+        // A partition without CPUs (all its nodes down) says nothing about what it can give.
+        maxSlotsPerJob: p.totalSlots > 0 ? p.totalSlots : undefined,
+      };
+    },
     async start() {
       const created = await createBatchBackend(
         d.config.lrms,
@@ -110,6 +125,10 @@ export function createEngine(d: EngineDeps): EngineWiring {
         d.observe?.commands(d.config.lrms.backend),
         d.accounts,
       );
+      // The batch system's queues and limits before the service says it is ready (the
+      // readiness check waits for `backend`, the start line for start()): the first info
+      // document and the first submission's limit checks have them (docs/batch-backends.md).
+      await created.refreshClusterInfo?.();
       backend = d.observe ? d.observe.backend(created) : created;
       const port: StagingPort =
         d.staging ??

@@ -23,6 +23,7 @@ import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
 import { makePrivateFile, setStateModes } from './state-modes.js';
 import { checkAccountsAtStart, describeJobAccounts } from './account-checks.js';
+import { refusal, runConfigChecks } from './config-checks.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
 import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
@@ -111,13 +112,23 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     mkdirSync(d, { recursive: true, mode: 0o700 });
   mkdirSync(configured.sessions, { recursive: true, mode: 0o711 });
   setStateModes(configured);
-  // Jobs under local accounts: refuse what cannot work before anything else starts. A
-  // grid user's job never runs as root (docs/security.md): accounts below minUid are
-  // refused, and a root service without a mapping runs every job as accounts.default.
   const accounts = new AccountResolver(60_000, {
     minUid: config.accounts.minUid,
     exempt: config.accounts.default,
   });
+  // What `ceres admin config check` checks, the same list: the start refuses on its
+  // problems (all of them said at once) and logs its warnings.
+  const problems = await runConfigChecks(config, {
+    root: process.geteuid?.() === 0,
+    resolver: accounts,
+    env: process.env,
+  });
+  for (const p of problems) if (p.warning === true) log.warn({ key: p.key, problem: p.message }, 'configuration');
+  const refused = refusal(problems);
+  if (refused !== undefined) throw new StartError(refused);
+  // Jobs under local accounts: refuse what cannot work before anything else starts. A
+  // grid user's job never runs as root (docs/security.md): accounts below minUid are
+  // refused, and a root service without a mapping runs every job as accounts.default.
   const atStart = await checkAccountsAtStart({
     mapping: config.mapping,
     sessionsDir: configured.sessions,
@@ -219,7 +230,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   });
   const jobs = new JobService({
     store,
-    descriptions: descriptionPort(config),
+    descriptions: descriptionPort(config, (queue) => engine.queueLimits(queue)),
     delegations: delegations.port,
     engine: engine.port,
     sessions,

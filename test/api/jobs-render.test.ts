@@ -54,6 +54,7 @@ test('the direct bulk writer renders exactly as the document renderer, for rando
     {
       status: fc.constantFrom(200, 201, 202, 404, 409, 503),
       reason: text,
+      code: text,
       id: text,
       state: text,
       delegationIds: fc.array(text, { maxLength: 3 }),

@@ -22,7 +22,8 @@ describe('queues the caller may use', () => {
   it('a named queue outside the allowed ones fails the item with 403', () => {
     assert.equal(
       queueOf(accept({ queues }, '&(executable=/bin/true)(queue=prod)', ['main', 'pilot'])),
-      '403 Requested queue prod does not match any of available queues',
+      "403 Requested queue prod does not match any of available queues: queue prod is open to the authorization groups none, and the caller's groups are none; " +
+        "submit to a queue the caller may use (main, pilot), or ask the site to add one of the caller's groups to the queue's allow list",
     );
     assert.equal(queueOf(accept({ queues }, '&(executable=/bin/true)(queue=pilot)', ['main', 'pilot'])), 'pilot');
   });

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,6 +73,21 @@ describe('the ceres command loads only the group asked for', () => {
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /unknown command 'nosuch'/);
     for (const g of GROUPS) assert.match(unknown.stderr, new RegExp(`^  ${g}\\b`, 'm'));
+  });
+
+  it('--version and -V print the version of package.json and load no command group', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const flag of ['--version', '-V']) {
+      const r = ceres(flag);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `${version}\n`);
+      assert.deepEqual(
+        r.loaded.filter((u) => /\/src\/cli\/(admin|serve-command|pki-command|token-command)/.test(u)),
+        [],
+      );
+    }
   });
 
   it('a group runs its subcommand: admin config check of a bad file fails naming it', () => {

@@ -142,7 +142,13 @@ describe('authorization and mapping (real service)', () => {
     const [ok, refused] = r.json().job;
     assert.equal(ok['status-code'], '201');
     assert.equal(refused['status-code'], '403');
-    assert.match(refused.reason, /pilotq/);
+    // The item carries its code, and says which groups the queue is open to and which the caller is in.
+    assert.equal(refused.code, 'CE_ERR_JOBDESC_QUEUE_FORBIDDEN');
+    assert.equal(ok.code, undefined, 'a created item has no code');
+    assert.match(
+      refused.reason,
+      /^Requested queue pilotq does not match any of available queues: queue pilotq is open to the authorization groups pilots, and the caller's groups are local; submit to a queue the caller may use \(main\)/,
+    );
     assert.equal((await info(client('alice'), ok.id)).Queue, 'main');
     const listed = (await client('alice').req('GET', '/rest/1.1/jobs')).json().job;
     assert.equal(listed.length, 2, 'the first test job and the allowed item only');

@@ -85,11 +85,21 @@ describe('checkAcceptance: A-REX checks and texts', () => {
       reason: 'Requested queue nosuch is not allowed for this user',
       status: 422,
     });
-    assert.deepEqual(refused(job({ queue: 'long' }), { ...ctx, authorisedQueues: ['main'] }), {
-      code: 'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
-      reason: 'Requested queue long does not match any of available queues',
-      status: 403,
-    });
+    assert.deepEqual(
+      refused(job({ queue: 'long' }), {
+        ...ctx,
+        queues: ctx.queues.map((q) => (q.name === 'long' ? { ...q, allow: ['atlas', 'cms'] } : q)),
+        authorisedQueues: ['main'],
+        callerGroups: ['local', 'ops'],
+      }),
+      {
+        code: 'CE_ERR_JOBDESC_QUEUE_FORBIDDEN',
+        reason:
+          "Requested queue long does not match any of available queues: queue long is open to the authorization groups atlas, cms, and the caller's groups are local, ops; " +
+          "submit to a queue the caller may use (main), or ask the site to add one of the caller's groups to the queue's allow list",
+        status: 403,
+      },
+    );
     assert.deepEqual(refused(job(), { ...ctx, authorisedQueues: [] }), {
       code: 'CE_ERR_JOBDESC_NO_QUEUE',
       reason: 'Request has no queue defined and none is allowed for this user',

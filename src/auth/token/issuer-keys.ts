@@ -82,9 +82,9 @@ export class IssuerKeys {
     try {
       const jwks =
         this.#src.jwksFile !== undefined
-          ? (JSON.parse(await readFile(this.#src.jwksFile, 'utf8')) as unknown)
+          ? parseJwks(await readFile(this.#src.jwksFile, 'utf8'))
           : await this.#discover(from);
-      if (!isJwks(jwks)) throw new Error('not a JWK set (no "keys" array)');
+      if (!isJwks(jwks)) throw new Error(NOT_A_JWKS);
       this.#set = createLocalJWKSet(jwks);
       this.#loadedAt = this.#now();
       this.#o.onLoad?.({ issuer: this.#src.issuer, from, keys: jwks.keys.length });
@@ -102,6 +102,35 @@ export class IssuerKeys {
   }
 }
 
+const NOT_A_JWKS = 'not a JWK set (no "keys" array)';
+
 function isJwks(v: unknown): v is JSONWebKeySet {
   return typeof v === 'object' && v !== null && Array.isArray((v as { keys?: unknown }).keys);
+}
+
+/** The JSON of a jwksFile; throws with the parser's reason. */
+function parseJwks(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new Error(`not JSON: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+}
+
+/**
+ * Why the text of a jwksFile gives no usable key (what loading it at the first token would
+ * find), or undefined when it holds a JWK set with at least one key of a known type. The
+ * start and `ceres admin config check` ask this (src/service/config-checks.ts).
+ */
+export function jwksFileProblem(text: string): string | undefined {
+  let jwks: unknown;
+  try {
+    jwks = parseJwks(text);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (!isJwks(jwks)) return NOT_A_JWKS;
+  if (jwks.keys.length === 0) return 'the JWK set holds no keys: no token of the issuer could be verified';
+  const bad = jwks.keys.findIndex((k) => typeof k !== 'object' || k === null || typeof k.kty !== 'string');
+  return bad < 0 ? undefined : `key ${bad} of the set has no "kty"`;
 }

@@ -1,22 +1,26 @@
 /**
- * `ceres admin config check FILE`: everything `ceres serve` checks in the file before
- * it starts (schema, values, cross-references, authorization rules), plus that the
- * files it names exist, and that no account it lets jobs run as is root or a system
- * account (docs/security.md); starts nothing. Exit 0 when usable, 1 with the reasons otherwise.
+ * `ceres admin config check FILE`: everything `ceres serve` checks before it starts,
+ * starting nothing: the file's schema, values, cross-references and authorization rules
+ * (src/config/load.ts), then every check of the configuration against this host, the
+ * list the start runs too (src/service/config-checks.ts: accounts, files, the batch
+ * system's commands and configuration, the sessions folder's reach). Every problem is
+ * printed, not just the first. Exit 0 when usable, 1 with the reasons otherwise
+ * (warnings included: each fails jobs later).
  */
 import type { Command } from 'commander';
-import { accessSync, constants, statSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { print, printJson } from './context.js';
-import { accountProblems } from '../../service/account-checks.js';
+import { AccountResolver } from '../../accounts/resolve-account.js';
+import { runConfigChecks } from '../../service/config-checks.js';
+import { describeProblem } from '../../service/host-problem.js';
 
 export function registerConfigCheck(admin: Command): void {
   admin
     .command('config')
     .description('configuration file tools')
     .command('check')
-    .description('validate a configuration file without starting anything')
+    .description('validate a configuration file against this host without starting anything')
     .argument('<file>')
     .action(async (file: string, _opts: unknown, cmd: Command) => {
       const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
@@ -24,7 +28,9 @@ export function registerConfigCheck(admin: Command): void {
       let config: Config | undefined;
       try {
         config = loadConfig(file);
-        problems = [...missingFiles(config), ...(await accountProblems(config))];
+        const resolver = new AccountResolver(0, { minUid: config.accounts.minUid, exempt: config.accounts.default });
+        // The service's user is unknown here: assume root, as a mapping requires.
+        problems = (await runConfigChecks(config, { root: true, resolver, env: process.env })).map(describeProblem);
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         problems = [e.message];
@@ -39,28 +45,4 @@ export function registerConfigCheck(admin: Command): void {
       }
       for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
     });
-}
-
-/** Files and directories the configuration names that the service will need. */
-function missingFiles(c: Config): string[] {
-  const out: string[] = [];
-  const need = (key: string, path: string | undefined, kind: 'file' | 'dir'): void => {
-    if (path === undefined) return;
-    try {
-      const st = statSync(path);
-      if (kind === 'dir' ? !st.isDirectory() : !st.isFile())
-        throw new Error(`not a ${kind === 'dir' ? 'directory' : 'file'}`);
-      accessSync(path, constants.R_OK);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      out.push(
-        `config key '${key}': ${path}: ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'not readable' : (e as Error).message}`,
-      );
-    }
-  };
-  need('tls.hostCert', c.tls.hostCert, 'file');
-  need('tls.hostKey', c.tls.hostKey, 'file');
-  need('tls.caDir', c.tls.caDir, 'dir');
-  c.cluster.runtimeEnvironments.forEach((r, i) => need(`cluster.runtimeEnvironments.${i}.script`, r.script, 'file'));
-  return out;
 }

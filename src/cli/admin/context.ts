@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import type { Db } from '../../store/database.js';
-import { openStateDb } from '../../admin/state-db.js';
+import { DatabaseAccessError, openStateDb } from '../../admin/state-db.js';
+import { accountNameOf } from '../../accounts/resolve-account.js';
 import { dbFileOf } from './service-state.js';
 
 export interface GlobalOptions {
@@ -39,7 +40,19 @@ export function stateDirOf(o: GlobalOptions): string {
 /** Run `fn` with the state directory's database, closed afterwards. */
 export async function withDb<T>(o: GlobalOptions, fn: (db: Db, stateDir: string) => T | Promise<T>): Promise<T> {
   const stateDir = stateDirOf(o);
-  const db = openStateDb(stateDir, dbFileOf(stateDir));
+  let db: Db;
+  try {
+    db = openStateDb(stateDir, dbFileOf(stateDir));
+  } catch (e) {
+    if (!(e instanceof DatabaseAccessError)) throw e;
+    // Say whom to run as: the service's user, who owns its database.
+    const owner = e.ownerUid === undefined ? undefined : ((await accountNameOf(e.ownerUid)) ?? `uid ${e.ownerUid}`);
+    throw new DatabaseAccessError(
+      e.file,
+      `${e.why}: run the command as ${owner ?? 'the user the service runs as'}${owner === 'root' ? '' : ' (the user the service runs as) or as root'}, e.g. ${owner !== undefined && owner !== 'root' && !owner.startsWith('uid ') ? `runuser -u ${owner} -- ` : 'sudo '}ceres admin ...`,
+      e.ownerUid,
+    );
+  }
   try {
     return await fn(db, stateDir);
   } finally {

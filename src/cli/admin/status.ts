@@ -29,14 +29,22 @@ export function registerStatus(admin: Command): void {
         Object.entries(r)
           .map(([k, n]) => `${k || '-'} ${n}`)
           .join(', ') || 'none';
-      const drains = out.draining
-        .map((d) => `${d.queue === ALL_QUEUES ? 'service' : `queue ${d.queue}`} (${d.reason})`)
-        .join(', ');
+      // A drain of the whole service stops every submission; drained queues stop theirs only.
+      const whole = out.draining.find((d) => d.queue === ALL_QUEUES);
+      const queues = out.draining
+        .filter((d) => d.queue !== ALL_QUEUES)
+        .map((d) => `queue ${d.queue} (draining: ${d.reason})`);
+      const accepting =
+        whole !== undefined
+          ? `no, draining: service (${whole.reason})${queues.length > 0 ? `; also ${queues.join(', ')}` : ''}`
+          : queues.length > 0
+            ? `yes, except ${queues.join(', ')}`
+            : 'yes';
       print(
         [
           `service:        ${out.service.running ? `running (pid ${out.service.pid})` : 'not running'}`,
           `state dir:      ${out.stateDir} (schema ${out.schemaVersion})`,
-          `accepting jobs: ${drains ? `no, draining: ${drains}` : 'yes'}`,
+          `accepting jobs: ${accepting}`,
           `jobs by state:  ${counts(out.jobsByState)}`,
           `jobs by queue:  ${counts(out.jobsByQueue)}`,
           `delegations:    ${out.delegations}`,

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ACCOUNT_NAME, FQAN_PREFIX, SHORT_NAME } from '../patterns.js';
 import { PATH } from '../paths.js';
 
 /**
@@ -35,7 +36,7 @@ const rule = Type.Object(
     ),
     voms: Type.Optional(
       Type.String({
-        pattern: '^/[^/]',
+        ...FQAN_PREFIX,
         description:
           'FQAN prefix, whole group names only: `/atlas` (the VO), `/atlas/prod` (a group and its subgroups), `/atlas/Role=production` (that role in the group or below); any verified FQAN of the caller may match',
       }),
@@ -65,7 +66,7 @@ const rule = Type.Object(
 const group = Type.Object(
   {
     name: Type.String({
-      pattern: '^[A-Za-z0-9._-]{1,64}$',
+      ...SHORT_NAME,
       description: 'Group name, used by `authorization.allow`, `mapping[].group` and `cluster.queues[].allow`',
     }),
     match: Type.Array(rule, { minItems: 1, description: 'The caller is in the group when any rule matches' }),
@@ -85,14 +86,14 @@ const mappingEntry = Type.Object(
     ),
     account: Type.Optional(
       Type.String({
-        pattern: '^[A-Za-z_][A-Za-z0-9._-]{0,31}$',
+        ...ACCOUNT_NAME,
         description: 'One fixed local account for every caller of the group',
       }),
     ),
     pool: Type.Optional(
       Type.Object(
         {
-          accounts: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9._-]{0,31}$' }), {
+          accounts: Type.Array(Type.String({ ...ACCOUNT_NAME }), {
             minItems: 1,
             description: 'Pool accounts, leased one per DN (an account belongs to one pool only)',
           }),

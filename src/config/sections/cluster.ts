@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import { RTE_NAME, SHORT_NAME } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { DAY } from '../units.js';
 
 const queue = Type.Object(
   {
-    name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }),
+    name: Type.String({ ...SHORT_NAME }),
     description: Type.Optional(Type.String()),
     maxWallTimeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
     minWallTimeSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -23,7 +24,7 @@ const queue = Type.Object(
 
 const rte = Type.Object(
   {
-    name: Type.String({ pattern: '^[A-Za-z0-9._+/-]{1,128}$', description: 'e.g. ENV/PROXY or APPS/HEP/ATLAS-SITE' }),
+    name: Type.String({ ...RTE_NAME, description: 'e.g. ENV/PROXY or APPS/HEP/ATLAS-SITE' }),
     script: Type.Optional(
       Type.String({
         ...PATH,

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { JOB_NAME_PREFIX } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
 
@@ -28,7 +29,7 @@ export const lrmsSlurmSection = Type.Object(
       default: 'ceres-',
       minLength: 1,
       maxLength: 64,
-      pattern: '^[A-Za-z0-9._-]+$',
+      ...JOB_NAME_PREFIX,
       description:
         'Slurm job names are this prefix and the Ceres job id (give each Ceres instance fronting one cluster its own)',
     }),

@@ -1,12 +1,14 @@
 import { Type } from '@sinclair/typebox';
+import { HOST_PORT, PERCENT } from '../patterns.js';
 
 /**
  * A low-water mark: bytes (an integer) or a share of the file system ("5%"). Below it
  * the service refuses what would fill the file system (docs/operations.md, Disk space).
  */
 const lowWater = (what: string) =>
-  Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?%$' })], {
+  Type.Union([Type.Integer({ minimum: 0 }), Type.String({ ...PERCENT })], {
     default: '1%',
+    errorMessage: `bytes (an integer) or ${PERCENT.errorMessage}`,
     description: `Free space on the ${what} file system below which submissions and uploads are refused with 507: bytes (integer) or a percentage of the file system ("5%"); 0 turns the mark off`,
   });
 
@@ -16,7 +18,7 @@ export const monitoringSection = {
     {
       listen: Type.Optional(
         Type.String({
-          pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^:\\s]+):[0-9]{1,5}$',
+          ...HOST_PORT,
           description:
             'HOST:PORT of the plain-HTTP listener serving /metrics (Prometheus) and /health/live, /health/ready. Loopback addresses only (127.0.0.0/8, ::1, localhost); unset: no such listener (the health paths stay on the main port). Suggested: 127.0.0.1:9464',
         }),

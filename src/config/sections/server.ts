@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { HOST_PORT, HTTPS_PREFIX, MOUNT_POINT } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
 
@@ -6,7 +7,7 @@ import { SECOND } from '../units.js';
 export const serverSection = {
   listen: Type.String({
     default: '127.0.0.1:8443',
-    pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^:\\s]+):[0-9]{1,5}$',
+    ...HOST_PORT,
     description: 'HOST:PORT to listen on; port 0 picks a free port',
   }),
   stateDir: Type.String({
@@ -17,12 +18,12 @@ export const serverSection = {
   }),
   mountPoint: Type.String({
     default: '/arex',
-    pattern: '^(/[A-Za-z0-9._~-]+)+$',
+    ...MOUNT_POINT,
     description: 'Path of the service; the service URL is https://HOST:PORT<mountPoint>',
   }),
   publicUrl: Type.Optional(
     Type.String({
-      pattern: '^https://',
+      ...HTTPS_PREFIX,
       description: 'Service URL published in the info document when the listener is behind another name',
     }),
   ),

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ABSOLUTE_PATH } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { GiB } from '../units.js';
 
@@ -10,7 +11,7 @@ export const sessionsSection = {
         Type.String({
           ...PATH,
           minLength: 1,
-          pattern: '^/',
+          ...ABSOLUTE_PATH,
           description:
             'Absolute path of the folder holding the session directories, instead of `<stateDir>/sessions`: e.g. a shared file system a cluster mounts on every node. Made (0711) if missing; at start the service checks it can use it and, with a `mapping`, that every mapped account can reach it (docs/security.md)',
         }),

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import { ISSUER_URL } from '../patterns.js';
 import { PATH } from '../paths.js';
 
 const issuer = Type.Object(
   {
     issuer: Type.String({
-      pattern: '^https://[^#\\s]+$',
+      ...ISSUER_URL,
       description: 'The issuer (`iss` claim) exactly as its tokens carry it; an https URL without fragment',
     }),
     jwksFile: Type.Optional(

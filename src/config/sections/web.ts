@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { OWNER_IDENTITY } from '../patterns.js';
 
 /** The web interface (docs/web-interface.md). */
 export const webSection = {
@@ -8,7 +9,7 @@ export const webSection = {
         Type.String({
           minLength: 2,
           maxLength: 1024,
-          pattern: '^(/[^/]|https://[^#\\s]+#.)',
+          ...OWNER_IDENTITY,
           description:
             "A site administrator's identity, exactly as the service shows it as a job's owner: a certificate's subject DN in one-line form (`/O=Site/CN=Jane Admin`), or a bearer token's `<iss>#<sub>`",
         }),

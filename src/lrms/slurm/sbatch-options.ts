@@ -17,6 +17,8 @@ export interface SbatchSettings {
   readonly killGraceSeconds: number;
   /** Site options added to every submission (e.g. `--account=grid`, `--qos=...`). */
   readonly extraArgs: readonly string[];
+  /** A partition's time limit in whole minutes (sinfo), when known and not unlimited. */
+  readonly maxMinutesOf?: (partition: string) => number | undefined;
 }
 
 /** The marker that ties a Slurm job to one attempt (lrms directory) of one Ceres job. */
@@ -75,7 +77,11 @@ export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string
   }
   if (spec.exclusive === true) args.push('--exclusive');
   const minutes = timeLimitMinutes(spec, settings.killGraceSeconds);
-  if (minutes !== undefined) args.push(`--time=${minutes}`);
+  // The margin is a backstop (the wrapper enforces the exact wall time): never past the
+  // partition's limit, or a job whose wall time the partition allows would be refused by
+  // sbatch (EnforcePartLimits) or held for the margin alone.
+  const cap = partition !== '' ? settings.maxMinutesOf?.(partition) : undefined;
+  if (minutes !== undefined) args.push(`--time=${cap !== undefined ? Math.min(minutes, cap) : minutes}`);
   // Per slot: --mem would be per node, wrong for a job spread over several.
   const memory = spec.limits.memoryBytes;
   if (memory !== undefined) args.push(`--mem-per-cpu=${Math.max(1, Math.ceil(memory / spec.slots / (1024 * 1024)))}M`);

@@ -8,7 +8,7 @@ import type { BatchClusterInfo, BatchQueueInfo } from '../backend.js';
 import { slurmDuration } from './scontrol.js';
 import type { ParsedQueue } from './squeue.js';
 
-export const SINFO_PARTITIONS_ARGS = ['--noheader', '--all', '--format=%R|%a|%l|%L|%C'] as const;
+export const SINFO_PARTITIONS_ARGS = ['--noheader', '--all', '--format=%R|%a|%l|%L|%C|%m'] as const;
 export const SINFO_NODES_ARGS = ['--noheader', '--all', '--Node', '--format=%N|%C'] as const;
 
 export interface PartitionLine {
@@ -19,6 +19,8 @@ export interface PartitionLine {
   readonly allocated: number;
   readonly idle: number;
   readonly total: number;
+  /** Memory of the partition's largest node in MB (`%m`; `7900+` when nodes differ counts its least), if given. */
+  readonly largestNodeMemoryMb?: number;
 }
 
 /** A Slurm time limit (`1:00:00`, `2-00:00:00`, `30`, `infinite`, `n/a`) in seconds; undefined when unlimited or unset. */
@@ -40,13 +42,15 @@ export function parsePartitions(stdout: string): PartitionLine[] {
   const by = new Map<string, PartitionLine>();
   for (const line of stdout.split('\n')) {
     const f = line.split('|');
-    if (f.length !== 5) continue;
-    const [name, avail, limit, deflt, c] = f as [string, string, string, string, string];
+    if (f.length !== 5 && f.length !== 6) continue;
+    const [name, avail, limit, deflt, c, m] = f as [string, string, string, string, string, string | undefined];
     const n = cpus(c);
     if (name === '' || !n) continue;
     const prev = by.get(name);
     const max = limitSeconds(limit);
     const def = limitSeconds(deflt);
+    const mem = /^(\d+)\+?$/.exec(m?.trim() ?? '')?.[1];
+    const largest = Math.max(prev?.largestNodeMemoryMb ?? 0, mem !== undefined ? Number(mem) : 0);
     by.set(name, {
       name,
       up: avail === 'up',
@@ -55,6 +59,7 @@ export function parsePartitions(stdout: string): PartitionLine[] {
       allocated: (prev?.allocated ?? 0) + n[0],
       idle: (prev?.idle ?? 0) + n[1],
       total: (prev?.total ?? 0) + n[3],
+      ...(largest > 0 ? { largestNodeMemoryMb: largest } : {}),
     });
   }
   return [...by.values()];
@@ -108,6 +113,7 @@ export function clusterInfo(
     ...(p.defaultWallTimeSeconds !== undefined ? { defaultWallTimeSeconds: p.defaultWallTimeSeconds } : {}),
     totalSlots: p.total,
     freeSlots: p.idle,
+    ...(p.largestNodeMemoryMb !== undefined ? { largestNodeMemoryBytes: p.largestNodeMemoryMb * 1024 * 1024 } : {}),
     runningJobs: counts.get(p.name)?.running ?? 0,
     waitingJobs: counts.get(p.name)?.waiting ?? 0,
   }));

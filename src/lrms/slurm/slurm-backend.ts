@@ -177,6 +177,10 @@ export class SlurmBackend implements BatchBackend {
       submitAttempts: this.#o.commandAttempts,
       backoffMs: this.#o.backoffMs,
       switchUser: this.#o.switchUser,
+      maxMinutesOf: (p) => {
+        const max = this.#cluster?.info.queues.find((q) => q.name === p)?.maxWallTimeSeconds;
+        return max !== undefined ? Math.floor(max / 60) : undefined;
+      },
       accounts: o.accounts ?? new AccountResolver(),
       ...(log ? { log } : {}),
     };

@@ -87,6 +87,7 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         localAccount: caller.localAccount,
         fqans: caller.fqans,
         queues: caller.queues,
+        groups: caller.groups,
       });
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }

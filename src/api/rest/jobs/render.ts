@@ -1,6 +1,7 @@
 /**
  * Bulk answers as documents: `<jobs><job><status-code/><reason/><id/>...</job></jobs>`,
- * element order status-code, reason, id, then the action's field (A-REX §4.2).
+ * element order status-code, reason, id, then the action's field (A-REX §4.2). A refused
+ * submission item also has `code` after `reason` (its catalog code, as error documents do).
  * In JSON `job` is always an array.
  *
  * The JSON and XML answers are written straight to text, item by item, without an
@@ -27,9 +28,11 @@ export function bulkDocument(items: readonly Item[]): XmlElement {
 
 function bulkItemElement(it: Item): XmlElement {
   const b = it as BulkItem;
+  const code = (it as ItemResult).code;
   return el('job', [
     el('status-code', String(it.status)),
     el('reason', it.reason),
+    code !== undefined && el('code', code),
     it.id !== undefined && el('id', it.id),
     it.state !== undefined && el('state', it.state),
     b.infoDocument !== undefined && el('info_document', b.infoDocument?.element()),
@@ -91,6 +94,8 @@ function* xmlPieces(items: Iterable<Item>): Generator<string> {
 /** One item as renderJsonMember(bulkItemElement(it)): one child a value, two or more an array. */
 function itemJson(it: Item): string {
   let s = '{"status-code":"' + String(it.status) + '","reason":' + JSON.stringify(it.reason);
+  const code = (it as ItemResult).code;
+  if (code !== undefined) s += ',"code":' + JSON.stringify(code);
   if (it.id !== undefined) s += ',"id":' + JSON.stringify(it.id);
   if (it.state !== undefined) s += ',"state":' + JSON.stringify(it.state);
   const b = it as BulkItem;
@@ -109,6 +114,8 @@ function itemJson(it: Item): string {
 
 function itemXml(it: Item): string {
   let s = '<job><status-code>' + String(it.status) + '</status-code><reason>' + escapeText(it.reason) + '</reason>';
+  const code = (it as ItemResult).code;
+  if (code !== undefined) s += '<code>' + escapeText(code) + '</code>';
   if (it.id !== undefined) s += '<id>' + escapeText(it.id) + '</id>';
   if (it.state !== undefined) s += '<state>' + escapeText(it.state) + '</state>';
   const b = it as BulkItem;

@@ -1,0 +1,166 @@
+/**
+ * Every check of a loaded configuration against this host, in one list that both
+ * `ceres serve` (the start refuses on its problems, src/service/start.ts) and
+ * `ceres admin config check` (it prints them all) run: a mistake the check passes would
+ * otherwise surface only later, some as failing jobs. Each check is a named function of
+ * (configuration, host) returning problems under the key that causes them; a check never
+ * changes anything. What is checked at load (schema, values, cross-references, the
+ * authorization rules) is src/config/load.ts; what needs the state directory's lock is
+ * the start's alone.
+ */
+import { readFile } from 'node:fs/promises';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import type { Config } from '../config/schema.js';
+import type { AccountResolver } from '../accounts/resolve-account.js';
+import { unreadablePath } from '../config/path-problems.js';
+import { jwksFileProblem } from '../auth/token/issuer-keys.js';
+import { slurmHostProblems } from '../lrms/slurm/host-problems.js';
+import { accountProblems, sessionsReachProblems } from './account-checks.js';
+import { describeProblem, type HostProblem } from './host-problem.js';
+
+export interface CheckHost {
+  /**
+   * Whether the service runs as root (jobs then run as mapped or default accounts). The
+   * check cannot know the user the service will run as and assumes root, as a mapping
+   * requires.
+   */
+  readonly root: boolean;
+  /** Local accounts by name with the configuration's policy (accounts.minUid). */
+  readonly resolver: AccountResolver;
+  /** The service's environment (PATH, SLURM_CONF). */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export interface ConfigCheck {
+  readonly name: string;
+  run(c: Config, host: CheckHost): HostProblem[] | Promise<HostProblem[]>;
+}
+
+/** A path key naming a file or folder that must be readable; undefined: not set. */
+function need(key: string, path: string | undefined, kind: 'file' | 'dir' = 'file'): HostProblem[] {
+  const why = path === undefined ? undefined : unreadablePath(path, kind);
+  return why === undefined ? [] : [{ key, message: `${path}: ${why}` }];
+}
+
+/** The host certificate and key: readable, parseable, and a pair (the listener would not start). */
+async function tlsProblems(c: Config): Promise<HostProblem[]> {
+  const t = c.tls;
+  const missing = [
+    ...need('tls.hostCert', t.hostCert),
+    ...need('tls.hostKey', t.hostKey),
+    ...need('tls.caDir', t.caDir, 'dir'),
+  ];
+  if (missing.length > 0 || t.hostCert === undefined || t.hostKey === undefined) return missing;
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(await readFile(t.hostCert));
+  } catch (e) {
+    return [{ key: 'tls.hostCert', message: `${t.hostCert}: not a PEM certificate (${(e as Error).message})` }];
+  }
+  try {
+    const key = createPrivateKey(await readFile(t.hostKey));
+    if (!cert.checkPrivateKey(key))
+      return [{ key: 'tls.hostKey', message: `${t.hostKey} is not the key of the certificate ${t.hostCert}` }];
+  } catch (e) {
+    return [
+      { key: 'tls.hostKey', message: `${t.hostKey}: not an unencrypted PEM private key (${(e as Error).message})` },
+    ];
+  }
+  return [];
+}
+
+/** Grid-mapfiles of the authorization rules and of the mapping: a missing one maps and admits nobody. */
+function gridMapFileProblems(c: Config): HostProblem[] {
+  const out: HostProblem[] = [];
+  c.authorization?.groups.forEach((g, i) =>
+    g.match.forEach((r, j) => out.push(...need(`authorization.groups.${i}.match.${j}.gridMapFile`, r.gridMapFile))),
+  );
+  c.mapping.forEach((m, i) => out.push(...need(`mapping.${i}.gridMapFile`, m.gridMapFile)));
+  return out.map((p) => ({ ...p, message: `${p.message}: the grid-mapfile must be readable by the service` }));
+}
+
+/** Issuers' key files: a token of the issuer could not be verified. */
+async function jwksProblems(c: Config): Promise<HostProblem[]> {
+  const out: HostProblem[] = [];
+  for (const [i, iss] of c.tokens.issuers.entries()) {
+    if (iss.jwksFile === undefined) continue;
+    const key = `tokens.issuers.${i}.jwksFile`;
+    const missing = need(key, iss.jwksFile);
+    if (missing.length > 0) {
+      out.push(...missing);
+      continue;
+    }
+    const why = jwksFileProblem(await readFile(iss.jwksFile, 'utf8'));
+    if (why !== undefined) out.push({ key, message: `${iss.jwksFile}: ${why}` });
+  }
+  return out;
+}
+
+/**
+ * The VOMS trust directory: a folder that exists but cannot be read is a mistake; an
+ * absent one turns VOMS attributes off, which the `voms` rules of the authorization
+ * section would then never match (a warning: the site may run without VOMS for now).
+ */
+function vomsProblems(c: Config): HostProblem[] {
+  const why = unreadablePath(c.vomsDir, 'dir');
+  if (why === undefined) return [];
+  const rules = (c.authorization?.groups ?? []).flatMap((g) => g.match.filter((r) => r.voms !== undefined));
+  if (why !== 'does not exist') return [{ key: 'vomsDir', message: `${c.vomsDir}: ${why}` }];
+  if (rules.length === 0) return [];
+  return [
+    {
+      key: 'vomsDir',
+      message: `${c.vomsDir} does not exist, so no VOMS attribute is verified and the ${rules.length} voms rule(s) of the authorization section match nobody: install the <vo>/<host>.lsc files there, or name the folder that holds them`,
+      warning: true,
+    },
+  ];
+}
+
+/** The checks, in the order their problems are printed. */
+export const CONFIG_CHECKS: readonly ConfigCheck[] = [
+  { name: 'accounts', run: (c, h) => accountProblems(c, h) },
+  {
+    name: 'sessions folder',
+    run: (c, h) =>
+      sessionsReachProblems(
+        { mapping: c.mapping, stateDir: c.stateDir, sessionsRoot: c.sessions.root, defaultAccount: c.accounts.default },
+        h,
+      ),
+  },
+  { name: 'tls', run: tlsProblems },
+  {
+    name: 'runtime environments',
+    run: (c) =>
+      c.cluster.runtimeEnvironments.flatMap((r, i) => need(`cluster.runtimeEnvironments.${i}.script`, r.script)),
+  },
+  { name: 'grid-mapfiles', run: gridMapFileProblems },
+  { name: 'token issuers', run: jwksProblems },
+  { name: 'voms', run: vomsProblems },
+  {
+    name: 'batch system',
+    run: (c, h) => (c.lrms.backend === 'slurm' ? slurmHostProblems(c.lrms.slurm, h.env) : []),
+  },
+];
+
+/** Every check's problems, in order; a check that throws is a problem of its own (never skipped silently). */
+export async function runConfigChecks(c: Config, host: CheckHost): Promise<HostProblem[]> {
+  const out: HostProblem[] = [];
+  for (const check of CONFIG_CHECKS) {
+    try {
+      out.push(...(await check.run(c, host)));
+    } catch (e) {
+      out.push({ key: '', message: `the ${check.name} check failed: ${e instanceof Error ? e.message : String(e)}` });
+    }
+  }
+  return out;
+}
+
+/** The start's refusal: every problem that is not a warning, one per line. */
+export function refusal(problems: readonly HostProblem[]): string | undefined {
+  const errors = problems.filter((p) => p.warning !== true);
+  if (errors.length === 0) return undefined;
+  return [
+    'the configuration cannot work on this host (`ceres admin config check` lists the same):',
+    ...errors.map((p) => `  ${describeProblem(p)}`),
+  ].join('\n');
+}
