@@ -157,8 +157,8 @@ export interface RestoreResult {
  * (restore-checks.ts). As root, owners (by number) and modes are kept, then set-id bits
  * cleared and each job's folders checked against its account (restore-owners.ts); not
  * as root, everything becomes the caller's, as tar makes it, and the result says what
- * that loses. The state directory stays 0700 until the service's start opens it up
- * (state-modes.ts), so nothing restored is reachable before the checks are done.
+ * that loses. The state directory stays 0700 until the checks are done, so nothing
+ * restored is reachable before.
  */
 export async function restore(
   file: string,
@@ -219,6 +219,11 @@ export async function restore(
   } finally {
     db.close();
   }
+  // Done: the state directory gets the mode the service's start gives it (0711, passable:
+  // src/service/state-modes.ts) now, not at the start. A batch job that ran through the
+  // backup, the stop and the restore may end before the start, and its wrapper, running
+  // as the job's account, must pass through here to write its status.
+  chmodSync(stateDir, 0o711);
   const me = process.geteuid?.() ?? -1;
   const others = summary.uids.filter((u) => u !== me);
   const notKept =

@@ -251,7 +251,7 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     );
     assert.equal(
       told.failureReason,
-      `the job's end was not recorded: the job wrapper could not write its status file ${dir1}/status (exit 3): ${dir1} is owned by uid 0 with mode 0700, which the job's account may not be able to write`,
+      `the job's end was not recorded: the job wrapper could not write its status file ${dir1}/status (exit 3): the job's account must reach and write ${dir1} when the job ends (now: uid 0, mode 0700)`,
     );
     for (const r of [said, told]) assert.equal(r.exitCode, null);
   });

@@ -60,7 +60,7 @@ export async function statusUnwritten(
   const where =
     s === undefined
       ? `${lrmsDir} is gone`
-      : `${lrmsDir} is owned by uid ${s.uid} with mode ${(s.mode & 0o7777).toString(8).padStart(4, '0')}, which the job's account may not be able to write`;
+      : `the job's account must reach and write ${lrmsDir} when the job ends (now: uid ${s.uid}, mode ${(s.mode & 0o7777).toString(8).padStart(4, '0')})`;
   return `the job's end was not recorded: the job wrapper could not write its status file ${lrmsDir}/${STATUS_FILE} (exit ${STATUS_UNWRITTEN_EXIT}): ${where}`;
 }
 
