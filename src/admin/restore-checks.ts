@@ -17,6 +17,8 @@
  *    create it through the link;
  *  - a hard link names an earlier file of the same area (the same session, or the
  *    same top-level folder outside the sessions): never a file outside the archive;
+ *  - no directory anyone may write, but inside a session (the job's own): a folder the
+ *    service walks by path must not take an account's link or folder;
  *  - owners (a root restore keeps them by number): everything outside the sessions and
  *    the batch jobs' folders (`lrms/jobs/...`) is the service's, the owner of the
  *    database; the per-job folders are checked against the mapping after unpacking
@@ -99,6 +101,14 @@ export function checkArchive(entries: readonly TarEntry[], dbName: string): Arch
           `member ${quote(e.name)} is a hard link to ${quote(e.linkName)}, which is not an earlier file of the same ${parts[0] === SESSIONS ? 'session' : 'folder'}`,
         );
     }
+    // The folders the service and the batch system walk by path (all but a session's
+    // content, the job's own): one that anyone may write lets an account put a link or a
+    // folder of its own in the service's way. (Group-writable is left alone: a folder made
+    // under a umask of 002 is the service's group's, which holds no job's account.)
+    if (e.type === 'dir' && (e.mode & 0o002) !== 0 && !(parts[0] === SESSIONS && parts.length >= 3))
+      throw new ArchiveRefused(
+        `member ${quote(e.name)} is a directory anyone may write (mode ${(e.mode & 0o7777).toString(8).padStart(4, '0')}): the service's folders never are`,
+      );
     if (e.type !== 'dir' && e.type !== 'symlink' && (e.mode & 0o6000) !== 0) setId++;
     seen.set(e.name, e);
   }

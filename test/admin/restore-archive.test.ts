@@ -97,6 +97,24 @@ describe('ceres admin restore: the archive is checked before anything is unpacke
     );
   });
 
+  it("a folder of the service or a session directory that anyone may write is refused; inside a session it is the job's", async () => {
+    await refused(
+      [
+        { name: 'lrms/', type: '5', uid: me, mode: 0o711 },
+        { name: 'lrms/jobs/', type: '5', uid: me, mode: 0o777 },
+      ],
+      /member "lrms\/jobs" is a directory anyone may write \(mode 0777\)/,
+    );
+    const open = base().map((m) => (m.name === 'sessions/job1/' ? { ...m, mode: 0o1777 } : m));
+    const file = join(dir, 'open-session.tar.gz');
+    writeTarGz(file, open);
+    const r = await admin(join(dir, 'open-session'), 'restore', file);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /member "sessions\/job1" is a directory anyone may write \(mode 1777\)/);
+    const { r: ok } = await restoreOf([...base(), { name: 'sessions/job1/shared/', type: '5', uid: me, mode: 0o777 }]);
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+
   it('a device file and a FIFO are refused', async () => {
     await refused(
       [{ name: 'sessions/job1/mem', type: '3', uid: me, mode: 0o666 }],
