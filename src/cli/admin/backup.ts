@@ -38,7 +38,9 @@ export function registerBackupCommands(admin: Command): void {
       });
       if (o.json) return printJson({ stateDir, ...r });
       print(`restored into ${stateDir} (schema ${r.schemaVersion}; ${r.included.join(', ')})`);
-      print(r.ownersKept ? 'owners and modes kept' : `not kept:\n${r.notKept.map((l) => `  ${l}`).join('\n')}`);
+      if (r.ownersKept) print('owners and modes kept');
+      else if (r.notKept.length > 0) print(`not kept:\n${r.notKept.map((l) => `  ${l}`).join('\n')}`);
+      else print("not root: every member was already this user's, nothing of the owners was lost");
       if (r.setIdCleared > 0) print(`set-user-ID/set-group-ID bits cleared on ${r.setIdCleared} files`);
       if (r.ownersKept && o.config === undefined)
         print("no --config: the jobs' accounts were checked, not whether the configuration still maps jobs to them");
