@@ -25,14 +25,24 @@ import {
   closeSync,
   fchmodSync,
   openSync,
+  statSync,
+  chownSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { chmod, lstat, readdir } from 'node:fs/promises';
 import { SCHEMA_VERSION, schemaVersionOf } from '../store/database.js';
 import { AdminError } from './state-db.js';
-
-const MANIFEST = 'ceres-backup.json';
-const DIRS = ['delegations', 'control', 'lrms', 'pki'] as const;
+import {
+  ArchiveRefused,
+  BACKUP_DIRS as DIRS,
+  MANIFEST,
+  SESSIONS,
+  checkArchive,
+  type ArchiveSummary,
+} from './restore-checks.js';
+import { settleRestoredJobs, type HeldJob, type OwnerReport, type OwnerRules } from './restore-owners.js';
+import { TarFormatError, tarEntries } from './tar-entries.js';
 
 export interface BackupResult {
   readonly file: string;
@@ -61,9 +71,13 @@ export async function backup(
       db.close();
     }
     const dbName = basename(dbFile);
+    // Made by this command: given to the service's account like the files beside them, so
+    // the archive's members outside the jobs' folders all have one owner (restore-checks.ts).
+    const owner = statSync(dbFile);
+    const copies = [join(tmp, dbName), join(tmp, MANIFEST)];
     const included = [
       dbName,
-      ...[...DIRS, ...(o.withSessions ? ['sessions'] : [])].filter((d) => existsSync(join(stateDir, d))),
+      ...[...DIRS, ...(o.withSessions ? [SESSIONS] : [])].filter((d) => existsSync(join(stateDir, d))),
     ];
     writeFileSync(
       join(tmp, MANIFEST),
@@ -80,6 +94,7 @@ export async function backup(
         2,
       ),
     );
+    if (process.geteuid?.() === 0) for (const f of copies) chownSync(f, owner.uid, owner.gid);
     const args = [
       '-czf',
       '-',
@@ -112,22 +127,76 @@ export async function backup(
   }
 }
 
-/** `serviceRunning`: a service holds `stateDir` now; `dbFile`: where its database belongs. */
-export function restore(
+export interface RestoreOptions {
+  /** A service holds `stateDir` now. */
+  readonly serviceRunning: boolean;
+  /**
+   * How a root restore checks the jobs' folders (restore-owners.ts), given the service's
+   * uid found in the archive; undefined: only the restored sessions' identities are recorded.
+   */
+  readonly ownerRules?: (serviceUid: number) => OwnerRules;
+}
+
+export interface RestoreResult {
+  readonly schemaVersion: number;
+  readonly included: string[];
+  /** Whether owners and modes were kept (a root restore). */
+  readonly ownersKept: boolean;
+  /** What a restore that is not root could not keep (empty when root). */
+  readonly notKept: string[];
+  /** Set-user-ID and set-group-ID bits cleared. */
+  readonly setIdCleared: number;
+  /** Jobs whose folders were not right for their account: closed, and killed unless over. */
+  readonly held: readonly HeldJob[];
+  readonly sessionsRecorded: number;
+}
+
+/**
+ * Unpacks a backup into an empty `stateDir` (`dbFile`: where its database belongs).
+ * The archive is checked member by member before anything is unpacked
+ * (restore-checks.ts). As root, owners (by number) and modes are kept, then set-id bits
+ * cleared and each job's folders checked against its account (restore-owners.ts); not
+ * as root, everything becomes the caller's, as tar makes it, and the result says what
+ * that loses. The state directory stays 0700 until the checks are done, so nothing
+ * restored is reachable before.
+ */
+export async function restore(
   file: string,
   stateDir: string,
   dbFile: string,
-  serviceRunning: boolean,
-): { schemaVersion: number; included: string[] } {
+  o: RestoreOptions,
+): Promise<RestoreResult> {
   if (!existsSync(file)) throw new AdminError(`${file} does not exist`);
-  if (serviceRunning) throw new AdminError(`a service is running on ${stateDir}: stop it first`);
+  if (o.serviceRunning) throw new AdminError(`a service is running on ${stateDir}: stop it first`);
   if (existsSync(stateDir) && readdirSync(stateDir).length > 0)
     throw new AdminError(
       `${stateDir} is not empty: restore into a new or empty directory (move the old one aside first)`,
     );
+  const dbName = basename(dbFile);
+  let summary: ArchiveSummary;
+  try {
+    summary = checkArchive(await tarEntries(file), dbName);
+  } catch (e) {
+    if (e instanceof TarFormatError) throw new AdminError(`${file} cannot be restored: ${e.message}`);
+    if (e instanceof ArchiveRefused) throw new AdminError(`${file} is refused, nothing was restored: ${e.message}`);
+    throw e;
+  }
+  const root = process.geteuid?.() === 0;
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   chmodSync(stateDir, 0o700);
-  tar(['-xzf', file, '-C', stateDir, '--no-same-owner'], false);
+  // As root: owners by number (the uids the jobs' accounts had; names could resolve to
+  // other uids here) and modes as archived. Not as root tar cannot give files away.
+  tar(
+    [
+      '-xzf',
+      file,
+      '-C',
+      stateDir,
+      ...(root ? ['--same-owner', '--numeric-owner', '--same-permissions'] : ['--no-same-owner']),
+    ],
+    false,
+  );
+  const setIdCleared = await clearSetIdBits(stateDir);
   const mf = join(stateDir, MANIFEST);
   let manifest: { format?: string; schemaVersion?: number; included?: string[] };
   try {
@@ -139,16 +208,63 @@ export function restore(
   rmSync(mf);
   const db = new Database(dbFile, { fileMustExist: true });
   let v: number;
+  let settled: OwnerReport;
   try {
     v = schemaVersionOf(db);
+    if (v > SCHEMA_VERSION)
+      throw new AdminError(
+        `the backup's database has schema version ${v}, newer than this ceres (${SCHEMA_VERSION}): restore it with the release that made it`,
+      );
+    settled = await settleRestoredJobs(stateDir, db, root ? o.ownerRules?.(summary.serviceUid) : undefined);
   } finally {
     db.close();
   }
-  if (v > SCHEMA_VERSION)
-    throw new AdminError(
-      `the backup's database has schema version ${v}, newer than this ceres (${SCHEMA_VERSION}): restore it with the release that made it`,
-    );
-  return { schemaVersion: v, included: manifest.included ?? [] };
+  // Done: the state directory gets the mode the service's start gives it (0711, passable:
+  // src/service/state-modes.ts) now, not at the start. A batch job that ran through the
+  // backup, the stop and the restore may end before the start, and its wrapper, running
+  // as the job's account, must pass through here to write its status.
+  chmodSync(stateDir, 0o711);
+  const me = process.geteuid?.() ?? -1;
+  const others = summary.uids.filter((u) => u !== me);
+  const notKept =
+    root || others.length === 0
+      ? []
+      : [
+          `owners: restored as uid ${me}, not root, so what belonged to uid ${others.join(', ')} is now uid ${me}'s; jobs under local accounts cannot write their folders (restore as root to keep them)`,
+          'modes: as tar makes them for a user that is not root (the umask applies, set-id bits are dropped)',
+        ];
+  return {
+    schemaVersion: v,
+    included: manifest.included ?? [],
+    ownersKept: root,
+    notKept,
+    setIdCleared,
+    held: settled.held,
+    sessionsRecorded: settled.sessionsRecorded,
+  };
+}
+
+/**
+ * Clears set-user-ID and set-group-ID bits of everything but directories below `dir`,
+ * never following a link: a restore creates no set-id program, whatever the archive
+ * says. Also refuses what the archive check let through by mistake (a device or FIFO).
+ */
+async function clearSetIdBits(dir: string): Promise<number> {
+  let n = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) n += await clearSetIdBits(p);
+    else if (e.isSymbolicLink()) continue;
+    else if (!e.isFile()) throw new AdminError(`${p} is not a file, directory or link: the restore stops here`);
+    else {
+      const s = await lstat(p);
+      if ((s.mode & 0o6000) !== 0) {
+        await chmod(p, s.mode & 0o1777);
+        n++;
+      }
+    }
+  }
+  return n;
 }
 
 /** GNU tar; `tolerateChanged`: exit 1 ("file changed as we read it": a live service) is a warning. */

@@ -7,7 +7,7 @@ import { describe, it, before, after } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SlurmBackend, type SlurmBackendOptions } from '../../src/lrms/slurm/slurm-backend.js';
@@ -217,6 +217,43 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
       h.b.submit(await spec({ localAccount: 'root' })),
       (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ACCOUNT_REFUSED' && /jobs never run as root/.test(e.message),
     );
+  });
+
+  it("a wrapper that cannot write its status file: the reason names the file and why, not 'job lost'", async (t) => {
+    const h = await backend(t);
+    // Two jobs as `nobody`, each waiting for its go; while they run, their lrms folders are
+    // taken from the account (what a restore without owners did).
+    const specs = await Promise.all(
+      [0, 1].map(() =>
+        spec({ arguments: ['-c', 'while [ ! -e go ]; do sleep 0.1; done; echo ran'], localAccount: 'nobody' }),
+      ),
+    );
+    const ids: string[] = [];
+    for (const s of specs) {
+      await chmod(s.sessionDir, 0o777);
+      ids.push(await h.b.submit(s));
+    }
+    for (const s of specs) await until('the wrapper to claim its folder', () => existsSync(join(s.lrmsDir, 'pid')));
+    for (const s of specs) {
+      await chown(s.lrmsDir, 0, 0);
+      await chmod(s.lrmsDir, 0o700);
+    }
+    // The second one's slurm.out out of reach too (a restored folder is a new one): the
+    // backend tells the cause from the wrapper's exit code and the folder's owner.
+    await rm(join((specs[1] as BatchJobSpec).lrmsDir, 'slurm.out'));
+    for (const s of specs) await writeFile(join(s.sessionDir, 'go'), '');
+    const [said, told] = [await h.final(ids[0] as string), await h.final(ids[1] as string)];
+    const dir0 = (specs[0] as BatchJobSpec).lrmsDir;
+    const dir1 = (specs[1] as BatchJobSpec).lrmsDir;
+    assert.equal(
+      said.failureReason,
+      `the job's end was not recorded: the job wrapper cannot write the diag file ${dir0}/diag: Permission denied; cannot write the status file ${dir0}/status: Permission denied`,
+    );
+    assert.equal(
+      told.failureReason,
+      `the job's end was not recorded: the job wrapper could not write its status file ${dir1}/status (exit 3): the job's account must reach and write ${dir1} when the job ends (now: uid 0, mode 0700)`,
+    );
+    for (const r of [said, told]) assert.equal(r.exitCode, null);
   });
 
   it('slurmctld killed while jobs run and while one is submitted: nothing lost, nothing submitted twice', async (t) => {

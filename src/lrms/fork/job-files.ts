@@ -18,6 +18,16 @@ export const PID_FILE = 'pid';
 export const STATUS_FILE = 'status';
 export const JOB_SCRIPT = 'job.sh';
 
+/**
+ * The wrapper's exit code when it could not write its status file (after trying diag and
+ * status): the job ran, its end is unrecorded. Distinct from the wrapper's other exits (0
+ * done or a duplicate, 1 could not claim, 2 usage), so a batch system's record of the
+ * batch script's exit tells the backend why no status came (slurm/job-result.ts). The C
+ * wrapper also prints `error cannot write the <name> file <path>: <reason>` on the output
+ * it was started with (Slurm's slurm.out).
+ */
+export const STATUS_UNWRITTEN_EXIT = 3;
+
 export interface PidRecord {
   readonly pid: number;
   /** '0' when the wrapper could not read it (no /proc). */

@@ -44,8 +44,14 @@
  * (`pid`: "<pid> <start ticks>"); it prints "ok <pid> <start ticks>" (claimed) or "dup" (another
  * wrapper owns DIR) on stdout, then detaches stdout. When the job has ended it writes
  * `diag` and then `status` (the completion marker), each atomically (temp + rename),
- * and exits 0.
+ * and exits 0. One it cannot write (DIR taken from the job's account, the disk full) is
+ * said on the output the wrapper was started with when that is a file (kept as
+ * `report`: Slurm's slurm.out; the fork launcher's pipe is let go after the first line)
+ * as `error cannot write the <name> file <path>: <reason>`, and a status file not
+ * written makes it exit STATUS_UNWRITTEN_EXIT (./job-files.ts), not 0.
  */
+import { STATUS_UNWRITTEN_EXIT } from './job-files.js';
+
 export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). Generated source: do not edit. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -73,6 +79,7 @@ export const WRAPPER_C_SOURCE = String.raw`/* Ceres job wrapper (fork backend). 
 #endif
 
 static const char *dir;
+static int report = -1;           /* the output the wrapper was started with (close-on-exec) */
 static const char *cgroup = "";  /* the job's cgroup v2 directory, or "" */
 static pid_t job = -1;          /* main process of the job; also its process group */
 static char reason[600];        /* failure reason, first one wins */
@@ -96,6 +103,14 @@ static void set_reason(const char *r) {
 }
 
 static void path_in(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
+
+/* Say on the wrapper's own output which file could not be written, and why (errno). */
+static void cannot_write(const char *name) {
+  char p[4200];
+  int e = errno;
+  path_in(p, sizeof p, name);
+  if (report >= 0) dprintf(report, "error cannot write the %s file %s: %s\n", name, p, strerror(e));
+}
 
 /* Write DIR/name atomically: a reader sees the old file, no file, or all of it. */
 static int write_atomic(const char *name, const char *text) {
@@ -604,6 +619,9 @@ int main(int argc, char **argv) {
   unlink(tmp);
   printf("ok %d %s\n", (int)getpid(), ticks);
   fflush(stdout);
+  /* Kept only when it is a file (Slurm's slurm.out): the fork launcher's pipe must see its end now. */
+  struct stat out_st;
+  if (fstat(1, &out_st) == 0 && S_ISREG(out_st.st_mode)) report = fcntl(1, F_DUPFD_CLOEXEC, 10);
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); dup2(devnull, 2); if (devnull > 2) close(devnull); }
 
@@ -798,7 +816,7 @@ int main(int argc, char **argv) {
                    "LRMSStartTime=%s\nLRMSEndTime=%s\nexitcode=%d\n",
                    node, elapsed, ut, kt, cpu_pct, maxrss, t0, t1, code);
   if (reason[0] && n > 0 && (size_t)n < sizeof text) snprintf(text + n, sizeof text - (size_t)n, "LRMSMessage=%s\n", reason);
-  write_atomic("diag", text);
+  if (write_atomic("diag", text) != 0) cannot_write("diag");
 
   snprintf(text, sizeof text,
            "exitcode=%d\nsignal=%s\nfailure=%s\nwalltime=%.3f\nusertime=%.3f\nkerneltime=%.3f\nmaxrss=%lld\nstart=%lld\nend=%lld\nnodename=%s\n",
@@ -807,7 +825,10 @@ int main(int argc, char **argv) {
     size_t used = strlen(text);
     snprintf(text + used, sizeof text - used, "tmp=%s\n", tmp_note);
   }
-  if (write_atomic("status", text) != 0) return 1;
+  if (write_atomic("status", text) != 0) {
+    cannot_write("status");
+    return ${STATUS_UNWRITTEN_EXIT};
+  }
   return 0;
 }
 `;

@@ -9,6 +9,8 @@
  *    process group without job control);
  *  - an exit code above 128 is reported as a signal (the shell cannot tell them apart).
  */
+import { STATUS_UNWRITTEN_EXIT } from './job-files.js';
+
 export const WRAPPER_SH_SOURCE = String.raw`#!/bin/sh
 # Ceres job wrapper (fork backend), POSIX sh fallback. Generated: do not edit.
 # usage: wrapper DIR SESSION STDIN STDOUT STDERR JOIN WALL CPU MEMKB GRACE SAMPLEMS CGROUP MARK CRED SCRATCH
@@ -145,5 +147,5 @@ wt=$((end - start))
   echo "exitcode=$rc"; echo "signal=$sig"; echo "failure=$reason"; echo "walltime=$wt"
   echo "usertime=$ut"; echo "kerneltime=$kt"; echo "maxrss=0"; echo "start=${'$'}{start}000"; echo "end=${'$'}{end}000"
   echo "nodename=$node"
-} > "$d/.status.tmp" && mv -f "$d/.status.tmp" "$d/status"
+} > "$d/.status.tmp" && mv -f "$d/.status.tmp" "$d/status" || exit ${STATUS_UNWRITTEN_EXIT}
 `;

@@ -44,3 +44,15 @@ export async function slurmOutHead(lrmsDir: string): Promise<string> {
     .join('; ')
     .slice(0, 300);
 }
+
+/**
+ * What the job wrapper said on slurm.out about files it could not write (`error cannot
+ * write the <name> file <path>: <reason>`, ../fork/wrapper-c.ts), each without `error `.
+ */
+export async function wrapperWriteErrors(lrmsDir: string): Promise<string[]> {
+  const text = await readJobFile(`${lrmsDir}/${LRMS_FILES.slurmOut}`, 64 * 1024).catch(() => undefined);
+  return (text ?? '')
+    .split('\n')
+    .filter((l) => /^error cannot write the \w+ file /.test(l))
+    .map((l) => l.slice('error '.length).slice(0, 300));
+}

@@ -31,7 +31,7 @@ import { PID_FILE, lostResult, readStatus } from '../fork/job-files.js';
 import { validateSpec } from '../fork/job-script.js';
 import { ensureWrapper, type WrapperKind } from '../fork/wrapper-build.js';
 import type { BackendLog } from '../fork/fork-backend.js';
-import { resultFromSlurm, writeDiag } from './job-result.js';
+import { resultFromSlurm, statusUnwritten, unwrittenResult, writeDiag } from './job-result.js';
 import { slurmOutHead } from './lrms-files.js';
 import { Poller } from './poller.js';
 import { SlurmCommandError, SlurmRunner } from './run-command.js';
@@ -455,7 +455,8 @@ export class SlurmBackend implements BatchBackend {
     try {
       const { stdout } = await this.#runner.run('scontrol', ['show', 'job', '-o', job.localId]);
       const rec = parseScontrolJob(stdout);
-      if (rec && FINAL_STATES.has(rec.state)) return resultFromSlurm(rec, detail);
+      if (rec && FINAL_STATES.has(rec.state))
+        return resultFromSlurm(rec, detail, await statusUnwritten(job.lrmsDir, rec));
       if (rec) throw new Error(`Slurm lists job ${job.localId} as ${rec.state} but squeue did not`);
     } catch (e) {
       if (!(e instanceof SlurmCommandError && isUnknownJob(e.message))) throw e;
@@ -465,7 +466,10 @@ export class SlurmBackend implements BatchBackend {
       (r) => parseSacct(r.stdout),
       () => undefined,
     );
-    if (acct && FINAL_STATES.has(acct.state)) return resultFromSlurm(acct, detail);
+    if (acct && FINAL_STATES.has(acct.state))
+      return resultFromSlurm(acct, detail, await statusUnwritten(job.lrmsDir, acct));
+    const unwritten = await statusUnwritten(job.lrmsDir, undefined);
+    if (unwritten !== undefined) return unwrittenResult(unwritten);
     return lostResult(
       entry
         ? `Slurm ended it (${entry.state}) and its job wrapper left no exit status${detail ? `: ${detail}` : ''}`
