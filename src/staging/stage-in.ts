@@ -49,6 +49,8 @@ export class StageIn {
   }
 
   async #run(ctx: JobContext, job: StageInJob, signal: AbortSignal, failFast: AbortController): Promise<StageResult> {
+    // Fires on the caller's signal or on another input's failure (fail fast); `signal`
+    // alone says whether the job was cancelled.
     const jobSignal = ctx.signal;
     const results: (FileResult | undefined)[] = job.files.map((_, i) => job.judged?.get(i));
     const remote: { index: number; file: StageInFile; rel: string }[] = [];
