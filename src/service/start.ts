@@ -51,7 +51,8 @@ import { sessionRecords } from './session-records.js';
 import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import { REST_STATES } from '../vocabulary/job-states.js';
+import { REST_STATES, restState } from '../vocabulary/job-states.js';
+import { initialState } from '../engine/states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
@@ -228,7 +229,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     get maxActivePerUser() {
       return config.jobs.maxActiveJobsPerUser; // reloadable
     },
-    initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    // The state machine's new job, in the vocabulary's names (ACCEPTED, REST ACCEPTING).
+    initialState: { state: initialState(0).state, restState: restState(initialState(0)) },
     draining: ops.draining,
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });
