@@ -51,7 +51,7 @@ export async function gridMapsOf(mapping: readonly MappingAccounts[]): Promise<G
 /**
  * Grid-mapfile accounts that would be shared without being declared (`accounts.shared`):
  * on the lines of several DNs, or also a fixed or pool account of the mapping. The
- * load-time check (src/authz/config-check.ts) covers fixed accounts; this one reads the
+ * load-time check (src/config/authorization-check.ts) covers fixed accounts; this one reads the
  * files as they are now. One message per account.
  */
 export async function undeclaredSharing(

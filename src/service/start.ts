@@ -62,7 +62,7 @@ import { startHeapPolicy } from './heap-policy.js';
 import { loadNativeMemory, startTrimPolicy, type TrimPolicy } from './malloc-trim.js';
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
-import { checkAuthorizationConfig } from '../authz/config-check.js';
+import { checkAuthorizationConfig } from '../config/authorization-check.js';
 import { createMonitoring } from './monitoring.js';
 import { guardDiskSpace } from '../api/rest/disk-guard.js';
 import { instrumentHttp } from '../api/http-metrics.js';

@@ -8,7 +8,7 @@
  * concurrent requests on one delegation (a PUT racing a renew) cannot both win.
  */
 import { durably, type Db } from './database.js';
-import type { DelegationType } from '../delegations/types.js';
+import type { DelegationType } from '../vocabulary/delegations.js';
 import { FINAL_STATES } from '../vocabulary/job-states.js';
 import { sqlStates } from './state-list.js';
 

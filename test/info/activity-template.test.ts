@@ -21,7 +21,7 @@ import type { BulkItem } from '../../src/jobs/job-actions.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import type { JobChanges } from '../../src/store/job-record.js';
-import { emptyJobDescription, type JobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription, type JobDescription } from '../../src/vocabulary/job-description.js';
 import { INTERNAL_STATES, LRMS_SUB_STATES, OUTCOMES, REST_STATES } from '../../src/vocabulary/job-states.js';
 import { nastyText } from '../helpers/nasty-text.js';
 import { legacyActivityDocument, legacyComputingActivity, type LegacyActivityOptions } from './legacy-activity.js';

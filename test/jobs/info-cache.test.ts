@@ -10,7 +10,7 @@ import { bulkPieces } from '../../src/api/rest/jobs/render.js';
 import { ActivityCache } from '../../src/jobs/activity-cache.js';
 import { activityWriter } from '../../src/jobs/activity.js';
 import { JobActions } from '../../src/jobs/job-actions.js';
-import { emptyJobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription } from '../../src/vocabulary/job-description.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import { newJobRow } from '../helpers/new-job.js';
