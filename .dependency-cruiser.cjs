@@ -12,14 +12,17 @@
  *   observers: src/metrics src/health (wired by the root, served by src/http and src/api)
  *
  * The composition root (src/service) is above them all and only the command line
- * (src/cli) starts it. No rule has an exception by file name: what a lower layer needs
+ * (src/cli) starts it. Beside it, src/process keeps the service process's housekeeping
+ * (memory, logging, the state directory's layout, modes and lock): the root and the
+ * command line use it; it uses the adapters and the leaves at most. No rule has an exception by file name: what a lower layer needs
  * from a higher one (the job description model, delegation types, the authorization
  * section's load-time checks) lives in the lower one.
  */
-const ABOVE_DOMAIN = '^src/(http|api|service|cli)/';
-const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/';
+const ABOVE_DOMAIN = '^src/(http|api|service|process|cli)/';
+const ABOVE_ENGINE =
+  '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/';
 const ABOVE_ADAPTERS =
-  '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
+  '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -39,11 +42,27 @@ module.exports = {
       to: { path: '^src/service/' },
     },
     {
+      name: 'process-housekeeping-for-the-root',
+      comment:
+        "The service process's housekeeping (src/process) is the root's and the command line's; nothing below them imports it.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(service|cli|process)/' },
+      to: { path: '^src/process/' },
+    },
+    {
+      name: 'process-housekeeping-not-up',
+      comment:
+        'Process housekeeping uses the adapters and the leaves; it does not know the services, the engine or the root.',
+      severity: 'error',
+      from: { path: '^src/process/' },
+      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/' },
+    },
+    {
       name: 'transport-below-rest',
       comment: 'The transport toolkit (src/http) serves the REST application; it does not know it.',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: { path: '^src/(api|service|cli)/' },
+      to: { path: '^src/(api|service|process|cli)/' },
     },
     {
       name: 'domain-knows-no-http',
@@ -74,7 +93,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
       to: {
-        path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
+        path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
       },
     },
     {
@@ -83,7 +102,7 @@ module.exports = {
         'Metrics and health observe the adapters through their types and hooks; they import no domain service, engine, REST or root module.',
       severity: 'error',
       from: { path: '^src/(metrics|health)/' },
-      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/' },
+      to: { path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/' },
     },
     {
       name: 'observed-not-observing',

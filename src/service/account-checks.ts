@@ -15,8 +15,8 @@ import { access, chmod, chown, lstat, mkdir, readFile, rmdir, stat } from 'node:
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { AccountResolver, type LocalAccount } from '../accounts/resolve-account.js';
-import { StartError } from './start-error.js';
-import { PASSABLE } from './state-modes.js';
+import { StartError } from '../process/start-error.js';
+import { PASSABLE } from '../process/state-modes.js';
 import { parseGridMapFile, type GridMap } from '../authz/grid-mapfile.js';
 import { configuredAccounts } from '../authz/mapping.js';
 import { isCeError } from '../errors/ce-error.js';

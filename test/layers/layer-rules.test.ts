@@ -67,7 +67,9 @@ const good: Record<string, string> = {
   'src/http/send.ts': "import type { FastifyReply } from 'fastify';\nexport type R = FastifyReply;\n",
   'src/api/app.ts':
     "import type { R } from '../http/send.js';\nimport { k } from '../jobs/job-service.js';\nexport const a: R | number = k;\n",
-  'src/service/start.ts': "import { a } from '../api/app.js';\nexport const s = a;\n",
+  'src/process/logger.ts': "import { n } from '../store/job-store.js';\nexport const log = n;\n",
+  'src/service/start.ts':
+    "import { a } from '../api/app.js';\nimport { log } from '../process/logger.js';\nexport const s = a + log;\n",
   'src/cli/main.ts': "import { s } from '../service/start.js';\nexport const c = s;\n",
 };
 
@@ -109,6 +111,8 @@ describe('layer checker', () => {
         'src/delegations/types.ts': "export type DelegationType = 'x509' | 'jwt';\n",
         'src/accounts/job-credentials.ts':
           "import type { DelegationType } from '../delegations/types.js';\nexport type T = DelegationType;\n",
+        'src/jobs/uses-process.ts': "import { log } from '../process/logger.js';\nexport const j = log;\n",
+        'src/process/uses-engine.ts': "import { m } from '../engine/scheduler.js';\nexport const e = m;\n",
         'src/authz/config-check.ts': 'export const check = (): undefined => undefined;\n',
         'src/config/load.ts': "import { check } from '../authz/config-check.js';\nexport const load = check;\n",
       });
@@ -134,6 +138,8 @@ describe('layer checker', () => {
       ['adapters-not-up', 'src/store/job-fields.ts', 'src/jobdesc/model.ts'],
       ['adapters-not-up', 'src/accounts/job-credentials.ts', 'src/delegations/types.ts'],
       ['leaves-import-no-layer', 'src/config/load.ts', 'src/authz/config-check.ts'],
+      ['process-housekeeping-for-the-root', 'src/jobs/uses-process.ts', 'src/process/logger.ts'],
+      ['process-housekeeping-not-up', 'src/process/uses-engine.ts', 'src/engine/scheduler.ts'],
     ];
     for (const [rule, from, to] of expect) {
       it(`${rule}: ${from} -> ${to.replace(/^node_modules\/(\w+).*/, '$1')}`, () => {
