@@ -127,6 +127,21 @@ module.exports = {
       to: { path: '(^|/)node_modules/fastify/' },
     },
     {
+      name: 'state-machine-pure',
+      comment: 'The state machine decides; it does no I/O: it and its state types import no Node module.',
+      severity: 'error',
+      from: { path: '^src/engine/(state-machine|states)\\.ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'processes-only-in-lrms-and-accounts',
+      comment:
+        "Only the batch backends start processes, and local accounts (getent/id, a pool account's cleanup); src/admin/backup.ts runs tar, the one exception, named.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(lrms|accounts)/|^src/admin/backup\\.ts$' },
+      to: { dependencyTypes: ['core'], path: '^(node:)?child_process$' },
+    },
+    {
       name: 'http-server-only-in-http-and-api',
       comment:
         "Requests and responses (node:http) are the transport's and the REST layer's; data staging is an HTTP client and may use its status names.",

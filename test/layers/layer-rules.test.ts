@@ -111,6 +111,8 @@ describe('layer checker', () => {
         'src/delegations/types.ts': "export type DelegationType = 'x509' | 'jwt';\n",
         'src/accounts/job-credentials.ts':
           "import type { DelegationType } from '../delegations/types.js';\nexport type T = DelegationType;\n",
+        'src/engine/state-machine.ts': "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n",
+        'src/jobs/runs-tar.ts': "import { spawn } from 'node:child_process';\nexport const run = spawn;\n",
         'src/jobs/uses-process.ts': "import { log } from '../process/logger.js';\nexport const j = log;\n",
         'src/process/uses-engine.ts': "import { m } from '../engine/scheduler.js';\nexport const e = m;\n",
         'src/authz/config-check.ts': 'export const check = (): undefined => undefined;\n',
@@ -138,6 +140,8 @@ describe('layer checker', () => {
       ['adapters-not-up', 'src/store/job-fields.ts', 'src/jobdesc/model.ts'],
       ['adapters-not-up', 'src/accounts/job-credentials.ts', 'src/delegations/types.ts'],
       ['leaves-import-no-layer', 'src/config/load.ts', 'src/authz/config-check.ts'],
+      ['state-machine-pure', 'src/engine/state-machine.ts', 'fs'],
+      ['processes-only-in-lrms-and-accounts', 'src/jobs/runs-tar.ts', 'child_process'],
       ['process-housekeeping-for-the-root', 'src/jobs/uses-process.ts', 'src/process/logger.ts'],
       ['process-housekeeping-not-up', 'src/process/uses-engine.ts', 'src/engine/scheduler.ts'],
     ];
