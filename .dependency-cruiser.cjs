@@ -12,12 +12,17 @@
  *   observers: src/metrics src/health (wired by the root, served by src/http and src/api)
  *
  * The composition root (src/service) is above them all and only the command line
- * (src/cli) starts it.
+ * (src/cli) starts it. Beside it, src/process keeps the service process's housekeeping
+ * (memory, logging, the state directory's layout, modes and lock): the root and the
+ * command line use it; it uses the adapters and the leaves at most. No rule has an exception by file name: what a lower layer needs
+ * from a higher one (the job description model, delegation types, the authorization
+ * section's load-time checks) lives in the lower one.
  */
-const ABOVE_DOMAIN = '^src/(http|api|service|cli)/';
-const ABOVE_ENGINE = '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/';
+const ABOVE_DOMAIN = '^src/(http|api|service|process|cli)/';
+const ABOVE_ENGINE =
+  '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/';
 const ABOVE_ADAPTERS =
-  '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
+  '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -37,17 +42,33 @@ module.exports = {
       to: { path: '^src/service/' },
     },
     {
+      name: 'process-housekeeping-for-the-root',
+      comment:
+        "The service process's housekeeping (src/process) is the root's and the command line's; nothing below them imports it.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(service|cli|process)/' },
+      to: { path: '^src/process/' },
+    },
+    {
+      name: 'process-housekeeping-not-up',
+      comment:
+        'Process housekeeping uses the adapters and the leaves; it does not know the services, the engine or the root.',
+      severity: 'error',
+      from: { path: '^src/process/' },
+      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine)/' },
+    },
+    {
       name: 'transport-below-rest',
       comment: 'The transport toolkit (src/http) serves the REST application; it does not know it.',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: { path: '^src/(api|service|cli)/' },
+      to: { path: '^src/(api|service|process|cli)/' },
     },
     {
       name: 'domain-knows-no-http',
       comment: 'Domain services take a caller and plain values; only src/http and src/api speak HTTP.',
       severity: 'error',
-      from: { path: '^src/(jobs|jobdesc|sessions|delegations|info|authz)/' },
+      from: { path: '^src/(jobs|jobdesc|sessions|delegations|info|authz|admin|accounting)/' },
       to: { path: ABOVE_DOMAIN },
     },
     {
@@ -63,8 +84,7 @@ module.exports = {
         'Batch backends, data staging, the store and local accounts serve the engine and the services; they import neither.',
       severity: 'error',
       from: { path: '^src/(lrms|staging|store|accounts)/' },
-      // The store keeps what the domain defines (a job's description, a delegation's type).
-      to: { path: ABOVE_ADAPTERS, pathNot: '^src/(jobdesc/model|delegations/types)\\.ts$' },
+      to: { path: ABOVE_ADAPTERS },
     },
     {
       name: 'leaves-import-no-layer',
@@ -72,11 +92,8 @@ module.exports = {
         'The vocabulary, errors, documents, configuration schema, safe file access, PKI and authentication sit under every layer.',
       severity: 'error',
       from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
-      // Loading the configuration runs the authorization section's own checks (group
-      // references, FQAN patterns): those two modules import only the schema.
       to: {
-        path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
-        pathNot: '^src/authz/(config-check|fqan)\\.ts$',
+        path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
       },
     },
     {
@@ -85,7 +102,7 @@ module.exports = {
         'Metrics and health observe the adapters through their types and hooks; they import no domain service, engine, REST or root module.',
       severity: 'error',
       from: { path: '^src/(metrics|health)/' },
-      to: { path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/' },
+      to: { path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|engine)/' },
     },
     {
       name: 'observed-not-observing',
@@ -108,6 +125,21 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(http|api)/' },
       to: { path: '(^|/)node_modules/fastify/' },
+    },
+    {
+      name: 'state-machine-pure',
+      comment: 'The state machine decides; it does no I/O: it and its state types import no Node module.',
+      severity: 'error',
+      from: { path: '^src/engine/(state-machine|states)\\.ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'processes-only-in-lrms-and-accounts',
+      comment:
+        "Only the batch backends start processes, and local accounts (getent/id, a pool account's cleanup); src/admin/backup.ts runs tar, the one exception, named.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(lrms|accounts)/|^src/admin/backup\\.ts$' },
+      to: { dependencyTypes: ['core'], path: '^(node:)?child_process$' },
     },
     {
       name: 'http-server-only-in-http-and-api',

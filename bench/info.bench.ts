@@ -20,7 +20,7 @@ import { bulkPieces, JOBS_FORCED_ARRAYS } from '../src/api/rest/jobs/render.js';
 import { parseIdList } from '../src/api/rest/jobs/id-list.js';
 import { JobActions } from '../src/jobs/job-actions.js';
 import { activityWriter, type ActivityOptions } from '../src/jobs/activity.js';
-import { emptyJobDescription } from '../src/jobdesc/model.js';
+import { emptyJobDescription } from '../src/vocabulary/job-description.js';
 import { openDatabase } from '../src/store/database.js';
 import { JobStore, type NewJob } from '../src/store/job-store.js';
 import type { JobChanges } from '../src/store/job-record.js';

@@ -11,6 +11,8 @@ import type { JobRecord } from '../store/job-record.js';
 import type { AccountingRecord } from './record.js';
 import { toRow, voOf } from './record.js';
 import { usageFigures } from '../vocabulary/usage-figures.js';
+import { OUTCOME_REST_STATES } from '../vocabulary/job-states.js';
+import { sqlState } from '../store/state-list.js';
 
 export interface RecorderDeps {
   readonly db: Db;
@@ -20,7 +22,7 @@ export interface RecorderDeps {
   readonly now?: () => number;
 }
 
-const FINAL_REST = new Set(['FINISHED', 'FAILED', 'KILLED']);
+const FINAL_REST = new Set<string>(OUTCOME_REST_STATES);
 
 export class AccountingRecorder {
   readonly #d: RecorderDeps;
@@ -38,7 +40,7 @@ export class AccountingRecorder {
     // One page of the table in rowid order: a range scan, so a start with a million
     // stored jobs reads them in short slices between other work (operations.ts).
     this.#missing = d.db.prepare(
-      `SELECT j.rowid AS r, (j.state = 'FINISHED' AND j.ended_at IS NOT NULL
+      `SELECT j.rowid AS r, (j.state = ${sqlState('FINISHED')} AND j.ended_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM accounting_records a WHERE a.job_id = j.id AND a.ended_at = j.ended_at)) AS miss, j.id AS id
        FROM jobs j WHERE j.rowid > ? ORDER BY j.rowid LIMIT ?`,
     );

@@ -17,7 +17,7 @@ import { constants as C } from 'node:fs';
 import { chmod, mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { DelegatedCredential } from '../delegations/types.js';
+import type { DelegatedCredential } from '../vocabulary/delegations.js';
 import type { AccountResolver } from './resolve-account.js';
 import { ownerKeyOfStored } from '../pki/rfc4514.js';
 

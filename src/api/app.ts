@@ -185,7 +185,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     }
   });
   // The access line's fields are the fixed ones below, none of them a path the service's
-  // logger redacts (src/service/logger.ts), so redaction never changes it; yet with a
+  // logger redacts (src/process/logger.ts), so redaction never changes it; yet with a
   // wildcard path it clones and walks every line (~10 µs a request). Written through a child
   // without redaction, the request id first as Fastify's per-request child binds it, the
   // line has the same bytes (test/api/access-log.test.ts).

@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { AuthzSubject } from './subject.js';
 import type { WatchedGridMaps } from './watched-files.js';
 import { compileGlob } from './glob.js';
-import { fqanMatches, parseFqanPattern } from './fqan.js';
+import { fqanMatches, parseFqanPattern } from '../auth/voms/fqan.js';
 
 export type MatchRule = NonNullable<Config['authorization']>['groups'][number]['match'][number];
 export type Matcher = (s: AuthzSubject) => boolean;

@@ -21,6 +21,7 @@
  *    identity with the previous user's processes alive.
  */
 import type { Db } from '../store/database.js';
+import { sqlState } from '../store/state-list.js';
 
 const SWEEP_EVERY_MS = 10_000;
 /** The DN of a released lease whose account is being cleaned up (no certificate or token owner is empty). */
@@ -72,7 +73,9 @@ export class PoolLeases {
     this.#insert = db.prepare('INSERT INTO account_leases (account, dn, leased_at, last_used) VALUES (?, ?, ?, ?)');
     this.#touch = db.prepare('UPDATE account_leases SET last_used = ? WHERE account = ? AND last_used < ?');
     this.#release = db.prepare('DELETE FROM account_leases WHERE account = ? AND last_used = ?');
-    this.#busy = db.prepare("SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != 'WIPED' LIMIT 1").pluck();
+    this.#busy = db
+      .prepare(`SELECT 1 FROM jobs WHERE local_account = ? AND rest_state != ${sqlState('WIPED')} LIMIT 1`)
+      .pluck();
     this.#toCleaning = db.prepare('UPDATE account_leases SET dn = ? WHERE account = ? AND last_used = ?');
     this.#cleaned = db.prepare('DELETE FROM account_leases WHERE account = ? AND dn = ?');
     this.#clean = o.clean;

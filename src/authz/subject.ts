@@ -4,7 +4,7 @@
  * only, certificate rules certificates only.
  */
 import type { Identity } from '../auth/identity.js';
-import { parseFqanPattern, type Fqan } from './fqan.js';
+import { parseFqanPattern, type Fqan } from '../auth/voms/fqan.js';
 
 export interface X509Subject {
   readonly kind: 'x509';

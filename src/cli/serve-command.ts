@@ -11,9 +11,9 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { startService } from '../service/start.js';
-import { createLogger, reopenLogFile, type LogFileAccess } from '../service/logger.js';
+import { createLogger, reopenLogFile, type LogFileAccess } from '../process/logger.js';
 import { lookUpGroup } from '../accounts/resolve-account.js';
-import { StartError } from '../service/start-error.js';
+import { StartError } from '../process/start-error.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
-import { checkAuthorizationConfig } from '../authz/config-check.js';
+import { checkAuthorizationConfig } from './authorization-check.js';
 import { resolvePaths } from './paths.js';
 
 export class ConfigError extends Error {

@@ -40,7 +40,7 @@ import type {
   DelegationSettings,
   DelegationType,
   StoredPublicPart,
-} from './types.js';
+} from '../vocabulary/delegations.js';
 
 export interface DelegationServiceOptions {
   readonly store: DelegationStore;

@@ -11,7 +11,7 @@ import type { XmlElement } from '../doc/element.js';
 import { buildInfoDocument } from './info-document.js';
 import { readHostFacts } from './host-facts.js';
 import { tallyJobs, type JobTallyEntry } from './job-tally.js';
-import { lrmsLetter, type InternalState, type LrmsSubState } from '../vocabulary/job-states.js';
+import { lrmsLetter } from '../vocabulary/job-states.js';
 import type { JobStore } from '../store/job-store.js';
 import { CERES_VERSION } from '../config/version.js';
 import type { BatchClusterInfo } from '../lrms/backend.js';
@@ -58,10 +58,10 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       const entries: JobTallyEntry[] = [];
       for (const r of o.store.countByState()) {
         const e: JobTallyEntry = {
-          gmState: r.state as InternalState,
+          gmState: r.state,
           pending: r.pending !== 0,
           queue: r.queue,
-          ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState as LrmsSubState) } : {}),
+          ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState) } : {}),
         };
         for (let i = 0; i < r.n; i++) entries.push(e);
       }

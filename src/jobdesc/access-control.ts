@@ -6,7 +6,7 @@
  */
 import { childElements, localName, textOf, type XmlElement } from '../doc/element.js';
 import { parseXml } from '../doc/parse-xml.js';
-import type { AccessControl } from './model.js';
+import type { AccessControl } from '../vocabulary/job-description.js';
 import { inScopeNamespaces, renderStandalone } from './xml-subtree.js';
 
 const ACL_LIMITS = { maxBytes: 1024 * 1024, maxDepth: 32, maxAttributes: 64, maxElements: 10_000 };

@@ -11,7 +11,7 @@
  * parsers produce.
  */
 import { itemFailure, type ItemFailure } from './item-failure.js';
-import type { JobDescription } from './model.js';
+import type { JobDescription } from '../vocabulary/job-description.js';
 
 /** A configured queue; the field names match the `cluster.queues` entries of the config. */
 export interface QueueLimits {

@@ -1,6 +1,6 @@
 /** One description of a submission body: parsed, or failed on its own. */
 import type { ItemFailure } from './item-failure.js';
-import type { JobDescription } from './model.js';
+import type { JobDescription } from '../vocabulary/job-description.js';
 
 export type SubmissionItem =
   | {

@@ -10,7 +10,7 @@ import { GroupCommit } from '../store/group-commit.js';
 import type { JobRecord } from '../store/job-record.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort, ItemFailure } from './ports.js';
-import type { JobDescription } from '../jobdesc/model.js';
+import type { JobDescription } from '../vocabulary/job-description.js';
 import { SESSION_NOT_MADE, type SessionDirs } from '../sessions/session-dirs.js';
 
 export interface SubmitOptions {

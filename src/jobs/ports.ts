@@ -2,7 +2,7 @@
  * What the jobs service needs from its neighbours, as narrow interfaces, so the
  * service is testable and the neighbours can evolve (composition in src/service/).
  */
-import type { JobDescription } from '../jobdesc/model.js';
+import type { JobDescription } from '../vocabulary/job-description.js';
 
 export type ItemFailure = {
   readonly ok: false;

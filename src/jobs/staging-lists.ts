@@ -13,7 +13,7 @@
  * `output` holds every declared output: its target URL, or nothing for a file kept in
  * the session for the client.
  */
-import type { InputFile, OutputFile } from '../jobdesc/model.js';
+import type { InputFile, OutputFile } from '../vocabulary/job-description.js';
 import type { JobRecord } from '../store/job-record.js';
 import { escapeField, sessionPath } from '../staging/control-lines.js';
 import { redactUrl } from '../staging/redact.js';

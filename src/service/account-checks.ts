@@ -15,8 +15,8 @@ import { access, chmod, chown, lstat, mkdir, readFile, rmdir, stat } from 'node:
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import type { AccountResolver, LocalAccount } from '../accounts/resolve-account.js';
-import { StartError } from './start-error.js';
-import { PASSABLE } from './state-modes.js';
+import { StartError } from '../process/start-error.js';
+import { PASSABLE } from '../process/state-modes.js';
 import { parseGridMapFile, type GridMap } from '../authz/grid-mapfile.js';
 import { configuredAccounts } from '../authz/mapping.js';
 import { isCeError } from '../errors/ce-error.js';
@@ -52,7 +52,7 @@ export async function gridMapsOf(mapping: readonly MappingAccounts[]): Promise<G
 /**
  * Grid-mapfile accounts that would be shared without being declared (`accounts.shared`):
  * on the lines of several DNs, or also a fixed or pool account of the mapping. The
- * load-time check (src/authz/config-check.ts) covers fixed accounts; this one reads the
+ * load-time check (src/config/authorization-check.ts) covers fixed accounts; this one reads the
  * files as they are now. One message per account.
  */
 export async function undeclaredSharing(

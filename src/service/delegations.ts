@@ -18,7 +18,7 @@ import { DelegationStore } from '../store/delegation-store.js';
 import { KeyFiles } from '../delegations/key-files.js';
 import { KeyPool } from '../delegations/x509/key-pool.js';
 import { generateRsaKeyPair } from '../pki/keys.js';
-import type { DelegatedCredential } from '../delegations/types.js';
+import type { DelegatedCredential } from '../vocabulary/delegations.js';
 
 export interface DelegationsWiring {
   readonly port: DelegationPort;

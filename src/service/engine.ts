@@ -9,7 +9,7 @@ import type { JobStore } from '../store/job-store.js';
 import type { ControlDir } from '../store/control-dir.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { EnginePort } from '../jobs/ports.js';
-import type { StateLayout } from './layout.js';
+import type { StateLayout } from '../process/layout.js';
 import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';

@@ -1,4 +1,4 @@
-import type { ConfigProblem } from '../authz/config-check.js';
+import type { ConfigProblem } from '../config/authorization-check.js';
 
 /**
  * A reason the configuration cannot work on this host, under the key that causes it. A

@@ -5,7 +5,7 @@
  * listen → engine start. `close()` reverses it.
  *
  * Invariants: nothing touches the state directory before its lock is held (one service
- * per state directory, src/service/state-lock.ts), and the engine (which runs jobs)
+ * per state directory, src/process/state-lock.ts), and the engine (which runs jobs)
  * starts only once the listener is up: a service that cannot listen must not run jobs
  * from the database. Any failure on the way undoes what was started and rejects with
  * a StartError the command prints.
@@ -15,13 +15,13 @@ import { hostname as osHostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { listenParts } from '../config/load.js';
-import { stateLayout } from './layout.js';
+import { stateLayout } from '../process/layout.js';
 import { openDatabase, SchemaTooNewError } from '../store/database.js';
-import { StartError } from './start-error.js';
+import { StartError } from '../process/start-error.js';
 import { createOperations } from './operations.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
-import { makePrivateFile, setStateModes } from './state-modes.js';
+import { makePrivateFile, setStateModes } from '../process/state-modes.js';
 import { checkAccountsAtStart, describeJobAccounts } from './account-checks.js';
 import { refusal, runConfigChecks } from './config-checks.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
@@ -52,17 +52,18 @@ import { sessionRecords } from './session-records.js';
 import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import { REST_STATES } from '../vocabulary/job-states.js';
+import { REST_STATES, restState } from '../vocabulary/job-states.js';
+import { initialState } from '../engine/states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
-import { lockStateDir, type StateLock } from './state-lock.js';
-import { listenError } from './start-error.js';
-import { startHeapPolicy } from './heap-policy.js';
-import { loadNativeMemory, startTrimPolicy, type TrimPolicy } from './malloc-trim.js';
+import { lockStateDir, type StateLock } from '../process/state-lock.js';
+import { listenError } from '../process/start-error.js';
+import { startHeapPolicy } from '../process/heap-policy.js';
+import { loadNativeMemory, startTrimPolicy, type TrimPolicy } from '../process/malloc-trim.js';
 import { defaultPublicHost } from '../config/public-host.js';
 import { LiveConfig, type ReloadPlan } from './live-config.js';
-import { checkAuthorizationConfig } from '../authz/config-check.js';
+import { checkAuthorizationConfig } from '../config/authorization-check.js';
 import { createMonitoring } from './monitoring.js';
 import { guardDiskSpace } from '../api/rest/disk-guard.js';
 import { instrumentHttp } from '../api/http-metrics.js';
@@ -239,7 +240,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     get maxActivePerUser() {
       return config.jobs.maxActiveJobsPerUser; // reloadable
     },
-    initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
+    // The state machine's new job, in the vocabulary's names (ACCEPTED, REST ACCEPTING).
+    initialState: { state: initialState(0).state, restState: restState(initialState(0)) },
     draining: ops.draining,
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });

@@ -17,9 +17,9 @@ import { DIAGNOSE_NAMES, isDiagnoseName, type ControlDir } from '../store/contro
 import type { Db } from '../store/database.js';
 import { JobPages } from '../store/job-pages.js';
 import type { JobStore } from '../store/job-store.js';
-import { REST_STATES } from '../vocabulary/job-states.js';
+import { REST_STATES, WAITING_STATES } from '../vocabulary/job-states.js';
 
-const WAITING = new Set(['ACCEPTED', 'PREPARING', 'SUBMIT']);
+const WAITING = new Set<string>(WAITING_STATES);
 const MAX_SHOWN_CONTROL_BYTES = 256 * 1024;
 
 export interface WebWiring {

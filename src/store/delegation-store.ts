@@ -8,7 +8,9 @@
  * concurrent requests on one delegation (a PUT racing a renew) cannot both win.
  */
 import { durably, type Db } from './database.js';
-import type { DelegationType } from '../delegations/types.js';
+import type { DelegationType } from '../vocabulary/delegations.js';
+import { FINAL_STATES } from '../vocabulary/job-states.js';
+import { sqlStates } from './state-list.js';
 
 export interface DelegationRow {
   readonly id: string;
@@ -89,10 +91,10 @@ export class DelegationStore {
       'SELECT COUNT(*) AS n FROM delegations WHERE owner = @owner AND (expires_at IS NULL OR expires_at > @now)',
     );
     // Jobs are linked to delegations through job_delegations (migration 1). A job is
-    // active until it has ended (FINISHED) or been wiped (DELETED).
+    // active until it is in a final state: ended (FINISHED) or wiped (DELETED).
     this.#activeJobs = db.prepare(
       `SELECT COUNT(*) AS n FROM job_delegations jd JOIN jobs j ON j.id = jd.job_id
-       WHERE jd.delegation_id = ? AND j.state NOT IN ('FINISHED', 'DELETED')`,
+       WHERE jd.delegation_id = ? AND j.state NOT IN (${sqlStates(FINAL_STATES)})`,
     );
   }
 

@@ -6,7 +6,7 @@
  * migration that adds its column (migrations.ts, append-only).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { JobDescription } from '../jobdesc/model.js';
+import type { JobDescription } from '../vocabulary/job-description.js';
 
 export interface Field<C extends string = string, S extends TSchema = TSchema, V = unknown> {
   readonly column: C;

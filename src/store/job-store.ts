@@ -10,7 +10,14 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
-import { ENDED_REST_STATES, REST_STATES } from '../vocabulary/job-states.js';
+import {
+  ENDED_REST_STATES,
+  FINAL_STATES,
+  REST_STATES,
+  type InternalState,
+  type LrmsSubState,
+} from '../vocabulary/job-states.js';
+import { sqlStates } from './state-list.js';
 import {
   COLUMNS,
   columnOf,
@@ -89,9 +96,7 @@ export class JobStore {
     // IN over the active states: one index range per state, finished jobs are not scanned.
     const active = REST_STATES.filter((st) => !ENDED_REST_STATES.includes(st));
     this.#countActive = db
-      .prepare(
-        `SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${active.map((st) => `'${st}'`).join(',')})`,
-      )
+      .prepare(`SELECT count(*) FROM jobs WHERE owner = ? AND rest_state IN (${sqlStates(active)})`)
       .pluck();
     this.#delegsOf = db.prepare(
       'SELECT delegation_id AS d FROM job_delegations WHERE job_id = ? ORDER BY delegation_id',
@@ -267,7 +272,7 @@ export class JobStore {
     return (
       this.#db
         .prepare(
-          "SELECT id FROM jobs WHERE state IN ('FINISHED','DELETED') AND (clean_requested = 1 OR restart_requested = 1)",
+          `SELECT id FROM jobs WHERE state IN (${sqlStates(FINAL_STATES)}) AND (clean_requested = 1 OR restart_requested = 1)`,
         )
         .all() as { id: string }[]
     ).map((r) => r.id);
@@ -323,13 +328,23 @@ export class JobStore {
     ).map((r) => r.j);
   }
 
-  countByState(): { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[] {
+  /** Jobs per (state, pending, batch state, queue); the state columns are written only from the vocabulary's unions. */
+  countByState(): StateCount[] {
     return this.#db
       .prepare(
         'SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue',
       )
-      .all() as { state: string; pending: number; lrmsState: string | null; queue: string; n: number }[];
+      .all() as StateCount[];
   }
+}
+
+/** One group of countByState. */
+export interface StateCount {
+  readonly state: InternalState;
+  readonly pending: number;
+  readonly lrmsState: LrmsSubState | null;
+  readonly queue: string;
+  readonly n: number;
 }
 
 function insertParams(j: NewJob): Record<string, unknown> {

@@ -81,6 +81,8 @@ export const PENDABLE_STATES: readonly InternalState[] = ['ACCEPTED', 'PREPARING
 export const FINAL_STATES: readonly InternalState[] = ['FINISHED', 'DELETED'];
 /** States in which the engine still has something to do (all but the final ones). */
 export const ACTIVE_STATES: readonly InternalState[] = INTERNAL_STATES.filter((s) => !FINAL_STATES.includes(s));
+/** States of a job not yet handed to the batch system (a queue's waiting jobs). */
+export const WAITING_STATES: readonly InternalState[] = ['ACCEPTED', 'PREPARING', 'SUBMIT'];
 /** REST states of a job that has ended (the per-user limit of active jobs counts the others). */
 export const ENDED_REST_STATES: readonly RestState[] = ['FINISHED', 'FAILED', 'KILLED', 'WIPED'];
 
@@ -104,6 +106,8 @@ export interface RestStateInput {
 }
 
 const FINISHED_REST: Readonly<Record<Outcome, RestState>> = { success: 'FINISHED', failed: 'FAILED', killed: 'KILLED' };
+/** REST states of a run that ended, one per outcome (an accounting record is written for each). */
+export const OUTCOME_REST_STATES: readonly RestState[] = OUTCOMES.map((o) => FINISHED_REST[o]);
 
 /**
  * The REST state of a job (spec §3; A-REX §7.6: its info provider's mapping),

@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { AccountingRecorder } from '../../src/accounting/recorder.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 test('accounting catch-up pages: the runs without a record are found in every page, and nothing else', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ceres-catchup-'));
@@ -22,21 +23,9 @@ test('accounting catch-up pages: the runs without a record are found in every pa
   assert.ok(parsed.ok);
   const n = 2503;
   store.insertMany(
-    Array.from({ length: n }, (_, i) => ({
-      id: `j${i}`,
-      owner: '/CN=alice',
-      state: 'ACCEPTED' as const,
-      restState: 'ACCEPTING',
-      queue: 'main',
-      delegationId: null,
-      delegationIds: [],
-      format: 'xrsl' as const,
-      description: parsed.description,
-      raw: '&(executable=/bin/true)',
-      createdAt: 1,
-      rerunsLeft: 0,
-      clientHost: null,
-    })),
+    Array.from({ length: n }, (_, i) =>
+      newJobRow(`j${i}`, '/CN=alice', { queue: 'main', description: parsed.description, createdAt: 1 }),
+    ),
   );
   // All ended except every 7th (still active: never missing); every other one recorded.
   db.prepare("UPDATE jobs SET state = 'FINISHED', rest_state = 'FINISHED', ended_at = 1000 WHERE rowid % 7 != 0").run();

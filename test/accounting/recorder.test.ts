@@ -13,6 +13,7 @@ import { JobStore } from '../../src/store/job-store.js';
 import { AccountingRecorder } from '../../src/accounting/recorder.js';
 import { fromRow, type AccountingRow } from '../../src/accounting/record.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceres-recorder-'));
 const db = openDatabase(join(dir, 'db'));
@@ -25,23 +26,7 @@ after(() => {
 function job(id: string, xrsl: string) {
   const parsed = parseXrsl(xrsl);
   assert.ok(parsed.ok);
-  store.insertMany([
-    {
-      id,
-      owner: '/CN=alice',
-      state: 'ACCEPTED',
-      restState: 'ACCEPTING',
-      queue: 'main',
-      delegationId: null,
-      delegationIds: [],
-      format: 'xrsl',
-      description: parsed.description,
-      raw: xrsl,
-      createdAt: Date.now(),
-      rerunsLeft: 0,
-      clientHost: null,
-    },
-  ]);
+  store.insertMany([newJobRow(id, '/CN=alice', { queue: 'main', description: parsed.description, raw: xrsl })]);
   const j = store.get(id);
   assert.ok(j);
   return j;

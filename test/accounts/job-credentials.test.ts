@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JobCredentials, proxyFileText, type JobCredentialSource } from '../../src/accounts/job-credentials.js';
 import { AccountResolver } from '../../src/accounts/resolve-account.js';
-import type { DelegatedCredential } from '../../src/delegations/types.js';
+import type { DelegatedCredential } from '../../src/vocabulary/delegations.js';
 import { CeError } from '../../src/errors/ce-error.js';
 import {
   assertRoot,

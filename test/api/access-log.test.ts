@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { buildApp } from '../../src/api/app.js';
-import { REDACT } from '../../src/service/logger.js';
+import { REDACT } from '../../src/process/logger.js';
 import { headerAuthenticator, testRoutes } from '../helpers/app.js';
 
 function capture(): { lines: string[]; stream: Writable } {

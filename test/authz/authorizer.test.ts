@@ -13,6 +13,7 @@ import { PoolLeases } from '../../src/authz/pool-leases.js';
 import { buildConfig } from '../../src/config/load.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 import type { AuthzSubject } from '../../src/authz/subject.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const DAY_MS = 86_400_000;
 const cert = (dn: string, fqans: string[] = []): AuthzSubject => ({
@@ -207,22 +208,14 @@ describe('pool leases', () => {
     assert.equal(l.lease(pool, '/CN=a'), 'p1');
     assert.equal(l.lease(pool, '/CN=b'), 'p2');
     store.insertMany([
-      {
-        id: 'job1',
-        owner: '/CN=b',
+      newJobRow('job1', '/CN=b', {
         state: 'FINISHED',
         restState: 'FINISHED',
         queue: 'main',
-        delegationId: null,
-        delegationIds: [],
-        format: 'xrsl',
-        description: {},
         raw: '',
         createdAt: 0,
-        rerunsLeft: 0,
-        clientHost: null,
         localAccount: 'p2',
-      },
+      }),
     ]);
     t = 5 * DAY_MS;
     l.touch('p1'); // a request from /CN=a

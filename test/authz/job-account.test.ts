@@ -13,6 +13,7 @@ import { batchSpec } from '../../src/engine/scheduler/batch-spec.js';
 import { descriptionPort } from '../../src/jobs/description-port.js';
 import { buildConfig } from '../../src/config/load.js';
 import { firstChild, textOf, type XmlElement } from '../../src/doc/element.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceres-jobacct-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,22 +28,7 @@ function description() {
 }
 
 function job(id: string, extra: Partial<NewJob>): NewJob {
-  return {
-    id,
-    owner: '/CN=u',
-    state: 'ACCEPTED',
-    restState: 'ACCEPTING',
-    queue: 'main',
-    delegationId: null,
-    delegationIds: [],
-    format: 'xrsl',
-    description: description(),
-    raw: '',
-    createdAt: 1,
-    rerunsLeft: 0,
-    clientHost: null,
-    ...extra,
-  };
+  return newJobRow(id, '/CN=u', { queue: 'main', description: description(), raw: '', createdAt: 1, ...extra });
 }
 
 const children = (ca: XmlElement, name: string): string[] =>

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileGlob } from '../../src/authz/glob.js';
-import { fqanMatches, parseFqanPattern, type Fqan } from '../../src/authz/fqan.js';
+import { fqanMatches, parseFqanPattern, type Fqan } from '../../src/auth/voms/fqan.js';
 import { compileRule, Groups, type MatchRule } from '../../src/authz/match-rules.js';
 import { subjectOfIdentity, subjectKey, type AuthzSubject, type TokenSubject } from '../../src/authz/subject.js';
 import type { GridMap } from '../../src/authz/grid-mapfile.js';

@@ -6,6 +6,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JobStore } from '../../src/store/job-store.js';
 import { base, fakeJwt, makeFixture, signAs, type Fixture, type User } from './fixture.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -151,37 +152,10 @@ describe('deleting a delegation that jobs use', () => {
     const { id, csr } = await newX509(f, f.alice);
     assert.equal((await put(f, f.alice, id, await signAs(f.alice, csr))).statusCode, 200);
     const jobs = new JobStore(f.db);
+    const uses = { queue: 'default', delegationId: id, delegationIds: [id] };
     jobs.insertMany([
-      {
-        id: 'job1',
-        owner: f.alice.owner,
-        state: 'INLRMS',
-        restState: 'RUNNING',
-        queue: 'default',
-        delegationId: id,
-        delegationIds: [id],
-        format: 'xrsl',
-        description: {},
-        raw: '&(executable=/bin/true)',
-        createdAt: Date.now(),
-        rerunsLeft: 0,
-        clientHost: null,
-      },
-      {
-        id: 'job2',
-        owner: f.alice.owner,
-        state: 'FINISHED',
-        restState: 'FINISHED',
-        queue: 'default',
-        delegationId: id,
-        delegationIds: [id],
-        format: 'xrsl',
-        description: {},
-        raw: '&(executable=/bin/true)',
-        createdAt: Date.now(),
-        rerunsLeft: 0,
-        clientHost: null,
-      },
+      newJobRow('job1', f.alice.owner, { ...uses, state: 'INLRMS', restState: 'RUNNING' }),
+      newJobRow('job2', f.alice.owner, { ...uses, state: 'FINISHED', restState: 'FINISHED' }),
     ]);
     const r = await act(f, f.alice, id, 'delete');
     assert.equal(r.statusCode, 409);

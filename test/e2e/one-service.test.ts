@@ -19,8 +19,8 @@ import {
   startCeres,
   stopCeres,
 } from '../helpers/service.js';
-import { lockStateDir, StateDirBusyError } from '../../src/service/state-lock.js';
-import { StartError } from '../../src/service/start-error.js';
+import { lockStateDir, StateDirBusyError } from '../../src/process/state-lock.js';
+import { StartError } from '../../src/process/start-error.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 

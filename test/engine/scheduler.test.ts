@@ -18,6 +18,7 @@ import type { StageOutMode } from '../../src/engine/state-machine.js';
 import type { BatchBackend, BatchJobSpec, BatchUpdate, BatchUpdateListener } from '../../src/lrms/backend.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
 import { until } from '../helpers/poll.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 class FakeBackend implements BatchBackend {
   readonly name = 'fake';
@@ -783,21 +784,9 @@ function newJobs(
 ): NewJob[] {
   const parsed = parseXrsl(xrsl);
   assert.ok(parsed.ok);
-  return ids.map((id) => ({
-    id,
-    owner,
-    state: 'ACCEPTED',
-    restState: 'ACCEPTING',
-    queue: 'main',
-    delegationId: null,
-    delegationIds: [],
-    format: 'xrsl',
-    description: parsed.description,
-    raw: xrsl,
-    createdAt,
-    rerunsLeft: 0,
-    clientHost: null,
-  }));
+  return ids.map((id) =>
+    newJobRow(id, owner, { queue: 'main', description: parsed.description, raw: xrsl, createdAt }),
+  );
 }
 
 describe('scheduler: new jobs are looked at in bounded numbers', () => {

@@ -21,10 +21,11 @@ import type { BulkItem } from '../../src/jobs/job-actions.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import type { JobChanges } from '../../src/store/job-record.js';
-import { emptyJobDescription, type JobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription, type JobDescription } from '../../src/vocabulary/job-description.js';
 import { INTERNAL_STATES, LRMS_SUB_STATES, OUTCOMES, REST_STATES } from '../../src/vocabulary/job-states.js';
 import { nastyText } from '../helpers/nasty-text.js';
 import { legacyActivityDocument, legacyComputingActivity, type LegacyActivityOptions } from './legacy-activity.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const text = nastyText('  \t', 'line one\nline two\r\n\nthree', '/DC=org/DC=example/CN=Test User', 'x'.repeat(1500));
 const texts = fc.array(text, { maxLength: 4 });
@@ -245,23 +246,21 @@ describe('activity documents of stored jobs', () => {
                 },
               ],
       });
-      return {
-        id: `job${String(i).padStart(4, '0')}${'abcdef'.repeat(3)}`,
-        owner: i % 3 ? '/DC=org/DC=test/CN=Alice' : '/DC=org/DC=test/CN=Bob & "Co" <x>',
-        state: 'ACCEPTED',
-        restState: 'ACCEPTING',
-        queue: r.queue,
-        delegationId: desc.delegationId ?? null,
-        delegationIds: delegationIdsOf(desc),
-        format: r.format,
-        description: desc,
-        raw: '&(executable=/bin/true)',
-        createdAt: 1_795_700_000_000 + i * 777,
-        rerunsLeft: 0,
-        clientHost: r.clientHost,
-        localAccount: r.localAccount,
-        fqans: r.fqans,
-      };
+      return newJobRow(
+        `job${String(i).padStart(4, '0')}${'abcdef'.repeat(3)}`,
+        i % 3 ? '/DC=org/DC=test/CN=Alice' : '/DC=org/DC=test/CN=Bob & "Co" <x>',
+        {
+          queue: r.queue,
+          delegationId: desc.delegationId ?? null,
+          delegationIds: delegationIdsOf(desc),
+          format: r.format,
+          description: desc,
+          createdAt: 1_795_700_000_000 + i * 777,
+          clientHost: r.clientHost,
+          localAccount: r.localAccount,
+          fqans: r.fqans,
+        },
+      );
     });
     store.insertMany(jobs);
     rnd.forEach((r, i) => {

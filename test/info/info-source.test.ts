@@ -11,6 +11,7 @@ import { createInfoSource } from '../../src/info/info-source.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import type { XmlElement } from '../../src/doc/element.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 // Tests run with the repository root as working directory (npm test).
 const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
@@ -38,23 +39,7 @@ test('the GLUE2 document publishes that version and counts the stored jobs', (t)
     rmSync(dir, { recursive: true, force: true });
   });
   const store = new JobStore(db);
-  store.insertMany([
-    {
-      id: 'j1',
-      owner: 'o',
-      state: 'ACCEPTED',
-      restState: 'ACCEPTING',
-      queue: 'main',
-      delegationId: null,
-      delegationIds: [],
-      format: 'adl',
-      description: {},
-      raw: '',
-      createdAt: 1,
-      rerunsLeft: 0,
-      clientHost: null,
-    },
-  ]);
+  store.insertMany([newJobRow('j1', 'o', { queue: 'main', format: 'adl', raw: '', createdAt: 1 })]);
   const config = buildConfig({ stateDir: dir });
   const source = createInfoSource({
     config,

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseAdlBody } from '../../src/jobdesc/adl/parse-adl-body.js';
-import { emptyJobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription } from '../../src/vocabulary/job-description.js';
 import { splitSubmission } from '../../src/jobdesc/split-submission.js';
 import { ADL_NS, NG_NS, arcClientAdl, bulkAdl, richAdl } from './fixtures/samples.js';
 import { adlDoc, adlError, adlOk } from './helpers.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkAcceptance, leavesSession, type AcceptanceContext } from '../../src/jobdesc/check-acceptance.js';
-import { emptyJobDescription, type JobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription, type JobDescription } from '../../src/vocabulary/job-description.js';
 import { xrslOk } from './helpers.js';
 
 const ctx: AcceptanceContext = {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { parseAdl } from '../../src/jobdesc/adl/parse-adl-body.js';
 import type { ItemFailure } from '../../src/jobdesc/item-failure.js';
-import type { JobDescription } from '../../src/jobdesc/model.js';
+import type { JobDescription } from '../../src/vocabulary/job-description.js';
 import { parseXrsl } from '../../src/jobdesc/xrsl/parse-xrsl.js';
 import { ADL_NS, NG_NS } from './fixtures/samples.js';
 

@@ -1,7 +1,7 @@
 /** xRSL attribute semantics (A-REX's GRIDMANAGER dialect) mapped into the job model. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { emptyJobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription } from '../../src/vocabulary/job-description.js';
 import { diracXrsl } from './fixtures/samples.js';
 import { xrslError, xrslOk } from './helpers.js';
 

@@ -10,9 +10,10 @@ import { bulkPieces } from '../../src/api/rest/jobs/render.js';
 import { ActivityCache } from '../../src/jobs/activity-cache.js';
 import { activityWriter } from '../../src/jobs/activity.js';
 import { JobActions } from '../../src/jobs/job-actions.js';
-import { emptyJobDescription } from '../../src/jobdesc/model.js';
+import { emptyJobDescription } from '../../src/vocabulary/job-description.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const ALICE = '/DC=org/DC=test/CN=Alice';
 const BOB = '/DC=org/DC=test/CN=Bob';
@@ -39,26 +40,19 @@ describe('the activity document cache', async () => {
   const engine = { jobsSubmitted: () => undefined, jobPoked: () => undefined };
   const cached = new JobActions(store, engine, writer, 3);
   const uncached = new JobActions(store, engine, writer, 0);
-  const job = (id: string, owner: string, delegationId?: string): NewJob => ({
-    id,
-    owner,
-    state: 'ACCEPTED',
-    restState: 'ACCEPTING',
-    queue: 'main',
-    delegationId: delegationId ?? null,
-    delegationIds: delegationId === undefined ? [] : [delegationId],
-    format: 'xrsl',
-    description: {
-      ...emptyJobDescription('xrsl'),
-      executable: '/bin/true',
-      jobName: `name of ${id}`,
-      ...(delegationId === undefined ? {} : { delegationId }),
-    },
-    raw: '&(executable=/bin/true)',
-    createdAt: 1_795_000_000_000,
-    rerunsLeft: 0,
-    clientHost: null,
-  });
+  const job = (id: string, owner: string, delegationId?: string): NewJob =>
+    newJobRow(id, owner, {
+      queue: 'main',
+      delegationId: delegationId ?? null,
+      delegationIds: delegationId === undefined ? [] : [delegationId],
+      description: {
+        ...emptyJobDescription('xrsl'),
+        executable: '/bin/true',
+        jobName: `name of ${id}`,
+        ...(delegationId === undefined ? {} : { delegationId }),
+      },
+      createdAt: 1_795_000_000_000,
+    });
   store.insertMany([job('a', ALICE, 'd1'), job('b', ALICE), job('c', ALICE), job('d', ALICE), job('e', BOB)]);
 
   const answer = (a: JobActions, owner: string, ids: string[], format: (typeof FORMATS)[number]): string =>

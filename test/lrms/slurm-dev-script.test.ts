@@ -5,7 +5,7 @@ import { describe, it, after } from 'node:test';
 import { createServer } from 'node:net';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,8 +87,15 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
     if (dir === '') dir = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
     assert.equal(run('start').code, 0);
     const slurmEnv = { ...env, SLURM_CONF: join(dir, 'slurm.conf') };
-    const sb = spawnSync('sbatch', ['--parsable', '--wrap', 'sleep 300'], { env: slurmEnv, encoding: 'utf8' });
+    // Run from the cluster's directory: without -o, Slurm writes slurm-<id>.out into the job's
+    // working directory, which is sbatch's (the test runner's would be the repository).
+    const sb = spawnSync('sbatch', ['--parsable', '--wrap', 'sleep 300'], {
+      env: slurmEnv,
+      encoding: 'utf8',
+      cwd: dir,
+    });
     assert.equal(sb.status, 0, sb.stderr);
+    const output = join(dir, `slurm-${sb.stdout.trim()}.out`);
     const steps = (): number[] =>
       readdirSync('/proc')
         .filter((p) => /^\d+$/.test(p))
@@ -104,6 +111,7 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
           }
         });
     await until(() => steps().length > 0, 'the job step to start', 30_000);
+    await until(() => existsSync(output), `the job's output file in the cluster's directory (${output})`, 30_000);
     const [, , slurmd] = pids();
     process.kill(slurmd as number, 'SIGKILL');
     assert.equal(run('stop').code, 0);

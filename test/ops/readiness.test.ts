@@ -281,7 +281,7 @@ describe('what a reload may change', () => {
   it('new queues naming groups of an authorization section that is not running are found inconsistent (the reload is refused)', async () => {
     const { LiveConfig } = await import('../../src/service/live-config.js');
     const { buildConfig } = await import('../../src/config/load.js');
-    const { checkAuthorizationConfig } = await import('../../src/authz/config-check.js');
+    const { checkAuthorizationConfig } = await import('../../src/config/authorization-check.js');
     const live = new LiveConfig(buildConfig({ cluster: { queues: [{ name: 'a' }] } }));
     const plan = live.plan(
       buildConfig({

@@ -15,7 +15,7 @@ import {
   refuseMappingWithoutRoot,
   unreachableBy,
 } from '../../src/service/account-checks.js';
-import { StartError } from '../../src/service/start-error.js';
+import { StartError } from '../../src/process/start-error.js';
 import { AccountResolver, lookUpAccount } from '../../src/accounts/resolve-account.js';
 import {
   assertRoot,

@@ -79,7 +79,7 @@ describe('bin/ceres', () => {
         argv.some((a) => /^--heap-growing-percent=\d+$/.test(a)),
         `no heap growth cap in ${argv.join(' ')}`,
       );
-      // The heap policy (src/service/heap-policy.ts) needs gc to collect after a burst.
+      // The heap policy (src/process/heap-policy.ts) needs gc to collect after a burst.
       assert.ok(argv.includes('--expose-gc'), argv.join(' '));
       assert.ok(argv.includes('serve'), argv.join(' '));
       assert.ok(!mapsOf(child.pid as number).includes('libjemalloc'), 'jemalloc loaded without CERES_MALLOC=jemalloc');

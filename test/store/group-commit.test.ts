@@ -6,23 +6,10 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 function job(id: string, owner = 'alice'): NewJob {
-  return {
-    id,
-    owner,
-    state: 'ACCEPTED',
-    restState: 'ACCEPTING',
-    queue: 'main',
-    delegationId: null,
-    delegationIds: [],
-    format: 'xrsl',
-    description: {},
-    raw: '&(executable=/bin/true)',
-    createdAt: 1,
-    rerunsLeft: 0,
-    clientHost: null,
-  };
+  return newJobRow(id, owner, { queue: 'main', createdAt: 1 });
 }
 
 /** A real store whose transactions are counted. */

@@ -11,17 +11,14 @@ import { JobStore, type NewJob } from '../../src/store/job-store.js';
 import { COLUMNS, columnOf, fromRow, type JobRow } from '../../src/store/job-record.js';
 import { JOB_FIELDS } from '../../src/store/job-fields.js';
 import { isCeError } from '../../src/errors/ce-error.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 function job(id: string): NewJob {
-  return {
-    id,
-    owner: '/CN=alice',
-    state: 'ACCEPTED',
-    restState: 'ACCEPTING',
+  // Every field given a value of its own, so that each one's round trip shows.
+  return newJobRow(id, '/CN=alice', {
     queue: 'main',
     delegationId: 'd1',
     delegationIds: ['d1'],
-    format: 'xrsl',
     description: { executable: '/bin/true' },
     raw: '&(executable=/bin/true)',
     createdAt: 1000,
@@ -30,7 +27,7 @@ function job(id: string): NewJob {
     sessionIdent: '1:2',
     localAccount: 'pool01',
     fqans: ['/atlas'],
-  };
+  });
 }
 
 function withDb(t: { after: (fn: () => void) => void }): { db: Db; store: JobStore } {

@@ -6,23 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/store/database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 function job(id: string, owner: string, restState = 'ACCEPTING'): NewJob {
-  return {
-    id,
-    owner,
-    state: 'ACCEPTED',
-    restState,
-    queue: 'main',
-    delegationId: null,
-    delegationIds: [],
-    format: 'xrsl',
-    description: {},
-    raw: '&(executable=/bin/true)',
-    createdAt: 1,
-    rerunsLeft: 0,
-    clientHost: null,
-  };
+  return newJobRow(id, owner, { restState, queue: 'main', createdAt: 1 });
 }
 
 function withDb(t: { after: (fn: () => void) => void }): { db: Db; store: JobStore; file: string } {

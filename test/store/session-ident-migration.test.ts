@@ -10,26 +10,13 @@ import { openDatabase } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
 import { databaseAtSchema } from '../helpers/old-database.js';
 import { JobStore, type NewJob } from '../../src/store/job-store.js';
+import { newJobRow } from '../helpers/new-job.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceres-migr5-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const job = (id: string, extra: Partial<NewJob> = {}): NewJob => ({
-  id,
-  owner: '/CN=a',
-  state: 'FINISHED',
-  restState: 'FINISHED',
-  queue: '',
-  delegationId: null,
-  delegationIds: [],
-  format: 'xrsl',
-  description: {},
-  raw: '&(executable=/bin/true)',
-  createdAt: 1,
-  rerunsLeft: 0,
-  clientHost: null,
-  ...extra,
-});
+const job = (id: string, extra: Partial<NewJob> = {}): NewJob =>
+  newJobRow(id, '/CN=a', { state: 'FINISHED', restState: 'FINISHED', createdAt: 1, ...extra });
 
 describe('migration 5: session directory identity', () => {
   it('a job stored by the previous schema reads back with no identity; new jobs keep theirs across reopening', () => {

@@ -5,33 +5,16 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { signProxyFromCsr } from '../../src/pki/issue.js';
 
-function findChromium(): string | undefined {
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
-}
-
-const executable = findChromium();
-if (executable === undefined && process.env.CERES_REQUIRE_BROWSER === '1')
-  throw new Error('CERES_REQUIRE_BROWSER=1 but no chromium on PATH');
-const skip =
-  executable === undefined
-    ? 'no chromium on PATH (install Debian chromium; CERES_REQUIRE_BROWSER=1 makes this a failure)'
-    : false;
+const skip = chromiumSkip;
 
 describe('web interface in a real browser', { skip }, () => {
   let ceres: RunningCeres;
@@ -47,13 +30,8 @@ describe('web interface in a real browser', { skip }, () => {
     ceres = await startCeres({ config: { sessions: { maxFileBytes: 4096 } } });
     client = Client.forUser(ceres);
     origin = new URL(ceres.url).origin;
-    browser = await chromium.launch({ executablePath: executable as string, args: ['--no-sandbox'] });
-    ctx = await browser.newContext({
-      ignoreHTTPSErrors: true,
-      clientCertificates: [
-        { origin, certPath: join(ceres.pkiDir, 'usercert.pem'), keyPath: join(ceres.pkiDir, 'userkey.pem') },
-      ],
-    });
+    browser = await launchChromium();
+    ctx = await certificateContext(browser, origin, ceres.pkiDir, { cert: 'usercert.pem', key: 'userkey.pem' });
     // The attacker: another https origin (other port) whose page posts to Ceres.
     const cert = readFileSync(join(ceres.pkiDir, 'hostcert.pem'));
     const key = readFileSync(join(ceres.pkiDir, 'hostkey.pem'));

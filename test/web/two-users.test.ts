@@ -9,32 +9,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 
-function findChromium(): string | undefined {
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
-}
-
-const executable = findChromium();
-if (executable === undefined && process.env.CERES_REQUIRE_BROWSER === '1')
-  throw new Error('CERES_REQUIRE_BROWSER=1 but no chromium on PATH');
-const skip =
-  executable === undefined
-    ? 'no chromium on PATH (install Debian chromium; CERES_REQUIRE_BROWSER=1 makes this a failure)'
-    : false;
+const skip = chromiumSkip;
 
 async function fitsWidth(p: Page): Promise<void> {
   const overflow = await p.evaluate<number>(
@@ -72,13 +55,9 @@ describe('two users and an administrator in a real browser', { skip }, () => {
     origin = new URL(ceres.url).origin;
     aliceRest = Client.forUser(ceres);
     bobRest = Client.forUser(ceres, 'bob-proxy.pem');
-    browser = await chromium.launch({ executablePath: executable as string, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     const ctxFor = (cert: string, key: string, javaScriptEnabled = true) =>
-      browser.newContext({
-        ignoreHTTPSErrors: true,
-        javaScriptEnabled,
-        clientCertificates: [{ origin, certPath: join(pkiDir, cert), keyPath: join(pkiDir, key) }],
-      });
+      certificateContext(browser, origin, pkiDir, { cert, key }, javaScriptEnabled);
     alice = await ctxFor('usercert.pem', 'userkey.pem');
     bob = await ctxFor('bob-cert.pem', 'bob-key.pem');
     admin = await ctxFor('siteadmin-cert.pem', 'siteadmin-key.pem');

@@ -1,13 +1,13 @@
 /**
  * Where the service keeps its database in a state directory, and whether a service runs
- * on it: the pid holding the state directory's lock (src/service/state-lock.ts), read
+ * on it: the pid holding the state directory's lock (src/process/state-lock.ts), read
  * from /proc/locks without taking the lock (taking it, even briefly, could make a
  * service starting at that moment fail).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { stateLayout } from '../../service/layout.js';
-import { LOCK_FILE, lockHolder } from '../../service/state-lock.js';
+import { stateLayout } from '../../process/layout.js';
+import { LOCK_FILE, lockHolder } from '../../process/state-lock.js';
 
 export function dbFileOf(stateDir: string): string {
   return stateLayout(stateDir).db;

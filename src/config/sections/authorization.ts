@@ -3,7 +3,7 @@ import { ACCOUNT_NAME, FQAN_PREFIX, SHORT_NAME } from '../patterns.js';
 import { PATH } from '../paths.js';
 
 /**
- * One match rule: exactly one of its keys (checked at load, src/authz/config-check.ts).
+ * One match rule: exactly one of its keys (checked at load, src/config/authorization-check.ts).
  * One object with optional keys rather than a union, so a mistake gets a message
  * naming the key instead of "expected union value", and every key is documented.
  */

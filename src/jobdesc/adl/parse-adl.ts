@@ -24,7 +24,7 @@ import {
   type NotifyState,
   type OutputFile,
   type RuntimeEnvironmentRequest,
-} from '../model.js';
+} from '../../vocabulary/job-description.js';
 import { putOption } from '../option-record.js';
 import { parsePeriod } from '../period.js';
 import { parseStrictInt, parseUnsigned, parseXsdBoolean, roundUpToMiB } from '../values.js';

@@ -18,7 +18,7 @@ import {
   type JobDescription,
   type NotifyState,
   type OutputFile,
-} from '../model.js';
+} from '../../vocabulary/job-description.js';
 import { putOption } from '../option-record.js';
 import { parsePeriod } from '../period.js';
 import { parseStrictInt, parseUnsigned, parseYesNo } from '../values.js';

@@ -15,7 +15,7 @@
 import { ceError } from '../../errors/ce-error.js';
 import { itemFailure, type ItemFailure } from '../item-failure.js';
 import { defaultParseLimits, type ParseLimits } from '../limits.js';
-import type { JobDescription } from '../model.js';
+import type { JobDescription } from '../../vocabulary/job-description.js';
 import type { SubmissionItem } from '../submission-item.js';
 import { interpretXrsl } from './attributes.js';
 import { evaluateRequest, type ExpansionBudget } from './evaluate.js';

@@ -23,7 +23,7 @@ import { readPeerChain } from '../../../http/peer-chain.js';
 import { sendDoc, sendEmpty } from '../../../http/send.js';
 import { el, type XmlElement } from '../../../doc/element.js';
 import type { DelegationService } from '../../../delegations/delegation-service.js';
-import { DELEGATION_TYPES, type DelegationListItem, type DelegationType } from '../../../delegations/types.js';
+import { DELEGATION_TYPES, type DelegationListItem, type DelegationType } from '../../../vocabulary/delegations.js';
 import type { ApiVersion, Resource, RestRequest } from '../resource.js';
 import { delegatedToken } from './token-header.js';
 

@@ -1,5 +1,5 @@
 /**
- * The native memory helper (src/service/malloc-trim.ts): compiled once, loaded, and
+ * The native memory helper (src/process/malloc-trim.ts): compiled once, loaded, and
  * able to give back what the C library's malloc holds; the service loads it off the
  * start-up path and runs without it where it cannot be had.
  */
@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadNativeMemory, nativeMemoryFile, startTrimPolicy } from '../../src/service/malloc-trim.js';
+import { loadNativeMemory, nativeMemoryFile, startTrimPolicy } from '../../src/process/malloc-trim.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 

@@ -1,4 +1,4 @@
-// Log lines gathered into batches (src/service/log-batch.ts): handed on whole and in
+// Log lines gathered into batches (src/process/log-batch.ts): handed on whole and in
 // order, by size or after the flush interval, never dropped, written synchronously at
 // exit, and handed on before a log file is reopened.
 import { describe, it } from 'node:test';
@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LineBatch, type LineSink } from '../../src/service/log-batch.js';
-import { createLogger, reportLogErrors } from '../../src/service/logger.js';
+import { LineBatch, type LineSink } from '../../src/process/log-batch.js';
+import { createLogger, reportLogErrors } from '../../src/process/logger.js';
 
 class Sink implements LineSink {
   writes: string[] = [];
@@ -119,7 +119,7 @@ describe('log lines in batches', () => {
   });
 
   it('its timer does not keep the process alive', async () => {
-    const src = new URL('../../src/service/log-batch.js', import.meta.url).href;
+    const src = new URL('../../src/process/log-batch.js', import.meta.url).href;
     const code = `import(${JSON.stringify(src)}).then(({ LineBatch }) => {
       const b = new LineBatch({ write() { return true; }, flushSync() {} }, 4096, 60000);
       b.write('x\\n');
@@ -133,7 +133,7 @@ describe('log lines in batches', () => {
 
 describe('the service logger with batches', () => {
   it('writes the lines gathered when the process exits without a flush (a crash, process.exit)', async () => {
-    const src = new URL('../../src/service/logger.js', import.meta.url).href;
+    const src = new URL('../../src/process/logger.js', import.meta.url).href;
     const code = `import(${JSON.stringify(src)}).then(({ createLogger }) => {
       const log = createLogger({ level: 'info', bufferBytes: 4096, flushMilliseconds: 60000 });
       log.info({ n: 1 }, 'first');
@@ -150,7 +150,7 @@ describe('the service logger with batches', () => {
   });
 
   it('with bufferBytes 0 each line is written at once', async () => {
-    const src = new URL('../../src/service/logger.js', import.meta.url).href;
+    const src = new URL('../../src/process/logger.js', import.meta.url).href;
     // Killed before any timer could write: only a line written at once is there.
     const code = `import(${JSON.stringify(src)}).then(({ createLogger }) => {
       const log = createLogger({ level: 'info', bufferBytes: 0 });

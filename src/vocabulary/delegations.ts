@@ -1,6 +1,6 @@
 /**
- * The delegation vocabulary shared by the service, the REST resources and the
- * wiring. A delegation is owned by one identity (the end-entity DN of the caller that
+ * The delegation vocabulary shared by the service, the REST resources, the wiring, and
+ * below them the store (a delegation's type) and local accounts (a job's credential copy). A delegation is owned by one identity (the end-entity DN of the caller that
  * created it) and holds at most one current credential plus, for X.509, at most one
  * outstanding certificate request (the key pair whose public half was handed out).
  */

@@ -1,4 +1,4 @@
-// The log file's mode and group as the logger sets them (src/service/logger.ts), on real
+// The log file's mode and group as the logger sets them (src/process/logger.ts), on real
 // files: 0600 without log.group, also for a log an older version left 0644, folders made
 // for it 0700; with a group (as root) 0640 and the group's; a device at the log path is
 // never changed; a path that cannot be secured at a reopen is reported, not thrown.
@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { createLogger, reopenLogFile, secureLogFile } from '../../src/service/logger.js';
+import { createLogger, reopenLogFile, secureLogFile } from '../../src/process/logger.js';
 import { isRoot } from '../helpers/local-accounts.js';
 
 const mode = (p: string): number => statSync(p).mode & 0o777;

@@ -1,8 +1,8 @@
-// The heap policy (src/service/heap-policy.ts): one full collection after a burst, only
+// The heap policy (src/process/heap-policy.ts): one full collection after a burst, only
 // when the event loop is quiet, never again until the heap has grown anew.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHeapPolicy } from '../../src/service/heap-policy.js';
+import { startHeapPolicy } from '../../src/process/heap-policy.js';
 
 const MiB = 1024 * 1024;
 
@@ -189,7 +189,7 @@ test('heap policy: no idle collection when the young generation is small, or the
 // The real V8: without the idle collection its young generation stays at 32 MiB for as
 // long as the process lives (the memory reducer is off, as bin/ceres runs it).
 test('heap policy: with the real V8, an idle process gives its young generation back', async () => {
-  const policyUrl = new URL('../../src/service/heap-policy.js', import.meta.url).href;
+  const policyUrl = new URL('../../src/process/heap-policy.js', import.meta.url).href;
   const code = `
     import { startHeapPolicy } from ${JSON.stringify(policyUrl)};
     import { getHeapSpaceStatistics } from 'node:v8';

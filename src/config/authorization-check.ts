@@ -4,8 +4,8 @@
  * and every reference to a group defined, an account in one pool only, valid patterns.
  * Returns the first problem (the config loader turns it into a ConfigError naming the key).
  */
-import type { Config } from '../config/schema.js';
-import { parseFqanPattern } from './fqan.js';
+import type { Config } from './schema.js';
+import { parseFqanPattern } from '../auth/voms/fqan.js';
 
 export interface ConfigProblem {
   readonly key: string;

@@ -12,10 +12,11 @@
  *   list fields are always present, possibly empty;
  * - file names are as the description gave them (session-relative); the acceptance
  *   checks refuse names that leave the session directory.
- * docs/job-descriptions.md documents every field and where it comes from.
+ * docs/job-descriptions.md documents every field and where it comes from. A leaf (in the
+ * vocabulary, not in src/jobdesc): the store below the domain services keeps it.
  */
 
-import type { InternalState } from '../vocabulary/job-states.js';
+import type { InternalState } from './job-states.js';
 
 export type SourceFormat = 'adl' | 'xrsl';
 

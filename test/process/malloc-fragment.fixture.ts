@@ -1,10 +1,10 @@
 /**
- * Child of test/service/malloc-trim.test.ts (run with --expose-gc; argument: the
+ * Child of test/process/malloc-trim.test.ts (run with --expose-gc; argument: the
  * helper's folder): fragments the malloc heap on purpose, then trims once and prints
  * the resident set before and after as JSON.
  */
 import { readFileSync } from 'node:fs';
-import { loadNativeMemory } from '../../src/service/malloc-trim.js';
+import { loadNativeMemory } from '../../src/process/malloc-trim.js';
 
 const rssKiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN);
 const gc = (globalThis as { gc?: () => void }).gc;

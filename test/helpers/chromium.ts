@@ -1,0 +1,51 @@
+/**
+ * Headless Chromium for the browser tests (playwright-core driving Debian's chromium): where
+ * it is, the skip reason where it is not (a failure with CERES_REQUIRE_BROWSER=1), and a
+ * browser context presenting a dev-PKI client certificate to one origin.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+
+function findChromium(): string | undefined {
+  for (const name of ['chromium', 'chromium-browser']) {
+    try {
+      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+const executable = findChromium();
+if (executable === undefined && process.env.CERES_REQUIRE_BROWSER === '1')
+  throw new Error('CERES_REQUIRE_BROWSER=1 but no chromium on PATH');
+
+/** The `skip` option of a browser test's describe. */
+export const chromiumSkip: string | false =
+  executable === undefined
+    ? 'no chromium on PATH (install Debian chromium; CERES_REQUIRE_BROWSER=1 makes this a failure)'
+    : false;
+
+/** Starts headless Chromium (only under a describe that `chromiumSkip` did not skip). */
+export function launchChromium(): Promise<Browser> {
+  if (executable === undefined) throw new Error('no chromium on PATH');
+  // Root (CI, this test machine) cannot use Chromium's sandbox.
+  return chromium.launch({ executablePath: executable, args: ['--no-sandbox'] });
+}
+
+/** A context presenting `cert`/`key` of `pkiDir` to `origin` (the dev PKI's certificates are self-signed). */
+export function certificateContext(
+  browser: Browser,
+  origin: string,
+  pkiDir: string,
+  files: { cert: string; key: string },
+  javaScriptEnabled = true,
+): Promise<BrowserContext> {
+  return browser.newContext({
+    ignoreHTTPSErrors: true,
+    javaScriptEnabled,
+    clientCertificates: [{ origin, certPath: join(pkiDir, files.cert), keyPath: join(pkiDir, files.key) }],
+  });
+}
