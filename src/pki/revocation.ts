@@ -149,7 +149,7 @@ export class CrlDirectory {
 
   /** The most recent CRL named for `issuerName` that verifies with `issuer`'s key. */
   #newest(issuerName: ParsedCertificate['issuer'], issuer: ParsedCertificate): ParsedCrl | undefined {
-    const list = this.#byIssuer.get(canonicalEncoding(issuerName).toString('hex'));
+    const list = this.#byIssuer.get(nameKey(issuerName));
     if (list === undefined) return undefined;
     let newest: ParsedCrl | undefined;
     for (const l of list) {
@@ -162,4 +162,16 @@ export class CrlDirectory {
     }
     return newest;
   }
+}
+
+/**
+ * A name's lookup key (its canonical encoding), kept per parsed name: the CAs' CRLs are
+ * looked up for every trusted CA at each look and probe (expiredFor), and encoding a
+ * name costs more than the lookup.
+ */
+const nameKeys = new WeakMap<object, string>();
+function nameKey(name: ParsedCertificate['issuer']): string {
+  let k = nameKeys.get(name);
+  if (k === undefined) nameKeys.set(name, (k = canonicalEncoding(name).toString('hex')));
+  return k;
 }
