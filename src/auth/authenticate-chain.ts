@@ -31,9 +31,19 @@ export interface AttributeVerifier {
   ): { identity: X509Identity; cacheable: boolean };
 }
 
-/** What cached results depend on: the CRLs and, with attributes, the attribute trust. */
+const storeIds = new WeakMap<TrustStore, number>();
+let lastStoreId = 0;
+
+/**
+ * What cached results depend on: the trust store itself (a changed CA directory is
+ * another store, src/pki/live-trust-store.ts), its CRLs and, with attributes, the
+ * attribute trust.
+ */
 export function trustGeneration(trust: TrustStore, attributes: AttributeVerifier | undefined, now: number): string {
-  return attributes === undefined ? `${trust.refresh(now)}` : `${trust.refresh(now)}/${attributes.refresh(now)}`;
+  let id = storeIds.get(trust);
+  if (id === undefined) storeIds.set(trust, (id = ++lastStoreId));
+  const crls = `${id}:${trust.refresh(now)}`;
+  return attributes === undefined ? crls : `${crls}/${attributes.refresh(now)}`;
 }
 
 export function authenticateChain(

@@ -1,6 +1,6 @@
 /**
  * `ceres serve`: load the configuration, start the service, print the service URL and
- * the PKI folder, and shut down on SIGTERM/SIGINT:
+ * the CA directory it trusts (or the development PKI folder), and shut down on SIGTERM/SIGINT:
  *   first signal  -> graceful: stop accepting, finish in-flight requests, stop the
  *                    engine cleanly (running jobs keep running; they are recovered on
  *                    the next start), exit 0;
@@ -79,7 +79,11 @@ export function registerServeCommand(program: Command): void {
       process.stdout.write(`ceres: jobs run as ${svc.jobAccounts}\n`);
       // Before the PKI line: tools wait for that one as the last.
       if (svc.metricsUrl !== undefined) process.stdout.write(`ceres: metrics URL ${svc.metricsUrl}\n`);
-      process.stdout.write(`ceres: PKI folder ${svc.pkiDir}\n`);
+      // A site's CA directory (IGTF) holds CAs only; the development PKI folder holds its CA,
+      // host and user credentials: each line says which it is.
+      process.stdout.write(
+        svc.devPki ? `ceres: development PKI folder ${svc.pkiDir}\n` : `ceres: CA directory ${svc.pkiDir}\n`,
+      );
       if (svc.devTokenIssuer !== undefined)
         process.stdout.write(`ceres: token issuer ${svc.devTokenIssuer} (ceres token issue)\n`);
       let stopping = false;

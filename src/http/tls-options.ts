@@ -67,12 +67,12 @@ const PEER = Symbol('ceres.peerIdentity');
 const RECHECK = Symbol('ceres.peerRecheck');
 /**
  * How a kept-alive connection's identity is verified again when the CRLs (or the VOMS
- * directory) change: the trust store, attribute verifier and cache it was verified
- * with, and the generation of that verification.
+ * directory) change, or the trusted CAs do (another store is in force): the store in
+ * force and its cache, the attribute verifier, and the generation of the last verification.
  */
 interface Recheck {
-  readonly store: TrustStore;
-  readonly cache: VerifiedChainCache;
+  readonly current: () => TrustStore;
+  readonly cacheOf: (store: TrustStore) => VerifiedChainCache;
   readonly attributes: AttributeVerifier | undefined;
   generation: string;
 }
@@ -88,7 +88,8 @@ const cachesByStore = new WeakMap<TrustStore, VerifiedChainCache>();
 /**
  * Verify each connection's client chain once, when its handshake completes, and keep
  * the result on the socket. `trust` may be a function so that a reloaded CA directory
- * takes effect for new connections (each store has its own cache of verified chains).
+ * takes effect (each store has its own cache of verified chains): for new connections,
+ * and for kept-alive ones from their next request (`peerIdentity`).
  */
 export function attachPeerIdentity(
   server: TlsServer,
@@ -96,6 +97,8 @@ export function attachPeerIdentity(
   opts: AttachOptions = {},
 ): void {
   const now = opts.now ?? Date.now;
+  const current = typeof trust === 'function' ? trust : () => trust;
+  const cacheOf = (store: TrustStore): VerifiedChainCache => opts.cache ?? cacheFor(store);
   const legacy = opts.legacyChainBudget ?? new LegacyChainBudget();
   let legacySpentLogged = false;
   // Prepended so the result exists before the HTTP layer sees any request on the socket.
@@ -103,8 +106,8 @@ export function attachPeerIdentity(
     const s = socket as AuthSocket;
     let result: AuthResult;
     try {
-      const store = typeof trust === 'function' ? trust() : trust;
-      const cache = opts.cache ?? cacheFor(store);
+      const store = current();
+      const cache = cacheOf(store);
       const t = now();
       const chain = readPeerChain(socket, { anchors: anchorsOf(store), legacy });
       if (chain.legacyUnread === true) {
@@ -124,8 +127,8 @@ export function attachPeerIdentity(
       } else result = authenticateChain(chain, store, cache, t, opts.attributes);
       if (result.ok)
         s[RECHECK] = {
-          store,
-          cache,
+          current,
+          cacheOf,
           attributes: opts.attributes,
           generation: trustGeneration(store, opts.attributes, t),
         };
@@ -157,16 +160,21 @@ export function attachPeerIdentity(
  * clock comparison). Credentials that expire while a kept-alive connection is open
  * stop working at their notAfter, and a revocation published by a CRL reload applies to
  * them from their next request: when the CRL generation has moved since the connection
- * was verified, its chain (kept on the socket) is verified again, once per reload.
+ * was verified, its chain (kept on the socket) is verified again, once per reload. So is
+ * it when the trusted CAs changed (a new store is in force): a CA taken out of the
+ * directory stops authenticating its users' open connections too, not only new ones.
  */
 export function peerIdentity(socket: TLSSocket, now: number = Date.now()): AuthResult {
   const s = socket as AuthSocket;
   const rc = s[RECHECK];
-  if (rc !== undefined && trustGeneration(rc.store, rc.attributes, now) !== rc.generation) {
-    const again = authenticateChain(readPeerChain(socket), rc.store, rc.cache, now, rc.attributes);
-    rc.generation = trustGeneration(rc.store, rc.attributes, now);
-    s[PEER] = again;
-    if (!again.ok) s[RECHECK] = undefined;
+  if (rc !== undefined) {
+    const store = rc.current();
+    if (trustGeneration(store, rc.attributes, now) !== rc.generation) {
+      const again = authenticateChain(readPeerChain(socket), store, rc.cacheOf(store), now, rc.attributes);
+      rc.generation = trustGeneration(store, rc.attributes, now);
+      s[PEER] = again;
+      if (!again.ok) s[RECHECK] = undefined;
+    }
   }
   const r = s[PEER] ?? NOT_ATTACHED;
   if (r.ok && now >= r.identity.notAfter.getTime()) {

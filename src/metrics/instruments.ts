@@ -32,6 +32,7 @@ export interface Metrics {
   readonly diskLowWater: GaugeLike<'area'>;
   readonly diskLow: GaugeLike<'area'>;
   readonly reloads: CounterLike<'result'>;
+  readonly trustReloads: CounterLike<'part' | 'result'>;
   /** A gauge whose value is computed when scraped (never a counter that can drift). */
   gaugeAtScrape(
     name: string,
@@ -63,5 +64,6 @@ export const NO_METRICS: Metrics = Object.freeze({
   diskLowWater: none,
   diskLow: none,
   reloads: none,
+  trustReloads: none,
   gaugeAtScrape() {},
 });

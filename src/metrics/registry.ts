@@ -129,6 +129,12 @@ export class CeresMetrics implements Metrics {
     'Configuration reloads on SIGHUP, by result (applied, refused)',
     ['result'],
   );
+  readonly trustReloads = counter(
+    this.registry,
+    'ceres_trust_reloads_total',
+    'Changes of the trusted CAs (part cas: the CA directory, looked at every tls.crlRecheckSeconds and on SIGHUP) and of the host certificate (part host_certificate: on SIGHUP), by result (applied; kept: the new state was not usable and the running one stays)',
+    ['part', 'result'],
+  );
 
   constructor() {
     // process_cpu_*, process_resident_memory_bytes, nodejs_heap_*, nodejs_eventloop_lag_*, nodejs_gc_* ...

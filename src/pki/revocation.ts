@@ -1,9 +1,10 @@
 /**
  * The CRLs of a CA directory (`<hash>.r0`, `.r1`, ...), kept current while the service
  * runs: fetch-crl rewrites them every few hours, in place or by rename. The directory is
- * looked at again at most every `recheckMs`, from the verification path itself (no
- * timer to stop): one readdir and one stat per CRL file; only files whose inode, size or
- * times changed are read again. Each change bumps `generation`, which the verified-chain
+ * looked at again at most every `recheckMs`, from the verification path itself (and by the
+ * service's timer that follows the CA directory, src/service/trust-watch.ts): one readdir
+ * and one stat per CRL file; only files whose inode, size or times changed are read again
+ * (./followed-files.ts). Each change bumps `generation`, which the verified-chain
  * cache follows (src/auth/chain-cache.ts), so no chain verified before a reload is
  * trusted after it.
  *
@@ -17,8 +18,8 @@
  * A file that cannot be used is reported; if it was usable before (a rewrite caught half
  * way, a broken download), its previous content stays in force until it reads cleanly.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { lookAgain, type FileRead, type Followed } from './followed-files.js';
 import { canonicalEncoding } from './dn.js';
 import type { ParsedCertificate } from './certificate.js';
 import { parseCrlFile, type ParsedCrl } from './crl.js';
@@ -43,14 +44,13 @@ export interface CrlLog {
 }
 
 interface Loaded {
-  readonly stamp: string;
   readonly crl: ParsedCrl;
   /** Whether the CRL verifies with a certificate's key, by that certificate's fingerprint. */
   readonly verified: Map<string, boolean>;
 }
 
 export class CrlDirectory {
-  #files = new Map<string, Loaded>();
+  #files: ReadonlyMap<string, Followed<Loaded>> = new Map();
   #byIssuer = new Map<string, Loaded[]>();
   #checkedAt = -Infinity;
   #generation = 0;
@@ -76,9 +76,9 @@ export class CrlDirectory {
     return this.#files.size;
   }
 
-  /** Look at the directory again if `recheckMs` has passed since the last look. */
-  refresh(now: number): number {
-    if (now - this.#checkedAt < this.recheckMs) return this.#generation;
+  /** Look at the directory again if `recheckMs` has passed since the last look (or `force`: SIGHUP). */
+  refresh(now: number, force = false): number {
+    if (!force && now - this.#checkedAt < this.recheckMs) return this.#generation;
     this.#checkedAt = now;
     this.#scan();
     return this.#generation;
@@ -98,43 +98,21 @@ export class CrlDirectory {
       );
       return;
     }
-    const next = new Map<string, Loaded>();
-    const problems: CrlProblem[] = [];
-    let changed = false;
-    for (const name of names) {
-      const path = join(this.dir, name);
-      const before = this.#files.get(name);
-      let stamp: string;
+    const look = lookAgain(this.dir, names, this.#files, (path): FileRead<Loaded> => {
       try {
-        const st = statSync(path);
-        stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-      } catch {
-        continue; // removed between readdir and stat
-      }
-      if (before !== undefined && before.stamp === stamp) {
-        next.set(name, before);
-        continue;
-      }
-      try {
-        next.set(name, { stamp, crl: parseCrlFile(readFileSync(path)), verified: new Map() });
-        changed = true;
+        return { value: { crl: parseCrlFile(readFileSync(path)), verified: new Map() } };
       } catch (e) {
-        const reason = e instanceof Error ? e.message : 'unreadable';
-        problems.push({ file: name, reason });
-        this.log?.warn({ file: name, reason, kept: before !== undefined }, 'CRL file not usable');
-        // The previous content stays; the stale stamp makes the next look read it again.
-        if (before !== undefined) next.set(name, { ...before, stamp: `retry:${stamp}` });
+        return { problem: e instanceof Error ? e.message : 'unreadable' };
       }
-    }
-    for (const name of this.#files.keys()) if (!next.has(name)) changed = true;
-    this.#problems = problems;
-    if (!changed) {
-      this.#files = next;
-      return;
-    }
-    this.#files = next;
+    });
+    for (const p of look.problems)
+      this.log?.warn({ file: p.file, reason: p.reason, kept: p.kept }, 'CRL file not usable');
+    this.#problems = look.problems.map((p) => ({ file: p.file, reason: p.reason }));
+    this.#files = look.files;
+    if (!look.changed) return;
+    const next = look.files;
     const byIssuer = new Map<string, Loaded[]>();
-    for (const l of next.values()) {
+    for (const { value: l } of next.values()) {
       const k = canonicalEncoding(l.crl.issuer).toString('hex');
       const list = byIssuer.get(k);
       if (list === undefined) byIssuer.set(k, [l]);
@@ -147,7 +125,31 @@ export class CrlDirectory {
 
   /** Whether `cert`, issued by `issuer`, is revoked (or its CA's CRL is stale) at `now`. */
   status(cert: ParsedCertificate, issuer: ParsedCertificate, now: number): RevocationStatus | undefined {
-    const list = this.#byIssuer.get(canonicalEncoding(cert.issuer).toString('hex'));
+    const newest = this.#newest(cert.issuer, issuer);
+    if (newest === undefined) return undefined;
+    const at = newest.revoked.get(cert.serialHex);
+    if (at !== undefined) return { state: 'revoked', by: newest.issuerOneline, at };
+    if (newest.nextUpdate !== undefined && now > newest.nextUpdate.getTime())
+      return { state: 'crl-expired', by: newest.issuerOneline, at: newest.nextUpdate };
+    return undefined;
+  }
+
+  /**
+   * The CAs among `cas` whose CRL in force is past its nextUpdate at `now`: every
+   * certificate they issued is refused (`status` says 'crl-expired') until a fresh one comes.
+   */
+  expiredFor(cas: readonly ParsedCertificate[], now: number): { ca: ParsedCertificate; nextUpdate: Date }[] {
+    const expired: { ca: ParsedCertificate; nextUpdate: Date }[] = [];
+    for (const ca of cas) {
+      const next = this.#newest(ca.subject, ca)?.nextUpdate;
+      if (next !== undefined && now > next.getTime()) expired.push({ ca, nextUpdate: next });
+    }
+    return expired;
+  }
+
+  /** The most recent CRL named for `issuerName` that verifies with `issuer`'s key. */
+  #newest(issuerName: ParsedCertificate['issuer'], issuer: ParsedCertificate): ParsedCrl | undefined {
+    const list = this.#byIssuer.get(nameKey(issuerName));
     if (list === undefined) return undefined;
     let newest: ParsedCrl | undefined;
     for (const l of list) {
@@ -158,11 +160,18 @@ export class CrlDirectory {
       }
       if (ok && (newest === undefined || l.crl.thisUpdate > newest.thisUpdate)) newest = l.crl;
     }
-    if (newest === undefined) return undefined;
-    const at = newest.revoked.get(cert.serialHex);
-    if (at !== undefined) return { state: 'revoked', by: newest.issuerOneline, at };
-    if (newest.nextUpdate !== undefined && now > newest.nextUpdate.getTime())
-      return { state: 'crl-expired', by: newest.issuerOneline, at: newest.nextUpdate };
-    return undefined;
+    return newest;
   }
+}
+
+/**
+ * A name's lookup key (its canonical encoding), kept per parsed name: the CAs' CRLs are
+ * looked up for every trusted CA at each look and probe (expiredFor), and encoding a
+ * name costs more than the lookup.
+ */
+const nameKeys = new WeakMap<object, string>();
+function nameKey(name: ParsedCertificate['issuer']): string {
+  let k = nameKeys.get(name);
+  if (k === undefined) nameKeys.set(name, (k = canonicalEncoding(name).toString('hex')));
+  return k;
 }

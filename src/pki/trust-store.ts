@@ -7,18 +7,29 @@
  * (src/pki/revocation.ts). Signing policies, namespaces and other companions are
  * ignored. Files that cannot be used are reported in `problems` and skipped; a
  * directory that cannot be read, or that holds no usable CA, is an error.
+ *
+ * A store is one look at the certificates: it never changes its anchors. The running
+ * service follows the directory with src/pki/live-trust-store.ts, which makes a new store
+ * when the certificates change (the CRLs are shared between them).
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { canonicalEncoding, type Rdn } from './dn.js';
-import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from './certificate.js';
+import { toPem, type ParsedCertificate } from './certificate.js';
 import { PkiError } from './pki-error.js';
 import { CrlDirectory, type CrlLog, type RevocationStatus } from './revocation.js';
+import { CaCertificateFiles, caCertsFromPem, isCaCertificate } from './ca-files.js';
+
+export { isCaCertificate };
 
 export interface TrustStoreProblem {
   /** File name inside the CA directory. */
   readonly file: string;
   readonly reason: string;
+}
+
+/** A trusted CA whose CRL is past its nextUpdate: every certificate it issued is refused. */
+export interface ExpiredCrl {
+  readonly ca: ParsedCertificate;
+  readonly nextUpdate: Date;
 }
 
 export interface TrustStore {
@@ -38,10 +49,9 @@ export interface TrustStore {
    * whenever they did, and results of earlier verifications must then be dropped.
    */
   refresh(now: number): number;
+  /** The trusted CAs whose CRL in force is past its nextUpdate at `now`. */
+  expiredCrls(now: number): readonly ExpiredCrl[];
 }
-
-const HASHED = /^[0-9a-f]{8}\.\d+$/;
-const PEM = /\.pem$/i;
 
 export interface LoadTrustStoreOptions {
   /** Accept a directory without any usable CA (the caller authenticates otherwise). */
@@ -52,33 +62,26 @@ export interface LoadTrustStoreOptions {
   readonly log?: CrlLog;
 }
 
-/** Load a CA directory (synchronous: done once at start-up). */
+/** Load a CA directory once (synchronous); src/pki/live-trust-store.ts follows its changes. */
 export function loadTrustStore(caDir: string, opts: LoadTrustStoreOptions = {}): TrustStore {
-  let names: string[];
-  try {
-    names = readdirSync(caDir).sort();
-  } catch (e) {
-    throw new PkiError(`cannot read CA directory ${caDir}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  const certs: ParsedCertificate[] = [];
-  const problems: TrustStoreProblem[] = [];
-  for (const name of names) {
-    if (!HASHED.test(name) && !PEM.test(name)) continue;
-    let text: string;
-    try {
-      text = readFileSync(join(caDir, name), 'latin1');
-    } catch (e) {
-      problems.push({ file: name, reason: `unreadable (${(e as NodeJS.ErrnoException).code ?? 'error'})` });
-      continue;
-    }
-    const r = caCertsFromPem(text);
-    if (r.problem !== undefined) problems.push({ file: name, reason: r.problem });
-    certs.push(...r.certs);
-  }
   const crls = new CrlDirectory(caDir, opts.crlRecheckMs, opts.log);
+  return trustStoreOf(caDir, new CaCertificateFiles(caDir).scan(), crls, opts);
+}
+
+/**
+ * The trust store of one scan of a CA directory with its CRLs (shared between the
+ * successive stores of a directory: CRLs are followed on their own).
+ */
+export function trustStoreOf(
+  caDir: string,
+  scan: { readonly certs: readonly ParsedCertificate[]; readonly problems: readonly TrustStoreProblem[] },
+  crls: CrlDirectory,
+  opts: { readonly allowEmpty?: boolean } = {},
+): TrustStore {
   crls.refresh(Date.now());
+  const problems: TrustStoreProblem[] = scan.problems.map((p) => ({ file: p.file, reason: p.reason }));
   for (const p of crls.problems) problems.push(p);
-  const store = buildTrustStore(certs, problems, crls);
+  const store = buildTrustStore(scan.certs, problems, crls);
   if (store.anchors.length === 0 && opts.allowEmpty !== true) {
     const detail = problems.length > 0 ? `; skipped: ${problems.map((p) => `${p.file} (${p.reason})`).join(', ')}` : '';
     throw new PkiError(`no usable CA certificate in ${caDir}${detail}`);
@@ -96,33 +99,6 @@ export function trustStoreFromPems(pems: readonly string[]): TrustStore {
     certs.push(...r.certs);
   });
   return buildTrustStore(certs, problems);
-}
-
-function caCertsFromPem(text: string): { certs: ParsedCertificate[]; problem?: string } {
-  const blocks = pemBlocks(text);
-  if (blocks.length === 0) return { certs: [], problem: 'no PEM certificate in the file' };
-  const certs: ParsedCertificate[] = [];
-  for (const der of blocks) {
-    let c: ParsedCertificate;
-    try {
-      c = parseCertificate(der);
-    } catch (e) {
-      return { certs, problem: `not a valid certificate (${e instanceof Error ? e.message : 'parse error'})` };
-    }
-    if (!isCaCertificate(c)) return { certs, problem: `${c.subjectOneline} is not a CA certificate` };
-    certs.push(c);
-  }
-  return { certs };
-}
-
-/**
- * A certificate may act as a CA if basicConstraints says so, or if it is an old
- * version 1 certificate (no extensions at all) that is self-issued: OpenSSL accepts
- * such roots as trust anchors.
- */
-export function isCaCertificate(c: ParsedCertificate): boolean {
-  if (c.basicConstraints !== undefined) return c.basicConstraints.ca;
-  return c.version === 1 && canonicalEncoding(c.subject).equals(canonicalEncoding(c.issuer));
 }
 
 function buildTrustStore(
@@ -148,5 +124,6 @@ function buildTrustStore(
     pems: anchors.map((c) => toPem(c.der)),
     revocation: (cert, issuer, now) => crls?.status(cert, issuer, now),
     refresh: (now) => crls?.refresh(now) ?? 0,
+    expiredCrls: (now) => (crls === undefined ? [] : crls.expiredFor(anchors, now)),
   };
 }

@@ -161,6 +161,11 @@ export class Monitoring {
     this.#d.log.error({ reason }, 'configuration not reloaded: the running configuration is kept');
   }
 
+  /** Another readiness check, wired by the root (the trust store's). */
+  addCheck(c: ReadinessCheck): void {
+    this.#checks.push(c);
+  }
+
   readiness(): Promise<Readiness> {
     return evaluate(this.#checks);
   }

@@ -10,7 +10,7 @@
  * from the database. Any failure on the way undoes what was started and rejects with
  * a StartError the command prints.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
@@ -40,7 +40,11 @@ import { CallerTokenDelegations } from '../auth/token/job-credential.js';
 import { limitConnectionsPerIdentity } from '../http/fairness.js';
 import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
-import { loadTrustStore, type TrustStore } from '../pki/trust-store.js';
+import { LiveTrustStore } from '../pki/live-trust-store.js';
+import { readHostCredentials } from '../pki/host-credentials.js';
+import { PkiError } from '../pki/pki-error.js';
+import { TrustWatch } from './trust-watch.js';
+import type { TrustStore } from '../pki/trust-store.js';
 import { versionsResource } from '../api/rest/versions/index.js';
 import { infoResource } from '../api/rest/info/index.js';
 import { jobsResource } from '../api/rest/jobs/index.js';
@@ -75,6 +79,8 @@ export interface RunningService {
   readonly url: string;
   /** The PKI folder in use: the dev PKI directory, or the configured CA directory. */
   readonly pkiDir: string;
+  /** Whether `pkiDir` is the development PKI (else it is the site's CA directory). */
+  readonly devPki: boolean;
   /** The development token issuer trusted by this service, when it is (development PKI only). */
   readonly devTokenIssuer?: string;
   /** Who jobs run as (`ceres: jobs run as ...` at start). */
@@ -153,29 +159,36 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   const publicHost = config.cluster.hostname ?? defaultPublicHost(host);
   const urlHost = publicHost.includes(':') ? `[${publicHost}]` : publicHost;
 
-  // TLS credentials and trust.
-  let certPem: string;
-  let keyPem: string;
-  let trust: TrustStore;
+  // TLS credentials and trust: the CA directory is followed while the service runs, the
+  // host certificate and key are read again on SIGHUP (trust-watch.ts).
+  let hostFiles: { cert: string; key: string };
+  let caDir: string;
   let pkiDir: string;
   let devIssuer: DevIssuer | undefined;
-  const trustOptions = { log, crlRecheckMs: config.tls.crlRecheckSeconds * 1000 };
   if (config.tls.hostCert !== undefined && config.tls.hostKey !== undefined && config.tls.caDir !== undefined) {
-    certPem = readFileSync(config.tls.hostCert, 'utf8');
-    keyPem = readFileSync(config.tls.hostKey, 'utf8');
-    trust = loadTrustStore(config.tls.caDir, trustOptions);
-    pkiDir = config.tls.caDir;
+    hostFiles = { cert: config.tls.hostCert, key: config.tls.hostKey };
+    caDir = pkiDir = config.tls.caDir;
   } else {
     const pki = await ensureDevPki(
       L.pki,
       config.cluster.hostname !== undefined ? { hostname: config.cluster.hostname } : {},
     );
-    certPem = readFileSync(pki.files.hostCert, 'utf8');
-    keyPem = readFileSync(pki.files.hostKey, 'utf8');
-    trust = loadTrustStore(pki.files.certificatesDir, trustOptions);
+    hostFiles = { cert: pki.files.hostCert, key: pki.files.hostKey };
+    caDir = pki.files.certificatesDir;
     pkiDir = pki.dir;
     if (config.tokens.devIssuer) devIssuer = await ensureDevIssuer(pki.dir);
   }
+  let hostCreds;
+  let liveTrust;
+  try {
+    hostCreds = readHostCredentials(hostFiles.cert, hostFiles.key);
+    liveTrust = new LiveTrustStore(caDir, { log, crlRecheckMs: config.tls.crlRecheckSeconds * 1000 });
+  } catch (e) {
+    if (e instanceof PkiError) throw new StartError(e.message, { cause: e });
+    throw e;
+  }
+  // Parts that keep a store for the service's life get the view, which answers from the current one.
+  const trust = liveTrust.view;
   for (const p of trust.problems) log.warn({ file: p.file, reason: p.reason }, 'CA directory entry skipped');
 
   let db;
@@ -257,6 +270,12 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     maxFileBytes: config.sessions.maxFileBytes,
     maxUploadBytesPerJob: config.sessions.maxUploadBytesPerJob,
   });
+  let namesOf: TrustStore | undefined;
+  let names: readonly string[] = [];
+  const trustedCas = (): readonly string[] => {
+    if (namesOf !== liveTrust.current) names = (namesOf = liveTrust.current).anchors.map((a) => a.subjectOneline);
+    return names;
+  };
   const info = createInfoSource({
     config,
     store,
@@ -265,12 +284,14 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     sessionSpace: () => sessions.space(),
     lrms: engine.lrmsInfo,
     cluster: () => engine.clusterInfo(),
-    trustedCas: trust.anchors.map((a) => a.subjectOneline),
+    get trustedCas() {
+      return trustedCas(); // the CA directory is followed: published as it is now
+    },
     startTime: new Date(),
     drainedQueues: ops.drainedQueues,
   });
 
-  const tokens = createTokenAuth({ config, log, caPems: trust.pems, serviceUrl, devIssuer });
+  const tokens = createTokenAuth({ config, log, caPems: () => trust.pems, serviceUrl, devIssuer });
   // Rebuilt on every reload (grid-mapfiles re-read, new queues); requests use the current one.
   let auth = createAuth(config, db, log, tokens, defaultAccount);
   const callerTokens = new CallerTokenDelegations(delegations.service);
@@ -319,7 +340,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     fastify: {
       https: {
-        ...tlsServerOptions({ certPem, keyPem, caPems: trust.pems }),
+        ...tlsServerOptions({ certPem: hostCreds.certPem, keyPem: hostCreds.keyPem, caPems: trust.pems }),
         handshakeTimeout: config.tls.handshakeTimeoutSeconds * 1000,
       },
       keepAliveTimeout: config.http.keepAliveTimeoutSeconds * 1000,
@@ -360,7 +381,17 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
   voms.refresh(Date.now()); // says at start-up whether VOMS attributes are verified
-  attachPeerIdentity(tlsServer, trust, { log, attributes: voms });
+  attachPeerIdentity(tlsServer, () => liveTrust.current, { log, attributes: voms });
+  const trustWatch = new TrustWatch({
+    live: liveTrust,
+    server: tlsServer,
+    hostFiles,
+    host: hostCreds,
+    intervalMs: config.tls.crlRecheckSeconds * 1000,
+    log,
+    metrics: monitoring.metrics,
+  });
+  monitoring.addCheck(trustWatch.readinessCheck());
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   let indexFill: Promise<void> = Promise.resolve();
   const closeStores = async (): Promise<void> => {
@@ -404,6 +435,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     await closeStores();
     throw e;
   }
+  trustWatch.start();
   log.info(
     {
       url: serviceUrl(),
@@ -463,6 +495,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   return {
     url: serviceUrl(),
     pkiDir,
+    devPki: caDir !== pkiDir,
     ...(devIssuer ? { devTokenIssuer: devIssuer.issuer } : {}),
     jobAccounts,
     port: actualPort,
@@ -472,6 +505,9 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
         }
       : {}),
     reload(load) {
+      // The CA directory and the host certificate first: they do not depend on the
+      // configuration file, which may be refused below.
+      trustWatch.reload();
       let next: Config;
       try {
         next = load();
@@ -498,6 +534,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     async close() {
       heapPolicy?.stop();
+      trustWatch.stop();
       stopped = true;
       trimPolicy?.stop();
       await app.close();

@@ -25,8 +25,8 @@ export interface TokenVerifier {
 export interface TokenWiringDeps {
   readonly config: Config;
   readonly log: Logger;
-  /** Trusted grid CAs (PEM). */
-  readonly caPems: readonly string[];
+  /** Trusted grid CAs (PEM) as they are now (the CA directory is followed). */
+  readonly caPems: () => readonly string[];
   /** The service URL as published (after listen: the port is known then). */
   readonly serviceUrl: () => string;
   readonly devIssuer?: DevIssuer | undefined;
@@ -55,7 +55,6 @@ export function createTokenAuth(d: TokenWiringDeps): TokenVerifier | undefined {
       import('../auth/token/issuer-keys.js'),
       import('../auth/token/token-authenticator.js'),
     ]);
-    const ca = [...rootCertificates, ...d.caPems];
     const log = d.log.child({ part: 'tokens' });
     const issuers = new Map<string, InstanceType<typeof IssuerKeys>>();
     for (const s of sources) {
@@ -64,7 +63,7 @@ export function createTokenAuth(d: TokenWiringDeps): TokenVerifier | undefined {
         new IssuerKeys(s, {
           refreshMs: t.keysRefreshSeconds * 1000,
           maxAgeMs: t.keysMaxAgeSeconds * 1000,
-          getJson: (url) => httpsGetJson(url, { ca }),
+          getJson: (url) => httpsGetJson(url, { ca: [...rootCertificates, ...d.caPems()] }),
           onLoad: (e) =>
             e.error === undefined
               ? log.info(e, 'token issuer keys loaded')

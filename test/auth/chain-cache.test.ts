@@ -79,9 +79,15 @@ describe('authenticateChain', () => {
     const first = authenticateChain(present(proxy, user), trust, cache);
     assert.ok(first.ok);
     assert.equal(cache.size, 1);
-    // Served from the cache: even a store that trusts nothing answers the same now.
-    const again = authenticateChain(present(proxy, user), trustStoreFromPems([]), cache);
+    // Served from the cache: the same identity object.
+    const again = authenticateChain(present(proxy, user), trust, cache);
     assert.ok(again.ok && again.identity === first.identity);
+    // Not for another store (a CA directory that changed): one that trusts nothing refuses, and the
+    // cache is emptied, so the chain is verified again with the first store too.
+    assert.equal(authenticateChain(present(proxy, user), trustStoreFromPems([]), cache).ok, false);
+    assert.equal(cache.size, 0);
+    const third = authenticateChain(present(proxy, user), trust, cache);
+    assert.ok(third.ok && third.identity !== first.identity);
     // Another proxy of the same user is another chain.
     assert.ok(authenticateChain(present(await makeProxy(user), user), trust, cache).ok);
     assert.equal(cache.size, 2);

@@ -88,7 +88,7 @@ export async function startCeres(
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     const url = /service URL (\S+)/.exec(out)?.[1];
-    const pki = /PKI folder (\S+)/.exec(out)?.[1];
+    const pki = /(?:PKI folder|CA directory) (\S+)/.exec(out)?.[1];
     if (url && pki) {
       const port = Number(new URL(url).port);
       return { url, pkiDir: pki, stateDir, child, port, output: () => out };

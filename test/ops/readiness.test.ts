@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/store/database.js';
 import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
 import { evaluate, storeCheck } from '../../src/health/readiness.js';
+import { readyBody } from '../../src/health/answers.js';
 import { DiskWatch, lowSpaceReason, lowWaterBytes } from '../../src/health/disk-space.js';
 import { CeresMetrics } from '../../src/metrics/registry.js';
 import { TransitionObserver } from '../../src/metrics/jobs.js';
@@ -65,6 +66,34 @@ describe('readiness', () => {
     );
     assert.match(r.checks[0]?.reason ?? '', /no answer within/);
     assert.equal(r.checks[1]?.reason, 'boom');
+  });
+
+  it('an advisory check that fails is a warning with its reason, on both ports, and leaves the verdict alone', async () => {
+    const crls = { name: 'crls', advisory: true as const, check: () => 'the CRL of /CN=X CA expired at 2026-01-01' };
+    const ready = await evaluate([{ name: 'fine', check: () => undefined }, crls]);
+    assert.equal(ready.ready, true);
+    const pub = readyBody(ready, false);
+    assert.equal(pub.status, 200);
+    assert.deepEqual(JSON.parse(pub.body), {
+      status: 'ready',
+      warnings: [{ name: 'crls', reason: 'the CRL of /CN=X CA expired at 2026-01-01' }],
+    });
+    const detailed = JSON.parse(readyBody(ready, true).body);
+    assert.deepEqual(detailed.warnings, [{ name: 'crls', reason: 'the CRL of /CN=X CA expired at 2026-01-01' }]);
+    assert.equal(detailed.checks[1].advisory, true);
+    // Not ready for another reason: the failing list names only that one, the warning stays a warning.
+    const notReady = await evaluate([{ name: 'disk', check: () => 'sessions below its low-water mark' }, crls]);
+    assert.equal(notReady.ready, false);
+    const body = readyBody(notReady, false);
+    assert.equal(body.status, 503);
+    assert.deepEqual(JSON.parse(body.body), {
+      status: 'not ready',
+      failing: ['disk'],
+      warnings: [{ name: 'crls', reason: 'the CRL of /CN=X CA expired at 2026-01-01' }],
+    });
+    // A passing advisory check adds nothing to the answer.
+    const quiet = await evaluate([{ ...crls, check: () => undefined }]);
+    assert.deepEqual(JSON.parse(readyBody(quiet, false).body), { status: 'ready' });
   });
 });
 

@@ -43,7 +43,8 @@ export const serverSection = {
         Type.String({
           ...PATH,
           minLength: 1,
-          description: 'Directory of trusted CA certificates (OpenSSL hashed names <hash>.0 or *.pem)',
+          description:
+            'Directory of trusted CA certificates (OpenSSL hashed names <hash>.0 or *.pem) and their CRLs (<hash>.r0), followed while the service runs',
         }),
       ),
       handshakeTimeoutSeconds: Type.Number({ default: 30 * SECOND, exclusiveMinimum: 0 }),
@@ -51,7 +52,7 @@ export const serverSection = {
         default: 30 * SECOND,
         minimum: 1,
         description:
-          'CRLs in the CA directory (<hash>.r0) are looked at again at most this often: a certificate revoked there is refused, on new connections, within this time',
+          'The CA directory is looked at again this often (at once on SIGHUP): a CA added or removed there, or a certificate revoked by its CRL (<hash>.r0), takes effect within this time',
       }),
     },
     { default: {}, additionalProperties: false },
