@@ -7,7 +7,7 @@
  *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info src/authz
  *     src/admin src/accounting
  *   job engine src/engine
- *   adapters src/lrms src/staging src/store src/accounts
+ *   adapters src/lrms src/staging src/store src/accounts src/messaging
  *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
  *   observers: src/metrics src/health (wired by the root, served by src/http and src/api)
  *
@@ -60,9 +60,9 @@ module.exports = {
     {
       name: 'adapters-not-up',
       comment:
-        'Batch backends, data staging, the store and local accounts serve the engine and the services; they import neither.',
+        'Batch backends, data staging, the store, local accounts and the messaging client serve the engine and the services; they import neither.',
       severity: 'error',
-      from: { path: '^src/(lrms|staging|store|accounts)/' },
+      from: { path: '^src/(lrms|staging|store|accounts|messaging)/' },
       // The store keeps what the domain defines (a job's description, a delegation's type).
       to: { path: ABOVE_ADAPTERS, pathNot: '^src/(jobdesc/model|delegations/types)\\.ts$' },
     },
@@ -75,7 +75,7 @@ module.exports = {
       // Loading the configuration runs the authorization section's own checks (group
       // references, FQAN patterns): those two modules import only the schema.
       to: {
-        path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
+        path: '^src/(http|api|service|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts|messaging)/',
         pathNot: '^src/authz/(config-check|fqan)\\.ts$',
       },
     },
@@ -112,9 +112,9 @@ module.exports = {
     {
       name: 'http-server-only-in-http-and-api',
       comment:
-        "Requests and responses (node:http) are the transport's and the REST layer's; data staging is an HTTP client and may use its status names.",
+        "Requests and responses (node:http) are the transport's and the REST layer's; data staging and the messaging client (accounting to APEL) are HTTPS clients.",
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(http|api|service|staging)/' },
+      from: { path: '^src/', pathNot: '^src/(http|api|service|staging|messaging)/' },
       to: { dependencyTypes: ['core'], path: '^(node:)?https?$' },
     },
   ],

@@ -32,6 +32,9 @@ export interface Metrics {
   readonly diskLowWater: GaugeLike<'area'>;
   readonly diskLow: GaugeLike<'area'>;
   readonly reloads: CounterLike<'result'>;
+  readonly apelMessages: CounterLike<'kind' | 'result'>;
+  readonly apelRecords: CounterLike<'kind'>;
+  readonly apelSendSeconds: HistogramLike<'kind'>;
   /** A gauge whose value is computed when scraped (never a counter that can drift). */
   gaugeAtScrape(
     name: string,
@@ -63,5 +66,8 @@ export const NO_METRICS: Metrics = Object.freeze({
   diskLowWater: none,
   diskLow: none,
   reloads: none,
+  apelMessages: none,
+  apelRecords: none,
+  apelSendSeconds: none,
   gaugeAtScrape() {},
 });

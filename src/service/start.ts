@@ -19,6 +19,7 @@ import { stateLayout } from './layout.js';
 import { openDatabase, SchemaTooNewError } from '../store/database.js';
 import { StartError } from './start-error.js';
 import { createOperations } from './operations.js';
+import { createApel } from './apel.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
 import { makePrivateFile, setStateModes } from './state-modes.js';
@@ -144,13 +145,16 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // TLS credentials and trust.
   let certPem: string;
   let keyPem: string;
+  let certFile: string;
+  let keyFile: string;
   let trust: TrustStore;
   let pkiDir: string;
   let devIssuer: DevIssuer | undefined;
   const trustOptions = { log, crlRecheckMs: config.tls.crlRecheckSeconds * 1000 };
   if (config.tls.hostCert !== undefined && config.tls.hostKey !== undefined && config.tls.caDir !== undefined) {
-    certPem = readFileSync(config.tls.hostCert, 'utf8');
-    keyPem = readFileSync(config.tls.hostKey, 'utf8');
+    [certFile, keyFile] = [config.tls.hostCert, config.tls.hostKey];
+    certPem = readFileSync(certFile, 'utf8');
+    keyPem = readFileSync(keyFile, 'utf8');
     trust = loadTrustStore(config.tls.caDir, trustOptions);
     pkiDir = config.tls.caDir;
   } else {
@@ -158,8 +162,9 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       L.pki,
       config.cluster.hostname !== undefined ? { hostname: config.cluster.hostname } : {},
     );
-    certPem = readFileSync(pki.files.hostCert, 'utf8');
-    keyPem = readFileSync(pki.files.hostKey, 'utf8');
+    [certFile, keyFile] = [pki.files.hostCert, pki.files.hostKey];
+    certPem = readFileSync(certFile, 'utf8');
+    keyPem = readFileSync(keyFile, 'utf8');
     trust = loadTrustStore(pki.files.certificatesDir, trustOptions);
     pkiDir = pki.dir;
     if (config.tokens.devIssuer) devIssuer = await ensureDevIssuer(pki.dir);
@@ -202,6 +207,15 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     store,
     paths: { sessions: L.sessions, state: L.root },
     backend: () => engine.backend(),
+  });
+  const apel = createApel({
+    config,
+    db,
+    log,
+    metrics: monitoring.metrics,
+    hostname: publicHost,
+    host: { certFile, keyFile, cert: certPem, key: keyPem },
+    caPems: trust.pems,
   });
   const engine = createEngine({
     config,
@@ -381,6 +395,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       .fillIndexInSlices()
       .catch((e: unknown) => log.error({ err: e }, 'job index fill failed; status answers come from the database'));
     ops.catchUp();
+    apel?.start();
     ops.startRequests({ actions, store, delegations: delegations.service });
     // Keys for delegation requests are made ahead from now on, one at a time in the
     // background: the first `action=new` after a start would otherwise wait for one.
@@ -488,6 +503,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       stopped = true;
       trimPolicy?.stop();
       await app.close();
+      await apel?.stop();
       await ops.stop();
       await engine.stop();
       await closeStores();
