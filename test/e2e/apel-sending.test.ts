@@ -1,0 +1,235 @@
+// Accounting sent to APEL by the real service, against the fake messaging service
+// (test/helpers/fake-ams.ts). Crash safety: the service is killed with SIGKILL again and
+// again while it sends, half the time right after the messaging service acknowledged a
+// message (before the service could mark it), half the time at a random moment; after
+// the last start every record has arrived, signed by the host certificate, and each
+// crash repeated at most one message (the same one, the same text). Summaries: whole
+// months, logged and metered; `ceres accounting republish` sends a range again, and
+// refuses bad dates clearly.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureDevPki, type DevPki } from '../../src/pki/dev-pki.js';
+import { openDatabase } from '../../src/store/database.js';
+import { FakeAms } from '../helpers/fake-ams.js';
+import { insertRecords } from '../helpers/accounting-records.js';
+import { removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import { until } from '../helpers/poll.js';
+import { sample, scrape } from '../ops/scrape.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const OCT = Date.UTC(2026, 9, 1);
+const NOV = Date.UTC(2026, 10, 1);
+const HOST = 'ce.apel-test.example';
+
+interface Site {
+  dir: string;
+  stateDir: string;
+  pki: DevPki;
+  ams: FakeAms;
+}
+
+async function site(prefix: string): Promise<Site> {
+  const dir = tempDir(prefix);
+  const stateDir = join(dir, 'state');
+  mkdirSync(stateDir, { recursive: true });
+  // The service's own development PKI, made first so the fake service trusts its CA.
+  const pki = await ensureDevPki(join(stateDir, 'pki'), { hostname: HOST });
+  const ams = await FakeAms.start({
+    cert: readFileSync(pki.files.hostCert, 'utf8'),
+    key: readFileSync(pki.files.hostKey, 'utf8'),
+    ca: readFileSync(pki.files.caCert, 'utf8'),
+  });
+  return { dir, stateDir, pki, ams };
+}
+
+function config(s: Site, apel: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    cluster: { hostname: HOST },
+    accounting: {
+      apel: {
+        enabled: true,
+        amsHost: '127.0.0.1',
+        amsPort: s.ams.port,
+        tokenPort: s.ams.port,
+        site: 'CERES-E2E',
+        intervalSeconds: 1,
+        retryMinSeconds: 0.2,
+        retryMaxSeconds: 1,
+        timeoutSeconds: 10,
+        ...apel,
+      },
+    },
+    ...extra,
+  };
+}
+
+function seed(s: Site, fn: (db: ReturnType<typeof openDatabase>) => void): void {
+  const db = openDatabase(join(s.stateDir, 'ceres.db'));
+  try {
+    fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+const jobIdsOf = (texts: readonly string[]) =>
+  texts.flatMap((t) => [...t.matchAll(/^LocalJobId: (\S+?)\r?$/gm)].map((m) => m[1]!));
+
+describe('accounting to APEL: nothing lost across kill -9, at most one message repeated per crash', () => {
+  let s: Site;
+  let ids: string[];
+  before(async () => {
+    s = await site('apel-crash');
+    seed(s, (db) => (ids = insertRecords(db, 1500, { fromMs: OCT, stepMs: 60_000 })));
+  });
+  after(async () => {
+    await s.ams.close();
+    removeDir(s.dir);
+  });
+
+  it('every record arrives once the sending is done; each crash repeats one message at most', async () => {
+    const cfg = config(s, { messages: 'individual', batchSize: 40 });
+    const crashes: { kind: 'at-ack' | 'random'; before: number }[] = [];
+    for (let round = 0; round < 6; round++) {
+      const kind = round % 2 === 0 ? 'at-ack' : 'random';
+      const before = s.ams.received.length;
+      const ceres: RunningCeres = await startCeres({ stateDir: s.stateDir, config: cfg });
+      const pid = ceres.child.pid!;
+      const dead = new Promise((r) => ceres.child.once('exit', r));
+      if (kind === 'at-ack') {
+        // Killed once the acknowledgement of its (2 + round)-th message of this run is written.
+        let n = 0;
+        s.ams.onPublished = () => {
+          if (++n === 2 + round) process.kill(pid, 'SIGKILL');
+        };
+      } else {
+        await until(() => s.ams.received.length > before, 'a message of this run', 60_000);
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 150)));
+        process.kill(pid, 'SIGKILL');
+      }
+      await dead;
+      s.ams.onPublished = undefined;
+      crashes.push({ kind, before });
+    }
+    const ceres = await startCeres({ stateDir: s.stateDir, config: cfg });
+    try {
+      await until(
+        () => new Set(jobIdsOf(s.ams.texts())).size === ids.length,
+        'every record at the fake service',
+        120_000,
+      );
+    } finally {
+      await stopCeres(ceres);
+    }
+    const got = jobIdsOf(s.ams.texts());
+    assert.deepEqual([...new Set(got)].sort(), [...ids].sort(), 'every record arrived');
+    for (const m of s.ams.received) {
+      assert.equal(m.signatureError, undefined);
+      assert.match(m.signer ?? '', new RegExp(`CN=${HOST.replace(/\./g, '\\.')}`));
+    }
+    assert.match(s.ams.texts()[0]!, new RegExp(`^MachineName: ${HOST.replace(/\./g, '\\.')}\\r?$`, 'm'));
+    assert.notEqual(HOST, hostname());
+    // Repeats: a message (empaid) received again, with the same text; at most one per crash.
+    const seen = new Map<string, string>();
+    let repeats = 0;
+    let atAck = 0;
+    s.ams.received.forEach((m, i) => {
+      const prev = seen.get(m.empaid!);
+      if (prev !== undefined) {
+        repeats++;
+        assert.equal(m.text, prev, 'a repeat is the same message');
+        // The crash whose next start sent it again.
+        const crash = [...crashes].reverse().find((c) => c.before <= i);
+        if (crash?.kind === 'at-ack') atAck++;
+      } else seen.set(m.empaid!, m.text!);
+    });
+    assert.ok(repeats <= crashes.length, `${repeats} repeats for ${crashes.length} crashes`);
+    const perRun = crashes.map((c, k) => {
+      const end = crashes[k + 1]?.before ?? s.ams.received.length;
+      const ids = s.ams.received.slice(c.before, end).map((m) => m.empaid);
+      return ids.filter((e, j) => s.ams.received.slice(0, c.before + j).some((x) => x.empaid === e)).length;
+    });
+    assert.ok(
+      perRun.every((n) => n <= 1),
+      `repeats per run: ${perRun.join(',')}`,
+    );
+    // Killed right after the acknowledgement, the service could not mark it: it was sent again.
+    assert.ok(atAck >= 1, `no repeat after the kills at the acknowledgement (${perRun.join(',')})`);
+  });
+});
+
+describe('accounting to APEL: summaries, logs, metrics and republish', () => {
+  let s: Site;
+  let ceres: RunningCeres;
+  before(async () => {
+    s = await site('apel-summaries');
+    seed(s, (db) => {
+      insertRecords(db, 40, { fromMs: OCT, stepMs: 3600_000 });
+      insertRecords(db, 10, { fromMs: NOV, stepMs: 3600_000, prefix: 'nov' });
+    });
+    ceres = await startCeres({
+      stateDir: s.stateDir,
+      config: {
+        ...config(s, { messages: 'summaries' }, { metrics: { listen: '127.0.0.1:0' } }),
+        log: { level: 'info' },
+      },
+    });
+  });
+  after(async () => {
+    await stopCeres(ceres);
+    await s.ams.close();
+    removeDir(s.dir);
+  });
+  const jobs = (text: string) => [...text.matchAll(/^NumberOfJobs: (\d+)\r?$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [MAIN, 'accounting', ...args, '--state-dir', s.stateDir], { encoding: 'utf8' });
+
+  it('sends each month as summaries and a sync message, logged with counts and metered', async () => {
+    await until(() => s.ams.received.length >= 4, 'two months sent', 60_000);
+    const [octSum, octSync, novSum, novSync] = s.ams.texts();
+    assert.match(octSum!, /^APEL-summary-job-message: v0\.2\r?\n/);
+    assert.match(octSum!, /^Month: 10\r?$/m);
+    assert.equal(jobs(octSum!), 40);
+    assert.match(octSync!, /^APEL-sync-message: v0\.1\r?\n/);
+    assert.equal(jobs(octSync!), 40);
+    assert.equal(jobs(novSum!), 10);
+    assert.equal(jobs(novSync!), 10);
+    assert.match(ceres.output(), /"kind":"summary","records":3,.*"msg":"accounting message sent to APEL"/);
+    const m = await scrape(ceres);
+    assert.equal(sample(m, 'ceres_apel_messages_total', { kind: 'summary', result: 'sent' }), 2);
+    assert.equal(sample(m, 'ceres_apel_messages_total', { kind: 'sync', result: 'sent' }), 2);
+    assert.equal(sample(m, 'ceres_apel_unqueued_records'), 0);
+    assert.equal(sample(m, 'ceres_apel_unsent_messages'), 0);
+  });
+
+  it('republish sends the months of a range again, whole', async () => {
+    const before = s.ams.received.length;
+    const r = cli('republish', '--from', '2026-10-02', '--to', '2026-10-03');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^16 record\(s\) queued again for APEL/);
+    await until(() => s.ams.received.length >= before + 2, 'October again', 60_000);
+    const again = s.ams.texts().slice(before);
+    assert.equal(jobs(again[0]!), 40, 'the whole month, not only the range');
+    assert.match(again[0]!, /^Month: 10\r?$/m);
+  });
+
+  it('republish refuses bad dates and an empty range clearly, and says when nothing matched', () => {
+    for (const [args, msg] of [
+      [['--from', '2026-13-01', '--to', '2026-12'], /--from: '2026-13-01' is not a date/],
+      [['--from', '2026-11', '--to', '2026-10'], /--to \(2026-10\) must be after --from \(2026-11\)/],
+      [['--from', 'yesterday', '--to', '2026-10'], /is not a date; use YYYY-MM-DD or YYYY-MM/],
+    ] as const) {
+      const r = cli('republish', ...args);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, msg);
+    }
+    const none = cli('republish', '--from', '2020-01', '--to', '2020-02');
+    assert.equal(none.status, 0);
+    assert.match(none.stdout, /no record of a job that ended in \[2020-01, 2020-02\)/);
+  });
+});
