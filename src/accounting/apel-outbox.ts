@@ -99,6 +99,9 @@ export class ApelOutbox {
       next: db.prepare(
         'SELECT id, kind, body, records, created_at AS createdAt, attempts FROM apel_outbox WHERE sent_at IS NULL ORDER BY id LIMIT 1',
       ),
+      nextAfter: db.prepare(
+        'SELECT id, kind, body, records, created_at AS createdAt, attempts FROM apel_outbox WHERE sent_at IS NULL AND id > ? ORDER BY id LIMIT 1',
+      ),
       sent: db.prepare(
         'UPDATE apel_outbox SET sent_at = ?, message_id = ?, body = NULL WHERE id = ? AND sent_at IS NULL',
       ),
@@ -177,6 +180,11 @@ export class ApelOutbox {
   /** The oldest unsent message. */
   next(): OutboxMessage | undefined {
     return this.#s.next.get() as OutboxMessage | undefined;
+  }
+
+  /** The unsent message after message `id`. */
+  nextAfter(id: number): OutboxMessage | undefined {
+    return this.#s.nextAfter.get(id) as OutboxMessage | undefined;
   }
 
   /** The messaging service acknowledged message `id` (its id there: `messageId`). */

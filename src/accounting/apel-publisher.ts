@@ -5,6 +5,8 @@
  * refused connection, 5xx, 401, ...) leaves the message unsent and is retried after a
  * wait that doubles with each further failure up to a bound; nothing is dropped. Every
  * send is logged with its counts and reported to `onSent`/`onFailed` (metrics).
+ * While one message is published the next one is signed: signing is a process of its
+ * own, and only the publishing has to wait for the acknowledgement before it.
  */
 import type { ApelOutbox, OutboxMessage } from './apel-outbox.js';
 
@@ -15,8 +17,10 @@ export interface PublisherLog {
 
 export interface ApelPublisherDeps {
   readonly outbox: ApelOutbox;
-  /** Signs and publishes one message; resolves with the id the messaging service gave it. */
-  readonly send: (m: OutboxMessage) => Promise<string>;
+  /** Signs a message (S/MIME): what is published. */
+  readonly sign: (m: OutboxMessage) => Promise<string>;
+  /** Publishes one signed message; resolves with the id the messaging service gave it. */
+  readonly publish: (m: OutboxMessage, signed: string) => Promise<string>;
   readonly log: PublisherLog;
   readonly intervalMs: number;
   readonly retryMinMs: number;
@@ -36,6 +40,8 @@ export class ApelPublisher {
   #running: Promise<void> = Promise.resolve();
   #failures = 0;
   #stopped = false;
+  /** The next message, being signed while the one before it is published. */
+  #ahead: { id: number; signed: Promise<string> } | undefined;
 
   constructor(d: ApelPublisherDeps) {
     this.#d = d;
@@ -77,7 +83,11 @@ export class ApelPublisher {
       }
       const t0 = process.hrtime.bigint();
       try {
-        const id = await this.#d.send(m);
+        const signed = this.#ahead?.id === m.id ? this.#ahead.signed : this.#d.sign(m);
+        this.#ahead = undefined;
+        const published = signed.then((text) => this.#d.publish(m, text));
+        this.#signAhead(m.id);
+        const id = await published;
         outbox.markSent(m.id, id);
         const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
         this.#failures = 0;
@@ -102,6 +112,17 @@ export class ApelPublisher {
       }
     }
     return true;
+  }
+
+  #signAhead(after: number): void {
+    const { outbox } = this.#d;
+    // At the end of what is queued, the next slice is queued now (durably, as always).
+    const n = outbox.nextAfter(after) ?? (outbox.queueNext().messages > 0 ? outbox.nextAfter(after) : undefined);
+    if (n === undefined) return;
+    const signed = this.#d.sign(n);
+    // Not awaited if the message before fails: its failure is met again when it is signed anew.
+    signed.catch(() => undefined);
+    this.#ahead = { id: n.id, signed };
   }
 
   /**

@@ -70,10 +70,8 @@ export function createApel(d: ApelDeps): ApelWiring | undefined {
     intervalMs: a.intervalSeconds * 1000,
     retryMinMs: a.retryMinSeconds * 1000,
     retryMaxMs: a.retryMaxSeconds * 1000,
-    send: async (msg) => {
-      const [id] = await client.publish([{ attributes: { empaid: empaId(msg) }, data: await sign(msg.body) }]);
-      return id!;
-    },
+    sign: (msg) => sign(msg.body),
+    publish: async (msg, signed) => (await client.publish([{ attributes: { empaid: empaId(msg) }, data: signed }]))[0]!,
     onSent: (msg, seconds) => {
       m.apelMessages.inc({ kind: msg.kind, result: 'sent' });
       m.apelRecords.inc({ kind: msg.kind }, msg.records);

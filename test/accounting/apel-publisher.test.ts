@@ -80,7 +80,8 @@ describe('APEL publisher', () => {
     const sign = smimeSigner({ certFile: pki.files.hostCert, keyFile: pki.files.hostKey });
     const p = new ApelPublisher({
       outbox,
-      send: async (m) => (await client.publish([{ attributes: { empaid: empaId(m) }, data: await sign(m.body) }]))[0]!,
+      sign: (m) => sign(m.body),
+      publish: async (m, signed) => (await client.publish([{ attributes: { empaid: empaId(m) }, data: signed }]))[0]!,
       log: {
         info: (obj, msg) => logs.push({ level: 'info', obj: obj as Record<string, unknown>, msg }),
         warn: (obj, msg) => logs.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }),
@@ -104,6 +105,7 @@ describe('APEL publisher', () => {
     assert.equal(failed.length, 6, failed.join('\n'));
     assert.match(failed.join('\n'), /token call.*503/);
     assert.match(failed.join('\n'), /no answer within 500 ms/);
+    await ams.verified();
     const texts = ams.received.map((r) => r.text ?? assert.fail(`signature: ${r.signatureError}`)).join('');
     const got = [...texts.matchAll(/^LocalJobId: (\S+)\r?$/gm)].map((x) => x[1]);
     assert.deepEqual(got.sort(), [...ids].sort(), 'every record once');
@@ -122,7 +124,8 @@ describe('APEL publisher', () => {
     const outbox = new ApelOutbox(db, { site: 'S', machineName: 'h', messages: 'individual', batchSize: 25 });
     const p = new ApelPublisher({
       outbox,
-      send: () => new Promise<string>(() => undefined),
+      sign: (m) => Promise.resolve(m.body),
+      publish: () => new Promise<string>(() => undefined),
       log: { info: () => undefined, warn: () => undefined },
       intervalMs: 60_000,
       retryMinMs: 20,

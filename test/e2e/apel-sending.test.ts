@@ -9,83 +9,25 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDevPki, type DevPki } from '../../src/pki/dev-pki.js';
-import { openDatabase } from '../../src/store/database.js';
-import { FakeAms } from '../helpers/fake-ams.js';
+import { APEL_HOST, apelConfig, apelSite, jobIdsOf, jobsIn, withSiteDb, type ApelSite } from '../helpers/apel-site.js';
 import { insertRecords } from '../helpers/accounting-records.js';
-import { removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import { removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { until } from '../helpers/poll.js';
 import { sample, scrape } from '../ops/scrape.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const OCT = Date.UTC(2026, 9, 1);
 const NOV = Date.UTC(2026, 10, 1);
-const HOST = 'ce.apel-test.example';
-
-interface Site {
-  dir: string;
-  stateDir: string;
-  pki: DevPki;
-  ams: FakeAms;
-}
-
-async function site(prefix: string): Promise<Site> {
-  const dir = tempDir(prefix);
-  const stateDir = join(dir, 'state');
-  mkdirSync(stateDir, { recursive: true });
-  // The service's own development PKI, made first so the fake service trusts its CA.
-  const pki = await ensureDevPki(join(stateDir, 'pki'), { hostname: HOST });
-  const ams = await FakeAms.start({
-    cert: readFileSync(pki.files.hostCert, 'utf8'),
-    key: readFileSync(pki.files.hostKey, 'utf8'),
-    ca: readFileSync(pki.files.caCert, 'utf8'),
-  });
-  return { dir, stateDir, pki, ams };
-}
-
-function config(s: Site, apel: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    cluster: { hostname: HOST },
-    accounting: {
-      apel: {
-        enabled: true,
-        amsHost: '127.0.0.1',
-        amsPort: s.ams.port,
-        tokenPort: s.ams.port,
-        site: 'CERES-E2E',
-        intervalSeconds: 1,
-        retryMinSeconds: 0.2,
-        retryMaxSeconds: 1,
-        timeoutSeconds: 10,
-        ...apel,
-      },
-    },
-    ...extra,
-  };
-}
-
-function seed(s: Site, fn: (db: ReturnType<typeof openDatabase>) => void): void {
-  const db = openDatabase(join(s.stateDir, 'ceres.db'));
-  try {
-    fn(db);
-  } finally {
-    db.close();
-  }
-}
-
-const jobIdsOf = (texts: readonly string[]) =>
-  texts.flatMap((t) => [...t.matchAll(/^LocalJobId: (\S+?)\r?$/gm)].map((m) => m[1]!));
+const HOST = APEL_HOST;
 
 describe('accounting to APEL: nothing lost across kill -9, at most one message repeated per crash', () => {
-  let s: Site;
+  let s: ApelSite;
   let ids: string[];
   before(async () => {
-    s = await site('apel-crash');
-    seed(s, (db) => (ids = insertRecords(db, 1500, { fromMs: OCT, stepMs: 60_000 })));
+    s = await apelSite('apel-crash');
+    withSiteDb(s, (db) => (ids = insertRecords(db, 1500, { fromMs: OCT, stepMs: 60_000 })));
   });
   after(async () => {
     await s.ams.close();
@@ -93,7 +35,7 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
   });
 
   it('every record arrives once the sending is done; each crash repeats one message at most', async () => {
-    const cfg = config(s, { messages: 'individual', batchSize: 40 });
+    const cfg = apelConfig(s, { messages: 'individual', batchSize: 40 });
     const crashes: { kind: 'at-ack' | 'random'; before: number }[] = [];
     for (let round = 0; round < 6; round++) {
       const kind = round % 2 === 0 ? 'at-ack' : 'random';
@@ -126,6 +68,7 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
     } finally {
       await stopCeres(ceres);
     }
+    await s.ams.verified();
     const got = jobIdsOf(s.ams.texts());
     assert.deepEqual([...new Set(got)].sort(), [...ids].sort(), 'every record arrived');
     for (const m of s.ams.received) {
@@ -164,18 +107,18 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
 });
 
 describe('accounting to APEL: summaries, logs, metrics and republish', () => {
-  let s: Site;
+  let s: ApelSite;
   let ceres: RunningCeres;
   before(async () => {
-    s = await site('apel-summaries');
-    seed(s, (db) => {
+    s = await apelSite('apel-summaries');
+    withSiteDb(s, (db) => {
       insertRecords(db, 40, { fromMs: OCT, stepMs: 3600_000 });
       insertRecords(db, 10, { fromMs: NOV, stepMs: 3600_000, prefix: 'nov' });
     });
     ceres = await startCeres({
       stateDir: s.stateDir,
       config: {
-        ...config(s, { messages: 'summaries' }, { metrics: { listen: '127.0.0.1:0' } }),
+        ...apelConfig(s, { messages: 'summaries' }, { metrics: { listen: '127.0.0.1:0' } }),
         log: { level: 'info' },
       },
     });
@@ -185,7 +128,6 @@ describe('accounting to APEL: summaries, logs, metrics and republish', () => {
     await s.ams.close();
     removeDir(s.dir);
   });
-  const jobs = (text: string) => [...text.matchAll(/^NumberOfJobs: (\d+)\r?$/gm)].reduce((a, m) => a + Number(m[1]), 0);
   const cli = (...args: string[]) =>
     spawnSync(process.execPath, [MAIN, 'accounting', ...args, '--state-dir', s.stateDir], { encoding: 'utf8' });
 
@@ -194,11 +136,11 @@ describe('accounting to APEL: summaries, logs, metrics and republish', () => {
     const [octSum, octSync, novSum, novSync] = s.ams.texts();
     assert.match(octSum!, /^APEL-summary-job-message: v0\.2\r?\n/);
     assert.match(octSum!, /^Month: 10\r?$/m);
-    assert.equal(jobs(octSum!), 40);
+    assert.equal(jobsIn(octSum!), 40);
     assert.match(octSync!, /^APEL-sync-message: v0\.1\r?\n/);
-    assert.equal(jobs(octSync!), 40);
-    assert.equal(jobs(novSum!), 10);
-    assert.equal(jobs(novSync!), 10);
+    assert.equal(jobsIn(octSync!), 40);
+    assert.equal(jobsIn(novSum!), 10);
+    assert.equal(jobsIn(novSync!), 10);
     assert.match(ceres.output(), /"kind":"summary","records":3,.*"msg":"accounting message sent to APEL"/);
     const m = await scrape(ceres);
     assert.equal(sample(m, 'ceres_apel_messages_total', { kind: 'summary', result: 'sent' }), 2);
@@ -214,7 +156,7 @@ describe('accounting to APEL: summaries, logs, metrics and republish', () => {
     assert.match(r.stdout, /^16 record\(s\) queued again for APEL/);
     await until(() => s.ams.received.length >= before + 2, 'October again', 60_000);
     const again = s.ams.texts().slice(before);
-    assert.equal(jobs(again[0]!), 40, 'the whole month, not only the range');
+    assert.equal(jobsIn(again[0]!), 40, 'the whole month, not only the range');
     assert.match(again[0]!, /^Month: 10\r?$/m);
   });
 

@@ -11,16 +11,19 @@
  *   JSON, no `messages` list or a message without base64 `data`, 400 INVALID_ARGUMENT.
  *   Errors are `{"error": {"code", "message", "status"}}`.
  *
- * Every published message is kept with its S/MIME signature checked by `openssl smime
- * -verify` against the CA (purpose any: a host certificate is no S/MIME certificate, and
- * APEL's receiver checks the signer itself) and the signed text. Faults are injected per
+ * Every published message is kept with the signed text (read from the S/MIME structure
+ * at once) and its signature checked by `openssl smime -verify` against the CA (purpose
+ * any: a host certificate is no S/MIME certificate, and APEL's receiver checks the
+ * signer itself) after the answer, as APEL checks it after the messaging service took
+ * the message: `verified()` waits for every check. Faults are injected per
  * call: a status with its error body, no answer at all (`hang`), or a cut connection.
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,11 +33,25 @@ export type Fault = number | 'hang' | 'reset' | 'no-ids';
 export interface ReceivedMessage {
   readonly amsId: string;
   readonly empaid: string | undefined;
-  /** The signed text as openssl recovered it; undefined when the signature did not verify. */
+  /** The signed text (lines end with CRLF, as S/MIME has them); undefined: no S/MIME signed text. */
   readonly text: string | undefined;
-  readonly signatureError: string | undefined;
-  /** Subject of the signing certificate (openssl one-line form). */
-  readonly signer: string | undefined;
+  /** Set by the check (see verified()): why the signature did not verify. */
+  signatureError: string | undefined;
+  /** Set by the check: subject of the signing certificate. */
+  signer: string | undefined;
+}
+
+/** The text part of an S/MIME multipart/signed message, without its headers. */
+function signedText(raw: string): string | undefined {
+  const b = /boundary="?([^";\r\n]+)"?/.exec(raw)?.[1];
+  if (b === undefined) return undefined;
+  const start = raw.indexOf(`\n--${b}`);
+  // The delimiter's line break (CRLF or, as openssl writes it, LF) is not the text's.
+  const end = raw.indexOf(`\n--${b}`, start + 1);
+  if (start < 0 || end < 0) return undefined;
+  const part = raw.slice(raw.indexOf('\n', start + 1) + 1, raw[end - 1] === '\r' ? end - 1 : end);
+  const blank = /\r?\n\r?\n/.exec(part);
+  return blank ? part.slice(blank.index + blank[0].length) : undefined;
 }
 
 export interface FakeAmsOptions {
@@ -86,6 +103,10 @@ export class FakeAms {
   #dir: string;
   #caFile: string;
   #hung = new Set<ServerResponse>();
+  #checks: Promise<void>[] = [];
+  /** Signature checks running at once (each an openssl process). */
+  #slots = 2;
+  #waiting: (() => void)[] = [];
 
   private constructor(o: FakeAmsOptions) {
     this.project = o.project ?? 'accounting';
@@ -120,12 +141,18 @@ export class FakeAms {
     return 'foreign';
   }
 
+  /** Waits for the signature check of every message received so far. */
+  async verified(): Promise<void> {
+    await Promise.all(this.#checks);
+  }
+
   /** The signed texts received, in order (repeats included). */
   texts(): string[] {
     return this.received.map((m) => m.text ?? '');
   }
 
   async close(): Promise<void> {
+    await this.verified();
     for (const r of this.#hung) r.destroy();
     this.#server.closeAllConnections();
     await new Promise((r) => this.#server.close(r));
@@ -196,8 +223,18 @@ export class FakeAms {
         } catch {
           return this.#error(res, 400, 'Invalid Message Arguments');
         }
-        const got: ReceivedMessage[] = [];
-        for (const m of messages) got.push(await this.#verify(Buffer.from(m.data as string, 'base64'), m.attributes));
+        const got = messages.map((m) => {
+          const raw = Buffer.from(m.data as string, 'base64');
+          const r: ReceivedMessage = {
+            amsId: String(++this.#n),
+            empaid: m.attributes?.empaid,
+            text: signedText(raw.toString('utf8')),
+            signatureError: undefined,
+            signer: undefined,
+          };
+          this.#checks.push(this.#verify(raw, r));
+          return r;
+        });
         this.received.push(...got);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ messageIds: got.map((g) => g.amsId) }), () => {
@@ -210,30 +247,25 @@ export class FakeAms {
     this.calls.push({ call, status });
   }
 
-  async #verify(signed: Buffer, attributes: Record<string, string> | undefined): Promise<ReceivedMessage> {
-    const amsId = String(++this.#n);
-    const signerFile = join(this.#dir, `signer-${amsId}.pem`);
-    const v = await run(
-      'openssl',
-      ['smime', '-verify', '-CAfile', this.#caFile, '-purpose', 'any', '-text', '-signer', signerFile],
-      signed,
-    );
-    let signer: string | undefined;
-    if (v.code === 0) {
-      const s = await run(
+  async #verify(signed: Buffer, r: ReceivedMessage): Promise<void> {
+    if (this.#slots === 0) await new Promise<void>((go) => this.#waiting.push(go));
+    else this.#slots--;
+    try {
+      const signerFile = join(this.#dir, `signer-${r.amsId}.pem`);
+      const v = await run(
         'openssl',
-        ['x509', '-noout', '-subject', '-nameopt', 'compat', '-in', signerFile],
-        Buffer.alloc(0),
+        ['smime', '-verify', '-CAfile', this.#caFile, '-purpose', 'any', '-text', '-signer', signerFile],
+        signed,
       );
-      signer = s.out.replace(/^subject=\s*/, '').trim();
+      if (v.code !== 0) r.signatureError = v.err.trim() || `openssl exit ${v.code}`;
+      else if (v.out.replace(/\r\n/g, '\n') !== r.text?.replace(/\r\n/g, '\n'))
+        r.signatureError = 'the signed text is not the text part';
+      else r.signer = new X509Certificate(readFileSync(signerFile)).subject.replace(/\n/g, ', ');
       rmSync(signerFile, { force: true });
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#slots++;
     }
-    return {
-      amsId,
-      empaid: attributes?.empaid,
-      text: v.code === 0 ? v.out : undefined,
-      signatureError: v.code === 0 ? undefined : v.err.trim(),
-      signer,
-    };
   }
 }

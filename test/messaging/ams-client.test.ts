@@ -73,6 +73,7 @@ describe('messaging-service client and signer', () => {
     assert.equal(ids1.length, 1);
     assert.notEqual(ids1[0], ids2[0]);
     assert.equal(ams.calls.filter((x) => x.call === 'token').length - before, 1, 'one token call for both');
+    await ams.verified();
     const got = ams.received.find((r) => r.amsId === ids1[0])!;
     assert.equal(got.signatureError, undefined);
     assert.equal(got.text?.replace(/\r\n/g, '\n'), 'APEL-sync-message: v0.1\nSite: S\n%%\n');
@@ -97,6 +98,7 @@ describe('messaging-service client and signer', () => {
     await c.publish(msg('before'));
     ams.revokeTokens();
     const ids = await c.publish(msg('after'));
+    await ams.verified();
     assert.equal(ams.received.find((r) => r.amsId === ids[0])?.signatureError !== undefined, true, 'unsigned text');
   });
 
