@@ -35,7 +35,9 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
   });
 
   it('every record arrives once the sending is done; each crash repeats one message at most', async () => {
-    const cfg = apelConfig(s, { messages: 'individual', batchSize: 40 });
+    // A generous time limit: a publish that times out after the fake service took it is sent
+    // again too (harmless, but no crash's doing), and this machine may be loaded.
+    const cfg = apelConfig(s, { messages: 'individual', batchSize: 40, timeoutSeconds: 120 });
     const crashes: { kind: 'at-ack' | 'random'; before: number }[] = [];
     for (let round = 0; round < 6; round++) {
       const kind = round % 2 === 0 ? 'at-ack' : 'random';
@@ -44,10 +46,14 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
       const pid = ceres.child.pid!;
       const dead = new Promise((r) => ceres.child.once('exit', r));
       if (kind === 'at-ack') {
-        // Killed once the acknowledgement of its (2 + round)-th message of this run is written.
+        // Its (2 + round)-th message of this run: the service is stopped (SIGSTOP) before the
+        // acknowledgement is written and killed once it is, so it can never mark it.
         let n = 0;
+        s.ams.beforeAnswer = () => {
+          if (++n === 2 + round) process.kill(pid, 'SIGSTOP');
+        };
         s.ams.onPublished = () => {
-          if (++n === 2 + round) process.kill(pid, 'SIGKILL');
+          if (n === 2 + round) process.kill(pid, 'SIGKILL');
         };
       } else {
         await until(() => s.ams.received.length > before, 'a message of this run', 60_000);
@@ -56,6 +62,7 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
       }
       await dead;
       s.ams.onPublished = undefined;
+      s.ams.beforeAnswer = undefined;
       crashes.push({ kind, before });
     }
     const ceres = await startCeres({ stateDir: s.stateDir, config: cfg });
@@ -77,32 +84,32 @@ describe('accounting to APEL: nothing lost across kill -9, at most one message r
     }
     assert.match(s.ams.texts()[0]!, new RegExp(`^MachineName: ${HOST.replace(/\./g, '\\.')}\\r?$`, 'm'));
     assert.notEqual(HOST, hostname());
-    // Repeats: a message (empaid) received again, with the same text; at most one per crash.
+    // Repeats: a message (empaid) received again, with the same text. Run k is the k-th
+    // start; a repeat in run k was left by the kill of run k - 1.
+    const starts = [...crashes.map((c) => c.before), s.ams.received.length + 1];
     const seen = new Map<string, string>();
-    let repeats = 0;
-    let atAck = 0;
+    const repeatsIn = starts.map(() => 0);
     s.ams.received.forEach((m, i) => {
       const prev = seen.get(m.empaid!);
-      if (prev !== undefined) {
-        repeats++;
-        assert.equal(m.text, prev, 'a repeat is the same message');
-        // The crash whose next start sent it again.
-        const crash = [...crashes].reverse().find((c) => c.before <= i);
-        if (crash?.kind === 'at-ack') atAck++;
-      } else seen.set(m.empaid!, m.text!);
+      if (prev === undefined) return void seen.set(m.empaid!, m.text!);
+      assert.equal(m.text, prev, 'a repeat is the same message');
+      repeatsIn[starts.findLastIndex((b) => b <= i)]! += 1;
     });
-    assert.ok(repeats <= crashes.length, `${repeats} repeats for ${crashes.length} crashes`);
-    const perRun = crashes.map((c, k) => {
-      const end = crashes[k + 1]?.before ?? s.ams.received.length;
-      const ids = s.ams.received.slice(c.before, end).map((m) => m.empaid);
-      return ids.filter((e, j) => s.ams.received.slice(0, c.before + j).some((x) => x.empaid === e)).length;
-    });
-    assert.ok(
-      perRun.every((n) => n <= 1),
-      `repeats per run: ${perRun.join(',')}`,
+    const leftBy = crashes.map((c, k) => ({ kind: c.kind, repeats: repeatsIn[k + 1]! }));
+    const runs = starts.map((b, k) =>
+      s.ams.received.slice(b, starts[k + 1] ?? undefined).map((m) => m.empaid!.replace(/^.*-/, '')),
     );
-    // Killed right after the acknowledgement, the service could not mark it: it was sent again.
-    assert.ok(atAck >= 1, `no repeat after the kills at the acknowledgement (${perRun.join(',')})`);
+    const summary = `${JSON.stringify(leftBy)}; messages per run: ${JSON.stringify(runs)}`;
+    // At most one message repeated per crash...
+    assert.ok(
+      leftBy.every((c) => c.repeats <= 1),
+      summary,
+    );
+    // ...and a kill between the acknowledgement and the mark does repeat it (the window is hit).
+    assert.ok(
+      leftBy.filter((c) => c.kind === 'at-ack').every((c) => c.repeats === 1),
+      summary,
+    );
   });
 });
 

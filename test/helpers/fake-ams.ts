@@ -95,6 +95,8 @@ export class FakeAms {
   readonly tokenFaults: Fault[] = [];
   /** Faults for the next publish calls, one each, in order. */
   readonly publishFaults: Fault[] = [];
+  /** Called with the messages of a publish just before its 200 is written (e.g. to stop the sender). */
+  beforeAnswer: ((m: readonly ReceivedMessage[]) => void) | undefined;
   /** Called once the 200 of a publish has been written (e.g. to kill the sender right then). */
   onPublished: ((m: ReceivedMessage) => void) | undefined;
   #server: Server;
@@ -236,6 +238,7 @@ export class FakeAms {
           return r;
         });
         this.received.push(...got);
+        this.beforeAnswer?.(got);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ messageIds: got.map((g) => g.amsId) }), () => {
           for (const g of got) this.onPublished?.(g);
