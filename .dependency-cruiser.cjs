@@ -7,7 +7,7 @@
  *   domain services src/jobs src/jobdesc src/sessions src/delegations src/info src/authz
  *     src/admin src/accounting
  *   job engine src/engine
- *   adapters src/lrms src/staging src/store src/accounts
+ *   adapters src/lrms src/staging src/store src/accounts src/messaging
  *   leaves: src/vocabulary src/errors src/doc src/config src/fs src/pki src/auth
  *   observers: src/metrics src/health (wired by the root, served by src/http and src/api)
  *
@@ -81,9 +81,9 @@ module.exports = {
     {
       name: 'adapters-not-up',
       comment:
-        'Batch backends, data staging, the store and local accounts serve the engine and the services; they import neither.',
+        'Batch backends, data staging, the store, local accounts and the messaging client serve the engine and the services; they import neither.',
       severity: 'error',
-      from: { path: '^src/(lrms|staging|store|accounts)/' },
+      from: { path: '^src/(lrms|staging|store|accounts|messaging)/' },
       to: { path: ABOVE_ADAPTERS },
     },
     {
@@ -93,7 +93,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(vocabulary|errors|doc|config|fs|pki|auth)/' },
       to: {
-        path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts)/',
+        path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|engine|lrms|staging|store|accounts|messaging)/',
       },
     },
     {
@@ -136,17 +136,17 @@ module.exports = {
     {
       name: 'processes-only-in-lrms-and-accounts',
       comment:
-        "Only the batch backends start processes, and local accounts (getent/id, a pool account's cleanup); src/admin/backup.ts runs tar, the one exception, named.",
+        "Only the batch backends start processes, and local accounts (getent/id, a pool account's cleanup) and the messaging adapter (openssl smime -sign); src/admin/backup.ts runs tar, the one exception, named.",
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(lrms|accounts)/|^src/admin/backup\\.ts$' },
+      from: { path: '^src/', pathNot: '^src/(lrms|accounts|messaging)/|^src/admin/backup\\.ts$' },
       to: { dependencyTypes: ['core'], path: '^(node:)?child_process$' },
     },
     {
       name: 'http-server-only-in-http-and-api',
       comment:
-        "Requests and responses (node:http) are the transport's and the REST layer's; data staging is an HTTP client and may use its status names.",
+        "Requests and responses (node:http) are the transport's and the REST layer's; data staging and the messaging client (accounting to APEL) are HTTPS clients.",
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(http|api|service|staging)/' },
+      from: { path: '^src/', pathNot: '^src/(http|api|service|staging|messaging)/' },
       to: { dependencyTypes: ['core'], path: '^(node:)?https?$' },
     },
   ],

@@ -12,8 +12,20 @@ export interface ApelOptions {
   readonly benchmark?: { readonly type: string; readonly value: number };
 }
 
+interface GroupKey {
+  readonly Month: number;
+  readonly Year: number;
+  readonly GlobalUserName: string;
+  readonly VO: string;
+  readonly VOGroup: string;
+  readonly VORole: string;
+  readonly SubmitHost: string;
+  readonly NodeCount: number;
+  readonly Processors: number;
+}
+
 interface Group {
-  readonly key: Record<string, string | number>;
+  readonly key: GroupKey;
   earliest: number;
   latest: number;
   wall: number;
@@ -31,12 +43,27 @@ export function voGroupRole(fqans: readonly string[]): { group: string; role: st
   return { group: `/${groups.join('/')}`, role: role ?? 'None' };
 }
 
-export function summaries(records: readonly AccountingRecord[], o: ApelOptions): string {
+/** The first line of a summary message: the v0.2 fields (InfrastructureType, ServiceLevelType; v0.3 is the normalised form). */
+export const SUMMARY_HEADER = 'APEL-summary-job-message: v0.2';
+export const SYNC_HEADER = 'APEL-sync-message: v0.1';
+
+/** A message: its header line, then each record's lines ending with `%%`. */
+export function apelMessage(header: string, records: readonly string[]): string {
+  return `${[header, ...records].join('\n')}\n`;
+}
+
+/** One record of a message: `Name: value` lines and the closing `%%`. */
+export function apelRecord(fields: readonly (readonly [string, string | number])[]): string {
+  return [...fields.map(([k, v]) => `${k}: ${v}`), '%%'].join('\n');
+}
+
+/** The summary records of `records` (each a block of lines ending with `%%`). */
+export function summaryRecords(records: readonly AccountingRecord[], o: ApelOptions): string[] {
   const groups = new Map<string, Group>();
   for (const r of records) {
     const end = new Date(r.endedAt);
     const { group, role } = voGroupRole(r.fqans);
-    const key = {
+    const key: GroupKey = {
       Month: end.getUTCMonth() + 1,
       Year: end.getUTCFullYear(),
       GlobalUserName: r.owner,
@@ -57,35 +84,54 @@ export function summaries(records: readonly AccountingRecord[], o: ApelOptions):
     g.cpu += Math.round((r.userCpuSeconds ?? 0) + (r.systemCpuSeconds ?? 0));
     g.jobs += 1;
   }
-  const out = ['APEL-summary-job-message: v0.3'];
-  for (const g of groups.values()) {
+  return [...groups.values()].map((g) => {
     const k = g.key;
-    out.push(
-      `Site: ${o.site}`,
-      `Month: ${k.Month}`,
-      `Year: ${k.Year}`,
-      `GlobalUserName: ${k.GlobalUserName}`,
-      `VO: ${k.VO}`,
-      `VOGroup: ${k.VOGroup}`,
-      `VORole: ${k.VORole}`,
-      `SubmitHost: ${k.SubmitHost}`,
-      'InfrastructureType: grid',
-      ...(o.benchmark ? [`ServiceLevelType: ${o.benchmark.type}`, `ServiceLevel: ${o.benchmark.value}`] : []),
-      `NodeCount: ${k.NodeCount}`,
-      `Processors: ${k.Processors}`,
-      `EarliestEndTime: ${Math.floor(g.earliest / 1000)}`,
-      `LatestEndTime: ${Math.floor(g.latest / 1000)}`,
-      `WallDuration: ${g.wall}`,
-      `CpuDuration: ${g.cpu}`,
-      `NumberOfJobs: ${g.jobs}`,
-      '%%',
-    );
-  }
-  return `${out.join('\n')}\n`;
+    return apelRecord([
+      ['Site', o.site],
+      ['Month', k.Month],
+      ['Year', k.Year],
+      ['GlobalUserName', k.GlobalUserName],
+      ['VO', k.VO],
+      ['VOGroup', k.VOGroup],
+      ['VORole', k.VORole],
+      ['SubmitHost', k.SubmitHost],
+      ['InfrastructureType', 'grid'],
+      ...benchmarkFields(o),
+      ['NodeCount', k.NodeCount],
+      ['Processors', k.Processors],
+      ['EarliestEndTime', Math.floor(g.earliest / 1000)],
+      ['LatestEndTime', Math.floor(g.latest / 1000)],
+      ['WallDuration', g.wall],
+      ['CpuDuration', g.cpu],
+      ['NumberOfJobs', g.jobs],
+    ]);
+  });
 }
 
-/** The sync message: jobs per month and endpoint, so the repository can tell what it is missing. */
-export function sync(records: readonly AccountingRecord[], o: ApelOptions): string {
+/** ServiceLevelType and ServiceLevel when a benchmark is configured; nothing is invented otherwise. */
+export function benchmarkFields(o: ApelOptions): [string, string | number][] {
+  return o.benchmark
+    ? [
+        ['ServiceLevelType', o.benchmark.type],
+        ['ServiceLevel', o.benchmark.value],
+      ]
+    : [];
+}
+
+export function summaries(records: readonly AccountingRecord[], o: ApelOptions): string {
+  return apelMessage(SUMMARY_HEADER, summaryRecords(records, o));
+}
+
+/** Jobs of one month and endpoint: what a sync record tells. */
+export interface MonthCount {
+  readonly host: string;
+  readonly month: number;
+  readonly year: number;
+  readonly n: number;
+}
+
+/** The sync records: jobs per month and endpoint, so the repository can tell what it is missing. */
+export function syncRecords(records: readonly AccountingRecord[], o: ApelOptions): string[] {
   const counts = new Map<string, { host: string; month: number; year: number; n: number }>();
   for (const r of records) {
     const end = new Date(r.endedAt);
@@ -94,15 +140,19 @@ export function sync(records: readonly AccountingRecord[], o: ApelOptions): stri
     c.n += 1;
     counts.set(k, c);
   }
-  const out = ['APEL-sync-message: v0.1'];
-  for (const c of counts.values())
-    out.push(
-      `Site: ${o.site}`,
-      `SubmitHost: ${c.host}`,
-      `NumberOfJobs: ${c.n}`,
-      `Month: ${c.month}`,
-      `Year: ${c.year}`,
-      '%%',
-    );
-  return `${out.join('\n')}\n`;
+  return [...counts.values()].map((c) => syncRecord(c, o));
+}
+
+export function syncRecord(c: MonthCount, o: ApelOptions): string {
+  return apelRecord([
+    ['Site', o.site],
+    ['SubmitHost', c.host],
+    ['NumberOfJobs', c.n],
+    ['Month', c.month],
+    ['Year', c.year],
+  ]);
+}
+
+export function sync(records: readonly AccountingRecord[], o: ApelOptions): string {
+  return apelMessage(SYNC_HEADER, syncRecords(records, o));
 }

@@ -33,6 +33,9 @@ export interface Metrics {
   readonly diskLow: GaugeLike<'area'>;
   readonly reloads: CounterLike<'result'>;
   readonly trustReloads: CounterLike<'part' | 'result'>;
+  readonly apelMessages: CounterLike<'kind' | 'result'>;
+  readonly apelRecords: CounterLike<'kind'>;
+  readonly apelSendSeconds: HistogramLike<'kind'>;
   /** A gauge whose value is computed when scraped (never a counter that can drift). */
   gaugeAtScrape(
     name: string,
@@ -65,5 +68,8 @@ export const NO_METRICS: Metrics = Object.freeze({
   diskLow: none,
   reloads: none,
   trustReloads: none,
+  apelMessages: none,
+  apelRecords: none,
+  apelSendSeconds: none,
   gaugeAtScrape() {},
 });

@@ -135,6 +135,25 @@ export class CeresMetrics implements Metrics {
     'Changes of the trusted CAs (part cas: the CA directory, looked at every tls.crlRecheckSeconds and on SIGHUP) and of the host certificate (part host_certificate: on SIGHUP), by result (applied; kept: the new state was not usable and the running one stays)',
     ['part', 'result'],
   );
+  readonly apelMessages = counter(
+    this.registry,
+    'ceres_apel_messages_total',
+    'Accounting messages sent to APEL through the messaging service, by kind (summary, individual, sync) and result (sent, failed)',
+    ['kind', 'result'],
+  );
+  readonly apelRecords = counter(
+    this.registry,
+    'ceres_apel_records_sent_total',
+    'APEL records (summary, job or sync records) in the acknowledged messages, by kind',
+    ['kind'],
+  );
+  readonly apelSendSeconds = histogram(
+    this.registry,
+    'ceres_apel_send_duration_seconds',
+    'Time to sign and publish one accounting message (acknowledged sends), by kind',
+    ['kind'],
+    COMMAND_BUCKETS,
+  );
 
   constructor() {
     // process_cpu_*, process_resident_memory_bytes, nodejs_heap_*, nodejs_eventloop_lag_*, nodejs_gc_* ...

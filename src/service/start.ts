@@ -19,6 +19,7 @@ import { stateLayout } from '../process/layout.js';
 import { openDatabase, SchemaTooNewError } from '../store/database.js';
 import { StartError } from '../process/start-error.js';
 import { createOperations } from './operations.js';
+import { createApel } from './apel.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
 import { makePrivateFile, setStateModes } from '../process/state-modes.js';
@@ -228,6 +229,17 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     paths: { sessions: L.sessions, state: L.root },
     backend: () => engine.backend(),
   });
+  const apel = createApel({
+    config,
+    db,
+    log,
+    metrics: monitoring.metrics,
+    hostname: publicHost,
+    // The signer reads the files at each message (a renewed pair is used at once); the
+    // messaging client's TLS keeps the pair it started with until the next start.
+    host: { certFile: hostFiles.cert, keyFile: hostFiles.key, cert: hostCreds.certPem, key: hostCreds.keyPem },
+    caPems: trust.pems,
+  });
   const engine = createEngine({
     config,
     store,
@@ -425,6 +437,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       .fillIndexInSlices()
       .catch((e: unknown) => log.error({ err: e }, 'job index fill failed; status answers come from the database'));
     ops.catchUp();
+    apel?.start();
     ops.startRequests({ actions, store, delegations: delegations.service });
     // Keys for delegation requests are made ahead from now on, one at a time in the
     // background: the first `action=new` after a start would otherwise wait for one.
@@ -538,6 +551,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       stopped = true;
       trimPolicy?.stop();
       await app.close();
+      await apel?.stop();
       await ops.stop();
       await engine.stop();
       await closeStores();

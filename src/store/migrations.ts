@@ -250,4 +250,30 @@ UPDATE delegations SET owner = ceres_owner_key(owner);
 UPDATE account_leases SET dn = ceres_owner_key(dn);
 `,
   },
+  {
+    // Accounting sent to APEL (src/accounting/apel-outbox.ts): the messages built for the
+    // messaging service, each a row of apel_outbox until the service acknowledged it
+    // (sent_at set, body dropped), and on each accounting record the message that carries
+    // it (NULL: not yet put in a message). A record counts as sent when its message is
+    // sent: the mark follows the acknowledgement, never precedes it. The partial indexes
+    // keep "what is left to queue" and "what is left to send" reads short however many
+    // records were sent before.
+    version: 13,
+    sql: `
+ALTER TABLE accounting_records ADD COLUMN apel_message INTEGER;
+CREATE INDEX accounting_records_apel_unqueued ON accounting_records (ended_at, job_id) WHERE apel_message IS NULL;
+CREATE TABLE apel_outbox (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind        TEXT NOT NULL,
+  body        TEXT,
+  records     INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  sent_at     INTEGER,
+  message_id  TEXT,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  last_error  TEXT
+) STRICT;
+CREATE INDEX apel_outbox_unsent ON apel_outbox (id) WHERE sent_at IS NULL;
+`,
+  },
 ];

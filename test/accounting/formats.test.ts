@@ -48,6 +48,8 @@ describe('accounting formats', () => {
     const nov = { ...base, jobId: 'j2', endedAt: Date.UTC(2026, 10, 1, 0, 5) };
     const other = { ...base, jobId: 'j3', owner: '/DC=org/CN=Other', vo: null, fqans: [] };
     const text = summaries([base, { ...base, jobId: 'j4' }, nov, other], { site: 'SITE' });
+    // v0.2 is the form with InfrastructureType and ServiceLevelType (v0.3 is the normalised one).
+    assert.ok(text.startsWith('APEL-summary-job-message: v0.2\n'), text.split('\n')[0]);
     const records = text.split('%%\n').filter((r) => r.includes('Site:'));
     assert.equal(records.length, 3);
     assert.match(

@@ -34,6 +34,17 @@ describe('tokens and authorization groups (real service)', () => {
     }
   };
 
+  const fqansOf = (owner: string): unknown[] => {
+    const db = new Database(join(stateDir, 'ceres.db'), { readonly: true });
+    try {
+      return (db.prepare('SELECT fqans FROM jobs WHERE owner = ?').all(owner) as { fqans: string | null }[]).map((r) =>
+        r.fqans === null ? null : JSON.parse(r.fqans),
+      );
+    } finally {
+      db.close();
+    }
+  };
+
   before(async () => {
     stateDir = tempDir('tokens-authz');
     pkiDir = (await initDevPki(join(stateDir, 'pki'))).dir;
@@ -72,6 +83,9 @@ describe('tokens and authorization groups (real service)', () => {
     assert.equal(b['status-code'], '201');
     const accounts = [accountOf(`${issuer}#alice`)[0], accountOf(`${issuer}#bob`)[0]];
     assert.deepEqual([...accounts].sort(), ['cms001', 'cms002']);
+    // The job keeps the token's groups as its VO attributes: accounting takes its VO
+    // (cms) and VO group from them, as from a VOMS proxy's FQANs, with no map to keep.
+    assert.deepEqual(fqansOf(`${issuer}#alice`), [['/cms', '/cms/uscms']]);
   });
 
   it('a token whose groups no rule admits is refused (403), as is a certificate caller', async () => {

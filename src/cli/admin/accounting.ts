@@ -1,7 +1,11 @@
-/** `ceres accounting export --from --to --out DIR` (src/accounting/export.ts). */
+/**
+ * `ceres accounting export --from --to --out DIR` (src/accounting/export.ts) and
+ * `ceres accounting republish --from --to` (src/accounting/apel-outbox.ts).
+ */
 import type { Command } from 'commander';
 import { hostname } from 'node:os';
 import { exportAccounting } from '../../accounting/export.js';
+import { republish } from '../../accounting/apel-outbox.js';
 import { AdminError } from '../../admin/state-db.js';
 import { configOf, print, printJson, withDb, withStateOptions, type GlobalOptions } from './context.js';
 
@@ -20,6 +24,14 @@ function day(text: string, option: string): number {
   return t;
 }
 
+/** [--from, --to) in ms, checked. */
+function range(opts: { from: string; to: string }): { fromMs: number; toMs: number } {
+  const fromMs = day(opts.from, '--from');
+  const toMs = day(opts.to, '--to');
+  if (toMs <= fromMs) throw new AdminError(`--to (${opts.to}) must be after --from (${opts.from})`);
+  return { fromMs, toMs };
+}
+
 export function registerAccountingCommands(program: Command): void {
   const acc = withStateOptions(program.command('accounting').description('accounting records of finished jobs'));
   acc
@@ -33,16 +45,15 @@ export function registerAccountingCommands(program: Command): void {
     .action(
       async (opts: { from: string; to: string; out: string; site?: string; benchmark?: string }, cmd: Command) => {
         const o = cmd.optsWithGlobals<GlobalOptions>();
-        const fromMs = day(opts.from, '--from');
-        const toMs = day(opts.to, '--to');
-        if (toMs <= fromMs) throw new AdminError(`--to (${opts.to}) must be after --from (${opts.from})`);
+        const { fromMs, toMs } = range(opts);
         let benchmark: { type: string; value: number } | undefined;
         if (opts.benchmark !== undefined) {
           const m = /^([A-Za-z0-9._-]+)=(\d+(?:\.\d+)?)$/.exec(opts.benchmark);
           if (!m) throw new AdminError(`--benchmark: '${opts.benchmark}' is not TYPE=VALUE, e.g. HEPscore23=12.5`);
           benchmark = { type: m[1]!, value: Number(m[2]) };
         }
-        const site = opts.site ?? configOf(o)?.cluster.name;
+        const config = configOf(o);
+        const site = opts.site ?? config?.accounting.apel.site ?? config?.cluster.name;
         if (site === undefined) throw new AdminError('--site is required (or --config, whose cluster.name is used)');
         const r = await withDb(o, (db) =>
           exportAccounting(db, {
@@ -50,7 +61,8 @@ export function registerAccountingCommands(program: Command): void {
             toMs,
             outDir: opts.out,
             site,
-            machineName: hostname(),
+            // The published host name, as in the messages sent to APEL.
+            machineName: config?.cluster.hostname ?? hostname(),
             label: `${opts.from}_${opts.to}`,
             ...(benchmark ? { benchmark } : {}),
           }),
@@ -59,4 +71,22 @@ export function registerAccountingCommands(program: Command): void {
         print(`${r.records} record(s) exported to ${opts.out} (${r.files.length} file(s))`);
       },
     );
+  acc
+    .command('republish')
+    .description(
+      'send the records of the jobs that ended in [--from, --to) to APEL again (their whole months, with summaries); the running service sends them at its next interval',
+    )
+    .requiredOption('--from <date>', 'first day (YYYY-MM-DD or YYYY-MM, UTC), inclusive')
+    .requiredOption('--to <date>', 'end day (YYYY-MM-DD or YYYY-MM, UTC), exclusive')
+    .action(async (opts: { from: string; to: string }, cmd: Command) => {
+      const o = cmd.optsWithGlobals<GlobalOptions>();
+      const { fromMs, toMs } = range(opts);
+      const records = await withDb(o, (db) => republish(db, fromMs, toMs));
+      if (o.json) return printJson({ records });
+      print(
+        records === 0
+          ? `no record of a job that ended in [${opts.from}, ${opts.to})`
+          : `${records} record(s) queued again for APEL; the service sends them at its next interval (accounting.apel.intervalSeconds)`,
+      );
+    });
 }

@@ -85,7 +85,9 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         instancesMin: is11 ? intParam(req.query.get('instances_min')) : undefined,
         clientHost: req.raw.socket.remoteAddress,
         localAccount: caller.localAccount,
-        fqans: caller.fqans,
+        // A token's `wlcg.groups` are its VO attributes as a VOMS proxy's FQANs are (the
+        // first names the VO): the job's accounting takes its VO and group from them.
+        fqans: caller.fqans ?? (caller.token?.groups.length ? caller.token.groups : undefined),
         queues: caller.queues,
         groups: caller.groups,
       });

@@ -1,0 +1,184 @@
+// Accounting sent to APEL by the real service, against the fake messaging service
+// (test/helpers/fake-ams.ts). Crash safety: the service is killed with SIGKILL again and
+// again while it sends, half the time right after the messaging service acknowledged a
+// message (before the service could mark it), half the time at a random moment; after
+// the last start every record has arrived, signed by the host certificate, and each
+// crash repeated at most one message (the same one, the same text). Summaries: whole
+// months, logged and metered; `ceres accounting republish` sends a range again, and
+// refuses bad dates clearly.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { APEL_HOST, apelConfig, apelSite, jobIdsOf, jobsIn, withSiteDb, type ApelSite } from '../helpers/apel-site.js';
+import { insertRecords } from '../helpers/accounting-records.js';
+import { removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
+import { until } from '../helpers/poll.js';
+import { sample, scrape } from '../ops/scrape.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const OCT = Date.UTC(2026, 9, 1);
+const NOV = Date.UTC(2026, 10, 1);
+const HOST = APEL_HOST;
+
+describe('accounting to APEL: nothing lost across kill -9, at most one message repeated per crash', () => {
+  let s: ApelSite;
+  let ids: string[];
+  before(async () => {
+    s = await apelSite('apel-crash');
+    withSiteDb(s, (db) => (ids = insertRecords(db, 1500, { fromMs: OCT, stepMs: 60_000 })));
+  });
+  after(async () => {
+    await s.ams.close();
+    removeDir(s.dir);
+  });
+
+  it('every record arrives once the sending is done; each crash repeats one message at most', async () => {
+    // A generous time limit: a publish that times out after the fake service took it is sent
+    // again too (harmless, but no crash's doing), and this machine may be loaded.
+    const cfg = apelConfig(s, { messages: 'individual', batchSize: 40, timeoutSeconds: 120 });
+    const crashes: { kind: 'at-ack' | 'random'; before: number }[] = [];
+    for (let round = 0; round < 6; round++) {
+      const kind = round % 2 === 0 ? 'at-ack' : 'random';
+      const before = s.ams.received.length;
+      const ceres: RunningCeres = await startCeres({ stateDir: s.stateDir, config: cfg });
+      const pid = ceres.child.pid!;
+      const dead = new Promise((r) => ceres.child.once('exit', r));
+      if (kind === 'at-ack') {
+        // Its (2 + round)-th message of this run: the service is stopped (SIGSTOP) before the
+        // acknowledgement is written and killed once it is, so it can never mark it.
+        let n = 0;
+        s.ams.beforeAnswer = () => {
+          if (++n === 2 + round) process.kill(pid, 'SIGSTOP');
+        };
+        s.ams.onPublished = () => {
+          if (n === 2 + round) process.kill(pid, 'SIGKILL');
+        };
+      } else {
+        await until(() => s.ams.received.length > before, 'a message of this run', 60_000);
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 150)));
+        process.kill(pid, 'SIGKILL');
+      }
+      await dead;
+      s.ams.onPublished = undefined;
+      s.ams.beforeAnswer = undefined;
+      crashes.push({ kind, before });
+    }
+    const ceres = await startCeres({ stateDir: s.stateDir, config: cfg });
+    try {
+      await until(
+        () => new Set(jobIdsOf(s.ams.texts())).size === ids.length,
+        'every record at the fake service',
+        120_000,
+      );
+    } finally {
+      await stopCeres(ceres);
+    }
+    await s.ams.verified();
+    const got = jobIdsOf(s.ams.texts());
+    assert.deepEqual([...new Set(got)].sort(), [...ids].sort(), 'every record arrived');
+    for (const m of s.ams.received) {
+      assert.equal(m.signatureError, undefined);
+      assert.match(m.signer ?? '', new RegExp(`CN=${HOST.replace(/\./g, '\\.')}`));
+    }
+    assert.match(s.ams.texts()[0]!, new RegExp(`^MachineName: ${HOST.replace(/\./g, '\\.')}\\r?$`, 'm'));
+    assert.notEqual(HOST, hostname());
+    // Repeats: a message (empaid) received again, with the same text. Run k is the k-th
+    // start; a repeat in run k was left by the kill of run k - 1.
+    const starts = [...crashes.map((c) => c.before), s.ams.received.length + 1];
+    const seen = new Map<string, string>();
+    const repeatsIn = starts.map(() => 0);
+    s.ams.received.forEach((m, i) => {
+      const prev = seen.get(m.empaid!);
+      if (prev === undefined) return void seen.set(m.empaid!, m.text!);
+      assert.equal(m.text, prev, 'a repeat is the same message');
+      repeatsIn[starts.findLastIndex((b) => b <= i)]! += 1;
+    });
+    const leftBy = crashes.map((c, k) => ({ kind: c.kind, repeats: repeatsIn[k + 1]! }));
+    const runs = starts.map((b, k) =>
+      s.ams.received.slice(b, starts[k + 1] ?? undefined).map((m) => m.empaid!.replace(/^.*-/, '')),
+    );
+    const summary = `${JSON.stringify(leftBy)}; messages per run: ${JSON.stringify(runs)}`;
+    // At most one message repeated per crash...
+    assert.ok(
+      leftBy.every((c) => c.repeats <= 1),
+      summary,
+    );
+    // ...and a kill between the acknowledgement and the mark does repeat it (the window is hit).
+    assert.ok(
+      leftBy.filter((c) => c.kind === 'at-ack').every((c) => c.repeats === 1),
+      summary,
+    );
+  });
+});
+
+describe('accounting to APEL: summaries, logs, metrics and republish', () => {
+  let s: ApelSite;
+  let ceres: RunningCeres;
+  before(async () => {
+    s = await apelSite('apel-summaries');
+    withSiteDb(s, (db) => {
+      insertRecords(db, 40, { fromMs: OCT, stepMs: 3600_000 });
+      insertRecords(db, 10, { fromMs: NOV, stepMs: 3600_000, prefix: 'nov' });
+    });
+    ceres = await startCeres({
+      stateDir: s.stateDir,
+      config: {
+        ...apelConfig(s, { messages: 'summaries' }, { metrics: { listen: '127.0.0.1:0' } }),
+        log: { level: 'info' },
+      },
+    });
+  });
+  after(async () => {
+    await stopCeres(ceres);
+    await s.ams.close();
+    removeDir(s.dir);
+  });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [MAIN, 'accounting', ...args, '--state-dir', s.stateDir], { encoding: 'utf8' });
+
+  it('sends each month as summaries and a sync message, logged with counts and metered', async () => {
+    await until(() => s.ams.received.length >= 4, 'two months sent', 60_000);
+    const [octSum, octSync, novSum, novSync] = s.ams.texts();
+    assert.match(octSum!, /^APEL-summary-job-message: v0\.2\r?\n/);
+    assert.match(octSum!, /^Month: 10\r?$/m);
+    assert.equal(jobsIn(octSum!), 40);
+    assert.match(octSync!, /^APEL-sync-message: v0\.1\r?\n/);
+    assert.equal(jobsIn(octSync!), 40);
+    assert.equal(jobsIn(novSum!), 10);
+    assert.equal(jobsIn(novSync!), 10);
+    assert.match(ceres.output(), /"kind":"summary","records":3,.*"msg":"accounting message sent to APEL"/);
+    const m = await scrape(ceres);
+    assert.equal(sample(m, 'ceres_apel_messages_total', { kind: 'summary', result: 'sent' }), 2);
+    assert.equal(sample(m, 'ceres_apel_messages_total', { kind: 'sync', result: 'sent' }), 2);
+    assert.equal(sample(m, 'ceres_apel_unqueued_records'), 0);
+    assert.equal(sample(m, 'ceres_apel_unsent_messages'), 0);
+  });
+
+  it('republish sends the months of a range again, whole', async () => {
+    const before = s.ams.received.length;
+    const r = cli('republish', '--from', '2026-10-02', '--to', '2026-10-03');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^16 record\(s\) queued again for APEL/);
+    await until(() => s.ams.received.length >= before + 2, 'October again', 60_000);
+    const again = s.ams.texts().slice(before);
+    assert.equal(jobsIn(again[0]!), 40, 'the whole month, not only the range');
+    assert.match(again[0]!, /^Month: 10\r?$/m);
+  });
+
+  it('republish refuses bad dates and an empty range clearly, and says when nothing matched', () => {
+    for (const [args, msg] of [
+      [['--from', '2026-13-01', '--to', '2026-12'], /--from: '2026-13-01' is not a date/],
+      [['--from', '2026-11', '--to', '2026-10'], /--to \(2026-10\) must be after --from \(2026-11\)/],
+      [['--from', 'yesterday', '--to', '2026-10'], /is not a date; use YYYY-MM-DD or YYYY-MM/],
+    ] as const) {
+      const r = cli('republish', ...args);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, msg);
+    }
+    const none = cli('republish', '--from', '2020-01', '--to', '2020-02');
+    assert.equal(none.status, 0);
+    assert.match(none.stdout, /no record of a job that ended in \[2020-01, 2020-02\)/);
+  });
+});
