@@ -20,6 +20,7 @@ const GROUPS: Readonly<Record<string, () => Promise<Register>>> = {
   // Registered by the admin group (it shares the state-directory options).
   accounting: async () => (await import('./admin/index.js')).registerAdminCommands,
   token: async () => (await import('./token-command.js')).registerTokenCommands,
+  info: async () => (await import('./info-command.js')).registerInfoCommands,
 };
 
 async function main(argv: readonly string[]): Promise<void> {
