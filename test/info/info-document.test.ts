@@ -72,6 +72,12 @@ test('element order is a subsequence of A-REX order, for every snapshot shape', 
       totalSlots: undefined,
       totalLogicalCpus: undefined,
     }),
+    // Policies and the LDAP endpoint (resource BDII enabled, VOs in the authorization).
+    snapshot({
+      accessRules: ['vo:atlas'],
+      ldap: { url: 'ldap://ce.example.org:2135/o=glue', port: 2135 },
+      queues: [{ name: 'main', vos: ['atlas'], description: 'd' }],
+    }),
   ];
   for (const s of shapes) assert.deepEqual(orderViolations(buildInfoDocument(s)), []);
 });
