@@ -36,7 +36,7 @@ test('a queue with allow groups advertises only their VOs; a group without voms 
 
 test('no authorization section, or no allowed group with a voms rule: no policy at all', () => {
   assert.deepEqual(voPolicies(undefined, [{ name: 'main' }]).accessRules, []);
-  const p = voPolicies({ ...authz!, allow: ['admins'] }, [{ name: 'main' }]);
+  const p = voPolicies({ ...authz, allow: ['admins'] }, [{ name: 'main' }]);
   assert.deepEqual(p.accessRules, []);
   assert.deepEqual(p.queueVos.get('main'), []);
 });
