@@ -198,9 +198,10 @@ export class BdiiUpdate {
     dir: string,
     slapd: Slapd,
     provider: string,
-    env: NodeJS.ProcessEnv,
-    breatheSeconds = 2,
+    env: Record<string, string>,
+    o: { readonly breatheSeconds?: number; readonly user?: string } = {},
   ): Promise<BdiiUpdate> {
+    const breatheSeconds = o.breatheSeconds ?? 2;
     for (const d of ['ldif', 'provider', 'plugin', 'var', 'run', 'bin']) mkdirSync(join(dir, d), { recursive: true });
     symlinkSync(provider, join(dir, 'provider', 'ceres-glue2-provider'));
     for (const tool of ['ldapadd', 'ldapmodify', 'ldapdelete', 'ldapsearch'])
@@ -227,10 +228,16 @@ export class BdiiUpdate {
         '',
       ].join('\n'),
     );
-    const r = await run('/usr/sbin/bdii-update', ['-c', conf, '-d'], undefined, {
-      ...env,
-      PATH: `${join(dir, 'bin')}:/usr/sbin:/usr/bin:/sbin:/bin`,
-    });
+    // As BDII runs it: its own account (openldap), its own PATH (the compat wrappers first).
+    const vars = Object.entries({ ...env, PATH: `${join(dir, 'bin')}:/usr/sbin:/usr/bin:/sbin:/bin` }).map(
+      ([k, v]) => `${k}=${v}`,
+    );
+    const command = ['env', '-i', ...vars, '/usr/sbin/bdii-update', '-c', conf, '-d'];
+    if (o.user !== undefined) await run('chown', ['-R', o.user, dir]);
+    const r =
+      o.user === undefined
+        ? await run(command[0]!, command.slice(1))
+        : await run('runuser', ['-u', o.user, '--', ...command]);
     if (r.code !== 0) throw new Error(`bdii-update did not start (${r.code}): ${r.stderr}`);
     const pidFile = join(dir, 'run', 'bdii-update.pid');
     await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'bdii-update pid file');
