@@ -13,7 +13,7 @@ import { defaultPublicHost } from '../config/public-host.js';
 import { createInfoSource } from '../info/info-source.js';
 import { renderGlue2Ldif } from '../info/glue2-ldif.js';
 import { loadTrustStore } from '../pki/trust-store.js';
-import { DEV_PKI_FILES } from '../pki/dev-pki.js';
+import { DEV_PKI_FILES } from '../pki/dev-pki-files.js';
 import { JobStore } from '../store/job-store.js';
 import { Drains } from '../admin/drains.js';
 import { stateLayout } from '../service/layout.js';

@@ -88,6 +88,39 @@ interface Parent {
   readonly entity?: { readonly classes: readonly string[]; readonly id: string };
 }
 
+interface Kind {
+  /** Every attribute the entry's object classes (and GLUE2Entity) allow. */
+  readonly allowed: ReadonlySet<string>;
+  /** The attribute of a property: the most derived class's, else the base's, else Entity's. */
+  readonly nameFor: (prop: string) => string;
+}
+
+// One per class list, made once: a big site renders hundreds of shares on every update.
+const kinds = new Map<readonly string[], Kind>();
+
+function kindOf(classes: readonly string[]): Kind {
+  const known = kinds.get(classes);
+  if (known !== undefined) return known;
+  const allowed = new Set<string>();
+  for (const c of ['Entity', ...classes]) {
+    const k = GLUE2_LDAP_CLASSES[c]!;
+    for (const a of [...k.must, ...k.may]) allowed.add(a);
+  }
+  const names = new Map<string, string>();
+  const derivedFirst = [...classes].reverse();
+  const nameFor = (prop: string): string => {
+    let n = names.get(prop);
+    if (n === undefined) {
+      n = derivedFirst.map((c) => c + prop).find((a) => allowed.has(a)) ?? `Entity${prop}`;
+      names.set(prop, n);
+    }
+    return n;
+  };
+  const kind = { allowed, nameFor };
+  kinds.set(classes, kind);
+  return kind;
+}
+
 class Builder {
   readonly entries: LdifEntry[] = [];
   readonly problems: string[] = [];
@@ -134,11 +167,7 @@ class Builder {
       this.problems.push(`${e.name}: left out: it has no ID`);
       return;
     }
-    const allowed = new Set<string>();
-    for (const c of ['Entity', ...classes]) {
-      const k = GLUE2_LDAP_CLASSES[c]!;
-      for (const a of [...k.must, ...k.may]) allowed.add(a);
-    }
+    const { allowed, nameFor } = kindOf(classes);
     const values = new Map<string, string[]>();
     const put = (attr: string, value: string, what: string): void => {
       if (!allowed.has(attr)) {
@@ -163,11 +192,6 @@ class Builder {
         this.problems.push(`${where}: ${what} ${JSON.stringify(value)} left out: GLUE2${attr} holds one value`);
       else if (!list.includes(value)) list.push(value); // LDAP values of one attribute are a set
     };
-    const nameFor = (prop: string): string =>
-      [...classes]
-        .reverse()
-        .map((c) => c + prop)
-        .find((a) => allowed.has(a)) ?? `Entity${prop}`;
 
     if (e.attrs?.CreationTime !== undefined) put('EntityCreationTime', e.attrs.CreationTime, 'CreationTime');
     if (e.attrs?.Validity !== undefined) put('EntityValidity', e.attrs.Validity, 'Validity');
