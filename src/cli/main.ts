@@ -21,6 +21,7 @@ const GROUPS: Readonly<Record<string, () => Promise<Register>>> = {
   // Registered by the admin group (it shares the state-directory options).
   accounting: async () => (await import('./admin/index.js')).registerAdminCommands,
   token: async () => (await import('./token-command.js')).registerTokenCommands,
+  info: async () => (await import('./info-command.js')).registerInfoCommands,
 };
 
 const VERSION_FLAGS = new Set(['-V', '--version']);

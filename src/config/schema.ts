@@ -18,6 +18,7 @@ import { tokensSection } from './sections/tokens.js';
 import { webSection } from './sections/web.js';
 import { accountsSection } from './sections/accounts.js';
 import { accountingSection } from './sections/accounting.js';
+import { infosysSection } from './sections/infosys.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -34,6 +35,7 @@ export const ConfigSchema = Type.Object(
     ...tokensSection,
     ...webSection,
     ...accountingSection,
+    ...infosysSection,
   },
   { additionalProperties: false },
 );

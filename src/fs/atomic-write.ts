@@ -18,6 +18,8 @@ export interface AtomicWriteOptions {
   readonly mode?: number;
   /** Set `mode` exactly, whatever the umask (e.g. a 0644 certificate under umask 077). */
   readonly exactMode?: boolean;
+  /** Group of the new file, set before it takes the target's name (readers never see another). */
+  readonly gid?: number;
   /** fsync the data and the directory (default true). */
   readonly durable?: boolean;
 }
@@ -34,6 +36,7 @@ export async function writeFileAtomic(
     const fh = await open(tmp, 'wx', mode);
     try {
       await fh.writeFile(data);
+      if (o.gid !== undefined) await fh.chown(-1, o.gid);
       if (o.exactMode === true) await fh.chmod(mode);
       if (durable) await fh.sync();
     } finally {

@@ -55,3 +55,12 @@ export const DEFAULT_ACTIVITY_VALIDITY_SECONDS = 60;
 export const REST_ENDPOINT_NAME = 'ARC REST';
 export const IMPLEMENTOR = 'Ceres';
 export const IMPLEMENTATION_NAME = 'ceres';
+
+/** The LDAP GLUE2 endpoint (resource BDII): the interface name ARC clients and archery-manage know. */
+export const LDAP_INTERFACE_NAME = 'org.nordugrid.ldapglue2';
+export const LDAP_INTERFACE_VERSION = '1.0';
+export const LDAP_ENDPOINT_NAME = 'Ceres LDAP GLUE2 resource information';
+export const LDAP_CAPABILITIES: readonly string[] = ['information.discovery.resource'];
+
+/** The one policy scheme ARC peers publish: rules `vo:NAME`. */
+export const POLICY_SCHEME = 'basic';

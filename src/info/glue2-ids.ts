@@ -7,7 +7,15 @@ import { EXECUTION_ENVIRONMENT_NAME, REST_INTERFACE_NAME } from './glue2-constan
 
 export const adminDomainId = (name: string): string => `urn:ad:${name}`;
 export const computingServiceId = (host: string): string => `urn:ogf:ComputingService:${host}:arex`;
-export const restEndpointId = (host: string, url: string): string => `urn:ogf:ComputingEndpoint:${host}:rest:${url}`;
+/** One REST ComputingEndpoint per interface version (the LDAP schema holds one version per endpoint). */
+export const restEndpointId = (host: string, url: string, version: string): string =>
+  `urn:ogf:ComputingEndpoint:${host}:rest:${url}:${version}`;
+export const ldapEndpointId = (host: string, port: number): string => `urn:ogf:Endpoint:${host}:ldapglue2:${port}`;
+/** One AccessPolicy per endpoint, all with this ID (as A-REX): its DN is what tells them apart. */
+export const accessPolicyId = (host: string): string => `urn:ogf:AccessPolicy:${host}:basic`;
+export const mappingPolicyId = (host: string, vo: string): string => `urn:ogf:MappingPolicy:${host}:basic:${vo}`;
+/** Name of the share of `vo` in `queue` (A-REX's form). */
+export const voShareName = (queue: string, vo: string): string => `${queue}_${vo}`;
 export const computingShareId = (host: string, queue: string): string => `urn:ogf:ComputingShare:${host}:${queue}`;
 export const computingManagerId = (host: string, lrms: string): string => `urn:ogf:ComputingManager:${host}:${lrms}`;
 export const executionEnvironmentId = (host: string): string =>

@@ -27,6 +27,11 @@ import {
   IMPLEMENTATION_NAME,
   IMPLEMENTOR,
   JOB_DESCRIPTION_LANGUAGES,
+  LDAP_CAPABILITIES,
+  LDAP_ENDPOINT_NAME,
+  LDAP_INTERFACE_NAME,
+  LDAP_INTERFACE_VERSION,
+  POLICY_SCHEME,
   REST_CAPABILITIES,
   REST_ENDPOINT_NAME,
   REST_INTERFACE_NAME,
@@ -36,15 +41,19 @@ import {
   XSI_NS,
 } from './glue2-constants.js';
 import {
+  accessPolicyId,
   adminDomainId,
   applicationEnvironmentId,
+  ldapEndpointId,
+  mappingPolicyId,
+  voShareName,
   computingManagerId,
   computingServiceId,
   computingShareId,
   executionEnvironmentId,
   restEndpointId,
 } from './glue2-ids.js';
-import { group, leaf, leaves } from './glue2-elements.js';
+import { group, leaf, leaves, type MaybeElement } from './glue2-elements.js';
 import { boolText, bytesToGb, bytesToMb, countText, glueTime, intText, nonEmpty } from './glue2-values.js';
 import type { InfoSnapshot, QueueInfo, RuntimeEnvironmentInfo } from './info-snapshot.js';
 import { emptyCounters, type JobCounters } from './job-tally.js';
@@ -55,7 +64,8 @@ interface Ctx {
   readonly host: string;
   readonly created: string | undefined;
   readonly validity: string;
-  readonly endpointId: string;
+  /** The REST endpoints' IDs (the shares' submission endpoints). */
+  readonly restEndpointIds: readonly string[];
   readonly shareIds: readonly string[];
   readonly freeSlots: number | undefined;
 }
@@ -78,8 +88,11 @@ export function buildInfoDocument(s: InfoSnapshot): XmlElement {
     host,
     created: glueTime(s.now),
     validity: countText(s.validitySeconds) ?? String(DEFAULT_INFO_VALIDITY_SECONDS),
-    endpointId: restEndpointId(host, s.endpointUrl),
-    shareIds: s.queues.map((q) => computingShareId(host, q.name)),
+    restEndpointIds: REST_INTERFACE_VERSIONS.map((v) => restEndpointId(host, s.endpointUrl, v)),
+    shareIds: s.queues.flatMap((q) => [
+      computingShareId(host, q.name),
+      ...(q.vos ?? []).map((vo) => computingShareId(host, voShareName(q.name, vo))),
+    ]),
     freeSlots: free,
   };
   const domains = el('Domains', [adminDomain(c)], {
@@ -119,28 +132,71 @@ function computingService(c: Ctx): XmlElement {
       leaves('Capability', REST_CAPABILITIES),
       leaf('Type', SERVICE_TYPE),
       leaf('QualityLevel', 'production'),
-      leaf('Complexity', `endpoint=1,share=${s.queues.length},resource=1`),
+      leaf(
+        'Complexity',
+        `endpoint=${c.restEndpointIds.length + (s.ldap ? 1 : 0)},share=${c.shareIds.length},resource=1`,
+      ),
       counters(s.jobs.all),
-      computingEndpoint(c),
-      s.queues.map((q) => computingShare(c, q)),
+      REST_INTERFACE_VERSIONS.map((v, i) => computingEndpoint(c, v, c.restEndpointIds[i]!)),
+      s.ldap && ldapEndpoint(c, s.ldap),
+      s.queues.map((q) => [computingShare(c, q), (q.vos ?? []).map((vo) => computingShare(c, q, vo))]),
       computingManager(c),
     ],
     entityAttrs(c, 'Service'),
   );
 }
 
-function computingEndpoint(c: Ctx): XmlElement {
+/**
+ * Every endpoint's AccessPolicy: the VOs the authorization admits (`vo:NAME`, what ARC
+ * peers publish); none when no VO is named (GLUE2 Policy needs a Rule).
+ */
+function accessPolicy(c: Ctx): MaybeElement {
+  const rules = c.s.accessRules ?? [];
+  if (rules.length === 0) return undefined;
+  return el(
+    'AccessPolicy',
+    [leaf('ID', accessPolicyId(c.host)), leaf('Scheme', POLICY_SCHEME), leaves('Rule', rules)],
+    entityAttrs(c, 'Policy'),
+  );
+}
+
+/** The LDAP GLUE2 endpoint: where a site BDII and `archery-manage` read this tree. */
+function ldapEndpoint(c: Ctx, ldap: { readonly url: string; readonly port: number }): XmlElement {
   const s = c.s;
   return el(
     'ComputingEndpoint',
     [
-      leaf('ID', c.endpointId),
+      leaf('ID', ldapEndpointId(c.host, ldap.port)),
+      leaf('Name', LDAP_ENDPOINT_NAME),
+      leaf('URL', ldap.url),
+      leaves('Capability', LDAP_CAPABILITIES),
+      leaf('Technology', 'ldap'),
+      leaf('InterfaceName', LDAP_INTERFACE_NAME),
+      leaf('InterfaceVersion', LDAP_INTERFACE_VERSION),
+      leaf('Implementor', IMPLEMENTOR),
+      leaf('ImplementationName', IMPLEMENTATION_NAME),
+      leaf('ImplementationVersion', nonEmpty(s.implementationVersion)),
+      leaf('QualityLevel', 'production'),
+      leaf('HealthState', 'ok'),
+      leaf('ServingState', 'production'),
+      accessPolicy(c),
+    ],
+    entityAttrs(c, 'Endpoint'),
+  );
+}
+
+function computingEndpoint(c: Ctx, version: string, id: string): XmlElement {
+  const s = c.s;
+  return el(
+    'ComputingEndpoint',
+    [
+      leaf('ID', id),
       leaf('Name', REST_ENDPOINT_NAME),
       leaf('URL', s.endpointUrl),
       leaves('Capability', REST_CAPABILITIES),
       leaf('Technology', 'rest'),
       leaf('InterfaceName', REST_INTERFACE_NAME),
-      leaves('InterfaceVersion', REST_INTERFACE_VERSIONS),
+      leaf('InterfaceVersion', version),
       leaf('Implementor', IMPLEMENTOR),
       leaf('ImplementationName', IMPLEMENTATION_NAME),
       leaf('ImplementationVersion', nonEmpty(s.implementationVersion)),
@@ -151,6 +207,7 @@ function computingEndpoint(c: Ctx): XmlElement {
       leaf('StartTime', glueTime(s.startTime)),
       leaf('IssuerCA', nonEmpty(s.issuerCa)),
       leaves('TrustedCA', s.trustedCas),
+      accessPolicy(c),
       leaf('Staging', 'staginginout'),
       leaves('JobDescription', s.jobDescriptionLanguages ?? JOB_DESCRIPTION_LANGUAGES),
       counters(s.jobs.all),
@@ -163,14 +220,28 @@ function computingEndpoint(c: Ctx): XmlElement {
   );
 }
 
-function computingShare(c: Ctx, q: QueueInfo): XmlElement {
-  const j = c.s.jobs.byQueue.get(q.name) ?? emptyCounters();
+/**
+ * A queue's share, or (with `vo`) the share of that VO in the queue, which carries the
+ * VO's MappingPolicy. Ceres does not count jobs per VO, so a VO share has no job
+ * counters: unknown, not zero.
+ */
+function computingShare(c: Ctx, q: QueueInfo, vo?: string): XmlElement {
+  const name = vo === undefined ? q.name : voShareName(q.name, vo);
+  const queueJobs = c.s.jobs.byQueue.get(q.name) ?? emptyCounters();
+  const j = vo === undefined ? queueJobs : undefined;
+  const n = (x: number | undefined): string | undefined => (x === undefined ? undefined : String(x));
   return el(
     'ComputingShare',
     [
-      leaf('ID', computingShareId(c.host, q.name)),
-      leaf('Name', q.name),
+      leaf('ID', computingShareId(c.host, name)),
+      leaf('Name', name),
       leaf('Description', nonEmpty(q.description)),
+      vo !== undefined &&
+        el(
+          'MappingPolicy',
+          [leaf('ID', mappingPolicyId(c.host, vo)), leaf('Scheme', POLICY_SCHEME), leaf('Rule', `vo:${vo}`)],
+          entityAttrs(c, 'Policy'),
+        ),
       leaf('MappingQueue', q.name),
       leaf('MaxWallTime', countText(q.maxWallTimeSeconds)),
       leaf('MinWallTime', countText(q.minWallTimeSeconds)),
@@ -183,21 +254,21 @@ function computingShare(c: Ctx, q: QueueInfo): XmlElement {
       leaf('MaxSlotsPerJob', countText(q.maxSlotsPerJob)),
       leaf('MaxMainMemory', countText(bytesToMb(q.maxMemoryBytes))),
       leaf('ServingState', q.servingState ?? c.s.servingState),
-      el('TotalJobs', String(j.total)),
-      el('RunningJobs', String(j.running)),
+      leaf('TotalJobs', n(j?.total)),
+      leaf('RunningJobs', n(j?.running)),
       leaf('LocalRunningJobs', countText(q.localRunningJobs)),
-      el('WaitingJobs', String(j.waiting)),
+      leaf('WaitingJobs', n(j?.waiting)),
       leaf('LocalWaitingJobs', countText(q.localWaitingJobs)),
-      el('SuspendedJobs', String(j.suspended)),
-      el('StagingJobs', String(j.staging)),
-      el('PreLRMSWaitingJobs', String(j.preLrmsWaiting)),
+      leaf('SuspendedJobs', n(j?.suspended)),
+      leaf('StagingJobs', n(j?.staging)),
+      leaf('PreLRMSWaitingJobs', n(j?.preLrmsWaiting)),
       // Without the batch system's per-queue figure the slots are the machine's, shared by all queues.
       leaf('FreeSlots', countText(q.freeSlots ?? c.freeSlots)),
       leaf('FreeSlotsWithDuration', countText(q.freeSlots ?? c.freeSlots)),
-      el('UsedSlots', String(j.usedSlots)),
-      el('RequestedSlots', String(j.requestedSlots)),
+      leaf('UsedSlots', n(j?.usedSlots)),
+      leaf('RequestedSlots', n(j?.requestedSlots)),
       el('Associations', [
-        el('ComputingEndpointID', c.endpointId),
+        c.restEndpointIds.map((id) => el('ComputingEndpointID', id)),
         el('ExecutionEnvironmentID', executionEnvironmentId(c.host)),
       ]),
     ],

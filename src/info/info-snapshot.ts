@@ -36,6 +36,11 @@ export interface QueueInfo {
   /** Jobs of all users the batch system runs / keeps waiting in this queue (GLUE2 Local*Jobs). */
   readonly localRunningJobs?: number;
   readonly localWaitingJobs?: number;
+  /**
+   * The VOs whose members may use this queue (policies.ts): each gets a share
+   * `<queue>_<vo>` with a MappingPolicy `vo:<vo>`, as A-REX publishes its advertised VOs.
+   */
+  readonly vos?: readonly string[];
 }
 
 /** A configured runtime environment; `APPS/FOO-1.0` publishes AppName `APPS/FOO`, AppVersion `1.0`. */
@@ -120,4 +125,8 @@ export interface InfoSnapshot {
   readonly trustedCas: readonly string[];
   /** Accepted job description languages; default `nordugrid:xrsl`, `emies:adl`. */
   readonly jobDescriptionLanguages?: readonly string[];
+  /** Rules of every endpoint's AccessPolicy (`vo:atlas`, ...); none: no AccessPolicy. */
+  readonly accessRules?: readonly string[];
+  /** The LDAP GLUE2 endpoint (the resource BDII), when one is published. */
+  readonly ldap?: { readonly url: string; readonly port: number };
 }

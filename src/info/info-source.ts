@@ -16,6 +16,7 @@ import type { JobStore } from '../store/job-store.js';
 import { CERES_VERSION } from '../config/version.js';
 import type { BatchClusterInfo } from '../lrms/backend.js';
 import type { QueueInfo } from './info-snapshot.js';
+import { voPolicies } from './vo-policies.js';
 
 const MAX_CACHED_URLS = 8;
 
@@ -74,6 +75,8 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       const c = o.config.cluster;
       const drained = o.drainedQueues?.() ?? [];
       const lrms = o.cluster?.();
+      const policies = voPolicies(o.config.authorization, c.queues);
+      const ldap = o.config.infosys.ldap;
       const doc = buildInfoDocument({
         endpointUrl,
         hostname: o.hostname,
@@ -89,7 +92,10 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
           ...q,
           ...enforcedLimits(o.config.engine),
           ...(drained.includes(q.name) ? { servingState: 'draining' as const } : {}),
+          vos: policies.queueVos.get(q.name) ?? [],
         })),
+        accessRules: policies.accessRules,
+        ...(ldap.enabled ? { ldap: { url: ldapUrl(ldap.bindAddress || o.hostname, ldap.port), port: ldap.port } } : {}),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => ({
           name: r.name,
           ...(r.description !== undefined ? { description: r.description } : {}),
@@ -109,6 +115,11 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       return doc;
     },
   };
+}
+
+/** The LDAP GLUE2 endpoint's URL: the tree from o=glue, as ARC peers publish it. */
+function ldapUrl(host: string, port: number): string {
+  return `ldap://${host.includes(':') ? `[${host}]` : host}:${port}/o=glue`;
 }
 
 /** A queue's limits, free slots and job counts as the batch system reports them (configured values win). */

@@ -30,16 +30,8 @@ import { generateRsaKeyPair, importSigningKeyPem, privateKeyToPem, privateKeyToP
 import { PkiError } from './pki-error.js';
 import type { CryptoKey } from './x509-lib.js';
 
-export const DEV_PKI_FILES = {
-  caCert: 'ca.pem',
-  caKey: 'cakey.pem',
-  hostCert: 'hostcert.pem',
-  hostKey: 'hostkey.pem',
-  userCert: 'usercert.pem',
-  userKey: 'userkey.pem',
-  userProxy: 'userproxy.pem',
-  certificates: 'certificates',
-} as const;
+export { DEV_PKI_FILES } from './dev-pki-files.js';
+import { DEV_PKI_FILES } from './dev-pki-files.js';
 
 const CA_DAYS = 3650;
 const CERT_DAYS = 365;

@@ -74,6 +74,7 @@ import { guardDiskSpace } from '../api/rest/disk-guard.js';
 import { instrumentHttp } from '../api/http-metrics.js';
 import { healthRoutes } from '../api/health-routes.js';
 import { wireWeb } from './web.js';
+import { startLdifPublisher, type LdifPublisher } from './infosys-ldif.js';
 
 export interface RunningService {
   /** https://host:port/arex */
@@ -431,7 +432,18 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   }
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
+  let ldif: LdifPublisher | undefined;
   try {
+    // After listen: the published URL has the real port.
+    const ldap = config.infosys.ldap;
+    if (ldap.enabled)
+      ldif = await startLdifPublisher({
+        source: info,
+        file: ldap.ldifFile,
+        readerGroup: ldap.readerGroup,
+        intervalMs: ldap.updateIntervalSeconds * 1000,
+        log,
+      });
     await engine.start();
     indexFill = store
       .fillIndexInSlices()
@@ -443,6 +455,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     // background: the first `action=new` after a start would otherwise wait for one.
     delegations.primeKeys();
   } catch (e) {
+    ldif?.stop();
     await app.close().catch(() => undefined);
     await engine.stop().catch(() => undefined);
     await closeStores();
@@ -548,6 +561,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     async close() {
       heapPolicy?.stop();
       trustWatch.stop();
+      ldif?.stop();
       stopped = true;
       trimPolicy?.stop();
       await app.close();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const GROUPS = ['serve', 'pki', 'admin', 'accounting', 'token'];
+const GROUPS = ['serve', 'pki', 'admin', 'accounting', 'token', 'info'];
 /** Modules of the service and of the X.509 library. */
 const HEAVY = /\/node_modules\/(fastify|@peculiar\/x509)\/|\/src\/service\/start\.js$/;
 

@@ -15,6 +15,7 @@ describe('path keys of the configuration', () => {
     assert.deepEqual(pathKeys(ConfigSchema).sort(), [
       'authorization.groups[].match[].gridMapFile',
       'cluster.runtimeEnvironments[].script',
+      'infosys.ldap.ldifFile',
       'log.file',
       'lrms.slurm.binDir',
       'lrms.slurm.slurmConf',

@@ -202,6 +202,9 @@ export const GLUE2_ORDER: Readonly<Record<string, readonly string[]>> = {
   ],
   'ExecutionEnvironment/Associations': ['ComputingShareID', 'ComputingActivityID', 'ApplicationEnvironmentID'],
   Benchmark: ['ID', 'Name', 'OtherInfo', 'Type', 'Value'],
+  // GLUE2 Policy: Entity properties, then Scheme and Rule.
+  AccessPolicy: ['ID', 'Name', 'OtherInfo', 'Scheme', 'Rule', 'Associations'],
+  MappingPolicy: ['ID', 'Name', 'OtherInfo', 'Scheme', 'Rule', 'Associations'],
   ApplicationEnvironments: ['ApplicationEnvironment'],
   ApplicationEnvironment: [
     'ID',

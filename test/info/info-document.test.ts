@@ -11,7 +11,8 @@ import { childNames, orderViolations } from './glue2-order.js';
 import { all, at, text, texts } from './tree.js';
 
 const CS = 'Domains/AdminDomain/Services/ComputingService';
-const EP = `${CS}/ComputingEndpoint`;
+/** The REST 1.0 endpoint (each REST version is an endpoint of its own). */
+const EP = `${CS}/ComputingEndpoint[InterfaceVersion=1.0]`;
 const CM = `${CS}/ComputingManager`;
 const EE = `${CM}/ExecutionEnvironments/ExecutionEnvironment`;
 
@@ -71,6 +72,12 @@ test('element order is a subsequence of A-REX order, for every snapshot shape', 
       totalSlots: undefined,
       totalLogicalCpus: undefined,
     }),
+    // Policies and the LDAP endpoint (resource BDII enabled, VOs in the authorization).
+    snapshot({
+      accessRules: ['vo:atlas'],
+      ldap: { url: 'ldap://ce.example.org:2135/o=glue', port: 2135 },
+      queues: [{ name: 'main', vos: ['atlas'], description: 'd' }],
+    }),
   ];
   for (const s of shapes) assert.deepEqual(orderViolations(buildInfoDocument(s)), []);
 });
@@ -122,7 +129,6 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
     'Technology',
     'InterfaceName',
     'InterfaceVersion',
-    'InterfaceVersion',
     'Implementor',
     'ImplementationName',
     'ImplementationVersion',
@@ -145,9 +151,16 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
     'Associations',
   ]);
   assert.equal(text(ep, 'URL'), URL);
-  assert.equal(text(ep, 'ID'), `urn:ogf:ComputingEndpoint:${HOST}:rest:${URL}`);
+  assert.equal(text(ep, 'ID'), `urn:ogf:ComputingEndpoint:${HOST}:rest:${URL}:1.0`);
   assert.equal(text(ep, 'InterfaceName'), 'org.nordugrid.arcrest');
-  assert.deepEqual(texts(ep, 'InterfaceVersion'), ['1.0', '1.1']);
+  assert.deepEqual(texts(ep, 'InterfaceVersion'), ['1.0']);
+  // REST 1.1 is an endpoint of its own, the same but for its version and ID (the LDAP
+  // schema holds one InterfaceVersion per endpoint).
+  const eps = all(doc, `${CS}/ComputingEndpoint`);
+  assert.deepEqual(
+    eps.map((e) => [text(e, 'InterfaceVersion'), text(e, 'URL'), text(e, 'ID')]),
+    ['1.0', '1.1'].map((v) => [v, URL, `urn:ogf:ComputingEndpoint:${HOST}:rest:${URL}:${v}`]),
+  );
   assert.equal(text(ep, 'Technology'), 'rest');
   assert.deepEqual(texts(ep, 'Capability'), REST_CAPABILITIES);
   assert.ok(texts(ep, 'Capability').includes('executionmanagement.jobcreation'));
@@ -207,8 +220,8 @@ test('one ComputingShare per queue, named and mapped to the queue, limits in GLU
     `urn:ogf:ComputingShare:${HOST}:main`,
     `urn:ogf:ComputingShare:${HOST}:long`,
   ]);
-  assert.equal(text(doc, `${CS}/Complexity`), 'endpoint=1,share=2,resource=1');
-  assert.equal(text(main, 'Associations/ComputingEndpointID'), text(doc, `${EP}/ID`));
+  assert.equal(text(doc, `${CS}/Complexity`), 'endpoint=2,share=2,resource=1');
+  assert.deepEqual(texts(main, 'Associations/ComputingEndpointID'), texts(doc, `${CS}/ComputingEndpoint/ID`));
   assert.equal(text(main, 'Associations/ExecutionEnvironmentID'), text(doc, `${EE}/ID`));
 });
 
@@ -351,7 +364,7 @@ test('empty queue list: no shares and no empty Associations, still a valid docum
   assert.equal(all(doc, `${CS}/ComputingShare`).length, 0);
   assert.equal(all(doc, `${EP}/Associations`).length, 0);
   assert.equal(all(doc, `${EE}/Associations`).length, 0);
-  assert.equal(text(doc, `${CS}/Complexity`), 'endpoint=1,share=0,resource=1');
+  assert.equal(text(doc, `${CS}/Complexity`), 'endpoint=2,share=0,resource=1');
   // Every container left has content (an empty one would render as "" in JSON).
   const walk = (e: XmlElement): void => {
     for (const c of e.children) if (typeof c !== 'string') walk(c);

@@ -2,9 +2,15 @@
 import assert from 'node:assert/strict';
 import { childrenNamed, textOf, type XmlElement } from '../../src/doc/element.js';
 
+/** A part may filter on a child's text: `ComputingEndpoint[InterfaceVersion=1.0]`. */
 export function all(e: XmlElement, path: string): XmlElement[] {
   let level = [e];
-  for (const part of path.split('/')) level = level.flatMap((x) => childrenNamed(x, part));
+  for (const part of path.split('/')) {
+    const m = /^([^[]+)\[([^=]+)=([^\]]*)\]$/.exec(part);
+    const name = m ? m[1]! : part;
+    level = level.flatMap((x) => childrenNamed(x, name));
+    if (m) level = level.filter((x) => childrenNamed(x, m[2]!).some((c) => textOf(c) === m[3]));
+  }
   return level;
 }
 

@@ -61,6 +61,8 @@ describe('packaging: npm pack, npm install -g, systemd unit', () => {
       'dist/src/service/start.js',
       'packaging/systemd/ceres.service',
       'packaging/systemd/ceres-mapping.service',
+      'packaging/bdii/ceres-glue2-provider',
+      'packaging/bdii/ldap-client-compat',
       'docs/operations.md',
       'README.md',
       'package.json',
