@@ -86,6 +86,11 @@ export interface SchedulerOptions {
   }) => void;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
+  /**
+   * A job that asked for a log directory (xRSL `gmlog`) changed state: its `errors` lines are
+   * written; called before the step's effects (stage-out keeps the directory, src/jobs/gmlog.ts).
+   */
+  readonly onLogged?: (job: JobRecord) => Promise<void>;
 }
 
 /** One state change of a (possibly merged) transition. */
@@ -472,6 +477,10 @@ export class Scheduler {
         lines += logLine(`Job state change ${s.from} -> ${s.to}   Reason: ${s.reason}`, at);
       }
       if (lines) await this.#o.control.append(id, 'errors', lines).catch(() => undefined);
+      if (lines && updated.description.logDir && this.#o.onLogged)
+        await this.#o
+          .onLogged(updated)
+          .catch((e: unknown) => this.#o.log.warn({ err: e, job: id }, "the job's log directory was not written"));
       if (changes.eraseAt !== undefined) this.#scheduleExpiry(id, changes.eraseAt);
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
