@@ -77,10 +77,11 @@ describe('the log directory (gmlog) through the real ARC client', { skip }, () =
       '-f',
       file,
     ]);
-    id = arc.expect(r, /^Job submitted with jobid: (\S+)$/m, 'arcsub printed no job id')[1] as string;
+    const [, got = ''] = arc.expect(r, /^Job submitted with jobid: (\S+)$/m, 'arcsub printed no job id');
+    id = got;
     const deadline = Date.now() + STATE_TIMEOUT_MS;
     for (;;) {
-      const st = await arc.run('arcstat', ['-j', jobList, id]);
+      const st = await arc.run('arcstat', ['-j', jobList, got]);
       const state = /^\s*State:\s*(\S+)/m.exec(st.stdout)?.[1];
       if (state === 'Failed') break;
       if (state === 'Finished' || state === 'Killed' || Date.now() > deadline)
