@@ -16,8 +16,9 @@
  * job does concurrently. The one implementation for every reader and writer of session
  * directories: the REST session files (src/sessions) and data staging (src/staging).
  */
+import { randomBytes } from 'node:crypto';
 import { constants as C, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { ceError, isCeError } from '../errors/ce-error.js';
 import { giveHandle, ownerToGive, type SessionOwner } from './session-owner.js';
 
@@ -384,6 +385,42 @@ export async function rmdirIn(parent: FileHandle, name: string): Promise<boolean
       await unlinkIn(parent, name);
       return true;
     }
+    return mapFsError(e);
+  }
+}
+
+/** O_EXCL with O_NOFOLLOW: a fresh file, never an entry (link, FIFO, file) the job put there first. */
+const NEW_FILE_FLAGS = C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW | C.O_NONBLOCK;
+
+/**
+ * Replaces `name` in the open directory `dir` with a new regular file holding `content`
+ * (mode 0600, given to `owner`), for files the service writes on its own into a directory
+ * the job owns. Whatever the job put at `name` (a link to a file of root's, a hard link, a
+ * FIFO, a huge file) is never opened: the content goes into a fresh temporary file
+ * (O_CREAT|O_EXCL|O_NOFOLLOW) that is then renamed over `name`, and rename replaces the
+ * directory entry itself, never what a link points to. A directory at `name` is left alone
+ * (CE_ERR_SESSION_BUSY).
+ */
+export async function replaceFileIn(
+  dir: FileHandle,
+  name: string,
+  content: string | Buffer,
+  owner: SessionOwner | undefined,
+): Promise<void> {
+  const tmp = `.${name}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    const fh = await open(inDir(dir, tmp), NEW_FILE_FLAGS, 0o600);
+    try {
+      await giveHandle(fh, owner);
+      await fh.writeFile(content);
+    } finally {
+      await fh.close();
+    }
+    await rename(inDir(dir, tmp), inDir(dir, name));
+  } catch (e) {
+    await unlink(inDir(dir, tmp)).catch(() => undefined);
+    const c = code(e);
+    if (c === 'EISDIR' || c === 'ENOTEMPTY' || c === 'EEXIST') throw ceError('CE_ERR_SESSION_BUSY');
     return mapFsError(e);
   }
 }

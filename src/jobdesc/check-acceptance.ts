@@ -203,7 +203,14 @@ function sessionPathProblem(desc: JobDescription): ItemFailure | undefined {
   for (const n of [desc.stdin, desc.stdout, desc.stderr, desc.logDir]) if (n !== undefined) names.push(n);
   for (const f of desc.inputFiles) names.push(f.name);
   for (const f of desc.outputFiles) names.push(f.name.startsWith('@') ? f.name.slice(1) : f.name);
-  const bad = names.find(leavesSession);
+  // The log directory is written by the service itself (src/jobs/gmlog.ts): it must name a
+  // directory below the session, not the session itself ('.', '/') nor an absolute path.
+  const log = desc.logDir;
+  const badLog =
+    log !== undefined && log !== '' && (log.startsWith('/') || log.split('/').every((s) => s === '' || s === '.'))
+      ? log
+      : undefined;
+  const bad = badLog ?? names.find(leavesSession);
   return bad === undefined
     ? undefined
     : itemFailure(

@@ -22,6 +22,7 @@ import type { StagingPort } from '../engine/scheduler/ports.js';
 import { createStagingPort, type StagingDeps, type StagingWiring } from '../engine/scheduler/staging-port.js';
 import { JobCredentials } from '../accounts/job-credentials.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
+import { writeGmlog } from '../jobs/gmlog.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -167,6 +168,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         cancelTimeoutSeconds: d.config.engine.cancelTimeoutSeconds,
         ...(d.observe ? { onTransition: d.observe.transition } : {}),
         ...(d.onEnded ? { onEnded: d.onEnded } : {}),
+        onLogged: (j) => writeGmlog({ control: d.control, sessions: d.sessions, serviceUrl: d.serviceUrl }, j),
       });
       await scheduler.start();
       ready = true;

@@ -17,6 +17,7 @@ export const ARC_COMMANDS = [
   'arcstat',
   'arccat',
   'arcget',
+  'arcls',
   'arcrenew',
   'arckill',
   'arcresume',

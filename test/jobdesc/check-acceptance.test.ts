@@ -242,6 +242,16 @@ describe('checkAcceptance: checks A-REX leaves to later stages', () => {
     accepted(job({ stdout: '/out', stderr: 'dir/err', inputFiles: [{ name: '/abs/in', executable: false }] }));
   });
 
+  it('refuses a log directory (gmlog) that is absolute or the session directory itself', () => {
+    for (const logDir of ['/abs', '/', '.', './', 'a/../..', './/.']) {
+      const r = refused(job({ logDir }));
+      assert.equal(r.code, 'CE_ERR_JOBDESC_BAD_PATH', logDir);
+      assert.match(r.reason, /^File name '.*' must stay inside the session directory$/);
+    }
+    // The service writes there: a name below the session is what it needs.
+    for (const logDir of ['gmlog', 'logs/gm', './gmlog', 'gmlog/']) accepted(job({ logDir }));
+  });
+
   it('refuses runtime environments that are not enabled, unless optional', () => {
     assert.equal(
       refused(job({ runtimeEnvironments: [{ name: 'ENV/NOPE', options: [] }] })).reason,

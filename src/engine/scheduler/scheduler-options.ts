@@ -63,6 +63,11 @@ export interface SchedulerOptions {
   }) => void;
   /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
   readonly credentials?: JobCredentialsPort;
+  /**
+   * A job that asked for a log directory (xRSL `gmlog`) changed state: its `errors` lines are
+   * written; called before the step's effects (stage-out keeps the directory, src/jobs/gmlog.ts).
+   */
+  readonly onLogged?: (job: JobRecord) => Promise<void>;
 }
 
 /** What the scheduler asks of the job credential copies. */

@@ -376,6 +376,10 @@ export class Scheduler {
         lines += logLine(`Job state change ${s.from} -> ${s.to}   Reason: ${s.reason}`, at);
       }
       if (lines) await this.#o.control.append(id, 'errors', lines).catch(() => undefined);
+      if (lines && updated.description.logDir && this.#o.onLogged)
+        await this.#o
+          .onLogged(updated)
+          .catch((e: unknown) => this.#o.log.warn({ err: e, job: id }, "the job's log directory was not written"));
       if (changes.eraseAt !== undefined) this.#expiry.schedule(id, changes.eraseAt);
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
