@@ -253,7 +253,10 @@ describe(
     });
 
     /** A state directory with the dev PKI, a user mapped to `account` by a grid-mapfile, and the configuration file. */
-    async function site(withMapping: boolean): Promise<{ config: string; stateDir: string; pki: string }> {
+    async function site(
+      withMapping: boolean,
+      level = 'warn',
+    ): Promise<{ config: string; stateDir: string; pki: string }> {
       const stateDir = tempDir('unit');
       dirs.push(stateDir);
       const pki = (await initDevPki(join(stateDir, 'pki'))).dir;
@@ -266,7 +269,7 @@ describe(
         JSON.stringify({
           listen: '127.0.0.1:0',
           stateDir,
-          log: { level: 'warn' },
+          log: { level },
           authorization: { groups: [{ name: 'local', match: [{ gridMapFile: gridMap }] }], allow: ['local'] },
           ...(withMapping ? { mapping: [{ group: 'local', gridMapFile: gridMap }] } : {}),
         }),
@@ -355,8 +358,8 @@ describe(
     });
 
     /** The plain unit's command line as an ordinary user (the unit's `ceres`: the test account). */
-    async function asServiceUser(withMapping: boolean): Promise<Started> {
-      const { config, stateDir } = await site(withMapping);
+    async function asServiceUser(withMapping: boolean, level = 'warn'): Promise<Started> {
+      const { config, stateDir } = await site(withMapping, level);
       execFileSync('chown', ['-R', `${account.uid}:${account.gid}`, stateDir]);
       const s = await startAsUnit(unitText(PLAIN), config, [
         'setpriv',
@@ -377,6 +380,23 @@ describe(
       assert.equal(await s.exited, 1);
       assert.match(s.output(), /not root/);
       assert.match(s.output(), /Run the service as root, or remove the mapping/);
+    });
+
+    it('both units reload with `systemctl reload`: ExecReload sends SIGHUP to the main process only', async () => {
+      const reloads = [unitText(PLAIN), unitText(MAPPING)].map((u) => values(u, 'ExecReload'));
+      assert.deepEqual(reloads[0], reloads[1], 'the same reload in both units');
+      const [cmd] = reloads[0] ?? [];
+      assert.ok(cmd !== undefined, 'ExecReload');
+      const s = await asServiceUser(false, 'info');
+      assert.match(s.url, /^https:/, s.output());
+      // As systemd runs it: $MAINPID is the service's pid, the command runs as root.
+      const argv = cmd.replace('$MAINPID', String(s.child.pid)).split(/\s+/);
+      execFileSync(argv[0] ?? '', argv.slice(1), { env: { PATH: SYSTEMD_PATH } });
+      await untilValue('the reload logged', () =>
+        Promise.resolve(/configuration reloaded/.test(s.output()) ? true : undefined),
+      );
+      assert.equal(s.child.exitCode, null, 'the service still runs after the reload');
+      await stop(s);
     });
 
     it('the plain unit as a service user starts without a mapping', async () => {
