@@ -241,6 +241,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     draining: ops.draining,
+    routes: () => config.routes, // reloadable
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });
   const activity = {

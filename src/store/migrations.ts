@@ -250,4 +250,11 @@ UPDATE delegations SET owner = ceres_owner_key(owner);
 UPDATE account_leases SET dn = ceres_owner_key(dn);
 `,
   },
+  {
+    // The route a job took (job-fields.ts route): null for the jobs stored before routes.
+    version: 13,
+    sql: `
+ALTER TABLE jobs ADD COLUMN route TEXT;
+`,
+  },
 ];

@@ -88,6 +88,8 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         fqans: caller.fqans,
         queues: caller.queues,
         groups: caller.groups,
+        tokenGroups: caller.token?.groups,
+        tokenScopes: caller.token?.scopes,
       });
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
