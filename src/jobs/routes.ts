@@ -159,3 +159,36 @@ export function listRoutes(config: { readonly routes: readonly Route[] }): reado
 export function isCatchAll(route: Route): boolean {
   return Object.values(route.match).every((v) => v === undefined);
 }
+
+/** A mistake in the routes, under the configuration key that causes it (`config check`). */
+export interface RouteProblem {
+  readonly key: string;
+  readonly message: string;
+  readonly warning?: true;
+}
+
+/**
+ * What `config check` finds in the routes: a name used twice (a stored route must name
+ * one), a queue condition naming no configured queue (the condition can never hold), and
+ * a route after one that takes every job (it is never reached).
+ */
+export function routeProblems(routes: readonly Route[], queues: readonly string[]): RouteProblem[] {
+  const out: RouteProblem[] = [];
+  const seen = new Set<string>();
+  let catchAll: string | undefined;
+  routes.forEach((r, i) => {
+    if (seen.has(r.name)) out.push({ key: `routes.${i}.name`, message: `route name ${r.name} is used twice` });
+    seen.add(r.name);
+    for (const q of r.match.queues ?? [])
+      if (!queues.includes(q))
+        out.push({ key: `routes.${i}.match.queues`, message: `route ${r.name}: ${q} is no configured queue` });
+    if (catchAll !== undefined)
+      out.push({
+        key: `routes.${i}`,
+        message: `route ${r.name} is never reached: route ${catchAll} before it takes every job`,
+        warning: true,
+      });
+    else if (isCatchAll(r)) catchAll = r.name;
+  });
+  return out;
+}

@@ -3,7 +3,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildConfig } from '../../src/config/load.js';
-import { chooseRoute, isCatchAll, jobRoute, listRoutes, routeMiss, type RouteFacts } from '../../src/jobs/routes.js';
+import {
+  chooseRoute,
+  isCatchAll,
+  jobRoute,
+  listRoutes,
+  routeMiss,
+  routeProblems,
+  type RouteFacts,
+} from '../../src/jobs/routes.js';
+import { CONFIG_CHECKS } from '../../src/service/config-checks.js';
 
 const config = buildConfig({
   cluster: { queues: [{ name: 'main' }, { name: 'long' }], runtimeEnvironments: [{ name: 'ENV/PROXY' }] },
@@ -120,4 +129,25 @@ test('a partition, account or QoS that could be read as an option or a second wo
     'FQAN without /',
   );
   assert.throws(() => buildConfig({ routes: [{ match: {} }] }), /routes/, 'no name');
+});
+
+test('config check: a route after a catch-all is never reached, a name twice and an unknown queue are errors', async () => {
+  const c = buildConfig({
+    cluster: { queues: [{ name: 'main' }] },
+    routes: [
+      { name: 'a', match: { queues: ['main', 'nosuch'] } },
+      { name: 'all', match: {} },
+      { name: 'a', match: { groups: ['x'] } },
+    ],
+  });
+  assert.deepEqual(routeProblems(c.routes, ['main']), [
+    { key: 'routes.0.match.queues', message: 'route a: nosuch is no configured queue' },
+    { key: 'routes.2.name', message: 'route name a is used twice' },
+    { key: 'routes.2', message: 'route a is never reached: route all before it takes every job', warning: true },
+  ]);
+  assert.deepEqual(routeProblems(config.routes, ['main', 'long']), [], 'the sample routes are sound');
+  const check = CONFIG_CHECKS.find((k) => k.name === 'routes');
+  assert.ok(check, 'in the list config check and the start run');
+  const problems = await check.run(c, { root: true, resolver: undefined as never, env: {} });
+  assert.equal(problems.length, 3);
 });
