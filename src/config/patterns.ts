@@ -72,3 +72,9 @@ export const OWNER_IDENTITY: Worded = {
   pattern: '^(/[^/]|https://[^#\\s]+#.)',
   errorMessage: "a subject DN in one-line form (/O=Site/CN=Jane Admin) or a token's <iss>#<sub>",
 };
+
+/** A Slurm partition, account or QoS name a route sets: one word, never an option. */
+export const BATCH_NAME: Worded = {
+  pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$',
+  errorMessage: 'a batch name of 1 to 64 letters, digits, ., _ or - (not starting with . or -)',
+};

@@ -19,6 +19,7 @@ import { webSection } from './sections/web.js';
 import { accountsSection } from './sections/accounts.js';
 import { accountingSection } from './sections/accounting.js';
 import { infosysSection } from './sections/infosys.js';
+import { routesSection } from './sections/routes.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -36,6 +37,7 @@ export const ConfigSchema = Type.Object(
     ...webSection,
     ...accountingSection,
     ...infosysSection,
+    ...routesSection,
   },
   { additionalProperties: false },
 );

@@ -11,6 +11,7 @@ import type { JobRecord } from '../store/job-record.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort, ItemFailure } from './ports.js';
 import type { JobDescription } from '../vocabulary/job-description.js';
+import { chooseRoute, jobRoute, routeFacts, type JobRoute, type Route } from './routes.js';
 import { SESSION_NOT_MADE, type SessionDirs } from '../sessions/session-dirs.js';
 
 export interface SubmitOptions {
@@ -29,6 +30,9 @@ export interface SubmitOptions {
   readonly queues?: readonly string[] | undefined;
   /** The caller's authorization groups, named when a queue is not open to them. */
   readonly groups?: readonly string[] | undefined;
+  /** A token caller's `wlcg.groups` and scopes, for the routes. */
+  readonly tokenGroups?: readonly string[] | undefined;
+  readonly tokenScopes?: readonly string[] | undefined;
 }
 
 export interface ItemResult {
@@ -54,6 +58,8 @@ export interface JobServiceOptions {
   readonly now?: () => number;
   /** Why submissions to a queue (undefined: any) are refused now (a drain), or undefined. */
   readonly draining?: (queue?: string) => string | undefined;
+  /** The configured routes, read per submission (reloadable); absent or empty: no routing. */
+  readonly routes?: () => readonly Route[];
   /** Told of each submission's item results once they are final (log lines, metrics). */
   readonly onSubmitted?: (owner: string, results: readonly ItemResult[]) => void;
 }
@@ -167,6 +173,11 @@ export class JobService {
         results.push({ status: 503, reason: queueDrained, code: 'CE_ERR_JOB_DRAINING' });
         continue;
       }
+      const routed = routeOf(this.#o.routes?.() ?? [], desc, opts);
+      if (routed !== undefined && !routed.ok) {
+        results.push(refused(routed));
+        continue;
+      }
       const delegs = delegationIdsOf(desc);
       const foreign = delegs.find((d) => !this.#o.delegations.ownedBy(d, owner));
       if (foreign !== undefined) {
@@ -196,6 +207,7 @@ export class JobService {
           clientHost: opts.clientHost ?? null,
           localAccount: opts.localAccount ?? null,
           fqans: opts.fqans ?? null,
+          route: routed?.route ?? null,
           // Made on first use, as the job's account (src/sessions/session-dirs.ts).
           sessionIdent: SESSION_NOT_MADE,
         });
@@ -218,6 +230,27 @@ export class JobService {
     this.#o.onSubmitted?.(owner, results);
     return results;
   }
+}
+
+/**
+ * The route of one accepted description: undefined without routes; with routes, the
+ * first that takes it, or a 403 item naming why each route did not.
+ */
+function routeOf(
+  routes: readonly Route[],
+  desc: JobDescription,
+  opts: SubmitOptions,
+): { readonly ok: true; readonly route: JobRoute } | ItemFailure | undefined {
+  if (routes.length === 0) return undefined;
+  const decision = chooseRoute(routes, routeFacts(desc, opts));
+  if (decision.route !== undefined) return { ok: true, route: jobRoute(decision.route) };
+  const why = decision.misses.map((m) => `${m.name}: ${m.why}`).join('; ');
+  return {
+    ok: false,
+    status: 403,
+    code: 'CE_ERR_JOB_NO_ROUTE',
+    reason: `No configured route takes this job (${why.length > 400 ? `${why.slice(0, 400)}...` : why})`,
+  };
 }
 
 /** A-REX's reason for a job limit, with the limit. */

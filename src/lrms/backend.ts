@@ -86,10 +86,24 @@ export interface BatchJobSpec {
   /** Job name for the batch system. */
   readonly name?: string;
   /**
+   * The batch settings of the job's route (docs/routes.md), from the configuration only:
+   * the partition replaces `queue`; backends without such notions ignore them.
+   */
+  readonly route?: BatchRoute;
+  /**
    * Local account the job runs as (the owner's mapped account, docs/security.md); absent:
    * the service's own user. The backend resolves the name and switches to it itself.
    */
   readonly localAccount?: string;
+}
+
+/** A route's batch settings; each absent one is the backend's default. */
+export interface BatchRoute {
+  readonly name: string;
+  readonly partition?: string;
+  readonly account?: string;
+  readonly qos?: string;
+  readonly extraArgs?: readonly string[];
 }
 
 /** What identifies a batch job to recover: the local id and the directories of its spec. */

@@ -14,6 +14,7 @@ import type { Config } from '../config/schema.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
 import { unreadablePath } from '../config/path-problems.js';
 import { jwksFileProblem } from '../auth/token/issuer-keys.js';
+import { routeProblems } from '../jobs/routes.js';
 import { slurmHostProblems } from '../lrms/slurm/host-problems.js';
 import { accountProblems, sessionsReachProblems } from './account-checks.js';
 import { describeProblem, type HostProblem } from './host-problem.js';
@@ -136,6 +137,14 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   { name: 'grid-mapfiles', run: gridMapFileProblems },
   { name: 'token issuers', run: jwksProblems },
   { name: 'voms', run: vomsProblems },
+  {
+    name: 'routes',
+    run: (c) =>
+      routeProblems(
+        c.routes,
+        c.cluster.queues.map((q) => q.name),
+      ),
+  },
   {
     name: 'batch system',
     run: (c, h) => (c.lrms.backend === 'slurm' ? slurmHostProblems(c.lrms.slurm, h.env) : []),

@@ -269,6 +269,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     // The state machine's new job, in the vocabulary's names (ACCEPTED, REST ACCEPTING).
     initialState: { state: initialState(0).state, restState: restState(initialState(0)) },
     draining: ops.draining,
+    routes: () => config.routes, // reloadable
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });
   const activity = {

@@ -57,6 +57,13 @@ const json = <T>() =>
     (v) => JSON.parse(v) as T,
     (v: T) => JSON.stringify(v),
   );
+/** A JSON document kept as TEXT, or NULL. */
+const jsonOrNull = <T>() =>
+  field(
+    NullableText,
+    (v): T | null => (v === null ? null : (JSON.parse(v) as T)),
+    (v: T | null) => (v === null ? null : JSON.stringify(v)),
+  );
 /** A list of strings kept as a JSON array; an empty list as NULL. */
 const textList = field(
   NullableText,
@@ -69,6 +76,15 @@ const format = field(Text, (v): 'adl' | 'xrsl' => (v === 'xrsl' ? 'xrsl' : 'adl'
 const change = { change: true } as const;
 const insert = { insert: true } as const;
 const changeLazy = { change: true, lazy: true } as const;
+
+/** A routed job's route: its name and batch settings at submission (src/jobs/routes.ts). */
+export interface StoredRoute {
+  readonly name: string;
+  readonly partition?: string;
+  readonly account?: string;
+  readonly qos?: string;
+  readonly extraArgs?: readonly string[];
+}
 
 export const JOB_FIELDS = {
   id: text('id', insert),
@@ -119,6 +135,11 @@ export const JOB_FIELDS = {
    * token's `<iss>#<sub>`. Never compared for ownership (a one-line form can be ambiguous).
    */
   ownerDn: text('owner_dn', insert),
+  /**
+   * The route the job took at submission (src/jobs/routes.ts JobRoute: its name and batch
+   * settings as then configured, so a reload keeps the job on it); null: no routes.
+   */
+  route: jsonOrNull<StoredRoute>()('route', insert),
   engine: json<Readonly<Record<string, unknown>>>()('engine', changeLazy),
   version: int('version'),
 } as const;

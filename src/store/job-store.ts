@@ -36,8 +36,10 @@ import {
  */
 export interface NewJob extends Omit<
   InsertedFields,
-  'description' | 'sessionIdent' | 'localAccount' | 'fqans' | 'ownerDn'
+  'description' | 'sessionIdent' | 'localAccount' | 'fqans' | 'ownerDn' | 'route'
 > {
+  /** The route the job took; absent: no routes configured. */
+  route?: InsertedFields['route'];
   description: unknown;
   /** The owner as shown (one-line DN); absent: the owner key itself (a token's `<iss>#<sub>`). */
   ownerDn?: string;
@@ -356,6 +358,7 @@ function insertParams(j: NewJob): Record<string, unknown> {
     sessionIdent: j.sessionIdent ?? null,
     localAccount: j.localAccount ?? null,
     fqans: j.fqans ?? [],
+    route: j.route ?? null,
   };
   for (const k of INSERTED_KEYS) params[k] = toColumn(k, given[k] as never);
   return params;

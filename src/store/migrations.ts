@@ -276,4 +276,11 @@ CREATE TABLE apel_outbox (
 CREATE INDEX apel_outbox_unsent ON apel_outbox (id) WHERE sent_at IS NULL;
 `,
   },
+  {
+    // The route a job took (job-fields.ts route): null for the jobs stored before routes.
+    version: 14,
+    sql: `
+ALTER TABLE jobs ADD COLUMN route TEXT;
+`,
+  },
 ];

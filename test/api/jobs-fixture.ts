@@ -20,6 +20,7 @@ import { REST_STATES } from '../../src/vocabulary/job-states.js';
 import { SessionDirs } from '../../src/sessions/session-dirs.js';
 import { sessionRecords } from '../../src/service/session-records.js';
 import { ownerKeyOfStored } from '../../src/pki/rfc4514.js';
+import type { Route } from '../../src/jobs/routes.js';
 
 export const ALICE = '/DC=org/DC=test/CN=Alice';
 export const BOB = '/DC=org/DC=test/CN=Bob';
@@ -27,7 +28,12 @@ export const HA = { 'x-test-dn': ALICE, accept: 'application/json' };
 export const HB = { 'x-test-dn': BOB, accept: 'application/json' };
 
 export async function jobsFixture(
-  o: { maxIds?: number; maxInstances?: number; draining?: (queue?: string) => string | undefined } = {},
+  o: {
+    maxIds?: number;
+    maxInstances?: number;
+    draining?: (queue?: string) => string | undefined;
+    routes?: () => readonly Route[];
+  } = {},
 ) {
   const root = await mkdtemp(join(tmpdir(), 'ceres-jobsapi-'));
   const sessionRoot = join(root, 'sessions');
@@ -62,6 +68,7 @@ export async function jobsFixture(
     maxRerun: 5,
     initialState: { state: 'ACCEPTED', restState: 'ACCEPTING' },
     draining: o.draining,
+    ...(o.routes !== undefined ? { routes: o.routes } : {}),
   });
   const actions = new JobActions(store, engine, () => activityWriter({ hostname: 'localhost' }));
   const app = testApp({

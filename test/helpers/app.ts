@@ -19,7 +19,21 @@ export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
     return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
   if (dn === 'invalid') return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'test: invalid credentials' };
   // The owner key a certificate with this one-line subject gets (src/pki/rfc4514.ts).
-  return { ok: true, caller: { dn, owner: ownerKeyOfStored(dn), kind: 'x509' } };
+  // Optional VOMS FQANs and authorization groups, comma-separated (the routes' tests).
+  const list = (h: string | string[] | undefined) =>
+    typeof h === 'string' && h !== '' ? { value: h.split(',') } : undefined;
+  const fqans = list(req.headers['x-test-fqans']);
+  const groups = list(req.headers['x-test-groups']);
+  return {
+    ok: true,
+    caller: {
+      dn,
+      owner: ownerKeyOfStored(dn),
+      kind: 'x509',
+      ...(fqans !== undefined ? { fqans: fqans.value } : {}),
+      ...(groups !== undefined ? { groups: groups.value } : {}),
+    },
+  };
 };
 
 export const dummy: Resource = { methods: { GET: (req) => req.reply.code(200).send('dummy') } };

@@ -27,6 +27,7 @@ function job(id: string): NewJob {
     sessionIdent: '1:2',
     localAccount: 'pool01',
     fqans: ['/atlas'],
+    route: { name: 'r1', partition: 'short', extraArgs: ['--nice=1'] },
   });
 }
 
@@ -91,6 +92,7 @@ test('a submission stores the given fields and the defaults; every field reads b
       endedAt: null,
       eraseAt: null,
       clientHost: '10.0.0.1',
+      route: { name: 'r1', partition: 'short', extraArgs: ['--nice=1'] },
       sessionIdent: '1:2',
       localAccount: 'pool01',
       fqans: ['/atlas'],
@@ -170,6 +172,7 @@ function rowOf(): JobRow {
     id: 'j1',
     owner: 'o',
     owner_dn: 'o',
+    route: null,
     state: 'ACCEPTED',
     pending: 0,
     rest_state: 'ACCEPTING',

@@ -62,6 +62,7 @@ export function batchSpec(j: JobRecord, ctx: SpecContext): BatchJobSpec {
     ...(d.countPerNode !== undefined ? { slotsPerNode: d.countPerNode } : {}),
     ...(d.exclusiveExecution === true ? { exclusive: true } : {}),
     queue: j.queue,
+    ...(j.route !== null ? { route: j.route } : {}),
     ...(j.localAccount !== null
       ? { localAccount: j.localAccount }
       : ctx.defaultAccount !== undefined

@@ -16,4 +16,5 @@ export const jobErrors = {
   CE_ERR_JOB_BAD_STATE_FILTER: { status: 400, message: 'Unknown job state in state filter' },
   CE_ERR_JOB_BAD_ID_LIST_TYPE: { status: 415, message: 'Job id list must be XML or JSON' },
   CE_ERR_JOB_DRAINING: { status: 503, message: 'The service is draining: no new jobs are accepted' },
+  CE_ERR_JOB_NO_ROUTE: { status: 403, message: 'No configured route takes this job' },
 } as const satisfies ErrorTable;

@@ -70,7 +70,11 @@ export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string
     '--no-requeue',
     `--ntasks=${spec.slots}`,
   ];
-  const partition = spec.queue !== undefined && spec.queue !== '' ? spec.queue : settings.defaultPartition;
+  // A route's partition replaces the queue's (docs/routes.md); its values come from the
+  // configuration only, each a whole argument (sbatch is started without a shell).
+  const route = spec.route;
+  const partition =
+    route?.partition ?? (spec.queue !== undefined && spec.queue !== '' ? spec.queue : settings.defaultPartition);
   if (partition !== '') args.push(`--partition=${partition}`);
   if (spec.slotsPerNode !== undefined) {
     args.push(`--ntasks-per-node=${spec.slotsPerNode}`, `--nodes=${Math.ceil(spec.slots / spec.slotsPerNode)}`);
@@ -85,6 +89,9 @@ export function sbatchArgs(spec: BatchJobSpec, settings: SbatchSettings): string
   // Per slot: --mem would be per node, wrong for a job spread over several.
   const memory = spec.limits.memoryBytes;
   if (memory !== undefined) args.push(`--mem-per-cpu=${Math.max(1, Math.ceil(memory / spec.slots / (1024 * 1024)))}M`);
-  args.push(...settings.extraArgs);
+  if (route?.account !== undefined) args.push(`--account=${route.account}`);
+  if (route?.qos !== undefined) args.push(`--qos=${route.qos}`);
+  // The route's own options after the site's: where both set one, sbatch takes the later.
+  args.push(...settings.extraArgs, ...(route?.extraArgs ?? []));
   return args;
 }

@@ -90,6 +90,8 @@ export function jobsResource(o: JobsResourceOptions): Resource {
         fqans: caller.fqans ?? (caller.token?.groups.length ? caller.token.groups : undefined),
         queues: caller.queues,
         groups: caller.groups,
+        tokenGroups: caller.token?.groups,
+        tokenScopes: caller.token?.scopes,
       });
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }

@@ -1,0 +1,73 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { BATCH_NAME, FQAN_PREFIX, RTE_NAME, SHORT_NAME } from '../patterns.js';
+
+const names = (worded: typeof SHORT_NAME, description: string) =>
+  Type.Optional(Type.Array(Type.String({ ...worded }), { minItems: 1, description }));
+const atMost = (description: string) => Type.Optional(Type.Integer({ minimum: 0, description }));
+
+/**
+ * What a route matches on: only what is known at submission. Every condition given must
+ * hold; a list holds when any of its entries does; no condition: every job (a catch-all).
+ */
+const RouteMatch = Type.Object(
+  {
+    groups: names(SHORT_NAME, 'Authorization groups (authorization.groups); the caller is in one of them'),
+    fqans: names(
+      FQAN_PREFIX,
+      'VOMS FQAN rules (/vo, /vo/group, /vo/Role=r), matched as the `voms` authorization rule; the caller holds one',
+    ),
+    tokenGroups: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: "Token groups (`wlcg.groups`); the caller's token carries one",
+      }),
+    ),
+    tokenScopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: "Token scopes; the caller's token carries one",
+      }),
+    ),
+    queues: names(SHORT_NAME, 'Ceres queues (cluster.queues); the job is for one of them'),
+    runtimeEnvironments: names(RTE_NAME, 'Runtime environments; the job asks for one of them'),
+    minSlots: atMost('The job asks for at least this many slots'),
+    maxSlots: atMost('The job asks for at most this many slots'),
+    maxMemoryBytes: atMost('The job asks for at most this much memory per slot (a job naming none matches)'),
+    maxWallTimeSeconds: atMost('The job asks for at most this wall time (a job naming none does not match)'),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/**
+ * One route: where matching jobs go in the batch system. Only the administrator's values
+ * here reach the batch command line, never a value from a description or a caller.
+ */
+export const RouteSchema = Type.Object(
+  {
+    name: Type.String({ ...SHORT_NAME, description: 'Name of the route (stored with each job it takes)' }),
+    match: RouteMatch,
+    partition: Type.Optional(
+      Type.String({ ...BATCH_NAME, description: "Batch partition; absent: the job's queue, as without routes" }),
+    ),
+    account: Type.Optional(Type.String({ ...BATCH_NAME, description: 'Batch account (Slurm `--account`)' })),
+    qos: Type.Optional(Type.String({ ...BATCH_NAME, description: 'Batch QoS (Slurm `--qos`)' })),
+    extraBatchArgs: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description:
+          'Options added to the batch submission of the jobs of this route (after lrms.slurm.extraSbatchArgs)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type Route = Static<typeof RouteSchema>;
+
+/** `routes`: the ordered list of routes (docs/routes.md); empty: no routing, as before. */
+export const routesSection = {
+  routes: Type.Array(RouteSchema, {
+    default: [],
+    description:
+      'Ordered routes (docs/routes.md): the first whose match holds takes the job; when any are configured, a job matching none is refused with 403',
+  }),
+};
