@@ -17,6 +17,7 @@ import { monitoringSection } from './sections/monitoring.js';
 import { tokensSection } from './sections/tokens.js';
 import { webSection } from './sections/web.js';
 import { accountsSection } from './sections/accounts.js';
+import { eventsSection } from './sections/events.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -32,6 +33,7 @@ export const ConfigSchema = Type.Object(
     ...monitoringSection,
     ...tokensSection,
     ...webSection,
+    ...eventsSection,
   },
   { additionalProperties: false },
 );

@@ -55,6 +55,7 @@ import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { REST_STATES } from '../vocabulary/job-states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
+import { createEvents } from './events.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { listenError } from './start-error.js';
@@ -189,6 +190,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // The job index is filled while the service already serves (job-store.ts).
   const store = new JobStore(db, { index: 'later' });
   const control = new ControlDir(L.control);
+  const events = createEvents({ config, db, log });
   let actualPort = port;
   const origin = (): string => `https://${urlHost}:${actualPort}`;
   const serviceUrl = (): string => config.publicUrl ?? `${origin()}${config.mountPoint}`;
@@ -367,6 +369,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     await monitoring.stop();
     await delegations.close();
     await sessions.close();
+    events.close();
     db.close();
   };
   try {
