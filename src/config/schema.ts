@@ -20,6 +20,7 @@ import { accountsSection } from './sections/accounts.js';
 import { accountingSection } from './sections/accounting.js';
 import { infosysSection } from './sections/infosys.js';
 import { routesSection } from './sections/routes.js';
+import { eventsSection } from './sections/events.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -38,6 +39,7 @@ export const ConfigSchema = Type.Object(
     ...accountingSection,
     ...infosysSection,
     ...routesSection,
+    ...eventsSection,
   },
   { additionalProperties: false },
 );

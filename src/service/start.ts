@@ -61,6 +61,7 @@ import { REST_STATES, restState } from '../vocabulary/job-states.js';
 import { initialState } from '../engine/states.js';
 import { createEngine } from './engine.js';
 import { createDelegations } from './delegations.js';
+import { createEvents } from './events.js';
 import { useLargeStreamBuffers } from '../http/stream-buffers.js';
 import { lockStateDir, type StateLock } from '../process/state-lock.js';
 import { listenError } from '../process/start-error.js';
@@ -205,6 +206,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // The job index is filled while the service already serves (job-store.ts).
   const store = new JobStore(db, { index: 'later' });
   const control = new ControlDir(L.control);
+  const events = createEvents({ config, db, log });
   let actualPort = port;
   const origin = (): string => `https://${urlHost}:${actualPort}`;
   const serviceUrl = (): string => config.publicUrl ?? `${origin()}${config.mountPoint}`;
@@ -414,6 +416,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     await monitoring.stop();
     await delegations.close();
     await sessions.close();
+    events.close();
     db.close();
   };
   try {

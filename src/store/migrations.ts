@@ -283,4 +283,40 @@ CREATE INDEX apel_outbox_unsent ON apel_outbox (id) WHERE sent_at IS NULL;
 ALTER TABLE jobs ADD COLUMN route TEXT;
 `,
   },
+  {
+    // The durable job event sequence (job-events.ts): one row per change of a job's REST
+    // state, written by triggers, so the event is in the very statement (and transaction)
+    // that stores the transition: a crash keeps both or neither, whichever code path
+    // changed the row. AUTOINCREMENT: a pruned sequence number is never given out again,
+    // even when retention empties the table, so a client's resume point stays exact.
+    // exit_code and failure_reason are the row's at the change; the reader shows them
+    // for ended states only. No foreign key: a job's events outlive its record until
+    // retention prunes them (a follower learns how the job ended).
+    version: 15,
+    sql: `
+CREATE TABLE job_events (
+  seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id         TEXT NOT NULL,
+  owner          TEXT NOT NULL,
+  state          TEXT NOT NULL,
+  previous_state TEXT,
+  at             INTEGER NOT NULL,
+  exit_code      INTEGER,
+  failure_reason TEXT
+) STRICT;
+CREATE INDEX job_events_owner ON job_events (owner, seq);
+CREATE INDEX job_events_at ON job_events (at);
+CREATE TRIGGER job_events_on_insert AFTER INSERT ON jobs
+BEGIN
+  INSERT INTO job_events (job_id, owner, state, previous_state, at, exit_code, failure_reason)
+  VALUES (new.id, new.owner, new.rest_state, NULL, new.updated_at, new.exit_code, new.failure_reason);
+END;
+CREATE TRIGGER job_events_on_update AFTER UPDATE OF rest_state ON jobs
+WHEN new.rest_state IS NOT old.rest_state
+BEGIN
+  INSERT INTO job_events (job_id, owner, state, previous_state, at, exit_code, failure_reason)
+  VALUES (new.id, new.owner, new.rest_state, old.rest_state, new.updated_at, new.exit_code, new.failure_reason);
+END;
+`,
+  },
 ];

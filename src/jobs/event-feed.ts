@@ -1,0 +1,173 @@
+/**
+ * Delivers the durable job event sequence (src/store/job-events.ts) to followers, each
+ * seeing only its owner's events, in order, each once: the core of the job event stream
+ * (not yet wired to HTTP).
+ *
+ * A follower first replays what it missed (its owner's events after its resume point,
+ * page by page, yielding in between), then gets live events. Live events are read once
+ * for all followers by one poll of the table while any follower is open, so the cost of a
+ * change is one read plus one hand-over per follower of its owner, not a read per follower.
+ * No gap, no duplicate: a follower takes only events after the last it got (`last`), and
+ * its replay ends in the same turn as its last page read, with everything after that page
+ * still ahead of the poll's cursor or of `last`.
+ *
+ * A slow reader never holds the service: when what a follower has not yet written out
+ * passes `maxBuffered`, it is ended with the reason `slow-reader` and resumes later from
+ * its last id. A resume point older than retention gets one `relist` item (the client lists
+ * its jobs again) and continues from the newest event.
+ */
+import type { JobEvent, JobEvents } from '../store/job-events.js';
+
+export type FeedItem =
+  | { readonly kind: 'state'; readonly event: JobEvent }
+  | { readonly kind: 'relist'; readonly seq: number; readonly prunedThrough: number };
+
+export interface Follower {
+  readonly owner: string;
+  /** Hands one item over (the stream writes it out). */
+  send(item: FeedItem): void;
+  /** What has been handed over and not yet written out (bytes, the stream's measure). */
+  buffered(): number;
+  /** The feed ends the follower (slow reader); it is unsubscribed already. */
+  end(reason: 'slow-reader'): void;
+}
+
+/** Where a resume point stands: usable, past retention, or never given out. */
+export type ResumeCheck = 'ok' | 'relist' | 'future';
+
+export interface EventFeedOptions {
+  /** How often the table is polled for new events while a follower is open. */
+  readonly pollMs?: number;
+  /** A follower with more than this handed over and not written out is ended. */
+  readonly maxBuffered?: number;
+  /** Events read per page (replay and poll). */
+  readonly page?: number;
+}
+
+interface Entry {
+  readonly f: Follower;
+  last: number;
+  replaying: boolean;
+  open: boolean;
+}
+
+export class EventFeed {
+  readonly #events: JobEvents;
+  readonly #pollMs: number;
+  readonly #maxBuffered: number;
+  readonly #page: number;
+  readonly #byOwner = new Map<string, Set<Entry>>();
+  #count = 0;
+  #cursor = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(events: JobEvents, o: EventFeedOptions = {}) {
+    this.#events = events;
+    this.#pollMs = o.pollMs ?? 20;
+    this.#maxBuffered = o.maxBuffered ?? 1 << 20;
+    this.#page = o.page ?? 1000;
+  }
+
+  /** Open followers (a metric; it returns to 0 when every follower is gone). */
+  get open(): number {
+    return this.#count;
+  }
+
+  /** The newest sequence number (what a re-listing client continues from). */
+  latest(): number {
+    return this.#events.latest();
+  }
+
+  /** Whether a client may resume after `seq` (a safe integer, checked by the caller). */
+  check(seq: number): ResumeCheck {
+    if (seq > this.#events.latest()) return 'future';
+    return seq < this.#events.prunedThrough() ? 'relist' : 'ok';
+  }
+
+  /**
+   * Follows `f.owner`'s events after `after` (undefined: from now on). A resume point that
+   * `check` calls 'future' must be refused by the caller. Returns the unsubscribe.
+   */
+  follow(f: Follower, after?: number): () => void {
+    let start = after ?? this.#events.latest();
+    const e: Entry = { f, last: start, replaying: after !== undefined, open: true };
+    if (after !== undefined && this.check(after) === 'relist') {
+      start = this.#events.latest();
+      e.last = start;
+      e.replaying = false;
+      f.send({ kind: 'relist', seq: start, prunedThrough: this.#events.prunedThrough() });
+    }
+    let set = this.#byOwner.get(f.owner);
+    if (set === undefined) this.#byOwner.set(f.owner, (set = new Set()));
+    set.add(e);
+    this.#count++;
+    if (this.#timer === undefined) {
+      this.#cursor = this.#events.latest();
+      this.#timer = setInterval(() => this.#poll(), this.#pollMs);
+      this.#timer.unref();
+    }
+    if (e.replaying) this.#replay(e);
+    return () => this.#drop(e);
+  }
+
+  /** Ends polling and forgets every follower (service stop). */
+  close(): void {
+    for (const set of this.#byOwner.values()) for (const e of set) e.open = false;
+    this.#byOwner.clear();
+    this.#count = 0;
+    this.#stopTimer();
+  }
+
+  #drop(e: Entry): void {
+    if (!e.open) return;
+    e.open = false;
+    const set = this.#byOwner.get(e.f.owner);
+    set?.delete(e);
+    if (set?.size === 0) this.#byOwner.delete(e.f.owner);
+    this.#count--;
+    if (this.#count === 0) this.#stopTimer();
+  }
+
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** One page of a follower's missed events per turn, so a long backlog never blocks others. */
+  #replay(e: Entry): void {
+    if (!e.open) return;
+    const page = this.#events.after(e.f.owner, e.last, this.#page);
+    for (const ev of page) if (!this.#hand(e, ev)) return;
+    if (page.length < this.#page) {
+      e.replaying = false;
+      return;
+    }
+    setImmediate(() => this.#replay(e));
+  }
+
+  #poll(): void {
+    for (;;) {
+      const page = this.#events.allAfter(this.#cursor, this.#page);
+      for (const ev of page) {
+        this.#cursor = ev.seq;
+        const set = this.#byOwner.get(ev.owner);
+        if (set !== undefined) for (const e of [...set]) if (!e.replaying) this.#hand(e, ev);
+      }
+      if (page.length < this.#page) return;
+    }
+  }
+
+  /** Hands `ev` over unless the follower has it; false when the follower was ended. */
+  #hand(e: Entry, ev: JobEvent): boolean {
+    if (!e.open) return false;
+    if (ev.seq <= e.last) return true;
+    if (e.f.buffered() > this.#maxBuffered) {
+      this.#drop(e);
+      e.f.end('slow-reader');
+      return false;
+    }
+    e.last = ev.seq;
+    e.f.send({ kind: 'state', event: ev });
+    return true;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The durable job event sequence (migration 13): one row per change of a job's REST
+ * state, numbered by an increasing `seq`. The rows are written by triggers on `jobs`, in
+ * the statement that stores the transition, so no code path can change a state without
+ * its event, and a crash keeps both or neither. This class only reads and prunes them.
+ *
+ * Sequence numbers are never reused (AUTOINCREMENT) and, since a rolled-back transaction
+ * gives its numbers back, have no gaps but those retention made: every number up to
+ * `prunedThrough()` is gone, every later one up to `latest()` is kept. A resume point
+ * at or after `prunedThrough()` therefore misses nothing.
+ */
+import type { Db } from './database.js';
+import { ENDED_REST_STATES } from '../vocabulary/job-states.js';
+
+/** One change of a job's REST state, as the stream and `since=` answers show it. */
+export interface JobEvent {
+  readonly seq: number;
+  readonly jobId: string;
+  readonly owner: string;
+  readonly state: string;
+  /** The REST state before; null for the job's first (its submission). */
+  readonly previousState: string | null;
+  /** When the change was stored (ms since the epoch). */
+  readonly at: number;
+  /** Set for ended states only (FINISHED, FAILED, KILLED, WIPED), where the job knows it. */
+  readonly exitCode?: number;
+  readonly failureReason?: string;
+}
+
+/** Bounds of what is kept: both apply; the older events go first. */
+export interface EventRetention {
+  /** Events older than this are pruned. */
+  readonly maxAgeMs: number;
+  /** At most this many events are kept. */
+  readonly maxEvents: number;
+}
+
+type EventRow = [number, string, string, string, string | null, number, number | null, string | null];
+
+const ENDED: ReadonlySet<string> = new Set(ENDED_REST_STATES);
+const SELECT = 'SELECT seq, job_id, owner, state, previous_state, at, exit_code, failure_reason FROM job_events';
+/** Rows deleted per statement: a prune of millions never holds the event loop for long. */
+const PRUNE_SLICE = 10_000;
+
+export class JobEvents {
+  readonly #ownerAfter;
+  readonly #allAfter;
+  readonly #latest;
+  readonly #oldest;
+  readonly #pruneAge;
+  readonly #pruneCount;
+
+  constructor(db: Db) {
+    this.#ownerAfter = db.prepare(`${SELECT} WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?`).raw();
+    this.#allAfter = db.prepare(`${SELECT} WHERE seq > ? ORDER BY seq LIMIT ?`).raw();
+    // The last number given out, kept even when its row was pruned.
+    this.#latest = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'job_events'").pluck();
+    this.#oldest = db.prepare('SELECT min(seq) FROM job_events').pluck();
+    this.#pruneAge = db.prepare(
+      'DELETE FROM job_events WHERE seq IN (SELECT seq FROM job_events WHERE at < ? ORDER BY seq LIMIT ?)',
+    );
+    this.#pruneCount = db.prepare(
+      'DELETE FROM job_events WHERE seq IN (SELECT seq FROM job_events WHERE seq <= ? ORDER BY seq LIMIT ?)',
+    );
+  }
+
+  /** The newest sequence number given out (0: none yet). */
+  latest(): number {
+    return (this.#latest.get() as number | undefined) ?? 0;
+  }
+
+  /** Every sequence number up to this one has been pruned (0: none). */
+  prunedThrough(): number {
+    const oldest = this.#oldest.get() as number | null;
+    return oldest === null ? this.latest() : oldest - 1;
+  }
+
+  /** `owner`'s events after `seq`, oldest first, at most `limit`. */
+  after(owner: string, seq: number, limit: number): JobEvent[] {
+    return (this.#ownerAfter.all(owner, seq, limit) as EventRow[]).map(toEvent);
+  }
+
+  /** Everyone's events after `seq` (the stream hub reads each new event once for all streams). */
+  allAfter(seq: number, limit: number): JobEvent[] {
+    return (this.#allAfter.all(seq, limit) as EventRow[]).map(toEvent);
+  }
+
+  /**
+   * Deletes what retention no longer keeps, one slice per statement, at most `slices`
+   * slices per call (the caller calls again later). Returns the count deleted.
+   */
+  prune(r: EventRetention, now = Date.now(), slices = 10): number {
+    let n = 0;
+    const countBound = this.latest() - r.maxEvents;
+    for (let i = 0; i < slices; i++) {
+      let c = this.#pruneAge.run(now - r.maxAgeMs, PRUNE_SLICE).changes;
+      if (c < PRUNE_SLICE && countBound > 0) c += this.#pruneCount.run(countBound, PRUNE_SLICE - c).changes;
+      n += c;
+      if (c < PRUNE_SLICE) break;
+    }
+    return n;
+  }
+}
+
+function toEvent([seq, jobId, owner, state, previousState, at, exitCode, failureReason]: EventRow): JobEvent {
+  const ended = ENDED.has(state);
+  return {
+    seq,
+    jobId,
+    owner,
+    state,
+    previousState,
+    at,
+    ...(ended && exitCode !== null ? { exitCode } : {}),
+    ...(ended && failureReason !== null ? { failureReason } : {}),
+  };
+}

@@ -1,0 +1,147 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/store/database.js';
+import { JobStore } from '../../src/store/job-store.js';
+import { JobEvents } from '../../src/store/job-events.js';
+import { EventFeed, type FeedItem, type Follower } from '../../src/jobs/event-feed.js';
+import { newJobRow } from '../helpers/new-job.js';
+import { until } from '../helpers/poll.js';
+
+function fixture(t: { after: (fn: () => void) => void }, o: { maxBuffered?: number; page?: number } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'ceres-feed-'));
+  const db = openDatabase(join(dir, 'db'));
+  const store = new JobStore(db);
+  const events = new JobEvents(db);
+  const feed = new EventFeed(events, { pollMs: 5, ...o });
+  t.after(() => {
+    feed.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { store, events, feed };
+}
+
+interface Recorder extends Follower {
+  items: FeedItem[];
+  ended?: string;
+  backlog: number;
+}
+
+function recorder(owner: string): Recorder {
+  const r: Recorder = {
+    owner,
+    items: [],
+    backlog: 0,
+    send: (item) => void r.items.push(item),
+    buffered: () => r.backlog,
+    end: (reason) => void (r.ended = reason),
+  };
+  return r;
+}
+
+const seen = (r: Recorder) =>
+  r.items.map((i) => (i.kind === 'state' ? `${i.event.jobId}:${i.event.state}` : `relist@${i.seq}`));
+
+test("a follower gets its owner's live changes, in order, once, and nobody else's", async (t) => {
+  const { store, feed } = fixture(t);
+  const alice = recorder('alice');
+  const bob = recorder('bob');
+  const stopA = feed.follow(alice);
+  feed.follow(bob);
+  store.insertMany([newJobRow('a1', 'alice'), newJobRow('b1', 'bob')]);
+  store.update(store.get('a1')!, { restState: 'PREPARING' });
+  await until(() => alice.items.length >= 2, 'alice.items.length >= 2');
+  await until(() => bob.items.length >= 1, 'bob.items.length >= 1');
+  assert.deepEqual(seen(alice), ['a1:ACCEPTING', 'a1:PREPARING']);
+  assert.deepEqual(seen(bob), ['b1:ACCEPTING']);
+  assert.equal(feed.open, 2);
+  stopA();
+  stopA(); // twice is harmless
+  assert.equal(feed.open, 1);
+});
+
+test('a resume replays exactly what came after the resume point, then goes on live, without gap or repeat', async (t) => {
+  const { store, events, feed } = fixture(t, { page: 3 });
+  store.insertMany(Array.from({ length: 10 }, (_, i) => newJobRow(`j${i}`, 'alice')));
+  const from = events.after('alice', 0, 100)[3]!.seq;
+  const r = recorder('alice');
+  feed.follow(r, from);
+  // Changes while the replay is under way (it pages, yielding between pages).
+  store.insertMany([newJobRow('late', 'alice')]);
+  await until(() => r.items.length >= 7, 'r.items.length >= 7');
+  store.update(store.get('j0')!, { restState: 'PREPARING' });
+  await until(() => r.items.length >= 8, 'r.items.length >= 8');
+  assert.deepEqual(seen(r), [
+    ...Array.from({ length: 6 }, (_, i) => `j${i + 4}:ACCEPTING`),
+    'late:ACCEPTING',
+    'j0:PREPARING',
+  ]);
+});
+
+test('a resume point older than retention gets one relist and then the live changes', async (t) => {
+  const { store, events, feed } = fixture(t);
+  store.insertMany(Array.from({ length: 5 }, (_, i) => newJobRow(`j${i}`, 'alice')));
+  events.prune({ maxAgeMs: 3_600_000, maxEvents: 2 });
+  assert.equal(feed.check(1), 'relist');
+  assert.equal(feed.check(3), 'ok');
+  assert.equal(feed.check(5), 'ok');
+  assert.equal(feed.check(6), 'future');
+  assert.equal(feed.check(Number.MAX_SAFE_INTEGER), 'future');
+  const r = recorder('alice');
+  feed.follow(r, 1);
+  store.update(store.get('j0')!, { restState: 'PREPARING' });
+  await until(() => r.items.length >= 2, 'r.items.length >= 2');
+  assert.deepEqual(seen(r), ['relist@5', 'j0:PREPARING']);
+});
+
+test('a reader past its buffer bound is ended with a reason, unsubscribed, and can resume from its last id', async (t) => {
+  const { store, feed } = fixture(t, { maxBuffered: 100 });
+  const r = recorder('alice');
+  feed.follow(r);
+  store.insertMany([newJobRow('j1', 'alice')]);
+  await until(() => r.items.length === 1, 'r.items.length === 1');
+  r.backlog = 101; // the client stopped reading
+  store.insertMany([newJobRow('j2', 'alice'), newJobRow('j3', 'alice')]);
+  await until(() => r.ended !== undefined, 'r.ended !== undefined');
+  assert.equal(r.ended, 'slow-reader');
+  assert.equal(feed.open, 0, 'an ended reader is no longer counted');
+  assert.deepEqual(seen(r), ['j1:ACCEPTING']);
+  const last = r.items[0]!.kind === 'state' ? r.items[0]!.event.seq : 0;
+  const again = recorder('alice');
+  feed.follow(again, last);
+  await until(() => again.items.length >= 2, 'again.items.length >= 2');
+  assert.deepEqual(seen(again), ['j2:ACCEPTING', 'j3:ACCEPTING']);
+});
+
+test('followers that go away leave nothing behind: the count returns to 0 and polling stops', async (t) => {
+  const { store, feed } = fixture(t);
+  const stops = Array.from({ length: 200 }, (_, i) => feed.follow(recorder(`u${i % 7}`)));
+  assert.equal(feed.open, 200);
+  store.insertMany([newJobRow('x', 'u3')]);
+  for (const s of stops) s();
+  assert.equal(feed.open, 0);
+  // A follower added afterwards starts from the newest event, not from what it missed.
+  const r = recorder('u3');
+  feed.follow(r);
+  store.insertMany([newJobRow('y', 'u3')]);
+  await until(() => r.items.length >= 1, 'r.items.length >= 1');
+  assert.deepEqual(seen(r), ['y:ACCEPTING']);
+});
+
+test('an event both replayed and then polled is handed over once', async (t) => {
+  const { store, events, feed } = fixture(t);
+  const live = recorder('alice');
+  feed.follow(live); // the poll starts here, its cursor at the newest event
+  const from = events.latest();
+  store.insertMany([newJobRow('j1', 'alice'), newJobRow('j2', 'alice')]);
+  // In the same turn, before any poll: the replay reads j1 and j2, and so will the poll.
+  const r = recorder('alice');
+  feed.follow(r, from);
+  await until(() => live.items.length >= 2, 'the poll delivered');
+  store.insertMany([newJobRow('j3', 'alice')]);
+  await until(() => live.items.length >= 3, 'the next change delivered');
+  assert.deepEqual(seen(r), ['j1:ACCEPTING', 'j2:ACCEPTING', 'j3:ACCEPTING']);
+});
