@@ -14,13 +14,10 @@
  *    are idempotent, a batch submission reuses its attempt directory (the backend
  *    never starts a second copy), batch jobs outlive the service and are recovered.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BatchBackend, BatchJobRef, BatchUpdate } from '../../lrms/backend.js';
+import type { BatchJobRef, BatchUpdate } from '../../lrms/backend.js';
 import { readJobFile } from '../../lrms/job-file.js';
-import type { JobStore } from '../../store/job-store.js';
 import type { JobChanges, JobRecord } from '../../store/job-record.js';
-import type { ControlDir } from '../../store/control-dir.js';
 import { logLine } from '../../store/control-dir.js';
 import {
   next,
@@ -35,58 +32,15 @@ import {
 import { isFinal, machineStateOf, persistedFields, type MachineState } from '../states.js';
 import { ACTIVE_STATES, positionOf, type Position } from '../../vocabulary/job-states.js';
 import { batchUpdateEvent } from '../batch-events.js';
-import { Slots, type Limits } from './slots.js';
+import { Slots } from './slots.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
-import type { SessionsPort, StagingPort } from './ports.js';
-import { IdQueue } from './id-queue.js';
+import { BoundedQueue } from './id-queue.js';
+import { UploadParking } from './upload-parking.js';
+import { Expiry } from './expiry.js';
+import { releaseBatchJob, removeJob, wipeJob } from './job-removal.js';
+import type { SchedulerOptions } from './scheduler-options.js';
 
-export interface SchedulerLog {
-  debug(o: object, m: string): void;
-  info(o: object, m: string): void;
-  warn(o: object, m: string): void;
-  error(o: object, m: string): void;
-}
-
-export interface SchedulerOptions {
-  readonly store: JobStore;
-  readonly control: ControlDir;
-  readonly backend: BatchBackend;
-  readonly staging: StagingPort;
-  readonly limits: Limits;
-  readonly log: SchedulerLog;
-  /** Session directories: checked and link-safe (session-dirs.ts); the plain path only for the batch backend. */
-  readonly sessions: SessionsPort;
-  /** Root for per-attempt backend directories. */
-  readonly lrmsJobsRoot: string;
-  readonly rteScripts: ReadonlyMap<string, string | undefined>;
-  /** The account of jobs stored without one, on a root service (batch-spec.ts). */
-  readonly defaultAccount?: string | undefined;
-  readonly serviceUrl: () => string;
-  /** Default and maximum session lifetime after the job ended (seconds). */
-  readonly sessionLifetimeSeconds: number;
-  readonly maxSessionLifetimeSeconds: number;
-  /** How long the minimal record of a wiped job stays (seconds). */
-  readonly wipedRetentionSeconds: number;
-  readonly cancelTimeoutSeconds: number;
-  /** Lifetime sweep period (ms). */
-  readonly sweepIntervalMs?: number;
-  /** A job run reached a final state (persisted): its accounting record is written here. */
-  readonly onEnded?: (job: JobRecord) => Promise<unknown>;
-  readonly now?: () => number;
-  /**
-   * Told of every change of a job's position, after it is persisted (metrics), with when
-   * the job entered `from` (undefined: not known, a job stored before entry times were).
-   */
-  readonly onTransition?: (t: {
-    readonly id: string;
-    readonly from: Position;
-    readonly to: Position;
-    readonly final: boolean;
-    readonly enteredAt: number | undefined;
-  }) => void;
-  /** The job's copy of its delegated credential (src/accounts/job-credentials.ts); absent: none is given. */
-  readonly credentials?: JobCredentialsPort;
-}
+export type { JobCredentialsPort, SchedulerLog, SchedulerOptions } from './scheduler-options.js';
 
 /** One state change of a (possibly merged) transition. */
 interface MergedStep {
@@ -103,18 +57,6 @@ interface Merged {
   readonly steps: readonly MergedStep[];
 }
 
-/** What the scheduler asks of the job credential copies. */
-export interface JobCredentialsPort {
-  /** Places the copy for the batch run; the environment entries naming it. */
-  place(
-    jobId: string,
-    delegationId: string | null,
-    owner: string,
-    account: string | undefined,
-  ): Promise<{ name: string; value: string }[]>;
-  remove(jobId: string): Promise<void>;
-}
-
 export class Scheduler {
   readonly #o: SchedulerOptions;
   readonly #now: () => number;
@@ -124,41 +66,19 @@ export class Scheduler {
   /** In-flight transfers, abortable (kill, shutdown). */
   readonly #transfers = new Map<string, AbortController>();
   readonly #cancelTimers = new Map<string, NodeJS.Timeout>();
-  readonly #expiry = new Map<string, NodeJS.Timeout>();
-  #sweep: NodeJS.Timeout | undefined;
-  /**
-   * Jobs in PREPARING waiting for client uploads between two looks at them (the staging
-   * port's `lookOnce`): when they entered PREPARING and when to look again. A wait used to
-   * be a suspended stage-in (the record, a chain of async calls, an abort controller, a
-   * timer, upload listeners): ~10 KiB per job, 20,000 parked jobs held ~150 MiB
-   * (docs/performance.md, "Memory"). Now a job is looked at again when poked (an upload
-   * completed) or by the one shared timer, and aborting a parked wait (kill) runs the
-   * look with an aborted signal, so it reports exactly as an aborted wait did.
-   */
-  readonly #parked = new Map<string, Parked>();
-  /**
-   * Parked jobs whose next look is due, in order (ids; each job's Parked entry says it is
-   * queued). At most RELOOKS_IN_FLIGHT looks run at once, each holding its slot until the
-   * look ends: after a restart with 100,000 parked jobs, or a fill whose jobs all came due
-   * in the same second, the timer used to start every due look at once, each holding its
-   * record while it waited for the disk (docs/performance.md, "A store fill's catch-up").
-   */
-  readonly #due = new IdQueue();
-  #relooksInFlight = 0;
-  #parkTimer: NodeJS.Timeout | undefined;
-  #parkTimerAt = Infinity;
+  readonly #expiry: Expiry;
+  /** Jobs in PREPARING waiting for client uploads between two looks, and their due looks (upload-parking.ts). */
+  readonly #parking: UploadParking;
   /** Jobs poked while a look at their uploads was under way: looked at again instead of parked. */
   readonly #pokedDuringLook = new Set<string>();
   /**
-   * New jobs not yet looked at, in order (ids only), and how many first looks are in
-   * flight. A bulk POST of 1,000 jobs used to start 1,000 chains at once, each holding
+   * New jobs not yet looked at, in order (ids only), at most PICKUP_IN_FLIGHT first looks
+   * at once. A bulk POST of 1,000 jobs used to start 1,000 chains at once, each holding
    * its record and closures while it waited for the disk; during a flood those piled up
-   * to ~7 KB per submitted job (docs/performance.md, "Memory"). At most PICKUP_IN_FLIGHT
-   * run now; the rest wait here as ids. Nothing is lost by a crash: the jobs are
-   * stored, and start() looks at every unprocessed one again.
+   * to ~7 KB per submitted job (docs/performance.md, "Memory"). Nothing is lost by a
+   * crash: the jobs are stored, and start() looks at every unprocessed one again.
    */
-  readonly #incoming = new IdQueue();
-  #pickupsInFlight = 0;
+  readonly #incoming: BoundedQueue;
   /**
    * The slot of a job whose look is under way (a first look or a due re-look), taken by
    * the stage-in the look starts: a first look's is freed once the job's session is
@@ -175,20 +95,16 @@ export class Scheduler {
    * finish them, the heap grew to ~1 GB (docs/performance.md, "Memory"). Nothing is lost
    * by a crash: the flags are stored, and start() pokes every flagged job again.
    */
-  readonly #poked = new IdQueue();
-  readonly #pokedWaiting = new Set<string>();
-  #pokesInFlight = 0;
+  readonly #poked: BoundedQueue;
   /**
-   * Stage-outs waiting to start, in order: job id -> mode. At most STAGE_OUTS_IN_FLIGHT run
-   * (the stager's own job slots order them further). A flood of killed jobs used to start
-   * every stage-out at once, each a suspended chain of calls holding its record while it
-   * waited for a slot or a session check: 18,000 of them were ~170 MiB of heap with
-   * 20,000 jobs killed (docs/performance.md, "Memory"). A kill of a waiting stage-out
-   * runs it aborted at once, so it reports as an aborted one did.
+   * Stage-outs waiting to start, in order, with their modes. At most STAGE_OUTS_IN_FLIGHT
+   * run (the stager's own job slots order them further). A flood of killed jobs used to
+   * start every stage-out at once, each a suspended chain of calls holding its record
+   * while it waited for a slot or a session check: 18,000 of them were ~170 MiB of heap
+   * with 20,000 jobs killed (docs/performance.md, "Memory"). A kill of a waiting
+   * stage-out runs it aborted at once, so it reports as an aborted one did.
    */
-  readonly #outQueue = new IdQueue();
-  readonly #outWaiting = new Map<string, StageOutMode>();
-  #outsInFlight = 0;
+  readonly #outs: BoundedQueue<StageOutMode>;
   #stopping = false;
   #releasing = false;
 
@@ -196,6 +112,38 @@ export class Scheduler {
     this.#o = o;
     this.#now = o.now ?? Date.now;
     this.#slots = new Slots(o.limits);
+    this.#expiry = new Expiry({ now: this.#now, sweep: () => this.#sweepNow() });
+    const pumpLater = (): void => this.#schedulePump();
+    this.#parking = new UploadParking({
+      limit: RELOOKS_IN_FLIGHT,
+      scanMs: o.parkScanMs ?? PARK_SCAN_MS,
+      look: (id, done) => this.#relook(id, done),
+      freed: pumpLater,
+    });
+    this.#incoming = new BoundedQueue({
+      limit: PICKUP_IN_FLIGHT,
+      run: (id, _v, done) => this.#pickUp(id, done),
+      freed: pumpLater,
+    });
+    this.#poked = new BoundedQueue({
+      limit: POKES_IN_FLIGHT,
+      // Held until the job's chain of steps is done, not only the look.
+      run: (id, _v, done) =>
+        void this.#chain(id, () => this.#look(id))
+          .then(() => this.#settled(id))
+          .finally(done),
+      freed: pumpLater,
+    });
+    this.#outs = new BoundedQueue<StageOutMode>({
+      limit: STAGE_OUTS_IN_FLIGHT,
+      run: (id, mode, done) => {
+        // From the job's record as stored now.
+        const j = this.#o.store.get(id);
+        if (j) this.#transfer(j, 'out', mode, j.updatedAt, undefined, done);
+        else done();
+      },
+      freed: () => this.#outs.pump(),
+    });
     o.backend.onUpdate((localId, u) => this.#onBatchUpdate(localId, u));
   }
 
@@ -216,7 +164,7 @@ export class Scheduler {
     const kills: string[] = [];
     for (const j of active) {
       const m = ms(j);
-      if (m.state === 'ACCEPTED' && !m.pending) this.#incoming.push(j.id);
+      if (m.state === 'ACCEPTED' && !m.pending) this.#incoming.push(j.id, true);
       const effects = resumeEffects(m).filter((e) => {
         if (e.type !== 'recover-batch-job') return true;
         refs.push({
@@ -228,10 +176,9 @@ export class Scheduler {
         return false;
       });
       if (effects.length === 1 && effects[0]?.type === 'start-stage-in') {
-        // In turn with the due looks (#due), as ids: a restart with 100,000 jobs in
-        // PREPARING does not start 100,000 stage-ins at once.
-        this.#parked.set(j.id, { since: j.updatedAt, at: 0, queued: true });
-        this.#due.push(j.id);
+        // In turn with the due looks, as ids: a restart with 100,000 jobs in PREPARING
+        // does not start 100,000 stage-ins at once.
+        this.#parking.due(j.id, j.updatedAt);
       } else if (effects.length) later.push([j, effects]);
       if (j.killRequested) kills.push(j.id);
     }
@@ -241,22 +188,18 @@ export class Scheduler {
     for (const id of this.#o.store.listFlaggedFinal()) this.poke(id);
     this.#schedulePump();
     this.#release();
-    this.#sweepNow();
-    this.#sweep = setInterval(() => this.#sweepNow(), this.#o.sweepIntervalMs ?? 30_000);
-    this.#sweep.unref();
+    this.#expiry.start(this.#o.sweepIntervalMs ?? 30_000);
   }
 
   /** Stop taking new work; abort transfers (they restart on the next start); batch jobs keep running. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    if (this.#sweep) clearInterval(this.#sweep);
+    for (const q of [this.#incoming, this.#poked, this.#outs]) q.close();
+    this.#expiry.stop();
     for (const t of this.#cancelTimers.values()) clearTimeout(t);
-    for (const t of this.#expiry.values()) clearTimeout(t);
-    if (this.#parkTimer) clearTimeout(this.#parkTimer);
     // Parked jobs and queued stage-outs hold nothing to stop: the next start resumes them.
-    this.#parked.clear();
-    this.#due.clear();
-    this.#outWaiting.clear();
+    this.#parking.stop();
+    this.#outs.clear();
     for (const ac of this.#transfers.values()) ac.abort(new Error('service stopping'));
     await Promise.allSettled([...this.#chains.values()]);
     await this.#o.backend.close();
@@ -269,7 +212,7 @@ export class Scheduler {
    * durably already, so nothing is lost if the service dies in between.
    */
   jobsSubmitted(ids: readonly string[]): void {
-    for (const id of ids) this.#incoming.push(id);
+    for (const id of ids) this.#incoming.push(id, true);
     this.#schedulePump();
   }
 
@@ -278,25 +221,10 @@ export class Scheduler {
     this.#pumpQueued = true;
     setImmediate(() => {
       this.#pumpQueued = false;
-      this.#pump();
-      this.#pumpPokes();
-      this.#pumpRelooks();
+      this.#incoming.pump();
+      this.#poked.pump();
+      this.#parking.pump();
     });
-  }
-
-  /** Looks for poked jobs, at most POKES_IN_FLIGHT jobs at once, each held until its chain is done. */
-  #pumpPokes(): void {
-    while (this.#pokesInFlight < POKES_IN_FLIGHT && this.#poked.size > 0 && !this.#stopping) {
-      const id = this.#poked.shift()!;
-      this.#pokedWaiting.delete(id);
-      this.#pokesInFlight++;
-      void this.#chain(id, () => this.#look(id))
-        .then(() => this.#settled(id))
-        .finally(() => {
-          this.#pokesInFlight--;
-          this.#schedulePump();
-        });
-    }
   }
 
   /** Resolves once no step of the job is queued or running (transfers and batch jobs excepted). */
@@ -305,78 +233,54 @@ export class Scheduler {
   }
 
   /**
-   * Start first looks at new jobs, at most PICKUP_IN_FLIGHT at once. A look that starts
-   * the job's stage-in hands its slot to it, and the stage-in frees it once the job's
-   * session directory is checked: that is where a new job's session directory is made
+   * A first look at a new job (in turn, #incoming). A look that starts the job's stage-in
+   * hands its turn to it, and the stage-in frees it once the job's session directory is
+   * checked: that is where a new job's session directory is made
    * (src/sessions/session-dirs.ts), and without the bound a fill of 100,000 jobs started
    * that many stage-ins at once, each holding its record while it waited for its
    * directory (1.1 GB; docs/performance.md, "Memory").
    */
-  #pump(): void {
-    while (this.#pickupsInFlight < PICKUP_IN_FLIGHT && this.#incoming.size > 0 && !this.#stopping) {
-      const id = this.#incoming.shift()!;
-      this.#pickupsInFlight++;
-      const free = this.#slotFreer(() => this.#pickupsInFlight--);
-      this.#lookSlots.set(id, { free, untilChecked: true });
-      void this.#chain(id, () => this.#look(id)).finally(() => this.#slotUntaken(id, free));
-    }
+  #pickUp(id: string, done: () => void): void {
+    this.#lookSlots.set(id, { free: done, untilChecked: true });
+    void this.#chain(id, () => this.#look(id)).finally(() => this.#slotUntaken(id, done));
   }
 
-  /** Frees a look slot once (`release` gives it back), then lets the queues start the next. */
-  #slotFreer(release: () => void): () => void {
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      release();
-      this.#schedulePump();
-    };
+  /** A due look at a parked job (in turn, upload-parking.ts); its turn is held until the look ends. */
+  #relook(id: string, done: () => void): void {
+    void this.#chain(id, () => {
+      // Looked at meanwhile (poked, killed, cleaned): nothing to do in this turn.
+      if (!this.#parking.isDue(id)) return;
+      this.#lookSlots.set(id, { free: done, untilChecked: false });
+      this.#wake(id);
+    }).finally(() => this.#slotUntaken(id, done));
   }
 
-  /** After a look: a slot no stage-in took (the look started none) is freed here. */
+  /** After a look: a turn no stage-in took (the look started none) is freed here. */
   #slotUntaken(id: string, free: () => void): void {
     if (this.#lookSlots.get(id)?.free !== free) return;
     this.#lookSlots.delete(id);
     free();
   }
 
-  /** Start due looks at parked jobs, at most RELOOKS_IN_FLIGHT at once (see #due). */
-  #pumpRelooks(): void {
-    while (this.#relooksInFlight < RELOOKS_IN_FLIGHT && this.#due.size > 0 && !this.#stopping) {
-      const id = this.#due.shift()!;
-      // Looked at meanwhile (poked, killed, cleaned): its entry is gone or a new, unqueued one.
-      if (this.#parked.get(id)?.queued !== true) continue;
-      this.#relooksInFlight++;
-      const free = this.#slotFreer(() => this.#relooksInFlight--);
-      void this.#chain(id, () => {
-        if (this.#parked.get(id)?.queued !== true) return;
-        this.#lookSlots.set(id, { free, untilChecked: false });
-        this.#wake(id);
-      }).finally(() => this.#slotUntaken(id, free));
-    }
-  }
-
   /** New jobs waiting for their first look (tests). */
   get incoming(): number {
-    return this.#incoming.size;
+    return this.#incoming.waiting;
   }
 
   /** Jobs waiting for client uploads with no look at them under way (tests). */
   get parked(): number {
-    return this.#parked.size;
+    return this.#parking.size;
   }
 
   /** Look at a job again (request flag set, client upload completed), in turn (see #poked). */
   poke(id: string): void {
-    if (this.#stopping || this.#pokedWaiting.has(id)) return;
-    this.#pokedWaiting.add(id);
-    this.#poked.push(id);
-    this.#schedulePump();
+    if (this.#stopping) return;
+    if (this.#poked.push(id, true)) this.#schedulePump();
   }
 
   /** Poked jobs waiting for their look (tests). */
   get pokesWaiting(): number {
-    return this.#poked.size;
+    return this.#poked.waiting;
   }
 
   /** Counters for the info document and tests. */
@@ -427,7 +331,7 @@ export class Scheduler {
       return this.#apply(id, { type: 'picked-up', hold }, {}, j);
     }
     // An upload may have completed: a parked job is looked at now; one being looked at, once more.
-    if (this.#parked.has(id)) this.#wake(id);
+    if (this.#parking.has(id)) this.#wake(id);
     else if (this.#transfers.has(id)) this.#pokedDuringLook.add(id);
     if (granted) this.#release();
   }
@@ -472,7 +376,7 @@ export class Scheduler {
         lines += logLine(`Job state change ${s.from} -> ${s.to}   Reason: ${s.reason}`, at);
       }
       if (lines) await this.#o.control.append(id, 'errors', lines).catch(() => undefined);
-      if (changes.eraseAt !== undefined) this.#scheduleExpiry(id, changes.eraseAt);
+      if (changes.eraseAt !== undefined) this.#expiry.schedule(id, changes.eraseAt);
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
       if (updated.killRequested || updated.cleanRequested || updated.restartRequested) this.poke(id);
@@ -568,15 +472,12 @@ export class Scheduler {
           this.#stageOut(j, e.mode);
           break;
         case 'abort-staging': {
-          const parked = this.#parked.get(j.id);
-          const out = this.#outWaiting.get(j.id);
-          if (parked !== undefined) {
-            this.#parked.delete(j.id);
-            this.#transfer(j, 'in', 'success', parked.since, new Error('cancelled'));
-          } else if (out !== undefined) {
-            this.#outWaiting.delete(j.id);
-            this.#transfer(j, 'out', out, j.updatedAt, new Error('cancelled'));
-          } else this.#transfers.get(j.id)?.abort(new Error('cancelled'));
+          const parked = this.#parking.take(j.id);
+          const out = parked === undefined ? this.#outs.drop(j.id) : undefined;
+          if (parked !== undefined) this.#transfer(j, 'in', 'success', parked.since, new Error('cancelled'));
+          // Out of turn: an aborted stage-out ends at once, it must not wait behind running ones.
+          else if (out !== undefined) this.#transfer(j, 'out', out, j.updatedAt, new Error('cancelled'));
+          else this.#transfers.get(j.id)?.abort(new Error('cancelled'));
           break;
         }
         case 'submit-batch-job':
@@ -606,13 +507,10 @@ export class Scheduler {
             );
           break;
         case 'wipe-session':
-          await this.#releaseBatchJob(j);
-          await this.#removeSession(j, true);
-          await this.#o.control.removeAll(j.id, ['errors', 'failed', 'diag', 'statistics']);
-          await rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true });
+          await wipeJob(this.#o, j);
           break;
         case 'remove-job':
-          await this.#releaseBatchJob(j);
+          await releaseBatchJob(this.#o, j);
           await this.#remove(j);
           break;
       }
@@ -622,7 +520,8 @@ export class Scheduler {
   /**
    * `since`: when the job entered PREPARING (a stage-in looked at again after parking);
    * `aborted`: run it aborted already (a parked wait that is cancelled reports as an
-   * aborted one).
+   * aborted one). A stage-out holds a turn of #outs until it ends: `outTurn` when it
+   * was given one, else one counted now (out of turn).
    */
   #transfer(
     j: JobRecord,
@@ -630,13 +529,14 @@ export class Scheduler {
     mode: StageOutMode = 'success',
     since = j.updatedAt,
     aborted?: Error,
+    outTurn?: () => void,
   ): void {
     const ac = new AbortController();
     this.#transfers.get(j.id)?.abort(new Error('superseded'));
-    this.#parked.delete(j.id);
-    this.#outWaiting.delete(j.id);
+    this.#parking.take(j.id);
+    this.#outs.drop(j.id);
     this.#transfers.set(j.id, ac);
-    if (dir === 'out') this.#outsInFlight++;
+    const outDone = dir === 'out' ? (outTurn ?? this.#outs.enter()) : undefined;
     if (aborted !== undefined) ac.abort(aborted);
     const slot = dir === 'in' ? this.#lookSlots.get(j.id) : undefined;
     if (slot !== undefined) this.#lookSlots.delete(j.id);
@@ -655,10 +555,7 @@ export class Scheduler {
       }))
       .then((r) => {
         slot?.free(); // a re-look, or a first look's stage-in that ended before its session check
-        if (dir === 'out') {
-          this.#outsInFlight--;
-          this.#pumpOuts();
-        }
+        outDone?.();
         if (this.#stopping && ac.signal.aborted) {
           if (this.#transfers.get(j.id) === ac) this.#transfers.delete(j.id);
           return; // resumed on the next start
@@ -682,27 +579,14 @@ export class Scheduler {
 
   /** Start the job's stage-out, or queue it (as its id) behind STAGE_OUTS_IN_FLIGHT others. */
   #stageOut(j: JobRecord, mode: StageOutMode): void {
-    if (this.#outsInFlight < STAGE_OUTS_IN_FLIGHT && this.#outQueue.size === 0) return this.#transfer(j, 'out', mode);
+    if (this.#outs.idle) return this.#transfer(j, 'out', mode);
     this.#transfers.get(j.id)?.abort(new Error('superseded'));
-    if (!this.#outWaiting.has(j.id)) this.#outQueue.push(j.id);
-    this.#outWaiting.set(j.id, mode);
-  }
-
-  /** Start queued stage-outs while there is room; each from the job's record as stored now. */
-  #pumpOuts(): void {
-    while (this.#outsInFlight < STAGE_OUTS_IN_FLIGHT && this.#outQueue.size > 0 && !this.#stopping) {
-      const id = this.#outQueue.shift()!;
-      const mode = this.#outWaiting.get(id);
-      if (mode === undefined) continue; // started aborted (kill) or cleaned meanwhile
-      this.#outWaiting.delete(id);
-      const j = this.#o.store.get(id);
-      if (j) this.#transfer(j, 'out', mode);
-    }
+    this.#outs.push(j.id, mode);
   }
 
   /** Stage-outs waiting for their turn (tests). */
   get stageOutsWaiting(): number {
-    return this.#outWaiting.size;
+    return this.#outs.waiting;
   }
 
   /** A look found client uploads still missing: hold the job as numbers until the next one. */
@@ -717,43 +601,15 @@ export class Scheduler {
     if (ac.signal.aborted || positionOf(ms(j)) !== 'PREPARING')
       return this.#transfer(j, 'in', 'success', since, new Error('cancelled'));
     if (poked) return this.#transfer(j, 'in', 'success', since);
-    this.#parked.set(id, { since, at: checkAt, queued: false });
-    this.#armParkTimer(checkAt);
+    this.#parking.park(id, since, checkAt);
   }
 
   /** Look again at a parked job's uploads (in the job's turn). */
   #wake(id: string): void {
-    const p = this.#parked.get(id);
+    const p = this.#parking.take(id);
     if (p === undefined) return;
-    this.#parked.delete(id);
     const j = this.#o.store.get(id);
     if (j) this.#transfer(j, 'in', 'success', p.since);
-  }
-
-  #armParkTimer(at: number): void {
-    if (this.#stopping || at >= this.#parkTimerAt) return;
-    if (this.#parkTimer) clearTimeout(this.#parkTimer);
-    this.#parkTimerAt = at;
-    // Epoch ms from the stager's clock; a far time is reached in steps (timers take < 2^31 ms).
-    this.#parkTimer = setTimeout(() => this.#parkScan(), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
-    this.#parkTimer.unref();
-  }
-
-  /** Queue the parked jobs that are due for their look (#due); at most one scan of them all per PARK_SCAN_MS. */
-  #parkScan(): void {
-    this.#parkTimer = undefined;
-    this.#parkTimerAt = Infinity;
-    const now = Date.now();
-    let next = Infinity;
-    for (const [id, p] of this.#parked) {
-      if (p.queued) continue;
-      if (p.at <= now) {
-        p.queued = true;
-        this.#due.push(id);
-      } else if (p.at < next) next = p.at;
-    }
-    if (next < Infinity) this.#armParkTimer(Math.max(next, now + PARK_SCAN_MS));
-    this.#pumpRelooks();
   }
 
   #submit(j: JobRecord): void {
@@ -867,80 +723,15 @@ export class Scheduler {
     });
   }
 
-  /**
-   * Clean: files first, the record last. A crash in between leaves a FINISHED record with
-   * its clean flag set, which the next start cleans again (removal is idempotent).
-   */
+  /** Clean: the job leaves every queue and timer, then its files go, its record last (job-removal.ts). */
   async #remove(j: JobRecord): Promise<void> {
     this.#transfers.get(j.id)?.abort(new Error('cleaned'));
-    this.#parked.delete(j.id);
-    this.#outWaiting.delete(j.id);
-    const t = this.#expiry.get(j.id);
-    if (t) clearTimeout(t);
-    this.#expiry.delete(j.id);
+    this.#parking.take(j.id);
+    this.#outs.drop(j.id);
+    this.#expiry.forget(j.id);
     this.#slots.set(j.id, j.owner, undefined);
     this.#slots.unwait(j.id);
-    // The four removals touch different folders, so they run side by side: one after the
-    // other, a clean was ~40 file operations in a row, each waiting for a turn of an event
-    // loop that under load takes ~100 ms (4-6 s per clean; the engine fell behind the
-    // cleans asked for and the store grew, docs/performance.md "Soak memory"). A wiped
-    // job's directory went at the wipe (with anything the job had renamed it to): its
-    // final clean does not search the whole sessions folder again.
-    await Promise.all([
-      this.#removeSession(j, j.state !== 'DELETED'),
-      this.#o.control.removeAll(j.id),
-      this.#o.credentials?.remove(j.id).catch(() => undefined),
-      rm(attemptDir(this.#o.lrmsJobsRoot, j).replace(/\/r\d+$/, ''), { recursive: true, force: true }),
-    ]);
-    const fresh = this.#o.store.get(j.id);
-    if (fresh) this.#o.store.delete(fresh);
-  }
-
-  /**
-   * The session directory goes, and what the job made of it: a link in its place is
-   * removed, never followed; the job's own directory is found by its identity even if
-   * the job renamed it. A failure is logged and does not keep the job's record (the
-   * removal cannot become possible later by waiting).
-   */
-  async #removeSession(j: JobRecord, findRenamed: boolean): Promise<void> {
-    try {
-      const r = await this.#o.sessions.remove(j.id, j.sessionIdent, { findRenamed });
-      if (r.found === 'link' || r.found === 'other' || r.keptForeign || r.leftovers.length > 0) {
-        this.#o.log.warn(
-          { job: j.id, found: r.found, leftovers: r.leftovers, keptForeign: r.keptForeign },
-          'session directory had been replaced by the job; removed without following it',
-        );
-      }
-    } catch (e) {
-      this.#o.log.warn({ err: e, job: j.id }, 'session directory not fully removed');
-    }
-  }
-
-  /** Before a job's files go: the backend kills anything of it still running (a daemon that outlived it). */
-  async #releaseBatchJob(j: JobRecord): Promise<void> {
-    if (j.localId === null || !this.#o.backend.release) return;
-    await this.#o.backend
-      .release({ jobId: j.id, lrmsDir: attemptDir(this.#o.lrmsJobsRoot, j) })
-      .catch((e: unknown) => this.#o.log.warn({ err: e, job: j.id }, 'batch release failed'));
-  }
-
-  /** Wake up exactly when a job's session lifetime (or wiped-record retention) ends. */
-  #scheduleExpiry(id: string, at: number | null): void {
-    const old = this.#expiry.get(id);
-    if (old) clearTimeout(old);
-    this.#expiry.delete(id);
-    if (at === null || this.#stopping) return;
-    const delay = at - this.#now();
-    if (delay > 24 * 3600 * 1000) return; // far away: the periodic sweep will find it
-    const t = setTimeout(
-      () => {
-        this.#expiry.delete(id);
-        this.#sweepNow();
-      },
-      Math.max(0, delay) + 5,
-    );
-    t.unref();
-    this.#expiry.set(id, t);
+    await removeJob(this.#o, j);
   }
 
   /** Give freed slots to waiting jobs, owners in turn. */
@@ -991,19 +782,11 @@ const PICKUP_IN_FLIGHT = 64;
 /** Poked jobs worked on at once (see Scheduler.#poked). */
 const POKES_IN_FLIGHT = 64;
 
-/** Stage-outs running at once (see Scheduler.#outQueue); above the stager's default job slots (10). */
+/** Stage-outs running at once (see Scheduler.#outs); above the stager's default job slots (10). */
 const STAGE_OUTS_IN_FLIGHT = 64;
 
-/** Due looks at parked jobs running at once (see Scheduler.#due). */
+/** Due looks at parked jobs running at once (upload-parking.ts). */
 const RELOOKS_IN_FLIGHT = 64;
-
-/** A job waiting for client uploads between two looks (see Scheduler.#parked); epoch ms. */
-interface Parked {
-  readonly since: number;
-  readonly at: number;
-  /** Due, and waiting in Scheduler.#due for its look. */
-  queued: boolean;
-}
 
 /** Parked jobs are due at times spread over the poll interval: one scan of them per second at most. */
 const PARK_SCAN_MS = 1000;
