@@ -117,6 +117,14 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/(http|api|service|staging)/' },
       to: { dependencyTypes: ['core'], path: '^(node:)?https?$' },
     },
+    {
+      name: 'processes-only-in-adapters',
+      comment:
+        'Processes are started by the batch backends, local accounts, the backup tool and the gfal2 transfer helper of data staging (src/staging/gfal2) only.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(lrms|accounts|admin|staging/gfal2)/' },
+      to: { dependencyTypes: ['core'], path: '^(node:)?child_process$' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

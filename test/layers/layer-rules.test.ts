@@ -69,6 +69,7 @@ const good: Record<string, string> = {
     "import type { R } from '../http/send.js';\nimport { k } from '../jobs/job-service.js';\nexport const a: R | number = k;\n",
   'src/service/start.ts': "import { a } from '../api/app.js';\nexport const s = a;\n",
   'src/cli/main.ts': "import { s } from '../service/start.js';\nexport const c = s;\n",
+  'src/staging/gfal2/helper.ts': "import { spawn } from 'node:child_process';\nexport const h = spawn;\n",
 };
 
 describe('layer checker', () => {
@@ -100,6 +101,7 @@ describe('layer checker', () => {
         'src/jobs/uses-root.ts': "import { s } from '../service/start.js';\nexport const z = s;\n",
         'src/http/uses-api.ts': "import { a } from '../api/app.js';\nexport const w = a;\n",
         'src/vocabulary/uses-store.ts': "import { n } from '../store/job-store.js';\nexport const v = n;\n",
+        'src/staging/spawns.ts': "import { spawn } from 'node:child_process';\nexport const sp = spawn;\n",
         'src/info/ping.ts': "import { pong } from './pong.js';\nexport const ping = (): number => pong();\n",
         'src/info/pong.ts': "import { ping } from './ping.js';\nexport const pong = (): number => ping();\n",
       });
@@ -122,6 +124,7 @@ describe('layer checker', () => {
       ['transport-below-rest', 'src/http/uses-api.ts', 'src/api/app.ts'],
       ['vocabulary-is-a-leaf', 'src/vocabulary/uses-store.ts', 'src/store/job-store.ts'],
       ['no-cycles', 'src/info/ping.ts', 'src/info/pong.ts'],
+      ['processes-only-in-adapters', 'src/staging/spawns.ts', 'child_process'],
     ];
     for (const [rule, from, to] of expect) {
       it(`${rule}: ${from} -> ${to.replace(/^node_modules\/(\w+).*/, '$1')}`, () => {
