@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
 import { anonymousCredentials } from '../../src/staging/credentials.js';
@@ -140,6 +140,40 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH');
     assert.match(r.failureReason ?? '', /checksum mismatch/);
     await assert.rejects(readFile(join(sessionDir, 'k.bin')));
+  });
+
+  it('fails an unreadable file as permission denied, and keeps an existing output with overwrite=no', async (t) => {
+    await xrd.put('secret.bin', Buffer.from('secret'));
+    await chmod(xrd.path('secret.bin'), 0o000);
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'p', owner: '/CN=a', sessionDir, files: [input('s', xrd.url('secret.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /secret\.bin.*permission denied/);
+
+    await writeFile(join(sessionDir, 'o.bin'), 'new');
+    const o = await stager().stageOut(
+      {
+        id: 'o',
+        owner: '/CN=a',
+        sessionDir,
+        outcome: 'success',
+        files: [
+          {
+            name: 'o.bin',
+            target: xrd.url('small.bin'),
+            options: { overwrite: 'no' },
+            when: { success: true, failure: false, cancel: false },
+          },
+        ],
+      },
+      never,
+    );
+    assert.equal(o.ok, false);
+    assert.match(o.failureReason ?? '', /small\.bin.*exists/);
+    assert.deepEqual(await readFile(xrd.path('small.bin')), small);
   });
 
   it('refuses a grid protocol whose gfal2 plugin is not installed', async (t) => {
