@@ -136,9 +136,9 @@ module.exports = {
     {
       name: 'processes-only-in-lrms-and-accounts',
       comment:
-        "Only the batch backends start processes, and local accounts (getent/id, a pool account's cleanup) and the messaging adapter (openssl smime -sign); src/admin/backup.ts runs tar, the one exception, named.",
+        "Only the batch backends start processes, and local accounts (getent/id, a pool account's cleanup), the messaging adapter (openssl smime -sign) and data staging's gfal2 helper (src/staging/gfal2); src/admin/backup.ts runs tar, the one exception, named.",
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(lrms|accounts|messaging)/|^src/admin/backup\\.ts$' },
+      from: { path: '^src/', pathNot: '^src/(lrms|accounts|messaging|staging/gfal2)/|^src/admin/backup\\.ts$' },
       to: { dependencyTypes: ['core'], path: '^(node:)?child_process$' },
     },
     {

@@ -12,6 +12,7 @@
  */
 import { itemFailure, type ItemFailure } from './item-failure.js';
 import type { JobDescription } from '../vocabulary/job-description.js';
+import { urlScheme } from './locations.js';
 
 /** A configured queue; the field names match the `cluster.queues` entries of the config. */
 export interface QueueLimits {
@@ -50,6 +51,11 @@ export interface AcceptanceContext {
   maxLifetimeSeconds?: number;
   /** Upper bound on the requested reruns (A-REX `maxrerun`, default 5). */
   maxRerun?: number;
+  /**
+   * Whether data staging can move a URL of this scheme (lower-case); absent: every scheme
+   * is accepted (and an unknown one fails the job at stage-in).
+   */
+  transferScheme?: (scheme: string) => boolean;
 }
 
 export type AcceptanceResult = { readonly ok: true; readonly description: JobDescription } | ItemFailure;
@@ -97,6 +103,8 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
   if (dynamic && delegationId === undefined) return itemFailure('CE_ERR_JOBDESC_DYNAMIC_OUTPUT');
 
   // Beyond A-REX: refuse now what would only fail the job later.
+  const badScheme = ctx.transferScheme === undefined ? undefined : schemeProblem(desc, ctx.transferScheme);
+  if (badScheme !== undefined) return badScheme;
   const badPath = sessionPathProblem(desc);
   if (badPath) return badPath;
   const enabled = new Set(ctx.runtimeEnvironments);
@@ -196,6 +204,22 @@ export function leavesSession(name: string): boolean {
   if (name.includes('\0')) return true;
   for (const seg of name.split('/')) if (seg === '..') return true;
   return false;
+}
+
+/** The first input source or output target whose protocol staging cannot move, named. */
+function schemeProblem(desc: JobDescription, known: (scheme: string) => boolean): ItemFailure | undefined {
+  const urls: [string, string][] = [];
+  for (const f of desc.inputFiles) if (f.source !== undefined) urls.push([f.name, f.source]);
+  for (const f of desc.outputFiles) if (f.target !== undefined) urls.push([f.name, f.target]);
+  for (const [name, url] of urls) {
+    const scheme = urlScheme(url);
+    if (scheme === undefined || scheme === 'file' || known(scheme)) continue;
+    return itemFailure(
+      'CE_ERR_JOBDESC_SCHEME_UNSUPPORTED',
+      `Protocol '${scheme}' of the URL for file '${name.replaceAll('\0', '\\0')}' is not supported by this service`,
+    );
+  }
+  return undefined;
 }
 
 function sessionPathProblem(desc: JobDescription): ItemFailure | undefined {

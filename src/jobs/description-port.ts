@@ -47,6 +47,7 @@ function withBatchLimits(q: QueueLimits, b: BatchQueueLimits | undefined): Queue
 export function descriptionPort(
   config: Config,
   batchLimits?: (queue: string) => BatchQueueLimits | undefined,
+  transferScheme?: (scheme: string) => boolean,
 ): DescriptionPort {
   // Looked up per submission: queues and the description caps are reloadable (live-config.ts).
   // The configured default when the caller may use it, else the first queue it may use
@@ -77,6 +78,7 @@ export function descriptionPort(
         runtimeEnvironments: c.runtimeEnvironments.map((r) => r.name),
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
         maxRerun: config.engine.maxReruns,
+        ...(transferScheme !== undefined ? { transferScheme } : {}),
       });
     },
   };

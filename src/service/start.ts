@@ -56,6 +56,7 @@ import { SessionDirs } from '../sessions/session-dirs.js';
 import { sessionRecords } from './session-records.js';
 import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
+import { schemeRegistry } from '../staging/index.js';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { REST_STATES, restState } from '../vocabulary/job-states.js';
 import { initialState } from '../engine/states.js';
@@ -257,9 +258,15 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     observe: monitoring.engineObservers(),
     onEnded: ops.onEnded,
   });
+  // gfal2's plugins, asked once: a URL scheme nothing here speaks is refused at submission.
+  const schemes = await schemeRegistry();
   const jobs = new JobService({
     store,
-    descriptions: descriptionPort(config, (queue) => engine.queueLimits(queue)),
+    descriptions: descriptionPort(
+      config,
+      (queue) => engine.queueLimits(queue),
+      (scheme) => schemes.pathFor(scheme) !== undefined,
+    ),
     delegations: delegations.port,
     engine: engine.port,
     sessions,

@@ -26,3 +26,5 @@ export type {
   UploadWatch,
 } from './types.js';
 export { escapeField, statisticsLine, utcStamp } from './control-lines.js';
+export { schemeRegistry } from './gfal2/probe.js';
+export { SchemeRegistry, type TransferPath } from './schemes.js';

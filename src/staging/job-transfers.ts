@@ -7,6 +7,7 @@ import type { StagingConfig } from '../config/sections/staging.js';
 import type { FileCache } from './cache/file-cache.js';
 import { credentialFingerprint, type Credential, type CredentialSource } from './credentials.js';
 import { AgentSet } from './http/agents.js';
+import { Gfal2Pool } from './gfal2/transfers.js';
 import type { HttpSettings } from './http/http-request.js';
 import type { StagingLogger } from './logger.js';
 import { withRetries, type AttemptTally, type RetryPolicy } from './retry.js';
@@ -44,6 +45,8 @@ export interface JobContext {
   readonly progress: (name: string, fileBytes: number) => void;
   /** WebDAV collections that exist or are being made (uploads). */
   readonly collections: Map<string, Promise<void>>;
+  /** The job's gfal2 helper processes (grid protocols), started on first use, ended with the context. */
+  readonly gfal2: Gfal2Pool;
 }
 
 /**
@@ -61,6 +64,7 @@ export async function withJobContext<T>(
     connectTimeoutMs: s.cfg.timeouts.connectSeconds * 1000,
     ...(s.ca === undefined ? {} : { ca: s.ca }),
   });
+  const gfal2 = new Gfal2Pool(s.cfg);
   const perFile = new Map<string, number>();
   let jobBytes = 0;
   const ctx: JobContext = {
@@ -69,6 +73,7 @@ export async function withJobContext<T>(
     delegationId: job.delegationId,
     signal,
     collections: new Map(),
+    gfal2,
     http: {
       agents,
       headersTimeoutMs: s.cfg.timeouts.headersSeconds * 1000,
@@ -91,7 +96,7 @@ export async function withJobContext<T>(
   try {
     return await fn(ctx);
   } finally {
-    await agents.close();
+    await Promise.all([agents.close(), gfal2.close()]);
   }
 }
 

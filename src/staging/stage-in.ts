@@ -9,7 +9,16 @@ import { randomBytes } from 'node:crypto';
 import { chmod, rename, rm, readdir } from 'node:fs/promises';
 import type { FetchedFile } from './cache/file-cache.js';
 import { linkOrCopy } from './cache/link-into.js';
-import { checksumMatches, formatChecksum, parseChecksum, type ExpectedChecksum } from './checksum.js';
+import {
+  checksumMatches,
+  formatChecksum,
+  parseChecksum,
+  type ChecksumAlgorithm,
+  type ExpectedChecksum,
+} from './checksum.js';
+import { schemeRegistry } from './gfal2/probe.js';
+import { gfal2Download, gfal2Stat } from './gfal2/transfers.js';
+import type { SessionOwner } from '../fs/session-owner.js';
 import { checkAccess } from './http/access-check.js';
 import { DownloadState, downloadAttempt } from './http/download.js';
 import { copyLocalSource } from './local-source.js';
@@ -186,6 +195,7 @@ export class StageIn {
       const expected = file.checksum === undefined ? undefined : parseChecksum(file.checksum);
       target = await openWriteTarget(sessionDir, rel);
       const dest = target.path;
+      const owner = target.owner;
       const onProgress = (n: number): void => ctx.progress(file.name, n);
       const mode = cacheMode(tu);
       const cache = this.s.cache;
@@ -204,11 +214,15 @@ export class StageIn {
             owner: job.owner,
             renew: mode === 'renew',
             group: [job.owner, file.delegationId ?? ctx.delegationId ?? '', file.size ?? ''].join('\n'),
-            fetch: (tmp, sig) => this.#fetch(ctx, tu, file, tmp, expected, tally, sig, onProgress, 0o600),
+            fetch: (tmp, sig) => this.#fetch(ctx, tu, file, tmp, expected, tally, sig, onProgress, 0o600, owner),
+            // Redone per protocol: HEAD over HTTP, a stat through gfal2 (as the job's account).
             checkAccess: (sig) =>
-              withRetries(this.s.retry, sig, { attempts: 0 }, async () =>
-                checkAccess(ctx.http, tu.url, await credentialFor(this.s, ctx, file.delegationId), sig),
-              ),
+              withRetries(this.s.retry, sig, { attempts: 0 }, async () => {
+                const credential = await credentialFor(this.s, ctx, file.delegationId);
+                if (tu.scheme !== 'gfal2') return checkAccess(ctx.http, tu.url, credential, sig);
+                const seconds = this.s.cfg.timeouts.connectSeconds + this.s.cfg.timeouts.headersSeconds;
+                return gfal2Stat(ctx.gfal2.helper(owner, credential), tu.url, seconds, sig);
+              }),
           },
           ctx.signal,
         );
@@ -240,10 +254,10 @@ export class StageIn {
           const got =
             tu.scheme === 'file'
               ? await this.#copyLocal(tu, file, tmp, expected, tally, ctx.signal, onProgress)
-              : await this.#fetch(ctx, tu, file, tmp, expected, tally, ctx.signal, onProgress, fileMode);
+              : await this.#fetch(ctx, tu, file, tmp, expected, tally, ctx.signal, onProgress, fileMode, owner);
           if (expected !== undefined)
             await verifyChecksum(expected, got.checksums.get(expected.algorithm) ?? '', () => Promise.resolve());
-          if (tu.scheme === 'file' || file.executable) await chmod(tmp, fileMode);
+          if (tu.scheme === 'file' || tu.scheme === 'gfal2' || file.executable) await chmod(tmp, fileMode);
           await rename(tmp, dest);
           bytes = got.size;
         } catch (e) {
@@ -284,7 +298,38 @@ export class StageIn {
     signal: AbortSignal,
     onProgress: (n: number) => void,
     mode: number,
+    owner: SessionOwner | undefined,
   ): Promise<FetchedFile> {
+    // A grid protocol whose gfal2 plugin is installed: through the job's gfal2 helper, as `owner`.
+    if (tu.scheme === 'gfal2') {
+      const scheme = tu.url.protocol.slice(0, -1);
+      if ((await schemeRegistry()).pathFor(scheme) !== 'gfal2')
+        throw stagingError('CE_ERR_STAGING_BAD_URL', `Unsupported protocol '${scheme}' (no gfal2 plugin installed)`);
+      const what = { verb: 'download', file: file.name, url: tu.display } as const;
+      let got: { size: number; checksums: Map<ChecksumAlgorithm, string> } | undefined;
+      await transferWithRetries(this.s, ctx, what, signal, tally, file.delegationId, async (credential) => {
+        got = await gfal2Download(
+          ctx.gfal2,
+          ctx.gfal2.helper(owner, credential),
+          tu.url,
+          path,
+          {
+            algorithms: expected === undefined ? [] : [expected.algorithm],
+            onProgress,
+            mode,
+            ...(file.size === undefined ? {} : { expectedSize: file.size }),
+          },
+          signal,
+        );
+      });
+      const done = got as { size: number; checksums: Map<ChecksumAlgorithm, string> };
+      if (file.size !== undefined && done.size !== file.size)
+        throw stagingError(
+          'CE_ERR_STAGING_SIZE_MISMATCH',
+          `size mismatch: ${done.size} bytes received, ${file.size} expected`,
+        );
+      return { size: done.size, checksums: done.checksums };
+    }
     const state = new DownloadState(expected === undefined ? [] : [expected.algorithm]);
     const what = { verb: 'download', file: file.name, url: tu.display } as const;
     await transferWithRetries(this.s, ctx, what, signal, tally, file.delegationId, (credential) =>

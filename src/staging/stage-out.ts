@@ -7,6 +7,10 @@
 import type { Readable } from 'node:stream';
 import { expandDynamicOutputs } from './dynamic-outputs.js';
 import { uploadAttempt } from './http/upload.js';
+import { stat } from 'node:fs/promises';
+import { ownerToGive } from '../fs/session-owner.js';
+import { schemeRegistry } from './gfal2/probe.js';
+import { gfal2Upload } from './gfal2/transfers.js';
 import type { AttemptTally } from './retry.js';
 import { pruneSession, removeOutput } from './session-prune.js';
 import { listSessionTree, openSessionFile, parseSessionName } from './session-path.js';
@@ -148,6 +152,27 @@ export class StageOut {
     first.stream.destroy();
     const size = first.size;
     const what = { verb: 'upload', file: file.name, url: tu.display } as const;
+    if (tu.scheme === 'gfal2') {
+      const scheme = url.protocol.slice(0, -1);
+      if ((await schemeRegistry()).pathFor(scheme) !== 'gfal2')
+        throw stagingError('CE_ERR_STAGING_BAD_URL', `Unsupported protocol '${scheme}' (no gfal2 plugin installed)`);
+      // As the job's account: the owner of its session directory (the service's own: undefined).
+      const owner = ownerToGive(await stat(sessionDir));
+      await transferWithRetries(this.s, ctx, what, ctx.signal, tally, file.delegationId, async (credential) =>
+        gfal2Upload(
+          ctx.gfal2,
+          ctx.gfal2.helper(owner, credential),
+          owner,
+          (await open()).stream,
+          size,
+          url,
+          overwriteAllowed(tu),
+          (n) => ctx.progress(file.name, n),
+          ctx.signal,
+        ),
+      );
+      return size;
+    }
     await transferWithRetries(this.s, ctx, what, ctx.signal, tally, file.delegationId, (credential) =>
       uploadAttempt(
         ctx.http,

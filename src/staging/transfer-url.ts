@@ -7,12 +7,18 @@
  * kept but ignored (e.g. `threads`).
  *
  * Schemes: http, https; WebDAV dav -> http and davs -> https (same protocol, the names
- * only tell the client to speak WebDAV); file only when the configuration allows it.
+ * only tell the client to speak WebDAV); file only when the configuration allows it;
+ * the schemes of gfal2's plugins (root, xroot, gsiftp, srm, s3, ...) as they are, for
+ * gfal2 (whether its plugin is installed is the stager's question, schemes.ts).
  */
 import { stagingError } from './staging-error.js';
 import { redactUrl } from './redact.js';
+import { GFAL2_PLUGIN_SCHEMES } from './schemes.js';
 
-export type TransferScheme = 'http' | 'https' | 'file';
+const GFAL2_SCHEMES = new Set(Object.values(GFAL2_PLUGIN_SCHEMES).flat());
+
+/** `gfal2`: a grid protocol (root, gsiftp, srm, s3, ...) moved through gfal2 (schemes.ts). */
+export type TransferScheme = 'http' | 'https' | 'file' | 'gfal2';
 
 export interface TransferUrl {
   readonly scheme: TransferScheme;
@@ -37,7 +43,7 @@ export function parseTransferUrl(raw: string, extraOptions: Readonly<Record<stri
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)(.*)$/s.exec(raw.trim());
   if (m === null) throw stagingError('CE_ERR_STAGING_BAD_URL', 'Invalid URL (expected scheme://host/path)');
   const schemeName = (m[1] ?? '').toLowerCase();
-  const kind = SCHEMES[schemeName];
+  const kind = SCHEMES[schemeName] ?? (GFAL2_SCHEMES.has(schemeName) ? { scheme: 'gfal2', webdav: false } : undefined);
   if (kind === undefined)
     throw stagingError(
       'CE_ERR_STAGING_BAD_URL',
@@ -57,7 +63,7 @@ export function parseTransferUrl(raw: string, extraOptions: Readonly<Record<stri
   for (const [k, v] of Object.entries(extraOptions)) options.set(k.toLowerCase(), v);
   let url: URL;
   try {
-    url = new URL(`${kind.scheme}://${authority}${m[3] ?? ''}`);
+    url = new URL(`${kind.scheme === 'gfal2' ? schemeName : kind.scheme}://${authority}${m[3] ?? ''}`);
   } catch {
     throw stagingError('CE_ERR_STAGING_BAD_URL', `Invalid URL '${redactUrl(raw)}'`);
   }

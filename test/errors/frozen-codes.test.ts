@@ -160,6 +160,8 @@ const FROZEN: Readonly<Record<string, number | typeof RETIRED>> = {
   CE_ERR_WEB_FORM_INVALID: 400,
   CE_ERR_WEB_FORM_TOO_LARGE: 413,
   CE_ERR_WEB_NO_FILE: 400,
+  CE_ERR_JOBDESC_SCHEME_UNSUPPORTED: 422,
+  CE_ERR_JOB_NO_ROUTE: 403,
   // Folded into CE_ERR_HTTP_CLIENT_ABORTED (it was logged only, status 499, never sent).
   CE_ERR_SESSION_CLIENT_GONE: RETIRED,
 };

@@ -320,3 +320,60 @@ describe('checkAcceptance: normalisation', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(out)), out);
   });
 });
+
+describe('checkAcceptance: transfer protocols', () => {
+  // As the service wires it: gfal2's xrootd plugin installed, nothing for gsiftp.
+  const known = (s: string): boolean => ['http', 'https', 'dav', 'davs', 'root', 'xroot'].includes(s);
+  const withSchemes: AcceptanceContext = { ...ctx, transferScheme: known };
+
+  it('refuses an input whose protocol nothing here speaks, naming the protocol and the file', () => {
+    const r = refused(
+      job({ inputFiles: [{ name: 'in.dat', source: 'gsiftp://se.example.org/d/in.dat', executable: false }] }),
+      withSchemes,
+    );
+    assert.equal(r.code, 'CE_ERR_JOBDESC_SCHEME_UNSUPPORTED');
+    assert.equal(r.status, 422);
+    assert.match(r.reason, /Protocol 'gsiftp'.*'in\.dat'/);
+  });
+
+  it('refuses an output target of an unknown protocol, in any case', () => {
+    const r = refused(
+      job({
+        outputFiles: [
+          {
+            name: 'out',
+            target: 'SRM://se.example.org/d/out',
+            options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false },
+          },
+        ],
+      }),
+      withSchemes,
+    );
+    assert.equal(r.code, 'CE_ERR_JOBDESC_SCHEME_UNSUPPORTED');
+    assert.match(r.reason, /Protocol 'srm'.*'out'/);
+  });
+
+  it('accepts root://, https:// and client files when the registry knows them', () => {
+    accepted(
+      job({
+        inputFiles: [
+          { name: 'a', source: 'root://127.0.0.1:1094//data/a', executable: false },
+          { name: 'b', source: 'https://se.example.org/b', executable: false },
+          { name: 'c', executable: false },
+        ],
+        outputFiles: [
+          {
+            name: 'o',
+            target: 'xroot://127.0.0.1:1094//data/o',
+            options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false },
+          },
+        ],
+      }),
+      withSchemes,
+    );
+  });
+
+  it('accepts any protocol when no registry is given (stage-in judges it)', () => {
+    accepted(job({ inputFiles: [{ name: 'a', source: 'gsiftp://se.example.org/a', executable: false }] }));
+  });
+});

@@ -34,11 +34,16 @@ describe('transfer URLs', () => {
 
   it('refuses unsupported protocols and malformed URLs', () => {
     assert.equal(
-      code(() => parseTransferUrl('gsiftp://se/x')),
+      code(() => parseTransferUrl('gopher://se/x')),
       'CE_ERR_STAGING_BAD_URL',
     );
+    // Grid protocols parse for gfal2: whether its plugin is installed is the stager's question.
+    const grid = parseTransferUrl('root://127.0.0.1:1094;cache=no//data/x');
+    assert.equal(grid.scheme, 'gfal2');
+    assert.equal(grid.url.href, 'root://127.0.0.1:1094//data/x');
+    assert.equal(cacheMode(grid), 'no');
     assert.equal(
-      code(() => parseTransferUrl('srm://se/x')),
+      code(() => parseTransferUrl('ldap://se/x')),
       'CE_ERR_STAGING_BAD_URL',
     );
     assert.equal(

@@ -74,6 +74,23 @@ const cache = Type.Object(
   { default: {}, additionalProperties: false, description: 'Shared cache of downloaded inputs (docs/data-staging.md)' },
 );
 
+const gfal2 = Type.Object(
+  {
+    transferSeconds: Type.Number({
+      default: 6 * HOUR,
+      exclusiveMinimum: 0,
+      description: 'Longest time one gfal2 transfer (root://, gsiftp://, srm://, s3://) may take, whatever its size',
+    }),
+    minBytesPerSecond: Type.Integer({
+      default: 100 * 1024,
+      minimum: 1,
+      description:
+        'Transfer-rate floor of gfal2 transfers: a file of known size gets connect time plus size / floor, at most transferSeconds; a stalled server fails the attempt instead of hanging the job',
+    }),
+  },
+  { default: {}, additionalProperties: false, description: 'Transfers through gfal2 (docs/data-staging.md)' },
+);
+
 /** Data staging and cache. Keys live under `staging`; every key needs a default and a line in docs/configuration.md. */
 export const stagingSection = {
   staging: Type.Object(
@@ -134,6 +151,7 @@ export const stagingSection = {
           "After an upload, compare the destination's size (HEAD) with the local file when the server reports it",
       }),
       cache,
+      gfal2,
     },
     {
       default: {},

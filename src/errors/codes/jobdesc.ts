@@ -61,4 +61,8 @@ export const jobdescErrors = {
     message:
       'Job reports to accounting services (jobreport, RemoteLogging) are not sent by this service: remove the attribute; the site publishes accounting records itself',
   },
+  CE_ERR_JOBDESC_SCHEME_UNSUPPORTED: {
+    status: 422,
+    message: 'A file URL uses a protocol this service cannot transfer (no native support and no gfal2 plugin for it)',
+  },
 } as const satisfies ErrorTable;

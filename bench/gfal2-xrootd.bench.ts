@@ -1,0 +1,70 @@
+/**
+ * root:// staging through gfal2 against a bare xrdcp, same server, same run (not in the
+ * suite): a 1 GiB download into a session (goal: at most 1.25x xrdcp), and 100 small
+ * files of one job (goal: at most 2x one xrdcp run copying the same 100 files).
+ * Needs root, xrootd-server, xrootd-client and python3-gfal2.
+ *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100]
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, truncate, writeFile, chown } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Stager } from '../src/staging/stager.js';
+import { anonymousCredentials } from '../src/staging/credentials.js';
+import { stagingConfig } from '../test/staging/helpers/fixtures.js';
+import { XrootdServer } from '../test/staging/helpers/xrootd.js';
+
+const { values } = parseArgs({
+  options: { mib: { type: 'string', default: '1024' }, files: { type: 'string', default: '100' } },
+});
+const mib = Number(values.mib);
+const count = Number(values.files);
+const never = new AbortController().signal;
+
+const xrd = await XrootdServer.start();
+const work = await mkdtemp(join(tmpdir(), 'ceres-gfal2-bench-'));
+try {
+  const big = xrd.path('big.bin');
+  await writeFile(big, '');
+  await truncate(big, mib * 1024 * 1024);
+  const owner = spawnSync('id', ['-u', 'xrootd']).stdout.toString().trim();
+  await chown(big, Number(owner), Number(spawnSync('id', ['-g', 'xrootd']).stdout.toString().trim()));
+  for (let i = 0; i < count; i++) await xrd.put(`s${i}.bin`, randomBytes(10_000));
+
+  const time = async (fn: () => unknown): Promise<number> => {
+    const t = process.hrtime.bigint();
+    await fn();
+    return Number(process.hrtime.bigint() - t) / 1e9;
+  };
+  const xrdcp = (args: string[]): void => {
+    const r = spawnSync('xrdcp', ['-s', '-f', ...args]);
+    if (r.status !== 0) throw new Error(`xrdcp: ${r.stderr.toString()}`);
+  };
+  const stager = new Stager({ config: stagingConfig({ maxTransfersPerJob: 4 }), credentials: anonymousCredentials });
+  let n = 0;
+  const stageIn = async (files: { name: string; source: string }[]): Promise<void> => {
+    const sessionDir = join(work, `s${n++}`);
+    await mkdir(sessionDir);
+    const r = await stager.stageIn(
+      { id: `b${n}`, owner: '/CN=bench', sessionDir, files: files.map((f) => ({ ...f, executable: false })) },
+      never,
+    );
+    if (!r.ok) throw new Error(r.failureReason);
+  };
+
+  const bareBig = await time(() => xrdcp([xrd.url('big.bin'), join(work, 'big.xrdcp')]));
+  const ceresBig = await time(() => stageIn([{ name: 'big.bin', source: xrd.url('big.bin') }]));
+  await mkdir(join(work, 'many'));
+  const urls = Array.from({ length: count }, (_, i) => xrd.url(`s${i}.bin`));
+  const bareMany = await time(() => xrdcp([...urls, join(work, 'many') + '/']));
+  const ceresMany = await time(() => stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u }))));
+  const line = (what: string, bare: number, ceres: number, goal: number): string =>
+    `${what}: xrdcp ${bare.toFixed(2)} s, Ceres ${ceres.toFixed(2)} s, ratio ${(ceres / bare).toFixed(2)} (goal <= ${goal})`;
+  console.log(line(`${mib} MiB download`, bareBig, ceresBig, 1.25));
+  console.log(line(`${count} small files`, bareMany, ceresMany, 2));
+} finally {
+  await xrd.stop();
+  await rm(work, { recursive: true, force: true });
+}

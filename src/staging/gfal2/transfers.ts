@@ -1,0 +1,166 @@
+/**
+ * Downloads, uploads and stats through a job's gfal2 helpers. gfal2 writes and reads
+ * plain paths as the helper's account: a download lands in the helper's own folder and
+ * the service moves it to where the native path would have written it (a session file
+ * under construction, a cache entry); an upload is first copied out of the session by
+ * the service (opened without following links) into that folder. So the helper never
+ * touches a path the job could have turned into a link to another account's file.
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { chmod, chown, copyFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { StagingConfig } from '../../config/sections/staging.js';
+import type { SessionOwner } from '../../fs/session-owner.js';
+import { createHasher, type ChecksumAlgorithm } from '../checksum.js';
+import { credentialFingerprint, type Credential } from '../credentials.js';
+import { Gfal2Helper } from './helper.js';
+import type { AccessInfo } from '../http/access-check.js';
+
+/** A job's helpers, one per account and credential (a per-file delegation gets its own). */
+export class Gfal2Pool {
+  readonly #helpers = new Map<string, Gfal2Helper>();
+
+  constructor(private readonly cfg: StagingConfig) {}
+
+  helper(owner: SessionOwner | undefined, credential: Credential | undefined): Gfal2Helper {
+    const key = `${owner?.uid ?? 'service'}:${credentialFingerprint(credential)}`;
+    let h = this.#helpers.get(key);
+    if (h === undefined) {
+      h = new Gfal2Helper({
+        owner,
+        credential,
+        connectSeconds: this.cfg.timeouts.connectSeconds,
+        idleSeconds: this.cfg.timeouts.idleSeconds,
+      });
+      this.#helpers.set(key, h);
+    }
+    return h;
+  }
+
+  /** Seconds one transfer may take: connect time plus size at the rate floor, capped; unknown size: the cap. */
+  limitSeconds(size: number | undefined): number {
+    const g = this.cfg.gfal2;
+    if (size === undefined) return g.transferSeconds;
+    return Math.min(g.transferSeconds, Math.ceil(this.cfg.timeouts.connectSeconds + size / g.minBytesPerSecond));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#helpers.values()].map((h) => h.close().catch(() => undefined)));
+    this.#helpers.clear();
+  }
+}
+
+/**
+ * adler32 compared end to end by gfal2 where the remote side computes it (xrootd: on
+ * the server, `xrootd.chksum adler32`); other protocols are checked by size and by the
+ * description's own checksum only.
+ */
+function endToEnd(url: URL): string | undefined {
+  return /^x?roots?:$/.test(url.protocol) ? 'ADLER32' : undefined;
+}
+
+export interface Gfal2Download {
+  readonly size: number;
+  readonly checksums: Map<ChecksumAlgorithm, string>;
+}
+
+/** Copies `url` to `dest` (a path the service may write), with the digests of `algorithms`. */
+export async function gfal2Download(
+  pool: Gfal2Pool,
+  helper: Gfal2Helper,
+  url: URL,
+  dest: string,
+  opts: {
+    expectedSize?: number;
+    algorithms: readonly ChecksumAlgorithm[];
+    onProgress: (n: number) => void;
+    /** Mode of `dest`; it becomes the service's file, as a native download's would be. */
+    mode: number;
+  },
+  signal: AbortSignal,
+): Promise<Gfal2Download> {
+  const work = join(await helper.workDir(), `in-${randomBytes(6).toString('hex')}`);
+  try {
+    const limit = pool.limitSeconds(opts.expectedSize);
+    await helper.request(
+      { op: 'copy', src: url.href, dst: `file://${work}`, overwrite: true, timeout: limit, checksum: endToEnd(url) },
+      (limit + 30) * 1000,
+      signal,
+      opts.onProgress,
+    );
+    await moveFile(work, dest);
+    if (process.geteuid?.() === 0) await chown(dest, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+    await chmod(dest, opts.mode);
+    const checksums = await digests(dest, opts.algorithms);
+    const { size } = await stat(dest);
+    opts.onProgress(size);
+    return { size, checksums };
+  } finally {
+    await rm(work, { force: true });
+  }
+}
+
+/** Copies the session file (an open stream of it) of `size` bytes to `url`. */
+export async function gfal2Upload(
+  pool: Gfal2Pool,
+  helper: Gfal2Helper,
+  owner: SessionOwner | undefined,
+  source: Readable,
+  size: number,
+  url: URL,
+  overwrite: boolean,
+  onProgress: (n: number) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const work = join(await helper.workDir(), `out-${randomBytes(6).toString('hex')}`);
+  try {
+    await pipeline(source, createWriteStream(work, { mode: 0o600 }), { signal });
+    if (owner !== undefined) await chown(work, owner.uid, owner.gid);
+    const limit = pool.limitSeconds(size);
+    await helper.request(
+      { op: 'copy', src: `file://${work}`, dst: url.href, overwrite, timeout: limit, checksum: endToEnd(url) },
+      (limit + 30) * 1000,
+      signal,
+      onProgress,
+    );
+    onProgress(size);
+  } finally {
+    await rm(work, { force: true });
+  }
+}
+
+/** The cache's access check for a gfal2 URL: a stat with the job's credential, as its account. */
+export async function gfal2Stat(
+  helper: Gfal2Helper,
+  url: URL,
+  seconds: number,
+  signal: AbortSignal,
+): Promise<AccessInfo> {
+  const r = await helper.request({ op: 'stat', url: url.href }, seconds * 1000, signal);
+  return typeof r['size'] === 'number' ? { size: r['size'] } : {};
+}
+
+async function moveFile(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    await copyFile(from, to);
+  }
+}
+
+async function digests(
+  path: string,
+  algorithms: readonly ChecksumAlgorithm[],
+): Promise<Map<ChecksumAlgorithm, string>> {
+  const out = new Map<ChecksumAlgorithm, string>();
+  if (algorithms.length === 0) return out;
+  const hashers = algorithms.map((a) => [a, createHasher(a)] as const);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }))
+    for (const [, h] of hashers) h.update(chunk as Buffer);
+  for (const [a, h] of hashers) out.set(a, h.digest());
+  return out;
+}

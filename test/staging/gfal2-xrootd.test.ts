@@ -1,0 +1,236 @@
+// Staging through gfal2 against a real xrootd server (started once for this file, as the
+// xrootd account, loopback clients only): root:// inputs and outputs, server-side adler32,
+// the cache, and the failures a job must end on with a reason naming the URL.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Stager } from '../../src/staging/stager.js';
+import { anonymousCredentials } from '../../src/staging/credentials.js';
+import { FileCache } from '../../src/staging/cache/file-cache.js';
+import { createHasher } from '../../src/staging/checksum.js';
+import type { StageInFile } from '../../src/staging/types.js';
+import { never, stagingConfig, tempDir } from './helpers/fixtures.js';
+import { XrootdServer, xrootdAvailable } from './helpers/xrootd.js';
+
+const available = xrootdAvailable();
+if (!available && process.env['CERES_REQUIRE_GFAL2'] === '1')
+  throw new Error('xrootd, gfal2 and root are needed here (CERES_REQUIRE_GFAL2=1)');
+
+function adler32(b: Buffer): string {
+  const h = createHasher('adler32');
+  h.update(b);
+  return h.digest();
+}
+
+const input = (name: string, source: string, extra: Partial<StageInFile> = {}): StageInFile => ({
+  name,
+  source,
+  executable: false,
+  ...extra,
+});
+
+describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xrootd-server and python3-gfal2' }, () => {
+  let xrd: XrootdServer;
+  const small = randomBytes(300_000);
+  before(async () => {
+    xrd = await XrootdServer.start();
+    await xrd.put('small.bin', small);
+  });
+  after(async () => {
+    await xrd?.stop();
+  });
+
+  const stager = (): Stager => new Stager({ config: stagingConfig(), credentials: anonymousCredentials });
+  let n = 0;
+  const session = async (t: Parameters<typeof tempDir>[0]): Promise<string> => {
+    const d = join(await tempDir(t), `s${n++}`);
+    await mkdir(d);
+    return d;
+  };
+
+  it('downloads a root:// input, verifying its adler32 (given and from the server)', async (t) => {
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      {
+        id: 'in',
+        owner: '/CN=a',
+        sessionDir,
+        files: [input('data/small.bin', xrd.url('small.bin'), { checksum: `adler32:${adler32(small)}` })],
+      },
+      never,
+    );
+    assert.equal(r.ok, true, r.failureReason);
+    assert.deepEqual(await readFile(join(sessionDir, 'data/small.bin')), small);
+    assert.equal(r.bytes, small.length);
+  });
+
+  it('uploads an output to root:// and the server holds the same bytes', async (t) => {
+    const sessionDir = await session(t);
+    const out = randomBytes(123_456);
+    await writeFile(join(sessionDir, 'result.bin'), out);
+    const r = await stager().stageOut(
+      {
+        id: 'out',
+        owner: '/CN=a',
+        sessionDir,
+        outcome: 'success',
+        files: [
+          {
+            name: 'result.bin',
+            target: xrd.url('up/result.bin'),
+            when: { success: true, failure: false, cancel: false },
+          },
+        ],
+      },
+      never,
+    );
+    assert.equal(r.ok, true, r.failureReason);
+    assert.deepEqual(await readFile(xrd.path('up/result.bin')), out);
+  });
+
+  it('serves a second job from the cache after a stat through gfal2', async (t) => {
+    const root = await tempDir(t);
+    const config = stagingConfig({ cache: { enabled: true, maxBytes: 1e9, accessRecheckSeconds: 0 } });
+    const cache = await FileCache.open({
+      dir: join(root, 'cache'),
+      maxBytes: config.cache.maxBytes,
+      accessRecheckMs: 0,
+      lockStaleMs: 60_000,
+    });
+    const s = new Stager({ config, cache, credentials: anonymousCredentials });
+    const run = async (id: string) => {
+      const sessionDir = join(root, id);
+      await mkdir(sessionDir);
+      return s.stageIn({ id, owner: '/CN=a', sessionDir, files: [input('f', xrd.url('small.bin'))] }, never);
+    };
+    const first = await run('c1');
+    assert.equal(first.ok, true, first.failureReason);
+    assert.equal(first.files[0]?.fromCache, false);
+    const second = await run('c2');
+    assert.equal(second.ok, true, second.failureReason);
+    assert.equal(second.files[0]?.fromCache, true);
+    assert.deepEqual(await readFile(join(root, 'c2', 'f')), small);
+  });
+
+  it('fails a missing file at once, naming the URL', async (t) => {
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'm', owner: '/CN=a', sessionDir, files: [input('x', xrd.url('nope.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /root:\/\/127\.0\.0\.1:\d+\/\/data\/nope\.bin.*no such file/);
+    assert.equal(r.files[0]?.attempts, 1, 'a missing file is not retried');
+  });
+
+  it('fails on a wrong checksum and leaves no file in the session', async (t) => {
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      {
+        id: 'k',
+        owner: '/CN=a',
+        sessionDir,
+        files: [input('k.bin', xrd.url('small.bin'), { checksum: 'adler32:00000001' })],
+      },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH');
+    assert.match(r.failureReason ?? '', /checksum mismatch/);
+    await assert.rejects(readFile(join(sessionDir, 'k.bin')));
+  });
+
+  it('fails an unreadable file as permission denied, and keeps an existing output with overwrite=no', async (t) => {
+    await xrd.put('secret.bin', Buffer.from('secret'));
+    await chmod(xrd.path('secret.bin'), 0o000);
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'p', owner: '/CN=a', sessionDir, files: [input('s', xrd.url('secret.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /secret\.bin.*permission denied/);
+
+    await writeFile(join(sessionDir, 'o.bin'), 'new');
+    const o = await stager().stageOut(
+      {
+        id: 'o',
+        owner: '/CN=a',
+        sessionDir,
+        outcome: 'success',
+        files: [
+          {
+            name: 'o.bin',
+            target: xrd.url('small.bin'),
+            options: { overwrite: 'no' },
+            when: { success: true, failure: false, cancel: false },
+          },
+        ],
+      },
+      never,
+    );
+    assert.equal(o.ok, false);
+    assert.match(o.failureReason ?? '', /small\.bin.*exists/);
+    assert.deepEqual(await readFile(xrd.path('small.bin')), small);
+  });
+
+  it('refuses a grid protocol whose gfal2 plugin is not installed', async (t) => {
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'g', owner: '/CN=a', sessionDir, files: [input('g', 'gsiftp://127.0.0.1/data/g')] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /gsiftp/);
+  });
+});
+
+describe(
+  'gfal2 staging when the xrootd server dies',
+  { skip: !available && 'needs root, xrootd-server and python3-gfal2' },
+  () => {
+    it('fails the job within bounds, not after xrootd default minutes of retries', async (t) => {
+      const xrd = await XrootdServer.start();
+      t.after(() => xrd.stop());
+      const big = randomBytes(64 * 1024 * 1024);
+      await xrd.put('big.bin', big);
+      const sessionDir = join(await tempDir(t), 's');
+      await mkdir(sessionDir);
+      const s = new Stager({
+        config: stagingConfig({ timeouts: { connectSeconds: 3, headersSeconds: 5, idleSeconds: 5 } }),
+        credentials: anonymousCredentials,
+      });
+      const started = Date.now();
+      let killed = false;
+      const r = await s.stageIn(
+        { id: 'd', owner: '/CN=a', sessionDir, files: [input('big.bin', xrd.url('big.bin'))] },
+        never,
+        (p) => {
+          // Killed once the first bytes have arrived: mid-transfer.
+          if (!killed && p.fileBytes > 0) {
+            killed = true;
+            void xrd.kill();
+          }
+        },
+      );
+      const seconds = (Date.now() - started) / 1000;
+      if (!killed) {
+        // The copy finished before any progress report (a fast machine): kill now and
+        // check the next transfer fails fast instead.
+        await xrd.kill();
+        const again = await s.stageIn(
+          { id: 'd2', owner: '/CN=a', sessionDir: sessionDir, files: [input('again.bin', xrd.url('big.bin'))] },
+          never,
+        );
+        assert.equal(again.ok, false);
+        assert.match(again.failureReason ?? '', /big\.bin.*(server down|timed out)/);
+        return;
+      }
+      assert.equal(r.ok, false, 'the transfer cannot succeed once the server is gone');
+      assert.match(r.failureReason ?? '', /big\.bin.*(server down|timed out|helper ended)/);
+      assert.ok(seconds < 120, `took ${seconds} s`);
+    });
+  },
+);

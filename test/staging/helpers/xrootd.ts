@@ -1,0 +1,127 @@
+/**
+ * A private xrootd server for one test file: run as the `xrootd` account (it refuses
+ * root), on a random port, answering loopback clients only (`xrd.allow`: xrootd 5.5
+ * cannot bind one address), adler32 computed on the server. Stopped by its pid.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+
+export const XROOTD = '/usr/bin/xrootd';
+
+/** Whether the server and the gfal2 xrootd plugin can run here (root, both installed). */
+export function xrootdAvailable(): boolean {
+  return (
+    process.geteuid?.() === 0 &&
+    existsSync(XROOTD) &&
+    existsSync('/usr/bin/python3') &&
+    spawnSync('id', ['xrootd']).status === 0 &&
+    spawnSync('/usr/bin/python3', ['-c', 'import gfal2']).status === 0
+  );
+}
+
+export class XrootdServer {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private pid: number,
+  ) {}
+
+  /** `root://127.0.0.1:<port>//data/<name>` */
+  url(name: string): string {
+    return `root://127.0.0.1:${this.port}//data/${name}`;
+  }
+
+  /** The server's file for `name` (the export root). */
+  path(name: string): string {
+    return join(this.dir, 'root', 'data', name);
+  }
+
+  async put(name: string, data: Buffer): Promise<void> {
+    await writeFile(this.path(name), data);
+    const ids = uidGid();
+    await chown(this.path(name), ids.uid, ids.gid);
+  }
+
+  static async start(): Promise<XrootdServer> {
+    const dir = await mkdtemp(join(tmpdir(), 'ceres-xrootd-'));
+    await chmod(dir, 0o755);
+    const { uid, gid } = uidGid();
+    for (const d of ['root', 'root/data', 'run', 'log']) {
+      await mkdir(join(dir, d), { recursive: true });
+      await chown(join(dir, d), uid, gid);
+    }
+    for (let tries = 0; ; tries++) {
+      const port = 20000 + Math.floor(Math.random() * 10000);
+      const cfg = join(dir, `xrootd-${port}.cfg`);
+      await writeFile(
+        cfg,
+        [
+          `xrd.port ${port}`,
+          'xrd.allow host localhost',
+          'xrd.allow host 127.0.0.1',
+          'all.export /data',
+          `oss.localroot ${join(dir, 'root')}`,
+          'xrootd.chksum adler32',
+          `all.adminpath ${join(dir, 'run')}`,
+          `all.pidpath ${join(dir, 'run')}`,
+          '',
+        ].join('\n'),
+      );
+      const proc = spawn(XROOTD, ['-R', 'xrootd', '-c', cfg, '-l', join(dir, 'log', 'xrootd.log'), '-n', 'ceres'], {
+        stdio: 'ignore',
+      });
+      const pid = proc.pid as number;
+      proc.unref();
+      if (await listening(port, 20_000, () => proc.exitCode !== null)) return new XrootdServer(dir, port, pid);
+      if (proc.exitCode === null) process.kill(pid, 'SIGKILL');
+      if (tries >= 4)
+        throw new Error(`xrootd did not start: ${await readFile(join(dir, 'log'), 'utf8').catch(() => '')}`);
+    }
+  }
+
+  /** Kills the server (SIGKILL: a crash, not a shutdown) and waits until its port is closed. */
+  async kill(): Promise<void> {
+    try {
+      process.kill(this.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    for (let i = 0; i < 200 && (await open(this.port)); i++) await new Promise((r) => setTimeout(r, 50));
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+function uidGid(): { uid: number; gid: number } {
+  const uid = Number(spawnSync('id', ['-u', 'xrootd']).stdout.toString().trim());
+  const gid = Number(spawnSync('id', ['-g', 'xrootd']).stdout.toString().trim());
+  return { uid, gid };
+}
+
+function open(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function listening(port: number, ms: number, died: () => boolean): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await open(port)) return true;
+    if (died()) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
