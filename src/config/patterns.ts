@@ -78,3 +78,9 @@ export const BATCH_NAME: Worded = {
   pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$',
   errorMessage: 'a batch name of 1 to 64 letters, digits, ., _ or - (not starting with . or -)',
 };
+
+/** A messaging-service project or topic (accounting.apel). */
+export const AMS_NAME: Worded = {
+  pattern: '^[A-Za-z0-9._-]{1,128}$',
+  errorMessage: 'a messaging-service name of 1 to 128 letters, digits, ., _ or -, e.g. gLite-APEL',
+};

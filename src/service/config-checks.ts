@@ -13,9 +13,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { Config } from '../config/schema.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
 import { unreadablePath } from '../config/path-problems.js';
-import { jwksFileProblem } from '../auth/token/issuer-keys.js';
 import { routeProblems } from '../jobs/routes.js';
-import { slurmHostProblems } from '../lrms/slurm/host-problems.js';
 import { accountProblems, sessionsReachProblems } from './account-checks.js';
 import { describeProblem, type HostProblem } from './host-problem.js';
 
@@ -91,6 +89,9 @@ async function jwksProblems(c: Config): Promise<HostProblem[]> {
       out.push(...missing);
       continue;
     }
+    // Loaded only when a key file is configured: a service without token issuers never loads
+    // the JOSE library (test/e2e/lazy-modules).
+    const { jwksFileProblem } = await import('../auth/token/issuer-keys.js');
     const why = jwksFileProblem(await readFile(iss.jwksFile, 'utf8'));
     if (why !== undefined) out.push({ key, message: `${iss.jwksFile}: ${why}` });
   }
@@ -147,7 +148,12 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   },
   {
     name: 'batch system',
-    run: (c, h) => (c.lrms.backend === 'slurm' ? slurmHostProblems(c.lrms.slurm, h.env) : []),
+    // Loaded only for a Slurm site: the fork default never loads the Slurm backend's modules
+    // (test/e2e/lazy-modules).
+    run: async (c, h) =>
+      c.lrms.backend === 'slurm'
+        ? (await import('../lrms/slurm/host-problems.js')).slurmHostProblems(c.lrms.slurm, h.env)
+        : [],
   },
 ];
 

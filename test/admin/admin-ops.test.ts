@@ -204,7 +204,7 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
       ),
       'utf8',
     );
-    assert.match(summary, /^APEL-summary-job-message: v0\.3\nSite: TEST-SITE\n/);
+    assert.match(summary, /^APEL-summary-job-message: v0\.2\nSite: TEST-SITE\n/);
     assert.match(summary, /ServiceLevelType: HEPscore23\nServiceLevel: 10\.5/);
     assert.match(summary, /Processors: 2/);
     const jobs = [...summary.matchAll(/NumberOfJobs: (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);

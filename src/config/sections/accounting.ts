@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { HOUR, MINUTE, SECOND } from '../units.js';
+import { AMS_NAME } from '../patterns.js';
 
 /**
  * Accounting sent to APEL through the ARGO Messaging Service (src/accounting/apel-*.ts,
@@ -34,12 +35,12 @@ export const accountingSection = {
           }),
           project: Type.String({
             default: 'accounting',
-            pattern: '^[A-Za-z0-9._-]{1,128}$',
+            ...AMS_NAME,
             description: 'Messaging-service project',
           }),
           topic: Type.String({
             default: 'gLite-APEL',
-            pattern: '^[A-Za-z0-9._-]{1,128}$',
+            ...AMS_NAME,
             description: 'Messaging-service topic APEL reads',
           }),
           site: Type.Optional(
