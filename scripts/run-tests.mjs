@@ -98,6 +98,8 @@ const alone = files.filter(isAlone).sort();
 
 const durations = new Map();
 const failed = [];
+/** A failed file's own summary of its failures, printed again at the very end of the run. */
+const failureSummaries = new Map();
 const started = Date.now();
 const color = process.stdout.isTTY ? { FORCE_COLOR: '1' } : {};
 
@@ -119,10 +121,24 @@ function runFile(file) {
       if (!ok) failed.push(file);
       const status = ok ? 'ok' : `FAILED (${signal ?? `exit ${code}`})`;
       process.stdout.write(`\n━━ ${file} ${status} in ${(ms / 1000).toFixed(1)} s\n`);
-      process.stdout.write(Buffer.concat(out));
+      const text = Buffer.concat(out);
+      process.stdout.write(text);
+      if (!ok) failureSummaries.set(file, failureSummary(text.toString('utf8')));
       resolve();
     });
   });
+}
+
+/**
+ * The part of a failed file's output that says why: the spec reporter's closing "failing tests"
+ * list, or the output's tail when the file ended before printing one (a crash, a signal). A long
+ * run's log is often read from its end only, so this is printed again after the summary line.
+ */
+function failureSummary(text) {
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.includes('failing tests:'));
+  const part = at >= 0 ? lines.slice(at) : lines.slice(-60);
+  return part.length > 200 ? [...part.slice(0, 200), `… (${part.length - 200} more lines)`] : part;
 }
 
 async function pool(list, width) {
@@ -143,4 +159,7 @@ if (existsSync('dist')) writeFileSync(DURATIONS, JSON.stringify(merged, null, 1)
 const total = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`\n${files.length} files, ${jobs} at a time, in ${total} s; ${failed.length} failed`);
 for (const f of failed) console.log(`  failed: ${f}`);
+const slowest = [...durations].sort((a, b) => b[1] - a[1]).slice(0, 12);
+console.log(`slowest: ${slowest.map(([f, ms]) => `${f.replace(/^dist\/test\//, '')} ${(ms / 1000).toFixed(0)} s`).join(', ')}`);
+for (const [f, summary] of failureSummaries) console.log(`\n━━ why ${f} failed\n${summary.join('\n')}`);
 process.exit(failed.length === 0 ? 0 : 1);

@@ -54,12 +54,33 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     b.onUpdate((id, u) => void updates.set(id, [...(updates.get(id) ?? []), u]));
     const finals = (id: string): number => (updates.get(id) ?? []).filter((u) => u.kind === 'final').length;
     const final = async (id: string, timeoutMs = 60_000): Promise<BatchResult> => {
-      await until(`the final update of ${id}`, () => finals(id) > 0, timeoutMs);
+      try {
+        await until(`the final update of ${id}`, () => finals(id) > 0, timeoutMs);
+      } catch (e) {
+        // Say what Slurm and the backend saw, so that a failure far away (CI) can be understood.
+        throw new Error(`${(e as Error).message}\n${slurmView(id)}\nupdates: ${JSON.stringify(updates.get(id) ?? [])}`);
+      }
       const u = (updates.get(id) ?? []).find((x) => x.kind === 'final');
       assert.ok(u && u.kind === 'final');
       return u.result;
     };
     return { b, updates, final, finals };
+  }
+
+  /** Slurm's own view of a job and of the node, for a failure message. */
+  function slurmView(id: string): string {
+    const ask = (tool: string, args: string[]): string => {
+      try {
+        return slurm.cmd(tool, args).trim();
+      } catch (e) {
+        return `${tool} failed: ${(e as Error).message}`;
+      }
+    };
+    return [
+      `sinfo: ${ask('sinfo', ['-h', '-o', '%P %T %E'])}`,
+      `squeue (first 20): ${ask('squeue', ['-h', '-o', '%i %j %T %r']).split('\n').slice(0, 20).join(' | ')}`,
+      `scontrol show job ${id}: ${ask('scontrol', ['-o', 'show', 'job', id])}`,
+    ].join('\n');
   }
 
   async function spec(patch: Partial<BatchJobSpec> = {}): Promise<BatchJobSpec> {
