@@ -286,9 +286,16 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     await until('the jobs to run', () => specs.every((s) => existsSync(join(s.lrmsDir, 'pid'))));
     // A controller killed before it saved its state forgets the newest jobs and gives their
     // ids again (a site keeps StateSaveLocation on disk that survives crashes): wait for the save.
-    await until('slurmctld to save the jobs', () => {
+    // It must be a save made after the jobs started: one made while they were still pending
+    // makes the restarted controller start them a second time, slurmd refuses the launch as a
+    // "Duplicate jobid" and Slurm drains the node, so that no later job runs (seen once in
+    // three runs before this waited). A held marker job submitted now is in the first save
+    // made after the jobs started.
+    const marker = `ceres-save-marker-${process.pid}`;
+    slurm.cmd('sbatch', ['--hold', '-J', marker, '-o', '/dev/null', '--wrap', 'true']);
+    await until('slurmctld to save the jobs as started', () => {
       const saved = readFileSync(join(slurm.dir, 'state', 'job_state')).toString('latin1');
-      return specs.every((s) => saved.includes(`ceres-${s.jobId}`));
+      return saved.includes(marker) && specs.every((s) => saved.includes(`ceres-${s.jobId}`));
     });
     slurm.ctld('kill');
     const late = await spec({ arguments: ['-c', 'echo late'] });
@@ -308,6 +315,8 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
       assert.equal(readFileSync(join((specs[i] as BatchJobSpec).sessionDir, 'out.txt'), 'utf8'), 'done\n');
     }
     assert.equal(jobsNamed(`ceres-${late.jobId}`).length, 1, 'one Slurm job for the late submission');
+    // The restarted controller started no job twice (that drains the node for the tests after).
+    assert.doesNotMatch(slurm.cmd('sinfo', ['-h', '-o', '%T %E']), /drain|Duplicate/i);
   });
 
   it('slurmctld frozen during sbatch: the hanging call times out, the retry finds the job that got through', async (t) => {
