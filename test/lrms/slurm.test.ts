@@ -360,14 +360,14 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
   // Many more than the commands allowed at once and the node's CPUs: the submissions
   // queue for their turn, and Slurm runs the jobs eight at a time.
   const MANY = 200;
-  it(`${MANY} jobs submitted at once all end correctly, each reported once`, { timeout: 600_000 }, async (t) => {
+  it(`${MANY} jobs submitted at once all end correctly, each reported once`, { timeout: 300_000 }, async (t) => {
     const h = await backend(t, { pollIntervalMs: 1000 });
     const specs = await Promise.all(
       Array.from({ length: MANY }, (_, i) => spec({ executable: '/bin/echo', arguments: [`job ${i}`] })),
     );
     const ids = await Promise.all(specs.map((s) => h.b.submit(s)));
     assert.equal(new Set(ids).size, MANY);
-    const results = await Promise.all(ids.map((id) => h.final(id, 540_000)));
+    const results = await Promise.all(ids.map((id) => h.final(id, 240_000)));
     results.forEach((r, i) => {
       assert.equal(r.exitCode, 0, r.failureReason);
       assert.equal(readFileSync(join((specs[i] as BatchJobSpec).sessionDir, 'out.txt'), 'utf8'), `job ${i}\n`);
