@@ -13,6 +13,36 @@ const unsafeAnyOff = Object.fromEntries(
   ]),
 );
 
+/**
+ * docs/architecture.md: only data staging (src/staging) moves data over the network, besides the
+ * token issuers' key fetch (src/http/https-get-json.ts) and the messaging client (src/messaging).
+ * Imports of node:http/https are the layer checker's (.dependency-cruiser.cjs); the global
+ * `fetch` (and its relatives) is no import, so this rule is where that part is checked.
+ * test/layers/network-rule.test.ts shows that it bites.
+ */
+export const networkRule = {
+  name: 'network-only-in-staging',
+  files: ['src/**/*.ts'],
+  ignores: ['src/staging/**', 'src/messaging/**', 'src/http/https-get-json.ts'],
+  rules: {
+    'no-restricted-globals': [
+      'error',
+      ...['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest'].map((name) => ({
+        name,
+        message:
+          'Only src/staging (and the messaging client, the issuer-key fetch) moves data over the network: docs/architecture.md.',
+      })),
+    ],
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: [{ name: 'undici', message: 'HTTP clients belong to src/staging: docs/architecture.md.' }],
+        patterns: [{ group: ['undici/*'], message: 'HTTP clients belong to src/staging: docs/architecture.md.' }],
+      },
+    ],
+  },
+};
+
 export default defineConfig(
   {
     ignores: [
@@ -79,6 +109,7 @@ export default defineConfig(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  networkRule,
   {
     files: ['test/**/*.ts'],
     rules: {
