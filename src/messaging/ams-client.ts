@@ -28,7 +28,24 @@ export interface AmsOptions {
   readonly key: string;
   /** CAs that may sign the messaging service's certificate (PEM). */
   readonly ca: readonly string[];
+  /**
+   * The pair and CAs as they are now, asked before each call (a host certificate renewed at
+   * SIGHUP, a CA directory updated): a change takes a new connection. Without it, `cert`, `key`
+   * and `ca` serve for the client's life.
+   */
+  readonly currentTls?: () => AmsTls;
   readonly timeoutMs: number;
+}
+
+/** The TLS side of the client: its certificate and key, and the CAs it trusts (PEM). */
+export interface AmsTls {
+  readonly cert: string;
+  readonly key: string;
+  readonly ca: readonly string[];
+}
+
+function sameTls(a: AmsTls, b: AmsTls): boolean {
+  return a.cert === b.cert && a.key === b.key && a.ca.length === b.ca.length && a.ca.every((c, i) => c === b.ca[i]);
 }
 
 export interface AmsMessage {
@@ -52,12 +69,33 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 
 export class AmsClient {
   readonly #o: AmsOptions;
-  readonly #agent: Agent;
+  #agent: Agent;
+  #tls: AmsTls;
   #token: string | undefined;
 
   constructor(o: AmsOptions) {
     this.#o = o;
-    this.#agent = new Agent({ keepAlive: true, maxSockets: 1, cert: o.cert, key: o.key, ca: [...o.ca] });
+    this.#tls = o.currentTls?.() ?? { cert: o.cert, key: o.key, ca: o.ca };
+    this.#agent = AmsClient.#agentFor(this.#tls);
+  }
+
+  static #agentFor(t: AmsTls): Agent {
+    return new Agent({ keepAlive: true, maxSockets: 1, cert: t.cert, key: t.key, ca: [...t.ca] });
+  }
+
+  /**
+   * The connection pool for the pair and CAs of now. Calls are made one at a time (the
+   * publisher waits for each), so the old pool has nothing in flight when it is closed.
+   */
+  #agentNow(): Agent {
+    const now = this.#o.currentTls?.();
+    if (now !== undefined && !sameTls(now, this.#tls)) {
+      this.#agent.destroy();
+      this.#tls = now;
+      // The token stays: it names the host, not the connection, and one refused is asked again.
+      this.#agent = AmsClient.#agentFor(now);
+    }
+    return this.#agent;
   }
 
   /** Publishes the messages; resolves with their ids once the service answered 200. */
@@ -121,7 +159,7 @@ export class AmsClient {
           port,
           path,
           method,
-          agent: this.#agent,
+          agent: this.#agentNow(),
           timeout: o.timeoutMs,
           headers: {
             accept: 'application/json',

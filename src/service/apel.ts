@@ -10,7 +10,7 @@ import type { Db } from '../store/database.js';
 import type { Metrics } from '../metrics/instruments.js';
 import { ApelOutbox, empaId } from '../accounting/apel-outbox.js';
 import { ApelPublisher } from '../accounting/apel-publisher.js';
-import { AmsClient } from '../messaging/ams-client.js';
+import { AmsClient, type AmsTls } from '../messaging/ams-client.js';
 import { smimeSigner } from '../messaging/smime-signer.js';
 
 export interface ApelDeps {
@@ -20,10 +20,17 @@ export interface ApelDeps {
   readonly metrics: Metrics;
   /** The published host name (cluster.hostname or its default): MachineName, never the OS name. */
   readonly hostname: string;
-  /** The host certificate and key: their files (the signer reads them) and contents (TLS). */
-  readonly host: { readonly certFile: string; readonly keyFile: string; readonly cert: string; readonly key: string };
-  /** The service's trusted CAs (PEM), besides the system's, for the messaging service's certificate. */
-  readonly caPems: readonly string[];
+  /**
+   * The host certificate and key: their files (the signer reads them at each message) and the
+   * pair in use now (the TLS client certificate; a pair renewed at SIGHUP from the next call on).
+   */
+  readonly host: {
+    readonly certFile: string;
+    readonly keyFile: string;
+    readonly current: () => { readonly certPem: string; readonly keyPem: string };
+  };
+  /** The service's trusted CAs (PEM) now, besides the system's, for the messaging service's certificate. */
+  readonly caPems: () => readonly string[];
 }
 
 export interface ApelWiring {
@@ -42,15 +49,22 @@ export function createApel(d: ApelDeps): ApelWiring | undefined {
     batchSize: a.batchSize,
     ...(a.benchmark ? { benchmark: a.benchmark } : {}),
   });
+  // The CA list is built again only when the trust store changed (the client compares it).
+  let cas: { from: readonly string[]; all: readonly string[] } | undefined;
+  const tlsNow = (): AmsTls => {
+    const from = d.caPems();
+    if (cas?.from !== from) cas = { from, all: [...rootCertificates, ...from] };
+    const h = d.host.current();
+    return { cert: h.certPem, key: h.keyPem, ca: cas.all };
+  };
   const client = new AmsClient({
     host: a.amsHost,
     port: a.amsPort,
     tokenPort: a.tokenPort,
     project: a.project,
     topic: a.topic,
-    cert: d.host.cert,
-    key: d.host.key,
-    ca: [...rootCertificates, ...d.caPems],
+    ...tlsNow(),
+    currentTls: tlsNow,
     timeoutMs: a.timeoutSeconds * 1000,
   });
   const sign = smimeSigner({ certFile: d.host.certFile, keyFile: d.host.keyFile, timeoutMs: a.timeoutSeconds * 1000 });

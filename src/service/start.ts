@@ -42,7 +42,7 @@ import { limitConnectionsPerIdentity } from '../http/fairness.js';
 import { VomsVerifier } from '../auth/voms/voms-verifier.js';
 import { ensureDevPki } from '../pki/dev-pki.js';
 import { LiveTrustStore } from '../pki/live-trust-store.js';
-import { readHostCredentials } from '../pki/host-credentials.js';
+import { readHostCredentials, type HostCredentials } from '../pki/host-credentials.js';
 import { PkiError } from '../pki/pki-error.js';
 import { TrustWatch } from './trust-watch.js';
 import type { TrustStore } from '../pki/trust-store.js';
@@ -233,16 +233,18 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     paths: { sessions: L.sessions, state: L.root },
     backend: () => engine.backend(),
   });
+  // The host pair in use: the one read at start until the trust watch below exists.
+  let hostNow = (): HostCredentials => hostCreds;
   const apel = createApel({
     config,
     db,
     log,
     metrics: monitoring.metrics,
     hostname: publicHost,
-    // The signer reads the files at each message (a renewed pair is used at once); the
-    // messaging client's TLS keeps the pair it started with until the next start.
-    host: { certFile: hostFiles.cert, keyFile: hostFiles.key, cert: hostCreds.certPem, key: hostCreds.keyPem },
-    caPems: trust.pems,
+    // The signer reads the files at each message; the messaging client's TLS takes the pair
+    // the listener took at the last SIGHUP, and the CA directory as it is now.
+    host: { certFile: hostFiles.cert, keyFile: hostFiles.key, current: () => hostNow() },
+    caPems: () => trust.pems,
   });
   const engine = createEngine({
     config,
@@ -414,6 +416,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     log,
     metrics: monitoring.metrics,
   });
+  hostNow = () => trustWatch.host;
   monitoring.addCheck(trustWatch.readinessCheck());
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   let indexFill: Promise<void> = Promise.resolve();

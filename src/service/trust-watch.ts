@@ -51,6 +51,11 @@ export class TrustWatch {
     });
   }
 
+  /** The host pair the listener uses now (the one it started with, or the last renewal it took). */
+  get host(): HostCredentials {
+    return this.#host;
+  }
+
   /** Report expired CRLs found at start, then look again every interval. */
   start(): void {
     this.#look(Date.now(), false);

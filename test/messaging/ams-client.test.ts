@@ -93,6 +93,23 @@ describe('messaging-service client and signer', () => {
     assert.equal(ams.received.length, n);
   });
 
+  it('a host pair renewed while the client lives is used from the next call on (no restart)', async () => {
+    const ca = await makeCa();
+    const other = await makeUser(ca);
+    let now = { cert: other.pem, key: other.keyPem, ca: base.ca };
+    const c = client({ currentTls: () => now });
+    // The pair of now is one the messaging service does not know: no token.
+    await rejectsWith(c.publish(msg('x')), 401, /token call.*401/);
+    // The site renews it (SIGHUP): the same client, without a restart, gets a token and publishes.
+    now = { cert: base.cert, key: base.key, ca: base.ca };
+    const ids = await c.publish(msg('renewed'));
+    assert.equal(ids.length, 1);
+    // And back: a pair that stopped being accepted is not kept from before.
+    now = { cert: other.pem, key: other.keyPem, ca: base.ca };
+    ams.revokeTokens();
+    await rejectsWith(c.publish(msg('y')), 401, /token call.*401/);
+  });
+
   it('a token that ended is fetched again once (401 on publish), and the message goes', async () => {
     const c = client();
     await c.publish(msg('before'));
