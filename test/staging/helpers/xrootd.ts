@@ -27,7 +27,7 @@ export class XrootdServer {
   private constructor(
     readonly dir: string,
     readonly port: number,
-    private pid: number,
+    readonly pid: number,
   ) {}
 
   /** `root://127.0.0.1:<port>//data/<name>` */
