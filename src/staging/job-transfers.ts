@@ -33,6 +33,8 @@ export interface StagingShared {
   readonly credentials: CredentialSource;
   /** Extra trusted CA certificates (PEM) for https sources and targets. */
   readonly ca: readonly string[] | undefined;
+  /** X509_CERT_DIR of the gfal2 helpers (StagerOptions.certDir). */
+  readonly certDir: string | undefined;
 }
 
 /** What a job's transfers share: its connections, its cancellation, its byte count. */
@@ -64,7 +66,7 @@ export async function withJobContext<T>(
     connectTimeoutMs: s.cfg.timeouts.connectSeconds * 1000,
     ...(s.ca === undefined ? {} : { ca: s.ca }),
   });
-  const gfal2 = new Gfal2Pool(s.cfg);
+  const gfal2 = new Gfal2Pool(s.cfg, s.certDir);
   const perFile = new Map<string, number>();
   let jobBytes = 0;
   const ctx: JobContext = {

@@ -29,6 +29,12 @@ export interface StagerOptions {
   readonly logger?: StagingLogger;
   /** Extra trusted CA certificates (PEM) for https sources and targets, added to Node's roots. */
   readonly ca?: readonly string[];
+  /**
+   * The CA directory gfal2 transfers trust (X509_CERT_DIR: GSI with xrootd, gsiftp,
+   * davs through gfal2); absent: the service's own X509_CERT_DIR, else
+   * /etc/grid-security/certificates.
+   */
+  readonly certDir?: string;
   /** Random source for retry jitter (tests). */
   readonly random?: () => number;
 }
@@ -72,6 +78,7 @@ export class Stager {
       },
       credentials: opts.credentials,
       ca: opts.ca,
+      certDir: opts.certDir,
     };
     this.#in = new StageIn(this.#s);
     this.#out = new StageOut(this.#s);

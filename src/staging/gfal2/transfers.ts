@@ -23,7 +23,10 @@ import type { AccessInfo } from '../http/access-check.js';
 export class Gfal2Pool {
   readonly #helpers = new Map<string, Gfal2Helper>();
 
-  constructor(private readonly cfg: StagingConfig) {}
+  constructor(
+    private readonly cfg: StagingConfig,
+    private readonly certDir: string | undefined,
+  ) {}
 
   helper(owner: SessionOwner | undefined, credential: Credential | undefined): Gfal2Helper {
     const key = `${owner?.uid ?? 'service'}:${credentialFingerprint(credential)}`;
@@ -34,6 +37,7 @@ export class Gfal2Pool {
         credential,
         connectSeconds: this.cfg.timeouts.connectSeconds,
         idleSeconds: this.cfg.timeouts.idleSeconds,
+        ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
       });
       this.#helpers.set(key, h);
     }
