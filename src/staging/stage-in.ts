@@ -222,7 +222,7 @@ export class StageIn {
                 const credential = await credentialFor(this.s, ctx, file.delegationId);
                 if (tu.scheme !== 'gfal2') return checkAccess(ctx.http, tu.url, credential, sig);
                 const seconds = this.s.cfg.timeouts.connectSeconds + this.s.cfg.timeouts.headersSeconds;
-                return gfal2Stat(ctx.gfal2.helper(owner, credential), tu.url, seconds, sig);
+                return gfal2Stat(ctx.gfal2, ctx.gfal2.helper(owner, credential), tu.url, seconds, sig);
               }),
           },
           ctx.signal,

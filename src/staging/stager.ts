@@ -9,6 +9,7 @@
  *   transfers per job. Both directions share them through one StagingShared
  *   (job-transfers.ts), with the job's transfer context, credentials and retries.
  */
+import { Gfal2Limits } from './gfal2/limits.js';
 import type { StagingConfig } from '../config/sections/staging.js';
 import type { FileCache, CacheStats } from './cache/file-cache.js';
 import type { CredentialSource } from './credentials.js';
@@ -79,6 +80,7 @@ export class Stager {
       credentials: opts.credentials,
       ca: opts.ca,
       certDir: opts.certDir,
+      gfal2Limits: new Gfal2Limits(cfg.gfal2.maxTransfersPerHost, cfg.gfal2.maxTransfersPerProtocol),
     };
     this.#in = new StageIn(this.#s);
     this.#out = new StageOut(this.#s);

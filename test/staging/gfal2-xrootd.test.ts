@@ -11,7 +11,7 @@ import { anonymousCredentials } from '../../src/staging/credentials.js';
 import { FileCache } from '../../src/staging/cache/file-cache.js';
 import { createHasher } from '../../src/staging/checksum.js';
 import type { StageInFile } from '../../src/staging/types.js';
-import { never, stagingConfig, tempDir } from './helpers/fixtures.js';
+import { never, sessionDirFor, stagingConfig, tempDir } from './helpers/fixtures.js';
 import { XrootdServer, xrootdAvailable } from './helpers/xrootd.js';
 
 const available = xrootdAvailable();
@@ -43,12 +43,7 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
   });
 
   const stager = (): Stager => new Stager({ config: stagingConfig(), credentials: anonymousCredentials });
-  let n = 0;
-  const session = async (t: Parameters<typeof tempDir>[0]): Promise<string> => {
-    const d = join(await tempDir(t), `s${n++}`);
-    await mkdir(d);
-    return d;
-  };
+  const session = sessionDirFor;
 
   it('downloads a root:// input, verifying its adler32 (given and from the server)', async (t) => {
     const sessionDir = await session(t);
