@@ -3,7 +3,10 @@
  * suite): a 1 GiB download into a session (goal: at most 1.25x xrdcp), and 100 small
  * files of one job (goal: at most 2x one xrdcp run copying the same 100 files).
  * Needs root, xrootd-server, xrootd-client and python3-gfal2.
- *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100]
+ *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100] [--rounds 5]
+ * The small files are timed `rounds` times, alternating xrdcp and Ceres, and the medians
+ * compared (one run of each is noise on a shared machine); the time to the first file
+ * done (mostly the gfal2 helper's start) is printed apart.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,10 +20,16 @@ import { stagingConfig } from '../test/staging/helpers/fixtures.js';
 import { XrootdServer } from '../test/staging/helpers/xrootd.js';
 
 const { values } = parseArgs({
-  options: { mib: { type: 'string', default: '1024' }, files: { type: 'string', default: '100' } },
+  options: {
+    mib: { type: 'string', default: '1024' },
+    files: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '5' },
+  },
 });
 const mib = Number(values.mib);
 const count = Number(values.files);
+const rounds = Number(values.rounds);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const never = new AbortController().signal;
 
 const xrd = await XrootdServer.start();
@@ -44,26 +53,42 @@ try {
   };
   const stager = new Stager({ config: stagingConfig({ maxTransfersPerJob: 4 }), credentials: anonymousCredentials });
   let n = 0;
+  let firstDone: number[] = [];
   const stageIn = async (files: { name: string; source: string }[]): Promise<void> => {
     const sessionDir = join(work, `s${n++}`);
     await mkdir(sessionDir);
+    const t0 = process.hrtime.bigint();
+    let first: number | undefined;
     const r = await stager.stageIn(
       { id: `b${n}`, owner: '/CN=bench', sessionDir, files: files.map((f) => ({ ...f, executable: false })) },
       never,
+      () => (first ??= Number(process.hrtime.bigint() - t0) / 1e9),
     );
     if (!r.ok) throw new Error(r.failureReason);
+    if (first !== undefined) firstDone.push(first);
   };
 
   const bareBig = await time(() => xrdcp([xrd.url('big.bin'), join(work, 'big.xrdcp')]));
   const ceresBig = await time(() => stageIn([{ name: 'big.bin', source: xrd.url('big.bin') }]));
-  await mkdir(join(work, 'many'));
   const urls = Array.from({ length: count }, (_, i) => xrd.url(`s${i}.bin`));
-  const bareMany = await time(() => xrdcp([...urls, join(work, 'many') + '/']));
-  const ceresMany = await time(() => stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u }))));
+  const bareRuns: number[] = [];
+  const ceresRuns: number[] = [];
+  firstDone = [];
+  for (let round = 0; round < rounds; round++) {
+    const into = join(work, `many${round}`);
+    await mkdir(into);
+    bareRuns.push(await time(() => xrdcp([...urls, into + '/'])));
+    ceresRuns.push(await time(() => stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u })))));
+  }
+  const bareMany = median(bareRuns);
+  const ceresMany = median(ceresRuns);
   const line = (what: string, bare: number, ceres: number, goal: number): string =>
     `${what}: xrdcp ${bare.toFixed(2)} s, Ceres ${ceres.toFixed(2)} s, ratio ${(ceres / bare).toFixed(2)} (goal <= ${goal})`;
   console.log(line(`${mib} MiB download`, bareBig, ceresBig, 1.25));
-  console.log(line(`${count} small files`, bareMany, ceresMany, 2));
+  console.log(line(`${count} small files (median of ${rounds})`, bareMany, ceresMany, 2));
+  const list = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(' ');
+  console.log(`  xrdcp runs: ${list(bareRuns)}; Ceres runs: ${list(ceresRuns)}`);
+  console.log(`  Ceres, first file done after (helper start-up and one copy): ${list(firstDone)}`);
 } finally {
   await xrd.stop();
   await rm(work, { recursive: true, force: true });

@@ -27,7 +27,7 @@ import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
 import { openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
 import { giveFile } from '../fs/session-owner.js';
 import { stagingError } from './staging-error.js';
-import { cacheMode, parseTransferUrl, type TransferUrl } from './transfer-url.js';
+import { cacheMode, checksumOption, parseTransferUrl, type TransferUrl } from './transfer-url.js';
 import {
   withSession,
   type FileResult,
@@ -87,6 +87,7 @@ export class StageIn {
           });
         } else {
           const tu = parseTransferUrl(file.source, file.options);
+          expectedChecksum(file, tu); // a malformed checksum= fails here, before any slot is taken
           if (tu.scheme === 'file' && !this.s.cfg.allowFileUrls)
             throw stagingError('CE_ERR_STAGING_FILE_URL_DENIED', 'file URLs are not allowed on this service');
           remote.push({ index, file, rel });
@@ -192,7 +193,7 @@ export class StageIn {
     let target: WriteTarget | undefined;
     let r: FileResult;
     try {
-      const expected = file.checksum === undefined ? undefined : parseChecksum(file.checksum);
+      const expected = expectedChecksum(file, tu);
       target = await openWriteTarget(sessionDir, rel);
       const dest = target.path;
       const owner = target.owner;
@@ -221,7 +222,7 @@ export class StageIn {
                 const credential = await credentialFor(this.s, ctx, file.delegationId);
                 if (tu.scheme !== 'gfal2') return checkAccess(ctx.http, tu.url, credential, sig);
                 const seconds = this.s.cfg.timeouts.connectSeconds + this.s.cfg.timeouts.headersSeconds;
-                return gfal2Stat(ctx.gfal2.helper(owner, credential), tu.url, seconds, sig);
+                return gfal2Stat(ctx.gfal2, ctx.gfal2.helper(owner, credential), tu.url, seconds, sig);
               }),
           },
           ctx.signal,
@@ -426,4 +427,10 @@ function safeSource(file: StageInFile): string {
   } catch {
     return `the source of ${file.name}`;
   }
+}
+
+/** What the input must hash to: the description's `size.checksum`, else the URL's `checksum=type:value`. */
+function expectedChecksum(file: StageInFile, tu: TransferUrl): ExpectedChecksum | undefined {
+  const text = file.checksum ?? checksumOption(tu);
+  return text === undefined ? undefined : parseChecksum(text);
 }

@@ -9,6 +9,7 @@
  *   transfers per job. Both directions share them through one StagingShared
  *   (job-transfers.ts), with the job's transfer context, credentials and retries.
  */
+import { Gfal2Limits } from './gfal2/limits.js';
 import type { StagingConfig } from '../config/sections/staging.js';
 import type { FileCache, CacheStats } from './cache/file-cache.js';
 import type { CredentialSource } from './credentials.js';
@@ -29,6 +30,12 @@ export interface StagerOptions {
   readonly logger?: StagingLogger;
   /** Extra trusted CA certificates (PEM) for https sources and targets, added to Node's roots. */
   readonly ca?: readonly string[];
+  /**
+   * The CA directory gfal2 transfers trust (X509_CERT_DIR: GSI with xrootd, gsiftp,
+   * davs through gfal2); absent: the service's own X509_CERT_DIR, else
+   * /etc/grid-security/certificates.
+   */
+  readonly certDir?: string;
   /** Random source for retry jitter (tests). */
   readonly random?: () => number;
 }
@@ -72,6 +79,8 @@ export class Stager {
       },
       credentials: opts.credentials,
       ca: opts.ca,
+      certDir: opts.certDir,
+      gfal2Limits: new Gfal2Limits(cfg.gfal2.maxTransfersPerHost, cfg.gfal2.maxTransfersPerProtocol),
     };
     this.#in = new StageIn(this.#s);
     this.#out = new StageOut(this.#s);

@@ -2,9 +2,10 @@
  * Source and target URLs as job descriptions carry them, turned into what the
  * transport requests. ARC URL syntax puts URL options after the host, separated by
  * ';' (`https://se.example.org:443;cache=no/data/f`); xRSL/ADL may also hand them over
- * separately. Options handled here: `cache` (yes|no|copy|renew), `checksum` (algorithm
- * to verify with when no value is given), `overwrite` (yes|no, uploads); others are
- * kept but ignored (e.g. `threads`).
+ * separately. Options handled here: `cache` (yes|no|copy|renew), `checksum` (with a
+ * value, `adler32:1a2b3c4d`, the checksum the file must have; a bare algorithm name is
+ * accepted and ignored), `overwrite` (yes|no, uploads); others are kept but ignored
+ * (e.g. `threads`).
  *
  * Schemes: http, https; WebDAV dav -> http and davs -> https (same protocol, the names
  * only tell the client to speak WebDAV); file only when the configuration allows it;
@@ -90,6 +91,16 @@ export function cacheMode(u: TransferUrl): CacheMode {
 export function overwriteAllowed(u: TransferUrl): boolean {
   const v = (u.options.get('overwrite') ?? 'yes').toLowerCase();
   return !(v === 'no' || v === 'false' || v === '0');
+}
+
+/**
+ * The `checksum=type:value` option: the checksum the input must have, verified before
+ * the job runs. A bare algorithm (`checksum=adler32`, ARC's way to name the type to
+ * compute) carries nothing to verify: undefined.
+ */
+export function checksumOption(u: TransferUrl): string | undefined {
+  const v = u.options.get('checksum');
+  return v !== undefined && v.includes(':') ? v : undefined;
 }
 
 /** Quote user-provided text into an error message: printable, bounded. */

@@ -4,14 +4,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
 import { anonymousCredentials } from '../../src/staging/credentials.js';
 import { FileCache } from '../../src/staging/cache/file-cache.js';
 import { createHasher } from '../../src/staging/checksum.js';
 import type { StageInFile } from '../../src/staging/types.js';
-import { never, stagingConfig, tempDir } from './helpers/fixtures.js';
+import { never, sessionDirFor, stagingConfig, tempDir } from './helpers/fixtures.js';
 import { XrootdServer, xrootdAvailable } from './helpers/xrootd.js';
 
 const available = xrootdAvailable();
@@ -43,12 +43,7 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
   });
 
   const stager = (): Stager => new Stager({ config: stagingConfig(), credentials: anonymousCredentials });
-  let n = 0;
-  const session = async (t: Parameters<typeof tempDir>[0]): Promise<string> => {
-    const d = join(await tempDir(t), `s${n++}`);
-    await mkdir(d);
-    return d;
-  };
+  const session = sessionDirFor;
 
   it('downloads a root:// input, verifying its adler32 (given and from the server)', async (t) => {
     const sessionDir = await session(t);
@@ -174,6 +169,32 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     assert.equal(o.ok, false);
     assert.match(o.failureReason ?? '', /small\.bin.*exists/);
     assert.deepEqual(await readFile(xrd.path('small.bin')), small);
+  });
+
+  it('an output the job swapped for a link (to a file, through a folder) is not sent: nothing of the target reaches the server', async (t) => {
+    const sessionDir = await session(t);
+    const outside = join(await tempDir(t), 'secret.txt');
+    await writeFile(outside, "not the job owner's\n", { mode: 0o600 });
+    await symlink(outside, join(sessionDir, 'leak.bin'));
+    await symlink(dirname(outside), join(sessionDir, 'dir'));
+    const when = { success: true, failure: false, cancel: false };
+    const r = await stager().stageOut(
+      {
+        id: 'link',
+        owner: '/CN=a',
+        sessionDir,
+        outcome: 'success',
+        files: [
+          { name: 'leak.bin', target: xrd.url('up/leak.bin'), when },
+          { name: 'dir/secret.txt', target: xrd.url('up/secret.txt'), when },
+        ],
+      },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files.filter((f) => f.ok).length, 0, JSON.stringify(r.files));
+    await assert.rejects(readFile(xrd.path('up/leak.bin')));
+    await assert.rejects(readFile(xrd.path('up/secret.txt')));
   });
 
   it('refuses a grid protocol whose gfal2 plugin is not installed', async (t) => {

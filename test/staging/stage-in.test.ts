@@ -282,6 +282,22 @@ describe('stage-in: failures', () => {
     assert.equal(server.count('GET'), 0);
   });
 
+  it('the URL option checksum=type:value is verified too; a malformed one fails before any transfer', async (t) => {
+    const { server, stager, job } = await setup(t);
+    server.resources.set('/f', { body: Buffer.from('x') });
+    const wrong = await stager.stageIn(
+      job([input('f', server.url('/f'), { options: { checksum: 'adler32:00000001' } })]),
+      never,
+    );
+    assert.equal(wrong.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH');
+    const bad = await stager.stageIn(
+      job([input('g', server.url('/f'), { options: { checksum: 'adler32:zz' } })]),
+      never,
+    );
+    assert.equal(bad.files[0]?.code, 'CE_ERR_STAGING_BAD_CHECKSUM');
+    assert.equal(server.count('GET'), 1);
+  });
+
   it('a redirect loop is bounded', async (t) => {
     const config = stagingConfig({ cache: { enabled: false }, maxRedirects: 5 });
     const { server, stager, job } = await setup(t, config);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cacheMode, overwriteAllowed, parseTransferUrl } from '../../src/staging/transfer-url.js';
+import { cacheMode, checksumOption, overwriteAllowed, parseTransferUrl } from '../../src/staging/transfer-url.js';
 import { redactUrl } from '../../src/staging/redact.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 
@@ -14,6 +14,13 @@ const code = (fn: () => unknown): string | undefined => {
 };
 
 describe('transfer URLs', () => {
+  it('takes checksum=type:value as the checksum an input must have; a bare algorithm carries none', () => {
+    assert.equal(checksumOption(parseTransferUrl('root://se/f', { checksum: 'adler32:1a2b3c4d' })), 'adler32:1a2b3c4d');
+    assert.equal(checksumOption(parseTransferUrl('https://se;checksum=md5:00ff/f')), 'md5:00ff');
+    assert.equal(checksumOption(parseTransferUrl('root://se/f', { checksum: 'adler32' })), undefined);
+    assert.equal(checksumOption(parseTransferUrl('root://se/f')), undefined);
+  });
+
   it('maps dav/davs to http/https and keeps http(s) as they are', () => {
     const d = parseTransferUrl('davs://se.example.org/data/f');
     assert.equal(d.url.href, 'https://se.example.org/data/f');

@@ -87,6 +87,18 @@ const gfal2 = Type.Object(
       description:
         'Transfer-rate floor of gfal2 transfers: a file of known size gets connect time plus size / floor, at most transferSeconds; a stalled server fails the attempt instead of hanging the job',
     }),
+    maxTransfersPerHost: Type.Integer({
+      default: 8,
+      minimum: 1,
+      description:
+        'gfal2 transfers (and stats) in flight to one endpoint (protocol, host and port) across all jobs; further ones wait',
+    }),
+    maxTransfersPerProtocol: Type.Integer({
+      default: 16,
+      minimum: 1,
+      description:
+        'gfal2 transfers (and stats) in flight per protocol (the gfal2 plugin: xrootd, gridftp, srm, http for s3, sftp) across all jobs; further ones wait',
+    }),
   },
   { default: {}, additionalProperties: false, description: 'Transfers through gfal2 (docs/data-staging.md)' },
 );

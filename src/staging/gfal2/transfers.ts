@@ -17,13 +17,23 @@ import type { SessionOwner } from '../../fs/session-owner.js';
 import { createHasher, type ChecksumAlgorithm } from '../checksum.js';
 import { credentialFingerprint, type Credential } from '../credentials.js';
 import { Gfal2Helper } from './helper.js';
+import type { Gfal2Limits } from './limits.js';
 import type { AccessInfo } from '../http/access-check.js';
 
 /** A job's helpers, one per account and credential (a per-file delegation gets its own). */
 export class Gfal2Pool {
   readonly #helpers = new Map<string, Gfal2Helper>();
 
-  constructor(private readonly cfg: StagingConfig) {}
+  constructor(
+    private readonly cfg: StagingConfig,
+    private readonly certDir: string | undefined,
+    private readonly limits: Gfal2Limits,
+  ) {}
+
+  /** Runs one transfer or stat of `url` within the service's per-endpoint and per-protocol limits. */
+  limited<T>(url: URL, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    return this.limits.with(url, signal, fn);
+  }
 
   helper(owner: SessionOwner | undefined, credential: Credential | undefined): Gfal2Helper {
     const key = `${owner?.uid ?? 'service'}:${credentialFingerprint(credential)}`;
@@ -34,6 +44,7 @@ export class Gfal2Pool {
         credential,
         connectSeconds: this.cfg.timeouts.connectSeconds,
         idleSeconds: this.cfg.timeouts.idleSeconds,
+        ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
       });
       this.#helpers.set(key, h);
     }
@@ -85,11 +96,13 @@ export async function gfal2Download(
   const work = join(await helper.workDir(), `in-${randomBytes(6).toString('hex')}`);
   try {
     const limit = pool.limitSeconds(opts.expectedSize);
-    await helper.request(
-      { op: 'copy', src: url.href, dst: `file://${work}`, overwrite: true, timeout: limit, checksum: endToEnd(url) },
-      (limit + 30) * 1000,
-      signal,
-      opts.onProgress,
+    await pool.limited(url, signal, () =>
+      helper.request(
+        { op: 'copy', src: url.href, dst: `file://${work}`, overwrite: true, timeout: limit, checksum: endToEnd(url) },
+        (limit + 30) * 1000,
+        signal,
+        opts.onProgress,
+      ),
     );
     await moveFile(work, dest);
     if (process.geteuid?.() === 0) await chown(dest, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
@@ -120,11 +133,13 @@ export async function gfal2Upload(
     await pipeline(source, createWriteStream(work, { mode: 0o600 }), { signal });
     if (owner !== undefined) await chown(work, owner.uid, owner.gid);
     const limit = pool.limitSeconds(size);
-    await helper.request(
-      { op: 'copy', src: `file://${work}`, dst: url.href, overwrite, timeout: limit, checksum: endToEnd(url) },
-      (limit + 30) * 1000,
-      signal,
-      onProgress,
+    await pool.limited(url, signal, () =>
+      helper.request(
+        { op: 'copy', src: `file://${work}`, dst: url.href, overwrite, timeout: limit, checksum: endToEnd(url) },
+        (limit + 30) * 1000,
+        signal,
+        onProgress,
+      ),
     );
     onProgress(size);
   } finally {
@@ -134,12 +149,15 @@ export async function gfal2Upload(
 
 /** The cache's access check for a gfal2 URL: a stat with the job's credential, as its account. */
 export async function gfal2Stat(
+  pool: Gfal2Pool,
   helper: Gfal2Helper,
   url: URL,
   seconds: number,
   signal: AbortSignal,
 ): Promise<AccessInfo> {
-  const r = await helper.request({ op: 'stat', url: url.href }, seconds * 1000, signal);
+  const r = await pool.limited(url, signal, () =>
+    helper.request({ op: 'stat', url: url.href }, seconds * 1000, signal),
+  );
   return typeof r['size'] === 'number' ? { size: r['size'] } : {};
 }
 

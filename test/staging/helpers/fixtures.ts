@@ -3,7 +3,7 @@
  * that records what it is given (to check that secrets never reach it), temporary
  * directories, the development PKI, and credential sources.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig } from '../../../src/config/load.js';
@@ -57,6 +57,13 @@ export async function tempDir(
 ): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), prefix));
   t.after(() => rm(d, { recursive: true, force: true }));
+  return d;
+}
+
+/** An empty session directory of its own (a folder inside a fresh temporary one), removed after the test. */
+export async function sessionDirFor(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+  const d = join(await tempDir(t), 'session');
+  await mkdir(d);
   return d;
 }
 

@@ -27,12 +27,14 @@ export class XrootdServer {
   private constructor(
     readonly dir: string,
     readonly port: number,
-    private pid: number,
+    readonly pid: number,
+    /** GSI: the name in the host certificate (its CN), which the client checks the URL's host against. */
+    readonly host = '127.0.0.1',
   ) {}
 
-  /** `root://127.0.0.1:<port>//data/<name>` */
+  /** `root://127.0.0.1:<port>//data/<name>` (GSI: `localhost`) */
   url(name: string): string {
-    return `root://127.0.0.1:${this.port}//data/${name}`;
+    return `root://${this.host}:${this.port}//data/${name}`;
   }
 
   /** The server's file for `name` (the export root). */
@@ -46,13 +48,33 @@ export class XrootdServer {
     await chown(this.path(name), ids.uid, ids.gid);
   }
 
-  static async start(): Promise<XrootdServer> {
+  /**
+   * `gsi`: GSI authentication only (no anonymous access), trusting the CA directory
+   * `certDir` (`<hash>.0` files), with this host certificate and key (copied to the
+   * server's folder, the key 0400 and the xrootd account's, as xrootd demands).
+   */
+  static async start(
+    opts: { gsi?: { certDir: string; hostCert: string; hostKey: string } } = {},
+  ): Promise<XrootdServer> {
     const dir = await mkdtemp(join(tmpdir(), 'ceres-xrootd-'));
     await chmod(dir, 0o755);
     const { uid, gid } = uidGid();
-    for (const d of ['root', 'root/data', 'run', 'log']) {
+    for (const d of ['root', 'root/data', 'run', 'log', 'grid']) {
       await mkdir(join(dir, d), { recursive: true });
       await chown(join(dir, d), uid, gid);
+    }
+    const security: string[] = [];
+    if (opts.gsi !== undefined) {
+      const cert = join(dir, 'grid', 'hostcert.pem');
+      const key = join(dir, 'grid', 'hostkey.pem');
+      await writeFile(cert, opts.gsi.hostCert, { mode: 0o644 });
+      await writeFile(key, opts.gsi.hostKey, { mode: 0o400 });
+      for (const f of [cert, key]) await chown(f, uid, gid);
+      security.push(
+        'xrootd.seclib libXrdSec.so',
+        `sec.protocol gsi -certdir:${opts.gsi.certDir} -cert:${cert} -key:${key} -gmapopt:0 -crl:0 -ca:1 -vomsat:0 -dlgpxy:0`,
+        'sec.protbind * only gsi',
+      );
     }
     for (let tries = 0; ; tries++) {
       const port = 20000 + Math.floor(Math.random() * 10000);
@@ -68,6 +90,7 @@ export class XrootdServer {
           'xrootd.chksum adler32',
           `all.adminpath ${join(dir, 'run')}`,
           `all.pidpath ${join(dir, 'run')}`,
+          ...security,
           '',
         ].join('\n'),
       );
@@ -76,7 +99,8 @@ export class XrootdServer {
       });
       const pid = proc.pid as number;
       proc.unref();
-      if (await listening(port, 20_000, () => proc.exitCode !== null)) return new XrootdServer(dir, port, pid);
+      if (await listening(port, 20_000, () => proc.exitCode !== null))
+        return new XrootdServer(dir, port, pid, opts.gsi === undefined ? '127.0.0.1' : 'localhost');
       if (proc.exitCode === null) process.kill(pid, 'SIGKILL');
       if (tries >= 4)
         throw new Error(`xrootd did not start: ${await readFile(join(dir, 'log'), 'utf8').catch(() => '')}`);

@@ -1,0 +1,109 @@
+// root:// staging with GSI: an xrootd server (started once for this file) that admits
+// GSI-authenticated clients only, trusting the test CA. A job's transfers authenticate
+// with the job's own delegated proxy, handed to the gfal2 helper in a file; a job whose
+// proxy the server refuses (another CA's, or none) fails with a reason saying so, naming
+// the URL, and nothing of the proxy appears in the reason or the log.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Stager } from '../../src/staging/stager.js';
+import type { Credential } from '../../src/staging/credentials.js';
+import type { StageInFile } from '../../src/staging/types.js';
+import { DEV_PKI_FILES } from '../../src/pki/dev-pki.js';
+import { makePki, mapCredentials, never, recordingLogger, stagingConfig, type TestPki } from './helpers/fixtures.js';
+import { XrootdServer, xrootdAvailable } from './helpers/xrootd.js';
+
+const available = xrootdAvailable();
+if (!available && process.env['CERES_REQUIRE_GFAL2'] === '1')
+  throw new Error('xrootd, gfal2 and root are needed here (CERES_REQUIRE_GFAL2=1)');
+
+const input = (name: string, source: string): StageInFile => ({ name, source, executable: false });
+
+describe(
+  'gfal2 staging with GSI against xrootd',
+  { skip: !available && 'needs root, xrootd-server and python3-gfal2' },
+  () => {
+    let dir: string;
+    let xrd: XrootdServer;
+    let pki: TestPki;
+    let certDir: string;
+    let stranger: TestPki;
+    const data = randomBytes(100_000);
+    before(async () => {
+      // Readable by the xrootd account, which reads the CA directory.
+      dir = await mkdtemp(join(tmpdir(), 'ceres-gsi-'));
+      await chmod(dir, 0o755);
+      pki = await makePki(join(dir, 'ok'));
+      certDir = join(dir, 'ok', 'pki', DEV_PKI_FILES.certificates);
+      for (const d of [join(dir, 'ok'), join(dir, 'ok', 'pki'), certDir]) await chmod(d, 0o755);
+      stranger = await makePki(join(dir, 'other'));
+      xrd = await XrootdServer.start({ gsi: { certDir, hostCert: pki.hostCert, hostKey: pki.hostKey } });
+      await xrd.put('gsi.bin', data);
+    });
+    after(async () => {
+      await xrd?.stop();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    });
+
+    let n = 0;
+    const stage = async (credential: Credential | undefined, files: StageInFile[], logger = recordingLogger()) => {
+      const sessionDir = join(dir, `s${n++}`);
+      await mkdir(sessionDir);
+      const s = new Stager({
+        config: stagingConfig({ cache: { enabled: false }, retry: { maxAttempts: 2 } }),
+        credentials: mapCredentials({}, { '/CN=job owner': credential }),
+        certDir,
+        logger,
+      });
+      const r = await s.stageIn({ id: `g${n}`, owner: '/CN=job owner', sessionDir, files }, never);
+      return { r, sessionDir, logger };
+    };
+
+    it("downloads and uploads with the job's own proxy", async () => {
+      const { r, sessionDir } = await stage(pki.alice, [input('in.bin', xrd.url('gsi.bin'))]);
+      assert.equal(r.ok, true, r.failureReason);
+      assert.deepEqual(await readFile(join(sessionDir, 'in.bin')), data);
+
+      await writeFile(join(sessionDir, 'out.bin'), 'result\n');
+      const s = new Stager({
+        config: stagingConfig(),
+        credentials: mapCredentials({}, { '/CN=job owner': pki.alice }),
+        certDir,
+      });
+      const o = await s.stageOut(
+        {
+          id: 'gsi-out',
+          owner: '/CN=job owner',
+          sessionDir,
+          outcome: 'success',
+          files: [
+            { name: 'out.bin', target: xrd.url('gsi-out.bin'), when: { success: true, failure: false, cancel: false } },
+          ],
+        },
+        never,
+      );
+      assert.equal(o.ok, true, o.failureReason);
+      assert.equal(await readFile(xrd.path('gsi-out.bin'), 'utf8'), 'result\n');
+    });
+
+    it('a proxy from a CA the server does not trust is refused: FAILED naming the URL, nothing of the proxy shown', async () => {
+      const { r, logger } = await stage(stranger.alice, [input('x.bin', xrd.url('gsi.bin'))]);
+      assert.equal(r.ok, false);
+      assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_NO_CREDENTIAL');
+      assert.match(r.failureReason ?? '', /gsi\.bin.*authentication failed.*not accepted/);
+      assert.equal(r.files[0]?.attempts, 1, 'a refused credential is not retried');
+      for (const text of [r.failureReason ?? '', logger.text()]) {
+        assert.doesNotMatch(text, /BEGIN|PRIVATE|gsiusrpxy|proxy\.pem/);
+      }
+    });
+
+    it('a job without a credential is refused too, not served anonymously', async () => {
+      const { r } = await stage(undefined, [input('x.bin', xrd.url('gsi.bin'))]);
+      assert.equal(r.ok, false);
+      assert.match(r.failureReason ?? '', /gsi\.bin.*authentication failed/);
+    });
+  },
+);
