@@ -140,6 +140,8 @@ export function createEngine(d: EngineDeps): EngineWiring {
           credentials: { credentialFor: (id, owner) => d.delegations.credentialFor(id, owner) },
           log: d.log.child({ part: 'staging' }),
           cacheDir: d.layout.cache,
+          // The site's CA directory (not the development PKI's): storage is verified against it.
+          ...(d.config.tls.caDir !== undefined ? { certDir: d.config.tls.caDir } : {}),
           ...(d.observe ? { onResult: d.observe.staged } : {}),
         }));
       const credentials = await JobCredentials.open({

@@ -2,8 +2,9 @@
 // admits GSI clients only stages them with its own delegated proxy (delegated over REST,
 // named by delegationid), and FINISHes; a job without a delegation fails, the reason
 // naming the URL and saying the credential was not accepted. The service's gfal2 helpers
-// trust the CA directory in X509_CERT_DIR of its environment (here the service's own
-// development CA, which also signed the xrootd server's host certificate).
+// trust the site's CA directory (`tls.caDir`: here a copy of the service's development CA,
+// which also signed the xrootd server's host certificate), whatever X509_CERT_DIR the
+// service's own environment has.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -30,12 +31,11 @@ describe(
     let xrd: XrootdServer;
     let caCopy: string;
     const data = randomBytes(64_000);
-    const savedCertDir = process.env['X509_CERT_DIR'];
     before(async () => {
       // The service's development PKI, made before it starts (it reuses it), so that its CA
       // directory can be given to everything that must trust it: a copy readable by all, as
       // /etc/grid-security/certificates is, for xrootd and for the helpers (they run as the
-      // job's account); the service's helpers inherit X509_CERT_DIR.
+      // job's account), given to the service as its site CA directory.
       const stateDir = tempDir('state');
       const pki = join(stateDir, 'pki');
       await initDevPki(pki);
@@ -43,11 +43,19 @@ describe(
       await chmod(caCopy, 0o755);
       await cp(join(pki, DEV_PKI_FILES.certificates), join(caCopy, 'certificates'), { recursive: true });
       await chmod(join(caCopy, 'certificates'), 0o755);
-      process.env['X509_CERT_DIR'] = join(caCopy, 'certificates');
       ceres = await startCeres({
         stateDir,
-        config: { staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } } },
+        config: {
+          tls: {
+            hostCert: join(pki, DEV_PKI_FILES.hostCert),
+            hostKey: join(pki, DEV_PKI_FILES.hostKey),
+            caDir: join(caCopy, 'certificates'),
+          },
+          staging: { retry: { initialDelaySeconds: 0.05, maxDelaySeconds: 0.2, maxAttempts: 2 } },
+        },
       });
+      // Its start line names the site CA directory; the user's proxy is in the PKI folder.
+      ceres = { ...ceres, pkiDir: pki };
       c = Client.forUser(ceres);
       xrd = await XrootdServer.start({
         gsi: {
@@ -60,8 +68,6 @@ describe(
       await xrd.put('other.bin', data); // never fetched with a credential: not in the cache
     });
     after(async () => {
-      if (savedCertDir === undefined) delete process.env['X509_CERT_DIR'];
-      else process.env['X509_CERT_DIR'] = savedCertDir;
       await c?.close();
       if (ceres !== undefined) {
         await stopCeres(ceres);

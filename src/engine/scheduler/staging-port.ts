@@ -29,6 +29,11 @@ export interface StagingDeps {
   credentials: CredentialSource;
   log: Logger;
   cacheDir: string;
+  /**
+   * The CA directory storage servers' certificates are verified against by the gfal2 helpers
+   * (the site's `tls.caDir`); undefined: their X509_CERT_DIR or the grid default.
+   */
+  certDir?: string;
   /** Told of every stage-in and stage-out result (metrics). */
   onResult?: (direction: 'in' | 'out', r: StageResult) => void;
 }
@@ -58,7 +63,13 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
         logger: d.log,
       })
     : undefined;
-  const stager = new Stager({ config: s, credentials: d.credentials, ...(cache ? { cache } : {}), logger: d.log });
+  const stager = new Stager({
+    config: s,
+    credentials: d.credentials,
+    ...(cache ? { cache } : {}),
+    ...(d.certDir !== undefined ? { certDir: d.certDir } : {}),
+    logger: d.log,
+  });
   const waiters = new Map<string, Set<() => void>>();
   /** Jobs looking at their uploads one look at a time (`lookOnce`) with some files judged complete already. */
   const judgedSoFar = new Map<string, ReadonlyMap<number, FileResult>>();
