@@ -20,6 +20,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
+import { makeTestTmpDir } from './test-tmpdir.mjs';
 
 /**
  * Files that must not share the machine, with the reason. They run first, one at a time, before
@@ -102,6 +103,17 @@ const failed = [];
 const failureSummaries = new Map();
 const started = Date.now();
 const color = process.stdout.isTTY ? { FORCE_COLOR: '1' } : {};
+// The files' temporary folder: on a tmpfs where there is one (scripts/test-tmpdir.mjs).
+const testTmp = makeTestTmpDir();
+const tmpEnv = testTmp === undefined ? {} : { TMPDIR: testTmp.dir };
+if (testTmp !== undefined) {
+  console.log(`temporary files under ${testTmp.dir}`);
+  // Ctrl-C reaches the files too; what they leave is in memory until removed.
+  process.once('SIGINT', () => {
+    testTmp.remove();
+    process.exit(130);
+  });
+}
 
 /** Runs one file in its own `node --test`; prints its output when it ends. */
 function runFile(file) {
@@ -109,7 +121,7 @@ function runFile(file) {
     const t0 = Date.now();
     const child = spawn(process.execPath, ['--test', '--test-reporter=spec', file], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...color },
+      env: { ...process.env, ...tmpEnv, ...color },
     });
     const out = [];
     child.stdout.on('data', (d) => out.push(d));
@@ -149,8 +161,12 @@ async function pool(list, width) {
   await Promise.all(Array.from({ length: Math.min(width, list.length) }, worker));
 }
 
-await pool(alone, 1);
-await pool(parallel, jobs);
+try {
+  await pool(alone, 1);
+  await pool(parallel, jobs);
+} finally {
+  testTmp?.remove();
+}
 
 // Merge into the earlier durations: a run of one folder keeps the others' figures.
 const merged = { ...Object.fromEntries(before), ...Object.fromEntries(durations) };

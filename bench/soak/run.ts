@@ -27,6 +27,8 @@ export interface ChaosOptions {
    * (test files side by side) each restart takes longer, leaving fewer kills in the seconds.
    */
   readonly minKills?: number;
+  /** The longest the mix goes on for those kills, in seconds (default: three times its seconds). */
+  readonly maxS?: number;
 }
 
 export interface SoakOptions {
@@ -42,6 +44,8 @@ export interface SoakOptions {
   readonly settleS: number;
   readonly runId: string;
   readonly uploadBytes?: number;
+  /** Seconds the kill jobs sleep (the mix's default: 30). */
+  readonly killSleepS?: number;
   readonly chaos?: ChaosOptions;
   /** The service, when the harness started it: its crashes are reported, a dead one is not waited for. */
   readonly service?: CeresService;
@@ -135,7 +139,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let goneAfterS: number | undefined;
   let kills = 0;
   const minKills = o.chaos?.minKills ?? 0;
-  const over = (now: number): boolean => (now >= end && kills >= minKills) || now >= t0 + 3 * o.seconds * 1000;
+  const latest = t0 + (o.chaos?.maxS ?? 3 * o.seconds) * 1000;
+  const over = (now: number): boolean => (now >= end && kills >= minKills) || now >= latest;
   const stop = (): boolean => over(performance.now()) || o.interrupted?.() === true || goneAfterS !== undefined;
   const mix = new Mix({
     users: o.users,
@@ -144,6 +149,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     stop,
     runId: o.runId,
     ...(o.uploadBytes !== undefined ? { uploadBytes: o.uploadBytes } : {}),
+    ...(o.killSleepS !== undefined ? { killSleepS: o.killSleepS } : {}),
   });
   const rss = new RssSampler(o.pids);
   await rss.sample();

@@ -31,7 +31,13 @@ export async function shortSoak(o: {
   seconds: number;
   warmupS: number;
   settleS: number;
-  chaos?: { minMs: number; maxMs: number; minKills?: number };
+  chaos?: { minMs: number; maxMs: number; minKills?: number; maxS?: number };
+  /**
+   * Seconds the mix's kill jobs sleep. A kill whose request a `kill -9` left unanswered
+   * leaves its job sleeping to the end: the wait for every job to end after the mix lasts
+   * this long.
+   */
+  killSleepS?: number;
   /** Two users mapped to two new local accounts, the service as root (bench/soak/mapped.ts). */
   mapped?: boolean;
 }): Promise<ShortRun> {
@@ -58,6 +64,12 @@ export async function shortSoak(o: {
       settleS: o.settleS,
       runId: randomBytes(3).toString('hex'),
       service,
+      ...(o.killSleepS !== undefined ? { killSleepS: o.killSleepS } : {}),
+      // CERES_SOAK_PROGRESS=1: the run's phases with their times on stderr, to see where a
+      // slow run spends its time.
+      ...(process.env.CERES_SOAK_PROGRESS === '1'
+        ? { progress: (t: string) => console.error(`${new Date().toISOString()} ${t}`) }
+        : {}),
       ...(o.chaos !== undefined ? { chaos: { service, ...o.chaos } } : {}),
     });
     return {
