@@ -15,6 +15,9 @@
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** The room a tmpfs must have free to be used (the suite writes up to a few hundred MiB at once). */
+const MIN_FREE_BYTES = 4 * 1024 ** 3;
+
 /** statfs type of a tmpfs (linux/magic.h). */
 const TMPFS_MAGIC = 0x01021994;
 
@@ -22,7 +25,9 @@ function isWritableTmpfs(dir) {
   try {
     if (!statSync(dir).isDirectory()) return false;
     accessSync(dir, constants.W_OK | constants.X_OK);
-    return statfsSync(dir).type === TMPFS_MAGIC;
+    const fs = statfsSync(dir);
+    // A container's /dev/shm is often 64 MiB: too small for the suite's files, so not taken.
+    return fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= MIN_FREE_BYTES;
   } catch {
     return false;
   }
