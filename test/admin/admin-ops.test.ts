@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { admin, ceresCli } from './cli.js';
+import { databaseAtSchema } from '../helpers/old-database.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -304,6 +305,22 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     assert.equal(a.code, 1);
     assert.match(a.stderr, /schema version 999, newer than this ceres/);
     assert.ok(existsSync(join(copy, 'ceres.db')));
+  });
+
+  it('a database of an earlier release is refused by the admin command until the upgraded service has started once; the start migrates it and keeps its jobs', async () => {
+    // docs/operations.md, "Upgrade": the admin commands refuse an older schema (they never
+    // migrate: the service does, under its lock), and say to start the service once.
+    const old = join(dir, 'older');
+    mkdirSync(old, { recursive: true });
+    databaseAtSchema(join(old, 'ceres.db'), 11, { id: 'oldjob1', state: 'FINISHED', restState: 'FINISHED' });
+    const refused = await admin(old, 'list');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /schema version 11, older than this ceres \(\d+\): start the upgraded service once/);
+    const s = await startCeres({ stateDir: old });
+    await stopCeres(s);
+    const migrated = await admin(old, 'list', '--json');
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.match(migrated.stdout, /oldjob1/);
   });
 });
 
