@@ -4,7 +4,8 @@
 // backup and restore, and a database from a newer release refused.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
@@ -277,6 +278,10 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     const r = await admin(restored, 'restore', file);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual((await admin(restored, '--json', 'list')).json(), before);
+    // The database is the service's alone from the archive on (docs/operations.md, "State":
+    // 0600), not only from the next start: the restore has opened the state directory.
+    assert.match(execFileSync('tar', ['-tvzf', file], { encoding: 'utf8' }), /^-rw------- .* ceres\.db$/m);
+    assert.equal(statSync(join(restored, 'ceres.db')).mode & 0o777, 0o600);
     const other = await startCeres({ stateDir: restored });
     try {
       const oc = Client.forUser(other);
