@@ -67,6 +67,9 @@ export async function backup(
       db.pragma('busy_timeout = 5000');
       schemaVersion = schemaVersionOf(db);
       await db.backup(join(tmp, basename(dbFile)));
+      // SQLite makes the copy under the umask (0644): archived so, a restore would bring
+      // back a database any local account may read once the state directory is opened.
+      chmodSync(join(tmp, basename(dbFile)), 0o600);
     } finally {
       db.close();
     }
@@ -196,6 +199,10 @@ export async function restore(
     ],
     false,
   );
+  // The database is the service's alone (0600, as every start sets it), whatever mode an
+  // archive of an earlier release gave it: the state directory is opened (0711) below,
+  // before the service's start narrows it.
+  chmodSync(dbFile, 0o600);
   const setIdCleared = await clearSetIdBits(stateDir);
   const mf = join(stateDir, MANIFEST);
   let manifest: { format?: string; schemaVersion?: number; included?: string[] };

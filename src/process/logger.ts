@@ -127,6 +127,21 @@ export function reportLogErrors(
   });
 }
 
+/**
+ * The file is opened asynchronously; pino flushes its destination synchronously at exit,
+ * which throws while the open is pending ("sonic boom is not ready yet"). A start that
+ * fails that early (the state directory in use) then printed that as a second line after
+ * its one line of reason. Before the open there is no file a synchronous flush could write to.
+ */
+function flushOnlyOnceOpen(dest: { flushSync(): void; once(event: 'ready', f: () => void): unknown }): void {
+  let open = false;
+  dest.once('ready', () => (open = true));
+  const flushSync = dest.flushSync.bind(dest);
+  dest.flushSync = () => {
+    if (open) flushSync();
+  };
+}
+
 export function createLogger(settings: LogSettings, access: LogFileAccess = {}): Logger {
   if (settings.file !== undefined) checkLogFile(settings.file, access);
   const dest =
@@ -134,6 +149,7 @@ export function createLogger(settings: LogSettings, access: LogFileAccess = {}):
       ? pino.destination({ dest: settings.file, mkdir: true, sync: false, mode: logFileMode(access) })
       : pino.destination({ fd: 1, sync: false });
   reportLogErrors(dest, settings.file);
+  if (settings.file !== undefined) flushOnlyOnceOpen(dest);
   const options = { level: settings.level, redact: { paths: REDACT, censor: '[redacted]' }, base: { svc: 'ceres' } };
   const bufferBytes = settings.bufferBytes ?? 0;
   if (bufferBytes <= 0) return pino(options, dest);

@@ -4,11 +4,13 @@
 // backup and restore, and a database from a newer release refused.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { admin, ceresCli } from './cli.js';
+import { databaseAtSchema } from '../helpers/old-database.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -276,6 +278,10 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     const r = await admin(restored, 'restore', file);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual((await admin(restored, '--json', 'list')).json(), before);
+    // The database is the service's alone from the archive on (docs/operations.md, "State":
+    // 0600), not only from the next start: the restore has opened the state directory.
+    assert.match(execFileSync('tar', ['-tvzf', file], { encoding: 'utf8' }), /^-rw------- .* ceres\.db$/m);
+    assert.equal(statSync(join(restored, 'ceres.db')).mode & 0o777, 0o600);
     const other = await startCeres({ stateDir: restored });
     try {
       const oc = Client.forUser(other);
@@ -304,6 +310,22 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     assert.equal(a.code, 1);
     assert.match(a.stderr, /schema version 999, newer than this ceres/);
     assert.ok(existsSync(join(copy, 'ceres.db')));
+  });
+
+  it('a database of an earlier release is refused by the admin command until the upgraded service has started once; the start migrates it and keeps its jobs', async () => {
+    // docs/operations.md, "Upgrade": the admin commands refuse an older schema (they never
+    // migrate: the service does, under its lock), and say to start the service once.
+    const old = join(dir, 'older');
+    mkdirSync(old, { recursive: true });
+    databaseAtSchema(join(old, 'ceres.db'), 11, { id: 'oldjob1', state: 'FINISHED', restState: 'FINISHED' });
+    const refused = await admin(old, 'list');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /schema version 11, older than this ceres \(\d+\): start the upgraded service once/);
+    const s = await startCeres({ stateDir: old });
+    await stopCeres(s);
+    const migrated = await admin(old, 'list', '--json');
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.match(migrated.stdout, /oldjob1/);
   });
 });
 

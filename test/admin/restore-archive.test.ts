@@ -65,6 +65,15 @@ describe('ceres admin restore: the archive is checked before anything is unpacke
     assert.equal(lstatSync(join(target, 'sessions/job1/also')).nlink, 2);
   });
 
+  it('the database comes back 0600 even from an archive that holds it readable by all (a backup of an earlier release)', async () => {
+    // The restore opens the state directory (0711) before the service starts: a database
+    // readable by all would be readable by every local account until that start.
+    const members = base().map((m) => (m.name === 'ceres.db' ? { ...m, mode: 0o644 } : m));
+    const { r, target } = await restoreOf(members);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(lstatSync(join(target, 'ceres.db')).mode & 0o777, 0o600);
+  });
+
   it('a symbolic link outside a session directory is refused (the service would follow it as root)', async () => {
     await refused(
       [

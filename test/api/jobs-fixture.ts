@@ -30,6 +30,7 @@ export const HB = { 'x-test-dn': BOB, accept: 'application/json' };
 export async function jobsFixture(
   o: {
     maxIds?: number;
+    maxInfoIds?: number;
     maxInstances?: number;
     draining?: (queue?: string) => string | undefined;
     routes?: () => readonly Route[];
@@ -77,6 +78,7 @@ export async function jobsFixture(
       actions,
       restStates: REST_STATES,
       maxIdsPerRequest: o.maxIds ?? 1000,
+      ...(o.maxInfoIds !== undefined ? { maxInfoIdsPerRequest: o.maxInfoIds } : {}),
       maxControlBodyBytes: 1024 * 1024,
       maxSubmitBodyBytes: 4 * 1024 * 1024,
     }),

@@ -329,6 +329,22 @@ describe('GET jobs and bulk actions', () => {
     assert.equal((await f.act('status', many)).statusCode, 413);
   });
 
+  it('action=info has a cap of its own (jobs.maxInfoIdsPerRequest) below the bulk cap: 413 over it, other actions keep theirs', async () => {
+    // docs/operations.md, "Limits": info answers are large, so they are capped apart.
+    const g = await jobsFixture({ maxIds: 50, maxInfoIds: 3 });
+    try {
+      const list = (n: number): string =>
+        JSON.stringify({ job: Array.from({ length: n }, (_, i) => ({ id: `j${i}` })) });
+      const over = await g.act('info', list(4));
+      assert.equal(over.statusCode, 413);
+      assert.match(JSON.parse(over.body).reason, /at most 3 job ids/);
+      assert.equal((await g.act('info', list(3))).statusCode, 201);
+      assert.equal((await g.act('status', list(4))).statusCode, 201);
+    } finally {
+      await g.close();
+    }
+  });
+
   it('info gives a ComputingActivity with the arcrest: state', async () => {
     const r = await f.act('info', JSON.stringify({ job: [{ id: mine[0] }] }));
     const act = JSON.parse(r.body).job[0].info_document.ComputingActivity;

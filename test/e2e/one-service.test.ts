@@ -126,6 +126,21 @@ describe('one service per state directory; no engine before the listener', () =>
     assert.ok(!ledgerLines(ledger).includes(waiting));
   });
 
+  it('with a log file, the refused start prints its one line and nothing more', async () => {
+    // docs/operations.md, "Start order and failures": one line saying why. The log file was
+    // still being opened when the start gave up, and the logger's flush at exit printed
+    // a second line, `ceres: sonic boom is not ready yet`.
+    const withFile = join(dir, 'config-log-file.json');
+    writeFileSync(withFile, JSON.stringify({ log: { level: 'warn', file: join(dir, 'log', 'ceres.log') } }));
+    const second = serve(stateDir, '127.0.0.1:0', withFile);
+    const code = await second.exit(60_000);
+    if (code === 'running') second.child.kill('SIGKILL');
+    assert.equal(code, 1, second.output());
+    const lines = second.output().trim().split('\n');
+    assert.equal(lines.length, 1, second.output());
+    assert.match(lines[0] as string, /ceres: the state directory .* is in use by another ceres serve/);
+  });
+
   it('a serve whose port is taken exits 1 with the reason, and its engine never ran', async () => {
     assert.equal(await stopCeres(first), 0);
     const blocker: Server = createServer();

@@ -9,8 +9,11 @@ import Database from 'better-sqlite3';
 import { initDevPki } from '../../src/pki/dev-pki.js';
 import { ensureDevIssuer, issueDevToken } from '../../src/auth/token/dev-issuer.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import { until } from '../helpers/poll.js';
 
 const JOB = '&(executable="/bin/true")';
+
+const UNTRUSTED = 'https://issuer.untrusted.example.org';
 
 describe('tokens and authorization groups (real service)', () => {
   let stateDir: string;
@@ -57,6 +60,8 @@ describe('tokens and authorization groups (real service)', () => {
             { name: 'cms', match: [{ token: { issuer, group: '/cms' } }] },
             { name: 'pilots', match: [{ token: { issuer, subject: 'pilot', scope: 'compute.read' } }] },
             { name: 'scoped', match: [{ token: { issuer, subject: 'unmapped' } }] },
+            // A rule naming an issuer the site does not trust: warned about at start.
+            { name: 'elsewhere', match: [{ token: { issuer: UNTRUSTED, group: '/x' } }] },
           ],
           allow: ['cms', 'pilots'],
         },
@@ -71,6 +76,22 @@ describe('tokens and authorization groups (real service)', () => {
     for (const c of clients) await c.close();
     await stopCeres(ceres);
     removeDir(stateDir);
+  });
+
+  it('a token rule whose issuer is not in tokens.issuers is named in a start-up warning; rules of trusted issuers are not', async () => {
+    // docs/operations.md, "Certificates": "A start-up warning names `token` authorization
+    // rules whose issuer is not trusted."
+    const warned = (): { group: string; issuer: string }[] =>
+      ceres
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('a token match rule names an issuer not in tokens.issuers'))
+        .map((l) => JSON.parse(l) as { group: string; issuer: string; level: number });
+    await until(() => warned().length > 0, 'the warning');
+    assert.deepEqual(
+      warned().map((w) => [w.group, w.issuer]),
+      [['elsewhere', UNTRUSTED]],
+    );
   });
 
   it('a token without scopes is authorized by its group and mapped to a pool account per owner', async () => {

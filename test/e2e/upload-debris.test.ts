@@ -73,12 +73,25 @@ describe('upload temporaries left by kill -9', () => {
     await symlink(outside, join(dir, 'link-to-outside'));
     await symlink(outside, join(ceres.stateDir, 'sessions', 'zzzzlinked'));
 
-    ceres = await startCeres({ stateDir: ceres.stateDir });
+    // At info level: the sweep's line is an info line.
+    ceres = await startCeres({ stateDir: ceres.stateDir, config: { log: { level: 'info' } } });
     await until('the temporary to be removed', () => !existsSync(join(dir, 'sub', temp as string)));
     assert.equal(readFileSync(join(dir, 'sub', 'done.bin'), 'utf8'), 'complete\n');
     assert.deepEqual(readdirSync(join(dir, 'sub')), ['done.bin']);
     assert.equal(readFileSync(join(outside, `${TEMP}precious`), 'utf8'), 'not ours');
     assert.equal(readFileSync(join(outside, 'd', `${TEMP}precious`), 'utf8'), 'not ours');
+    // The sweep says what it did (docs/operations.md, "Shutdown, crashes and restarts"):
+    // sessions looked at, files removed (the one temporary) and its duration.
+    const swept = (): { sessions: number; removed: number; ms: number } | undefined =>
+      ceres
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"upload debris swept"'))
+        .map((l) => JSON.parse(l) as { sessions: number; removed: number; ms: number })[0];
+    await until('the sweep to be logged', () => swept() !== undefined);
+    assert.equal(swept()?.removed, 1);
+    assert.ok((swept()?.sessions ?? 0) >= 1);
+    assert.equal(typeof swept()?.ms, 'number');
     // The service answers as usual (the sweep ran in the background).
     await client.close();
     client = Client.forUser(ceres);

@@ -6,7 +6,7 @@
 // could not write its status there and the job ended FAILED, "job lost".
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
@@ -97,6 +97,49 @@ describe(
       assert.equal(st.get(id), 'FINISHED', errors.text);
       const out = await c.req('GET', `/rest/1.1/jobs/${id}/session/out.txt`, undefined, { accept: '*/*' });
       assert.equal(out.text, `${account.name}\nafter the restore\n`);
+      await c.close();
+    });
+
+    it('with the sessions in the state directory: a job whose session folder is moved back before the start finishes, one whose folder is not fails, saying so', async () => {
+      // docs/operations.md, "Back up and restore": a backup without --with-sessions holds no
+      // session; a job running through it writes into its folder under the old state
+      // directory, which the restored service finds once it is moved back.
+      const own = { ...config, sessions: {} };
+      const dir = join(work, 'own-state');
+      // The same development PKI, so that alice is the grid-mapfile's alice.
+      cpSync(join(state, 'pki'), join(dir, 'pki'), { recursive: true });
+      if (ceres) await stopCeres(ceres);
+      let svc = await startCeres({ stateDir: dir, config: own });
+      ceres = svc;
+      let c = new Client(svc.url, join(svc.pkiDir, 'alice-proxy.pem'), join(svc.pkiDir, 'ca.pem'));
+      const go = join(work, 'go2');
+      const desc = `&(executable="/bin/sh")(arguments="-c" "while [ ! -e ${go} ]; do sleep 0.1; done; echo kept")(stdout="out.txt")`;
+      const [moved] = await c.submit(desc);
+      const [left] = await c.submit(desc);
+      const ids = [moved.id as string, left.id as string];
+      await c.waitFor(ids, ['RUNNING'], 60_000);
+      const file = join(work, 'backup2.tar.gz');
+      assert.equal((await ceresCli(['admin', '--state-dir', dir, 'backup', file])).code, 0);
+      await c.close();
+      await stopCeres(svc);
+      ceres = undefined;
+      renameSync(dir, `${dir}.old`);
+      const restoreConfig = join(work, 'restore-config2.json');
+      writeFileSync(restoreConfig, JSON.stringify({ ...own, stateDir: dir }));
+      const r = await ceresCli(['admin', '--config', restoreConfig, 'restore', file]);
+      assert.equal(r.code, 0, r.stderr);
+      mkdirSync(join(dir, 'sessions'), { mode: 0o711 });
+      renameSync(join(`${dir}.old`, 'sessions', ids[0] as string), join(dir, 'sessions', ids[0] as string));
+      writeFileSync(go, '');
+      svc = await startCeres({ stateDir: dir, config: own });
+      ceres = svc;
+      c = new Client(svc.url, join(svc.pkiDir, 'alice-proxy.pem'), join(svc.pkiDir, 'ca.pem'));
+      const st = await c.waitFor(ids, ['FINISHED', 'FAILED', 'KILLED'], 120_000);
+      assert.equal(st.get(ids[0] as string), 'FINISHED');
+      assert.equal((await c.req('GET', `/rest/1.1/jobs/${ids[0]}/session/out.txt`)).text, 'kept\n');
+      assert.equal(st.get(ids[1] as string), 'FAILED');
+      const why = await c.req('GET', `/rest/1.1/jobs/${ids[1]}/diagnose/errors`, undefined, { accept: 'text/plain' });
+      assert.match(why.text, /session directory of job \w+ is missing/);
       await c.close();
     });
   },

@@ -44,6 +44,8 @@ describe(
         stateDir,
         config: {
           metrics: { listen: '127.0.0.1:0' },
+          // Info level: the line saying space is back is an info line.
+          log: { level: 'info' },
           disk: { sessionsLowWater: 3 * MiB, stateLowWater: 0, checkIntervalSeconds: 0.1 },
         },
       });
@@ -79,6 +81,18 @@ describe(
       assert.equal(put.status, 200);
 
       await until(async () => (await ready()).status === 503, 'readiness off');
+      // One warning says so, naming the area (docs/operations.md, "Disk space").
+      const lines = (msg: string): { area: string; level: number }[] =>
+        ceres
+          .output()
+          .split('\n')
+          .filter((l) => l.includes(msg))
+          .map((l) => JSON.parse(l) as { area: string; level: number });
+      await until(() => lines('free disk space below the low-water mark').length > 0, 'the low-space warning');
+      assert.deepEqual(
+        lines('free disk space below the low-water mark').map((l) => [l.area, l.level]),
+        [['sessions', 40]],
+      );
       assert.deepEqual((await ready()).body, { status: 'not ready', failing: ['disk'] });
       const detailed = await get(metricsUrl(ceres).replace(/metrics$/, 'health/ready'));
       assert.equal(detailed.status, 503);
@@ -129,6 +143,15 @@ describe(
       await c.waitFor([waiting.id], ['KILLED', 'FAILED', 'FINISHED']);
       await c.action('clean', [waiting.id]);
       await until(async () => (await ready()).status === 200, 'ready again');
+      await until(
+        () => lines('free disk space back above the low-water mark').length > 0,
+        'the line saying space is back',
+      );
+      assert.deepEqual(
+        lines('free disk space back above the low-water mark').map((l) => l.area),
+        ['sessions'],
+      );
+      assert.equal(lines('free disk space below the low-water mark').length, 1, 'said once, not at every check');
       assert.equal(sample(await scrape(ceres), 'ceres_disk_low', { area: 'sessions' }), 0);
       const again = await c.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")');
       assert.equal(again.status, 201);

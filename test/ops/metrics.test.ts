@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { until } from '../helpers/poll.js';
 import { get, metricsUrl, sample, scrape } from './scrape.js';
@@ -124,6 +124,29 @@ describe('metrics (loopback listener)', () => {
       const body = await r.body.text();
       assert.equal(r.statusCode, 404, path);
       assert.ok(!body.includes('ceres_'), path);
+    }
+  });
+
+  it('the health paths answer without a client certificate on the main port, and on the metrics listener', async () => {
+    // docs/operations.md, "Health": live and ready, for a supervisor and a load balancer.
+    const anon = new Agent({ connect: { rejectUnauthorized: false } });
+    try {
+      const base = metricsUrl(ceres).replace(/\/metrics$/, '');
+      for (const origin of [new URL(ceres.url).origin, base]) {
+        for (const [path, body] of [
+          ['/health/live', { status: 'live' }],
+          ['/health/ready', { status: 'ready' }],
+        ] as const) {
+          const r = await request(`${origin}${path}`, { dispatcher: anon });
+          assert.equal(r.statusCode, 200, `${origin}${path}`);
+          const got = (await r.body.json()) as { status: string };
+          // The loopback listener adds each check with its reason; the main port names nothing.
+          if (origin === base) assert.equal(got.status, body.status, `${origin}${path}`);
+          else assert.deepEqual(got, body, `${origin}${path}`);
+        }
+      }
+    } finally {
+      await anon.close();
     }
   });
 
