@@ -5,6 +5,8 @@
 // jobs went first come first served: the first route took every slot.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { ceresCli } from '../admin/cli.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 
 const SLOTS = 4;
@@ -64,12 +66,31 @@ describe('fair share between routes (real service)', () => {
     }
     assert.fail(`${what}: states ${st.join(' ')}`);
   };
+  /** `ceres admin show` of job `id`, with the service's configuration: its "waiting" line. */
+  const why = async (id: string): Promise<string> => {
+    const r = await ceresCli([
+      'admin',
+      '--config',
+      join(ceres.stateDir, 'test-config.json'),
+      '--state-dir',
+      ceres.stateDir,
+      '--json',
+      'show',
+      id,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    return String(r.json().waiting);
+  };
   const inBatch = (st: string[]): number => st.filter((s) => IN_BATCH.has(s)).length;
   const prepared = (st: string[]): number => st.filter((s) => s === 'PREPARED').length;
 
   it("a route's maxRunning: one of its jobs in the batch system, the others wait (PREPARED) with slots free", async () => {
     const c = await submit('c', 3);
-    await until(c, 'one in the batch system, two waiting', (st) => inBatch(st) === 1 && prepared(st) === 2);
+    const st = await until(c, 'one in the batch system, two waiting', (s) => inBatch(s) === 1 && prepared(s) === 2);
+    // Each waiting job says which limit holds it, with its value (ceres admin show).
+    const held = c[st.indexOf('PREPARED')]!;
+    assert.equal(await why(held), 'held by route rc maxRunning 1 (1 in the batch system)');
+    assert.equal(await why(c[st.findIndex((s) => IN_BATCH.has(s))]!), 'null', 'a running job does not wait');
     await alice.action('kill', c);
     await alice.waitFor(c, ENDED, 60_000);
   });
@@ -81,6 +102,7 @@ describe('fair share between routes (real service)', () => {
     const b = await submit('b', 8);
     const a = await submit('a', 8);
     await until([...a, ...b], 'every job waiting', (st) => prepared(st) === 16);
+    assert.equal(await why(a[0]!), `waiting for a batch slot: engine.maxRunningJobs ${SLOTS} reached`);
     await alice.action('kill', fill);
     const both = async (): Promise<[number, number]> => {
       await until([...a, ...b], 'the slots taken again', (s) => inBatch(s) === SLOTS);
