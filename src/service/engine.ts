@@ -2,6 +2,7 @@
  * Wiring of the job engine (scheduler + batch backend + data staging) for the
  * composition root.
  */
+import { shareSettings } from './share-settings.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
@@ -158,6 +159,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         backend,
         staging: port,
         limits,
+        shares: shareSettings(() => d.config),
         log: d.log.child({ part: 'engine' }),
         sessions: d.sessions,
         lrmsJobsRoot: join(d.layout.lrms, 'jobs'),

@@ -12,6 +12,7 @@ import { registerDrainCommands } from './drain.js';
 import { registerStatus } from './status.js';
 import { registerBackupCommands } from './backup.js';
 import { registerAccountingCommands } from './accounting.js';
+import { registerRouteCommand } from './route.js';
 import { withStateOptions } from './context.js';
 
 export function registerAdminCommands(program: Command): void {
@@ -26,6 +27,7 @@ export function registerAdminCommands(program: Command): void {
   registerDelegationCommands(admin);
   registerDrainCommands(admin);
   registerConfigCheck(admin);
+  registerRouteCommand(admin);
   registerBackupCommands(admin);
   registerAccountingCommands(program);
 }

@@ -1,4 +1,6 @@
 /** `ceres admin list` and `ceres admin show JOBID`: jobs of every owner, from the database. */
+import { loadConfig } from '../../config/load.js';
+import { waitReason } from '../../admin/wait-reason.js';
 import type { Command } from 'commander';
 import { jobFilter } from '../../admin/filters.js';
 import { getJob, jobDelegations, listJobs } from '../../admin/job-queries.js';
@@ -40,6 +42,7 @@ export function registerJobCommands(admin: Command): void {
     .argument('<jobid>')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const o = globals(cmd);
+      const config = loadConfig(o.config, { stateDir: o.stateDir });
       const out = await withDb(o, (db) => {
         const j = getJob(db, id);
         if (!j) throw new AdminError(`no job ${id}`);
@@ -56,6 +59,8 @@ export function registerJobCommands(admin: Command): void {
           internalState: j.state + (j.pending ? ' (pending)' : ''),
           lrmsState: j.lrmsState,
           queue: j.queue,
+          route: j.route?.name ?? null,
+          waiting: waitReason(db, config, j) ?? null,
           localId: j.localId,
           exitCode: j.exitCode,
           failureReason: j.failureReason,

@@ -51,6 +51,20 @@ export const RouteSchema = Type.Object(
     ),
     account: Type.Optional(Type.String({ ...BATCH_NAME, description: 'Batch account (Slurm `--account`)' })),
     qos: Type.Optional(Type.String({ ...BATCH_NAME, description: 'Batch QoS (Slurm `--qos`)' })),
+    maxRunning: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'Most jobs of this route in the batch system at once; the others wait in Ceres (PREPARED), saying so',
+      }),
+    ),
+    maxRunningPerVo: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          "Most jobs of one VO (its first FQAN's) of this route in the batch system at once; the others wait, saying so",
+      }),
+    ),
     extraBatchArgs: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), {
         description:
@@ -63,6 +77,30 @@ export const RouteSchema = Type.Object(
 
 export type Route = Static<typeof RouteSchema>;
 
+/**
+ * `fairShare`: who takes a free slot of the batch system (engine.maxRunningJobs) among the
+ * jobs waiting for one (src/engine/scheduler/share-chooser.ts).
+ */
+const FairShare = Type.Object(
+  {
+    by: Type.Union([Type.Literal('user'), Type.Literal('vo'), Type.Literal('route')], {
+      default: 'user',
+      description:
+        "`user`: the users in turn (as without this section); `vo`: the VOs (of each job's first FQAN; '' for none) in proportion to `shares`; `route`: the routes likewise. Chosen at start (a reload keeps the kind, the shares are reloaded)",
+    }),
+    shares: Type.Record(
+      Type.String({ minLength: 0, maxLength: 255 }),
+      Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+      {
+        default: {},
+        description:
+          'Share of each VO or route name (per `by`); one not named has 1. With every key waiting, the jobs in the batch system are in these proportions',
+      },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 /** `routes`: the ordered list of routes (docs/routes.md); empty: no routing, as before. */
 export const routesSection = {
   routes: Type.Array(RouteSchema, {
@@ -70,4 +108,5 @@ export const routesSection = {
     description:
       'Ordered routes (docs/routes.md): the first whose match holds takes the job; when any are configured, a job matching none is refused with 403',
   }),
+  fairShare: FairShare,
 };

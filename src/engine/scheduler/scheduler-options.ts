@@ -10,6 +10,7 @@ import type { ControlDir } from '../../store/control-dir.js';
 import type { Position } from '../../vocabulary/job-states.js';
 import type { Limits } from './slots.js';
 import type { SessionsPort, StagingPort } from './ports.js';
+import type { ShareSettings } from './share-chooser.js';
 
 export interface SchedulerLog {
   debug(o: object, m: string): void;
@@ -24,6 +25,8 @@ export interface SchedulerOptions {
   readonly backend: BatchBackend;
   readonly staging: StagingPort;
   readonly limits: Limits;
+  /** Fair share and route limits for the hand-over to the batch system; absent: the users in turn. */
+  readonly shares?: ShareSettings | undefined;
   readonly log: SchedulerLog;
   /** Session directories: checked and link-safe (session-dirs.ts); the plain path only for the batch backend. */
   readonly sessions: SessionsPort;

@@ -33,6 +33,7 @@ import { isFinal, machineStateOf, persistedFields, type MachineState } from '../
 import { ACTIVE_STATES, positionOf, type Position } from '../../vocabulary/job-states.js';
 import { batchUpdateEvent } from '../batch-events.js';
 import { Slots } from './slots.js';
+import { ShareChooser, jobClassOf } from './share-chooser.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
 import { BoundedQueue } from './id-queue.js';
 import { UploadParking } from './upload-parking.js';
@@ -111,7 +112,10 @@ export class Scheduler {
   constructor(o: SchedulerOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
-    this.#slots = new Slots(o.limits);
+    this.#slots = new Slots(
+      o.limits,
+      o.shares === undefined ? undefined : new ShareChooser(o.shares, (id) => jobClassOf(o.store.get(id))),
+    );
     this.#expiry = new Expiry({ now: this.#now, sweep: () => this.#sweepNow() });
     const pumpLater = (): void => this.#schedulePump();
     this.#parking = new UploadParking({
@@ -443,7 +447,7 @@ export class Scheduler {
   #stageInDone(j: JobRecord): EngineEvent {
     return j.description.executable === undefined
       ? { type: 'no-executable' }
-      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner) };
+      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner, j.id) };
   }
 
   #changes(j: JobRecord, to: MachineState, effects: readonly Effect[], extra: JobChanges): JobChanges {

@@ -34,6 +34,7 @@
  */
 import { POSITIONS, type Position } from '../../vocabulary/job-states.js';
 import type { SlotStep } from '../state-machine.js';
+import type { ShareChooser } from './share-chooser.js';
 
 /** The steps a job may wait for; ACCEPT is being picked up at all (A-REX maxjobs, 1st field). */
 export type WaitStep = SlotStep | 'ACCEPT';
@@ -104,8 +105,12 @@ export class Slots {
   /** Jobs handed an ACCEPT slot by takeNext, not yet picked up: counted as picked up. */
   readonly #granted = new Set<string>();
 
-  constructor(limits: Limits) {
+  /** When configured: who takes a free SUBMIT slot (fair share, route limits), in place of the round robin. */
+  readonly #chooser: ShareChooser | undefined;
+
+  constructor(limits: Limits, chooser?: ShareChooser) {
     this.#limits = limits;
+    this.#chooser = chooser;
   }
 
   #owner(owner: string): number {
@@ -136,19 +141,26 @@ export class Slots {
         const o = this.#ownerName[Math.floor(v / OWNER_UNIT)]!;
         const s = STEP_OF[p];
         if (s) this.#inStep[s]--;
-        if (s === 'SUBMIT') bump(this.#runningPerOwner, o, -1);
+        if (s === 'SUBMIT') {
+          bump(this.#runningPerOwner, o, -1);
+          this.#chooser?.counted(id, -1);
+        }
         if (p !== 'ACCEPTED') this.#pickedUp--;
         if (IN_PROCESS(p)) this.#perOwner.set(o, (this.#perOwner.get(o) ?? 1) - 1);
       }
     }
     if (pos === undefined || pos === 'FINISHED' || pos === 'DELETED') {
       if (v !== undefined) this.#put(id, Math.floor(v / OWNER_UNIT), wait, 0);
+      this.#chooser?.forget(id);
       return;
     }
     this.#put(id, this.#owner(owner), wait, POS_CODE.get(pos)!);
     const s = STEP_OF[pos];
     if (s) this.#inStep[s]++;
-    if (s === 'SUBMIT') bump(this.#runningPerOwner, owner, 1);
+    if (s === 'SUBMIT') {
+      bump(this.#runningPerOwner, owner, 1);
+      this.#chooser?.counted(id, 1);
+    }
     if (pos !== 'ACCEPTED') {
       this.#pickedUp++;
       this.#granted.delete(id);
@@ -175,9 +187,18 @@ export class Slots {
     return max === 0 || this.#inStep[step] < max;
   }
 
-  /** Whether a job of `owner` may enter `step` now: the step's limit and the owner's limit for it. */
-  mayEnter(step: WaitStep, owner: string): boolean {
-    return this.free(step) && !this.#ownerFullFor(step, owner);
+  /**
+   * Whether a job of `owner` may enter `step` now: the step's limit and the owner's limit
+   * for it; for SUBMIT with a chooser, also its route limits and no job waiting (`id`).
+   */
+  mayEnter(step: WaitStep, owner: string, id?: string): boolean {
+    if (!this.free(step) || this.#ownerFullFor(step, owner)) return false;
+    return step !== 'SUBMIT' || this.#chooser === undefined || id === undefined || this.#chooser.mayEnter(id);
+  }
+
+  /** The chooser of the SUBMIT step, when configured (why a job waits: its route limit). */
+  get chooser(): ShareChooser | undefined {
+    return this.#chooser;
   }
 
   #ownerFullFor(step: WaitStep, owner: string): boolean {
@@ -201,6 +222,12 @@ export class Slots {
     if (v !== undefined && Math.floor(v / POS_SPAN) % WAIT_SPAN === code) return;
     if (v !== undefined) this.unwait(id);
     const ownerNo = this.#owner(owner);
+    if (step === 'SUBMIT' && this.#chooser !== undefined) {
+      this.#chooser.wait(id, owner);
+      this.#waitingCount[step]++;
+      this.#put(id, ownerNo, code, v === undefined ? 0 : v % POS_SPAN);
+      return;
+    }
     let q = this.#waiting[step].get(owner);
     if (!q) {
       this.#waiting[step].set(owner, (q = { ids: [], head: 0, live: 0 }));
@@ -224,6 +251,7 @@ export class Slots {
     const ownerNo = Math.floor(v / OWNER_UNIT);
     this.#put(id, ownerNo, 0, v % POS_SPAN);
     this.#waitingCount[step]--;
+    if (step === 'SUBMIT' && this.#chooser !== undefined) return this.#chooser.unwait(id);
     const owner = this.#ownerName[ownerNo]!;
     const q = this.#waiting[step].get(owner);
     if (!q) return;
@@ -278,6 +306,14 @@ export class Slots {
    */
   takeNext(step: WaitStep): string | undefined {
     if (!this.free(step)) return undefined;
+    if (step === 'SUBMIT' && this.#chooser !== undefined) {
+      const id = this.#chooser.take((owner) => this.#ownerFullFor('SUBMIT', owner));
+      const v = id === undefined ? undefined : this.#jobs.get(id);
+      if (id === undefined || v === undefined) return undefined;
+      this.#put(id, Math.floor(v / OWNER_UNIT), 0, v % POS_SPAN);
+      this.#waitingCount[step]--;
+      return id;
+    }
     const turn = this.#turn[step];
     for (let n = 0; n < turn.length; n++) {
       const owner = turn.shift() as string;

@@ -1,0 +1,233 @@
+/**
+ * Fair share and route limits for the hand-over to the batch system (docs/routes.md,
+ * "Limits and fair share"): which waiting job takes a free SUBMIT slot. Beside the
+ * round robin per user of slots.ts, which it replaces for the SUBMIT step only when
+ * configured (`fairShare.by` other than `user`, or a route limit).
+ *
+ * Each job has a class: its route (the name stored at submission) and its VO (the VO of
+ * its first FQAN). Jobs wait in lanes, one FIFO per class and owner. A free slot goes to
+ * the share key (the VO or the route, `fairShare.by`) whose jobs in the batch system are
+ * fewest for its share (`running / share`, the larger share first on a tie), and within
+ * it to the lanes in turn; a lane whose route is at `maxRunning`, whose VO within the
+ * route is at `maxRunningPerVo`, or whose owner is at the per-user running limit is passed
+ * over, never dropped. With a bounded number of slots and every key waiting, the jobs
+ * in the batch system are in the proportion of the shares: one VO's burst of 50,000 jobs
+ * holds its share, and another VO's 10 jobs take theirs at the next free slots.
+ *
+ * Cost: a take sorts the share keys that have waiting jobs (a handful: VOs or routes)
+ * and walks that key's lanes at most once. A job leaving a lane out of turn (a kill)
+ * stays in the lane's FIFO and is skipped when reached (it no longer waits there).
+ */
+import { IdQueue } from './id-queue.js';
+import type { JobRecord } from '../../store/job-record.js';
+
+/** What a job is counted under. */
+export interface JobClass {
+  /** The route's name; '' without routes. */
+  readonly route: string;
+  /** The VO of the job's first FQAN; '' without one. */
+  readonly vo: string;
+}
+
+/** A stored job's class: its route, and the VO of its first FQAN (`/atlas/Role=x` is `atlas`). */
+export function jobClassOf(j: Pick<JobRecord, 'route' | 'fqans'> | undefined): JobClass {
+  const first = j?.fqans[0] ?? '';
+  return { route: j?.route?.name ?? '', vo: first.split('/')[1] ?? '' };
+}
+
+/** Read per use: the settings are reloadable. 0: no limit. */
+export interface ShareSettings {
+  /** What the shares are per: the VO or the route of a job; `user`: no shares, the lanes (users) in turn. */
+  readonly by: 'user' | 'vo' | 'route';
+  shareOf(key: string): number;
+  maxRunning(route: string): number;
+  maxRunningPerVo(route: string): number;
+}
+
+/** What holds a waiting job back, or undefined: nothing of the chooser's. */
+export interface ShareHold {
+  readonly limit: 'maxRunning' | 'maxRunningPerVo';
+  readonly route: string;
+  readonly vo: string;
+  readonly value: number;
+}
+
+interface Lane {
+  readonly key: string;
+  readonly owner: string;
+  readonly cls: JobClass;
+  readonly ids: IdQueue;
+  live: number;
+}
+
+const SEP = '\u0000';
+
+export class ShareChooser {
+  readonly #settings: ShareSettings;
+  readonly #classOf: (id: string) => JobClass;
+  /** Class of each job counted or waiting here. */
+  readonly #jobs = new Map<string, JobClass>();
+  /** The lane each waiting job waits in. */
+  readonly #waiting = new Map<string, string>();
+  readonly #lanes = new Map<string, Lane>();
+  /** Per share key: its lanes with waiting jobs, in turn. */
+  readonly #turns = new Map<string, string[]>();
+  /** Jobs in the batch system (SUBMIT, INLRMS) per route, per route and VO, per share key. */
+  readonly #running = new Map<string, number>();
+  /** The jobs counted in #running. */
+  readonly #inBatch = new Set<string>();
+
+  constructor(settings: ShareSettings, classOf: (id: string) => JobClass) {
+    this.#settings = settings;
+    this.#classOf = classOf;
+  }
+
+  #cls(id: string): JobClass {
+    let c = this.#jobs.get(id);
+    if (c === undefined) this.#jobs.set(id, (c = this.#classOf(id)));
+    return c;
+  }
+
+  #shareKey(c: JobClass): string {
+    const by = this.#settings.by;
+    return by === 'vo' ? `v${SEP}${c.vo}` : by === 'route' ? `r${SEP}${c.route}` : `u${SEP}`;
+  }
+
+  #counters(c: JobClass): string[] {
+    return [`route${SEP}${c.route}`, `vo${SEP}${c.route}${SEP}${c.vo}`, `key${SEP}${this.#shareKey(c)}`];
+  }
+
+  /** A job entered (+1) or left (-1) the batch system's step. */
+  counted(id: string, by: 1 | -1): void {
+    if (by > 0) this.#inBatch.add(id);
+    else if (!this.#inBatch.delete(id)) return;
+    const c = this.#cls(id);
+    for (const k of this.#counters(c)) {
+      const n = (this.#running.get(k) ?? 0) + by;
+      if (n > 0) this.#running.set(k, n);
+      else this.#running.delete(k);
+    }
+    if (by < 0) this.forget(id);
+  }
+
+  /** The job ended or left: its class goes unless it still waits or is counted. */
+  forget(id: string): void {
+    if (!this.#waiting.has(id) && !this.#inBatch.has(id)) this.#jobs.delete(id);
+  }
+
+  /** Jobs of `route` in the batch system (and of `vo` within it, when given). */
+  runningOf(route: string, vo?: string): number {
+    return this.#running.get(vo === undefined ? `route${SEP}${route}` : `vo${SEP}${route}${SEP}${vo}`) ?? 0;
+  }
+
+  /** What route limit holds a job of class `c` back now, if any. */
+  #hold(c: JobClass): ShareHold | undefined {
+    const max = this.#settings.maxRunning(c.route);
+    if (max > 0 && this.runningOf(c.route) >= max) return { limit: 'maxRunning', route: c.route, vo: c.vo, value: max };
+    const perVo = this.#settings.maxRunningPerVo(c.route);
+    if (perVo > 0 && this.runningOf(c.route, c.vo) >= perVo)
+      return { limit: 'maxRunningPerVo', route: c.route, vo: c.vo, value: perVo };
+    return undefined;
+  }
+
+  /** The route limit that holds job `id` back now (why it waits), if any. */
+  holdOf(id: string): ShareHold | undefined {
+    return this.#hold(this.#cls(id));
+  }
+
+  /**
+   * Whether job `id` may go to the batch system at once: no route limit holds it and no
+   * job waits (a waiting one may have the better claim: the job waits and the next take
+   * decides).
+   */
+  mayEnter(id: string): boolean {
+    return this.#waiting.size === 0 && this.#hold(this.#cls(id)) === undefined;
+  }
+
+  get waiting(): number {
+    return this.#waiting.size;
+  }
+
+  wait(id: string, owner: string): void {
+    const c = this.#cls(id);
+    const laneKey = `${c.route}${SEP}${c.vo}${SEP}${owner}`;
+    if (this.#waiting.get(id) === laneKey) return;
+    if (this.#waiting.has(id)) {
+      this.unwait(id);
+      this.#jobs.set(id, c);
+    }
+    let lane = this.#lanes.get(laneKey);
+    if (lane === undefined) {
+      const key = this.#shareKey(c);
+      lane = { key, owner, cls: c, ids: new IdQueue(), live: 0 };
+      this.#lanes.set(laneKey, lane);
+      let turn = this.#turns.get(key);
+      if (turn === undefined) this.#turns.set(key, (turn = []));
+      turn.push(laneKey);
+    }
+    lane.ids.push(id);
+    lane.live++;
+    this.#waiting.set(id, laneKey);
+  }
+
+  /** The job no longer waits (it left out of turn); its entry is skipped when reached. */
+  unwait(id: string): void {
+    const laneKey = this.#waiting.get(id);
+    if (laneKey === undefined) return;
+    this.#waiting.delete(id);
+    this.forget(id);
+    const lane = this.#lanes.get(laneKey);
+    if (lane !== undefined && --lane.live <= 0) this.#dropLane(laneKey, lane);
+  }
+
+  #dropLane(laneKey: string, lane: Lane): void {
+    this.#lanes.delete(laneKey);
+    const turn = this.#turns.get(lane.key);
+    if (turn === undefined) return;
+    const i = turn.indexOf(laneKey);
+    if (i >= 0) turn.splice(i, 1);
+    if (turn.length === 0) this.#turns.delete(lane.key);
+  }
+
+  /** Share keys with waiting jobs, the one furthest below its share first. */
+  #keysInOrder(): string[] {
+    const s = this.#settings;
+    const claim = (key: string): { ratio: number; share: number } => {
+      const share = Math.max(1, s.shareOf(key.slice(2)));
+      return { ratio: (this.#running.get(`key${SEP}${key}`) ?? 0) / share, share };
+    };
+    return [...this.#turns.keys()]
+      .map((key) => ({ key, ...claim(key) }))
+      .sort((a, b) => a.ratio - b.ratio || b.share - a.share || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((k) => k.key);
+  }
+
+  /**
+   * The next job to hand to the batch system, taken off its lane; undefined when every
+   * waiting job is held (a route limit, or its owner's running limit: `ownerFull`).
+   */
+  take(ownerFull: (owner: string) => boolean): string | undefined {
+    for (const key of this.#keysInOrder()) {
+      const turn = this.#turns.get(key)!;
+      for (let n = turn.length; n > 0; n--) {
+        const laneKey = turn.shift()!;
+        const lane = this.#lanes.get(laneKey)!;
+        turn.push(laneKey);
+        if (this.#hold(lane.cls) !== undefined || ownerFull(lane.owner)) continue;
+        for (let id = lane.ids.shift(); id !== undefined; id = lane.ids.shift()) {
+          if (this.#waiting.get(id) !== laneKey) continue; // left out of turn
+          this.#waiting.delete(id);
+          if (--lane.live <= 0) this.#dropLane(laneKey, lane);
+          return id;
+        }
+        this.#dropLane(laneKey, lane); // only stale entries were left
+      }
+    }
+    return undefined;
+  }
+
+  /** Jobs whose class is kept (tests: ended jobs leave nothing behind). */
+  get tracked(): number {
+    return this.#jobs.size;
+  }
+}
