@@ -7,8 +7,9 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { BatchBackend } from './backend.js';
-import type { BatchCommandObserver } from './command-observer.js';
-import { ForkBackend, type BackendLog } from './fork/fork-backend.js';
+import type { BatchCommandObserver } from './core/command-observer.js';
+import { ForkBackend } from './fork/fork-backend.js';
+import type { BackendLog } from './core/backend-log.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
 
 /**

@@ -14,7 +14,7 @@ import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';
 import type { Limits } from '../engine/scheduler/slots.js';
-import type { BatchCommandObserver } from '../lrms/command-observer.js';
+import type { BatchCommandObserver } from '../lrms/core/command-observer.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { BatchQueueLimits } from '../jobs/description-port.js';

@@ -12,7 +12,7 @@
  */
 import { ceError } from '../../errors/ce-error.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
-import type { WrapperKind } from './wrapper-build.js';
+import type { WrapperKind } from '../core/wrapper-build.js';
 
 export interface WrapperCredentials {
   /** The wrapper's CRED argument; '' = the job runs as the service's own user. */

@@ -9,8 +9,8 @@
  * Pure: builds text, no I/O.
  */
 import type { BatchJobSpec } from '../backend.js';
-import { shQuote } from '../fork/job-script.js';
-import { wrapperArgs as wrapperCommandLine } from '../fork/wrapper-args.js';
+import { shQuote } from '../core/job-script.js';
+import { wrapperArgs as wrapperCommandLine } from '../core/wrapper-args.js';
 import { LRMS_FILES } from './lrms-files.js';
 
 export interface ScriptSettings {

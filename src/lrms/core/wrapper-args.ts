@@ -8,7 +8,7 @@
  * reads command lines with ps, and these name the job's lrms and session directories.
  */
 import type { BatchJobSpec } from '../backend.js';
-import { jobMark } from './job-processes.js';
+import { jobMark } from './job-mark.js';
 
 export interface WrapperSettings {
   readonly killGraceSeconds: number;
