@@ -1,6 +1,6 @@
 /**
  * Builds the configured batch backend. The composition root calls this once; the
- * engine sees only the BatchBackend interface. A new backend (Slurm) is one more case.
+ * engine sees only the BatchBackend interface. A new backend is one more case (CONTRIBUTING.md, "A new batch backend").
  * A backend other than the default (fork) is imported only when configured: a site on
  * the fork backend never loads the Slurm code (docs/performance.md, "Memory").
  */

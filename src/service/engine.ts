@@ -57,7 +57,7 @@ export interface EngineDeps {
   /** Observers (metrics): the backend as the engine uses it, job state changes, staging results. */
   observe?: {
     readonly backend: (b: BatchBackend) => BatchBackend;
-    /** For a backend that runs commands: each one reported by name (src/lrms/command-observer.ts). */
+    /** For a backend that runs commands: each one reported by name (src/lrms/core/command-observer.ts). */
     readonly commands: (backend: string) => BatchCommandObserver;
     readonly transition: NonNullable<SchedulerOptions['onTransition']>;
     readonly staged: NonNullable<StagingDeps['onResult']>;

@@ -1,5 +1,5 @@
 /**
- * The job wrapper's arguments (src/lrms/fork/wrapper-c.ts reads them by position), made
+ * The job wrapper's arguments (./wrapper-c.ts reads them by position), made
  * in one place for every backend that runs the wrapper: the fork backend's launcher and
  * the Slurm batch script. A second copy drifted once when the wrapper gained an argument.
  *

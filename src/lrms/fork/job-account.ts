@@ -2,7 +2,7 @@
  * What the fork backend's wrapper needs to run a job as its local account
  * (BatchJobSpec.localAccount, docs/security.md): the CRED argument `UID:GID:G1,...` and
  * the account's names for the job environment. The switch itself happens in the C
- * wrapper's child right before the exec (./wrapper-c.ts); the service process never
+ * wrapper's child right before the exec (../core/wrapper-c.ts); the service process never
  * changes its own identity.
  *
  * Refused here, so no job starts under the wrong identity: an account that does not
