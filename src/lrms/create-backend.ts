@@ -43,5 +43,15 @@ export async function createBatchBackend(
         ...(accounts ? { accounts } : {}),
       });
     }
+    case 'gridengine': {
+      const { GridEngineBackend } = await import('./gridengine/gridengine-backend.js');
+      return GridEngineBackend.create({
+        workDir: join(lrmsRoot, 'gridengine'),
+        ...config.gridengine,
+        ...(log ? { log } : {}),
+        ...(commands ? { commands } : {}),
+        ...(accounts ? { accounts } : {}),
+      });
+    }
   }
 }
