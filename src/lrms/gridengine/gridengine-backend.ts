@@ -123,7 +123,8 @@ export class GridEngineBackend implements BatchBackend {
     closed: () => this.#closed,
     log: () => this.#log,
   };
-  #lastJobs: Map<string, GeJob> = new Map();
+  /** The last qstat answer and when it came (the info document's job counts). */
+  #lastJobs = { jobs: new Map<string, GeJob>(), at: 0 };
   #cluster: { info: BatchClusterInfo; at: number } | undefined;
   #clusterRefresh: Promise<void> | undefined;
 
@@ -204,8 +205,8 @@ export class GridEngineBackend implements BatchBackend {
       try {
         const summary = parseQueueSummary((await this.#runner.run('qstat', QSTAT_QUEUES_ARGS, { attempts: 1 })).stdout);
         const jobs =
-          this.#jobs.size > 0
-            ? this.#lastJobs
+          Date.now() - this.#lastJobs.at <= this.#o.infoRefreshMs
+            ? this.#lastJobs.jobs
             : parseQstatXml((await this.#runner.run('qstat', QSTAT_ARGS, { attempts: 1 })).stdout);
         this.#cluster = { info: clusterInfo(summary, jobs), at: Date.now() };
       } catch (e) {
@@ -342,7 +343,7 @@ export class GridEngineBackend implements BatchBackend {
   }
 
   async #onQstat(jobs: Map<string, GeJob>, startedAt: number): Promise<void> {
-    this.#lastJobs = jobs;
+    this.#lastJobs = { jobs, at: Date.now() };
     const checks: Promise<void>[] = [];
     for (const job of this.#jobs.values()) {
       if (job.ended) continue;
