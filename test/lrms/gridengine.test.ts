@@ -74,8 +74,10 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
   if (skip !== undefined) return;
   const blockers: string[] = [];
   // Registered before the cell's own hooks, so it runs before the cell stops.
-  after(() => {
+  after(async () => {
     for (const id of blockers) ge.cmd('qdel', [id]);
+    // qdel is asynchronous: wait for the execution daemon to end them (no process outlives the file).
+    await until('the blockers to end', () => blockers.every((id) => !inQstat(id)));
   });
   const ge = useGridEngine();
   let root = '';

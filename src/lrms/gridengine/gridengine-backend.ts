@@ -32,6 +32,7 @@ import { JOB_SCRIPT, PID_FILE, lostResult, readStatus, writeAtomic } from '../co
 import { jobScript, validateSpec } from '../core/job-script.js';
 import { placeWrapper, switchUserPrefix } from '../core/lrms-dir.js';
 import { Poller } from '../core/poller.js';
+import { afterCancel } from '../core/cancel-result.js';
 import { chainStart, queueUpdate, type UpdateTarget } from '../core/update-chain.js';
 import { ensureWrapper, type WrapperKind } from '../core/wrapper-build.js';
 import { geBatchState } from './ge-state.js';
@@ -420,10 +421,7 @@ export class GridEngineBackend implements BatchBackend {
   async #finish(job: Tracked, result: BatchResult): Promise<void> {
     if (job.ended) return;
     job.ended = true;
-    // A job that ended after the cancel ended because of it, unless a limit stopped it first.
-    const first = result.endTime !== null && job.cancelledAt > 0 && result.endTime.getTime() < job.cancelledAt;
-    if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? ''))
-      result = { ...result, failureReason: 'cancelled' };
+    result = afterCancel(result, job.cancelledAt);
     await writeDiag(job.lrmsDir, result).catch((e: unknown) =>
       this.#log?.warn({ err: e, job: job.jobId }, 'gridengine: cannot write the diag file'),
     );

@@ -31,6 +31,7 @@ import { PID_FILE, lostResult, readStatus } from '../core/job-files.js';
 import { validateSpec } from '../core/job-script.js';
 import { ensureWrapper, type WrapperKind } from '../core/wrapper-build.js';
 import type { BackendLog } from '../core/backend-log.js';
+import { afterCancel } from '../core/cancel-result.js';
 import { chainStart, queueUpdate, type UpdateTarget } from '../core/update-chain.js';
 import { resultFromSlurm, statusUnwritten, unwrittenResult, writeDiag } from './job-result.js';
 import { slurmOutHead } from './lrms-files.js';
@@ -536,12 +537,7 @@ export class SlurmBackend implements BatchBackend {
   async #finish(job: Tracked, result: BatchResult): Promise<void> {
     if (job.ended) return;
     job.ended = true;
-    // Slurm signals every process of a cancelled job at once, so the job may end "cleanly"
-    // (a shell whose child died first) before its wrapper sees the cancel: a job that ended
-    // after the cancel was asked for ended because of it, unless a limit stopped it.
-    const first = result.endTime !== null && job.cancelledAt > 0 && result.endTime.getTime() < job.cancelledAt;
-    if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? ''))
-      result = { ...result, failureReason: 'cancelled' };
+    result = afterCancel(result, job.cancelledAt);
     await writeDiag(job.lrmsDir, result).catch((e: unknown) =>
       this.#o.log?.warn({ err: e, job: job.jobId }, 'slurm: cannot write the diag file'),
     );
