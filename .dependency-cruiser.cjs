@@ -87,6 +87,21 @@ module.exports = {
       to: { path: ABOVE_ADAPTERS },
     },
     {
+      name: 'backends-apart',
+      comment:
+        'A batch backend (src/lrms/<name>/: fork, slurm, gridengine, kubernetes, ...) builds on the shared core (src/lrms/core) and src/lrms/*.ts, never on another backend: what two backends share moves into the core.',
+      severity: 'error',
+      from: { path: '^src/lrms/([^/]+)/', pathNot: '^src/lrms/core/' },
+      to: { path: '^src/lrms/[^/]+/', pathNot: ['^src/lrms/$1/', '^src/lrms/core/'] },
+    },
+    {
+      name: 'lrms-core-knows-no-backend',
+      comment: 'The shared core of the batch backends (src/lrms/core) serves every backend and imports none.',
+      severity: 'error',
+      from: { path: '^src/lrms/core/' },
+      to: { path: '^src/lrms/[^/]+/', pathNot: '^src/lrms/core/' },
+    },
+    {
       name: 'leaves-import-no-layer',
       comment:
         'The vocabulary, errors, documents, configuration schema, safe file access, PKI and authentication sit under every layer.',

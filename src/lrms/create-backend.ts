@@ -1,14 +1,15 @@
 /**
  * Builds the configured batch backend. The composition root calls this once; the
- * engine sees only the BatchBackend interface. A new backend (Slurm) is one more case.
+ * engine sees only the BatchBackend interface. A new backend is one more case (CONTRIBUTING.md, "A new batch backend").
  * A backend other than the default (fork) is imported only when configured: a site on
  * the fork backend never loads the Slurm code (docs/performance.md, "Memory").
  */
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { BatchBackend } from './backend.js';
-import type { BatchCommandObserver } from './command-observer.js';
-import { ForkBackend, type BackendLog } from './fork/fork-backend.js';
+import type { BatchCommandObserver } from './core/command-observer.js';
+import { ForkBackend } from './fork/fork-backend.js';
+import type { BackendLog } from './core/backend-log.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
 
 /**
@@ -37,6 +38,16 @@ export async function createBatchBackend(
       return SlurmBackend.create({
         workDir: join(lrmsRoot, 'slurm'),
         ...config.slurm,
+        ...(log ? { log } : {}),
+        ...(commands ? { commands } : {}),
+        ...(accounts ? { accounts } : {}),
+      });
+    }
+    case 'gridengine': {
+      const { GridEngineBackend } = await import('./gridengine/gridengine-backend.js');
+      return GridEngineBackend.create({
+        workDir: join(lrmsRoot, 'gridengine'),
+        ...config.gridengine,
         ...(log ? { log } : {}),
         ...(commands ? { commands } : {}),
         ...(accounts ? { accounts } : {}),

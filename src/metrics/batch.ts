@@ -4,7 +4,7 @@
  * a backend that runs commands also reports each command through the observer.
  */
 import type { BatchBackend } from '../lrms/backend.js';
-import { timedCommand, type BatchCommandObserver } from '../lrms/command-observer.js';
+import { timedCommand, type BatchCommandObserver } from '../lrms/core/command-observer.js';
 import type { Metrics } from './instruments.js';
 
 export function batchCommandObserver(m: Metrics, backend: string): BatchCommandObserver {

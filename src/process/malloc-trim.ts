@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { getHeapStatistics } from 'node:v8';
-import { compiledPath, compileOnce } from '../lrms/fork/wrapper-build.js';
+import { compiledPath, compileOnce } from '../lrms/core/wrapper-build.js';
 import { MALLOC_C_SOURCE } from './malloc-c.js';
 
 export interface NativeMemory {

@@ -15,7 +15,7 @@ import type { SessionDirs } from '../sessions/session-dirs.js';
 import type { DelegationsWiring } from './delegations.js';
 import { Scheduler, type SchedulerOptions } from '../engine/scheduler/scheduler.js';
 import type { Limits } from '../engine/scheduler/slots.js';
-import type { BatchCommandObserver } from '../lrms/command-observer.js';
+import type { BatchCommandObserver } from '../lrms/core/command-observer.js';
 import { createBatchBackend } from '../lrms/create-backend.js';
 import type { BatchBackend, BatchClusterInfo } from '../lrms/backend.js';
 import type { BatchQueueLimits } from '../jobs/description-port.js';
@@ -58,7 +58,7 @@ export interface EngineDeps {
   /** Observers (metrics): the backend as the engine uses it, job state changes, staging results. */
   observe?: {
     readonly backend: (b: BatchBackend) => BatchBackend;
-    /** For a backend that runs commands: each one reported by name (src/lrms/command-observer.ts). */
+    /** For a backend that runs commands: each one reported by name (src/lrms/core/command-observer.ts). */
     readonly commands: (backend: string) => BatchCommandObserver;
     readonly transition: NonNullable<SchedulerOptions['onTransition']>;
     readonly staged: NonNullable<StagingDeps['onResult']>;

@@ -72,6 +72,12 @@ const good: Record<string, string> = {
     "import { a } from '../api/app.js';\nimport { log } from '../process/logger.js';\nexport const s = a + log;\n",
   'src/cli/main.ts': "import { s } from '../service/start.js';\nexport const c = s;\n",
   'src/staging/gfal2/helper.ts': "import { spawn } from 'node:child_process';\nexport const h = spawn;\n",
+  // Every backend builds on the shared core, and on its own files.
+  'src/lrms/core/poller.ts': 'export const poll = 1;\n',
+  'src/lrms/fork/fork-backend.ts': "import { poll } from '../core/poller.js';\nexport const f = poll;\n",
+  'src/lrms/slurm/squeue.ts': "import { poll } from '../core/poller.js';\nexport const q = poll;\n",
+  'src/lrms/slurm/slurm-backend.ts': "import { q } from './squeue.js';\nexport const sb = q;\n",
+  'src/lrms/gridengine/qstat.ts': "import { poll } from '../core/poller.js';\nexport const g = poll;\n",
 };
 
 describe('layer checker', () => {
@@ -120,6 +126,11 @@ describe('layer checker', () => {
         'src/process/uses-engine.ts': "import { m } from '../engine/scheduler.js';\nexport const e = m;\n",
         'src/authz/config-check.ts': 'export const check = (): undefined => undefined;\n',
         'src/config/load.ts': "import { check } from '../authz/config-check.js';\nexport const load = check;\n",
+        // One backend borrowing another's files, and the core reaching into a backend.
+        'src/lrms/slurm/uses-fork.ts': "import { f } from '../fork/fork-backend.js';\nexport const u = f;\n",
+        'src/lrms/gridengine/uses-slurm.ts': "import { q } from '../slurm/squeue.js';\nexport const u = q;\n",
+        'src/lrms/kubernetes/uses-ge.ts': "import { g } from '../gridengine/qstat.js';\nexport const u = g;\n",
+        'src/lrms/core/uses-fork.ts': "import { f } from '../fork/fork-backend.js';\nexport const u = f;\n",
       });
       dirs.push(dir);
       r = cruise(dir);
@@ -149,6 +160,10 @@ describe('layer checker', () => {
       ['process-housekeeping-for-the-root', 'src/jobs/uses-process.ts', 'src/process/logger.ts'],
       ['process-housekeeping-not-up', 'src/process/uses-engine.ts', 'src/engine/scheduler.ts'],
       ['processes-only-in-lrms-and-accounts', 'src/staging/spawns.ts', 'child_process'],
+      ['backends-apart', 'src/lrms/slurm/uses-fork.ts', 'src/lrms/fork/fork-backend.ts'],
+      ['backends-apart', 'src/lrms/gridengine/uses-slurm.ts', 'src/lrms/slurm/squeue.ts'],
+      ['backends-apart', 'src/lrms/kubernetes/uses-ge.ts', 'src/lrms/gridengine/qstat.ts'],
+      ['lrms-core-knows-no-backend', 'src/lrms/core/uses-fork.ts', 'src/lrms/fork/fork-backend.ts'],
     ];
     for (const [rule, from, to] of expect) {
       it(`${rule}: ${from} -> ${to.replace(/^node_modules\/(\w+).*/, '$1')}`, () => {

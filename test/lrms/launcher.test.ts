@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LauncherClient, type LauncherProgram, type Started } from '../../src/lrms/fork/launcher-client.js';
 import { LINE_MAX } from '../../src/lrms/fork/launcher-protocol.js';
-import { ensureLauncher } from '../../src/lrms/fork/wrapper-build.js';
+import { ensureLauncher } from '../../src/lrms/fork/launcher-build.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 import { NASTY_TEXTS } from '../helpers/nasty-text.js';
 import { until } from './backend.case.js';

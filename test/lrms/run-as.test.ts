@@ -12,7 +12,7 @@ import { chmod, lchown, mkdir, mkdtemp, open, rm, symlink, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkBackend } from '../../src/lrms/fork/fork-backend.js';
-import { jobScript } from '../../src/lrms/fork/job-script.js';
+import { jobScript } from '../../src/lrms/core/job-script.js';
 import type { BatchJobSpec } from '../../src/lrms/backend.js';
 import { CeError } from '../../src/errors/ce-error.js';
 import { pidIn, until } from './backend.case.js';

@@ -19,8 +19,8 @@ import {
 import { batchState, finalReason } from '../../src/lrms/slurm/slurm-state.js';
 import { attemptTag, sbatchArgs, slurmSpecProblem, timeLimitMinutes } from '../../src/lrms/slurm/sbatch-options.js';
 import { batchScript, wrapperArgs } from '../../src/lrms/slurm/batch-script.js';
-import { WRAPPER_C_SOURCE } from '../../src/lrms/fork/wrapper-c.js';
-import { WRAPPER_SH_SOURCE } from '../../src/lrms/fork/wrapper-sh.js';
+import { WRAPPER_C_SOURCE } from '../../src/lrms/core/wrapper-c.js';
+import { WRAPPER_SH_SOURCE } from '../../src/lrms/core/wrapper-sh.js';
 import { parseJobId } from '../../src/lrms/slurm/lrms-files.js';
 import { SlurmCommandError, SlurmRunner, isTransient, slurmMessage } from '../../src/lrms/slurm/run-command.js';
 import { resultFromSlurm } from '../../src/lrms/slurm/job-result.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureWrapper } from '../../src/lrms/fork/wrapper-build.js';
+import { ensureWrapper } from '../../src/lrms/core/wrapper-build.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 
 /** Whether an ELF executable asks for a program interpreter (is dynamically linked). */

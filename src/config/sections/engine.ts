@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { HOUR, SECOND } from '../units.js';
 import { lrmsSlurmSection } from './lrms-slurm.js';
+import { lrmsGridEngineSection } from './lrms-gridengine.js';
 
 const limit = (description: string) =>
   Type.Integer({ default: 0, minimum: 0, description: `${description}; 0 = no limit` });
@@ -44,10 +45,10 @@ export const engineSection = {
   ),
   lrms: Type.Object(
     {
-      backend: Type.Union([Type.Literal('fork'), Type.Literal('slurm')], {
+      backend: Type.Union([Type.Literal('fork'), Type.Literal('slurm'), Type.Literal('gridengine')], {
         default: 'fork',
         description:
-          'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`)',
+          'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`); `gridengine` to a Grid Engine cell (`lrms.gridengine`)',
       }),
       fork: Type.Object(
         {
@@ -106,6 +107,7 @@ export const engineSection = {
         { default: {}, additionalProperties: false },
       ),
       slurm: lrmsSlurmSection,
+      gridengine: lrmsGridEngineSection,
     },
     { default: {}, additionalProperties: false },
   ),

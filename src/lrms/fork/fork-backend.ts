@@ -46,25 +46,19 @@ import {
   wrapperAlive,
   writeAtomic,
   type PidRecord,
-} from './job-files.js';
-import { jobScript, validateSpec } from './job-script.js';
+} from '../core/job-files.js';
+import { jobScript, validateSpec } from '../core/job-script.js';
 import { LauncherClient, type LauncherProgram } from './launcher-client.js';
 import { jobCgroup, jobCgroupRoot, jobMark, ProcessSweeper, sweepCgroup } from './job-processes.js';
-import { ARGS_ENV, ARGS_FILE, argsFileText, wrapperArgs } from './wrapper-args.js';
+import { ARGS_ENV, ARGS_FILE, argsFileText, wrapperArgs } from '../core/wrapper-args.js';
 import { inSharedTmp, jobScratch, probePrivateTmp, removeScratch, scratchRoot } from './private-tmp.js';
-import {
-  ensureLauncher,
-  ensureWrapper,
-  type LauncherKind,
-  type WrapperBinary,
-  type WrapperKind,
-} from './wrapper-build.js';
+import { ensureWrapper, type WrapperBinary, type WrapperKind } from '../core/wrapper-build.js';
+import { ensureLauncher, type LauncherKind } from './launcher-build.js';
 
-/** Where problems the backend cannot hand to a caller are reported (pino-compatible). */
-export interface BackendLog {
-  warn(obj: object, msg: string): void;
-  info?(obj: object, msg: string): void;
-}
+import type { BackendLog } from '../core/backend-log.js';
+import { chainStart, queueUpdate, type UpdateTarget } from '../core/update-chain.js';
+
+export type { BackendLog };
 
 export interface ForkBackendOptions {
   /** The backend's own directory (the compiled wrapper lives in `bin/`). */
@@ -152,6 +146,13 @@ export class ForkBackend implements BatchBackend {
   /** Jobs whose status file is polled. */
   readonly #polled = new Set<Tracked>();
   #listener: BatchUpdateListener | undefined;
+  readonly #updates: UpdateTarget<Tracked> = {
+    name: 'fork',
+    jobs: this.#jobs,
+    listener: () => this.#listener,
+    closed: () => this.#closed,
+    log: () => this.#o.log,
+  };
   #timer: NodeJS.Timeout | undefined;
   #backstop: NodeJS.Timeout | undefined;
   /** A backstop pass is running: at most one at a time. */
@@ -447,7 +448,7 @@ export class ForkBackend implements BatchBackend {
       checking: false,
       ended: false,
       // Nothing is delivered before the caller has seen submit() resolve.
-      chain: new Promise((resolve) => setImmediate(resolve)),
+      chain: chainStart(),
     };
     this.#jobs.set(job.localId, job);
     if (polled) this.#poll(job);
@@ -530,20 +531,7 @@ export class ForkBackend implements BatchBackend {
   }
 
   #queue(job: Tracked, update: BatchUpdate): void {
-    job.chain = job.chain.then(async () => {
-      // Once its final update is being delivered the job is no longer this instance's.
-      if (update.kind === 'final' && this.#jobs.get(job.localId) === job) this.#jobs.delete(job.localId);
-      const listener = this.#listener;
-      if (this.#closed || listener === undefined) return;
-      try {
-        await listener(job.localId, update);
-      } catch (e) {
-        this.#o.log?.warn(
-          { err: e, job: job.jobId, localId: job.localId, update: update.kind },
-          'fork backend: update listener failed',
-        );
-      }
-    });
+    queueUpdate(this.#updates, job, update);
   }
 
   #onWrapperExit(pid: number, claimed: boolean): void {

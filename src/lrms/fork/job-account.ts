@@ -2,7 +2,7 @@
  * What the fork backend's wrapper needs to run a job as its local account
  * (BatchJobSpec.localAccount, docs/security.md): the CRED argument `UID:GID:G1,...` and
  * the account's names for the job environment. The switch itself happens in the C
- * wrapper's child right before the exec (./wrapper-c.ts); the service process never
+ * wrapper's child right before the exec (../core/wrapper-c.ts); the service process never
  * changes its own identity.
  *
  * Refused here, so no job starts under the wrong identity: an account that does not
@@ -12,7 +12,7 @@
  */
 import { ceError } from '../../errors/ce-error.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
-import type { WrapperKind } from './wrapper-build.js';
+import type { WrapperKind } from '../core/wrapper-build.js';
 
 export interface WrapperCredentials {
   /** The wrapper's CRED argument; '' = the job runs as the service's own user. */

@@ -23,10 +23,10 @@
  * it, made each clean wait 4-6 s for its pass and left the engine unable to keep up
  * (docs/performance.md, "Soak memory": the store grew with cleans not yet carried out).
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PidRecord } from './job-files.js';
+import type { PidRecord } from '../core/job-files.js';
+import { jobMark, markHash } from '../core/job-mark.js';
 import { killPid } from './proc-scan.js';
 import { ProcScanner } from './proc-scanner.js';
 
@@ -40,10 +40,7 @@ export interface JobProcesses {
   readonly wrapper?: PidRecord;
 }
 
-const hash = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 20);
-
-/** The mark of the attempt in `lrmsDir`: derived, so a restart (or a clean) finds it again. */
-export const jobMark = (lrmsDir: string): string => hash(lrmsDir);
+export { jobMark };
 
 /**
  * The cgroup v2 directory under which jobs get their cgroups, or why there is none:
@@ -59,7 +56,7 @@ export async function jobCgroupRoot(workDir: string): Promise<{ root?: string; w
       .map((l) => l.split(' '))
       .find((f) => f[f.indexOf('-') + 1] === 'cgroup2')?.[4];
     if (mount === undefined) return { why: 'cgroup2 is not mounted' };
-    const root = join(mount, own, `ceres-fork-${hash(workDir)}`);
+    const root = join(mount, own, `ceres-fork-${markHash(workDir)}`);
     await mkdir(root, { recursive: true });
     return { root, why: `cgroup v2 at ${root}` };
   } catch (e) {

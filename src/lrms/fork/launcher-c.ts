@@ -1,6 +1,6 @@
 /**
  * Source of the fork backend's launcher in C, compiled once per version with the system
- * compiler into the backend's work directory (./wrapper-build.ts), as the job wrapper is.
+ * compiler into the backend's work directory (./launcher-build.ts), as the job wrapper is.
  * Without a compiler the Node launcher (./launcher.ts) does the same job; both speak the
  * protocol below (./launcher-protocol.ts is the service's side). Design:
  * docs/batch-backends.md ("Why a launcher process").

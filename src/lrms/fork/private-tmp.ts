@@ -1,7 +1,7 @@
 /**
  * Private /tmp, /var/tmp and /dev/shm for the fork backend's jobs under local accounts
  * (docs/security.md, "Private temporary folders"). The C wrapper does the work as root
- * (./wrapper-c.ts, SCRATCH): a mount namespace of the job's own, whose /tmp and /var/tmp
+ * (../core/wrapper-c.ts, SCRATCH): a mount namespace of the job's own, whose /tmp and /var/tmp
  * are `<scratch>/tmp` and whose /dev/shm is `<scratch>/shm`, removed with the job. This
  * module decides whether a job gets them and where they live.
  *

@@ -1,16 +1,16 @@
 /**
  * The batch script handed to sbatch (`<lrmsDir>/slurm.sh`). It runs on the compute node
  * as the job's account, in the session directory (`--chdir`), and hands over to the same
- * job wrapper the fork backend uses (../fork/wrapper-c.ts): the wrapper claims the lrms
+ * job wrapper every backend uses (../core/wrapper-c.ts): the wrapper claims the lrms
  * directory (a second Slurm job for the same attempt finds it claimed and does nothing),
  * redirects stdin/stdout/stderr, runs job.sh (environment, runtime environments, the
- * executable: ../fork/job-script.ts), enforces the exact limits, and writes `status` and
+ * executable: ../core/job-script.ts), enforces the exact limits, and writes `status` and
  * `diag` there: the end of the job, its exit code and usage are known without slurmdbd.
  * Pure: builds text, no I/O.
  */
 import type { BatchJobSpec } from '../backend.js';
-import { shQuote } from '../fork/job-script.js';
-import { wrapperArgs as wrapperCommandLine } from '../fork/wrapper-args.js';
+import { shQuote } from '../core/job-script.js';
+import { wrapperArgs as wrapperCommandLine } from '../core/wrapper-args.js';
 import { LRMS_FILES } from './lrms-files.js';
 
 export interface ScriptSettings {

@@ -5,7 +5,8 @@
  */
 import type { BatchResult } from '../backend.js';
 import { stat } from 'node:fs/promises';
-import { STATUS_FILE, STATUS_UNWRITTEN_EXIT, lostResult, writeAtomic } from '../fork/job-files.js';
+import { STATUS_FILE, STATUS_UNWRITTEN_EXIT, lostResult } from '../core/job-files.js';
+export { writeDiag } from '../core/diag-file.js';
 import { wrapperWriteErrors } from './lrms-files.js';
 import { finalReason } from './slurm-state.js';
 import { signalName, type SlurmFigures } from './slurm-figures.js';
@@ -67,36 +68,4 @@ export async function statusUnwritten(
 /** The result of a job whose end went unrecorded for a known reason (`statusUnwritten`), Slurm's figures unknown. */
 export function unwrittenResult(reason: string): BatchResult {
   return { ...lostResult(''), failureReason: reason };
-}
-
-/** 20261125033201Z: the diag file's time format. */
-function mdsTime(d: Date | null): string | undefined {
-  return d
-    ? d
-        .toISOString()
-        .replace(/[-:T]/g, '')
-        .replace(/\.\d+Z$/, 'Z')
-    : undefined;
-}
-
-/**
- * Write `diag` from the result the backend reports. It replaces the wrapper's own: that one
- * lies in a directory of the job's account, so it is the job's word like the status file,
- * and the result holds Slurm's figures where Slurm has them. `ReportedByJob` names the
- * figures that are still the job's word (usage-figures.ts).
- */
-export async function writeDiag(lrmsDir: string, r: BatchResult): Promise<void> {
-  const lines = [
-    ...(r.nodes.length ? [`nodename=${r.nodes.join(' ')}`] : []),
-    `WallTime=${r.wallTimeSeconds}s`,
-    `UserTime=${r.userTimeSeconds}s`,
-    `KernelTime=${r.kernelTimeSeconds}s`,
-    ...(r.maxRssBytes > 0 ? [`MaxResidentMemory=${Math.ceil(r.maxRssBytes / 1024)}kB`] : []),
-    ...(mdsTime(r.startTime) ? [`LRMSStartTime=${mdsTime(r.startTime)}`] : []),
-    ...(mdsTime(r.endTime) ? [`LRMSEndTime=${mdsTime(r.endTime)}`] : []),
-    ...(r.exitCode !== null ? [`exitcode=${r.exitCode}`] : []),
-    ...(r.failureReason ? [`LRMSMessage=${r.failureReason.replace(/\n/g, ' ')}`] : []),
-    ...(r.jobReported?.length ? [`ReportedByJob=${r.jobReported.join(',')}`] : []),
-  ];
-  await writeAtomic(`${lrmsDir}/diag`, `${lines.join('\n')}\n`);
 }

@@ -1,6 +1,6 @@
 /**
  * The files the Slurm backend keeps in a job's lrms directory, next to the job wrapper's
- * own (`pid`, `status`, `diag`, `failure`, `job.sh`: ../fork/job-files.ts). The lrms and
+ * own (`pid`, `status`, `diag`, `failure`, `job.sh`: ../core/job-files.ts). The lrms and
  * session directories must be on a file system the compute nodes share.
  *
  *   slurm-submit  written before sbatch runs: a submission may be under way (its answer may be lost)
@@ -47,7 +47,7 @@ export async function slurmOutHead(lrmsDir: string): Promise<string> {
 
 /**
  * What the job wrapper said on slurm.out about files it could not write (`error cannot
- * write the <name> file <path>: <reason>`, ../fork/wrapper-c.ts), each without `error `.
+ * write the <name> file <path>: <reason>`, ../core/wrapper-c.ts), each without `error `.
  */
 export async function wrapperWriteErrors(lrmsDir: string): Promise<string[]> {
   const text = await readJobFile(`${lrmsDir}/${LRMS_FILES.slurmOut}`, 64 * 1024).catch(() => undefined);

@@ -13,7 +13,7 @@
  *          from squeue ──▶ the status file (or scontrol, or "lost") ──▶ the final update
  */
 import { AccountResolver } from '../../accounts/resolve-account.js';
-import type { BatchCommandObserver } from '../command-observer.js';
+import type { BatchCommandObserver } from '../core/command-observer.js';
 import { lstat, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ceError } from '../../errors/ce-error.js';
@@ -27,13 +27,15 @@ import type {
   BatchUpdate,
   BatchUpdateListener,
 } from '../backend.js';
-import { PID_FILE, lostResult, readStatus } from '../fork/job-files.js';
-import { validateSpec } from '../fork/job-script.js';
-import { ensureWrapper, type WrapperKind } from '../fork/wrapper-build.js';
-import type { BackendLog } from '../fork/fork-backend.js';
+import { PID_FILE, lostResult, readStatus } from '../core/job-files.js';
+import { validateSpec } from '../core/job-script.js';
+import { ensureWrapper, type WrapperKind } from '../core/wrapper-build.js';
+import type { BackendLog } from '../core/backend-log.js';
+import { afterCancel } from '../core/cancel-result.js';
+import { chainStart, queueUpdate, type UpdateTarget } from '../core/update-chain.js';
 import { resultFromSlurm, statusUnwritten, unwrittenResult, writeDiag } from './job-result.js';
 import { slurmOutHead } from './lrms-files.js';
-import { Poller } from './poller.js';
+import { Poller } from '../core/poller.js';
 import { SlurmCommandError, SlurmRunner } from './run-command.js';
 import { isUnknownJob, parseScontrolJob } from './scontrol.js';
 import { FINAL_STATES, batchState } from './slurm-state.js';
@@ -118,11 +120,18 @@ export class SlurmBackend implements BatchBackend {
   };
   readonly #runner: SlurmRunner;
   readonly #submit: SubmitSettings;
-  readonly #poller: Poller;
+  readonly #poller: Poller<ParsedQueue>;
   readonly #jobs = new Map<string, Tracked>();
   /** Submissions under way per lrms directory: a concurrent submit of the same attempt joins it. */
   readonly #submitting = new Map<string, Promise<string>>();
   #listener: BatchUpdateListener | undefined;
+  readonly #updates: UpdateTarget<Tracked> = {
+    name: 'slurm',
+    jobs: this.#jobs,
+    listener: () => this.#listener,
+    closed: () => this.#closed,
+    log: () => this.#o.log,
+  };
   #closed = false;
   /** The last squeue answer (for the info document); undefined before the first. */
   #lastQueue: { queue: ParsedQueue; at: number } | undefined;
@@ -184,9 +193,11 @@ export class SlurmBackend implements BatchBackend {
       accounts: o.accounts ?? new AccountResolver(),
       ...(log ? { log } : {}),
     };
-    this.#poller = new Poller(this.#runner, this.#o.pollIntervalMs, {
+    this.#poller = new Poller(this.#o.pollIntervalMs, {
       busy: () => this.#jobs.size > 0,
-      onQueue: (q, at) => this.#onQueue(q, at),
+      // One attempt: the next interval is the retry.
+      ask: async () => parseSqueue((await this.#runner.run('squeue', SQUEUE_ARGS, { attempts: 1 })).stdout),
+      onAnswer: (q, at) => this.#onQueue(q, at),
       onFailure: (e, streak) => this.#onPollFailure(e, streak),
     });
   }
@@ -361,7 +372,7 @@ export class SlurmBackend implements BatchBackend {
       checking: false,
       ended: false,
       // Nothing is delivered before the caller has seen submit() resolve.
-      chain: new Promise((resolve) => setImmediate(resolve)),
+      chain: chainStart(),
     };
     this.#jobs.set(localId, job);
     this.#poller.wake();
@@ -526,12 +537,7 @@ export class SlurmBackend implements BatchBackend {
   async #finish(job: Tracked, result: BatchResult): Promise<void> {
     if (job.ended) return;
     job.ended = true;
-    // Slurm signals every process of a cancelled job at once, so the job may end "cleanly"
-    // (a shell whose child died first) before its wrapper sees the cancel: a job that ended
-    // after the cancel was asked for ended because of it, unless a limit stopped it.
-    const first = result.endTime !== null && job.cancelledAt > 0 && result.endTime.getTime() < job.cancelledAt;
-    if (job.cancelledAt > 0 && !first && !/^(wall|cpu|memory) /.test(result.failureReason ?? ''))
-      result = { ...result, failureReason: 'cancelled' };
+    result = afterCancel(result, job.cancelledAt);
     await writeDiag(job.lrmsDir, result).catch((e: unknown) =>
       this.#o.log?.warn({ err: e, job: job.jobId }, 'slurm: cannot write the diag file'),
     );
@@ -539,18 +545,6 @@ export class SlurmBackend implements BatchBackend {
   }
 
   #queue(job: Tracked, update: BatchUpdate): void {
-    job.chain = job.chain.then(async () => {
-      if (update.kind === 'final' && this.#jobs.get(job.localId) === job) this.#jobs.delete(job.localId);
-      const listener = this.#listener;
-      if (this.#closed || listener === undefined) return;
-      try {
-        await listener(job.localId, update);
-      } catch (e) {
-        this.#o.log?.warn(
-          { err: e, localId: job.localId, update: update.kind },
-          'slurm backend: update listener failed',
-        );
-      }
-    });
+    queueUpdate(this.#updates, job, update);
   }
 }

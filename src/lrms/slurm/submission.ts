@@ -11,12 +11,13 @@
  * And whatever slipped through: the job wrapper claims the directory, so a second Slurm
  * job for the same attempt exits at once without running anything.
  */
-import { chown, copyFile, link, lstat, rm } from 'node:fs/promises';
+import { chown, lstat, rm } from 'node:fs/promises';
 import { ceError } from '../../errors/ce-error.js';
 import type { BatchJobSpec } from '../backend.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
-import { JOB_SCRIPT, writeAtomic } from '../fork/job-files.js';
-import { jobScript } from '../fork/job-script.js';
+import { JOB_SCRIPT, writeAtomic } from '../core/job-files.js';
+import { jobScript } from '../core/job-script.js';
+import { placeWrapper, switchUserPrefix } from '../core/lrms-dir.js';
 import { batchScript, type ScriptSettings } from './batch-script.js';
 import { LRMS_FILES, parseJobId, readJobIdFile } from './lrms-files.js';
 import { SlurmCommandError, type SlurmRunner } from './run-command.js';
@@ -43,10 +44,7 @@ const exists = (p: string): Promise<boolean> =>
   );
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export function switchUserPrefix(how: 'runuser', account: string | undefined): string[] {
-  if (account === undefined) return [];
-  return [how, '-u', account, '--'];
-}
+export { switchUserPrefix };
 
 /** The Slurm job of this attempt, if an earlier submission got through. */
 export async function findSubmitted(
@@ -62,12 +60,6 @@ export async function findSubmitted(
   const { stdout } = await runner.run('squeue', squeueByNameArgs(jobName(s, spec.jobId)));
   const tag = attemptTag(spec);
   return parseIdComment(stdout).find((j) => j.comment === tag)?.id;
-}
-
-async function placeWrapper(from: string, to: string): Promise<void> {
-  await rm(to, { force: true });
-  // A hard link costs nothing per job; another file system needs a copy.
-  await link(from, to).catch(() => copyFile(from, to));
 }
 
 /** Write the attempt's files (job.sh, slurm.sh, the wrapper), owned so that the job's account can write its results. */

@@ -1,5 +1,5 @@
 /**
- * The job wrapper's arguments (src/lrms/fork/wrapper-c.ts reads them by position), made
+ * The job wrapper's arguments (./wrapper-c.ts reads them by position), made
  * in one place for every backend that runs the wrapper: the fork backend's launcher and
  * the Slurm batch script. A second copy drifted once when the wrapper gained an argument.
  *
@@ -8,7 +8,7 @@
  * reads command lines with ps, and these name the job's lrms and session directories.
  */
 import type { BatchJobSpec } from '../backend.js';
-import { jobMark } from './job-processes.js';
+import { jobMark } from './job-mark.js';
 
 export interface WrapperSettings {
   readonly killGraceSeconds: number;

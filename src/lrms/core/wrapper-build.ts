@@ -1,9 +1,9 @@
 /**
- * Provides the job wrapper executable and the launcher: the C wrapper and the C launcher
+ * Provides the job wrapper executable every backend runs its jobs under: the C wrapper
  * compiled with the system compiler into `<workDir>/bin/` (once per source version: the
- * file name carries a hash of the source), or the POSIX sh wrapper and the Node launcher
- * when asked for or when no compiler works. Compiling is the one process the backend
- * starts from the service itself, once per program.
+ * file name carries a hash of the source), or the POSIX sh wrapper when asked for or when
+ * no compiler works. Compiling is the one process a backend starts from the service
+ * itself, once per program (`compileOnce`, also used for the fork backend's launcher).
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -13,8 +13,6 @@ import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ceError } from '../../errors/ce-error.js';
-import { LAUNCHER_C_SOURCE } from './launcher-c.js';
-import type { LauncherProgram } from './launcher-client.js';
 import { WRAPPER_C_SOURCE } from './wrapper-c.js';
 import { WRAPPER_SH_SOURCE } from './wrapper-sh.js';
 
@@ -142,30 +140,5 @@ export async function ensureWrapper(
     if (mode === 'c') throw ceError('CE_ERR_LRMS_UNAVAILABLE', 'The C job wrapper could not be compiled', { cause: e });
     onFallback?.(why);
     return buildSh(binDir);
-  }
-}
-
-export type LauncherKind = LauncherProgram['kind'];
-
-/**
- * The launcher to use. `auto`: the C launcher if it compiles, else the Node one
- * (`onFallback` says why); `c`: C or a CE_ERR_LRMS_UNAVAILABLE error; `node`: the Node one.
- */
-export async function ensureLauncher(
-  workDir: string,
-  mode: 'auto' | LauncherKind,
-  compiler: string,
-  onFallback?: (why: string) => void,
-): Promise<LauncherProgram> {
-  if (mode === 'node') return { kind: 'node' };
-  const binDir = join(workDir, 'bin');
-  await mkdir(binDir, { recursive: true });
-  try {
-    return { kind: 'c', path: await compileOnce(binDir, 'launcher', LAUNCHER_C_SOURCE, compiler) };
-  } catch (e) {
-    const why = e instanceof Error ? (e.message.split('\n')[0] ?? e.message) : String(e);
-    if (mode === 'c') throw ceError('CE_ERR_LRMS_UNAVAILABLE', 'The C launcher could not be compiled', { cause: e });
-    onFallback?.(why);
-    return { kind: 'node' };
   }
 }

@@ -1,31 +1,30 @@
 /**
- * The poll loop: one squeue call per interval for all tracked jobs, one pass at a time
- * (a slow controller delays the next pass instead of piling calls up). A failed call is
- * logged (once per streak, then every tenth) and the next interval tries again; Slurm
- * being unreachable never ends a job by itself (the job's status file still does).
+ * The poll loop of a batch backend: one question to the batch system per interval for
+ * all tracked jobs (squeue, qstat -xml), one pass at a time (a slow controller delays the
+ * next pass instead of piling calls up). A failed question is reported with its streak
+ * and the next interval tries again; the batch system being unreachable never ends a job
+ * by itself (the job's status file still does).
  */
-import { SQUEUE_ARGS, parseSqueue, type ParsedQueue } from './squeue.js';
-import type { SlurmRunner } from './run-command.js';
-
-export interface PollerHooks {
-  /** A successful squeue answer; `startedAt` is when the call started (jobs registered later may be missing). */
-  onQueue(queue: ParsedQueue, startedAt: number): Promise<void>;
-  /** squeue failed: `streak` consecutive failures so far. */
+export interface PollerHooks<T> {
+  /** Asks the batch system about all jobs, once (the next interval is the retry). */
+  ask(): Promise<T>;
+  /** A successful answer; `startedAt` is when the question started (jobs registered later may be missing). */
+  onAnswer(answer: T, startedAt: number): Promise<void>;
+  /** The question failed: `streak` consecutive failures so far. */
   onFailure(error: Error, streak: number): Promise<void>;
-  /** Whether any job needs watching (no squeue call while idle). */
+  /** Whether any job needs watching (no question while idle). */
   busy(): boolean;
 }
 
-export class Poller {
+export class Poller<T> {
   #timer: NodeJS.Timeout | undefined;
   #running = false;
   #closed = false;
   #streak = 0;
 
   constructor(
-    private readonly runner: SlurmRunner,
     private readonly intervalMs: number,
-    private readonly hooks: PollerHooks,
+    private readonly hooks: PollerHooks<T>,
   ) {}
 
   /** Make sure a pass is scheduled (idempotent). */
@@ -54,10 +53,9 @@ export class Poller {
     this.#running = true;
     const startedAt = Date.now();
     try {
-      // One attempt: the next interval is the retry.
-      const { stdout } = await this.runner.run('squeue', SQUEUE_ARGS, { attempts: 1 });
+      const answer = await this.hooks.ask();
       this.#streak = 0;
-      await this.hooks.onQueue(parseSqueue(stdout), startedAt);
+      await this.hooks.onAnswer(answer, startedAt);
     } catch (e) {
       this.#streak++;
       await this.hooks.onFailure(e instanceof Error ? e : new Error(String(e)), this.#streak).catch(() => undefined);

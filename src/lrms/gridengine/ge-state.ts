@@ -1,0 +1,20 @@
+/**
+ * Grid Engine's job states (qstat's state letters, as `qw`, `hqw`, `r`, `t`, `Rr`, `s`,
+ * `dr`, `Eqw`) mapped to the REST sub-states; the native name travels with each update.
+ * The letters combine: d (deletion asked) wins over everything, then E (error: the job
+ * cannot start until an operator clears it; the backend ends it), then h (held), then
+ * s/S/T (suspended by the user, the queue or a threshold), then r/t (running,
+ * transferring to the host), then q (waiting).
+ */
+import type { BatchState } from '../backend.js';
+
+/** The sub-state of a state string, or 'error' for a job in error state (E). */
+export function geBatchState(native: string): BatchState | 'error' {
+  if (native.includes('d')) return 'EXITINGLRMS';
+  if (native.includes('E')) return 'error';
+  if (native.includes('h')) return 'HELD';
+  if (/[sST]/.test(native)) return 'OTHER';
+  if (/[rt]/.test(native)) return 'RUNNING';
+  if (native.includes('q') || native.includes('w')) return 'QUEUING';
+  return 'OTHER';
+}

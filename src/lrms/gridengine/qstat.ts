@@ -1,0 +1,117 @@
+/**
+ * Grid Engine's answers, parsed: `qstat -u '*' -xml` (every job of every user in one
+ * call: the poll), `qstat -j ID` (a job's error reason), `qstat -g c` (per queue slot
+ * figures), `qacct -j ID` (a finished job's accounting record).
+ */
+import type { BatchClusterInfo, BatchQueueInfo } from '../backend.js';
+
+export const QSTAT_ARGS = ['-u', '*', '-xml'] as const;
+export const QSTAT_QUEUES_ARGS = ['-g', 'c'] as const;
+
+export interface GeJob {
+  readonly id: string;
+  /** The state letters, e.g. `qw`, `r`, `Eqw`. */
+  readonly state: string;
+  /** `all.q@host` while it runs. */
+  readonly queue: string;
+}
+
+const tag = (block: string, name: string): string | undefined =>
+  new RegExp(`<${name}>([^<]*)</${name}>`).exec(block)?.[1];
+
+/** The jobs of a `qstat -xml` answer by id (an array job's tasks share the id: the first is kept). */
+export function parseQstatXml(xml: string): Map<string, GeJob> {
+  if (!/<job_info[\s>]/.test(xml)) throw new Error(`qstat -xml answered no job_info: ${xml.slice(0, 200)}`);
+  const jobs = new Map<string, GeJob>();
+  for (const m of xml.matchAll(/<job_list\b[^>]*>([\s\S]*?)<\/job_list>/g)) {
+    const block = m[1] ?? '';
+    const id = tag(block, 'JB_job_number');
+    const state = tag(block, 'state');
+    if (id === undefined || state === undefined || jobs.has(id)) continue;
+    jobs.set(id, { id, state, queue: tag(block, 'queue_name') ?? '' });
+  }
+  return jobs;
+}
+
+/** The `error reason` lines of `qstat -j ID`, joined. */
+export function errorReason(text: string): string {
+  return text
+    .split('\n')
+    .filter((l) => /^error reason\s+\d+:/.test(l))
+    .map((l) => l.replace(/^error reason\s+\d+:\s*/, '').trim())
+    .join('; ')
+    .slice(0, 300);
+}
+
+/** `qstat -g c`: CLUSTER QUEUE, CQLOAD, USED, RES, AVAIL, TOTAL, aoACDS, cdsuE. */
+export function parseQueueSummary(
+  text: string,
+): { name: string; used: number; avail: number; total: number; down: number }[] {
+  const out: { name: string; used: number; avail: number; total: number; down: number }[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 8 || !/^\d+$/.test(f[2] ?? '')) continue;
+    out.push({
+      name: f[0] as string,
+      used: Number(f[2]),
+      avail: Number(f[4]),
+      total: Number(f[5]),
+      down: Number(f[7]),
+    });
+  }
+  return out;
+}
+
+/** The cluster figures from the queue summary and the jobs of the last poll. */
+export function clusterInfo(
+  summary: ReturnType<typeof parseQueueSummary>,
+  jobs: ReadonlyMap<string, GeJob>,
+): BatchClusterInfo {
+  let waiting = 0;
+  const running = new Map<string, number>();
+  for (const j of jobs.values()) {
+    if (/[rt]/.test(j.state) && j.queue) {
+      const q = j.queue.split('@')[0] as string;
+      running.set(q, (running.get(q) ?? 0) + 1);
+    } else if (j.state.includes('q')) waiting++;
+  }
+  const queues: BatchQueueInfo[] = summary.map((q) => ({
+    name: q.name,
+    // Every instance of the queue disabled, suspended, unknown or in error: nothing starts there.
+    up: q.total > 0 && q.down < q.total,
+    totalSlots: q.total,
+    freeSlots: q.avail,
+    runningJobs: running.get(q.name) ?? 0,
+    // A waiting job names no queue until it is scheduled: counted in each.
+    waitingJobs: waiting,
+  }));
+  return {
+    totalSlots: queues.reduce((n, q) => n + q.totalSlots, 0),
+    freeSlots: queues.reduce((n, q) => n + q.freeSlots, 0),
+    totalNodes: 0,
+    queues,
+  };
+}
+
+export interface GeAccounting {
+  readonly failed: number;
+  readonly exitStatus: number;
+  readonly failedText: string;
+}
+
+/** `qacct -j ID`: the last record (a re-run job has several). */
+export function parseQacct(text: string): GeAccounting | undefined {
+  const records = text.split(/^=+$/m).filter((r) => /^exit_status\s/m.test(r));
+  const r = records.at(-1);
+  if (r === undefined) return undefined;
+  const failed = /^failed\s+(\d+)\s*(?::\s*(.*))?$/m.exec(r);
+  return {
+    failed: Number(failed?.[1] ?? 0),
+    failedText: (failed?.[2] ?? '').trim(),
+    exitStatus: Number(/^exit_status\s+(\d+)/m.exec(r)?.[1] ?? 0),
+  };
+}
+
+/** A command's answer that the job id is unknown (qstat -j, qdel, qacct). */
+export const isUnknownJob = (message: string): boolean =>
+  /do(?:es)? not exist|not found|Following jobs do not exist/i.test(message);
