@@ -1,6 +1,5 @@
 /** The page bodies (no I/O: plain values in, escaped HTML out). */
 import { html, type Html } from './html.js';
-import type { JobPageRow } from '../../store/job-pages.js';
 import type { JobRecord } from '../../store/job-record.js';
 import { duration, kib, type ErrorsFile, type Usage } from './job-history.js';
 
@@ -92,62 +91,6 @@ export function overviewBody(o: {
         </table>
       </div>
     </section>`;
-}
-
-/** The list's rows; `all`: every owner's jobs (the administrator's list), with an owner column. */
-export function jobRows(mount: string, rows: readonly JobPageRow[], all = false): Html {
-  if (rows.length === 0)
-    return html`<tr>
-      <td colspan="${all ? 5 : 4}">No jobs.</td>
-    </tr>`;
-  return html`${rows.map(
-    (r) =>
-      html`<tr>
-        <td class="id"><a href="${mount}/web/jobs/${r.id}">${r.id}</a></td>
-        <td class="state state-${r.state}">${r.state}</td>
-        ${all ? html`<td class="owner">${r.owner}</td>` : ''}
-        <td class="wide">${r.queue}</td>
-        <td>${when(r.createdAt)}</td>
-      </tr>`,
-  )}`;
-}
-
-export function jobListBody(o: {
-  mount: string;
-  states: readonly string[];
-  state: string | undefined;
-  rows: readonly JobPageRow[];
-  next: string | undefined;
-  after: string | undefined;
-  all?: boolean;
-}): Html {
-  const all = o.all === true;
-  const self = `${o.mount}/web/jobs?${o.state === undefined ? '' : `state=${o.state}&`}`;
-  const fragment = `${self}${o.after === undefined ? '' : `after=${encodeURIComponent(o.after)}&`}fragment=rows`;
-  return html`<h1>${all ? 'All jobs' : 'My jobs'}</h1>
-    ${all ? html`<p>You are a site administrator: every user's jobs are listed.</p>` : ''}
-    <form method="get" action="${o.mount}/web/jobs" class="actions">
-      <label for="state">State</label>
-      <select id="state" name="state">
-        <option value="">all</option>
-        ${o.states.map((s) => html`<option value="${s}" ${s === o.state ? 'selected' : ''}>${s}</option>`)}
-      </select>
-      <button type="submit">Filter</button>
-    </form>
-    <div class="table-wrap">
-      <table>
-        <caption>
-          Newest first; updates every few seconds
-        </caption>
-        ${all ? heads('Job', 'State', 'Owner', '*Queue', 'Submitted') : heads('Job', 'State', '*Queue', 'Submitted')}
-        <tbody id="job-rows" hx-get="${fragment}" hx-trigger="every 3s" hx-swap="innerHTML">
-          ${jobRows(o.mount, o.rows, all)}
-        </tbody>
-      </table>
-    </div>
-    <nav aria-label="Pages" class="actions">
-      ${o.after === undefined ? '' : html`<a href="${self}">Newest</a>`}${o.next === undefined ? '' : html`<a href="${self}after=${encodeURIComponent(o.next)}" rel="next">Older jobs</a>`}
-    </nav>`;
 }
 
 export function jobStateFragment(j: JobRecord): Html {
@@ -248,7 +191,12 @@ export function jobBody(o: {
             </tbody>
           </table>
         </div>`;
-  return html`<h1>Job <code>${id}</code></h1>
+  return html`${
+    o.job.name === ''
+      ? html`<h1>Job <code>${id}</code></h1>`
+      : html`<h1>${o.job.name}</h1>
+          <p>Job <code>${id}</code></p>`
+  }
     ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
     ${o.owner === undefined ? '' : html`<p class="notice">Administrator view: the job of <code>${o.owner}</code>.</p>`}
     <section aria-labelledby="st">
