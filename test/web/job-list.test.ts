@@ -9,19 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
+import { certificateContext, chromiumSkip, fitsWidth, launchChromium } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 
 const skip = chromiumSkip;
 const EVIL = `<img src=x onerror="alert('name')"><script>alert(1)</script>`;
-
-async function fitsWidth(p: Page): Promise<void> {
-  const overflow = await p.evaluate<number>(
-    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-  );
-  assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at ${p.url()}`);
-}
 
 /** The list's rows as the page shows them: each row's cells' text. */
 const rowsOf = (p: Page): Promise<string[][]> =>
