@@ -134,6 +134,8 @@ export function jobBody(o: {
   usage: Usage | undefined;
   description: string | undefined;
   diagnose: readonly string[];
+  /** Why kill and restart do not apply now (undefined: they do). */
+  applicable: { kill: string | undefined; restart: string | undefined };
   notice: string | undefined;
   maxUpload: number;
   /** Shown to an administrator looking at another user's job. */
@@ -142,8 +144,6 @@ export function jobBody(o: {
   const m = o.mount;
   const id = o.job.id;
   const base = `${m}/web/jobs/${id}`;
-  const action = (name: string, label: string, danger = false) =>
-    postButton({ action: `${base}/${name}`, csrf: o.csrf, label, danger });
   const prefix = o.dir === '' ? '' : `${o.dir}/`;
   // An administrator on another user's job: look, kill and clean; no file changes.
   const mine = o.owner === undefined;
@@ -204,9 +204,7 @@ export function jobBody(o: {
       <div id="job-status" hx-get="${base}/status" hx-trigger="every 2s" hx-swap="innerHTML">
         ${jobStateFragment(o.job)}
       </div>
-      <div class="actions">
-        ${action('kill', 'Kill', true)}${action('clean', 'Clean', true)}${mine ? action('restart', 'Restart') : ''}
-      </div>
+      ${jobActions({ base, csrf: o.csrf, mine, ...o.applicable })}
     </section>
     ${historySection(o.job, o.errors)} ${usageSection(o.usage)}
     <section aria-labelledby="fl">
@@ -252,12 +250,44 @@ export function jobBody(o: {
       mine
         ? html`<section aria-labelledby="dg">
             <h2 id="dg">Diagnose files</h2>
-            <ul>
-              ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
-            </ul>
+            ${
+              o.diagnose.length === 0
+                ? html`<p>None yet.</p>`
+                : html`<ul>
+                    ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
+                  </ul>`
+            }
           </section>`
         : ''
     }`;
+}
+
+/**
+ * The job's actions that apply now: Kill while the job can be killed, Restart (the owner's
+ * only) where the state machine allows it, each with why not otherwise; Clean deletes the
+ * job's files, so it sits behind a disclosure that says so (a confirmation that needs no
+ * script: the page's policy allows no inline script, and works without any).
+ */
+function jobActions(o: {
+  base: string;
+  csrf: string;
+  mine: boolean;
+  kill: string | undefined;
+  restart: string | undefined;
+}): Html {
+  const why: string[] = [];
+  if (o.kill !== undefined) why.push(`Kill: ${o.kill.replace(/^Job /, 'the job ')}.`);
+  if (o.mine && o.restart !== undefined) why.push(`Restart: ${o.restart.replace(/^Job /, 'the job ')}.`);
+  return html`<div class="actions job-actions">
+      ${o.kill === undefined ? postButton({ action: `${o.base}/kill`, csrf: o.csrf, label: 'Kill', danger: true }) : ''}
+      ${o.mine && o.restart === undefined ? postButton({ action: `${o.base}/restart`, csrf: o.csrf, label: 'Restart' }) : ''}
+      <details class="confirm">
+        <summary>Clean…</summary>
+        <p>Cleaning deletes the job's session directory, its files and its record. It cannot be undone.</p>
+        ${postButton({ action: `${o.base}/clean`, csrf: o.csrf, label: 'Clean: delete the job and its files', danger: true })}
+      </details>
+    </div>
+    ${why.length === 0 ? '' : html`<p class="muted" id="not-offered">${why.join(' ')}</p>`}`;
 }
 
 /**

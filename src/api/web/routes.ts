@@ -53,7 +53,7 @@ export interface WebOptions {
   readonly anyJob: (id: string) => JobRecord | undefined;
   /** Identities (`Caller.dn`) of the site administrators. */
   readonly admins?: readonly string[];
-  readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart'>;
+  readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart' | 'applicable'>;
   readonly pages: Pick<JobPages, 'find' | 'countsOf'>;
   readonly restStates: readonly string[];
   readonly delegations: Pick<DelegationService, 'list' | 'remove' | 'expiry'>;
@@ -62,6 +62,8 @@ export interface WebOptions {
   readonly readControl: (id: string, name: string) => Promise<string | undefined>;
   readonly rawDescription: (id: string) => string | undefined;
   readonly diagnoseNames: readonly string[];
+  /** Which of the diagnose files exist for the job (the page links only those). */
+  readonly existingControl?: (id: string) => Promise<readonly string[]>;
   /** How long a page's request token stays valid. */
   readonly tokenMaxAgeSeconds?: number;
   readonly maxUploadBytes: number;
@@ -264,7 +266,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         usage: v.parseDiag(await o.readControl(j.id, 'diag')),
         owner: j.owner === c.owner ? undefined : j.ownerDn,
         description: o.rawDescription(j.id),
-        diagnose: o.diagnoseNames,
+        diagnose: o.existingControl === undefined ? o.diagnoseNames : await o.existingControl(j.id),
+        applicable: o.actions.applicable(j),
         notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
         maxUpload: o.maxUploadBytes,
       });
