@@ -76,9 +76,15 @@ export class JobPages {
   /** One prepared statement per combination of the query's parts (a few hundred at most). */
   readonly #statements = new Map<string, ReturnType<Db['prepare']>>();
   readonly #countByState;
+  readonly #usingDelegation;
 
   constructor(db: Db) {
     this.#db = db;
+    // The owner's jobs linked to a delegation (job_delegations, migration 1), newest first.
+    this.#usingDelegation = db.prepare(
+      `SELECT j.id AS id, j.name AS name, j.rest_state AS state FROM job_delegations jd JOIN jobs j ON j.id = jd.job_id
+       WHERE jd.delegation_id = ? AND j.owner = ? ORDER BY j.created_at DESC, j.id DESC LIMIT ?`,
+    );
     this.#countByState = db.prepare(
       'SELECT rest_state AS state, count(*) AS n FROM jobs WHERE owner = ? GROUP BY rest_state',
     );
@@ -119,6 +125,11 @@ export class JobPages {
   /** Like `page`, over every owner's jobs. */
   pageAll(state: string | undefined, after: PageKey | undefined, limit: number): JobPageRow[] {
     return this.find({ state, limit, after: after && { value: after.createdAt, id: after.id } });
+  }
+
+  /** Up to `limit` of the owner's jobs that use delegation `id` (any state), newest first. */
+  usingDelegation(owner: string, id: string, limit: number): { id: string; name: string; state: string }[] {
+    return this.#usingDelegation.all(id, owner, limit) as { id: string; name: string; state: string }[];
   }
 
   /** The owner's jobs per REST state. */

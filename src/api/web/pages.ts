@@ -344,22 +344,45 @@ function usageSection(u: Usage | undefined): Html {
   </section>`;
 }
 
+/** An expiry within this is highlighted: a day's jobs may outlive it. */
+const NEAR_EXPIRY_MS = 24 * 3600 * 1000;
+
+/** The expiry cell: the time, and how near it is (highlighted within a day, or past). */
+function expiryCell(expiry: Date | undefined, now: number): Html {
+  if (expiry === undefined) return html`<td>—</td>`;
+  const left = expiry.getTime() - now;
+  const h = Math.floor(left / 3600_000);
+  const note = left <= 0 ? 'expired' : h < 1 ? 'expires within the hour' : `in ${h} h`;
+  return html`<td class="${left < NEAR_EXPIRY_MS ? 'error near' : ''}">
+    ${when(expiry.getTime())} <strong>(${note})</strong>
+  </td>`;
+}
+
 export function delegationsBody(o: {
   mount: string;
   csrf: string;
-  items: readonly { id: string; type: string; expiry: Date | undefined }[];
+  items: readonly {
+    id: string;
+    type: string;
+    expiry: Date | undefined;
+    jobs: readonly { id: string; name: string; state: string }[];
+  }[];
+  /** Jobs listed per delegation; one more in `jobs` means there are more. */
+  shown: number;
+  now: number;
   notice: string | undefined;
 }): Html {
   return html`<h1>My delegations</h1>
     ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
+    <p>A delegation that jobs still use should not be deleted before they end: they need it to move their data.</p>
     <div class="table-wrap">
       <table>
-        ${heads('Delegation', 'Type', 'Expires', 'Actions')}
+        ${heads('Delegation', '*Type', 'Expires', 'Used by', 'Actions')}
         <tbody>
           ${
             o.items.length === 0
               ? html`<tr>
-                  <td colspan="4">No delegations.</td>
+                  <td colspan="5">No delegations.</td>
                 </tr>`
               : ''
           }
@@ -367,8 +390,24 @@ export function delegationsBody(o: {
             (d) =>
               html`<tr>
                 <td class="id">${d.id}</td>
-                <td>${d.type}</td>
-                <td>${d.expiry === undefined ? '—' : when(d.expiry.getTime())}</td>
+                <td class="wide">${d.type}</td>
+                ${expiryCell(d.expiry, o.now)}
+                <td class="used-by">
+                  ${
+                    d.jobs.length === 0
+                      ? 'no jobs'
+                      : html`<ul>
+                          ${d.jobs.slice(0, o.shown).map(
+                            (j) =>
+                              html`<li>
+                                  <a href="${o.mount}/web/jobs/${j.id}">${j.name === '' ? j.id : j.name}</a>
+                                  <span class="state state-${j.state}">${j.state}</span>
+                                </li>`,
+                          )}
+                          ${d.jobs.length > o.shown ? html`<li>and more</li>` : ''}
+                        </ul>`
+                  }
+                </td>
                 <td>
                   ${postButton({ action: `${o.mount}/web/delegations/${d.id}/delete`, csrf: o.csrf, label: 'Delete', ariaLabel: `Delete delegation ${d.id}`, danger: true })}
                 </td>

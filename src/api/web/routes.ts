@@ -54,7 +54,7 @@ export interface WebOptions {
   /** Identities (`Caller.dn`) of the site administrators. */
   readonly admins?: readonly string[];
   readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart' | 'applicable'>;
-  readonly pages: Pick<JobPages, 'find' | 'countsOf'>;
+  readonly pages: Pick<JobPages, 'find' | 'countsOf' | 'usingDelegation'>;
   readonly restStates: readonly string[];
   readonly delegations: Pick<DelegationService, 'list' | 'remove' | 'expiry'>;
   readonly files: WebSessionFiles;
@@ -76,6 +76,8 @@ const ADMIN_ACTIONS: ReadonlySet<string> = new Set(['kill', 'clean']);
 /** Bounds of the script-free upload form: a browser sends three parts (token, folder, file). */
 const FORM_LIMITS = { maxParts: 8, maxHeaderBytes: 8 * 1024, maxFieldBytes: 4 * 1024 };
 const FORM_OVERHEAD_BYTES = 64 * 1024;
+/** Jobs listed per delegation on the delegations page (the rest are counted as "more"). */
+const DELEGATION_JOBS_SHOWN = 10;
 
 type Views = typeof ViewModules & { readonly assets: Assets };
 
@@ -416,9 +418,12 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/delegations`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
-      const items = o.delegations
-        .list(c.owner)
-        .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
+      const items = o.delegations.list(c.owner).map((d) => ({
+        id: d.id,
+        type: d.type,
+        expiry: o.delegations.expiry(d.id),
+        jobs: o.pages.usingDelegation(c.owner, d.id, DELEGATION_JOBS_SHOWN + 1),
+      }));
       const done = q(req).done;
       const v = await views();
       return v.sendPage(
@@ -431,6 +436,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             mount: m,
             csrf: tokens.issue(c.owner),
             items,
+            shown: DELEGATION_JOBS_SHOWN,
+            now: Date.now(),
             notice: done === undefined ? undefined : 'Delegation deleted.',
           }),
         ),

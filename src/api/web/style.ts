@@ -37,5 +37,6 @@ ul.log li { border-bottom: 1px solid var(--line); padding: 0.2rem 0; word-break:
 time { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: 0.5rem; }
 details.confirm summary { cursor: pointer; color: var(--bad); font-weight: 600; padding: 0.3rem 0; }
 .muted { color: var(--muted); }
+td.used-by ul { margin: 0; padding-left: 1rem; }
 @media (max-width: 40rem) { th.wide, td.wide { display: none; } dl { grid-template-columns: 1fr; } }
 `;
