@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { Client, startCeres, stopCeres, removeDir, tempDir } from '../dist/test/helpers/service.js';
 import { addDevUser, initDevPki } from '../dist/src/pki/dev-pki.js';
+import { signProxyFromCsr } from '../dist/src/pki/issue.js';
+import { readFileSync } from 'node:fs';
 
 const out = new URL('../docs/images/', import.meta.url).pathname;
 mkdirSync(out, { recursive: true });
@@ -25,7 +27,18 @@ try {
   const [done] = await client.submit(
     '&(executable="/bin/sh")(arguments="-c" "echo hello from Ceres")(stdout="out.txt")(stderr="err.txt")(jobname="hello")',
   );
-  const [long] = await client.submit('&(executable="/bin/sh")(arguments="-c" "sleep 600")(jobname="long")');
+  // A delegation the long job uses, for the delegations page.
+  const d = await client.req('POST', '/rest/1.1/delegations?action=new', '', { accept: '' });
+  const delegation = String(d.headers.location).split('/').pop();
+  const proxy = readFileSync(join(pkiDir, 'userproxy.pem'), 'utf8');
+  await client.req(
+    'PUT',
+    `/rest/1.1/delegations/${delegation}`,
+    (await signProxyFromCsr(d.text, proxy, proxy)).chainPem,
+  );
+  const [long] = await client.submit(
+    `&(executable="/bin/sh")(arguments="-c" "sleep 600")(jobname="long")(delegationid="${delegation}")`,
+  );
   await client.submit('&(executable="/bin/sh")(arguments="-c" "exit 3")(jobname="fails")');
   const bob = Client.forUser(ceres, 'bob-proxy.pem');
   const [bobs] = await bob.submit('&(executable="/bin/sh")(arguments="-c" "sleep 600")(jobname="bobs")');
@@ -47,6 +60,8 @@ try {
     { name: 'jobs-phone', page: user, path: '/web/jobs', width: 390 },
     { name: 'job-phone', page: user, path: `/web/jobs/${done.id}`, width: 390 },
     { name: 'admin-jobs', page: adminPage, path: '/web/jobs', width: 1280 },
+    { name: 'delegations', page: user, path: '/web/delegations', width: 1280 },
+    { name: 'delegations-phone', page: user, path: '/web/delegations', width: 390 },
   ];
   for (const s of shots) {
     await s.page.setViewportSize({ width: s.width, height: s.width > 500 ? 800 : 844 });

@@ -264,6 +264,18 @@ export function killRefusal(s: MachineState): string | undefined {
 }
 
 /**
+ * Whether a kill would change anything now: the job is not final and kill moves it on
+ * (to CANCELING), or it is in SUBMIT (the kill is deferred until the batch system answers).
+ * A kill where it is a self-loop (CANCELING: already being killed; FINISHING: the run is
+ * over) is accepted by REST but offered by no page.
+ */
+export function killMovesOn(s: MachineState): boolean {
+  if (s.state === 'SUBMIT' && !s.pending) return true;
+  const to = TRANSITIONS[positionOf(s)]['kill-requested'];
+  return to !== undefined && to.some((p) => p !== positionOf(s));
+}
+
+/**
  * The request flag the scheduler should act on now, if any: a kill (not while SUBMIT:
  * deferred), a clean of an ended job, a restart that would be accepted. A flag that
  * cannot be acted on stays set and is harmless.

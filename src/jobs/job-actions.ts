@@ -28,7 +28,7 @@ export interface BulkItem {
 }
 
 import { isFinal, machineStateOf } from '../engine/states.js';
-import { killRefusal, restartRefusal } from '../engine/state-machine.js';
+import { killMovesOn, killRefusal, restartRefusal } from '../engine/state-machine.js';
 
 const NOT_FOUND = (id: string): BulkItem => ({ status: 404, reason: 'Job not found', id });
 
@@ -125,6 +125,24 @@ export class JobActions {
       const j = this.store.getOwned(id, owner);
       return j ? { status: 200, reason: 'OK', id, delegationIds: this.store.delegationsOf(id) } : NOT_FOUND(id);
     });
+  }
+
+  /**
+   * Which actions a job's page offers now, with why not where one does not apply: the same
+   * state-machine checks kill and restart make (so a page never offers what they refuse);
+   * a request already made is not offered again. Clean applies to every job (once it has
+   * ended it is carried out; before, queued).
+   */
+  applicable(j: JobRecord): { kill: string | undefined; restart: string | undefined } {
+    const s = machineStateOf(j);
+    return {
+      kill: isFinal(s)
+        ? (killRefusal(s) ?? 'Job has already ended')
+        : j.killRequested || !killMovesOn(s)
+          ? 'Job is already being killed or finishing'
+          : undefined,
+      restart: restartRefusal(s) ?? (j.restartRequested ? 'Restart already requested' : undefined),
+    };
   }
 
   kill(owner: string, ids: readonly string[]): BulkItem[] {

@@ -208,6 +208,7 @@ export class JobService {
           localAccount: opts.localAccount ?? null,
           fqans: opts.fqans ?? null,
           route: routed?.route ?? null,
+          name: desc.jobName ?? '',
           // Made on first use, as the job's account (src/sessions/session-dirs.ts).
           sessionIdent: SESSION_NOT_MADE,
         });

@@ -2,7 +2,7 @@
  * Wiring of the web interface (src/api/web) for the composition root: its view of the
  * cluster (jobs per queue from the store), the control files it shows, the keyset pages.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { registerWeb } from '../api/web/routes.js';
 import { WebSessionFiles } from '../api/web/session-access.js';
@@ -83,6 +83,17 @@ export function wireWeb(w: WebWiring): void {
     },
     rawDescription: (id) => w.store.rawDescription(id),
     diagnoseNames: DIAGNOSE_NAMES,
+    existingControl: async (id) => {
+      const there = await Promise.all(
+        DIAGNOSE_NAMES.map((n) =>
+          stat(w.control.file(id, n)).then(
+            (st) => st.isFile(),
+            () => false,
+          ),
+        ),
+      );
+      return DIAGNOSE_NAMES.filter((_, i) => there[i]);
+    },
     maxUploadBytes: w.maxUploadBytes,
   });
 }

@@ -140,6 +140,8 @@ export const JOB_FIELDS = {
    * settings as then configured, so a reload keeps the job on it); null: no routes.
    */
   route: jsonOrNull<StoredRoute>()('route', insert),
+  /** The description's job name (xRSL jobname, ADL Name); '' when it has none. Listed and searched by the web interface. */
+  name: text('name', insert),
   engine: json<Readonly<Record<string, unknown>>>()('engine', changeLazy),
   version: int('version'),
 } as const;

@@ -36,8 +36,10 @@ import {
  */
 export interface NewJob extends Omit<
   InsertedFields,
-  'description' | 'sessionIdent' | 'localAccount' | 'fqans' | 'ownerDn' | 'route'
+  'description' | 'sessionIdent' | 'localAccount' | 'fqans' | 'ownerDn' | 'route' | 'name'
 > {
+  /** The job's name; absent: the description names none (''). */
+  name?: string;
   /** The route the job took; absent: no routes configured. */
   route?: InsertedFields['route'];
   description: unknown;
@@ -359,6 +361,7 @@ function insertParams(j: NewJob): Record<string, unknown> {
     localAccount: j.localAccount ?? null,
     fqans: j.fqans ?? [],
     route: j.route ?? null,
+    name: j.name ?? '',
   };
   for (const k of INSERTED_KEYS) params[k] = toColumn(k, given[k] as never);
   return params;

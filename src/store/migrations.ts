@@ -319,4 +319,21 @@ BEGIN
 END;
 `,
   },
+  {
+    // The web interface's job list (job-pages.ts): the job's name (the description's
+    // jobname/Name, '' when it has none), filled in for the jobs stored before, and one
+    // index per order the list offers, for one owner and for every owner (administrators),
+    // so a page walks its index in order and never sorts. A job not ended sorts as ended
+    // at 0 (the same expression as the query's: SQLite matches expression indexes exactly).
+    version: 16,
+    sql: `
+ALTER TABLE jobs ADD COLUMN name TEXT NOT NULL DEFAULT '';
+UPDATE jobs SET name = json_extract(description, '$.jobName')
+  WHERE json_valid(description) AND json_type(description, '$.jobName') = 'text';
+CREATE INDEX jobs_owner_ended ON jobs (owner, ifnull(ended_at, 0), id);
+CREATE INDEX jobs_ended ON jobs (ifnull(ended_at, 0), id);
+CREATE INDEX jobs_owner_name ON jobs (owner, name, id);
+CREATE INDEX jobs_name ON jobs (name, id);
+`,
+  },
 ];

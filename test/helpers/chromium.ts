@@ -5,7 +5,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 function findChromium(): string | undefined {
   for (const name of ['chromium', 'chromium-browser']) {
@@ -48,4 +49,12 @@ export function certificateContext(
     javaScriptEnabled,
     clientCertificates: [{ origin, certPath: join(pkiDir, files.cert), keyPath: join(pkiDir, files.key) }],
   });
+}
+
+/** The page fits its viewport's width: nothing pushes it sideways (a phone's screen). */
+export async function fitsWidth(p: Page): Promise<void> {
+  const overflow = await p.evaluate<number>(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+  );
+  assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at ${p.url()}`);
 }

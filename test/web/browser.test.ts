@@ -12,7 +12,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
-import { signProxyFromCsr } from '../../src/pki/issue.js';
+import { delegateUserProxy } from '../helpers/user-delegation.js';
 
 const skip = chromiumSkip;
 
@@ -207,12 +207,7 @@ describe('web interface in a real browser', { skip }, () => {
   });
 
   it('lists a delegation with its expiry and deletes it from the page', async () => {
-    const r = await client.req('POST', '/rest/1.1/delegations?action=new', '', { accept: '' });
-    assert.equal(r.status, 201, r.text);
-    const id = String(r.headers.location).split('/').pop() as string;
-    const userProxy = readFileSync(join(ceres.pkiDir, 'userproxy.pem'), 'utf8');
-    const signed = await signProxyFromCsr(r.text, userProxy, userProxy);
-    assert.equal((await client.req('PUT', `/rest/1.1/delegations/${id}`, signed.chainPem)).status, 200);
+    const id = await delegateUserProxy(client, ceres.pkiDir);
     const page = await ctx.newPage();
     await page.goto(`${ceres.url}/`);
     await page.getByRole('link', { name: 'Delegations' }).click();

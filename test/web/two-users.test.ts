@@ -12,19 +12,12 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
+import { certificateContext, chromiumSkip, fitsWidth, launchChromium } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 
 const skip = chromiumSkip;
-
-async function fitsWidth(p: Page): Promise<void> {
-  const overflow = await p.evaluate<number>(
-    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-  );
-  assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at ${p.url()}`);
-}
 
 const tokenOf = async (p: Page): Promise<string> => (await p.locator('input[name=csrf]').first().inputValue()) ?? '';
 

@@ -1,6 +1,5 @@
 /** The page bodies (no I/O: plain values in, escaped HTML out). */
 import { html, type Html } from './html.js';
-import type { JobPageRow } from '../../store/job-pages.js';
 import type { JobRecord } from '../../store/job-record.js';
 import { duration, kib, type ErrorsFile, type Usage } from './job-history.js';
 
@@ -94,62 +93,6 @@ export function overviewBody(o: {
     </section>`;
 }
 
-/** The list's rows; `all`: every owner's jobs (the administrator's list), with an owner column. */
-export function jobRows(mount: string, rows: readonly JobPageRow[], all = false): Html {
-  if (rows.length === 0)
-    return html`<tr>
-      <td colspan="${all ? 5 : 4}">No jobs.</td>
-    </tr>`;
-  return html`${rows.map(
-    (r) =>
-      html`<tr>
-        <td class="id"><a href="${mount}/web/jobs/${r.id}">${r.id}</a></td>
-        <td class="state state-${r.state}">${r.state}</td>
-        ${all ? html`<td class="owner">${r.owner}</td>` : ''}
-        <td class="wide">${r.queue}</td>
-        <td>${when(r.createdAt)}</td>
-      </tr>`,
-  )}`;
-}
-
-export function jobListBody(o: {
-  mount: string;
-  states: readonly string[];
-  state: string | undefined;
-  rows: readonly JobPageRow[];
-  next: string | undefined;
-  after: string | undefined;
-  all?: boolean;
-}): Html {
-  const all = o.all === true;
-  const self = `${o.mount}/web/jobs?${o.state === undefined ? '' : `state=${o.state}&`}`;
-  const fragment = `${self}${o.after === undefined ? '' : `after=${encodeURIComponent(o.after)}&`}fragment=rows`;
-  return html`<h1>${all ? 'All jobs' : 'My jobs'}</h1>
-    ${all ? html`<p>You are a site administrator: every user's jobs are listed.</p>` : ''}
-    <form method="get" action="${o.mount}/web/jobs" class="actions">
-      <label for="state">State</label>
-      <select id="state" name="state">
-        <option value="">all</option>
-        ${o.states.map((s) => html`<option value="${s}" ${s === o.state ? 'selected' : ''}>${s}</option>`)}
-      </select>
-      <button type="submit">Filter</button>
-    </form>
-    <div class="table-wrap">
-      <table>
-        <caption>
-          Newest first; updates every few seconds
-        </caption>
-        ${all ? heads('Job', 'State', 'Owner', '*Queue', 'Submitted') : heads('Job', 'State', '*Queue', 'Submitted')}
-        <tbody id="job-rows" hx-get="${fragment}" hx-trigger="every 3s" hx-swap="innerHTML">
-          ${jobRows(o.mount, o.rows, all)}
-        </tbody>
-      </table>
-    </div>
-    <nav aria-label="Pages" class="actions">
-      ${o.after === undefined ? '' : html`<a href="${self}">Newest</a>`}${o.next === undefined ? '' : html`<a href="${self}after=${encodeURIComponent(o.next)}" rel="next">Older jobs</a>`}
-    </nav>`;
-}
-
 export function jobStateFragment(j: JobRecord): Html {
   return html`<dl>
     <dt>State</dt>
@@ -191,6 +134,8 @@ export function jobBody(o: {
   usage: Usage | undefined;
   description: string | undefined;
   diagnose: readonly string[];
+  /** Why kill and restart do not apply now (undefined: they do). */
+  applicable: { kill: string | undefined; restart: string | undefined };
   notice: string | undefined;
   maxUpload: number;
   /** Shown to an administrator looking at another user's job. */
@@ -199,8 +144,6 @@ export function jobBody(o: {
   const m = o.mount;
   const id = o.job.id;
   const base = `${m}/web/jobs/${id}`;
-  const action = (name: string, label: string, danger = false) =>
-    postButton({ action: `${base}/${name}`, csrf: o.csrf, label, danger });
   const prefix = o.dir === '' ? '' : `${o.dir}/`;
   // An administrator on another user's job: look, kill and clean; no file changes.
   const mine = o.owner === undefined;
@@ -248,7 +191,12 @@ export function jobBody(o: {
             </tbody>
           </table>
         </div>`;
-  return html`<h1>Job <code>${id}</code></h1>
+  return html`${
+    o.job.name === ''
+      ? html`<h1>Job <code>${id}</code></h1>`
+      : html`<h1>${o.job.name}</h1>
+          <p>Job <code>${id}</code></p>`
+  }
     ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
     ${o.owner === undefined ? '' : html`<p class="notice">Administrator view: the job of <code>${o.owner}</code>.</p>`}
     <section aria-labelledby="st">
@@ -256,9 +204,7 @@ export function jobBody(o: {
       <div id="job-status" hx-get="${base}/status" hx-trigger="every 2s" hx-swap="innerHTML">
         ${jobStateFragment(o.job)}
       </div>
-      <div class="actions">
-        ${action('kill', 'Kill', true)}${action('clean', 'Clean', true)}${mine ? action('restart', 'Restart') : ''}
-      </div>
+      ${jobActions({ base, csrf: o.csrf, mine, ...o.applicable })}
     </section>
     ${historySection(o.job, o.errors)} ${usageSection(o.usage)}
     <section aria-labelledby="fl">
@@ -304,12 +250,44 @@ export function jobBody(o: {
       mine
         ? html`<section aria-labelledby="dg">
             <h2 id="dg">Diagnose files</h2>
-            <ul>
-              ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
-            </ul>
+            ${
+              o.diagnose.length === 0
+                ? html`<p>None yet.</p>`
+                : html`<ul>
+                    ${o.diagnose.map((d) => html`<li><a href="${m}/rest/1.1/jobs/${id}/diagnose/${d}">${d}</a></li>`)}
+                  </ul>`
+            }
           </section>`
         : ''
     }`;
+}
+
+/**
+ * The job's actions that apply now: Kill while the job can be killed, Restart (the owner's
+ * only) where the state machine allows it, each with why not otherwise; Clean deletes the
+ * job's files, so it sits behind a disclosure that says so (a confirmation that needs no
+ * script: the page's policy allows no inline script, and works without any).
+ */
+function jobActions(o: {
+  base: string;
+  csrf: string;
+  mine: boolean;
+  kill: string | undefined;
+  restart: string | undefined;
+}): Html {
+  const why: string[] = [];
+  if (o.kill !== undefined) why.push(`Kill: ${o.kill.replace(/^Job /, 'the job ')}.`);
+  if (o.mine && o.restart !== undefined) why.push(`Restart: ${o.restart.replace(/^Job /, 'the job ')}.`);
+  return html`<div class="actions job-actions">
+      ${o.kill === undefined ? postButton({ action: `${o.base}/kill`, csrf: o.csrf, label: 'Kill', danger: true }) : ''}
+      ${o.mine && o.restart === undefined ? postButton({ action: `${o.base}/restart`, csrf: o.csrf, label: 'Restart' }) : ''}
+      <details class="confirm">
+        <summary>Clean…</summary>
+        <p>Cleaning deletes the job's session directory, its files and its record. It cannot be undone.</p>
+        ${postButton({ action: `${o.base}/clean`, csrf: o.csrf, label: 'Clean: delete the job and its files', danger: true })}
+      </details>
+    </div>
+    ${why.length === 0 ? '' : html`<p class="muted" id="not-offered">${why.join(' ')}</p>`}`;
 }
 
 /**
@@ -366,22 +344,45 @@ function usageSection(u: Usage | undefined): Html {
   </section>`;
 }
 
+/** An expiry within this is highlighted: a day's jobs may outlive it. */
+const NEAR_EXPIRY_MS = 24 * 3600 * 1000;
+
+/** The expiry cell: the time, and how near it is (highlighted within a day, or past). */
+function expiryCell(expiry: Date | undefined, now: number): Html {
+  if (expiry === undefined) return html`<td>—</td>`;
+  const left = expiry.getTime() - now;
+  const h = Math.floor(left / 3600_000);
+  const note = left <= 0 ? 'expired' : h < 1 ? 'expires within the hour' : `in ${h} h`;
+  return html`<td class="${left < NEAR_EXPIRY_MS ? 'error near' : ''}">
+    ${when(expiry.getTime())} <strong>(${note})</strong>
+  </td>`;
+}
+
 export function delegationsBody(o: {
   mount: string;
   csrf: string;
-  items: readonly { id: string; type: string; expiry: Date | undefined }[];
+  items: readonly {
+    id: string;
+    type: string;
+    expiry: Date | undefined;
+    jobs: readonly { id: string; name: string; state: string }[];
+  }[];
+  /** Jobs listed per delegation; one more in `jobs` means there are more. */
+  shown: number;
+  now: number;
   notice: string | undefined;
 }): Html {
   return html`<h1>My delegations</h1>
     ${o.notice === undefined ? '' : html`<p class="notice" role="status">${o.notice}</p>`}
+    <p>A delegation that jobs still use should not be deleted before they end: they need it to move their data.</p>
     <div class="table-wrap">
       <table>
-        ${heads('Delegation', 'Type', 'Expires', 'Actions')}
+        ${heads('Delegation', '*Type', 'Expires', 'Used by', 'Actions')}
         <tbody>
           ${
             o.items.length === 0
               ? html`<tr>
-                  <td colspan="4">No delegations.</td>
+                  <td colspan="5">No delegations.</td>
                 </tr>`
               : ''
           }
@@ -389,8 +390,24 @@ export function delegationsBody(o: {
             (d) =>
               html`<tr>
                 <td class="id">${d.id}</td>
-                <td>${d.type}</td>
-                <td>${d.expiry === undefined ? '—' : when(d.expiry.getTime())}</td>
+                <td class="wide">${d.type}</td>
+                ${expiryCell(d.expiry, o.now)}
+                <td class="used-by">
+                  ${
+                    d.jobs.length === 0
+                      ? 'no jobs'
+                      : html`<ul>
+                          ${d.jobs.slice(0, o.shown).map(
+                            (j) =>
+                              html`<li>
+                                  <a href="${o.mount}/web/jobs/${j.id}">${j.name === '' ? j.id : j.name}</a>
+                                  <span class="state state-${j.state}">${j.state}</span>
+                                </li>`,
+                          )}
+                          ${d.jobs.length > o.shown ? html`<li>and more</li>` : ''}
+                        </ul>`
+                  }
+                </td>
                 <td>
                   ${postButton({ action: `${o.mount}/web/delegations/${d.id}/delete`, csrf: o.csrf, label: 'Delete', ariaLabel: `Delete delegation ${d.id}`, danger: true })}
                 </td>

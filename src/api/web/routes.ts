@@ -12,7 +12,8 @@
  * caller gets the same 404 for another's job as for a missing one (ids are not confirmed).
  *
  *   GET  {mount}/                          overview (queues, my jobs per state, version)
- *   GET  {mount}/web/jobs[?state&after]    my jobs, newest first, keyset-paged; fragment=rows for polling
+ *   GET  {mount}/web/jobs[?q&state&sort&after]  my jobs, searched, sorted, keyset-paged (job-list.ts);
+ *                                          administrators: every user's, also ?user&account&vo; fragment=rows for polling
  *   GET  {mount}/web/jobs/<id>[?dir]       one job; /status is its polled fragment
  *   POST {mount}/web/jobs/<id>/kill|clean|restart|files-delete   form actions (303 back)
  *   PUT  {mount}/web/jobs/<id>/upload?name  upload by script (token in the x-ceres-csrf header)
@@ -52,8 +53,8 @@ export interface WebOptions {
   readonly anyJob: (id: string) => JobRecord | undefined;
   /** Identities (`Caller.dn`) of the site administrators. */
   readonly admins?: readonly string[];
-  readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart'>;
-  readonly pages: Pick<JobPages, 'page' | 'pageAll' | 'countsOf'>;
+  readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart' | 'applicable'>;
+  readonly pages: Pick<JobPages, 'find' | 'countsOf' | 'usingDelegation'>;
   readonly restStates: readonly string[];
   readonly delegations: Pick<DelegationService, 'list' | 'remove' | 'expiry'>;
   readonly files: WebSessionFiles;
@@ -61,6 +62,8 @@ export interface WebOptions {
   readonly readControl: (id: string, name: string) => Promise<string | undefined>;
   readonly rawDescription: (id: string) => string | undefined;
   readonly diagnoseNames: readonly string[];
+  /** Which of the diagnose files exist for the job (the page links only those). */
+  readonly existingControl?: (id: string) => Promise<readonly string[]>;
   /** How long a page's request token stays valid. */
   readonly tokenMaxAgeSeconds?: number;
   readonly maxUploadBytes: number;
@@ -73,6 +76,8 @@ const ADMIN_ACTIONS: ReadonlySet<string> = new Set(['kill', 'clean']);
 /** Bounds of the script-free upload form: a browser sends three parts (token, folder, file). */
 const FORM_LIMITS = { maxParts: 8, maxHeaderBytes: 8 * 1024, maxFieldBytes: 4 * 1024 };
 const FORM_OVERHEAD_BYTES = 64 * 1024;
+/** Jobs listed per delegation on the delegations page (the rest are counted as "more"). */
+const DELEGATION_JOBS_SHOWN = 10;
 
 type Views = typeof ViewModules & { readonly assets: Assets };
 
@@ -198,30 +203,41 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/jobs`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
-      const state = q(req).state || undefined;
-      if (state !== undefined && !o.restStates.includes(state))
-        throw ceError('CE_ERR_JOB_BAD_STATE_FILTER', `unknown job state (known: ${o.restStates.join(', ')})`);
-      const afterRaw = q(req).after;
-      const km = afterRaw === undefined ? null : /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/.exec(afterRaw);
-      if (afterRaw !== undefined && !km) throw ceError('CE_ERR_HTTP_BAD_QUERY', 'after: expected <time>.<job id>');
-      const after = km ? { createdAt: Number(km[1]), id: km[2] as string } : undefined;
       const all = isAdmin(c);
-      const rows = all
-        ? o.pages.pageAll(state, after, pageSize + 1)
-        : o.pages.page(c.owner, state, after, pageSize + 1);
+      const v = await views();
+      const query = q(req);
+      const { params: p, after } = v.parseListQuery(query, o.restStates, all);
+      const rows = o.pages.find({
+        owner: all ? undefined : c.owner,
+        state: p.state,
+        search: p.q,
+        sort: p.sort,
+        after,
+        ownerDn: p.user,
+        account: p.account,
+        vo: p.vo,
+        limit: pageSize + 1,
+      });
       const more = rows.length > pageSize;
       const shown = more ? rows.slice(0, pageSize) : rows;
-      const v = await views();
-      if (q(req).fragment === 'rows') return v.sendPage(reply, 200, v.jobRows(m, shown, all));
+      if (query.fragment === 'rows') return v.sendPage(reply, 200, v.jobRows(m, shown, all));
       const last = shown[shown.length - 1];
-      const next = more && last ? `${last.createdAt}.${last.id}` : undefined;
       return v.sendPage(
         reply,
         200,
         v.page(
           shell(v, c),
           all ? 'All jobs' : 'My jobs',
-          v.jobListBody({ mount: m, states: o.restStates, state, rows: shown, next, after: afterRaw, all }),
+          v.jobListBody({
+            mount: m,
+            states: o.restStates,
+            params: p,
+            rows: shown,
+            next: more && last ? v.afterOf(p.sort, last) : undefined,
+            first: after === undefined,
+            after: query.after,
+            all,
+          }),
         ),
       );
     }),
@@ -252,11 +268,12 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         usage: v.parseDiag(await o.readControl(j.id, 'diag')),
         owner: j.owner === c.owner ? undefined : j.ownerDn,
         description: o.rawDescription(j.id),
-        diagnose: o.diagnoseNames,
+        diagnose: o.existingControl === undefined ? o.diagnoseNames : await o.existingControl(j.id),
+        applicable: o.actions.applicable(j),
         notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
         maxUpload: o.maxUploadBytes,
       });
-      return v.sendPage(reply, 200, v.page(shell(v, c), `Job ${j.id}`, body));
+      return v.sendPage(reply, 200, v.page(shell(v, c), j.name === '' ? `Job ${j.id}` : j.name, body));
     }),
   );
 
@@ -401,9 +418,12 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/delegations`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
-      const items = o.delegations
-        .list(c.owner)
-        .map((d) => ({ id: d.id, type: d.type, expiry: o.delegations.expiry(d.id) }));
+      const items = o.delegations.list(c.owner).map((d) => ({
+        id: d.id,
+        type: d.type,
+        expiry: o.delegations.expiry(d.id),
+        jobs: o.pages.usingDelegation(c.owner, d.id, DELEGATION_JOBS_SHOWN + 1),
+      }));
       const done = q(req).done;
       const v = await views();
       return v.sendPage(
@@ -416,6 +436,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             mount: m,
             csrf: tokens.issue(c.owner),
             items,
+            shown: DELEGATION_JOBS_SHOWN,
+            now: Date.now(),
             notice: done === undefined ? undefined : 'Delegation deleted.',
           }),
         ),

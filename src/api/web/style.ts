@@ -35,5 +35,8 @@ ol.timeline li { border-left: 3px solid var(--line); padding: 0.15rem 0 0.15rem 
 ol.timeline li:last-child { border-left-color: var(--accent); }
 ul.log li { border-bottom: 1px solid var(--line); padding: 0.2rem 0; word-break: break-word; }
 time { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: 0.5rem; }
+details.confirm summary { cursor: pointer; color: var(--bad); font-weight: 600; padding: 0.3rem 0; }
+.muted { color: var(--muted); }
+td.used-by ul { margin: 0; padding-left: 1rem; }
 @media (max-width: 40rem) { th.wide, td.wide { display: none; } dl { grid-template-columns: 1fr; } }
 `;
