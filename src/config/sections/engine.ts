@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { HOUR, SECOND } from '../units.js';
+import { lrmsKubernetesSection } from './lrms-kubernetes.js';
 import { lrmsSlurmSection } from './lrms-slurm.js';
 
 const limit = (description: string) =>
@@ -44,10 +45,10 @@ export const engineSection = {
   ),
   lrms: Type.Object(
     {
-      backend: Type.Union([Type.Literal('fork'), Type.Literal('slurm')], {
+      backend: Type.Union([Type.Literal('fork'), Type.Literal('slurm'), Type.Literal('kubernetes')], {
         default: 'fork',
         description:
-          'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`)',
+          'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`); `kubernetes` runs each as a Job in a cluster (`lrms.kubernetes`)',
       }),
       fork: Type.Object(
         {
@@ -106,6 +107,7 @@ export const engineSection = {
         { default: {}, additionalProperties: false },
       ),
       slurm: lrmsSlurmSection,
+      kubernetes: lrmsKubernetesSection,
     },
     { default: {}, additionalProperties: false },
   ),
