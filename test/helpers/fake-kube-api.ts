@@ -48,7 +48,7 @@ export class FakeKubeApi {
   readonly forbiddenToken = randomBytes(16).toString('hex');
   ca!: TestCred;
   url = '';
-  /** Requests seen, as `METHOD path` (tests count creations and deletions). */
+  /** Requests seen, as `METHOD path?query` (tests count creations, lists and deletions). */
   readonly requests: string[] = [];
   readonly #jobs = new Map<string, V1Job>();
   readonly #pods = new Map<string, V1Pod>();
@@ -166,7 +166,7 @@ export class FakeKubeApi {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://x');
-    this.requests.push(`${req.method} ${url.pathname}`);
+    this.requests.push(`${req.method} ${url.pathname}${url.search}`);
     const auth = req.headers.authorization ?? '';
     if (auth === `Bearer ${this.forbiddenToken}`) {
       return this.#status(
