@@ -53,5 +53,14 @@ export async function createBatchBackend(
         ...(accounts ? { accounts } : {}),
       });
     }
+    case 'kubernetes': {
+      const { KubernetesBackend } = await import('./kubernetes/kubernetes-backend.js');
+      return KubernetesBackend.create({
+        workDir: join(lrmsRoot, 'kubernetes'),
+        ...config.kubernetes,
+        ...(log ? { log } : {}),
+        ...(accounts ? { accounts } : {}),
+      });
+    }
   }
 }

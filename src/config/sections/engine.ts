@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { HOUR, SECOND } from '../units.js';
+import { lrmsKubernetesSection } from './lrms-kubernetes.js';
 import { lrmsSlurmSection } from './lrms-slurm.js';
 import { lrmsGridEngineSection } from './lrms-gridengine.js';
 
@@ -45,10 +46,14 @@ export const engineSection = {
   ),
   lrms: Type.Object(
     {
-      backend: Type.Union([Type.Literal('fork'), Type.Literal('slurm'), Type.Literal('gridengine')], {
-        default: 'fork',
-        description:
-          'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`); `gridengine` to a Grid Engine cell (`lrms.gridengine`)',
+      backend: Type.Union(
+        [Type.Literal('fork'), Type.Literal('slurm'), Type.Literal('gridengine'), Type.Literal('kubernetes')],
+        {
+          default: 'fork',
+          description:
+            'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`); `gridengine` to a Grid Engine cell (`lrms.gridengine`); `kubernetes` runs each as a Job in a cluster (`lrms.kubernetes`)',
+        },
+      ),
       }),
       fork: Type.Object(
         {
@@ -108,6 +113,7 @@ export const engineSection = {
       ),
       slurm: lrmsSlurmSection,
       gridengine: lrmsGridEngineSection,
+      kubernetes: lrmsKubernetesSection,
     },
     { default: {}, additionalProperties: false },
   ),

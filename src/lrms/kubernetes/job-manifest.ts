@@ -1,0 +1,142 @@
+/**
+ * The batch/v1 Job a BatchJobSpec becomes. Images differ, so Ceres's C wrapper does not run in
+ * the pod: a POSIX shell line does the redirections into the session directory (the log
+ * endpoint merges stdout and stderr, so the job's own files must be written in the pod), and
+ * usage and exit come from the pod's status.
+ */
+import { isAbsolute } from 'node:path';
+import type { V1Job, V1Volume } from '@kubernetes/client-node';
+import type { BatchJobSpec } from '../backend.js';
+import type { LocalAccount } from '../../accounts/resolve-account.js';
+import { ceError } from '../../errors/ce-error.js';
+
+export const MANAGED_BY = 'app.kubernetes.io/managed-by=ceres';
+export const CERES_JOB_LABEL = 'ceres.grid/job-id';
+
+export interface ManifestOptions {
+  readonly namespace: string;
+  readonly defaultImage: string;
+  readonly images: Readonly<Record<string, string>>;
+  readonly volume: {
+    readonly kind: 'persistentVolumeClaim' | 'hostPath';
+    readonly source: string;
+    readonly mountPath: string;
+  };
+  readonly ttlSecondsAfterFinished: number;
+}
+
+const q = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** A DNS-1123 label: lower case, digits and '-', at most 63 characters. */
+export function jobName(prefix: string, jobId: string): string {
+  const id = jobId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  return `${prefix}${id}`.slice(0, 63).replace(/-+$/, '');
+}
+
+/** What the shell line prints (to the pod's log) when the executable is missing; exit 127 as sh. */
+export const MISSING_EXECUTABLE = 'ceres: executable not found: ';
+
+const bad = (detail: string): never => {
+  throw ceError('CE_ERR_LRMS_BAD_SPEC', detail);
+};
+
+/**
+ * Refuse a spec the pod could not run safely: paths must stay inside the session directory,
+ * names must be environment names, figures positive. (Same rules as the other backends.)
+ */
+export function checkSpec(spec: BatchJobSpec): void {
+  if (!isAbsolute(spec.sessionDir) || !isAbsolute(spec.lrmsDir)) bad('session and lrms directories must be absolute');
+  if (spec.executable === '') bad('executable is empty');
+  const texts = [
+    spec.sessionDir,
+    spec.lrmsDir,
+    spec.executable,
+    ...spec.arguments,
+    ...spec.environment.map((e) => e.value),
+  ];
+  if (texts.some((t) => t.includes('\0'))) bad('the job description holds a NUL character');
+  for (const [p, what] of [
+    [spec.stdin, 'stdin'],
+    [spec.stdout, 'stdout'],
+    [spec.stderr, 'stderr'],
+  ] as const) {
+    if (p !== undefined && (isAbsolute(p) || p.split('/').includes('..')))
+      bad(`${what} must be a path inside the session directory`);
+  }
+  const badName = spec.environment.find((e) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(e.name));
+  if (badName) bad(`environment variable name ${JSON.stringify(badName.name)} is invalid`);
+  if (!Number.isInteger(spec.slots) || spec.slots < 1) bad('slots must be a positive integer');
+  for (const v of [spec.limits.wallTimeSeconds, spec.limits.cpuTimeSeconds, spec.limits.memoryBytes]) {
+    if (v !== undefined && !(Number.isFinite(v) && v > 0)) bad('limits must be positive');
+  }
+}
+
+/** The shell line the container runs: the job with its stdin, stdout and stderr in the session directory. */
+export function jobCommand(spec: BatchJobSpec): string[] {
+  const io = (p: string | undefined): string => (p === undefined ? '/dev/null' : q(p));
+  const err = spec.join === true ? '&1' : io(spec.stderr);
+  const missing = `{ echo ${q(MISSING_EXECUTABLE)}"$1"; exit 127; }`;
+  const script = `cd ${q(spec.sessionDir)} || exit 1; [ -f "$1" ] || ${missing}; exec "$@" <${io(spec.stdin)} >${io(spec.stdout)} 2>${err}`;
+  const exe = isAbsolute(spec.executable) ? spec.executable : `./${spec.executable}`;
+  return ['/bin/sh', '-c', script, 'ceres-job', exe, ...spec.arguments];
+}
+
+export function jobManifest(name: string, spec: BatchJobSpec, o: ManifestOptions, account?: LocalAccount): V1Job {
+  const mountPath = o.volume.mountPath;
+  const volume: V1Volume =
+    o.volume.kind === 'persistentVolumeClaim'
+      ? { name: 'sessions', persistentVolumeClaim: { claimName: o.volume.source } }
+      : { name: 'sessions', hostPath: { path: o.volume.source || mountPath, type: 'Directory' } };
+  const image = (spec.queue !== undefined ? o.images[spec.queue] : undefined) ?? o.defaultImage;
+  const memory = spec.limits.memoryBytes;
+  const labels = { 'app.kubernetes.io/managed-by': 'ceres', [CERES_JOB_LABEL]: spec.jobId.slice(0, 63) };
+  const [command, ...args] = jobCommand(spec);
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: o.namespace, labels },
+    spec: {
+      backoffLimit: 0,
+      ttlSecondsAfterFinished: o.ttlSecondsAfterFinished,
+      ...(spec.limits.wallTimeSeconds !== undefined
+        ? { activeDeadlineSeconds: Math.ceil(spec.limits.wallTimeSeconds) }
+        : {}),
+      // A disruption (eviction, preemption, node drain) is not the job's failure: the Job starts a new pod.
+      podFailurePolicy: {
+        rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
+      },
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          ...(account
+            ? {
+                securityContext: {
+                  runAsUser: account.uid,
+                  runAsGroup: account.gid,
+                  fsGroup: account.gid,
+                  runAsNonRoot: true,
+                },
+              }
+            : {}),
+          volumes: [volume],
+          containers: [
+            {
+              name: 'job',
+              image,
+              command: [command!],
+              args,
+              workingDir: spec.sessionDir,
+              env: spec.environment.map((e) => ({ name: e.name, value: e.value })),
+              volumeMounts: [{ name: 'sessions', mountPath }],
+              resources: {
+                requests: { cpu: String(spec.slots), ...(memory !== undefined ? { memory: String(memory) } : {}) },
+                limits: { cpu: String(spec.slots), ...(memory !== undefined ? { memory: String(memory) } : {}) },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}

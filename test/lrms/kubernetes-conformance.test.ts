@@ -1,0 +1,45 @@
+// The conformance suite on the Kubernetes backend against the fake API server
+// (test/helpers/fake-kube-api.ts), whose kubelet runs each pod's container as a local process.
+import { before, after } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runBackendSuite } from './backend.case.js';
+import { FakeKubeApi } from '../helpers/fake-kube-api.js';
+import { kubeBackend, kubeconfigFor } from './kubernetes-fixture.js';
+
+let fake: FakeKubeApi;
+let dir = '';
+let kubeconfig = '';
+before(async () => {
+  fake = await FakeKubeApi.start();
+  dir = await mkdtemp(join(tmpdir(), 'ceres-kube-'));
+  kubeconfig = await kubeconfigFor(fake, dir);
+});
+after(async () => {
+  await fake.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+runBackendSuite({
+  name: 'kubernetes (fake API server)',
+  newBackend: ({ workDir }) => kubeBackend(kubeconfig, workDir),
+  skip: [
+    {
+      reason:
+        'Kubernetes has no CPU time limit (a cpu limit is a rate), and the pod status carries no CPU time or memory figures',
+      tests: ['cpu-time-limit', 'usage', 'max-rss'],
+    },
+    {
+      reason:
+        "a memory limit is the kubelet's cgroup (OOMKilled maps to the reason): the fake API server enforces none",
+      tests: ['memory-limit'],
+    },
+    {
+      reason: "runtime environment scripts live on the service's host: not run in pods yet",
+      tests: ['runtime-environment'],
+    },
+  ],
+  manyJobs: 50,
+  settleMs: 500,
+});
