@@ -54,7 +54,6 @@ export const engineSection = {
             'Batch backend: `fork` runs jobs on this host; `slurm` submits them to a Slurm cluster (`lrms.slurm`); `gridengine` to a Grid Engine cell (`lrms.gridengine`); `kubernetes` runs each as a Job in a cluster (`lrms.kubernetes`)',
         },
       ),
-      }),
       fork: Type.Object(
         {
           wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
