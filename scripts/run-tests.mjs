@@ -160,6 +160,8 @@ const total = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`\n${files.length} files, ${jobs} at a time, in ${total} s; ${failed.length} failed`);
 for (const f of failed) console.log(`  failed: ${f}`);
 const slowest = [...durations].sort((a, b) => b[1] - a[1]).slice(0, 12);
-console.log(`slowest: ${slowest.map(([f, ms]) => `${f.replace(/^dist\/test\//, '')} ${(ms / 1000).toFixed(0)} s`).join(', ')}`);
+console.log(
+  `slowest: ${slowest.map(([f, ms]) => `${f.replace(/^dist\/test\//, '')} ${(ms / 1000).toFixed(0)} s`).join(', ')}`,
+);
 for (const [f, summary] of failureSummaries) console.log(`\n━━ why ${f} failed\n${summary.join('\n')}`);
 process.exit(failed.length === 0 ? 0 : 1);

@@ -58,7 +58,12 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
         await until(`the final update of ${id}`, () => finals(id) > 0, timeoutMs);
       } catch (e) {
         // Say what Slurm and the backend saw, so that a failure far away (CI) can be understood.
-        throw new Error(`${(e as Error).message}\n${slurmView(id)}\nupdates: ${JSON.stringify(updates.get(id) ?? [])}`);
+        throw new Error(
+          `${(e as Error).message}\n${slurmView(id)}\nupdates: ${JSON.stringify(updates.get(id) ?? [])}`,
+          {
+            cause: e,
+          },
+        );
       }
       const u = (updates.get(id) ?? []).find((x) => x.kind === 'final');
       assert.ok(u && u.kind === 'final');

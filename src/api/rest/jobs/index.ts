@@ -10,7 +10,7 @@
  */
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
-import { contentTypeOf } from '../../../http/negotiate.js';
+import { contentTypeOf, wantsEventStream } from '../../../http/negotiate.js';
 import { sendRendered } from '../../../http/send.js';
 import { sendStream } from '../../../http/send-stream.js';
 import type { ItemResult, JobService } from '../../../jobs/job-service.js';
@@ -20,6 +20,7 @@ import type { Caller } from '../../../http/caller.js';
 import { answerEach, parseIdList, type IdEntry } from './id-list.js';
 import { bulkPieces, listPieces, renderBulk } from './render.js';
 import { statusAnswer } from './status-answer.js';
+import type { EventStreams } from './event-stream.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -32,6 +33,8 @@ export interface JobsResourceOptions {
   readonly maxSubmitBodyBytes: number;
   /** The delegation holding a token caller's token, used by its jobs that name none (absent: none). */
   readonly callerDelegation?: (caller: Caller) => Promise<string | undefined>;
+  /** Job event streams (`Accept: text/event-stream` on GET); absent: that Accept answers as before. */
+  readonly streams?: EventStreams;
 }
 
 const ACTIONS = ['new', 'info', 'status', 'kill', 'clean', 'restart', 'delegations'] as const;
@@ -39,6 +42,9 @@ type Action = (typeof ACTIONS)[number];
 
 export function jobsResource(o: JobsResourceOptions): Resource {
   const list = (req: RestRequest) => {
+    // A Ceres extension: only this Accept value streams; every other GET answers as ever.
+    if (o.streams !== undefined && req.method === 'GET' && wantsEventStream(req.raw.headers.accept))
+      return o.streams.open(req);
     const caller = req.caller();
     const filter = req.query.get('state');
     let states: string[] | undefined;
