@@ -94,6 +94,29 @@ export class EventFeed {
   }
 
   /**
+   * The jobs of `owner` that changed after `after`, each once, at most `max` of them, and
+   * the sequence number to ask from next time (the `since=` of action=status and info).
+   * The newest number is read before the events, so a change stored meanwhile is either
+   * among them or after `next`: the next call never misses it. 'relist': the events after
+   * `after` are no longer all kept (or never were given out); the client lists again.
+   */
+  changedSince(owner: string, after: number, max: number): { ids: string[]; next: number } | 'relist' {
+    const latest = this.#events.latest();
+    if (this.check(after) !== 'ok') return 'relist';
+    const ids = new Set<string>();
+    let next = after;
+    for (;;) {
+      const page = this.#events.after(owner, next, this.#page);
+      for (const ev of page) {
+        if (!ids.has(ev.jobId) && ids.size === max) return { ids: [...ids], next };
+        ids.add(ev.jobId);
+        next = ev.seq;
+      }
+      if (page.length < this.#page) return { ids: [...ids], next: Math.max(next, latest) };
+    }
+  }
+
+  /**
    * Follows `f.owner`'s events after `after` (undefined: from now on). A resume point that
    * `check` calls 'future' must be refused by the caller. Returns the unsubscribe.
    */

@@ -198,4 +198,50 @@ describe('job event stream (real service, real TLS)', () => {
     assert.notEqual(head.status, 500);
     assert.doesNotMatch(String(head.headers['content-type']), /event-stream/);
   });
+
+  it('action=status and info with since=N and an empty id list: the jobs changed after N, and where to go on', async () => {
+    const post = (action: string, since: string, body = '', version = '1.1') =>
+      c.req('POST', `/rest/${version}/jobs?action=${action}&since=${encodeURIComponent(since)}`, body, {
+        'content-type': 'application/json',
+      });
+    const [first] = await c.submit('&(executable="/bin/true")(jobname="before-since")');
+    await c.waitFor([first.id], FINAL);
+    const all = await post('status', '0');
+    assert.equal(all.status, 201, all.text);
+    const seq = Number(all.headers['ceres-sequence']);
+    assert.ok(seq > 0, 'the sequence to continue from');
+    const ids = (all.json().job as { id: string; state: string }[]).map((j) => j.id);
+    assert.equal(new Set(ids).size, ids.length, 'each job once');
+    assert.ok(ids.includes(first.id));
+    const [j] = await c.submit('&(executable="/bin/true")(jobname="since")');
+    await c.waitFor([j.id], FINAL);
+    const next = await post('status', String(seq), '{"job":[]}');
+    assert.deepEqual(
+      (next.json().job as { id: string; state: string }[]).map((x) => [x.id, x.state]),
+      [[j.id, 'FINISHED']],
+      'only the job that changed since, in its current state',
+    );
+    const info = await post('info', String(seq), '', '1.0');
+    assert.equal(info.status, 201);
+    assert.deepEqual(
+      (info.json().job as { id: string }[]).map((x) => x.id),
+      [j.id],
+    );
+    const quiet = await post('status', String(Number(next.headers['ceres-sequence'])));
+    assert.deepEqual(quiet.json().job ?? [], [], 'nothing changed since');
+    // Failure paths: never a 5xx.
+    for (const bad of ['abc', '-1', '9223372036854775808', ''])
+      assert.equal((await post('status', bad)).status, 400, `since=${bad}`);
+    const withIds = await post('status', '0', JSON.stringify({ job: [{ id: j.id }] }));
+    assert.equal(withIds.status, 400);
+    assert.match(withIds.text, /empty id list/);
+    const future = await post('status', String(2 ** 50));
+    assert.equal(future.status, 410);
+    // Without since= the answer is as before: an empty list answers an empty list.
+    const plain = await c.req('POST', '/rest/1.1/jobs?action=status', '{"job":[]}', {
+      'content-type': 'application/json',
+    });
+    assert.equal(plain.status, 201);
+    assert.equal(plain.headers['ceres-sequence'], undefined);
+  });
 });

@@ -20,4 +20,8 @@ export const jobErrors = {
   CE_ERR_JOB_BAD_RESUME_POINT: { status: 400, message: 'Malformed event id to resume after' },
   CE_ERR_JOB_TOO_MANY_STREAMS: { status: 429, message: 'Too many job event streams open for this identity' },
   CE_ERR_JOB_BAD_SINCE: { status: 400, message: 'Malformed since or cursor parameter' },
+  CE_ERR_JOB_SINCE_EXPIRED: {
+    status: 410,
+    message: 'Changes since that point are no longer kept: list the jobs again',
+  },
 } as const satisfies ErrorTable;

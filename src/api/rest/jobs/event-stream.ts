@@ -169,11 +169,14 @@ function resumePoint(req: RestRequest): number | undefined {
   const h = req.raw.headers['last-event-id'];
   const raw = (typeof h === 'string' && h.trim() !== '' ? h : undefined) ?? req.query.get('last_event_id');
   if (raw === undefined || raw.trim() === '') return undefined;
+  return sequenceNumber(raw, 'CE_ERR_JOB_BAD_RESUME_POINT');
+}
+
+/** An event sequence number from a client: a non-negative safe integer, nothing else. */
+export function sequenceNumber(raw: string, code: 'CE_ERR_JOB_BAD_RESUME_POINT' | 'CE_ERR_JOB_BAD_SINCE'): number {
   const t = raw.trim();
-  // Sequence numbers are non-negative safe integers; nothing else is a resume point.
   const n = /^\d{1,16}$/.test(t) ? Number(t) : NaN;
-  if (!Number.isSafeInteger(n))
-    throw ceError('CE_ERR_JOB_BAD_RESUME_POINT', `'${t.slice(0, 32)}' is not an event id (a non-negative integer)`);
+  if (!Number.isSafeInteger(n)) throw ceError(code, `'${t.slice(0, 32)}' is not an event id (a non-negative integer)`);
   return n;
 }
 
