@@ -20,6 +20,8 @@ export interface SseStream {
   readonly comments: string[];
   /** The body text of a refusal (status not 200). */
   readonly text: string;
+  /** Called with each event as it is parsed (timing, benchmarks). */
+  onEvent?: (e: SseEvent) => void;
   /** Whether the service ended the stream. */
   ended(): boolean;
   /** Waits for an event that `pred` accepts (the first already seen counts). */
@@ -63,14 +65,17 @@ export async function openStream(
           else continue;
           if (!line.startsWith(':')) any = true;
         }
-        if (any && e.data.length > 0)
-          events.push({ ...(e.id === undefined ? {} : { id: e.id }), event: e.event, data: e.data.join('\n') });
+        if (any && e.data.length > 0) {
+          const ev = { ...(e.id === undefined ? {} : { id: e.id }), event: e.event, data: e.data.join('\n') };
+          events.push(ev);
+          stream.onEvent?.(ev);
+        }
       }
     });
     r.body.on('end', () => (done = true));
     r.body.on('error', () => (done = true));
   }
-  return {
+  const stream: SseStream = {
     status: r.statusCode,
     headers: r.headers,
     events,
@@ -87,6 +92,7 @@ export async function openStream(
       ac.abort();
     },
   };
+  return stream;
 }
 
 /** The JSON data of a `state` event. */
