@@ -23,11 +23,11 @@ try {
     if (e.event === 'state') seen.set(dataOf(e).id as string, performance.now());
   };
   for (let i = 0; i < N; i++) {
-    const [j] = await c.submit('&(executable="/bin/echo")(inputfiles=("never" ""))');
+    const id = ((await c.submit('&(executable="/bin/echo")(inputfiles=("never" ""))')) as { id: string }[])[0]!.id;
     const t0 = performance.now();
-    await s.waitFor((e) => e.event === 'state' && dataOf(e).id === j.id, 'the event', 10_000);
+    await s.waitFor((e) => e.event === 'state' && dataOf(e).id === id, 'the event', 10_000);
     // Timed when parsed, not when the poll above noticed; an event before the answer counts 0.
-    delays.push(Math.max(0, seen.get(j.id as string)! - t0));
+    delays.push(Math.max(0, seen.get(id)! - t0));
   }
   s.close();
   delays.sort((a, b) => a - b);
