@@ -38,7 +38,7 @@ import { withoutQueryToken } from '../auth/token/bearer-header.js';
 import { collapseRouteSlashes } from '../http/route-slashes.js';
 import { crossSiteRefusal } from '../http/cross-site.js';
 import { newRequestId } from '../http/request-id.js';
-import { overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
+import { holdInFlight, overConnectionLimit, OVER_LIMIT_GRACE_MS, PerKeyCounter } from '../http/fairness.js';
 import { GracefulClose } from '../http/graceful-close.js';
 
 /** Every method routed to the REST tree; those a resource lacks get 405 + Allow. */
@@ -181,7 +181,10 @@ export function buildApp(opts: AppOptions): FastifyInstance {
         throw ceError('CE_ERR_HTTP_TOO_MANY_REQUESTS', undefined, {
           headers: { 'retry-after': '1', ...closeIfBody(request).headers },
         });
-      reply.raw.once('close', () => inFlight.give(key));
+      reply.raw.once(
+        'close',
+        holdInFlight(request.raw, () => inFlight.give(key)),
+      );
     }
   });
   // The access line's fields are the fixed ones below, none of them a path the service's

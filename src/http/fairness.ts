@@ -12,6 +12,7 @@
  */
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 
 /** How long a connection over the cap may stay open to receive its 503. */
 export const OVER_LIMIT_GRACE_MS = 5000;
@@ -74,4 +75,30 @@ export function limitConnectionsPerIdentity(
 
 export function overConnectionLimit(socket: Socket): boolean {
   return (socket as MarkedSocket)[OVER] === true;
+}
+
+const RELEASE = Symbol('ceres.inFlightRelease');
+type HeldRequest = IncomingMessage & { [RELEASE]?: () => void };
+
+/**
+ * Marks `req` as holding a unit of its identity's requests in progress; `give` returns it.
+ * Returns the release to call when the answer ends (each release gives back once).
+ */
+export function holdInFlight(req: IncomingMessage, give: () => void): () => void {
+  let held = true;
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    give();
+  };
+  (req as HeldRequest)[RELEASE] = release;
+  return release;
+}
+
+/**
+ * The request no longer counts as in progress though its answer goes on: an event
+ * stream, open for hours, must not take one of the identity's request slots.
+ */
+export function leaveInFlight(req: IncomingMessage): void {
+  (req as HeldRequest)[RELEASE]?.();
 }

@@ -28,6 +28,18 @@ export const REST_CAPABILITIES: readonly string[] = [
   'security.delegation',
 ];
 
+/**
+ * Ceres's extensions of the REST interface, announced as the REST endpoints' GLUE2
+ * InterfaceExtension (URIs, as the schema asks; docs/compatibility.md): a client looks for
+ * one of these before using it. Each changes nothing for a request that does not use it.
+ */
+export const REST_EXTENSIONS: readonly string[] = [
+  // GET jobs with Accept: text/event-stream (state=, id=, Last-Event-ID / last_event_id=).
+  'urn:ceres:rest:job-event-stream:1',
+  // action=status and info with since=N and an empty id list; the ceres-sequence header.
+  'urn:ceres:rest:changed-since:1',
+];
+
 /** Job description languages accepted at `jobs?action=new`, as GLUE2 JobDescription values. */
 export const JOB_DESCRIPTION_LANGUAGES: readonly string[] = ['nordugrid:xrsl', 'emies:adl'];
 

@@ -13,7 +13,9 @@
  *
  * A slow reader never holds the service: when what a follower has not yet written out
  * passes `maxBuffered`, it is ended with the reason `slow-reader` and resumes later from
- * its last id. A resume point older than retention gets one `relist` item (the client lists
+ * its last id. A replay goes at the reader's pace instead (the store is its buffer): it
+ * hands events over while less than half the bound waits, and waits while more does; a
+ * reader that takes nothing for `replayStallMs` is ended as slow. A resume point older than retention gets one `relist` item (the client lists
  * its jobs again) and continues from the newest event.
  */
 import type { JobEvent, JobEvents } from '../store/job-events.js';
@@ -42,7 +44,12 @@ export interface EventFeedOptions {
   readonly maxBuffered?: number;
   /** Events read per page (replay and poll). */
   readonly page?: number;
+  /** A replaying reader that takes nothing for this long is ended as slow. */
+  readonly replayStallMs?: number;
 }
+
+/** How often a paused replay looks whether its reader took something. */
+const REPLAY_WAIT_MS = 5;
 
 interface Entry {
   readonly f: Follower;
@@ -56,6 +63,7 @@ export class EventFeed {
   readonly #pollMs: number;
   readonly #maxBuffered: number;
   readonly #page: number;
+  readonly #replayStallMs: number;
   readonly #byOwner = new Map<string, Set<Entry>>();
   #count = 0;
   #cursor = 0;
@@ -66,6 +74,7 @@ export class EventFeed {
     this.#pollMs = o.pollMs ?? 20;
     this.#maxBuffered = o.maxBuffered ?? 1 << 20;
     this.#page = o.page ?? 1000;
+    this.#replayStallMs = o.replayStallMs ?? 10_000;
   }
 
   /** Open followers (a metric; it returns to 0 when every follower is gone). */
@@ -82,6 +91,29 @@ export class EventFeed {
   check(seq: number): ResumeCheck {
     if (seq > this.#events.latest()) return 'future';
     return seq < this.#events.prunedThrough() ? 'relist' : 'ok';
+  }
+
+  /**
+   * The jobs of `owner` that changed after `after`, each once, at most `max` of them, and
+   * the sequence number to ask from next time (the `since=` of action=status and info).
+   * The newest number is read before the events, so a change stored meanwhile is either
+   * among them or after `next`: the next call never misses it. 'relist': the events after
+   * `after` are no longer all kept (or never were given out); the client lists again.
+   */
+  changedSince(owner: string, after: number, max: number): { ids: string[]; next: number } | 'relist' {
+    const latest = this.#events.latest();
+    if (this.check(after) !== 'ok') return 'relist';
+    const ids = new Set<string>();
+    let next = after;
+    for (;;) {
+      const page = this.#events.after(owner, next, this.#page);
+      for (const ev of page) {
+        if (!ids.has(ev.jobId) && ids.size === max) return { ids: [...ids], next };
+        ids.add(ev.jobId);
+        next = ev.seq;
+      }
+      if (page.length < this.#page) return { ids: [...ids], next: Math.max(next, latest) };
+    }
   }
 
   /**
@@ -133,12 +165,27 @@ export class EventFeed {
     this.#timer = undefined;
   }
 
-  /** One page of a follower's missed events per turn, so a long backlog never blocks others. */
-  #replay(e: Entry): void {
+  /**
+   * One page of a follower's missed events per turn, so a long backlog never blocks others;
+   * at most half the buffer bound ahead of the reader (then it waits for the reader).
+   */
+  #replay(e: Entry, stalledSince?: number): void {
     if (!e.open) return;
+    const room = this.#maxBuffered / 2;
+    if (e.f.buffered() > room) {
+      const since = stalledSince ?? Date.now();
+      if (Date.now() - since > this.#replayStallMs) {
+        this.#drop(e);
+        e.f.end('slow-reader');
+        return;
+      }
+      setTimeout(() => this.#replay(e, since), REPLAY_WAIT_MS).unref();
+      return;
+    }
     const page = this.#events.after(e.f.owner, e.last, this.#page);
-    for (const ev of page) if (!this.#hand(e, ev)) return;
-    if (page.length < this.#page) {
+    let i = 0;
+    for (; i < page.length && e.f.buffered() <= room; i++) if (!this.#hand(e, page[i]!)) return;
+    if (i === page.length && page.length < this.#page) {
       e.replaying = false;
       return;
     }

@@ -4,11 +4,14 @@
  */
 import type { Db } from '../store/database.js';
 import { JobEvents } from '../store/job-events.js';
+import { EventFeed } from '../jobs/event-feed.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
 
 export interface EventsHandle {
   readonly events: JobEvents;
+  /** The one feed of every job event stream (started when the first stream opens). */
+  readonly feed: EventFeed;
   /** One prune now (tests and the timer). */
   prune(): number;
   close(): void;
@@ -16,6 +19,10 @@ export interface EventsHandle {
 
 export function createEvents(o: { config: Config; db: Db; log: Logger }): EventsHandle {
   const events = new JobEvents(o.db);
+  const feed = new EventFeed(events, {
+    pollMs: o.config.events.pollMilliseconds,
+    maxBuffered: o.config.events.streamBufferBytes,
+  });
   const prune = (): number => {
     const c = o.config.events; // read each time: a reload's new bounds apply at the next prune
     return events.prune({ maxAgeMs: c.retentionSeconds * 1000, maxEvents: c.maxEvents });
@@ -31,5 +38,13 @@ export function createEvents(o: { config: Config; db: Db; log: Logger }): Events
   const timer = setInterval(tick, o.config.events.pruneIntervalSeconds * 1000);
   timer.unref();
   tick();
-  return { events, prune, close: () => clearInterval(timer) };
+  return {
+    events,
+    feed,
+    prune,
+    close: () => {
+      clearInterval(timer);
+      feed.close();
+    },
+  };
 }

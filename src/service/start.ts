@@ -49,6 +49,7 @@ import type { TrustStore } from '../pki/trust-store.js';
 import { versionsResource } from '../api/rest/versions/index.js';
 import { infoResource } from '../api/rest/info/index.js';
 import { jobsResource } from '../api/rest/jobs/index.js';
+import { eventStreams } from '../api/rest/jobs/event-stream.js';
 import { sessionResource } from '../api/rest/session/index.js';
 import { diagnoseResource } from '../api/rest/diagnose/index.js';
 import { SessionFiles } from '../sessions/session-files.js';
@@ -320,6 +321,16 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   // Rebuilt on every reload (grid-mapfiles re-read, new queues); requests use the current one.
   let auth = createAuth(config, db, log, tokens, defaultAccount);
   const callerTokens = new CallerTokenDelegations(delegations.service);
+  const streams = eventStreams({
+    feed: events.feed,
+    restStates: REST_STATES,
+    limits: () => config.events, // reloadable
+    maxIds: config.jobs.maxIdsPerRequest,
+    maxBuffered: config.events.streamBufferBytes,
+  });
+  monitoring.metrics.gaugeAtScrape('ceres_event_streams_open', 'Job event streams open now', [], (set) =>
+    set({}, streams.count()),
+  );
   const routes = guardDiskSpace(
     {
       versions: versionsResource,
@@ -333,6 +344,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
         maxControlBodyBytes: config.http.maxControlBodyBytes,
         maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
         callerDelegation: async (c) => (c.token === undefined ? undefined : callerTokens.delegationFor(c.token)),
+        streams,
+        changedSince: (owner, after, max) => events.feed.changedSince(owner, after, max),
       }),
       session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
       diagnose: diagnoseResource({
@@ -374,6 +387,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       // submission) must get its answer; idle keep-alive sockets close by keepAliveTimeout.
       connectionTimeout: 0,
     },
+  });
+  // A graceful close waits for answers in progress: open event streams end first, with a reason.
+  app.addHook('preClose', (done) => {
+    streams.endAll();
+    done();
   });
   if (monitoring.recording)
     instrumentHttp(app, monitoring.metrics, { restPrefix: `${config.mountPoint}/rest`, routes });

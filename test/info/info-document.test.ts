@@ -4,7 +4,7 @@ import { localName, type XmlElement } from '../../src/doc/element.js';
 import { parseXml } from '../../src/doc/parse-xml.js';
 import { renderHtml } from '../../src/doc/render-html.js';
 import { renderXml } from '../../src/doc/render-xml.js';
-import { GLUE2_NS, REST_CAPABILITIES, XSI_NS } from '../../src/info/glue2-constants.js';
+import { GLUE2_NS, REST_CAPABILITIES, REST_EXTENSIONS, XSI_NS } from '../../src/info/glue2-constants.js';
 import { buildInfoDocument } from '../../src/info/info-document.js';
 import { HOST, NOW_TEXT, snapshot, URL } from './fixtures.js';
 import { childNames, orderViolations } from './glue2-order.js';
@@ -129,6 +129,8 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
     'Technology',
     'InterfaceName',
     'InterfaceVersion',
+    'InterfaceExtension',
+    'InterfaceExtension',
     'Implementor',
     'ImplementationName',
     'ImplementationVersion',
@@ -163,6 +165,8 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
   );
   assert.equal(text(ep, 'Technology'), 'rest');
   assert.deepEqual(texts(ep, 'Capability'), REST_CAPABILITIES);
+  // Ceres's extensions, announced where GLUE2 has a place for them (docs/compatibility.md).
+  assert.deepEqual(texts(ep, 'InterfaceExtension'), REST_EXTENSIONS);
   assert.ok(texts(ep, 'Capability').includes('executionmanagement.jobcreation'));
   assert.equal(text(ep, 'HealthState'), 'ok');
   assert.equal(text(ep, 'ServingState'), 'production');

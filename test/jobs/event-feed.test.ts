@@ -10,7 +10,10 @@ import { EventFeed, type FeedItem, type Follower } from '../../src/jobs/event-fe
 import { newJobRow } from '../helpers/new-job.js';
 import { until } from '../helpers/poll.js';
 
-function fixture(t: { after: (fn: () => void) => void }, o: { maxBuffered?: number; page?: number } = {}) {
+function fixture(
+  t: { after: (fn: () => void) => void },
+  o: { maxBuffered?: number; page?: number; replayStallMs?: number } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'ceres-feed-'));
   const db = openDatabase(join(dir, 'db'));
   const store = new JobStore(db);
@@ -114,6 +117,40 @@ test('a reader past its buffer bound is ended with a reason, unsubscribed, and c
   feed.follow(again, last);
   await until(() => again.items.length >= 2, 'again.items.length >= 2');
   assert.deepEqual(seen(again), ['j2:ACCEPTING', 'j3:ACCEPTING']);
+});
+
+test("a replay goes at the reader's pace: it waits while half the bound is unread, and gets everything once read", async (t) => {
+  const { store, feed } = fixture(t, { maxBuffered: 100, page: 4 });
+  store.insertMany(Array.from({ length: 30 }, (_, i) => newJobRow(`p${i}`, 'alice')));
+  const r = recorder('alice');
+  // Each event handed over counts 20 bytes until the reader "writes it out".
+  r.send = (item) => {
+    r.items.push(item);
+    r.backlog += 20;
+  };
+  feed.follow(r, 0);
+  await until(() => r.items.length >= 3, 'the first events');
+  await new Promise((res) => setTimeout(res, 100));
+  assert.equal(r.items.length, 3, 'no more than half the bound ahead of the reader');
+  assert.equal(r.ended, undefined, 'a replaying reader is paced, not ended');
+  const drain = setInterval(() => (r.backlog = 0), 5);
+  t.after(() => clearInterval(drain));
+  await until(() => r.items.length === 30, 'every event once the reader reads');
+  assert.deepEqual(
+    seen(r),
+    Array.from({ length: 30 }, (_, i) => `p${i}:ACCEPTING`),
+  );
+});
+
+test('a replaying reader that takes nothing for the stall time is ended as slow', async (t) => {
+  const { store, feed } = fixture(t, { maxBuffered: 100, replayStallMs: 200 });
+  store.insertMany(Array.from({ length: 10 }, (_, i) => newJobRow(`s${i}`, 'alice')));
+  const r = recorder('alice');
+  r.backlog = 1000; // never reads
+  feed.follow(r, 0);
+  await until(() => r.ended !== undefined, 'the stalled reader to be ended', 10_000);
+  assert.equal(r.ended, 'slow-reader');
+  assert.equal(feed.open, 0);
 });
 
 test('followers that go away leave nothing behind: the count returns to 0 and polling stops', async (t) => {

@@ -20,6 +20,30 @@ export const eventsSection = {
         exclusiveMinimum: 0,
         description: 'How often events past the retention are deleted',
       }),
+      maxStreamsPerIdentity: Type.Integer({
+        default: 64,
+        minimum: 1,
+        description:
+          'Job event streams (GET jobs with Accept: text/event-stream) one identity may hold open at once; more are refused with 429. Streams are not requests in progress',
+      }),
+      heartbeatSeconds: Type.Number({
+        default: 15,
+        exclusiveMinimum: 0,
+        description: 'A comment line is sent on each open event stream this often, so proxies keep a quiet stream open',
+      }),
+      streamBufferBytes: Type.Integer({
+        default: 1024 * 1024,
+        minimum: 1024,
+        description:
+          'An event stream whose reader lets more than this wait unread is ended with the reason slow-reader (the client resumes from its last event id)',
+      }),
+      pollMilliseconds: Type.Integer({
+        default: 5,
+        minimum: 1,
+        maximum: 1000,
+        description:
+          'While any event stream is open, new events are read this often (one read for all streams): the delay from a state change to its event',
+      }),
     },
     { default: {}, additionalProperties: false },
   ),

@@ -17,4 +17,11 @@ export const jobErrors = {
   CE_ERR_JOB_BAD_ID_LIST_TYPE: { status: 415, message: 'Job id list must be XML or JSON' },
   CE_ERR_JOB_DRAINING: { status: 503, message: 'The service is draining: no new jobs are accepted' },
   CE_ERR_JOB_NO_ROUTE: { status: 403, message: 'No configured route takes this job' },
+  CE_ERR_JOB_BAD_RESUME_POINT: { status: 400, message: 'Malformed event id to resume after' },
+  CE_ERR_JOB_TOO_MANY_STREAMS: { status: 429, message: 'Too many job event streams open for this identity' },
+  CE_ERR_JOB_BAD_SINCE: { status: 400, message: 'Malformed since or cursor parameter' },
+  CE_ERR_JOB_SINCE_EXPIRED: {
+    status: 410,
+    message: 'Changes since that point are no longer kept: list the jobs again',
+  },
 } as const satisfies ErrorTable;

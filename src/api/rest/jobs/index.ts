@@ -10,7 +10,7 @@
  */
 import { ceError } from '../../../errors/ce-error.js';
 import { readBody } from '../../../http/body.js';
-import { contentTypeOf } from '../../../http/negotiate.js';
+import { contentTypeOf, wantsEventStream } from '../../../http/negotiate.js';
 import { sendRendered } from '../../../http/send.js';
 import { sendStream } from '../../../http/send-stream.js';
 import type { ItemResult, JobService } from '../../../jobs/job-service.js';
@@ -20,6 +20,8 @@ import type { Caller } from '../../../http/caller.js';
 import { answerEach, parseIdList, type IdEntry } from './id-list.js';
 import { bulkPieces, listPieces, renderBulk } from './render.js';
 import { statusAnswer } from './status-answer.js';
+import { sequenceNumber, type EventStreams } from './event-stream.js';
+import type { EventFeed } from '../../../jobs/event-feed.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -32,6 +34,10 @@ export interface JobsResourceOptions {
   readonly maxSubmitBodyBytes: number;
   /** The delegation holding a token caller's token, used by its jobs that name none (absent: none). */
   readonly callerDelegation?: (caller: Caller) => Promise<string | undefined>;
+  /** Job event streams (`Accept: text/event-stream` on GET); absent: that Accept answers as before. */
+  readonly streams?: EventStreams;
+  /** The jobs that changed after an event (`since=` of status and info); absent: `since` is ignored. */
+  readonly changedSince?: EventFeed['changedSince'];
 }
 
 const ACTIONS = ['new', 'info', 'status', 'kill', 'clean', 'restart', 'delegations'] as const;
@@ -39,6 +45,9 @@ type Action = (typeof ACTIONS)[number];
 
 export function jobsResource(o: JobsResourceOptions): Resource {
   const list = (req: RestRequest) => {
+    // A Ceres extension: only this Accept value streams; every other GET answers as ever.
+    if (o.streams !== undefined && req.method === 'GET' && wantsEventStream(req.raw.headers.accept))
+      return o.streams.open(req);
     const caller = req.caller();
     const filter = req.query.get('state');
     let states: string[] | undefined;
@@ -96,11 +105,17 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
     const body = await readBody(req.raw, o.maxControlBodyBytes);
-    const entries = parseIdList(
-      body,
-      req.raw.headers['content-type'],
-      a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest,
-    );
+    const max = a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest;
+    let entries = parseIdList(body, req.raw.headers['content-type'], max);
+    const since = req.query.get('since');
+    if (since !== undefined && (a === 'status' || a === 'info') && o.changedSince !== undefined) {
+      // A Ceres extension: the caller's jobs that changed after that event, and where to go on.
+      if (entries.length > 0) throw ceError('CE_ERR_JOB_BAD_SINCE', 'since= answers for an empty id list only');
+      const changed = o.changedSince(caller.owner, sequenceNumber(since, 'CE_ERR_JOB_BAD_SINCE'), max);
+      if (changed === 'relist') throw ceError('CE_ERR_JOB_SINCE_EXPIRED');
+      entries = changed.ids;
+      void req.reply.header('ceres-sequence', String(changed.next));
+    }
     if (a === 'info') {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.

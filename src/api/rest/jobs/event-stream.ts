@@ -1,0 +1,221 @@
+/**
+ * `GET {base}/jobs` with `Accept: text/event-stream`: the caller's job changes as
+ * Server-Sent Events (a Ceres extension, docs/compatibility.md), fed by the durable event
+ * sequence (src/jobs/event-feed.ts). Each event is
+ *
+ *   id: <seq>            the durable sequence number: Last-Event-ID resumes after it
+ *   event: state
+ *   data: {"id":..,"state":..,"previous_state":..,"time":..[,"exit_code":..,"failure_reason":..]}
+ *
+ * plus `event: relist` (the resume point is older than what is kept, or newer than the
+ * newest: list the jobs again, then follow from the id it carries) and a last `event: end`
+ * with the reason when the service ends the stream (slow-reader, credential-expired,
+ * service-stopping). Comment lines are heartbeats.
+ *
+ * Authorization is that of the list: the feed hands a stream only its owner's events, so an
+ * `id=` filter naming others' jobs simply never matches. Streams are counted per identity
+ * against their own limit, not as requests in progress (http/fairness.ts `leaveInFlight`).
+ * The body is a Readable that Fastify pipes with backpressure: what it holds plus what the
+ * socket holds is the stream's backlog, and past the bound the feed ends the stream.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import { ceError } from '../../../errors/ce-error.js';
+import { leaveInFlight } from '../../../http/fairness.js';
+import type { EventFeed, FeedItem, Follower } from '../../../jobs/event-feed.js';
+import type { JobEvent } from '../../../store/job-events.js';
+import type { RestRequest } from '../resource.js';
+
+export type EndReason = 'slow-reader' | 'credential-expired' | 'service-stopping';
+
+export interface EventStreamOptions {
+  readonly feed: EventFeed;
+  readonly restStates: readonly string[];
+  /** Read at each new stream (reloadable). */
+  readonly limits: () => { readonly maxStreamsPerIdentity: number; readonly heartbeatSeconds: number };
+  /** Most ids an `id=` filter may name. */
+  readonly maxIds: number;
+  /** The backlog bound (the feed's): a heartbeat never grows a backlog past it either. */
+  readonly maxBuffered: number;
+}
+
+export interface EventStreams {
+  /**
+   * Answers `req` with a stream (throws a CeError for bad input or over the limit). Returns
+   * the reply: an async handler must return it, or Fastify, while onSend hooks still run,
+   * takes the handler's `undefined` for an empty answer.
+   */
+  open(req: RestRequest): FastifyReply;
+  /** Streams open now (the metrics gauge). */
+  count(): number;
+  /** Ends every stream with `service-stopping` (before a graceful close, which waits for answers). */
+  endAll(): void;
+}
+
+/** Longest a timer may be set for (Node caps at 2^31-1 ms and fires at once beyond). */
+const MAX_TIMER_MS = 0x7fffffff;
+
+export function eventStreams(o: EventStreamOptions): EventStreams {
+  const perOwner = new Map<string, number>();
+  const ends = new Set<(r: EndReason) => void>();
+
+  const open = (req: RestRequest): FastifyReply => {
+    const caller = req.caller();
+    const resume = resumePoint(req);
+    const states = listParam(req.query.get('state'), 64);
+    const bad = states?.find((s) => !o.restStates.includes(s));
+    if (bad !== undefined)
+      throw ceError(
+        'CE_ERR_JOB_BAD_STATE_FILTER',
+        `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`,
+      );
+    const ids = listParam(req.query.get('id'), o.maxIds);
+    const { maxStreamsPerIdentity, heartbeatSeconds } = o.limits();
+    const held = perOwner.get(caller.owner) ?? 0;
+    if (held >= maxStreamsPerIdentity)
+      throw ceError(
+        'CE_ERR_JOB_TOO_MANY_STREAMS',
+        `this identity has ${held} event streams open (limit ${maxStreamsPerIdentity})`,
+        { headers: { 'retry-after': '5' } },
+      );
+    perOwner.set(caller.owner, held + 1);
+    // A stream is not a request in progress: it may last for days (http/fairness.ts).
+    leaveInFlight(req.raw);
+
+    const stateSet = states === undefined ? undefined : new Set(states);
+    const idSet = ids === undefined ? undefined : new Set(ids);
+    const body = new Readable({ read() {} });
+    const res = req.reply.raw;
+    let closed = false;
+    const write = (text: string): void => {
+      if (!closed) body.push(text);
+    };
+    const end = (reason: EndReason): void => {
+      if (closed) return;
+      write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
+      finish();
+      body.push(null);
+    };
+    const follower: Follower = {
+      owner: caller.owner,
+      send: (item) => write(sse(item, stateSet, idSet)),
+      buffered: () => body.readableLength + res.writableLength,
+      end,
+    };
+    // Heartbeats keep proxies from closing a quiet stream; to a client that never reads
+    // they would add up, so the backlog bound holds for them as for events.
+    const heartbeat = setInterval(() => {
+      if (follower.buffered() > o.maxBuffered) end('slow-reader');
+      else write(': heartbeat\n\n');
+    }, heartbeatSeconds * 1000);
+    heartbeat.unref();
+    let expiry: NodeJS.Timeout | undefined;
+    const armExpiry = (): void => {
+      if (caller.notAfter === undefined) return;
+      const left = caller.notAfter.getTime() - Date.now();
+      if (left <= 0) return end('credential-expired');
+      expiry = setTimeout(
+        left > MAX_TIMER_MS ? armExpiry : () => end('credential-expired'),
+        Math.min(left, MAX_TIMER_MS),
+      );
+      expiry.unref();
+    };
+    let unfollow = (): void => {};
+    const finish = (): void => {
+      if (closed) return;
+      closed = true;
+      unfollow();
+      clearInterval(heartbeat);
+      clearTimeout(expiry);
+      ends.delete(end);
+      const n = (perOwner.get(caller.owner) ?? 1) - 1;
+      if (n <= 0) perOwner.delete(caller.owner);
+      else perOwner.set(caller.owner, n);
+    };
+    // The client went away (Fastify destroys the body) or the answer ended.
+    body.once('close', finish);
+    res.once('close', finish);
+    ends.add(end);
+
+    req.reply
+      .code(200)
+      .header('content-type', 'text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      // Proxies that buffer answers (nginx) pass this one on as it comes.
+      .header('x-accel-buffering', 'no');
+    // The first bytes send the headers: the client knows at once that it is following.
+    write(`retry: 5000\n: following the jobs of ${oneLine(caller.dn)}\n\n`);
+    const reply = req.reply.send(body);
+    if (resume !== undefined && o.feed.check(resume) === 'future') {
+      // Never given out here (a restored database, another service's id): the client lists again.
+      write(sse({ kind: 'relist', seq: o.feed.latest(), prunedThrough: resume }, undefined, undefined));
+      unfollow = o.feed.follow(follower);
+    } else unfollow = o.feed.follow(follower, resume);
+    armExpiry();
+    return reply;
+  };
+
+  return {
+    open,
+    count: () => ends.size,
+    endAll: () => {
+      for (const e of [...ends]) e('service-stopping');
+    },
+  };
+}
+
+/** Last-Event-ID from the header (EventSource sends it) or the query; absent: from now on. */
+function resumePoint(req: RestRequest): number | undefined {
+  const h = req.raw.headers['last-event-id'];
+  const raw = (typeof h === 'string' && h.trim() !== '' ? h : undefined) ?? req.query.get('last_event_id');
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return sequenceNumber(raw, 'CE_ERR_JOB_BAD_RESUME_POINT');
+}
+
+/** An event sequence number from a client: a non-negative safe integer, nothing else. */
+export function sequenceNumber(raw: string, code: 'CE_ERR_JOB_BAD_RESUME_POINT' | 'CE_ERR_JOB_BAD_SINCE'): number {
+  const t = raw.trim();
+  const n = /^\d{1,16}$/.test(t) ? Number(t) : NaN;
+  if (!Number.isSafeInteger(n)) throw ceError(code, `'${t.slice(0, 32)}' is not an event id (a non-negative integer)`);
+  return n;
+}
+
+/** A comma-separated query value (`state=A,B`, `id=x,y`), at most `max` items. */
+function listParam(v: string | undefined, max: number): string[] | undefined {
+  if (v === undefined) return undefined;
+  const items = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (items.length > max) throw ceError('CE_ERR_JOB_TOO_MANY_IDS', `${items.length} items in one filter (most ${max})`);
+  return items;
+}
+
+function sse(item: FeedItem, states: ReadonlySet<string> | undefined, ids: ReadonlySet<string> | undefined): string {
+  if (item.kind === 'relist')
+    return `id: ${item.seq}\nevent: relist\ndata: ${JSON.stringify({
+      reason: 'the resume point is not among the events kept: list the jobs again, then follow from this id',
+      latest: item.seq,
+    })}\n\n`;
+  const e = item.event;
+  if (states !== undefined && !states.has(e.state)) return '';
+  if (ids !== undefined && !ids.has(e.jobId)) return '';
+  return `id: ${e.seq}\nevent: state\ndata: ${JSON.stringify(eventData(e))}\n\n`;
+}
+
+/** The JSON of one state change (what `since=` answers list too). */
+export function eventData(e: JobEvent): Record<string, unknown> {
+  return {
+    id: e.jobId,
+    state: e.state,
+    previous_state: e.previousState,
+    time: new Date(e.at).toISOString(),
+    ...(e.exitCode !== undefined ? { exit_code: e.exitCode } : {}),
+    ...(e.failureReason !== undefined ? { failure_reason: e.failureReason } : {}),
+  };
+}
+
+/** A DN in a comment line: no line breaks (they would start a field). */
+function oneLine(s: string): string {
+  return s.replace(/[\r\n]/g, ' ').slice(0, 256);
+}
