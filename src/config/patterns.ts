@@ -84,3 +84,15 @@ export const AMS_NAME: Worded = {
   pattern: '^[A-Za-z0-9._-]{1,128}$',
   errorMessage: 'a messaging-service name of 1 to 128 letters, digits, ., _ or -, e.g. gLite-APEL',
 };
+
+/** A Grid Engine cell name (SGE_CELL); empty for the environment's. */
+export const GE_CELL: Worded = {
+  pattern: '^[A-Za-z0-9_.-]*$',
+  errorMessage: 'a Grid Engine cell name of letters, digits, ., _ or - (empty: SGE_CELL of the environment)',
+};
+
+/** The prefix of Kubernetes Job names: a DNS label's start (lower case), short enough for the id after it. */
+export const KUBE_NAME_PREFIX: Worded = {
+  pattern: '^[a-z0-9][a-z0-9-]{0,20}$',
+  errorMessage: 'a lower-case letter or digit, then at most 20 lower-case letters, digits or - (Kubernetes names)',
+};

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { JOB_NAME_PREFIX } from '../patterns.js';
+import { GE_CELL, JOB_NAME_PREFIX } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
 
@@ -18,7 +18,7 @@ export const lrmsGridEngineSection = Type.Object(
     sgeCell: Type.String({
       default: '',
       maxLength: 64,
-      pattern: '^[A-Za-z0-9_.-]*$',
+      ...GE_CELL,
       description: "SGE_CELL for the Grid Engine commands; empty: the service's environment (Grid Engine's `default`)",
     }),
     qmasterPort: Type.Integer({

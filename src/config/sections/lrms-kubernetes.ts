@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { KUBE_NAME_PREFIX } from '../patterns.js';
 import { PATH } from '../paths.js';
 
 /**
@@ -45,7 +46,7 @@ export const lrmsKubernetesSection = Type.Object(
     ),
     jobNamePrefix: Type.String({
       default: 'ceres-',
-      pattern: '^[a-z0-9][a-z0-9-]{0,20}$',
+      ...KUBE_NAME_PREFIX,
       description: 'Job names are this prefix and the Ceres job id in lower case (one prefix per Ceres instance)',
     }),
     pendingTimeoutMs: Type.Integer({
