@@ -3,7 +3,7 @@
 // their ends through the event stream, from event 0 (as after its own restart).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,6 +19,17 @@ function pythonExample(): string {
   const m = /```python\n([\s\S]*?)```/.exec(md.slice(at));
   assert.ok(m, 'the section has a python block');
   return m[1]!;
+}
+
+/**
+ * The first python3 that has requests: the one on PATH (what a user types), else Debian's
+ * (python3-requests, which CI installs), for machines whose PATH puts another Python first.
+ */
+function pythonWithRequests(): string {
+  for (const py of ['python3', '/usr/bin/python3']) {
+    if (spawnSync(py, ['-c', 'import requests'], { stdio: 'ignore' }).status === 0) return py;
+  }
+  assert.fail('no python3 with requests here: apt-get install python3-requests');
 }
 
 describe('the documented Python client (python3, requests, real service)', () => {
@@ -41,7 +52,7 @@ describe('the documented Python client (python3, requests, real service)', () =>
     const [ok] = await c.submit('&(executable="/bin/true")(jobname="py-ok")');
     const [bad] = await c.submit('&(executable="/bin/false")(jobname="py-bad")');
     const { stdout } = await promisify(execFile)(
-      'python3',
+      pythonWithRequests(),
       [script, ceres.url, join(ceres.pkiDir, 'userproxy.pem'), join(ceres.pkiDir, 'ca.pem'), ok.id, bad.id],
       { env: { ...process.env, CERES_LAST_EVENT_ID: '0' }, timeout: 120_000 },
     );
