@@ -8,7 +8,10 @@ import type { BatchResult } from '../backend.js';
  */
 export function afterCancel(result: BatchResult, cancelledAt: number): BatchResult {
   if (cancelledAt === 0) return result;
-  const first = result.endTime !== null && result.endTime.getTime() < cancelledAt;
+  // Batch systems give end times in whole seconds (Slurm's EndTime, Grid Engine's
+  // end_time): an end in the second the cancel was asked in may be after it, so only an
+  // end before that second came first.
+  const first = result.endTime !== null && result.endTime.getTime() < Math.floor(cancelledAt / 1000) * 1000;
   if (first || /^(wall|cpu|memory) /.test(result.failureReason ?? '')) return result;
   return { ...result, failureReason: 'cancelled' };
 }

@@ -8,7 +8,6 @@ import { isAbsolute } from 'node:path';
 import type { V1Job, V1Volume } from '@kubernetes/client-node';
 import type { BatchJobSpec } from '../backend.js';
 import type { LocalAccount } from '../../accounts/resolve-account.js';
-import { ceError } from '../../errors/ce-error.js';
 
 export const MANAGED_BY = 'app.kubernetes.io/managed-by=ceres';
 export const CERES_JOB_LABEL = 'ceres.grid/job-id';
@@ -36,40 +35,6 @@ export function jobName(prefix: string, jobId: string): string {
 /** What the shell line prints (to the pod's log) when the executable is missing; exit 127 as sh. */
 export const MISSING_EXECUTABLE = 'ceres: executable not found: ';
 
-const bad = (detail: string): never => {
-  throw ceError('CE_ERR_LRMS_BAD_SPEC', detail);
-};
-
-/**
- * Refuse a spec the pod could not run safely: paths must stay inside the session directory,
- * names must be environment names, figures positive. (Same rules as the other backends.)
- */
-export function checkSpec(spec: BatchJobSpec): void {
-  if (!isAbsolute(spec.sessionDir) || !isAbsolute(spec.lrmsDir)) bad('session and lrms directories must be absolute');
-  if (spec.executable === '') bad('executable is empty');
-  const texts = [
-    spec.sessionDir,
-    spec.lrmsDir,
-    spec.executable,
-    ...spec.arguments,
-    ...spec.environment.map((e) => e.value),
-  ];
-  if (texts.some((t) => t.includes('\0'))) bad('the job description holds a NUL character');
-  for (const [p, what] of [
-    [spec.stdin, 'stdin'],
-    [spec.stdout, 'stdout'],
-    [spec.stderr, 'stderr'],
-  ] as const) {
-    if (p !== undefined && (isAbsolute(p) || p.split('/').includes('..')))
-      bad(`${what} must be a path inside the session directory`);
-  }
-  const badName = spec.environment.find((e) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(e.name));
-  if (badName) bad(`environment variable name ${JSON.stringify(badName.name)} is invalid`);
-  if (!Number.isInteger(spec.slots) || spec.slots < 1) bad('slots must be a positive integer');
-  for (const v of [spec.limits.wallTimeSeconds, spec.limits.cpuTimeSeconds, spec.limits.memoryBytes]) {
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) bad('limits must be positive');
-  }
-}
 
 /** The shell line the container runs: the job with its stdin, stdout and stderr in the session directory. */
 export function jobCommand(spec: BatchJobSpec): string[] {

@@ -25,14 +25,14 @@ import type { AccountResolver } from '../../accounts/resolve-account.js';
 import {
   MANAGED_BY,
   MISSING_EXECUTABLE,
-  checkSpec,
   jobManifest,
   jobName,
   type ManifestOptions,
 } from './job-manifest.js';
 import { ResourceWatch } from './resource-watch.js';
 import { podView, apiStatus } from './pod-view.js';
-import { writeKubeDiag } from './diag-file.js';
+import { writeDiag } from '../core/diag-file.js';
+import { validateSpec } from '../core/job-script.js';
 
 /** The service's logger (pino's shape), as the other backends take it. */
 export interface BackendLog {
@@ -146,7 +146,7 @@ export class KubernetesBackend implements BatchBackend {
 
   async submit(spec: BatchJobSpec): Promise<string> {
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED', 'the Kubernetes backend is closed');
-    checkSpec(spec);
+    validateSpec(spec);
     const name = jobName(this.#o.jobNamePrefix, spec.jobId);
     const account =
       spec.localAccount !== undefined && this.#o.accounts
@@ -260,7 +260,7 @@ export class KubernetesBackend implements BatchBackend {
         missing !== undefined && base.failureReason === undefined
           ? { ...base, failureReason: `executable not found: ${missing.slice(MISSING_EXECUTABLE.length)}` }
           : base;
-      await writeKubeDiag(t.lrmsDir, result).catch((e: unknown) =>
+      await writeDiag(t.lrmsDir, result).catch((e: unknown) =>
         this.#log('warn', `diag of ${t.localId}: ${describe(e)}`),
       );
       if (!this.#closed) await this.#listener(t.localId, { kind: 'final', jobId: t.jobId, result });
