@@ -35,7 +35,6 @@ export function jobName(prefix: string, jobId: string): string {
 /** What the shell line prints (to the pod's log) when the executable is missing; exit 127 as sh. */
 export const MISSING_EXECUTABLE = 'ceres: executable not found: ';
 
-
 /** The shell line the container runs: the job with its stdin, stdout and stderr in the session directory. */
 export function jobCommand(spec: BatchJobSpec): string[] {
   const io = (p: string | undefined): string => (p === undefined ? '/dev/null' : q(p));

@@ -22,13 +22,7 @@ import type {
 } from '../backend.js';
 import { ceError } from '../../errors/ce-error.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
-import {
-  MANAGED_BY,
-  MISSING_EXECUTABLE,
-  jobManifest,
-  jobName,
-  type ManifestOptions,
-} from './job-manifest.js';
+import { MANAGED_BY, MISSING_EXECUTABLE, jobManifest, jobName, type ManifestOptions } from './job-manifest.js';
 import { ResourceWatch } from './resource-watch.js';
 import { podView, apiStatus } from './pod-view.js';
 import { writeDiag } from '../core/diag-file.js';
