@@ -7,6 +7,8 @@ import type { Metrics } from './instruments.js';
 
 export interface StateCounts {
   countByState(): readonly { state: string; pending: number; queue: string; n: number }[];
+  /** Routed jobs per route and REST state (docs/routes.md). */
+  countByRoute(): readonly { route: string; state: string; n: number }[];
 }
 
 /** What the scheduler reports of one job state change (engine/scheduler onTransition). */
@@ -34,6 +36,15 @@ export function registerJobGauges(m: Metrics, store: StateCounts): void {
         else sums.set(key, { state, queue: r.queue, n: r.n });
       }
       for (const e of sums.values()) set({ state: e.state, queue: e.queue }, e.n);
+    },
+  );
+  // Per route (docs/routes.md): the REST states, as clients and the route's users see them.
+  m.gaugeAtScrape(
+    'ceres_route_jobs',
+    'Routed jobs in the store, by route and REST state',
+    ['route', 'state'],
+    (set) => {
+      for (const r of store.countByRoute()) set({ route: r.route, state: r.state }, r.n);
     },
   );
 }

@@ -332,6 +332,15 @@ export class JobStore {
     ).map((r) => r.j);
   }
 
+  /** Routed jobs per route name and REST state (the route is stored as JSON with its name). */
+  countByRoute(): RouteCount[] {
+    return this.#db
+      .prepare(
+        "SELECT json_extract(route, '$.name') AS route, rest_state AS state, COUNT(*) AS n FROM jobs WHERE route IS NOT NULL GROUP BY 1, 2",
+      )
+      .all() as RouteCount[];
+  }
+
   /** Jobs per (state, pending, batch state, queue); the state columns are written only from the vocabulary's unions. */
   countByState(): StateCount[] {
     return this.#db
@@ -340,6 +349,13 @@ export class JobStore {
       )
       .all() as StateCount[];
   }
+}
+
+/** Routed jobs per (route, REST state); jobs stored without a route are not counted. */
+export interface RouteCount {
+  readonly route: string;
+  readonly state: string;
+  readonly n: number;
 }
 
 /** One group of countByState. */

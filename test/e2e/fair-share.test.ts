@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ceresCli } from '../admin/cli.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
+import { sample, scrape } from '../ops/scrape.js';
 
 const SLOTS = 4;
 const IN_BATCH = new Set(['SUBMITTING', 'QUEUING', 'RUNNING', 'HELD', 'EXITINGLRMS', 'OTHER']);
@@ -32,6 +33,7 @@ describe('fair share between routes (real service)', () => {
           { name: 'rfill', match: { queues: ['fill'] } },
         ],
         fairShare: { by: 'route', shares: { ra: 3, rb: 1 } },
+        metrics: { listen: '127.0.0.1:0' },
       },
     });
     alice = Client.forUser(ceres);
@@ -91,6 +93,15 @@ describe('fair share between routes (real service)', () => {
     const held = c[st.indexOf('PREPARED')]!;
     assert.equal(await why(held), 'held by route rc maxRunning 1 (1 in the batch system)');
     assert.equal(await why(c[st.findIndex((s) => IN_BATCH.has(s))]!), 'null', 'a running job does not wait');
+    // The per-route gauge counts the route's jobs by REST state; other routes have none yet.
+    const text = await scrape(ceres);
+    assert.equal(sample(text, 'ceres_route_jobs', { route: 'rc', state: 'PREPARED' }), 2, text);
+    const inBatchNow = ['SUBMITTING', 'QUEUING', 'RUNNING'].reduce(
+      (n, state) => n + (sample(text, 'ceres_route_jobs', { route: 'rc', state }) ?? 0),
+      0,
+    );
+    assert.equal(inBatchNow, 1, text);
+    assert.equal(sample(text, 'ceres_route_jobs', { route: 'ra', state: 'PREPARED' }), undefined);
     await alice.action('kill', c);
     await alice.waitFor(c, ENDED, 60_000);
   });
