@@ -153,9 +153,29 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
     run: async (c, h) =>
       c.lrms.backend === 'slurm'
         ? (await import('../lrms/slurm/host-problems.js')).slurmHostProblems(c.lrms.slurm, h.env)
-        : [],
+        : c.lrms.backend === 'kubernetes'
+          ? kubernetesProblems(c)
+          : [],
   },
 ];
+
+/**
+ * What the Kubernetes backend refuses at its start (no mount path for the session volume), and a
+ * kubeconfig file it could not read, named before the start rather than by it.
+ */
+function kubernetesProblems(c: Config): HostProblem[] {
+  const k = c.lrms.kubernetes;
+  const out: HostProblem[] = [];
+  if (k.volume.mountPath === '')
+    out.push({
+      key: 'lrms.kubernetes.volume.mountPath',
+      message:
+        'empty: name where the pods see the session directories (the folder of the session directories, at the same path as on this host)',
+    });
+  // Empty: the in-cluster service account, KUBECONFIG or ~/.kube/config, found by the client.
+  if (k.kubeconfig !== '') out.push(...need('lrms.kubernetes.kubeconfig', k.kubeconfig));
+  return out;
+}
 
 /** Every check's problems, in order; a check that throws is a problem of its own (never skipped silently). */
 export async function runConfigChecks(c: Config, host: CheckHost): Promise<HostProblem[]> {

@@ -69,6 +69,19 @@ describe('config check: the configuration against this host', () => {
     );
   });
 
+  it('names an empty Kubernetes mount path and a kubeconfig that is not there', async () => {
+    const r = await check({ lrms: { backend: 'kubernetes', kubernetes: { kubeconfig: 'nowhere/kubeconfig' } } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /config key 'lrms\.kubernetes\.volume\.mountPath': empty: name where the pods see/);
+    assert.match(
+      r.stderr,
+      new RegExp(`config key 'lrms\\.kubernetes\\.kubeconfig': ${dir}/nowhere/kubeconfig: does not exist`),
+    );
+    // With a mount path and no kubeconfig (the client finds its own), nothing of Kubernetes is named.
+    const ok = await check({ lrms: { backend: 'kubernetes', kubernetes: { volume: { mountPath: dir } } } });
+    assert.doesNotMatch(ok.stderr, /lrms\.kubernetes/);
+  });
+
   it("names the Slurm commands missing from binDir, or from the service's PATH", async () => {
     const empty = join(dir, 'bin-empty');
     mkdirSync(empty, { recursive: true });
