@@ -116,6 +116,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
 async function startLocked(initial: Config, log: Logger, lock: StateLock): Promise<RunningService> {
   const startedAt = Date.now();
+  // gfal2's plugins, asked once (a Python process of ~0.4 s, nearly all of it waiting): asked
+  // now, so the answer comes while the rest starts; a URL scheme nothing here speaks is
+  // refused at submission. The probe never rejects (nothing known: native schemes only).
+  const schemesProbe = schemeRegistry();
   // Everything below reads the live view: a reload changes its reloadable keys only.
   const live = new LiveConfig(initial);
   const config = live.view;
@@ -261,8 +265,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     observe: monitoring.engineObservers(),
     onEnded: ops.onEnded,
   });
-  // gfal2's plugins, asked once: a URL scheme nothing here speaks is refused at submission.
-  const schemes = await schemeRegistry();
+  const schemes = await schemesProbe;
   const jobs = new JobService({
     store,
     descriptions: descriptionPort(

@@ -33,6 +33,8 @@ export type Fault = number | 'hang' | 'reset' | 'no-ids';
 export interface ReceivedMessage {
   readonly amsId: string;
   readonly empaid: string | undefined;
+  /** The token it was published with: which run of a client sent it (a token is fetched once per process). */
+  readonly token: string;
   /** The signed text (lines end with CRLF, as S/MIME has them); undefined: no S/MIME signed text. */
   readonly text: string | undefined;
   /** Set by the check (see verified()): why the signature did not verify. */
@@ -89,6 +91,8 @@ export class FakeAms {
   readonly project: string;
   readonly topic: string;
   readonly received: ReceivedMessage[] = [];
+  /** The tokens issued by the token call, in order. */
+  readonly issued: string[] = [];
   /** Every request: call, status answered (0: none). */
   readonly calls: { call: 'token' | 'publish' | 'other'; status: number }[] = [];
   /** Faults for the next token calls, one each, in order. */
@@ -202,6 +206,7 @@ export class FakeAms {
         if (!(req.socket as TLSSocket).authorized) return this.#error(res, 401, 'Unauthenticated');
         const t = `token-${++this.#n}`;
         this.#tokens.set(t, this.project);
+        this.issued.push(t);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ token: t }));
         return 200;
@@ -230,6 +235,7 @@ export class FakeAms {
           const r: ReceivedMessage = {
             amsId: String(++this.#n),
             empaid: m.attributes?.empaid,
+            token: String(key),
             text: signedText(raw.toString('utf8')),
             signatureError: undefined,
             signer: undefined,
