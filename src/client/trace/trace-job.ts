@@ -166,15 +166,15 @@ export async function sessionFile(
 }
 
 /** The last lines of the job's error log (`diagnose/errors`), where the service keeps one. */
-export async function errorLog(c: RestClient, id: string, signal: AbortSignal): Promise<string[]> {
+export async function errorLog(c: RestClient, id: string, signal: AbortSignal, lines = 2): Promise<string[]> {
   const a = await c.rest('GET', `jobs/${encodeURIComponent(id)}/diagnose/errors`, { accept: '*/*', signal });
   if (a.status !== 200) return [];
   return a.body
     .toString('utf8')
     .split('\n')
-    .map((l) => l.trimEnd())
+    .map((l) => l.replace(/\s+/g, ' ').trim())
     .filter((l) => l !== '')
-    .slice(-5);
+    .slice(-lines);
 }
 
 /** Cleans a job (`POST jobs?action=clean`); the item's status and reason. */

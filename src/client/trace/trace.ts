@@ -11,7 +11,7 @@ import { signProxyFromCsr } from '../../pki/issue.js';
 import { loadTrustStore } from '../../pki/trust-store.js';
 import { findCredential, iso, timeLeft, CredentialProblem, type Credential } from '../credentials.js';
 import { RestClient } from '../rest-client.js';
-import { parseJson, serviceInfo, versionsOf, type ServiceInfo } from '../rest-answers.js';
+import { objectsOf, parseJson, serviceInfo, versionsOf, type ServiceInfo } from '../rest-answers.js';
 import { probeTls } from '../tls-probe.js';
 import { answerReason, expectStatus } from './http-judgement.js';
 import {
@@ -184,7 +184,7 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
 
   await step('authorization', () => {
     const a = expectStatus(listing as NonNullable<typeof listing>, [200, 204], 'GET jobs', identity);
-    const n = (a.body.toString('utf8').match(/"id"/g) ?? []).length;
+    const n = objectsOf(parseJson(a.body.toString('utf8'))?.job).length;
     return Promise.resolve(`the service admits ${identity} (${n} job${n === 1 ? '' : 's'} of this identity listed)`);
   });
 
