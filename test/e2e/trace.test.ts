@@ -1,10 +1,10 @@
 // `ceres trace URL` (a real child process) against the real service over real TLS, with real
 // proxies and a real token: a whole trace passes (proxy, token, --json), and each failure names
 // its step, the reason and a remedy: an untrusted CA, an expired VOMS proxy (voms-proxy-fake), a
-// caller the authorization refuses (403), a job that fails (its exit code and errors), a service
-// that stops answering (frozen: the step's timeout) and a service killed mid-trace (connection
-// refused at the step it was in). Two services, started once: one for the trace's own checks, one
-// to freeze and kill.
+// proxy the service does not accept (401), a caller the authorization refuses (403), no such
+// queue, a job that fails (its exit code and errors), a service that stops answering (frozen:
+// the step's timeout) and a service killed mid-trace (connection refused at the step it was
+// in). Two services, started once: one for the trace's own checks, one to freeze and kill.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -237,6 +237,27 @@ describe('ceres trace (real service, real credentials)', () => {
     assert.equal(stepLine(r.stdout, 'info'), undefined);
   });
 
+  it('a proxy of a CA the service does not trust fails at authentication with the 401 and its reason', async () => {
+    const stranger = await initDevPki(join(work, 'stranger-pki'));
+    const r = await trace([ceres.url, ...caArgs()], { X509_USER_PROXY: stranger.files.userProxy });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(stepLine(r.stdout, 'tls') ?? '', /^ok\s/);
+    assert.match(
+      stepLine(r.stdout, 'authentication') ?? '',
+      /^FAILED\s+authentication\s.*did not accept the credential of .*: HTTP 401 /,
+    );
+    assert.match(r.stdout, /remedy: check the credential: a valid proxy from a CA the site trusts/);
+    assert.equal(stepLine(r.stdout, 'authorization'), undefined);
+  });
+
+  it('a queue the service does not publish fails at queue, naming the ones it does', async () => {
+    const r = await trace([ceres.url, ...caArgs(), '--queue', 'nosuch'], base());
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(stepLine(r.stdout, 'queue') ?? '', /^FAILED\s+queue\s.*publishes no queue nosuch/);
+    assert.match(r.stdout, /remedy: choose one of: main/);
+    assert.equal(stepLine(r.stdout, 'dry-run'), undefined, 'nothing was submitted');
+  });
+
   it('a job that fails is reported with its exit code and errors, and is cleaned', async () => {
     const r = await trace([ceres.url, ...caArgs(), '--xrsl', '(runtimeenvironment="TRACE/FAIL")'], base());
     assert.equal(r.code, 1, r.stdout + r.stderr);
@@ -245,6 +266,25 @@ describe('ceres trace (real service, real credentials)', () => {
     assert.match(line, /stderr: the trace test refuses this job/);
     assert.match(stepLine(r.stdout, 'clean') ?? '', /^ok\s+clean\s.*removed job/);
     assert.match(r.stderr, /trace failed at step run: /);
+  });
+
+  it('a job that does not end within --timeout fails the run step, and is killed rather than left running', async () => {
+    const r = await trace(
+      [ceres.url, ...caArgs(), '--timeout', '6', '--xrsl', '(runtimeenvironment="TRACE/SLOW")'],
+      base(),
+    );
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(stepLine(r.stdout, 'run') ?? '', /^FAILED\s+run\s.*did not reach a final state within 6 s/);
+    assert.match(r.stdout, /remedy: raise --timeout/);
+    assert.match(stepLine(r.stdout, 'clean') ?? '', /^ok\s+clean\s.*killed job (\w+)/);
+    const id = /killed job (\w+)/.exec(r.stdout)?.[1] as string;
+    const c = Client.forUser(ceres);
+    try {
+      assert.equal((await c.waitFor([id], ['KILLED'], 60_000)).get(id), 'KILLED');
+      await c.action('clean', [id]);
+    } finally {
+      await c.close();
+    }
   });
 
   it('a service that stops answering fails the step it is in after --timeout, never hangs', async () => {

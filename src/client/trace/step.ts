@@ -41,6 +41,8 @@ export class StepFailure extends Error {
     message: string,
     readonly remedy?: string,
     readonly transport = false,
+    /** The step the failure belongs to, when not the one that met it (a 401 on `GET rest`: authentication). */
+    readonly atStep?: StepName,
   ) {
     super(message);
     this.name = 'StepFailure';
@@ -83,9 +85,9 @@ export async function runStep(
   } catch (e) {
     const ms = performance.now() - t0;
     if (e instanceof StepSkipped) return { step, status: 'skipped', ms, detail: e.message };
-    const f = explain(e, where, timeoutMs);
+    const f = explain(e, where, timeoutMs, step);
     return {
-      step,
+      step: f.atStep ?? step,
       status: 'failed',
       ms,
       detail: f.message,
@@ -98,9 +100,16 @@ export async function runStep(
 }
 
 /** A failure as a StepFailure: the step's own, a timeout, or the transport's. */
-export function explain(e: unknown, where: string, timeoutMs: number): StepFailure {
+export function explain(e: unknown, where: string, timeoutMs: number, step?: StepName): StepFailure {
   if (e instanceof StepFailure) return e;
-  if (e instanceof StepTimeout || (e instanceof Error && e.cause instanceof StepTimeout))
+  const timedOut = e instanceof StepTimeout || (e instanceof Error && e.cause instanceof StepTimeout);
+  // Following the job, the service answered all along: the job is what did not end.
+  if (timedOut && step === 'run')
+    return new StepFailure(
+      `the job did not reach a final state within ${timeoutMs / 1000} s`,
+      "raise --timeout (a batch system may hold a job for long); the job's info document says why it waits",
+    );
+  if (timedOut)
     return new StepFailure(
       `${where} did not answer within ${timeoutMs / 1000} s`,
       'is the service overloaded or stopped? raise --timeout for a slow site',

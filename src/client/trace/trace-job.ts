@@ -178,12 +178,26 @@ export async function errorLog(c: RestClient, id: string, signal: AbortSignal, l
 }
 
 /** Cleans a job (`POST jobs?action=clean`); the item's status and reason. */
-export async function cleanJob(
+export function cleanJob(c: RestClient, id: string, signal: AbortSignal): Promise<{ status: number; reason: string }> {
+  return jobAction(c, 'clean', id, signal);
+}
+
+/** Kills a job (`POST jobs?action=kill`); the item's status and reason. */
+export function killJob(c: RestClient, id: string, signal: AbortSignal): Promise<{ status: number; reason: string }> {
+  return jobAction(c, 'kill', id, signal);
+}
+
+async function jobAction(
   c: RestClient,
+  action: 'clean' | 'kill',
   id: string,
   signal: AbortSignal,
 ): Promise<{ status: number; reason: string }> {
-  const a = await c.rest('POST', 'jobs?action=clean', { body: idsBody([id]), contentType: 'application/json', signal });
+  const a = await c.rest('POST', `jobs?action=${action}`, {
+    body: idsBody([id]),
+    contentType: 'application/json',
+    signal,
+  });
   const item = jobItems(a.body.toString('utf8'))[0];
   return item === undefined ? { status: a.status, reason: a.reason } : { status: item.status, reason: item.reason };
 }

@@ -20,6 +20,7 @@ import {
   activityOf,
   cleanJob,
   errorLog,
+  killJob,
   followJob,
   jobFacts,
   sessionFile,
@@ -84,6 +85,8 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
   let exitCode: string | undefined;
   let localOwner: string | undefined;
   let leftOnCe = false;
+  /** The trace's job reached a final state (else it is killed, not cleaned). */
+  let jobEnded = false;
   const marker = `ceres-trace ${randomBytes(8).toString('hex')}`;
   const caDir = o.caDir ?? nonEmpty(o.env.X509_CERT_DIR) ?? DEFAULT_CA_DIR;
 
@@ -160,6 +163,15 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
 
   await step('interface', async (signal) => {
     const a = await c().request('GET', `${c().servicePath}/rest`, { signal });
+    // Ceres refuses a certificate it cannot verify on every request, public ones included.
+    if (a.status === 401) {
+      try {
+        expectStatus(a, [200], `GET ${url.pathname.replace(/\/+$/, '')}/rest`, identity);
+      } catch (e) {
+        if (e instanceof StepFailure) throw new StepFailure(e.message, e.remedy, false, 'authentication');
+        throw e;
+      }
+    }
     if (a.status !== 200)
       throw new StepFailure(
         `GET ${url.pathname.replace(/\/+$/, '')}/rest: ${answerReason(a)}: no ARC REST interface at ${o.url}`,
@@ -287,6 +299,7 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
       o.onState?.(id, s);
     });
     states = end.changes;
+    jobEnded = true;
     const facts = jobFacts(await activityOf(c(), id, identity, signal));
     exitCode = facts.exitCode;
     localOwner = facts.localOwner;
@@ -327,24 +340,33 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
       failed = undefined;
       await step('clean', async (signal) => {
         const done: string[] = [];
-        if (jobId !== undefined) {
+        if (jobId !== undefined && !jobEnded) {
+          // A job still in progress (the run step ran out of time) cannot be cleaned yet: it is
+          // killed, and left for the CE's lifetime sweep (or arcclean) once it is KILLED.
+          await killJob(c(), jobId, signal);
+          leftOnCe = true;
+          done.push(`killed job ${jobId} (it was not finished; the CE removes it when its lifetime ends)`);
+        } else if (jobId !== undefined) {
           const r = await cleanJob(c(), jobId, signal);
           if (r.status < 200 || r.status >= 300) {
             leftOnCe = true;
             throw new StepFailure(`POST jobs?action=clean: job ${jobId}: ${r.status} ${r.reason}`);
           }
-          done.push(`job ${jobId}`);
+          done.push(`removed job ${jobId}`);
         }
-        if (delegationId !== undefined) {
+        if (delegationId !== undefined && jobId !== undefined && !jobEnded) {
+          // A CE keeps a delegation that a job in progress uses (Ceres answers 409).
+          done.push(`kept delegation ${delegationId} for it (delete it once the job has ended)`);
+        } else if (delegationId !== undefined) {
           const a = await c().rest('POST', `delegations/${encodeURIComponent(delegationId)}?action=delete`, {
             accept: '',
             signal,
           });
           if (a.status < 200 || a.status >= 300)
             throw new StepFailure(`POST delegations/${delegationId}?action=delete: ${answerReason(a)}`);
-          done.push(`delegation ${delegationId}`);
+          done.push(`removed delegation ${delegationId}`);
         }
-        return `removed ${done.join(' and ')}`;
+        return done.join('; ');
       });
       if (failedBefore !== undefined) failed = failedBefore;
     } else if (jobId !== undefined) leftOnCe = true;
