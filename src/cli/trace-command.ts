@@ -46,6 +46,9 @@ export function registerTraceCommand(program: Command): void {
         'Nothing secret is printed: a token or a key never appears in the output.',
     )
     .action(async (url: string, f: TraceFlags) => {
+      // A reader that goes away (`| head`) must not end the trace before it has cleaned its
+      // job: what cannot be written is dropped.
+      process.stdout.on('error', () => undefined);
       const out = (t: string): boolean => process.stdout.write(t);
       if (f.json !== true) out(`ceres trace ${url}\n`);
       const report = await runTrace({
@@ -59,7 +62,10 @@ export function registerTraceCommand(program: Command): void {
         uid: process.getuid?.() ?? 0,
         ...(f.json === true
           ? {}
-          : { onStep: (r) => void out(`${stepLine(r)}\n`), onState: (_id, s) => void out(`${stateLine(s)}\n`) }),
+          : {
+              onStep: (r) => void out(`${stepLine(r)}\n`),
+              onState: (job, s) => void out(`${stateLine(s, job.dryRun)}\n`),
+            }),
       });
       if (f.json === true) out(reportJson(report));
       else if (report.ok) out(`${summaryLine(report)}\n`);

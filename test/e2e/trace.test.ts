@@ -157,6 +157,26 @@ describe('ceres trace (real service, real credentials)', () => {
     for (const part of token.split('.')) assert.ok(!(r.stdout + r.stderr).includes(part), 'a part of the token');
   });
 
+  it('a reader that goes away (| head) does not end the trace before it has cleaned its job', async () => {
+    const child = spawn(process.execPath, [MAIN, 'trace', ceres.url, ...caArgs()], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...base() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The first line read, the pipe is closed, as `head -1` would.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    assert.equal(code, 0);
+    const c = Client.forUser(ceres);
+    try {
+      await until(
+        async () => ((await c.req('GET', '/rest/1.1/jobs')).json().job ?? []).length === 0,
+        'the jobs cleaned',
+      );
+    } finally {
+      await c.close();
+    }
+  });
+
   it('--json: one document with every step, the job and its states', async () => {
     const r = await trace([ceres.url, ...caArgs(), '--json'], base());
     assert.equal(r.code, 0, r.stdout + r.stderr);

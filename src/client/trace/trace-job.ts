@@ -4,12 +4,14 @@
  * of their state until a final one, each change reported with its time.
  */
 import { performance } from 'node:perf_hooks';
+import { ENDED_REST_STATES } from '../../vocabulary/job-states.js';
 import type { RestClient } from '../rest-client.js';
 import { jobItems, restStateOf, textsOf, textOf, type JobItem, type Json } from '../rest-answers.js';
 import { expectStatus } from './http-judgement.js';
 import { StepFailure } from './step.js';
 
-export const FINAL_STATES: ReadonlySet<string> = new Set(['FINISHED', 'FAILED', 'KILLED', 'WIPED']);
+/** The REST states a job ends in (the vocabulary's: a client speaks the same interface). */
+export const FINAL_STATES: ReadonlySet<string> = new Set<string>(ENDED_REST_STATES);
 export const OUTPUT_FILE = 'out.txt';
 export const ERROR_FILE = 'err.txt';
 

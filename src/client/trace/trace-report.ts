@@ -19,8 +19,9 @@ export function stepLine(r: StepResult): string {
   return r.remedy === undefined || r.status !== 'failed' ? head : `${head}\n${' '.repeat(33)}remedy: ${r.remedy}`;
 }
 
-export function stateLine(s: StateChange): string {
-  return `${' '.repeat(23)}${`+${duration(s.atMs)}`.padStart(8)}  ${s.state}`;
+/** A state change under the step following the job; the dry-run job's are marked. */
+export function stateLine(s: StateChange, dryRun = false): string {
+  return `${' '.repeat(23)}${`+${duration(s.atMs)}`.padStart(8)}  ${s.state}${dryRun ? ' (dry run)' : ''}`;
 }
 
 export function summaryLine(r: TraceReport): string {

@@ -46,7 +46,8 @@ export interface TraceOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly uid: number;
   readonly onStep?: (r: StepResult) => void;
-  readonly onState?: (jobId: string, s: StateChange) => void;
+  /** A state change of the dry-run job or of the job, as the trace follows it. */
+  readonly onState?: (job: { readonly id: string; readonly dryRun: boolean }, s: StateChange) => void;
 }
 
 export interface TraceReport {
@@ -238,7 +239,7 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
 
   await step('dry-run', async (signal) => {
     const id = await submitJob(c(), traceJobXrsl({ marker, queue, dryRun: true, extra: o.xrsl }), identity, signal);
-    const end = await followJob(c(), id, identity, signal, (s) => o.onState?.(id, s));
+    const end = await followJob(c(), id, identity, signal, (s) => o.onState?.({ id, dryRun: true }, s));
     const facts = jobFacts(await activityOf(c(), id, identity, signal));
     const cleaned = await cleanJob(c(), id, signal);
     const mapped = facts.localOwner === undefined ? '' : `, mapped to ${facts.localOwner}`;
@@ -296,7 +297,7 @@ export async function runTrace(o: TraceOptions): Promise<TraceReport> {
     const id = jobId as string;
     const end = await followJob(c(), id, identity, signal, (s) => {
       states.push(s);
-      o.onState?.(id, s);
+      o.onState?.({ id, dryRun: false }, s);
     });
     states = end.changes;
     jobEnded = true;
