@@ -89,9 +89,13 @@ describe('ceres trace (real service, real credentials)', () => {
     writeFileSync(failScript, 'echo "the trace test refuses this job" >&2\nexit 3\n', { mode: 0o644 });
     const slowScript = join(work, 'slow.sh');
     writeFileSync(slowScript, 'sleep 8\n', { mode: 0o644 });
+    // Outlasts any --timeout the tests give; the trace kills it.
+    const longScript = join(work, 'long.sh');
+    writeFileSync(longScript, 'sleep 120\n', { mode: 0o644 });
     const rtes = [
       { name: 'TRACE/FAIL', script: failScript },
       { name: 'TRACE/SLOW', script: slowScript },
+      { name: 'TRACE/LONG', script: longScript },
     ];
     [ceres, victim] = await Promise.all([
       startCeres({
@@ -290,11 +294,12 @@ describe('ceres trace (real service, real credentials)', () => {
 
   it('a job that does not end within --timeout fails the run step, and is killed rather than left running', async () => {
     const r = await trace(
-      [ceres.url, ...caArgs(), '--timeout', '6', '--xrsl', '(runtimeenvironment="TRACE/SLOW")'],
+      // 12 s: ample for every step before run on a loaded machine; the job sleeps far longer.
+      [ceres.url, ...caArgs(), '--timeout', '12', '--xrsl', '(runtimeenvironment="TRACE/LONG")'],
       base(),
     );
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(stepLine(r.stdout, 'run') ?? '', /^FAILED\s+run\s.*did not reach a final state within 6 s/);
+    assert.match(stepLine(r.stdout, 'run') ?? '', /^FAILED\s+run\s.*did not reach a final state within 12 s/);
     assert.match(r.stdout, /remedy: raise --timeout/);
     assert.match(stepLine(r.stdout, 'clean') ?? '', /^ok\s+clean\s.*killed job (\w+)/);
     const id = /killed job (\w+)/.exec(r.stdout)?.[1] as string;
