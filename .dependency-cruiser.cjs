@@ -12,7 +12,9 @@
  *   observers: src/metrics src/health (wired by the root, served by src/http and src/api)
  *
  * The composition root (src/service) is above them all and only the command line
- * (src/cli) starts it. Beside it, src/process keeps the service process's housekeeping
+ * (src/cli) starts it. The command line's REST client (src/client, `ceres trace`) is a client
+ * of a CE, outside the service: it builds on the leaves only, and only the command line uses it.
+ * Beside the root, src/process keeps the service process's housekeeping
  * (memory, logging, the state directory's layout, modes and lock): the root and the
  * command line use it; it uses the adapters and the leaves at most. No rule has an exception by file name: what a lower layer needs
  * from a higher one (the job description model, delegation types, the authorization
@@ -133,6 +135,23 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/vocabulary/' },
       to: { path: '^src/', pathNot: '^src/vocabulary/' },
+    },
+    {
+      name: 'client-outside-the-service',
+      comment:
+        "The REST client of `ceres trace` (src/client) is a client of a CE, like arcsub: it uses the leaves (PKI, authentication's VOMS reading) and none of the service's layers.",
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: {
+        path: '^src/(http|api|service|process|cli|jobs|jobdesc|sessions|delegations|info|authz|admin|accounting|engine|lrms|staging|store|accounts|messaging|metrics|health)/',
+      },
+    },
+    {
+      name: 'client-for-the-command-line',
+      comment: 'Only the command line uses the REST client (src/client); the service never calls a CE.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(client|cli)/' },
+      to: { path: '^src/client/' },
     },
     {
       name: 'fastify-only-in-http-and-api',

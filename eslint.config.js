@@ -15,7 +15,9 @@ const unsafeAnyOff = Object.fromEntries(
 
 /**
  * docs/architecture.md: only data staging (src/staging) moves data over the network, besides the
- * token issuers' key fetch (src/http/https-get-json.ts) and the messaging client (src/messaging).
+ * token issuers' key fetch (src/http/https-get-json.ts), the messaging client (src/messaging)
+ * and the REST client of `ceres trace` (src/client: outside the service, a client of a CE like
+ * arcsub; the layer checker keeps the service from importing it).
  * Imports of node:http/https are the layer checker's (.dependency-cruiser.cjs); the global
  * `fetch` (and its relatives) is no import, so this rule is where that part is checked.
  * test/layers/network-rule.test.ts shows that it bites.
@@ -23,14 +25,14 @@ const unsafeAnyOff = Object.fromEntries(
 export const networkRule = {
   name: 'network-only-in-staging',
   files: ['src/**/*.ts'],
-  ignores: ['src/staging/**', 'src/messaging/**', 'src/http/https-get-json.ts'],
+  ignores: ['src/staging/**', 'src/messaging/**', 'src/http/https-get-json.ts', 'src/client/**'],
   rules: {
     'no-restricted-globals': [
       'error',
       ...['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest'].map((name) => ({
         name,
         message:
-          'Only src/staging (and the messaging client, the issuer-key fetch) moves data over the network: docs/architecture.md.',
+          'Only src/staging (and the messaging client, the issuer-key fetch, the trace client) moves data over the network: docs/architecture.md.',
       })),
     ],
     'no-restricted-imports': [

@@ -4,13 +4,12 @@
  * connection. One ArcClient is one connection pool to one endpoint; scenarios that
  * need N concurrent clients make a client with N connections.
  *
- * Requests go through `dispatch` rather than `request` because A-REX puts its error
- * text in the HTTP reason phrase, which only the low-level handler sees.
+ * Requests go through src/client/dispatch.ts (low-level `dispatch`, for A-REX's
+ * reason phrases), shared with the `ceres trace` client.
  */
 import { readFile } from 'node:fs/promises';
-import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import type { Dispatcher } from 'undici';
+import { dispatchRequest, type Answer } from '../../src/client/dispatch.js';
 import { BenchError, classifyTransportError, refusalFor } from './failures.js';
 import { parseBulk, parseJobList, type BulkItem, type ListedJob } from './answers.js';
 import { idListJson } from './job-bodies.js';
@@ -47,14 +46,7 @@ export async function readCredentials(cert: string, key: string, ca: string): Pr
   };
 }
 
-export interface Answer {
-  readonly status: number;
-  readonly reason: string;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: Buffer;
-  /** Milliseconds from dispatch to the end of the body. */
-  readonly ms: number;
-}
+export type { Answer };
 
 export interface RequestOptions {
   readonly body?: string | Buffer;
@@ -112,46 +104,15 @@ export class ArcClient {
   request(method: string, path: string, o: RequestOptions = {}): Promise<Answer> {
     const headers: Record<string, string> = { accept: o.accept ?? 'application/json' };
     if (o.contentType !== undefined) headers['content-type'] = o.contentType;
-    const t0 = performance.now();
-    return new Promise<Answer>((resolve, reject) => {
-      let status = 0;
-      let reason = '';
-      let resHeaders: Record<string, string | string[] | undefined> = {};
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const handler: Dispatcher.DispatchHandler = {
-        // undici takes a handler for the new (controller) API only when it has onRequestStart.
-        onRequestStart: () => undefined,
-        onResponseStart: (_c, statusCode, h, statusMessage) => {
-          status = statusCode;
-          reason = statusMessage ?? '';
-          resHeaders = h;
-        },
-        onResponseData: (_c, chunk) => {
-          size += chunk.length;
-          if (o.discardBody !== true) chunks.push(chunk);
-        },
-        onResponseEnd: () => {
-          resolve({
-            status,
-            reason,
-            headers: resHeaders,
-            body:
-              o.discardBody === true
-                ? Buffer.alloc(0)
-                : chunks.length === 1
-                  ? (chunks[0] as Buffer)
-                  : Buffer.concat(chunks, size),
-            ms: performance.now() - t0,
-          });
-        },
-        onResponseError: (_c, err) => reject(classifyTransportError(err, this.origin)),
-      };
-      try {
-        this.#agent.dispatch({ origin: this.origin, path, method, headers, body: o.body ?? null }, handler);
-      } catch (e) {
-        reject(classifyTransportError(e, this.origin));
-      }
+    return dispatchRequest(this.#agent, {
+      origin: this.origin,
+      path,
+      method,
+      headers,
+      body: o.body,
+      ...(o.discardBody === true ? { discardBody: true } : {}),
+    }).catch((e: unknown) => {
+      throw classifyTransportError(e, this.origin);
     });
   }
 

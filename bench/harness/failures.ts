@@ -6,6 +6,16 @@
  * These are messages of a command-line tool, not answers of the service, so they do
  * not belong in the service's error catalog.
  */
+import {
+  CLOSED_CODES,
+  TRUST_CODES as TRUST,
+  UNREACHABLE_CODES as UNREACHABLE,
+  errorChain,
+  notTls,
+  tlsAlertOf,
+} from '../../src/client/transport-errors.js';
+
+export { errorChain };
 
 export type FailureKind =
   | 'usage' // bad command line or unreadable local file
@@ -26,53 +36,6 @@ export class BenchError extends Error {
     this.name = 'BenchError';
   }
 }
-
-interface Errorish {
-  code?: unknown;
-  message?: unknown;
-  cause?: unknown;
-  errors?: unknown;
-}
-
-/** Codes and messages of an error and everything it wraps (cause, AggregateError). */
-export function errorChain(e: unknown): { codes: string[]; messages: string[] } {
-  const codes: string[] = [];
-  const messages: string[] = [];
-  const seen = new Set<unknown>();
-  const visit = (x: unknown, depth: number): void => {
-    if (x === null || typeof x !== 'object' || seen.has(x) || depth > 8) return;
-    seen.add(x);
-    const o = x as Errorish;
-    if (typeof o.code === 'string') codes.push(o.code);
-    if (typeof o.message === 'string' && o.message !== '') messages.push(o.message);
-    visit(o.cause, depth + 1);
-    if (Array.isArray(o.errors)) for (const c of o.errors) visit(c, depth + 1);
-  };
-  visit(e, 0);
-  return { codes, messages };
-}
-
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ETIMEDOUT',
-]);
-const TRUST = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'CERT_SIGNATURE_FAILURE',
-]);
 
 /**
  * Turns a transport-level failure into a BenchError. `where` names the endpoint
@@ -105,20 +68,17 @@ export function classifyTransportError(e: unknown, where: string): BenchError {
   // A TLS alert from the peer: the OpenSSL code names it, e.g.
   // ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED, ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE,
   // ERR_SSL_TLSV1_ALERT_UNKNOWN_CA, ERR_SSL_TLSV1_ALERT_ACCESS_DENIED.
-  const alert = codes.find((c) => /^ERR_SSL_.*ALERT/.test(c)) ?? (/alert/i.test(text) ? 'TLS alert' : undefined);
+  const alert = tlsAlertOf(codes, text);
   if (alert !== undefined) {
     return new BenchError(
       'credentials',
       `${where} refused the client credentials during the TLS handshake (${alert}): check --cert/--key and that the server trusts their CA`,
     );
   }
-  if (
-    has((c) => c === 'ERR_SSL_WRONG_VERSION_NUMBER' || c === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') ||
-    /wrong version number|packet length too long/i.test(text)
-  ) {
+  if (notTls(codes, text)) {
     return new BenchError('not-arc', `${where} does not speak TLS (plain HTTP on that port?)`);
   }
-  if (has((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET' || c === 'EPIPE' || c === 'UND_ERR_CLOSED')) {
+  if (has((c) => CLOSED_CODES.has(c))) {
     return new BenchError(
       'closed',
       `${where} closed the connection without an answer (${codes.join(', ')}${messages[0] ? `: ${messages[0]}` : ''})`,

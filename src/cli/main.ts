@@ -22,6 +22,7 @@ const GROUPS: Readonly<Record<string, () => Promise<Register>>> = {
   accounting: async () => (await import('./admin/index.js')).registerAdminCommands,
   token: async () => (await import('./token-command.js')).registerTokenCommands,
   info: async () => (await import('./info-command.js')).registerInfoCommands,
+  trace: async () => (await import('./trace-command.js')).registerTraceCommand,
 };
 
 const VERSION_FLAGS = new Set(['-V', '--version']);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const GROUPS = ['serve', 'pki', 'admin', 'accounting', 'token', 'info'];
+const GROUPS = ['serve', 'pki', 'admin', 'accounting', 'token', 'info', 'trace'];
 /** Modules of the service and of the X.509 library. */
 const HEAVY = /\/node_modules\/(fastify|@peculiar\/x509)\/|\/src\/service\/start\.js$/;
 
@@ -52,6 +52,16 @@ describe('the ceres command loads only the group asked for', () => {
         `ceres ${args.join(' ')}`,
       );
     }
+  });
+
+  it('trace, a client of a CE, loads none of the service', () => {
+    const r = ceres('trace', '--help');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /--token-file/);
+    assert.deepEqual(
+      r.loaded.filter((u) => /\/node_modules\/fastify\/|\/src\/(service|api|engine|store)\//.test(u)),
+      [],
+    );
   });
 
   it('serve loads the service (what the check above looks for is there)', () => {

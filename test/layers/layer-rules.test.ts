@@ -78,6 +78,9 @@ const good: Record<string, string> = {
   'src/lrms/slurm/squeue.ts': "import { poll } from '../core/poller.js';\nexport const q = poll;\n",
   'src/lrms/slurm/slurm-backend.ts': "import { q } from './squeue.js';\nexport const sb = q;\n",
   'src/lrms/gridengine/qstat.ts': "import { poll } from '../core/poller.js';\nexport const g = poll;\n",
+  // The trace client builds on the leaves; the command line uses it.
+  'src/client/trace.ts': "import { STATES } from '../vocabulary/job-states.js';\nexport const t = STATES;\n",
+  'src/cli/trace-command.ts': "import { t } from '../client/trace.js';\nexport const tc = t;\n",
 };
 
 describe('layer checker', () => {
@@ -131,6 +134,9 @@ describe('layer checker', () => {
         'src/lrms/gridengine/uses-slurm.ts': "import { q } from '../slurm/squeue.js';\nexport const u = q;\n",
         'src/lrms/kubernetes/uses-ge.ts': "import { g } from '../gridengine/qstat.js';\nexport const u = g;\n",
         'src/lrms/core/uses-fork.ts': "import { f } from '../fork/fork-backend.js';\nexport const u = f;\n",
+        // The trace client reaching into the service, and the service calling the client.
+        'src/client/uses-store.ts': "import { n } from '../store/job-store.js';\nexport const cs = n;\n",
+        'src/jobs/uses-client.ts': "import { t } from '../client/trace.js';\nexport const jc = t;\n",
       });
       dirs.push(dir);
       r = cruise(dir);
@@ -164,6 +170,8 @@ describe('layer checker', () => {
       ['backends-apart', 'src/lrms/gridengine/uses-slurm.ts', 'src/lrms/slurm/squeue.ts'],
       ['backends-apart', 'src/lrms/kubernetes/uses-ge.ts', 'src/lrms/gridengine/qstat.ts'],
       ['lrms-core-knows-no-backend', 'src/lrms/core/uses-fork.ts', 'src/lrms/fork/fork-backend.ts'],
+      ['client-outside-the-service', 'src/client/uses-store.ts', 'src/store/job-store.ts'],
+      ['client-for-the-command-line', 'src/jobs/uses-client.ts', 'src/client/trace.ts'],
     ];
     for (const [rule, from, to] of expect) {
       it(`${rule}: ${from} -> ${to.replace(/^node_modules\/(\w+).*/, '$1')}`, () => {
