@@ -11,6 +11,7 @@
  *   wrapper   the job wrapper executable
  */
 import type { BatchJobSpec } from '../backend.js';
+import { batchOutputHead } from '../core/job-files.js';
 import { shQuote } from '../core/job-script.js';
 import { wrapperArgs } from '../core/wrapper-args.js';
 import { readJobFile } from '../job-file.js';
@@ -53,12 +54,4 @@ export async function readJobNumber(lrmsDir: string): Promise<string | undefined
 }
 
 /** The first lines of ge.out, for a job's error when the wrapper left no status. */
-export async function geOutHead(lrmsDir: string): Promise<string> {
-  const text = await readJobFile(`${lrmsDir}/${GE_FILES.out}`, 64 * 1024).catch(() => undefined);
-  return (text ?? '')
-    .split('\n')
-    .filter((l) => l.trim() !== '' && !/^ok \d+( \d+)?$/.test(l))
-    .slice(0, 3)
-    .join('; ')
-    .slice(0, 300);
-}
+export const geOutHead = (lrmsDir: string): Promise<string> => batchOutputHead(`${lrmsDir}/${GE_FILES.out}`);
