@@ -17,9 +17,11 @@
 import { lstat, rm } from 'node:fs/promises';
 import { ceError } from '../../errors/ce-error.js';
 import type { BatchJobSpec } from '../backend.js';
+import type { AccountResolver } from '../../accounts/resolve-account.js';
 import type { BackendLog } from './backend-log.js';
 import { writeAtomic } from './job-files.js';
-import { BatchCommandError } from './run-command.js';
+import { prepareAttempt, switchUserPrefix, type AttemptFiles } from './lrms-dir.js';
+import { BatchCommandError, type CommandRunner } from './run-command.js';
 
 export interface SubmitOnceSteps {
   /** The submission command, in messages (`sbatch`, `qsub`). */
@@ -37,10 +39,17 @@ export interface SubmitOnceSteps {
   recorded(): Promise<string | undefined>;
   /** The job of an earlier submission whose answer was lost (only asked while the marker exists). */
   find(): Promise<string | undefined>;
-  /** Write what the job needs (scripts, wrapper, owners) before it is submitted. */
-  prepare(): Promise<void>;
-  /** Submit once; the batch system's id. */
-  submit(): Promise<string>;
+  /** The attempt's files, written before it is submitted (./lrms-dir.ts, prepareAttempt). */
+  readonly files: AttemptFiles;
+  readonly wrapperPath: string;
+  readonly accounts: Pick<AccountResolver, 'resolve'>;
+  /** The submission runs as the job's account (`runuser -u ACCOUNT --`), so that the batch system runs and accounts the job as it. */
+  readonly switchUser: 'runuser';
+  readonly runner: CommandRunner;
+  /** The submission command's arguments. */
+  readonly args: readonly string[];
+  /** The id in the submission command's answer. */
+  parse(stdout: string): string | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -55,6 +64,18 @@ async function lookForEarlier(spec: BatchJobSpec, s: SubmitOnceSteps): Promise<s
   return marked ? await s.find() : undefined;
 }
 
+/** One run of the submission command (no retry of its own: the loop looks for a lost answer first). */
+async function submitOne(spec: BatchJobSpec, s: SubmitOnceSteps): Promise<string> {
+  const { stdout } = await s.runner.run(s.command, s.args, {
+    prefix: switchUserPrefix(s.switchUser, spec.localAccount),
+    attempts: 1,
+  });
+  const id = s.parse(stdout);
+  if (id === undefined)
+    throw new BatchCommandError(`${s.command} answered no job id: ${JSON.stringify(stdout.slice(0, 200))}`, false);
+  return id;
+}
+
 /**
  * Submit the attempt and return its id; an attempt already in the batch system is
  * returned (and recorded) instead of submitted again.
@@ -66,12 +87,12 @@ export async function submitOnce(spec: BatchJobSpec, s: SubmitOnceSteps): Promis
   };
   const known = await lookForEarlier(spec, s).catch(() => undefined);
   if (known) return record(known);
-  await s.prepare();
+  await prepareAttempt(spec, s.files, s.wrapperPath, s.accounts);
   await writeAtomic(`${spec.lrmsDir}/${s.markerFile}`, `${s.mark}\n`);
   let delay = s.backoffMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await record(await s.submit());
+      return await record(await submitOne(spec, s));
     } catch (e) {
       const err = e instanceof BatchCommandError ? e : new BatchCommandError(String(e), false);
       if (!err.transient || attempt >= s.attempts) {

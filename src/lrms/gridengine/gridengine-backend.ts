@@ -1,7 +1,7 @@
 /**
  * The `gridengine` batch backend: jobs go to a Grid Engine cell with `qsub -terse`
- * (queues as queues), their states come from ONE `qstat -u '*' -xml` per poll interval
- * for all jobs, their ends from the status file the shared job wrapper writes into the
+ * (queues as queues; each attempt exactly once, ./submission.ts), their states come from
+ * ONE `qstat -u '*' -xml` per poll interval for all jobs, their ends from the status file the shared job wrapper writes into the
  * lrms directory, else from `qacct`, else "lost". A cancel is `qdel`, confirmed by the
  * job leaving qstat. A job in error state (Eqw: Grid Engine cannot start it) is ended
  * with qstat's error reason and deleted. Design: docs/batch-backends.md, "Grid Engine".
@@ -90,7 +90,7 @@ export class GridEngineBackend implements BatchBackend {
       defaultQueue: o.defaultQueue ?? '',
     };
     this.#log = o.log;
-    this.#submit = { ...this.#o, wrapperPath, accounts: o.accounts ?? new AccountResolver() };
+    this.#submit = { ...this.#o, wrapperPath, accounts: o.accounts ?? new AccountResolver(), log: o.log };
     this.#runner = new GridEngineRunner(runnerOptions(this.#o, o), this.#o);
     this.#cluster = new ClusterInfoCache({
       maxAgeMs: this.#o.infoRefreshMs,

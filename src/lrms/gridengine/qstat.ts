@@ -14,10 +14,18 @@ export interface GeJob {
   readonly state: string;
   /** `all.q@host` while it runs. */
   readonly queue: string;
+  /** The job name (the attempt's, ./submission.ts). */
+  readonly name: string;
 }
 
 const tag = (block: string, name: string): string | undefined =>
   new RegExp(`<${name}>([^<]*)</${name}>`).exec(block)?.[1];
+
+const unescapeXml = (s: string): string =>
+  s.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e] ?? '',
+  );
 
 /** The jobs of a `qstat -xml` answer by id (an array job's tasks share the id: the first is kept). */
 export function parseQstatXml(xml: string): Map<string, GeJob> {
@@ -28,7 +36,7 @@ export function parseQstatXml(xml: string): Map<string, GeJob> {
     const id = tag(block, 'JB_job_number');
     const state = tag(block, 'state');
     if (id === undefined || state === undefined || jobs.has(id)) continue;
-    jobs.set(id, { id, state, queue: tag(block, 'queue_name') ?? '' });
+    jobs.set(id, { id, state, queue: tag(block, 'queue_name') ?? '', name: unescapeXml(tag(block, 'JB_name') ?? '') });
   }
   return jobs;
 }

@@ -1,15 +1,20 @@
 /**
- * Handing one attempt to Grid Engine: its files written, qsub run as the job's account,
- * the job number recorded (`ge-id`); an attempt whose number is recorded is not submitted
- * again. The job wrapper claims the lrms directory, so a second Grid Engine job of the
- * attempt exits without running anything.
+ * Handing one attempt to Grid Engine, exactly once (../core/submit-once.ts): `ge-submit`
+ * is the marker written before qsub, `ge-id` the job number once qsub has answered. A qsub
+ * whose answer was lost (the service killed between qsub's answer and the record, or qsub
+ * timed out after the qmaster took the job) is found by the number the job wrote when it
+ * started (`ge-job`), else by its name in one `qstat -u '*' -xml`: the name carries the
+ * attempt's mark (a hash of its lrms directory), so no other attempt of the same Ceres job
+ * is taken for it. Whatever slips through: the job wrapper claims the lrms directory, so a
+ * second Grid Engine job of the attempt exits without running anything.
  */
 import type { AccountResolver } from '../../accounts/resolve-account.js';
 import type { BatchJobSpec } from '../backend.js';
-import { prepareAttempt, switchUserPrefix } from '../core/lrms-dir.js';
-import { ceError } from '../../errors/ce-error.js';
-import { writeAtomic } from '../core/job-files.js';
+import type { BackendLog } from '../core/backend-log.js';
+import { markHash } from '../core/job-mark.js';
+import { submitOnce as submitAttemptOnce } from '../core/submit-once.js';
 import { GE_FILES, batchScript, parseJobNumber, readJobNumber, type ScriptSettings } from './job-files.js';
+import { QSTAT_ARGS, parseQstatXml } from './qstat.js';
 import type { GridEngineRunner } from './run-command.js';
 
 export interface SubmitSettings extends ScriptSettings {
@@ -17,13 +22,20 @@ export interface SubmitSettings extends ScriptSettings {
   /** Queue for jobs that name none; empty: Grid Engine chooses. */
   readonly defaultQueue: string;
   readonly wrapperPath: string;
+  /** Attempts of qsub while its failure is transient (the qmaster down). */
+  readonly commandAttempts: number;
+  readonly backoffMs: number;
   readonly switchUser: 'runuser';
   readonly accounts: Pick<AccountResolver, 'resolve'>;
+  readonly log?: BackendLog | undefined;
 }
 
-/** The Grid Engine job name of an attempt: the prefix and the Ceres job id, in the letters Grid Engine takes. */
-export function geJobName(prefix: string, spec: Pick<BatchJobSpec, 'jobId'>): string {
-  return `${prefix}${spec.jobId}`.replace(/[^\w.-]/g, '_');
+/**
+ * The Grid Engine job name of an attempt: the prefix, the Ceres job id and the attempt's
+ * mark, in the letters Grid Engine takes in a name (no `/ : @ \ * ?` nor white space).
+ */
+export function geJobName(prefix: string, spec: Pick<BatchJobSpec, 'jobId' | 'lrmsDir'>): string {
+  return `${prefix}${spec.jobId}-${markHash(spec.lrmsDir).slice(0, 12)}`.replace(/[^\w.-]/g, '_');
 }
 
 /** qsub's arguments for the attempt (the script last). */
@@ -40,27 +52,34 @@ export function qsubArgs(spec: BatchJobSpec, s: Pick<SubmitSettings, 'jobNamePre
   ];
 }
 
-/** Submit the attempt and return its job number; an attempt whose number is recorded is returned instead. */
-export async function submitOnce(runner: GridEngineRunner, spec: BatchJobSpec, s: SubmitSettings): Promise<string> {
-  const recorded = await readJobNumber(spec.lrmsDir);
-  if (recorded !== undefined) return recorded;
-  await prepareAttempt(
-    spec,
-    { script: GE_FILES.script, scriptText: batchScript(spec, s), wrapper: GE_FILES.wrapper },
-    s.wrapperPath,
-    s.accounts,
-  );
-  try {
-    // As the job's account (runuser), so that Grid Engine runs and accounts the job as it.
-    const { stdout } = await runner.run('qsub', qsubArgs(spec, s), {
-      prefix: switchUserPrefix(s.switchUser, spec.localAccount),
-    });
-    const id = parseJobNumber(stdout);
-    if (id === undefined) throw new Error(`qsub answered no job number: ${JSON.stringify(stdout.slice(0, 200))}`);
-    await writeAtomic(`${spec.lrmsDir}/${GE_FILES.id}`, `${id}\n`);
-    return id;
-  } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    throw ceError('CE_ERR_LRMS_SUBMIT_FAILED', `qsub failed: ${msg.replace(/^qsub: /, '')}`, { cause: e });
-  }
+/** The job of this attempt whose qsub answer was lost: the number it wrote when it started, or its name in qstat. */
+async function findLost(runner: GridEngineRunner, spec: BatchJobSpec, prefix: string): Promise<string | undefined> {
+  const started = await readJobNumber(spec.lrmsDir, GE_FILES.started);
+  if (started) return started;
+  const name = geJobName(prefix, spec);
+  const jobs = parseQstatXml((await runner.run('qstat', QSTAT_ARGS, { attempts: 1 })).stdout);
+  return [...jobs.values()].find((j) => j.name === name)?.id;
+}
+
+/** Submit the attempt and return its job number; an attempt already in Grid Engine is returned instead. */
+export function submitOnce(runner: GridEngineRunner, spec: BatchJobSpec, s: SubmitSettings): Promise<string> {
+  return submitAttemptOnce(spec, {
+    command: 'qsub',
+    name: 'gridengine',
+    idFile: GE_FILES.id,
+    markerFile: GE_FILES.submitting,
+    mark: geJobName(s.jobNamePrefix, spec),
+    attempts: s.commandAttempts,
+    backoffMs: s.backoffMs,
+    log: s.log,
+    recorded: () => readJobNumber(spec.lrmsDir, GE_FILES.id),
+    find: () => findLost(runner, spec, s.jobNamePrefix),
+    files: { script: GE_FILES.script, scriptText: batchScript(spec, s), wrapper: GE_FILES.wrapper },
+    wrapperPath: s.wrapperPath,
+    accounts: s.accounts,
+    switchUser: s.switchUser,
+    runner,
+    args: qsubArgs(spec, s),
+    parse: parseJobNumber,
+  });
 }

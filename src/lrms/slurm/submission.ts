@@ -8,11 +8,11 @@
  */
 import type { BatchJobSpec } from '../backend.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
-import { prepareAttempt, switchUserPrefix } from '../core/lrms-dir.js';
+import { switchUserPrefix } from '../core/lrms-dir.js';
 import { submitOnce as submitAttemptOnce } from '../core/submit-once.js';
 import { batchScript, type ScriptSettings } from './batch-script.js';
 import { LRMS_FILES, parseJobId, readJobIdFile } from './lrms-files.js';
-import { SlurmCommandError, type SlurmRunner } from './run-command.js';
+import type { SlurmRunner } from './run-command.js';
 import { attemptTag, jobName, sbatchArgs, type SbatchSettings } from './sbatch-options.js';
 import { parseIdComment, squeueByNameArgs } from './squeue.js';
 
@@ -46,7 +46,6 @@ async function findLost(runner: SlurmRunner, spec: BatchJobSpec, s: SbatchSettin
  * looking for a submission that got through before each retry.
  */
 export function submitOnce(runner: SlurmRunner, spec: BatchJobSpec, s: SubmitSettings): Promise<string> {
-  const args = [...sbatchArgs(spec, s), `${spec.lrmsDir}/${LRMS_FILES.script}`];
   return submitAttemptOnce(spec, {
     command: 'sbatch',
     name: 'slurm',
@@ -58,21 +57,12 @@ export function submitOnce(runner: SlurmRunner, spec: BatchJobSpec, s: SubmitSet
     log: s.log,
     recorded: () => readJobIdFile(spec.lrmsDir, LRMS_FILES.slurmId),
     find: () => findLost(runner, spec, s),
-    prepare: () =>
-      prepareAttempt(
-        spec,
-        { script: LRMS_FILES.script, scriptText: batchScript(spec, s), wrapper: LRMS_FILES.wrapper },
-        s.wrapperPath,
-        s.accounts,
-      ),
-    submit: async () => {
-      const { stdout } = await runner.run('sbatch', args, {
-        prefix: switchUserPrefix(s.switchUser, spec.localAccount),
-        attempts: 1,
-      });
-      const id = parseJobId(stdout);
-      if (!id) throw new SlurmCommandError(`sbatch answered no job id: ${JSON.stringify(stdout.slice(0, 200))}`, false);
-      return id;
-    },
+    files: { script: LRMS_FILES.script, scriptText: batchScript(spec, s), wrapper: LRMS_FILES.wrapper },
+    wrapperPath: s.wrapperPath,
+    accounts: s.accounts,
+    switchUser: s.switchUser,
+    runner,
+    args: [...sbatchArgs(spec, s), `${spec.lrmsDir}/${LRMS_FILES.script}`],
+    parse: parseJobId,
   });
 }
