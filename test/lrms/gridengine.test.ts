@@ -17,7 +17,13 @@ import type { BatchJobSpec, BatchResult, BatchUpdate } from '../../src/lrms/back
 import { isCeError } from '../../src/errors/ce-error.js';
 import { GridEngineBackend, type GridEngineBackendOptions } from '../../src/lrms/gridengine/gridengine-backend.js';
 import { geBatchState } from '../../src/lrms/gridengine/ge-state.js';
-import { errorReason, parseQacct, parseQstatXml, parseQueueSummary } from '../../src/lrms/gridengine/qstat.js';
+import {
+  errorReason,
+  parseQacct,
+  parseQhost,
+  parseQstatXml,
+  parseQueueSummary,
+} from '../../src/lrms/gridengine/qstat.js';
 import { until } from './backend.case.js';
 import { createAccount, removeAccounts } from '../helpers/local-accounts.js';
 import { gridEngineSkip, useGridEngine } from './gridengine-fixture.js';
@@ -38,6 +44,17 @@ describe('gridengine parsers', () => {
       ['Eqw', 'error'],
     ];
     for (const [native, state] of want) assert.equal(geBatchState(native), state, native);
+  });
+
+  it('counts the execution hosts of qhost, not its global line; none before the header ends', () => {
+    const qhost =
+      'HOSTNAME                ARCH         NCPU NSOC NCOR NTHR  LOAD  MEMTOT  MEMUSE  SWAPTO  SWAPUS\n' +
+      '----------------------------------------------------------------------------------------------\n' +
+      'global                  -               -    -    -    -     -       -       -       -       -\n' +
+      'localhost               lx-amd64        2    1    2    2  0.50    7.7G    1.2G     0.0     0.0\n' +
+      'node2                   lx-amd64        8    1    4    8     -       -       -       -       -\n';
+    assert.deepEqual(parseQhost(qhost), ['localhost', 'node2']);
+    assert.deepEqual(parseQhost(''), []);
   });
 
   it('refuses an answer that is not qstat XML (a poll that failed, not "no jobs")', () => {
@@ -151,7 +168,7 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
   async function commandsWithQsub(name: string, script: string): Promise<string> {
     const dir = join(root, name);
     await mkdir(dir);
-    for (const tool of ['qstat', 'qdel', 'qacct']) await symlink(`/usr/bin/${tool}`, join(dir, tool));
+    for (const tool of ['qstat', 'qdel', 'qacct', 'qhost']) await symlink(`/usr/bin/${tool}`, join(dir, tool));
     await writeFile(join(dir, 'qsub'), `#!/bin/sh\n/usr/bin/qsub "$@" || exit\n${script}\n`);
     await chmod(join(dir, 'qsub'), 0o755);
     return dir;
@@ -277,6 +294,7 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
     assert.ok((long?.waitingJobs ?? 0) >= 1);
     assert.equal(all?.totalSlots, 4);
     assert.equal(info.totalSlots, 6);
+    assert.equal(info.totalNodes, 1, 'the execution hosts from qhost');
     await b.cancel(id);
     await final(id);
   });

@@ -36,7 +36,7 @@ export const lrmsGridEngineSection = Type.Object(
     binDir: Type.String({
       ...PATH,
       default: '',
-      description: 'Directory holding qsub, qstat, qdel and qacct; empty: found on PATH',
+      description: 'Directory holding qsub, qstat, qdel, qacct and qhost; empty: found on PATH',
     }),
     defaultQueue: Type.String({
       default: '',

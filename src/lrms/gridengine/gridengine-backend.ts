@@ -31,6 +31,7 @@ import {
   isUnknownJob,
   parseQacct,
   parseQstatXml,
+  parseQhost,
   parseQueueSummary,
   type GeJob,
 } from './qstat.js';
@@ -132,14 +133,18 @@ export class GridEngineBackend implements BatchBackend {
     return this.#cluster.refresh();
   }
 
-  /** The queue figures (`qstat -g c`) and the jobs of the last poll, or of one qstat -xml. */
+  /** The queue figures (`qstat -g c`), the execution hosts (`qhost`) and the jobs of the last poll, or of one qstat -xml. */
   async #askCluster(): Promise<BatchClusterInfo> {
-    const summary = parseQueueSummary((await this.#runner.run('qstat', QSTAT_QUEUES_ARGS, { attempts: 1 })).stdout);
+    const [queues, hosts] = await Promise.all([
+      this.#runner.run('qstat', QSTAT_QUEUES_ARGS, { attempts: 1 }),
+      this.#runner.run('qhost', [], { attempts: 1 }),
+    ]);
+    const summary = parseQueueSummary(queues.stdout);
     const jobs =
       Date.now() - this.#lastJobs.at <= this.#o.infoRefreshMs
         ? this.#lastJobs.jobs
         : parseQstatXml((await this.#runner.run('qstat', QSTAT_ARGS, { attempts: 1 })).stdout);
-    return clusterInfo(summary, jobs);
+    return clusterInfo(summary, jobs, parseQhost(hosts.stdout));
   }
 
   submit(spec: BatchJobSpec): Promise<string> {

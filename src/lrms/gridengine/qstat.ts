@@ -1,7 +1,7 @@
 /**
  * Grid Engine's answers, parsed: `qstat -u '*' -xml` (every job of every user in one
  * call: the poll), `qstat -j ID` (a job's error reason), `qstat -g c` (per queue slot
- * figures), `qacct -j ID` (a finished job's accounting record).
+ * figures), `qhost` (the execution hosts), `qacct -j ID` (a finished job's accounting record).
  */
 import type { BatchClusterInfo, BatchQueueInfo } from '../backend.js';
 
@@ -70,10 +70,25 @@ export function parseQueueSummary(
   return out;
 }
 
-/** The cluster figures from the queue summary and the jobs of the last poll. */
+/**
+ * The execution hosts `qhost` lists: the lines below its header and dashes, without the
+ * `global` pseudo host.
+ */
+export function parseQhost(text: string): string[] {
+  const lines = text.split('\n');
+  const from = lines.findIndex((l) => /^-{10,}\s*$/.test(l));
+  if (from < 0) return [];
+  return lines
+    .slice(from + 1)
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter((h) => h !== '' && h !== 'global');
+}
+
+/** The cluster figures from the queue summary, the execution hosts and the jobs of the last poll. */
 export function clusterInfo(
   summary: ReturnType<typeof parseQueueSummary>,
   jobs: ReadonlyMap<string, GeJob>,
+  hosts: readonly string[] = [],
 ): BatchClusterInfo {
   let waiting = 0;
   const running = new Map<string, number>();
@@ -96,7 +111,7 @@ export function clusterInfo(
   return {
     totalSlots: queues.reduce((n, q) => n + q.totalSlots, 0),
     freeSlots: queues.reduce((n, q) => n + q.freeSlots, 0),
-    totalNodes: 0,
+    totalNodes: hosts.length,
     queues,
   };
 }
