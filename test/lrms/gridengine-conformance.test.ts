@@ -14,10 +14,7 @@ describe('gridengine backend on a real Grid Engine', { ...(skip !== undefined ? 
     newBackend: ({ workDir }) =>
       GridEngineBackend.create({
         workDir,
-        sgeRoot: ge.sgeRoot,
-        sgeCell: 'default',
-        qmasterPort: ge.qmasterPort,
-        execdPort: ge.execdPort,
+        ...ge.settings(),
         pollIntervalMs: 300,
         killGraceSeconds: 2,
         sampleIntervalMs: 100,

@@ -5,7 +5,7 @@
 import { after, before } from 'node:test';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { slurmPort } from './slurm-fixture.js';
@@ -36,6 +36,8 @@ export interface GridEngineCell {
   execdPort: number;
   /** The environment every Grid Engine command needs. */
   env(): NodeJS.ProcessEnv;
+  /** The backend's settings of this cell (`lrms.gridengine`). */
+  settings(): { sgeRoot: string; sgeCell: string; qmasterPort: number; execdPort: number };
   /** Run a Grid Engine command against this cell. */
   cmd(tool: string, args: string[]): string;
   script(action: 'start' | 'stop' | 'status'): { status: number | null; out: string };
@@ -55,6 +57,7 @@ export function useGridEngine(): GridEngineCell {
       SGE_QMASTER_PORT: String(port),
       SGE_EXECD_PORT: String(port + 1),
     }),
+    settings: () => ({ sgeRoot: cell.sgeRoot, sgeCell: 'default', qmasterPort: port, execdPort: port + 1 }),
     cmd: (tool, args) => execFileSync(tool, args, { env: cell.env(), encoding: 'utf8' }),
     script(action) {
       const r = spawnSync(GRIDENGINE_DEV, [action, cell.dir], {
@@ -68,6 +71,9 @@ export function useGridEngine(): GridEngineCell {
   };
   before(async () => {
     cell.dir = await mkdtemp(join(tmpdir(), 'ceres-ge-'));
+    // qsub run as a job's local account reads the cell's files, and the execution daemon's
+    // shepherd runs the job's script from its spool as that account.
+    await chmod(cell.dir, 0o755);
     cell.sgeRoot = join(cell.dir, 'root');
     cell.script('start');
   });

@@ -1,20 +1,31 @@
 // The Grid Engine backend's own behaviour on a real Grid Engine (one private cell for
 // this file, scripts/gridengine-dev.sh): native states with their names, a held job, a
 // cancel of a queued job confirmed by qstat, a job in error state (Eqw), a job deleted
-// behind the backend's back (lost), a queue that does not exist, the queue figures; and
-// the parsers on answers Grid Engine gave. Jobs that must stay queued go to the queue
+// behind the backend's back (lost), a queue that does not exist, the queue figures, a
+// qsub whose answer was lost (the process killed right after qsub answered, qsub timing
+// out after the qmaster took the job) reconciled without a second job; and the parsers on
+// answers Grid Engine gave. Jobs that must stay queued go to the queue
 // `long`, whose two slots are taken by two blocker jobs first.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BatchJobSpec, BatchResult, BatchUpdate } from '../../src/lrms/backend.js';
 import { isCeError } from '../../src/errors/ce-error.js';
-import { GridEngineBackend } from '../../src/lrms/gridengine/gridengine-backend.js';
+import { GridEngineBackend, type GridEngineBackendOptions } from '../../src/lrms/gridengine/gridengine-backend.js';
 import { geBatchState } from '../../src/lrms/gridengine/ge-state.js';
-import { errorReason, parseQacct, parseQstatXml, parseQueueSummary } from '../../src/lrms/gridengine/qstat.js';
+import {
+  errorReason,
+  parseQacct,
+  parseQhost,
+  parseQstatXml,
+  parseQueueSummary,
+} from '../../src/lrms/gridengine/qstat.js';
 import { until } from './backend.case.js';
+import { createAccount, removeAccounts } from '../helpers/local-accounts.js';
 import { gridEngineSkip, useGridEngine } from './gridengine-fixture.js';
 
 describe('gridengine parsers', () => {
@@ -33,6 +44,17 @@ describe('gridengine parsers', () => {
       ['Eqw', 'error'],
     ];
     for (const [native, state] of want) assert.equal(geBatchState(native), state, native);
+  });
+
+  it('counts the execution hosts of qhost, not its global line; none before the header ends', () => {
+    const qhost =
+      'HOSTNAME                ARCH         NCPU NSOC NCOR NTHR  LOAD  MEMTOT  MEMUSE  SWAPTO  SWAPUS\n' +
+      '----------------------------------------------------------------------------------------------\n' +
+      'global                  -               -    -    -    -     -       -       -       -       -\n' +
+      'localhost               lx-amd64        2    1    2    2  0.50    7.7G    1.2G     0.0     0.0\n' +
+      'node2                   lx-amd64        8    1    4    8     -       -       -       -       -\n';
+    assert.deepEqual(parseQhost(qhost), ['localhost', 'node2']);
+    assert.deepEqual(parseQhost(''), []);
   });
 
   it('refuses an answer that is not qstat XML (a poll that failed, not "no jobs")', () => {
@@ -69,6 +91,9 @@ describe('gridengine parsers', () => {
   });
 });
 
+/** A job that waits for the file `go` in its session directory, then appends `once` to runs.txt. */
+const WAIT_THEN_ONCE = 'while [ ! -e go ]; do sleep 0.1; done; echo once >> runs.txt';
+
 const skip = gridEngineSkip();
 describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== undefined ? { skip } : {}) }, () => {
   if (skip !== undefined) return;
@@ -76,6 +101,8 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
   // Registered before the cell's own hooks, so it runs before the cell stops.
   after(async () => {
     for (const id of blockers) ge.cmd('qdel', [id]);
+    // A job a failed test left waiting for its go (WAIT_THEN_ONCE) ends too: its shepherd would outlive the cell.
+    for (let n = 1; n <= seq; n++) await writeFile(join(root, `session-${n}`, 'go'), '').catch(() => undefined);
     // qdel is asynchronous: wait for the execution daemon to end them (no process outlives the file).
     await until('the blockers to end', () => blockers.every((id) => !inQstat(id)));
   });
@@ -116,20 +143,64 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
     };
   }
 
+  const options = (): GridEngineBackendOptions => ({
+    workDir: join(root, 'work'),
+    ...ge.settings(),
+    pollIntervalMs: 300,
+    statusGraceMs: 2000,
+    backoffMs: 100,
+    commandAttempts: 2,
+    infoRefreshMs: 100,
+  });
+  /** The Grid Engine jobs of an attempt's Ceres job, by the name's start (the prefix and the job id). */
+  const jobsOf = (s: BatchJobSpec): string[] =>
+    [
+      ...ge
+        .cmd('qstat', ['-u', '*', '-xml'])
+        .matchAll(/<JB_job_number>(\d+)<\/JB_job_number>\s*<JAT_prio>[^<]*<\/JAT_prio>\s*<JB_name>([^<]*)</g),
+    ]
+      .filter((m) => (m[2] as string).startsWith(`ceres-${s.jobId}`))
+      .map((m) => m[1] as string);
+  /**
+   * A directory of Grid Engine's commands where qsub is `script` (after the real qsub's
+   * answer), the others the real ones.
+   */
+  async function commandsWithQsub(name: string, script: string): Promise<string> {
+    const dir = join(root, name);
+    await mkdir(dir);
+    for (const tool of ['qstat', 'qdel', 'qacct', 'qhost']) await symlink(`/usr/bin/${tool}`, join(dir, tool));
+    await writeFile(join(dir, 'qsub'), `#!/bin/sh\n/usr/bin/qsub "$@" || exit\n${script}\n`);
+    await chmod(join(dir, 'qsub'), 0o755);
+    return dir;
+  }
+  /** Submit `s` from a child process whose qsub kills it (SIGKILL) right after Grid Engine answered. */
+  async function submitAndCrash(s: BatchJobSpec): Promise<void> {
+    const binDir = await commandsWithQsub(`crash-bin-${s.jobId}`, 'kill -9 $PPID');
+    const backendUrl = new URL('../../src/lrms/gridengine/gridengine-backend.js', import.meta.url).href;
+    const code = `const { GridEngineBackend } = await import(${JSON.stringify(backendUrl)});
+      const b = await GridEngineBackend.create(JSON.parse(process.env.CERES_T_OPTIONS));
+      await b.submit(JSON.parse(process.env.CERES_T_SPEC));
+      console.log('submitted, not killed');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      env: {
+        ...process.env,
+        CERES_T_OPTIONS: JSON.stringify({ ...options(), binDir }),
+        CERES_T_SPEC: JSON.stringify(s),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const signal = await new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_code, sig) => r(sig)));
+    assert.equal(signal, 'SIGKILL', `the submitting process was killed by its qsub: ${out}`);
+  }
+
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'ceres-ge-jobs-'));
-    b = await GridEngineBackend.create({
-      workDir: join(root, 'work'),
-      sgeRoot: ge.sgeRoot,
-      sgeCell: 'default',
-      qmasterPort: ge.qmasterPort,
-      execdPort: ge.execdPort,
-      pollIntervalMs: 300,
-      statusGraceMs: 2000,
-      backoffMs: 100,
-      commandAttempts: 2,
-      infoRefreshMs: 100,
-    });
+    // Jobs run as a local account in some tests: it must reach the session and lrms directories.
+    await chmod(root, 0o755);
+    b = await GridEngineBackend.create(options());
     b.onUpdate((id, u) => void updates.set(id, [...(updates.get(id) ?? []), u]));
     for (let i = 0; i < 2; i++)
       blockers.push(
@@ -142,6 +213,7 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
   });
   after(async () => {
     await b?.close();
+    removeAccounts();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -222,7 +294,107 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
     assert.ok((long?.waitingJobs ?? 0) >= 1);
     assert.equal(all?.totalSlots, 4);
     assert.equal(info.totalSlots, 6);
+    assert.equal(info.totalNodes, 1, 'the execution hosts from qhost');
     await b.cancel(id);
     await final(id);
+  });
+  it('killed between qsub answering and the number recorded: the restarted backend finds the job by its name, no second job', async () => {
+    const s = await spec({ queue: 'all.q', arguments: ['-c', WAIT_THEN_ONCE] });
+    await submitAndCrash(s);
+    const [first, ...more] = jobsOf(s);
+    assert.ok(first !== undefined && more.length === 0, `one job in Grid Engine: ${jobsOf(s).join(' ')}`);
+    assert.equal(existsSync(join(s.lrmsDir, 'ge-id')), false, 'the crash came before the number was recorded');
+    // This file's backend is the restarted service: it submits the same attempt again.
+    const again = await b.submit(s);
+    assert.equal(again, first);
+    assert.deepEqual(jobsOf(s), [first], 'no second Grid Engine job');
+    await writeFile(join(s.sessionDir, 'go'), '');
+    assert.equal((await final(again)).exitCode, 0);
+    assert.equal(readFileSync(join(s.sessionDir, 'runs.txt'), 'utf8'), 'once\n');
+    assert.equal(readFileSync(join(s.lrmsDir, 'ge-id'), 'utf8'), `${first}\n`);
+  });
+
+  it('killed after qsub answered, the job ran to its end meanwhile: found by the number it wrote, reported once', async () => {
+    const s = await spec({ queue: 'all.q', arguments: ['-c', 'echo once >> runs.txt'] });
+    await submitAndCrash(s);
+    await until(
+      'the job to end while no backend watches',
+      () => existsSync(join(s.lrmsDir, 'status')) && jobsOf(s).length === 0,
+    );
+    const id = await b.submit(s);
+    const r = await final(id);
+    assert.equal(r.exitCode, 0);
+    assert.equal(readFileSync(join(s.lrmsDir, 'ge-job'), 'utf8').trim(), id);
+    assert.deepEqual(jobsOf(s), [], 'nothing submitted again');
+    assert.equal(readFileSync(join(s.sessionDir, 'runs.txt'), 'utf8'), 'once\n');
+    assert.equal((updates.get(id) ?? []).filter((u) => u.kind === 'final').length, 1);
+  });
+
+  it('a marker left by a crash before qsub reached Grid Engine: the attempt is submitted, once', async () => {
+    const s = await spec({ queue: 'all.q', arguments: ['-c', WAIT_THEN_ONCE] });
+    await mkdir(s.lrmsDir, { recursive: true });
+    await writeFile(join(s.lrmsDir, 'ge-submit'), 'a submission that never got through\n');
+    const id = await b.submit(s);
+    assert.deepEqual(jobsOf(s), [id], 'one Grid Engine job');
+    await writeFile(join(s.sessionDir, 'go'), '');
+    assert.equal((await final(id)).exitCode, 0);
+    assert.equal(readFileSync(join(s.sessionDir, 'runs.txt'), 'utf8'), 'once\n');
+  });
+
+  it('qsub timing out after the qmaster took the job: the retry finds it by its name instead of submitting again', async (t) => {
+    // The real qsub answers, then this one hangs past the command timeout.
+    const binDir = await commandsWithQsub('slow-bin', 'exec sleep 60');
+    const slow = await GridEngineBackend.create({ ...options(), binDir, commandTimeoutMs: 2000, commandAttempts: 3 });
+    t.after(() => slow.close());
+    const mine = new Map<string, BatchUpdate[]>();
+    slow.onUpdate((id, u) => void mine.set(id, [...(mine.get(id) ?? []), u]));
+    const s = await spec({ queue: 'all.q', arguments: ['-c', WAIT_THEN_ONCE] });
+    const id = await slow.submit(s);
+    assert.deepEqual(jobsOf(s), [id], 'one Grid Engine job');
+    await writeFile(join(s.sessionDir, 'go'), '');
+    await until('the final update', () => (mine.get(id) ?? []).some((u) => u.kind === 'final'));
+    assert.equal(readFileSync(join(s.sessionDir, 'runs.txt'), 'utf8'), 'once\n');
+  });
+  it("a job runs as the spec's local account: Grid Engine's owner, its files and the wrapper's the account's", async () => {
+    const acct = createAccount();
+    const s = await spec({ queue: 'all.q', arguments: ['-c', 'id -un; touch made.txt'], localAccount: acct.name });
+    await chown(s.sessionDir, acct.uid, acct.gid);
+    const id = await b.submit(s);
+    assert.match(ge.cmd('qstat', ['-j', id]), new RegExp(`^owner:\\s+${acct.name}$`, 'm'), 'qsub ran as the account');
+    const r = await final(id);
+    assert.equal(r.exitCode, 0, r.failureReason);
+    assert.equal(readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'), `${acct.name}\n`);
+    for (const f of [
+      join(s.sessionDir, 'made.txt'),
+      join(s.sessionDir, 'out.txt'),
+      s.lrmsDir,
+      join(s.lrmsDir, 'status'),
+    ])
+      assert.equal((await stat(f)).uid, acct.uid, `${f} is the account's`);
+    // The service read the account's status file through the job-file rules: the figures are the job's word.
+    assert.ok(r.jobReported !== undefined && r.jobReported.length > 0);
+  });
+
+  it('a job for an account that does not exist, or for root, is refused before qsub: nothing reaches Grid Engine', async () => {
+    const unknown = await spec({ queue: 'all.q', localAccount: 'no-such-account-ge' });
+    await assert.rejects(b.submit(unknown), (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ACCOUNT_UNKNOWN');
+    const asRoot = await spec({ queue: 'all.q', localAccount: 'root' });
+    await assert.rejects(
+      b.submit(asRoot),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_ACCOUNT_REFUSED' && /root/.test(e.message),
+    );
+    assert.deepEqual([...jobsOf(unknown), ...jobsOf(asRoot)], []);
+    assert.equal(existsSync(join(asRoot.lrmsDir, 'ge-submit')), false, 'no submission was begun');
+  });
+
+  it("an account that cannot write the session directory: the job fails with the wrapper's reason, not lost in silence", async () => {
+    const acct = createAccount();
+    // The session directory stays root's (0755): the account cannot create its output there.
+    const s = await spec({ queue: 'all.q', arguments: ['-c', 'echo hi'], localAccount: acct.name });
+    const id = await b.submit(s);
+    const r = await final(id);
+    assert.notEqual(r.exitCode, 0);
+    assert.ok(r.failureReason !== undefined && r.failureReason !== '', JSON.stringify(r));
+    assert.equal(existsSync(join(s.sessionDir, 'out.txt')), false);
   });
 });

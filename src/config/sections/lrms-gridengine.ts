@@ -36,7 +36,7 @@ export const lrmsGridEngineSection = Type.Object(
     binDir: Type.String({
       ...PATH,
       default: '',
-      description: 'Directory holding qsub, qstat, qdel and qacct; empty: found on PATH',
+      description: 'Directory holding qsub, qstat, qdel, qacct and qhost; empty: found on PATH',
     }),
     defaultQueue: Type.String({
       default: '',
@@ -47,7 +47,8 @@ export const lrmsGridEngineSection = Type.Object(
       minLength: 1,
       maxLength: 64,
       ...JOB_NAME_PREFIX,
-      description: 'Grid Engine job names are this prefix and the Ceres job id',
+      description:
+        'Grid Engine job names are this prefix, the Ceres job id and a mark of the attempt (how a submission whose qsub answer was lost is found again)',
     }),
     pollIntervalMs: Type.Integer({
       default: 1000,

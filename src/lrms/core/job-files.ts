@@ -152,3 +152,18 @@ export function lostResult(why: string): BatchResult {
     failureReason: `job lost: ${why}`,
   };
 }
+
+/**
+ * The first lines of what the batch script and the wrapper printed (`path`: Slurm's
+ * slurm.out, Grid Engine's ge.out), for a job's error when the wrapper left no status;
+ * the wrapper's own `ok` lines left out. '' when there is none.
+ */
+export async function batchOutputHead(path: string): Promise<string> {
+  const text = await readJobFile(path, 64 * 1024).catch(() => undefined);
+  return (text ?? '')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !/^ok \d+( \d+)?$/.test(l))
+    .slice(0, 3)
+    .join('; ')
+    .slice(0, 300);
+}

@@ -1,7 +1,7 @@
 /**
  * Grid Engine's answers, parsed: `qstat -u '*' -xml` (every job of every user in one
  * call: the poll), `qstat -j ID` (a job's error reason), `qstat -g c` (per queue slot
- * figures), `qacct -j ID` (a finished job's accounting record).
+ * figures), `qhost` (the execution hosts), `qacct -j ID` (a finished job's accounting record).
  */
 import type { BatchClusterInfo, BatchQueueInfo } from '../backend.js';
 
@@ -14,10 +14,18 @@ export interface GeJob {
   readonly state: string;
   /** `all.q@host` while it runs. */
   readonly queue: string;
+  /** The job name (the attempt's, ./submission.ts). */
+  readonly name: string;
 }
 
 const tag = (block: string, name: string): string | undefined =>
   new RegExp(`<${name}>([^<]*)</${name}>`).exec(block)?.[1];
+
+const unescapeXml = (s: string): string =>
+  s.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e] ?? '',
+  );
 
 /** The jobs of a `qstat -xml` answer by id (an array job's tasks share the id: the first is kept). */
 export function parseQstatXml(xml: string): Map<string, GeJob> {
@@ -28,7 +36,7 @@ export function parseQstatXml(xml: string): Map<string, GeJob> {
     const id = tag(block, 'JB_job_number');
     const state = tag(block, 'state');
     if (id === undefined || state === undefined || jobs.has(id)) continue;
-    jobs.set(id, { id, state, queue: tag(block, 'queue_name') ?? '' });
+    jobs.set(id, { id, state, queue: tag(block, 'queue_name') ?? '', name: unescapeXml(tag(block, 'JB_name') ?? '') });
   }
   return jobs;
 }
@@ -62,10 +70,25 @@ export function parseQueueSummary(
   return out;
 }
 
-/** The cluster figures from the queue summary and the jobs of the last poll. */
+/**
+ * The execution hosts `qhost` lists: the lines below its header and dashes, without the
+ * `global` pseudo host.
+ */
+export function parseQhost(text: string): string[] {
+  const lines = text.split('\n');
+  const from = lines.findIndex((l) => /^-{10,}\s*$/.test(l));
+  if (from < 0) return [];
+  return lines
+    .slice(from + 1)
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter((h) => h !== '' && h !== 'global');
+}
+
+/** The cluster figures from the queue summary, the execution hosts and the jobs of the last poll. */
 export function clusterInfo(
   summary: ReturnType<typeof parseQueueSummary>,
   jobs: ReadonlyMap<string, GeJob>,
+  hosts: readonly string[] = [],
 ): BatchClusterInfo {
   let waiting = 0;
   const running = new Map<string, number>();
@@ -88,7 +111,7 @@ export function clusterInfo(
   return {
     totalSlots: queues.reduce((n, q) => n + q.totalSlots, 0),
     freeSlots: queues.reduce((n, q) => n + q.freeSlots, 0),
-    totalNodes: 0,
+    totalNodes: hosts.length,
     queues,
   };
 }

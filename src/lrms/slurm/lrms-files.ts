@@ -10,6 +10,7 @@
  *   slurm.out     what the batch script and the wrapper print (not the job's output)
  *   wrapper       the job wrapper executable the batch script runs
  */
+import { batchOutputHead } from '../core/job-files.js';
 import { readJobFile } from '../job-file.js';
 
 export const LRMS_FILES = {
@@ -34,16 +35,7 @@ export async function readJobIdFile(lrmsDir: string, file: string): Promise<stri
 }
 
 /** The first lines of slurm.out, for a job's error message when the wrapper left no status. */
-export async function slurmOutHead(lrmsDir: string): Promise<string> {
-  const text = await readJobFile(`${lrmsDir}/${LRMS_FILES.slurmOut}`, 64 * 1024).catch(() => undefined);
-  if (text === undefined) return '';
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '' && !/^ok \d+( \d+)?$/.test(l))
-    .slice(0, 3)
-    .join('; ')
-    .slice(0, 300);
-}
+export const slurmOutHead = (lrmsDir: string): Promise<string> => batchOutputHead(`${lrmsDir}/${LRMS_FILES.slurmOut}`);
 
 /**
  * What the job wrapper said on slurm.out about files it could not write (`error cannot
