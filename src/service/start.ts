@@ -420,6 +420,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     lrms: config.lrms.backend,
     maxUploadBytes: config.sessions.maxFileBytes,
     admins: config.web.admins,
+    get maxDescriptionBytes() {
+      return config.jobs.maxDescriptionBytes; // reloadable
+    },
+    maxInputBytes: config.sessions.maxUploadBytesPerJob,
+    latestEvent: () => events.feed.latest(),
   });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });

@@ -30,6 +30,7 @@ export function page(s: Shell, title: string, body: Html): Html {
         <link rel="stylesheet" href="${m}/web/static/${s.assets.css.name}" />
         <script src="${m}/web/static/${s.assets.htmx.name}" defer></script>
         <script src="${m}/web/static/${s.assets.js.name}" defer></script>
+        <script src="${m}/web/static/${s.assets.live.name}" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
@@ -39,6 +40,7 @@ export function page(s: Shell, title: string, body: Html): Html {
             <ul>
               <li><a href="${m}/">Overview</a></li>
               <li><a href="${m}/web/jobs">${s.admin === true ? 'All jobs' : 'My jobs'}</a></li>
+              <li><a href="${m}/web/submit">Submit</a></li>
               <li><a href="${m}/web/delegations">Delegations</a></li>
               <li><a href="${m}/rest/1.1/info">Info document</a></li>
             </ul>
