@@ -407,7 +407,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     app,
     mountPoint: config.mountPoint,
     authenticate: (req) => auth.authenticate(req),
-    authorize: (req, caller, operation) => auth.authorize(req, caller, operation),
+    // The pages: the browser rule for VO members too (a browser never presents a proxy).
+    authorize: (req, caller, operation) => auth.authorizeBrowser(req, caller, operation),
     db,
     store,
     control,

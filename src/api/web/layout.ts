@@ -16,6 +16,8 @@ export interface Shell {
   readonly who?: string | undefined;
   /** A site administrator (config web.admins): the job list shows every user's jobs. */
   readonly admin?: boolean;
+  /** No navigation: a caller refused as such would be refused by every page it links. */
+  readonly bare?: boolean;
 }
 
 export function page(s: Shell, title: string, body: Html): Html {
@@ -36,7 +38,10 @@ export function page(s: Shell, title: string, body: Html): Html {
         <a class="skip" href="#main">Skip to content</a>
         <header>
           <strong>Ceres</strong>
-          <nav aria-label="Main">
+          ${
+            s.bare === true
+              ? ''
+              : html`<nav aria-label="Main">
             <ul>
               <li><a href="${m}/">Overview</a></li>
               <li><a href="${m}/web/jobs">${s.admin === true ? 'All jobs' : 'My jobs'}</a></li>
@@ -44,7 +49,8 @@ export function page(s: Shell, title: string, body: Html): Html {
               <li><a href="${m}/web/delegations">Delegations</a></li>
               <li><a href="${m}/rest/1.1/info">Info document</a></li>
             </ul>
-          </nav>
+          </nav>`
+          }
           ${s.who === undefined ? '' : html`<small>Signed in as <code>${s.who}</code>${s.admin === true ? ' (site administrator)' : ''}</small>`}
         </header>
         <main id="main">${body}</main>

@@ -433,8 +433,18 @@ export function delegationsBody(o: {
     </div>`;
 }
 
-export function errorBody(status: number, message: string, mount: string): Html {
-  return html`<h1>${status === 404 ? 'Not found' : 'Request refused'}</h1>
+/**
+ * An error page. `notAuthorized`: the caller may not use the pages at all, so the link
+ * leads to what anyone may read (the public info document), never to another refusal.
+ */
+export function errorBody(status: number, message: string, mount: string, notAuthorized = false): Html {
+  return html`<h1>${status === 404 ? 'Not found' : notAuthorized ? 'Not authorized' : 'Request refused'}</h1>
     <p class="error" role="alert">${message}</p>
-    <p><a href="${mount}/">Back to the overview</a></p>`;
+    ${
+      notAuthorized
+        ? html`<p>
+            What this site offers, and whom to ask: <a href="${mount}/rest/1.1/info">the site's information</a>.
+          </p>`
+        : html`<p><a href="${mount}/">Back to the overview</a></p>`
+    }`;
 }

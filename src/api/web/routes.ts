@@ -133,13 +133,15 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             .header('content-type', 'text/plain; charset=utf-8')
             .send(e.message);
         const v = await views();
+        // Refused as a caller (authentication, authorization): every page would be refused too.
+        const notAuthorized = /^CE_ERR_AUTHZ?_/.test(e.code);
         return v.sendPage(
           reply,
           e.statusCode,
           v.page(
-            shell(v, undefined),
-            e.statusCode === 404 ? 'Not found' : 'Refused',
-            v.errorBody(e.statusCode, e.message, m),
+            { ...shell(v, undefined), bare: notAuthorized },
+            e.statusCode === 404 ? 'Not found' : notAuthorized ? 'Not authorized' : 'Refused',
+            v.errorBody(e.statusCode, e.message, m, notAuthorized),
           ),
         );
       }

@@ -37,4 +37,9 @@ export const webErrors = {
     message:
       'Input files can be sent with one job description only: submit the descriptions one by one, or upload the files from each job page',
   },
+  CE_ERR_WEB_VOMS_READ_ONLY: {
+    status: 403,
+    message:
+      'Your browser was admitted through your VO membership, which lets it look but not act here: use a grid client with a VOMS proxy, or ask the site to allow it (web.vomsMayAct)',
+  },
 } as const satisfies ErrorTable;
