@@ -29,13 +29,20 @@ export type AuthzSubject = X509Subject | TokenSubject;
 export function subjectOfIdentity(id: Identity): AuthzSubject {
   if (id.kind === 'token')
     return { kind: 'token', issuer: id.issuer, subject: id.subject, scopes: id.scopes, groups: id.groups };
-  const fqans = id.voms?.fqans ?? [];
+  return withFqans(
+    { kind: 'x509', dn: id.dn, issuerDn: id.issuerDn, fqans: [], parsedFqans: [] },
+    id.voms?.fqans ?? [],
+  );
+}
+
+/** The certificate subject with other FQANs (the web's browser rule: those last seen with it). */
+export function withFqans(s: X509Subject, fqans: readonly string[]): X509Subject {
   const parsedFqans: Fqan[] = [];
   for (const f of fqans) {
     const p = parseFqanPattern(f);
     if (typeof p !== 'string') parsedFqans.push(p);
   }
-  return { kind: 'x509', dn: id.dn, issuerDn: id.issuerDn, fqans, parsedFqans };
+  return { ...s, fqans, parsedFqans };
 }
 
 /** Cache key: everything a decision depends on besides the configured files. */

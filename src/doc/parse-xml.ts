@@ -16,6 +16,20 @@ export interface XmlLimits {
   maxDepth: number;
   maxAttributes: number;
   maxElements: number;
+  /**
+   * Record each element's line (`lineOf`), for messages that point into the document
+   * (the web's submission form shows a description's errors beside their lines). Off by
+   * default: one map entry per element.
+   */
+  positions?: boolean;
+}
+
+/** Lines of elements parsed with `positions` (weakly held: they go with the tree). */
+const lines = new WeakMap<XmlElement, number>();
+
+/** The 1-based line where `e`'s start tag ends, if it was parsed with `positions`. */
+export function lineOf(e: XmlElement): number | undefined {
+  return lines.get(e);
 }
 
 export const defaultXmlLimits: XmlLimits = {
@@ -37,6 +51,7 @@ export class XmlParseError extends Error {
 }
 
 interface Building {
+  line: number;
   name: string;
   ns: string;
   attrs: Record<string, string> | undefined;
@@ -72,7 +87,7 @@ export function parseXml(input: string | Buffer, limits: Partial<XmlLimits> = {}
     if (entries.length > lim.maxAttributes) fail(`more than ${lim.maxAttributes} attributes on one element`);
     // A null-prototype record: an attribute called __proto__ is kept as data.
     for (const a of entries) (attrs ??= Object.create(null) as Record<string, string>)[a.name] = a.value;
-    stack.push({ name: tag.name, ns: tag.uri, attrs, children: [] });
+    stack.push({ line: parser.line, name: tag.name, ns: tag.uri, attrs, children: [] });
   });
   const addText = (t: string): void => {
     const top = stack[stack.length - 1];
@@ -89,6 +104,7 @@ export function parseXml(input: string | Buffer, limits: Partial<XmlLimits> = {}
     const e: XmlElement = b.attrs
       ? { name: b.name, ns: b.ns, attrs: b.attrs, children: b.children }
       : { name: b.name, ns: b.ns, children: b.children };
+    if (lim.positions === true) lines.set(e, b.line);
     const parent = stack[stack.length - 1];
     if (parent) parent.children.push(e);
     else root = e;

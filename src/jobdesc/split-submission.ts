@@ -8,7 +8,7 @@
  * items. Everything else is a per-item failure: one bad description never affects the
  * others. Acceptance (queue, delegation, ...) is a separate step: checkAcceptance.
  */
-import { parseAdlBody } from './adl/parse-adl-body.js';
+import { parseAdlBody, rootLocalName } from './adl/parse-adl-body.js';
 import { detectFormat, type DescriptionFormat } from './detect-format.js';
 import { itemFailure } from './item-failure.js';
 import { defaultParseLimits, type ParseLimits } from './limits.js';
@@ -38,4 +38,16 @@ export function splitSubmission(body: Buffer | Uint8Array | string, opts: Partia
   }
   const r = parseXrslBody(text, start, limits);
   return { format, multi: r.multi, items: r.items };
+}
+
+/**
+ * Whether the body is a multi-description form (a `+` xRSL or `<ActivityDescriptions>`),
+ * found without parsing it (the web's form uploads input files for one job only). Throws
+ * as splitSubmission does for a body that is no description at all.
+ */
+export function isMultiDescription(body: Buffer | Uint8Array | string): boolean {
+  const { format, text, start } = detectFormat(body);
+  return format === 'adl'
+    ? rootLocalName(text.slice(start)) === 'ActivityDescriptions'
+    : text.charCodeAt(start) === 0x2b;
 }

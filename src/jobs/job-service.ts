@@ -40,6 +40,8 @@ export interface ItemResult {
   readonly reason: string;
   /** A refused item's catalog code (src/errors/codes), as error documents carry it. */
   readonly code?: string;
+  /** A refused item's line in the submitted body, where the parser knew it (the web shows it; REST does not). */
+  readonly line?: number;
   readonly id?: string;
   readonly state?: string;
 }
@@ -270,5 +272,10 @@ export function delegationIdsOf(desc: JobDescription): string[] {
 
 /** A refused item as answered: its status, reason and, when it has one, its code. */
 function refused(f: ItemFailure): ItemResult {
-  return { status: f.status, reason: f.reason, ...(f.code !== undefined ? { code: f.code } : {}) };
+  return {
+    status: f.status,
+    reason: f.reason,
+    ...(f.code !== undefined ? { code: f.code } : {}),
+    ...(f.line !== undefined ? { line: f.line } : {}),
+  };
 }

@@ -10,6 +10,8 @@ export type ItemFailure = {
   readonly reason: string;
   /** The catalog code (src/errors/codes), when the failure has one. */
   readonly code?: string;
+  /** The line of the submitted body it concerns, where the parser knew it (src/jobdesc/item-failure.ts). */
+  readonly line?: number;
 };
 export type ParsedItem =
   { readonly ok: true; readonly text: string; readonly description: JobDescription } | ItemFailure;

@@ -30,10 +30,13 @@ import type { TokenVerifier } from './tokens.js';
 import { bearerOf } from '../auth/token/bearer-header.js';
 import { BEARER_CHALLENGE, invalidTokenHeaders } from '../auth/token/bearer-errors.js';
 import { checkScope, noScopeNoGroups, usesScopes } from '../auth/token/scopes.js';
+import { browserVoms } from './browser-voms.js';
 
 export interface AuthWiring {
   readonly authenticate: Authenticator;
   readonly authorize: HttpAuthorizer;
+  /** The web pages' authorizer: `authorize` plus the browser rule for VO members (browser-voms.ts). */
+  readonly authorizeBrowser: HttpAuthorizer;
 }
 
 export function createAuth(
@@ -75,6 +78,11 @@ export function createAuth(
       return { ok: true, caller: { dn: t.owner, owner: t.owner, kind: 'token', notAfter: t.notAfter, token: t } };
     });
   };
+  const browser = browserVoms({
+    db,
+    windowSeconds: () => config.web.vomsWindowSeconds,
+    mayAct: () => config.web.vomsMayAct,
+  });
   const authorizer =
     config.authorization === undefined
       ? undefined
@@ -138,14 +146,15 @@ export function createAuth(
     const r = peerIdentity(req.socket as TLSSocket);
     // authenticate() succeeded for this request; the connection's identity is the same.
     if (!r.ok) return caller;
-    return granted(caller, subjectOf(r.identity));
+    const c = granted(caller, subjectOf(r.identity));
+    // Granted with verified VOMS attributes: the browser rule may admit this certificate's browser.
+    browser.seen(caller.owner, r.identity);
+    return c;
   };
-  const authorize: HttpAuthorizer =
-    defaultAccount === undefined
-      ? decide
-      : (req, caller, operation) => {
-          const c = decide(req, caller, operation);
-          return c.localAccount !== undefined ? c : { ...c, localAccount: defaultAccount };
-        };
-  return { authenticate, authorize };
+  const withDefault = (c: Caller): Caller =>
+    defaultAccount === undefined || c.localAccount !== undefined ? c : { ...c, localAccount: defaultAccount };
+  const authorize: HttpAuthorizer = (req, caller, operation) => withDefault(decide(req, caller, operation));
+  const authorizeBrowser =
+    authorizer === undefined ? authorize : browser.wrap(authorize, (c, s) => withDefault(granted(c, s)), subjectOf);
+  return { authenticate, authorize, authorizeBrowser };
 }

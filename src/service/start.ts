@@ -410,7 +410,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     app,
     mountPoint: config.mountPoint,
     authenticate: (req) => auth.authenticate(req),
-    authorize: (req, caller, operation) => auth.authorize(req, caller, operation),
+    // The pages: the browser rule for VO members too (a browser never presents a proxy).
+    authorize: (req, caller, operation) => auth.authorizeBrowser(req, caller, operation),
     db,
     store,
     control,
@@ -423,6 +424,11 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     lrms: config.lrms.backend,
     maxUploadBytes: config.sessions.maxFileBytes,
     admins: config.web.admins,
+    get maxDescriptionBytes() {
+      return config.jobs.maxDescriptionBytes; // reloadable
+    },
+    maxInputBytes: config.sessions.maxUploadBytesPerJob,
+    latestEvent: () => events.feed.latest(),
   });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });

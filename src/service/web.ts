@@ -41,9 +41,15 @@ export interface WebWiring {
   readonly maxUploadBytes: number;
   /** Site administrators of the web interface (config web.admins). */
   readonly admins: readonly string[];
+  /** The submission form's bounds: one description (jobs.maxDescriptionBytes), its input files (the per-job quota). */
+  readonly maxDescriptionBytes: number;
+  readonly maxInputBytes: number;
+  /** The newest job event's sequence number (the pages follow the event stream from it). */
+  readonly latestEvent?: () => number;
 }
 
 export function wireWeb(w: WebWiring): void {
+  const files = new WebSessionFiles(w.sessions, w.files);
   registerWeb(w.app, {
     mountPoint: w.mountPoint,
     authenticate: w.authenticate,
@@ -55,7 +61,7 @@ export function wireWeb(w: WebWiring): void {
     pages: new JobPages(w.db),
     restStates: REST_STATES,
     delegations: w.delegations,
-    files: new WebSessionFiles(w.sessions, w.files),
+    files,
     overview: () => {
       const per = new Map(w.queues.map((q) => [q, { queue: q, running: 0, waiting: 0 }]));
       for (const r of w.store.countByState()) {
@@ -95,5 +101,16 @@ export function wireWeb(w: WebWiring): void {
       return DIAGNOSE_NAMES.filter((_, i) => there[i]);
     },
     maxUploadBytes: w.maxUploadBytes,
+    latestEvent: w.latestEvent,
+    submit: {
+      jobs: w.jobs,
+      queues: () => w.queues,
+      delegations: (owner) => w.delegations.list(owner).map((d) => d.id),
+      putInput: (job, name, body) => files.putIn(job, '', name, body),
+      get maxDescriptionBytes() {
+        return w.maxDescriptionBytes; // reloadable: read per request
+      },
+      maxInputBytes: w.maxInputBytes,
+    },
   });
 }

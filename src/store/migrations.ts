@@ -336,4 +336,19 @@ CREATE INDEX jobs_owner_name ON jobs (owner, name, id);
 CREATE INDEX jobs_name ON jobs (name, id);
 `,
   },
+  {
+    // The web's browser rule for VO members (src/store/voms-seen.ts): when an identity last
+    // authenticated with a verified VOMS attribute certificate holding each FQAN. One row
+    // per (owner, FQAN), replaced when seen again; rows past the window are pruned.
+    version: 17,
+    sql: `
+CREATE TABLE voms_seen (
+  owner   TEXT NOT NULL,
+  fqan    TEXT NOT NULL,
+  seen_at INTEGER NOT NULL,
+  PRIMARY KEY (owner, fqan)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX voms_seen_at ON voms_seen (seen_at);
+`,
+  },
 ];

@@ -4,9 +4,12 @@
  * browser context presenting a dev-PKI client certificate to one origin.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from './service.js';
 
 function findChromium(): string | undefined {
   for (const name of ['chromium', 'chromium-browser']) {
@@ -57,4 +60,62 @@ export async function fitsWidth(p: Page): Promise<void> {
     'document.documentElement.scrollWidth - document.documentElement.clientWidth',
   );
   assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at ${p.url()}`);
+}
+
+/**
+ * Another https origin (another port, the dev PKI's host certificate) serving the page
+ * `html` makes of each request's address: a hostile site whose page posts to the service.
+ */
+export async function attackerSite(
+  pkiDir: string,
+  html: (url: URL) => string,
+): Promise<{ readonly server: Server; readonly url: string }> {
+  const cert = readFileSync(join(pkiDir, 'hostcert.pem'));
+  const key = readFileSync(join(pkiDir, 'hostkey.pem'));
+  const server = createServer({ cert, key }, (req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(html(new URL(req.url ?? '/', 'https://x')));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `https://localhost:${(server.address() as { port: number }).port}/` };
+}
+
+/** A service, a REST client and a browser context of the development user, for one test file. */
+export interface BrowserService {
+  readonly ceres: RunningCeres;
+  readonly client: Client;
+  readonly origin: string;
+  readonly browser: Browser;
+  readonly ctx: BrowserContext;
+  /** A hostile https origin (attackerSite) serving `attackerPage`, when one was asked for. */
+  readonly attackerUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startBrowserService(
+  config: Record<string, unknown>,
+  attackerPage: (url: URL) => string = () => '<!DOCTYPE html><p>elsewhere</p>',
+): Promise<BrowserService> {
+  const ceres = await startCeres({ config });
+  const client = Client.forUser(ceres);
+  const origin = new URL(ceres.url).origin;
+  const browser = await launchChromium();
+  const ctx = await certificateContext(browser, origin, ceres.pkiDir, { cert: 'usercert.pem', key: 'userkey.pem' });
+  const attacker = await attackerSite(ceres.pkiDir, attackerPage);
+  return {
+    ceres,
+    client,
+    origin,
+    browser,
+    ctx,
+    attackerUrl: attacker.url,
+    close: async () => {
+      await ctx.close();
+      await browser.close();
+      attacker.server.close();
+      await client.close();
+      await stopCeres(ceres);
+      removeDir(ceres.stateDir);
+    },
+  };
 }

@@ -5,11 +5,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import { join } from 'node:path';
+import type { Server } from 'node:https';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
+import { attackerSite, certificateContext, chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, type RunningCeres } from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { delegateUserProxy } from '../helpers/user-delegation.js';
@@ -33,19 +31,13 @@ describe('web interface in a real browser', { skip }, () => {
     browser = await launchChromium();
     ctx = await certificateContext(browser, origin, ceres.pkiDir, { cert: 'usercert.pem', key: 'userkey.pem' });
     // The attacker: another https origin (other port) whose page posts to Ceres.
-    const cert = readFileSync(join(ceres.pkiDir, 'hostcert.pem'));
-    const key = readFileSync(join(ceres.pkiDir, 'hostkey.pem'));
-    attacker = createServer({ cert, key }, (req, res) => {
-      const q = new URL(req.url ?? '/', 'https://x').searchParams;
-      const target = q.get('t') ?? '';
+    ({ server: attacker, url: attackerUrl } = await attackerSite(ceres.pkiDir, (u) => {
+      const target = u.searchParams.get('t') ?? '';
       // enc=multipart: the script-free upload form, forged (a text field named like the file).
-      const enc = q.get('enc') === 'multipart' ? ' enctype="multipart/form-data"' : '';
-      res.setHeader('content-type', 'text/html');
-      res.end(`<!DOCTYPE html><form id="f" method="post" action="${target}"${enc}><input name="csrf" value="forged"><input name="dir" value=""><textarea name="file">planted</textarea></form>
-<script>fetch(${JSON.stringify(target)}, {method:'POST', mode:'no-cors', credentials:'include', body:'csrf=forged', headers:{'content-type':'application/x-www-form-urlencoded'}}).finally(() => document.getElementById('f').submit());</script>`);
-    });
-    await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
-    attackerUrl = `https://localhost:${(attacker.address() as { port: number }).port}/`;
+      const enc = u.searchParams.get('enc') === 'multipart' ? ' enctype="multipart/form-data"' : '';
+      return `<!DOCTYPE html><form id="f" method="post" action="${target}"${enc}><input name="csrf" value="forged"><input name="dir" value=""><textarea name="file">planted</textarea></form>
+<script>fetch(${JSON.stringify(target)}, {method:'POST', mode:'no-cors', credentials:'include', body:'csrf=forged', headers:{'content-type':'application/x-www-form-urlencoded'}}).finally(() => document.getElementById('f').submit());</script>`;
+    }));
   });
 
   after(async () => {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { STYLE_CSS } from './style.js';
 import { WEB_JS } from './script.js';
+import { WEB_LIVE_JS } from './live-script.js';
 
 export interface Asset {
   readonly name: string;
@@ -26,6 +27,8 @@ function asset(base: string, ext: string, type: string, text: string | Buffer): 
 export interface Assets {
   readonly css: Asset;
   readonly js: Asset;
+  /** The live updates over the job event stream (live-script.ts). */
+  readonly live: Asset;
   readonly htmx: Asset;
   byName(name: string): Asset | undefined;
 }
@@ -35,6 +38,7 @@ export function loadAssets(): Assets {
   const all = {
     css: asset('ceres', 'css', 'text/css; charset=utf-8', STYLE_CSS),
     js: asset('ceres', 'js', 'text/javascript; charset=utf-8', WEB_JS),
+    live: asset('ceres-live', 'js', 'text/javascript; charset=utf-8', WEB_LIVE_JS),
     htmx: asset('htmx', 'js', 'text/javascript; charset=utf-8', readFileSync(htmxFile)),
   };
   const index = new Map(Object.values(all).map((a) => [a.name, a]));

@@ -8,7 +8,7 @@ import { ceError } from '../../errors/ce-error.js';
 import { JOB_SORTS, sortValue, voOf, type JobPageRow, type JobQuery, type JobSort } from '../../store/job-pages.js';
 import { html, type Html } from './html.js';
 import { duration } from './job-history.js';
-import { when } from './pages.js';
+import { liveAttributes, when, type LiveSource } from './pages.js';
 
 /** The list's own parameters, as given (checked), to rebuild its links. */
 export interface ListParams {
@@ -140,6 +140,8 @@ export function jobListBody(o: {
   first: boolean;
   after: string | undefined;
   all?: boolean;
+  /** The event stream the list follows (absent: it polls). */
+  live?: LiveSource | undefined;
 }): Html {
   const all = o.all === true;
   const p = o.params;
@@ -177,8 +179,8 @@ export function jobListBody(o: {
     <div class="table-wrap">
       <table>
         <caption>
-          ${sort === 'name' ? 'By name' : sort === 'ended' ? 'Most recently ended first' : 'Newest first'}; updates every
-          few seconds
+          ${sort === 'name' ? 'By name' : sort === 'ended' ? 'Most recently ended first' : 'Newest first'}; updates as
+          jobs change
         </caption>
         <thead>
           <tr>
@@ -187,7 +189,7 @@ export function jobListBody(o: {
             ${sortHead('submitted', 'Submitted', true)}${sortHead('ended', 'Ended')}${plain('Duration', true)}
           </tr>
         </thead>
-        <tbody id="job-rows" hx-get="${fragment}" hx-trigger="every 3s" hx-swap="innerHTML">
+        <tbody id="job-rows" data-refresh="${fragment}" data-poll="3000" ${liveAttributes(o.live)}>
           ${jobRows(o.mount, o.rows, all)}
         </tbody>
       </table>

@@ -16,6 +16,8 @@ export interface Shell {
   readonly who?: string | undefined;
   /** A site administrator (config web.admins): the job list shows every user's jobs. */
   readonly admin?: boolean;
+  /** No navigation: a caller refused as such would be refused by every page it links. */
+  readonly bare?: boolean;
 }
 
 export function page(s: Shell, title: string, body: Html): Html {
@@ -30,19 +32,25 @@ export function page(s: Shell, title: string, body: Html): Html {
         <link rel="stylesheet" href="${m}/web/static/${s.assets.css.name}" />
         <script src="${m}/web/static/${s.assets.htmx.name}" defer></script>
         <script src="${m}/web/static/${s.assets.js.name}" defer></script>
+        <script src="${m}/web/static/${s.assets.live.name}" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
         <header>
           <strong>Ceres</strong>
-          <nav aria-label="Main">
+          ${
+            s.bare === true
+              ? ''
+              : html`<nav aria-label="Main">
             <ul>
               <li><a href="${m}/">Overview</a></li>
               <li><a href="${m}/web/jobs">${s.admin === true ? 'All jobs' : 'My jobs'}</a></li>
+              <li><a href="${m}/web/submit">Submit</a></li>
               <li><a href="${m}/web/delegations">Delegations</a></li>
               <li><a href="${m}/rest/1.1/info">Info document</a></li>
             </ul>
-          </nav>
+          </nav>`
+          }
           ${s.who === undefined ? '' : html`<small>Signed in as <code>${s.who}</code>${s.admin === true ? ' (site administrator)' : ''}</small>`}
         </header>
         <main id="main">${body}</main>

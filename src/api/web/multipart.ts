@@ -205,16 +205,18 @@ export class MultipartReader {
     }
   }
 
-  /** The current part as a text field (at most `maxFieldBytes`). */
-  async text(): Promise<string> {
+  /**
+   * The current part as text: at most `maxFieldBytes`, or `max` for a field allowed to be
+   * longer (a pasted job description), past which `tooLong` is thrown.
+   */
+  async text(max = this.#limits.maxFieldBytes, tooLong?: () => CeError): Promise<string> {
     const chunks: Buffer[] = [];
     let n = 0;
     for await (const c of this.#content()) {
       n += c.length;
-      if (n > this.#limits.maxFieldBytes)
-        throw ceError(
-          'CE_ERR_WEB_FORM_TOO_LARGE',
-          `A field of the upload form is longer than ${this.#limits.maxFieldBytes} bytes`,
+      if (n > max)
+        throw (
+          tooLong?.() ?? ceError('CE_ERR_WEB_FORM_TOO_LARGE', `A field of the upload form is longer than ${max} bytes`)
         );
       chunks.push(c);
     }

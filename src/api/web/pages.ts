@@ -140,6 +140,8 @@ export function jobBody(o: {
   maxUpload: number;
   /** Shown to an administrator looking at another user's job. */
   owner?: string | undefined;
+  /** The event stream the page follows (absent: it polls). */
+  live?: LiveSource | undefined;
 }): Html {
   const m = o.mount;
   const id = o.job.id;
@@ -201,10 +203,12 @@ export function jobBody(o: {
     ${o.owner === undefined ? '' : html`<p class="notice">Administrator view: the job of <code>${o.owner}</code>.</p>`}
     <section aria-labelledby="st">
       <h2 id="st">Status</h2>
-      <div id="job-status" hx-get="${base}/status" hx-trigger="every 2s" hx-swap="innerHTML">
+      <div id="job-status" data-refresh="${base}/status" data-poll="2000" ${liveAttributes(o.live)}>
         ${jobStateFragment(o.job)}
       </div>
-      ${jobActions({ base, csrf: o.csrf, mine, ...o.applicable })}
+      <div id="job-actions" data-refresh="${base}/actions" data-poll="2000" data-keep-focus>
+        ${jobActions({ base, csrf: o.csrf, mine, ...o.applicable })}
+      </div>
     </section>
     ${historySection(o.job, o.errors)} ${usageSection(o.usage)}
     <section aria-labelledby="fl">
@@ -262,13 +266,24 @@ export function jobBody(o: {
     }`;
 }
 
+/** The caller's job event stream, and the sequence number the page was drawn at. */
+export interface LiveSource {
+  readonly events: string;
+  readonly lastEventId: number;
+}
+
+/** The attributes that make live-script.ts follow the stream (none: the element polls). */
+export function liveAttributes(l: LiveSource | undefined): Html {
+  return l === undefined ? html`` : html`data-events="${l.events}" data-last-event-id="${l.lastEventId}"`;
+}
+
 /**
  * The job's actions that apply now: Kill while the job can be killed, Restart (the owner's
  * only) where the state machine allows it, each with why not otherwise; Clean deletes the
  * job's files, so it sits behind a disclosure that says so (a confirmation that needs no
  * script: the page's policy allows no inline script, and works without any).
  */
-function jobActions(o: {
+export function jobActions(o: {
   base: string;
   csrf: string;
   mine: boolean;
@@ -418,8 +433,18 @@ export function delegationsBody(o: {
     </div>`;
 }
 
-export function errorBody(status: number, message: string, mount: string): Html {
-  return html`<h1>${status === 404 ? 'Not found' : 'Request refused'}</h1>
+/**
+ * An error page. `notAuthorized`: the caller may not use the pages at all, so the link
+ * leads to what anyone may read (the public info document), never to another refusal.
+ */
+export function errorBody(status: number, message: string, mount: string, notAuthorized = false): Html {
+  return html`<h1>${status === 404 ? 'Not found' : notAuthorized ? 'Not authorized' : 'Request refused'}</h1>
     <p class="error" role="alert">${message}</p>
-    <p><a href="${mount}/">Back to the overview</a></p>`;
+    ${
+      notAuthorized
+        ? html`<p>
+            What this site offers, and whom to ask: <a href="${mount}/rest/1.1/info">the site's information</a>.
+          </p>`
+        : html`<p><a href="${mount}/">Back to the overview</a></p>`
+    }`;
 }

@@ -14,12 +14,13 @@
  *   GET  {mount}/                          overview (queues, my jobs per state, version)
  *   GET  {mount}/web/jobs[?q&state&sort&after]  my jobs, searched, sorted, keyset-paged (job-list.ts);
  *                                          administrators: every user's, also ?user&account&vo; fragment=rows for polling
- *   GET  {mount}/web/jobs/<id>[?dir]       one job; /status is its polled fragment
+ *   GET  {mount}/web/jobs/<id>[?dir]       one job; /status and /actions are its live fragments
  *   POST {mount}/web/jobs/<id>/kill|clean|restart|files-delete   form actions (303 back)
  *   PUT  {mount}/web/jobs/<id>/upload?name  upload by script (token in the x-ceres-csrf header)
  *   POST {mount}/web/jobs/<id>/upload       upload form without script (multipart/form-data)
  *   GET  {mount}/web/jobs/<id>/files/<path> download, always as an attachment
  *   GET  {mount}/web/delegations, POST .../<id>/delete
+ *   GET  {mount}/web/submit, POST          submission from the browser (submit-routes.ts)
  *   GET  {mount}/web/static/<name.hash.ext> style sheet and scripts
  *
  * The routes are registered at start; the pages, the static files and the multipart
@@ -36,12 +37,11 @@ import type { JobActions } from '../../jobs/job-actions.js';
 import { isPlausibleJobId } from '../../jobs/job-id.js';
 import type { JobPages } from '../../store/job-pages.js';
 import type { DelegationService } from '../../delegations/delegation-service.js';
-import type { Assets } from './assets.js';
-import type * as ViewModules from './views.js';
 import { CsrfTokens } from './csrf.js';
 import { HTML_SECURITY_HEADERS } from './headers.js';
 import type { QueueLine } from './pages.js';
 import type { WebSessionFiles } from './session-access.js';
+import { registerSubmit, type SubmitOptions, type Views } from './submit-routes.js';
 import type { JobRecord } from '../../store/job-record.js';
 
 export interface WebOptions {
@@ -68,6 +68,13 @@ export interface WebOptions {
   readonly tokenMaxAgeSeconds?: number;
   readonly maxUploadBytes: number;
   readonly pageSize?: number;
+  /**
+   * The newest job event's sequence number (src/jobs/event-feed.ts); absent: no event
+   * stream, and the pages poll. A page drawn at N follows the caller's stream from N.
+   */
+  readonly latestEvent?: () => number;
+  /** Submission from the browser (submit-routes.ts); absent: no form. */
+  readonly submit?: SubmitOptions;
 }
 
 const ACTIONS = ['kill', 'clean', 'restart'] as const;
@@ -78,8 +85,6 @@ const FORM_LIMITS = { maxParts: 8, maxHeaderBytes: 8 * 1024, maxFieldBytes: 4 * 
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 /** Jobs listed per delegation on the delegations page (the rest are counted as "more"). */
 const DELEGATION_JOBS_SHOWN = 10;
-
-type Views = typeof ViewModules & { readonly assets: Assets };
 
 /** A module loaded on first call; a failed import is tried again by the next call. */
 function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
@@ -128,13 +133,15 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             .header('content-type', 'text/plain; charset=utf-8')
             .send(e.message);
         const v = await views();
+        // Refused as a caller (authentication, authorization): every page would be refused too.
+        const notAuthorized = /^CE_ERR_AUTHZ?_/.test(e.code);
         return v.sendPage(
           reply,
           e.statusCode,
           v.page(
-            shell(v, undefined),
-            e.statusCode === 404 ? 'Not found' : 'Refused',
-            v.errorBody(e.statusCode, e.message, m),
+            { ...shell(v, undefined), bare: notAuthorized },
+            e.statusCode === 404 ? 'Not found' : notAuthorized ? 'Not authorized' : 'Refused',
+            v.errorBody(e.statusCode, e.message, m, notAuthorized),
           ),
         );
       }
@@ -153,6 +160,15 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     const j = jobOf(c, raw);
     if (j.owner !== c.owner) throw ceError('CE_ERR_WEB_ADMIN_READ_ONLY');
     return j;
+  };
+  /**
+   * The caller's own job event stream (the REST job list's, same origin: live-script.ts),
+   * read before the page's data so no change after it is missed. Only for the caller's own
+   * jobs: an administrator's view of others' polls (a stream carries its owner's jobs only).
+   */
+  const liveOf = (query: string) => {
+    const at = o.latestEvent?.();
+    return at === undefined ? undefined : { events: `${m}/rest/1.1/jobs${query}`, lastEventId: at };
   };
   const checkToken = (c: Caller, token: string | undefined) => {
     const r = tokens.check(c.owner, token);
@@ -204,6 +220,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
       const all = isAdmin(c);
+      const live = all ? undefined : liveOf('');
       const v = await views();
       const query = q(req);
       const { params: p, after } = v.parseListQuery(query, o.restStates, all);
@@ -237,6 +254,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
             first: after === undefined,
             after: query.after,
             all,
+            live,
           }),
         ),
       );
@@ -247,6 +265,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
     `${m}/web/jobs/:id`,
     web(async (req, reply) => {
       const c = await callerOf(req.raw);
+      const live = liveOf(`?id=${encodeURIComponent((req.params as { id: string }).id)}`);
       const j = jobOf(c, (req.params as { id: string }).id);
       const dir = (q(req).dir ?? '').replace(/^\/+|\/+$/g, '');
       let files;
@@ -272,6 +291,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         applicable: o.actions.applicable(j),
         notice: done === undefined ? undefined : `Done: ${done.slice(0, 40)}.`,
         maxUpload: o.maxUploadBytes,
+        live: j.owner === c.owner ? live : undefined,
       });
       return v.sendPage(reply, 200, v.page(shell(v, c), j.name === '' ? `Job ${j.id}` : j.name, body));
     }),
@@ -284,6 +304,23 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const j = jobOf(c, (req.params as { id: string }).id);
       const v = await views();
       return v.sendPage(reply, 200, v.jobStateFragment(j));
+    }),
+  );
+
+  // The action buttons, redrawn with the status (live-script.ts keeps them while focused).
+  app.get(
+    `${m}/web/jobs/:id/actions`,
+    web(async (req, reply) => {
+      const c = await callerOf(req.raw);
+      const j = jobOf(c, (req.params as { id: string }).id);
+      const v = await views();
+      const mine = j.owner === c.owner;
+      const base = `${m}/web/jobs/${j.id}`;
+      return v.sendPage(
+        reply,
+        200,
+        v.jobActions({ base, csrf: tokens.issue(c.owner), mine, ...o.actions.applicable(j) }),
+      );
     }),
   );
 
@@ -454,6 +491,22 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       return reply.code(303).header('location', `${m}/web/delegations?done=1`).send();
     }),
   );
+
+  if (o.submit !== undefined)
+    registerSubmit(
+      app,
+      {
+        mount: m,
+        web,
+        callerOf,
+        checkToken,
+        issueToken: (c) => tokens.issue(c.owner),
+        views,
+        shell,
+        multipart,
+      },
+      o.submit,
+    );
 
   return { tokens };
 }

@@ -38,5 +38,12 @@ time { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: 0.
 details.confirm summary { cursor: pointer; color: var(--bad); font-weight: 600; padding: 0.3rem 0; }
 .muted { color: var(--muted); }
 td.used-by ul { margin: 0; padding-left: 1rem; }
+textarea { font: 0.9em/1.4 ui-monospace, monospace; width: 100%; padding: 0.3rem; }
+.submit-form label { display: block; }
+ol.desc-lines { font-family: ui-monospace, monospace; padding-left: 3.5rem; }
+ol.desc-lines li { white-space: pre-wrap; word-break: break-all; }
+ol.desc-lines li.bad { background: #fdecea; }
+ol.desc-lines li.gap { list-style: none; }
+ol.desc-lines p { margin: 0.1rem 0 0.4rem; font-family: system-ui, sans-serif; }
 @media (max-width: 40rem) { th.wide, td.wide { display: none; } dl { grid-template-columns: 1fr; } }
 `;

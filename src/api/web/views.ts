@@ -5,6 +5,7 @@
  */
 export { loadAssets, type Assets } from './assets.js';
 export { page, sendPage } from './layout.js';
-export { delegationsBody, errorBody, jobBody, jobStateFragment, overviewBody } from './pages.js';
+export { delegationsBody, errorBody, jobActions, jobBody, jobStateFragment, overviewBody } from './pages.js';
 export { jobListBody, jobRows, parseListQuery, afterOf } from './job-list.js';
 export { parseDiag, parseErrorsFile } from './job-history.js';
+export { submitBody } from './submit-page.js';

@@ -10,7 +10,7 @@
  * `emies:adl parsing error`, like every semantic ADL error.
  */
 import { localName, type XmlElement } from '../../doc/element.js';
-import { parseXml, XmlParseError } from '../../doc/parse-xml.js';
+import { lineOf, parseXml, XmlParseError } from '../../doc/parse-xml.js';
 import { ceError } from '../../errors/ce-error.js';
 import { itemFailure, type ItemFailure } from '../item-failure.js';
 import { defaultParseLimits, type ParseLimits } from '../limits.js';
@@ -24,8 +24,8 @@ export interface AdlBody {
   items: SubmissionItem[];
 }
 
-export function adlFailure(message: string): ItemFailure {
-  return itemFailure('CE_ERR_JOBDESC_ADL_INVALID', `emies:adl parsing error:\n${message}`);
+export function adlFailure(message: string, line?: number): ItemFailure {
+  return itemFailure('CE_ERR_JOBDESC_ADL_INVALID', `emies:adl parsing error:\n${message}`, line);
 }
 
 function isActivityDescription(e: XmlElement): boolean {
@@ -34,12 +34,12 @@ function isActivityDescription(e: XmlElement): boolean {
 
 function one(e: XmlElement, text: string, inheritedNs: Readonly<Record<string, string>>): SubmissionItem {
   if (!isActivityDescription(e)) {
-    return adlFailure(`root element {${e.ns ?? ''}}${localName(e)} is not {${ADL_NS}}ActivityDescription`);
+    return adlFailure(`root element {${e.ns ?? ''}}${localName(e)} is not {${ADL_NS}}ActivityDescription`, lineOf(e));
   }
   try {
     return { ok: true, text, description: adlToJobDescription(e, inheritedNs) };
   } catch (err) {
-    if (err instanceof AdlError) return adlFailure(err.message);
+    if (err instanceof AdlError) return adlFailure(err.message, err.line);
     throw err;
   }
 }
@@ -90,6 +90,7 @@ export function parseAdlBody(text: string, limits: ParseLimits = defaultParseLim
       maxDepth: limits.maxNestingDepth,
       maxAttributes: limits.maxXmlAttributes,
       maxElements: Number.MAX_SAFE_INTEGER,
+      positions: true,
     });
   } catch (e) {
     if (!(e instanceof XmlParseError)) throw e;
@@ -97,7 +98,7 @@ export function parseAdlBody(text: string, limits: ParseLimits = defaultParseLim
     const detail = e.message.replace(/^\d+:\d+: /, '');
     return {
       multi: false,
-      items: [itemFailure('CE_ERR_JOBDESC_XML_MALFORMED', `Unable to parse job description.\nXML: ${detail}`)],
+      items: [itemFailure('CE_ERR_JOBDESC_XML_MALFORMED', `Unable to parse job description.\nXML: ${detail}`, e.line)],
     };
   }
   if (localName(root) !== 'ActivityDescriptions') return { multi: false, items: [one(root, text, {})] };

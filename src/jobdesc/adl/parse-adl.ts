@@ -11,7 +11,7 @@
  * are kept in the model for the acceptance checks.
  */
 import { childElements, localName, textOf, type XmlElement } from '../../doc/element.js';
-import { XmlParseError } from '../../doc/parse-xml.js';
+import { lineOf, XmlParseError } from '../../doc/parse-xml.js';
 import { accessControlFromElement, parseAccessControlText } from '../access-control.js';
 import { parseArcTime } from '../arc-time.js';
 import { classifyLocation } from '../locations.js';
@@ -36,7 +36,11 @@ export const NORDUGRID_ADL_NS = 'http://www.nordugrid.org/es/2011/12/nordugrid-a
 /** A semantic error in an ADL document (reported as `emies:adl parsing error`). */
 export class AdlError extends Error {
   override readonly name = 'AdlError';
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The line of the element concerned, where the tree was parsed with positions. */
+    readonly line?: number,
+  ) {
     // Expected control flow, possibly thousands per bulk request: no stack trace.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
@@ -53,8 +57,9 @@ const ON_STATE = new Map<string, NotifyState>([
   ['TERMINAL', 'FINISHED'],
 ]);
 
-function fail(message: string): never {
-  throw new AdlError(message);
+/** Fails on the element `at` (its line goes with the error, for the web's form). */
+function fail(at: XmlElement, message: string): never {
+  throw new AdlError(message, lineOf(at));
 }
 
 /** Children of `e` in the ADL namespace, by local name, in document order. */
@@ -87,19 +92,19 @@ function optText(e: XmlElement, local: string): string | undefined {
 
 function integer(e: XmlElement, what: string): number {
   const n = parseStrictInt(textOf(e));
-  if (n === undefined) fail(`${what} must be an integer, not '${text(e)}'`);
+  if (n === undefined) fail(e, `${what} must be an integer, not '${text(e)}'`);
   return n;
 }
 
 function unsigned(e: XmlElement, what: string): number {
   const n = parseUnsigned(textOf(e));
-  if (n === undefined) fail(`${what} must be a non-negative integer, not '${text(e)}'`);
+  if (n === undefined) fail(e, `${what} must be a non-negative integer, not '${text(e)}'`);
   return n;
 }
 
 function boolean(e: XmlElement, what: string): boolean {
   const b = parseXsdBoolean(textOf(e));
-  if (b === undefined) fail(`${what} must be true, false, 1 or 0, not '${text(e)}'`);
+  if (b === undefined) fail(e, `${what} must be true, false, 1 or 0, not '${text(e)}'`);
   return b;
 }
 
@@ -107,7 +112,7 @@ function boolAttr(e: XmlElement, name: string, what: string): boolean | undefine
   const v = e.attrs?.[name];
   if (v === undefined) return undefined;
   const b = parseXsdBoolean(v);
-  if (b === undefined) fail(`attribute ${name} of ${what} must be true, false, 1 or 0, not '${v}'`);
+  if (b === undefined) fail(e, `attribute ${name} of ${what} must be true, false, 1 or 0, not '${v}'`);
   return b;
 }
 
@@ -142,7 +147,7 @@ export function adlToJobDescription(
 
 function executableCommand(e: XmlElement, what: string): ExecutableCommand {
   const path = optText(e, 'Path');
-  if (path === undefined || path === '') fail(`${what} without Path`);
+  if (path === undefined || path === '') fail(e, `${what} without Path`);
   const cmd: ExecutableCommand = { path, arguments: all(e, 'Argument').map(textOf) };
   const code = first(e, 'FailIfExitCodeNotEqualTo');
   if (code) cmd.expectedExitCode = integer(code, `${what}/FailIfExitCodeNotEqualTo`);
@@ -188,7 +193,7 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
           const url = optText(c, 'URL') ?? '';
           const optional = boolAttr(c, 'optional', 'RemoteLogging') === true;
           if (classifyLocation(url) !== 'url') {
-            if (!optional) fail(`RemoteLogging URL '${url}' is not a valid URL`);
+            if (!optional) fail(c, `RemoteLogging URL '${url}' is not a valid URL`);
           } else if (optText(c, 'ServiceType') === 'SGAS') d.jobReportUrls.push(url);
           break;
         }
@@ -196,7 +201,7 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
           // Not acted upon by A-REX; only validated. Without `optional="true"` a bad time is an error.
           const optional = boolAttr(c, 'optional', 'ExpirationTime') === true;
           if (parseArcTime(textOf(c)) === undefined && !optional)
-            fail(`ExpirationTime '${text(c)}' is not a valid time`);
+            fail(c, `ExpirationTime '${text(c)}' is not a valid time`);
           break;
         }
         case 'WipeTime': {
@@ -206,7 +211,7 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
           const s = parsePeriod(v, 1);
           if (s !== undefined) {
             if (s > 0) d.lifetimeSeconds = s;
-          } else if (parseArcTime(v) === undefined) fail(`WipeTime '${v}' is not a valid duration`);
+          } else if (parseArcTime(v) === undefined) fail(c, `WipeTime '${v}' is not a valid duration`);
           break;
         }
         case 'Notification':
@@ -229,7 +234,7 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
           break;
         case 'StartTime': {
           const t = parseArcTime(textOf(c));
-          if (t === undefined) fail(`StartTime '${text(c)}' is not a valid time`);
+          if (t === undefined) fail(c, `StartTime '${text(c)}' is not a valid time`);
           d.startTime = t;
           break;
         }
@@ -246,7 +251,7 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
             try {
               d.accessControl = parseAccessControlText(text(c));
             } catch (e) {
-              if (e instanceof XmlParseError) fail(`AccessControl is not well-formed XML: ${e.message}`);
+              if (e instanceof XmlParseError) fail(c, `AccessControl is not well-formed XML: ${e.message}`);
               throw e;
             }
           }
@@ -254,7 +259,7 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
         }
         case 'CredentialService': {
           const url = text(c);
-          if (classifyLocation(url) !== 'url') fail(`CredentialService '${url}' is not a valid URL`);
+          if (classifyLocation(url) !== 'url') fail(c, `CredentialService '${url}' is not a valid URL`);
           d.credentialServer ??= url;
           break;
         }
@@ -270,16 +275,16 @@ function application(app: XmlElement, d: JobDescription, ns: Readonly<Record<str
 
 function notification(n: XmlElement, d: JobDescription): void {
   const protocol = optText(n, 'Protocol') ?? '';
-  if (protocol !== 'email') fail(`Notification Protocol must be 'email', not '${protocol}'`);
+  if (protocol !== 'email') fail(n, `Notification Protocol must be 'email', not '${protocol}'`);
   const recipients = all(n, 'Recipient')
     .map(text)
     .filter((r) => r !== '');
-  if (recipients.length === 0) fail('Notification without Recipient');
+  if (recipients.length === 0) fail(n, 'Notification without Recipient');
   const states: NotifyState[] = [];
   for (const s of all(n, 'OnState')) {
     const v = text(s);
     const st = ON_STATE.get(v);
-    if (st === undefined) fail(`Notification OnState '${v}' is not supported`);
+    if (st === undefined) fail(s, `Notification OnState '${v}' is not supported`);
     if (!states.includes(st)) states.push(st);
   }
   // Without OnState, the xRSL default: when preparing starts and when the job ends.
@@ -291,7 +296,7 @@ function resources(res: XmlElement, d: JobDescription): void {
     switch (name) {
       case 'RuntimeEnvironment': {
         const rname = optText(c, 'Name') ?? '';
-        if (rname === '') fail('RuntimeEnvironment without Name');
+        if (rname === '') fail(c, 'RuntimeEnvironment without Name');
         const version = optText(c, 'Version');
         const rte: RuntimeEnvironmentRequest = {
           name: version ? `${rname}-${version}` : rname,
@@ -308,7 +313,7 @@ function resources(res: XmlElement, d: JobDescription): void {
         const tpp = first(c, 'ThreadsPerProcess');
         if (tpp) integer(tpp, 'ThreadsPerProcess');
         for (const o of all(c, 'Option'))
-          if ((optText(o, 'Name') ?? '') === '') fail('ParallelEnvironment Option without Name');
+          if ((optText(o, 'Name') ?? '') === '') fail(o, 'ParallelEnvironment Option without Name');
         break;
       }
       case 'Coprocessor': {
@@ -317,15 +322,15 @@ function resources(res: XmlElement, d: JobDescription): void {
         break;
       }
       case 'NetworkInfo':
-        fail('NetworkInfo is not supported');
+        fail(c, 'NetworkInfo is not supported');
         break;
       case 'Benchmark':
-        fail('Benchmark is not supported');
+        fail(c, 'Benchmark is not supported');
         break;
       case 'NodeAccess': {
         const v = text(c);
         if (v !== 'inbound' && v !== 'outbound' && v !== 'inoutbound')
-          fail(`NodeAccess must be inbound, outbound or inoutbound, not '${v}'`);
+          fail(c, `NodeAccess must be inbound, outbound or inoutbound, not '${v}'`);
         break;
       }
       case 'IndividualPhysicalMemory': {
@@ -340,7 +345,7 @@ function resources(res: XmlElement, d: JobDescription): void {
       }
       case 'DiskSpaceRequirement': {
         const n = parseUnsigned(textOf(c));
-        if (n === undefined || n === 0) fail(`DiskSpaceRequirement must be a positive integer, not '${text(c)}'`);
+        if (n === undefined || n === 0) fail(c, `DiskSpaceRequirement must be a positive integer, not '${text(c)}'`);
         d.diskBytes = roundUpToMiB(n);
         break;
       }
@@ -373,7 +378,7 @@ function resources(res: XmlElement, d: JobDescription): void {
 
 function slots(s: XmlElement, d: JobDescription): void {
   const nos = first(s, 'NumberOfSlots');
-  if (!nos) fail('SlotRequirement without NumberOfSlots');
+  if (!nos) fail(s, 'SlotRequirement without NumberOfSlots');
   d.count = integer(nos, 'NumberOfSlots');
   const sph = first(s, 'SlotsPerHost');
   if (!sph) return;
@@ -391,7 +396,7 @@ function options(parent: XmlElement, what: string): Record<string, string> | und
   let out: Record<string, string> | undefined;
   for (const o of all(parent, 'Option')) {
     const name = optText(o, 'Name') ?? '';
-    if (name === '') fail(`${what} Option without Name`);
+    if (name === '') fail(o, `${what} Option without Name`);
     out = putOption(out, name, optText(o, 'Value') ?? '');
   }
   return out;
@@ -415,7 +420,7 @@ function dataStaging(ds: XmlElement, d: JobDescription): void {
 
 function inputFile(e: XmlElement): InputFile {
   const name = optText(e, 'Name') ?? '';
-  if (name === '') fail('InputFile without Name');
+  if (name === '') fail(e, 'InputFile without Name');
   const f: InputFile = { name, executable: false };
   const exe = first(e, 'IsExecutable');
   if (exe) {
@@ -425,7 +430,7 @@ function inputFile(e: XmlElement): InputFile {
   all(e, 'Source').forEach((src, i) => {
     const uri = optText(src, 'URI') ?? '';
     const kind = classifyLocation(uri);
-    if (kind === 'invalid') fail(`Invalid URI '${uri}' for input file '${name}'`);
+    if (kind === 'invalid') fail(src, `Invalid URI '${uri}' for input file '${name}'`);
     const opts = options(src, 'Source');
     if (i === 0) {
       if (kind === 'url') f.source = uri;
@@ -443,17 +448,17 @@ function inputFile(e: XmlElement): InputFile {
 
 function outputFile(e: XmlElement): OutputFile {
   const name = optText(e, 'Name') ?? '';
-  if (name === '') fail('OutputFile without Name');
+  if (name === '') fail(e, 'OutputFile without Name');
   const f: OutputFile = { name, options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false } };
   all(e, 'Target').forEach((t, i) => {
     const uri = optText(t, 'URI') ?? '';
     const kind = classifyLocation(uri);
-    if (kind === 'invalid') fail(`Invalid URI '${uri}' for output file '${name}'`);
+    if (kind === 'invalid') fail(t, `Invalid URI '${uri}' for output file '${name}'`);
     const opts = options(t, 'Target');
     let replica: FileLocation | undefined;
     if (opts && Object.hasOwn(opts, 'location')) {
       const loc = opts.location ?? '';
-      if (classifyLocation(loc) !== 'url') fail(`Invalid location '${loc}' for output file '${name}'`);
+      if (classifyLocation(loc) !== 'url') fail(t, `Invalid location '${loc}' for output file '${name}'`);
       delete opts.location;
       replica = { url: loc };
     }
@@ -474,7 +479,7 @@ function outputFile(e: XmlElement): OutputFile {
     if (flag) {
       const v = text(flag);
       if (v !== 'overwrite' && v !== 'append' && v !== 'dontOverwrite')
-        fail(`CreationFlag must be overwrite, append or dontOverwrite, not '${v}'`);
+        fail(flag, `CreationFlag must be overwrite, append or dontOverwrite, not '${v}'`);
       f.options.creationFlag = v;
     }
     const uif = first(t, 'UseIfFailure');

@@ -37,10 +37,11 @@ export function rslFailure(e: RslError, lines: LineIndex): ItemFailure {
   const { line, column } = lines.position(e.offset);
   const detail = `${line}:${column}: ${e.message}`;
   return e.claimed
-    ? itemFailure('CE_ERR_JOBDESC_XRSL_INVALID', `nordugrid:xrsl parsing error:\n${detail}`)
+    ? itemFailure('CE_ERR_JOBDESC_XRSL_INVALID', `nordugrid:xrsl parsing error:\n${detail}`, line)
     : itemFailure(
         'CE_ERR_JOBDESC_NOT_RECOGNISED',
         `No job description parser was able to interpret job description\nnordugrid:xrsl: ${detail}`,
+        line,
       );
 }
 

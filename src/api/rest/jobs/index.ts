@@ -17,6 +17,7 @@ import type { ItemResult, JobService } from '../../../jobs/job-service.js';
 import type { BulkItem, JobActions } from '../../../jobs/job-actions.js';
 import type { Resource, RestRequest } from '../resource.js';
 import type { Caller } from '../../../http/caller.js';
+import { callerSubmitOptions } from '../../submit-options.js';
 import { answerEach, parseIdList, type IdEntry } from './id-list.js';
 import { bulkPieces, listPieces, renderBulk } from './render.js';
 import { statusAnswer } from './status-answer.js';
@@ -87,20 +88,12 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       const delegationId =
         (is11 ? nonEmpty(req.query.get('delegation_id')) : undefined) ?? (await o.callerDelegation?.(caller));
       const results = await o.jobs.submit(caller.owner, body, {
-        ownerDn: caller.dn,
+        ...callerSubmitOptions(caller),
         queue: is11 ? nonEmpty(req.query.get('queue')) : undefined,
         delegationId,
         instances: is11 ? intParam(req.query.get('instances')) : undefined,
         instancesMin: is11 ? intParam(req.query.get('instances_min')) : undefined,
         clientHost: req.raw.socket.remoteAddress,
-        localAccount: caller.localAccount,
-        // A token's `wlcg.groups` are its VO attributes as a VOMS proxy's FQANs are (the
-        // first names the VO): the job's accounting takes its VO and group from them.
-        fqans: caller.fqans ?? (caller.token?.groups.length ? caller.token.groups : undefined),
-        queues: caller.queues,
-        groups: caller.groups,
-        tokenGroups: caller.token?.groups,
-        tokenScopes: caller.token?.scopes,
       });
       return sendRendered(req.reply, req.format, 201, renderBulk(results, req.format), 'Created');
     }
