@@ -101,7 +101,8 @@ export async function startCeres(
 }
 
 export async function stopCeres(c: RunningCeres, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (c.child.exitCode !== null) return c.child.exitCode;
+  // Already ended (by an exit or a signal: a killed child has signalCode set and no exitCode).
+  if (c.child.exitCode !== null || c.child.signalCode !== null) return c.child.exitCode;
   const done = new Promise<number | null>((r) => c.child.once('exit', (code) => r(code)));
   c.child.kill(signal);
   return done;
