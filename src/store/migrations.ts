@@ -336,4 +336,14 @@ CREATE INDEX jobs_owner_name ON jobs (owner, name, id);
 CREATE INDEX jobs_name ON jobs (name, id);
 `,
   },
+  {
+    // The jobs of a route by state (job-store.ts routeCounts): a route's waiting limits at
+    // submission and why a job waits read the jobs of one route, not every job. Only
+    // routed jobs have entries; the expression is the queries' own (SQLite matches
+    // expression indexes exactly).
+    version: 17,
+    sql: `
+CREATE INDEX jobs_route_state ON jobs (json_extract(route, '$.name'), state) WHERE route IS NOT NULL;
+`,
+  },
 ];

@@ -166,6 +166,7 @@ const FROZEN: Readonly<Record<string, number | typeof RETIRED>> = {
   CE_ERR_JOB_TOO_MANY_STREAMS: 429,
   CE_ERR_JOB_BAD_SINCE: 400,
   CE_ERR_JOB_SINCE_EXPIRED: 410,
+  CE_ERR_JOB_ROUTE_FULL: 503,
   // Folded into CE_ERR_HTTP_CLIENT_ABORTED (it was logged only, status 499, never sent).
   CE_ERR_SESSION_CLIENT_GONE: RETIRED,
 };
