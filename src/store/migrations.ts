@@ -346,4 +346,11 @@ CREATE INDEX jobs_name ON jobs (name, id);
 CREATE INDEX jobs_route_state ON jobs (json_extract(route, '$.name'), state) WHERE route IS NOT NULL;
 `,
   },
+  {
+    // The batch system's own reason a job is not running yet (job-fields.ts batchReason).
+    version: 18,
+    sql: `
+ALTER TABLE jobs ADD COLUMN batch_reason TEXT;
+`,
+  },
 ];

@@ -683,10 +683,20 @@ export class Scheduler {
         try {
           const j = this.#o.store.get(u.jobId);
           if (!j) return;
+          // The batch system's reason, stored only when it changes (the backend reports changes only).
+          const reason = u.kind === 'state' ? (u.reason ?? null) : null;
+          const extra: JobChanges = reason !== j.batchReason ? { batchReason: reason } : {};
           // A batch state the job is recorded in already (RUNNING after a submission the
-          // backend started at once, runsOnSubmit): nothing to write.
-          if (u.kind === 'state' && j.state === 'INLRMS' && j.lrmsState === u.state && j.localId === localId) return;
-          const extra: JobChanges = {};
+          // backend started at once, runsOnSubmit): nothing to write but a new reason, which
+          // is no transition (the state stays).
+          if (u.kind === 'state' && j.state === 'INLRMS' && j.lrmsState === u.state && j.localId === localId) {
+            // A compare-and-set lost to a request (a kill flag): once more on the fresh record.
+            if (extra.batchReason !== undefined && !this.#o.store.update(j, extra, this.#now())) {
+              const fresh = this.#o.store.get(u.jobId);
+              if (fresh !== undefined && fresh.batchReason !== reason) this.#o.store.update(fresh, extra, this.#now());
+            }
+            return;
+          }
           if (u.kind === 'final') {
             const t = this.#cancelTimers.get(u.jobId);
             if (t) clearTimeout(t);

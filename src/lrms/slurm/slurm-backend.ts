@@ -39,7 +39,7 @@ import { Poller } from '../core/poller.js';
 import { SlurmCommandError, SlurmRunner } from './run-command.js';
 import { isUnknownJob, parseScontrolJob } from './scontrol.js';
 import { FINAL_STATES, batchState } from './slurm-state.js';
-import { SQUEUE_ARGS, parseSqueue, type ParsedQueue, type QueueEntry } from './squeue.js';
+import { SQUEUE_ARGS, parseSqueue, pendingReason, type ParsedQueue, type QueueEntry } from './squeue.js';
 import { SINFO_NODES_ARGS, SINFO_PARTITIONS_ARGS, clusterInfo, parseNodes, parsePartitions } from './sinfo.js';
 import { submitOnce, type SubmitSettings } from './submission.js';
 import { slurmSpecProblem } from './sbatch-options.js';
@@ -96,7 +96,7 @@ interface Tracked {
   /** scancel has not been confirmed as sent: retried at each poll. */
   cancelPending: boolean;
   scancelRunning: boolean;
-  /** What was last reported (state + native), to report changes only. */
+  /** What was last reported (state + native + reason), to report changes only. */
   reported: string;
   /** When a poll first saw the job over (or gone) without a status file. */
   endSeenAt: number;
@@ -379,11 +379,11 @@ export class SlurmBackend implements BatchBackend {
     return job;
   }
 
-  #report(job: Tracked, state: BatchState, native: string): void {
-    const key = `${state}/${native}`;
+  #report(job: Tracked, state: BatchState, native: string, reason?: string): void {
+    const key = `${state}/${native}/${reason ?? ''}`;
     if (job.reported === key || job.ended) return;
     job.reported = key;
-    this.#queue(job, { kind: 'state', jobId: job.jobId, state, native });
+    this.#queue(job, { kind: 'state', jobId: job.jobId, state, native, ...(reason !== undefined ? { reason } : {}) });
   }
 
   async #onQueue(queue: ParsedQueue, startedAt: number): Promise<void> {
@@ -400,7 +400,8 @@ export class SlurmBackend implements BatchBackend {
       if (job.cancelPending && (!entry || !FINAL_STATES.has(entry.state))) void this.#scancel(job);
       if (entry && !FINAL_STATES.has(entry.state)) {
         const state = batchState(entry.state, entry.reason);
-        if (state) this.#report(job, state, entry.state);
+        // Slurm's reason comes with the same poll (%r): a change of it alone is reported too.
+        if (state) this.#report(job, state, entry.state, state === 'RUNNING' ? undefined : pendingReason(entry.reason));
         continue;
       }
       // Over in Slurm, or gone from squeue (purged, or never seen by this instance).
