@@ -78,7 +78,8 @@ export class JobActions {
       const j = this.store.getOwned(id, owner);
       if (!j) return { ...NOT_FOUND(id), infoDocument: null };
       const doc = w.write(j);
-      if (format === 'html') return ok(id, doc);
+      // A waiting job's reason changes with other jobs, not with its record: written each time.
+      if (format === 'html' || w.live(j)) return ok(id, doc);
       let entry = valid;
       if (entry === undefined || entry.version !== j.version) {
         entry = { version: j.version, delegationId: j.delegationId, expiryMs: w.proxyExpiryMs(j.delegationId) };

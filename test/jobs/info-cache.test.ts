@@ -119,6 +119,28 @@ describe('the activity document cache', async () => {
     }
   });
 
+  it("a waiting job's reason is written each time (it changes with other jobs), an ended job's document is kept", () => {
+    let calls = 0;
+    const why = (j: { state: string }): string | undefined => (
+      ++calls,
+      j.state === 'FINISHED' ? undefined : `held ${calls}`
+    );
+    const reasons = new JobActions(
+      store,
+      engine,
+      () => activityWriter({ hostname: 'ce.example.org', waitReasons: () => why }, 1_800_000_000),
+      10,
+    );
+    store.insertMany([job('w1', ALICE), job('w2', ALICE)]);
+    assert.match(answer(reasons, ALICE, ['w1'], 'json'), /Waiting: held 1/);
+    assert.match(answer(reasons, ALICE, ['w1'], 'json'), /Waiting: held 2/, 'not the document of the first answer');
+    assert.ok(store.update(store.get('w2')!, { state: 'FINISHED', restState: 'FINISHED' }));
+    const ended = answer(reasons, ALICE, ['w2'], 'json');
+    assert.equal(calls, 3);
+    assert.equal(answer(reasons, ALICE, ['w2'], 'json'), ended);
+    assert.equal(calls, 3, 'the ended job is answered as written');
+  });
+
   it('is bounded: least recently used out first', () => {
     const c = new ActivityCache(2);
     const e = (version: number) => ({ version, delegationId: null, expiryMs: undefined });

@@ -292,6 +292,30 @@ export class Scheduler {
     return this.#slots.waitingCount(step);
   }
 
+  /**
+   * The engine's own counters that say why a job waits (src/jobs/wait-reason.ts
+   * WaitCounts), each a field or map read: nothing is counted per job or per request.
+   */
+  waitCounts(): {
+    readonly inBatch: number;
+    inBatchOf(owner: string): number;
+    inBatchOfRoute(route: string, vo?: string): number | undefined;
+    readonly preparing: number;
+    activeOf(owner: string): number;
+    waitsForUploads(id: string): boolean;
+  } {
+    const slots = this.#slots;
+    const chooser = slots.chooser;
+    return {
+      inBatch: slots.inStepCount('SUBMIT'),
+      inBatchOf: (owner) => slots.runningOf(owner),
+      inBatchOfRoute: (route, vo) => chooser?.runningOf(route, vo),
+      preparing: slots.inStepCount('PREPARING'),
+      activeOf: (owner) => slots.activeOf(owner),
+      waitsForUploads: (id) => this.#parking.has(id),
+    };
+  }
+
   #serial(id: string, fn: () => Promise<void> | void): void {
     void this.#chain(id, fn);
   }
