@@ -13,7 +13,7 @@ import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } fro
 import type { JobRecord } from '../store/job-record.js';
 import { GLUE2_FIGURE_ELEMENTS, usageFigures } from '../vocabulary/usage-figures.js';
 import { delegationIdsOf } from './job-service.js';
-import { waitReasonIsLive } from './wait-reason.js';
+import { waitJobOf, waitReasonIsLive, type WaitJob } from './wait-reason.js';
 
 export interface ActivityOptions {
   readonly hostname: string;
@@ -125,8 +125,14 @@ export interface ActivityWriter {
   wrap(bodies: DocBodies, element: () => XmlElement): TemplateDoc;
   /** The expiry (ms) of a job's delegation as this answer sees it; undefined: none or unknown. */
   proxyExpiryMs(delegationId: string | null): number | undefined;
-  /** Whether the job's document may change while its record does not (its wait reason): never kept as written. */
-  live(j: JobRecord): boolean;
+  /**
+   * For a job whose document may change while its record does not (its wait reason,
+   * wait-reason.ts waitReasonIsLive): what the reason is read from, kept with the written
+   * document, and the reason now. Undefined: the document follows the record alone.
+   */
+  waiting(j: JobRecord): { readonly job: WaitJob; readonly why: string | undefined } | undefined;
+  /** The reason now of a job kept as `job` (a kept document is used only while it is the same). */
+  whyNow(job: WaitJob): string | undefined;
 }
 
 /**
@@ -150,7 +156,12 @@ export function activityWriter(o: ActivityOptions, now: TimeValue = Date.now() /
     write: (j) => computingActivity(activityView(j, memo, why), ctx),
     wrap: (bodies, element) => computingActivityFrom(bodies, ctx, element),
     proxyExpiryMs: (id) => (id ? expiry(id)?.getTime() : undefined),
-    live: (j) => why !== undefined && waitReasonIsLive(j),
+    waiting: (j) => {
+      if (why === undefined || !waitReasonIsLive(j)) return undefined;
+      const job = waitJobOf(j);
+      return { job, why: why(j) };
+    },
+    whyNow: (job) => why?.(job as JobRecord),
   };
 }
 

@@ -37,10 +37,18 @@ export interface WaitCounts {
   readonly stageInSlots?: { readonly active: number; readonly queued: number; readonly limit: number };
 }
 
-type Job = Pick<
+/** What of a job its reason reads: fixed while its record's version is. */
+export type WaitJob = Pick<
   JobRecord,
   'id' | 'owner' | 'state' | 'pending' | 'lrmsState' | 'batchReason' | 'route' | 'fqans' | 'restState'
 >;
+type Job = WaitJob;
+
+/** The fields of `j` its reason reads, copied (kept beside a written document). */
+export function waitJobOf(j: WaitJob): WaitJob {
+  const { id, owner, state, pending, lrmsState, batchReason, route, fqans, restState } = j;
+  return { id, owner, state, pending, lrmsState, batchReason, route, fqans, restState };
+}
 type Limits = Pick<Config, 'engine' | 'routes' | 'fairShare'>;
 
 /**
