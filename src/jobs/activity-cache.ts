@@ -18,9 +18,16 @@ export interface CachedActivity {
   readonly version: number;
   readonly delegationId: string | null;
   readonly expiryMs: number | undefined;
+  /**
+   * A waiting job's reason as written, and what it is read from (wait-reason.ts): it can
+   * change while the record does not, so the entry is used only while it reads the same.
+   */
+  readonly waiting?: { readonly job: WaitJob; readonly why: string | undefined };
   json?: string;
   xml?: string;
 }
+
+import type { WaitJob } from './wait-reason.js';
 
 export class ActivityCache {
   readonly #entries = new Map<string, CachedActivity>();

@@ -13,10 +13,16 @@ import { lrmsLetter, type InternalState, type LrmsSubState, type RestState } fro
 import type { JobRecord } from '../store/job-record.js';
 import { GLUE2_FIGURE_ELEMENTS, usageFigures } from '../vocabulary/usage-figures.js';
 import { delegationIdsOf } from './job-service.js';
+import { waitJobOf, waitReasonIsLive, type WaitJob } from './wait-reason.js';
 
 export interface ActivityOptions {
   readonly hostname: string;
   readonly proxyExpiry?: (delegationId: string) => Date | undefined;
+  /**
+   * Why a job waits (wait-reason.ts), published as an OtherMessages entry; absent: not
+   * published. Called once per answer (its counts read once), the result once per job.
+   */
+  readonly waitReasons?: () => (j: JobRecord) => string | undefined;
 }
 
 interface Usage {
@@ -42,7 +48,11 @@ const undefinedIfNull = <T>(v: T | null): T | undefined => (v === null ? undefin
  * submission recorded for it (job_delegations, written once with the job), so the
  * record answers without another query per job.
  */
-export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
+export function activityView(
+  j: JobRecord,
+  o: ActivityOptions,
+  waitReason: ((j: JobRecord) => string | undefined) | undefined = o.waitReasons?.(),
+): ActivityView {
   const d = j.description;
   const usage = (j.engine.usage ?? NO_USAGE) as Usage;
   const slots = d.count ?? 1;
@@ -84,8 +94,17 @@ export function activityView(j: JobRecord, o: ActivityOptions): ActivityView {
     proxyExpirationTime: (j.delegationId && o.proxyExpiry?.(j.delegationId)) || undefined,
     submissionHost: j.clientHost ? j.clientHost : undefined,
     delegationIds: delegationIdsOf(d),
+    otherMessages: waitMessages(waitReason?.(j)),
   };
 }
+
+/** The OtherMessages entry saying why the job waits (`Waiting: <reason>`), or undefined. */
+function waitMessages(why: string | undefined): readonly string[] | undefined {
+  return why === undefined ? undefined : [`${WAITING_PREFIX}${why}`];
+}
+
+/** What starts the OtherMessages entry of a waiting job: a client picks it out by it. */
+export const WAITING_PREFIX = 'Waiting: ';
 
 /** The ComputingActivity elements of the figures the job alone reported (usage-figures.ts); undefined: none. */
 function reportedElements(stored: unknown): string[] | undefined {
@@ -106,6 +125,14 @@ export interface ActivityWriter {
   wrap(bodies: DocBodies, element: () => XmlElement): TemplateDoc;
   /** The expiry (ms) of a job's delegation as this answer sees it; undefined: none or unknown. */
   proxyExpiryMs(delegationId: string | null): number | undefined;
+  /**
+   * For a job whose document may change while its record does not (its wait reason,
+   * wait-reason.ts waitReasonIsLive): what the reason is read from, kept with the written
+   * document, and the reason now. Undefined: the document follows the record alone.
+   */
+  waiting(j: JobRecord): { readonly job: WaitJob; readonly why: string | undefined } | undefined;
+  /** The reason now of a job kept as `job` (a kept document is used only while it is the same). */
+  whyNow(job: WaitJob): string | undefined;
 }
 
 /**
@@ -123,11 +150,18 @@ export function activityWriter(o: ActivityOptions, now: TimeValue = Date.now() /
     return e;
   };
   const memo: ActivityOptions = { hostname: o.hostname, proxyExpiry: expiry };
+  const why = o.waitReasons?.();
   const ctx = { hostname: o.hostname, now };
   return {
-    write: (j) => computingActivity(activityView(j, memo), ctx),
+    write: (j) => computingActivity(activityView(j, memo, why), ctx),
     wrap: (bodies, element) => computingActivityFrom(bodies, ctx, element),
     proxyExpiryMs: (id) => (id ? expiry(id)?.getTime() : undefined),
+    waiting: (j) => {
+      if (why === undefined || !waitReasonIsLive(j)) return undefined;
+      const job = waitJobOf(j);
+      return { job, why: why(j) };
+    },
+    whyNow: (job) => why?.(job as JobRecord),
   };
 }
 

@@ -81,7 +81,14 @@ export class JobActions {
       if (format === 'html') return ok(id, doc);
       let entry = valid;
       if (entry === undefined || entry.version !== j.version) {
-        entry = { version: j.version, delegationId: j.delegationId, expiryMs: w.proxyExpiryMs(j.delegationId) };
+        // A waiting job's reason changes with other jobs, not with its record: kept with it.
+        const waiting = w.waiting(j);
+        entry = {
+          version: j.version,
+          delegationId: j.delegationId,
+          expiryMs: w.proxyExpiryMs(j.delegationId),
+          ...(waiting !== undefined ? { waiting } : {}),
+        };
         this.#cache.set(id, entry);
       }
       const e = entry;
@@ -98,7 +105,12 @@ export class JobActions {
       if (version === undefined) return { ...NOT_FOUND(id), infoDocument: null };
       if (format === 'html') return fresh(id, undefined);
       const hit = this.#cache.get(id, version);
-      const valid = hit !== undefined && hit.expiryMs === w.proxyExpiryMs(hit.delegationId) ? hit : undefined;
+      const valid =
+        hit !== undefined &&
+        hit.expiryMs === w.proxyExpiryMs(hit.delegationId) &&
+        (hit.waiting === undefined || hit.waiting.why === w.whyNow(hit.waiting.job))
+          ? hit
+          : undefined;
       const body = format === 'json' ? valid?.json : valid?.xml;
       if (valid === undefined || body === undefined) return fresh(id, valid);
       // Only the answer's format is asked of this document; anything else comes from the record.

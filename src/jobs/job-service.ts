@@ -12,6 +12,8 @@ import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort, ItemFailure } from './ports.js';
 import type { JobDescription } from '../vocabulary/job-description.js';
 import { chooseRoute, jobRoute, routeFacts, type JobRoute, type Route } from './routes.js';
+import { addInFlight, RouteWaiting } from './route-limits.js';
+import { voOf } from '../engine/scheduler/share-chooser.js';
 import { SESSION_NOT_MADE, type SessionDirs } from '../sessions/session-dirs.js';
 
 export interface SubmitOptions {
@@ -72,6 +74,8 @@ export class JobService {
   readonly #commit: GroupCommit;
   /** Jobs of each owner being created (counted, not yet committed): concurrent submissions see them. */
   readonly #creating = new Map<string, number>();
+  /** Places of routes' waiting limits taken by submissions being stored (route-limits.ts). */
+  readonly #routePlaces = new Map<string, number>();
 
   constructor(o: JobServiceOptions) {
     this.#o = o;
@@ -147,6 +151,7 @@ export class JobService {
       if (!drains.has(queue)) drains.set(queue, this.#o.draining?.(queue));
       return drains.get(queue);
     };
+    const routeWaiting = new RouteWaiting(this.#o.store, this.#routePlaces);
     const results: ItemResult[] = [];
     const toCreate: NewJob[] = [];
     const now = this.#now();
@@ -190,7 +195,18 @@ export class JobService {
         });
         continue;
       }
-      for (let i = 0; i < copies; i++) {
+      // The route's waiting limits, last: a place is taken only for an item that is made.
+      // Instances are trimmed to the room left, as for the per-user limit.
+      let made = copies;
+      if (routed !== undefined) {
+        const placed = routeWaiting.take(routed.config, voOf(opts.fqans?.[0]), copies, Math.min(copies, instancesMin));
+        if (!placed.ok) {
+          results.push(refused(placed));
+          continue;
+        }
+        made = placed.n;
+      }
+      for (let i = 0; i < made; i++) {
         const id = newJobId();
         toCreate.push({
           id,
@@ -222,12 +238,14 @@ export class JobService {
       return results;
     }
     this.#creating.set(owner, (this.#creating.get(owner) ?? 0) + toCreate.length);
+    addInFlight(this.#routePlaces, routeWaiting.taken, 1);
     try {
       await this.#commit.insert(toCreate);
     } finally {
       const left = (this.#creating.get(owner) ?? 0) - toCreate.length;
       if (left > 0) this.#creating.set(owner, left);
       else this.#creating.delete(owner);
+      addInFlight(this.#routePlaces, routeWaiting.taken, -1);
     }
     this.#o.engine.jobsSubmitted(toCreate.map((j) => j.id));
     this.#o.onSubmitted?.(owner, results);
@@ -243,10 +261,10 @@ function routeOf(
   routes: readonly Route[],
   desc: JobDescription,
   opts: SubmitOptions,
-): { readonly ok: true; readonly route: JobRoute } | ItemFailure | undefined {
+): { readonly ok: true; readonly route: JobRoute; readonly config: Route } | ItemFailure | undefined {
   if (routes.length === 0) return undefined;
   const decision = chooseRoute(routes, routeFacts(desc, opts));
-  if (decision.route !== undefined) return { ok: true, route: jobRoute(decision.route) };
+  if (decision.route !== undefined) return { ok: true, route: jobRoute(decision.route), config: decision.route };
   const why = decision.misses.map((m) => `${m.name}: ${m.why}`).join('; ');
   return {
     ok: false,

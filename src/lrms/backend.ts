@@ -152,6 +152,13 @@ export type BatchUpdate =
       readonly jobId: string;
       readonly state: BatchState;
       /** The batch system's own name, e.g. Slurm's `SUSPENDED`. */ readonly native?: string;
+      /**
+       * Why the batch system does not run the job (yet), in its own words, e.g. Slurm's
+       * `Reason` (`Resources`, `Priority`, `QOSMaxJobsPerUserLimit`); absent: none given
+       * (a running job). Read in the backend's one poll, never by a command per job;
+       * shown to the job's owner, so a backend passes only what concerns this job.
+       */
+      readonly reason?: string;
     }
   | { readonly kind: 'final'; readonly jobId: string; readonly result: BatchResult };
 

@@ -14,6 +14,7 @@ import type { Config } from '../config/schema.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
 import { unreadablePath } from '../config/path-problems.js';
 import { routeProblems } from '../jobs/routes.js';
+import { routeLimitProblems } from '../jobs/route-limits.js';
 import { accountProblems, sessionsReachProblems } from './account-checks.js';
 import { describeProblem, type HostProblem } from './host-problem.js';
 
@@ -140,11 +141,13 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   { name: 'voms', run: vomsProblems },
   {
     name: 'routes',
-    run: (c) =>
-      routeProblems(
+    run: (c) => [
+      ...routeProblems(
         c.routes,
         c.cluster.queues.map((q) => q.name),
       ),
+      ...routeLimitProblems(c),
+    ],
   },
   {
     name: 'batch system',

@@ -24,6 +24,7 @@ import { createStagingPort, type StagingDeps, type StagingWiring } from '../engi
 import { JobCredentials } from '../accounts/job-credentials.js';
 import type { AccountResolver } from '../accounts/resolve-account.js';
 import { writeGmlog } from '../jobs/gmlog.js';
+import type { WaitCounts } from '../jobs/wait-reason.js';
 
 export interface EngineWiring {
   readonly port: EnginePort;
@@ -34,6 +35,8 @@ export interface EngineWiring {
   clusterInfo(): BatchClusterInfo | undefined;
   /** What the batch system gives a job of `queue` at most (its partition's), when it says. */
   queueLimits(queue: string): BatchQueueLimits | undefined;
+  /** The counts why a job waits reads (src/jobs/wait-reason.ts); undefined until the engine has started. */
+  waitCounts(): WaitCounts | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -105,6 +108,11 @@ export function createEngine(d: EngineDeps): EngineWiring {
       },
     },
     lrmsInfo: { name: d.config.lrms.backend },
+    waitCounts() {
+      if (!ready || scheduler === undefined) return undefined;
+      const slots = staging?.stageInSlots();
+      return { ...scheduler.waitCounts(), ...(slots !== undefined ? { stageInSlots: slots } : {}) };
+    },
     backend: () => backend,
     clusterInfo: () => backend?.clusterInfo?.(),
     queueLimits(queue) {

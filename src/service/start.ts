@@ -30,6 +30,8 @@ import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
 import { JobActions } from '../jobs/job-actions.js';
 import { activityWriter } from '../jobs/activity.js';
+import { waitReason } from '../jobs/wait-reason.js';
+import type { JobRecord } from '../store/job-record.js';
 import { diagnoseItemRenderer } from '../jobs/diagnose-items.js';
 import { bodyRateHook } from '../http/body-rate.js';
 import { buildApp } from '../api/app.js';
@@ -287,9 +289,15 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     routes: () => config.routes, // reloadable
     onSubmitted: (owner, results) => monitoring.submitted(owner, results),
   });
+  // Why a job waits, from the engine's counters read once per answer (src/jobs/wait-reason.ts).
+  const waitReasons = (): ((j: JobRecord) => string | undefined) => {
+    const counts = engine.waitCounts();
+    return (j) => (counts === undefined ? undefined : waitReason(j, config, counts));
+  };
   const activity = {
     hostname: publicHost,
     proxyExpiry: (id: string) => delegations.expiry(id),
+    waitReasons,
   };
   const actions = new JobActions(store, engine.port, () => activityWriter(activity));
   const files = new SessionFiles({
@@ -429,6 +437,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     },
     maxInputBytes: config.sessions.maxUploadBytesPerJob,
     latestEvent: () => events.feed.latest(),
+    waitReason: (j) => waitReasons()(j),
   });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });

@@ -17,6 +17,7 @@ import { DIAGNOSE_NAMES, isDiagnoseName, type ControlDir } from '../store/contro
 import type { Db } from '../store/database.js';
 import { JobPages } from '../store/job-pages.js';
 import type { JobStore } from '../store/job-store.js';
+import type { JobRecord } from '../store/job-record.js';
 import { REST_STATES, WAITING_STATES } from '../vocabulary/job-states.js';
 
 const WAITING = new Set<string>(WAITING_STATES);
@@ -46,6 +47,8 @@ export interface WebWiring {
   readonly maxInputBytes: number;
   /** The newest job event's sequence number (the pages follow the event stream from it). */
   readonly latestEvent?: () => number;
+  /** Why a job waits (src/jobs/wait-reason.ts), shown on its page. */
+  readonly waitReason?: (j: JobRecord) => string | undefined;
 }
 
 export function wireWeb(w: WebWiring): void {
@@ -56,6 +59,7 @@ export function wireWeb(w: WebWiring): void {
     authorize: w.authorize,
     jobs: w.jobs,
     anyJob: (id) => w.store.get(id),
+    ...(w.waitReason !== undefined ? { waitReason: w.waitReason } : {}),
     admins: w.admins,
     actions: w.actions,
     pages: new JobPages(w.db),

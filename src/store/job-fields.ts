@@ -97,6 +97,11 @@ export const JOB_FIELDS = {
   pending: flag('pending', change),
   restState: text('rest_state', { change: true, insert: true }),
   lrmsState: textOrNull('lrms_state', change),
+  /**
+   * Why the batch system does not run the job yet, in its words (BatchUpdate `reason`:
+   * Slurm's `Resources`, `Priority`, ...); null: none said. Written only when it changes.
+   */
+  batchReason: textOrNull('batch_reason', change),
   outcome: textOrNull('outcome', change),
   queue: text('queue', insert),
   delegationId: textOrNull('delegation_id', insert),

@@ -55,6 +55,13 @@ export interface NewJob extends Omit<
   delegationIds: readonly string[];
 }
 
+/** The statement of JobStore.routeCountsByFqan (exported for the test of its query plan). */
+export function routeCountsSql(states: readonly InternalState[], pending?: boolean): string {
+  return `SELECT ifnull(json_extract(fqans, '$[0]'), '') AS f, count(*) AS n FROM jobs
+    WHERE route IS NOT NULL AND json_extract(route, '$.name') = ? AND state IN (${sqlStates(states)})
+    ${pending === undefined ? '' : `AND pending = ${pending ? 1 : 0}`} GROUP BY f`;
+}
+
 export class JobStore {
   readonly #db: Db;
   readonly #insert;
@@ -69,6 +76,7 @@ export class JobStore {
   readonly #delete;
   readonly #raw;
   readonly #updateCache = new Map<string, ReturnType<Db['prepare']>>();
+  readonly #routeCounts = new Map<string, ReturnType<Db['prepare']>>();
   readonly #restStateOwnedRow;
   readonly #hasRow;
   readonly #sessionIdent;
@@ -243,6 +251,21 @@ export class JobStore {
   /** Jobs of `owner` that have not ended (REST state other than FINISHED, FAILED, KILLED, WIPED). */
   countActive(owner: string): number {
     return this.#countActive.get(owner) as number;
+  }
+
+  /**
+   * Jobs of route `route` in `states` (and of `pending`, when given), per first FQAN ('' for
+   * none): what a route's limits count (src/jobs/route-limits.ts). One statement that
+   * reads the route's jobs only (index jobs_route_state), never every job.
+   */
+  routeCountsByFqan(route: string, states: readonly InternalState[], pending?: boolean): Map<string, number> {
+    const key = `${states.join(',')}|${String(pending)}`;
+    let stmt = this.#routeCounts.get(key);
+    if (stmt === undefined) {
+      stmt = this.#db.prepare(routeCountsSql(states, pending)).raw();
+      this.#routeCounts.set(key, stmt);
+    }
+    return new Map(stmt.all(route) as [string, number][]);
   }
 
   /**

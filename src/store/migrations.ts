@@ -351,4 +351,21 @@ CREATE TABLE voms_seen (
 CREATE INDEX voms_seen_at ON voms_seen (seen_at);
 `,
   },
+  {
+    // The jobs of a route by state (job-store.ts routeCounts): a route's waiting limits at
+    // submission and why a job waits read the jobs of one route, not every job. Only
+    // routed jobs have entries; the expression is the queries' own (SQLite matches
+    // expression indexes exactly).
+    version: 18,
+    sql: `
+CREATE INDEX jobs_route_state ON jobs (json_extract(route, '$.name'), state) WHERE route IS NOT NULL;
+`,
+  },
+  {
+    // The batch system's own reason a job is not running yet (job-fields.ts batchReason).
+    version: 19,
+    sql: `
+ALTER TABLE jobs ADD COLUMN batch_reason TEXT;
+`,
+  },
 ];

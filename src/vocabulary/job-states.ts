@@ -83,6 +83,12 @@ export const FINAL_STATES: readonly InternalState[] = ['FINISHED', 'DELETED'];
 export const ACTIVE_STATES: readonly InternalState[] = INTERNAL_STATES.filter((s) => !FINAL_STATES.includes(s));
 /** States of a job not yet handed to the batch system (a queue's waiting jobs). */
 export const WAITING_STATES: readonly InternalState[] = ['ACCEPTED', 'PREPARING', 'SUBMIT'];
+/**
+ * States of a job accepted but not yet handed to the batch system, pending or not: what a
+ * route's `maxWaiting` counts (docs/routes.md). SUBMIT is not among them: a job being
+ * submitted counts toward `maxRunning`, so each job counts against one of the two.
+ */
+export const BEFORE_BATCH_STATES: readonly InternalState[] = ['ACCEPTED', 'PREPARING'];
 /** REST states of a job that has ended (the per-user limit of active jobs counts the others). */
 export const ENDED_REST_STATES: readonly RestState[] = ['FINISHED', 'FAILED', 'KILLED', 'WIPED'];
 

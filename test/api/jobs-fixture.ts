@@ -85,6 +85,7 @@ export async function jobsFixture(
   });
   return {
     app,
+    db,
     store,
     jobs,
     submitted,

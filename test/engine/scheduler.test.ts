@@ -763,6 +763,27 @@ describe('scheduler: a backend that runs a job once submitted (runsOnSubmit)', (
     assert.equal(r.job('ro2')?.lrmsState, 'RUNNING');
   });
 
+  it("the batch system's reason is stored when it changes, alone or with the state, and goes when the job runs", async () => {
+    const r = await rig();
+    r.submit('br1');
+    await until(
+      () => r.backend.submits.some((s) => s.jobId === 'br1') && stateOf(r, 'br1') === 'QUEUING',
+      'br1 queued',
+    );
+    assert.equal(r.job('br1')?.batchReason, null);
+    await r.backend.emit('L-br1', { kind: 'state', jobId: 'br1', state: 'QUEUING', reason: 'Priority' });
+    assert.equal(r.job('br1')?.batchReason, 'Priority', 'a reason alone, the state unchanged');
+    const writes = r.store.updates;
+    await r.backend.emit('L-br1', { kind: 'state', jobId: 'br1', state: 'QUEUING', reason: 'Priority' });
+    assert.equal(r.store.updates, writes, 'the same reason again writes nothing');
+    await r.backend.emit('L-br1', { kind: 'state', jobId: 'br1', state: 'QUEUING', reason: 'Resources' });
+    assert.equal(r.job('br1')?.batchReason, 'Resources');
+    await r.backend.emit('L-br1', { kind: 'state', jobId: 'br1', state: 'HELD', reason: 'JobHeldAdmin' });
+    assert.deepEqual([r.job('br1')?.lrmsState, r.job('br1')?.batchReason], ['HELD', 'JobHeldAdmin'], 'with the state');
+    await r.backend.emit('L-br1', { kind: 'state', jobId: 'br1', state: 'RUNNING' });
+    assert.deepEqual([r.job('br1')?.lrmsState, r.job('br1')?.batchReason], ['RUNNING', null]);
+  });
+
   it('an update naming another batch id (an earlier attempt) is not taken for the current one', async () => {
     const r = await rig();
     r.backend.runsOnSubmit = true;

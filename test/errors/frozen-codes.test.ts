@@ -171,6 +171,7 @@ const FROZEN: Readonly<Record<string, number | typeof RETIRED>> = {
   CE_ERR_WEB_TWO_DESCRIPTIONS: 400,
   CE_ERR_WEB_FILES_NEED_ONE_JOB: 400,
   CE_ERR_WEB_VOMS_READ_ONLY: 403,
+  CE_ERR_JOB_ROUTE_FULL: 503,
   // Folded into CE_ERR_HTTP_CLIENT_ABORTED (it was logged only, status 499, never sent).
   CE_ERR_SESSION_CLIENT_GONE: RETIRED,
 };

@@ -119,6 +119,42 @@ describe('the activity document cache', async () => {
     }
   });
 
+  it("a waiting job's kept document is used while its reason is the same, written anew once it changes", () => {
+    let reason = 'held A';
+    let calls = 0;
+    const why = (j: { state: string }): string | undefined => (calls++, j.state === 'FINISHED' ? undefined : reason);
+    const reasons = new JobActions(
+      store,
+      engine,
+      () => activityWriter({ hostname: 'ce.example.org', waitReasons: () => why }, 1_800_000_000),
+      10,
+    );
+    store.insertMany([job('w1', ALICE), job('w2', ALICE)]);
+    const first = answer(reasons, ALICE, ['w1'], 'json');
+    assert.match(first, /"Waiting: held A"/);
+    const written = calls;
+    assert.equal(answer(reasons, ALICE, ['w1'], 'json'), first);
+    assert.equal(calls, written + 1, 'kept: its reason is asked once, nothing written');
+    // Other jobs moved, this record did not: its reason now is another.
+    reason = 'held B';
+    const second = answer(reasons, ALICE, ['w1'], 'json');
+    assert.match(second, /"Waiting: held B"/, 'not the document kept from before');
+    assert.doesNotMatch(second, /held A/);
+    const fresh = new JobActions(
+      store,
+      engine,
+      () => activityWriter({ hostname: 'ce.example.org', waitReasons: () => why }, 1_800_000_000),
+      0,
+    );
+    for (const format of ['xml', 'json'] as const)
+      assert.equal(answer(reasons, ALICE, ['w1'], format), answer(fresh, ALICE, ['w1'], format), format);
+    assert.ok(store.update(store.get('w2')!, { state: 'FINISHED', restState: 'FINISHED' }));
+    const ended = answer(reasons, ALICE, ['w2'], 'json');
+    const before = calls;
+    assert.equal(answer(reasons, ALICE, ['w2'], 'json'), ended);
+    assert.equal(calls, before, 'an ended job is answered as written, its reason not asked');
+  });
+
   it('is bounded: least recently used out first', () => {
     const c = new ActivityCache(2);
     const e = (version: number) => ({ version, delegationId: null, expiryMs: undefined });

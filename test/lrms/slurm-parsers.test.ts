@@ -8,7 +8,7 @@ import { chmod, mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { parseIdComment, parseSqueue } from '../../src/lrms/slurm/squeue.js';
+import { parseIdComment, parseSqueue, pendingReason } from '../../src/lrms/slurm/squeue.js';
 import {
   expandHostList,
   isUnknownJob,
@@ -58,6 +58,14 @@ describe('squeue output', () => {
     );
     assert.deepEqual([...q.jobs.keys()], ['12']);
     assert.equal(q.bad.length, 4);
+  });
+  it('a pending reason is passed on as Slurm gives it; None, control characters and length are not', () => {
+    assert.equal(pendingReason('Resources'), 'Resources');
+    assert.equal(pendingReason('QOSMaxJobsPerUserLimit'), 'QOSMaxJobsPerUserLimit');
+    assert.equal(pendingReason('None'), undefined);
+    assert.equal(pendingReason(' '), undefined);
+    assert.equal(pendingReason('ReqNodeNotAvail,_Reserved\u001b[31m'), 'ReqNodeNotAvail,_Reserved[31m');
+    assert.equal(pendingReason('x'.repeat(500)), `${'x'.repeat(120)}...`);
   });
   it('an empty answer is an empty queue', () => {
     assert.equal(parseSqueue('').jobs.size, 0);

@@ -175,6 +175,25 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     assert.equal(h.finals(id), 1);
   });
 
+  it("a job pending for Resources carries Slurm's reason from the poll; running, it carries none", async (t) => {
+    const h = await backend(t);
+    // The node's every CPU taken by one job: the next one waits for Resources.
+    const cpus = Number(/CPUTot=(\d+)/.exec(slurm.cmd('scontrol', ['show', 'node', '-o']))?.[1] ?? '8');
+    const big = await h.b.submit(await spec({ slots: cpus, arguments: ['-c', 'sleep 60'] }));
+    await until('the big job running', () => field(big, 'JobState') === 'RUNNING');
+    const small = await h.b.submit(await spec({ arguments: ['-c', 'echo small'] }));
+    const reasons = (): string[] =>
+      (h.updates.get(small) ?? []).flatMap((u) => (u.kind === 'state' ? [`${u.state}/${u.reason ?? ''}`] : []));
+    await until('the reason Resources', () => reasons().includes('QUEUING/Resources'), 60_000);
+    await h.b.cancel(big);
+    await h.final(small);
+    assert.deepEqual(
+      reasons().filter((r) => r.startsWith('RUNNING/') && r !== 'RUNNING/'),
+      [],
+      'a running job has no pending reason',
+    );
+  });
+
   it('scancel of a queued job: cancelled, confirmed by Slurm, the job never ran', async (t) => {
     const h = await backend(t, { extraSbatchArgs: ['--hold'] });
     const s = await spec({ arguments: ['-c', 'echo ran > ran.txt'] });

@@ -2,6 +2,7 @@
 import { html, type Html } from './html.js';
 import type { JobRecord } from '../../store/job-record.js';
 import { duration, kib, type ErrorsFile, type Usage } from './job-history.js';
+import { waitingLine } from './waiting-line.js';
 
 export const when = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? '' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
@@ -93,7 +94,7 @@ export function overviewBody(o: {
     </section>`;
 }
 
-export function jobStateFragment(j: JobRecord): Html {
+export function jobStateFragment(j: JobRecord, waiting?: string): Html {
   return html`<dl>
     <dt>State</dt>
     <dd class="state state-${j.restState}" id="job-state">${j.restState}</dd>
@@ -115,6 +116,7 @@ export function jobStateFragment(j: JobRecord): Html {
         : html`<dt>Failure</dt>
             <dd class="error">${j.failureReason}</dd>`
     }
+    ${waitingLine(waiting)}
   </dl>`;
 }
 
@@ -127,6 +129,8 @@ export interface FileEntry {
 export function jobBody(o: {
   mount: string;
   job: JobRecord;
+  /** Why the job waits (src/jobs/wait-reason.ts); undefined: it does not, or not shown. */
+  waiting?: string | undefined;
   csrf: string;
   dir: string;
   files: readonly FileEntry[] | string;
@@ -204,7 +208,7 @@ export function jobBody(o: {
     <section aria-labelledby="st">
       <h2 id="st">Status</h2>
       <div id="job-status" data-refresh="${base}/status" data-poll="2000" ${liveAttributes(o.live)}>
-        ${jobStateFragment(o.job)}
+        ${jobStateFragment(o.job, o.waiting)}
       </div>
       <div id="job-actions" data-refresh="${base}/actions" data-poll="2000" data-keep-focus>
         ${jobActions({ base, csrf: o.csrf, mine, ...o.applicable })}

@@ -51,6 +51,8 @@ export interface WebOptions {
   readonly jobs: Pick<JobService, 'visible'>;
   /** Any user's job by id (for administrators only). */
   readonly anyJob: (id: string) => JobRecord | undefined;
+  /** Why a job waits (src/jobs/wait-reason.ts), shown with its state; absent: not shown. */
+  readonly waitReason?: (j: JobRecord) => string | undefined;
   /** Identities (`Caller.dn`) of the site administrators. */
   readonly admins?: readonly string[];
   readonly actions: Pick<JobActions, 'kill' | 'clean' | 'restart' | 'applicable'>;
@@ -280,6 +282,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const body = v.jobBody({
         mount: m,
         job: j,
+        waiting: o.waitReason?.(j),
         csrf: tokens.issue(c.owner),
         dir,
         files,
@@ -303,7 +306,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const c = await callerOf(req.raw);
       const j = jobOf(c, (req.params as { id: string }).id);
       const v = await views();
-      return v.sendPage(reply, 200, v.jobStateFragment(j));
+      return v.sendPage(reply, 200, v.jobStateFragment(j, o.waitReason?.(j)));
     }),
   );
 

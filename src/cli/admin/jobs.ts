@@ -1,6 +1,7 @@
 /** `ceres admin list` and `ceres admin show JOBID`: jobs of every owner, from the database. */
 import { loadConfig } from '../../config/load.js';
-import { waitReason } from '../../admin/wait-reason.js';
+import { countsFromRows, waitReason } from '../../jobs/wait-reason.js';
+import { activeJobCounts } from '../../store/wait-counts.js';
 import type { Command } from 'commander';
 import { jobFilter } from '../../admin/filters.js';
 import { getJob, jobDelegations, listJobs } from '../../admin/job-queries.js';
@@ -60,7 +61,7 @@ export function registerJobCommands(admin: Command): void {
           lrmsState: j.lrmsState,
           queue: j.queue,
           route: j.route?.name ?? null,
-          waiting: waitReason(db, config, j) ?? null,
+          waiting: waitReason(j, config, countsFromRows(activeJobCounts(db))) ?? null,
           localId: j.localId,
           exitCode: j.exitCode,
           failureReason: j.failureReason,

@@ -65,6 +65,20 @@ export const RouteSchema = Type.Object(
           "Most jobs of one VO (its first FQAN's) of this route in the batch system at once; the others wait, saying so",
       }),
     ),
+    maxWaiting: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'Most jobs of this route accepted and not yet in the batch system; past it a new job of the route is refused (item status 503, CE_ERR_JOB_ROUTE_FULL)',
+      }),
+    ),
+    maxWaitingPerVo: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          "Most such waiting jobs of one VO (its first FQAN's) in this route; past it a new job of that VO is refused likewise",
+      }),
+    ),
     extraBatchArgs: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), {
         description:

@@ -292,6 +292,30 @@ export class Scheduler {
     return this.#slots.waitingCount(step);
   }
 
+  /**
+   * The engine's own counters that say why a job waits (src/jobs/wait-reason.ts
+   * WaitCounts), each a field or map read: nothing is counted per job or per request.
+   */
+  waitCounts(): {
+    readonly inBatch: number;
+    inBatchOf(owner: string): number;
+    inBatchOfRoute(route: string, vo?: string): number | undefined;
+    readonly preparing: number;
+    activeOf(owner: string): number;
+    waitsForUploads(id: string): boolean;
+  } {
+    const slots = this.#slots;
+    const chooser = slots.chooser;
+    return {
+      inBatch: slots.inStepCount('SUBMIT'),
+      inBatchOf: (owner) => slots.runningOf(owner),
+      inBatchOfRoute: (route, vo) => chooser?.runningOf(route, vo),
+      preparing: slots.inStepCount('PREPARING'),
+      activeOf: (owner) => slots.activeOf(owner),
+      waitsForUploads: (id) => this.#parking.has(id),
+    };
+  }
+
   #serial(id: string, fn: () => Promise<void> | void): void {
     void this.#chain(id, fn);
   }
@@ -683,10 +707,20 @@ export class Scheduler {
         try {
           const j = this.#o.store.get(u.jobId);
           if (!j) return;
+          // The batch system's reason, stored only when it changes (the backend reports changes only).
+          const reason = u.kind === 'state' ? (u.reason ?? null) : null;
+          const extra: JobChanges = reason !== j.batchReason ? { batchReason: reason } : {};
           // A batch state the job is recorded in already (RUNNING after a submission the
-          // backend started at once, runsOnSubmit): nothing to write.
-          if (u.kind === 'state' && j.state === 'INLRMS' && j.lrmsState === u.state && j.localId === localId) return;
-          const extra: JobChanges = {};
+          // backend started at once, runsOnSubmit): nothing to write but a new reason, which
+          // is no transition (the state stays).
+          if (u.kind === 'state' && j.state === 'INLRMS' && j.lrmsState === u.state && j.localId === localId) {
+            // A compare-and-set lost to a request (a kill flag): once more on the fresh record.
+            if (extra.batchReason !== undefined && !this.#o.store.update(j, extra, this.#now())) {
+              const fresh = this.#o.store.get(u.jobId);
+              if (fresh !== undefined && fresh.batchReason !== reason) this.#o.store.update(fresh, extra, this.#now());
+            }
+            return;
+          }
           if (u.kind === 'final') {
             const t = this.#cancelTimers.get(u.jobId);
             if (t) clearTimeout(t);

@@ -31,8 +31,12 @@ export interface JobClass {
 
 /** A stored job's class: its route, and the VO of its first FQAN (`/atlas/Role=x` is `atlas`). */
 export function jobClassOf(j: Pick<JobRecord, 'route' | 'fqans'> | undefined): JobClass {
-  const first = j?.fqans[0] ?? '';
-  return { route: j?.route?.name ?? '', vo: first.split('/')[1] ?? '' };
+  return { route: j?.route?.name ?? '', vo: voOf(j?.fqans[0]) };
+}
+
+/** The VO a job counts under: that of its first FQAN (`/atlas/Role=x` is `atlas`); '' without one. */
+export function voOf(firstFqan: string | undefined): string {
+  return (firstFqan ?? '').split('/')[1] ?? '';
 }
 
 /** Read per use: the settings are reloadable. 0: no limit. */

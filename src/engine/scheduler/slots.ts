@@ -349,6 +349,11 @@ export class Slots {
     return this.#granted.delete(id);
   }
 
+  /** Jobs counted in `step` now (SUBMIT: in the batch system). */
+  inStepCount(step: SlotStep): number {
+    return this.#inStep[step];
+  }
+
   waitingCount(step: WaitStep): number {
     return this.#waitingCount[step];
   }

@@ -41,6 +41,8 @@ export interface StagingDeps {
 export interface StagingWiring extends StagingPort {
   /** Something about the job changed (a client upload completed). */
   poked(id: string): void;
+  /** The stage-in job slots now: taken, jobs waiting for one, the limit (why a job waits). */
+  stageInSlots(): { readonly active: number; readonly queued: number; readonly limit: number };
 }
 
 const clean = (n: string): string => n.replace(/^\/+/, '').replace(/\/+$/, '');
@@ -110,6 +112,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
   };
 
   return {
+    stageInSlots: () => stager.stats().in,
     poked(id) {
       const w = waiters.get(id);
       if (!w) return;

@@ -24,4 +24,7 @@ export const jobErrors = {
     status: 410,
     message: 'Changes since that point are no longer kept: list the jobs again',
   },
+  // Per item, as the per-user job limit answers (503 `No more jobs allowed`): a limit
+  // reached is a temporary condition of the service, the same description fits later.
+  CE_ERR_JOB_ROUTE_FULL: { status: 503, message: 'No more jobs allowed: the route has its most waiting jobs' },
 } as const satisfies ErrorTable;

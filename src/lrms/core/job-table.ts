@@ -35,7 +35,7 @@ export interface TrackedJob {
   readonly knownSince: number;
   /** When a cancel was asked for (0: never). */
   cancelledAt: number;
-  /** What was last reported (state + native), to report changes only. */
+  /** What was last reported (state + native + reason), to report changes only. */
   reported: string;
   /** A look for the job's end is under way: one at a time. */
   checking: boolean;
@@ -150,12 +150,22 @@ export class JobTable<X extends object> {
     return true;
   }
 
-  /** Report a state, once per change. */
-  report(job: Tracked<X>, state: BatchState, native: string): void {
-    const key = `${state}/${native}`;
+  /**
+   * Report a state, once per change. `reason`: the batch system's own word why the job is
+   * not running yet (Slurm's Reason), read in the same poll; a change of it alone is
+   * reported too.
+   */
+  report(job: Tracked<X>, state: BatchState, native: string, reason?: string): void {
+    const key = `${state}/${native}/${reason ?? ''}`;
     if (job.reported === key || job.ended) return;
     job.reported = key;
-    queueUpdate(this.#updates, job, { kind: 'state', jobId: job.jobId, state, native });
+    queueUpdate(this.#updates, job, {
+      kind: 'state',
+      jobId: job.jobId,
+      state,
+      native,
+      ...(reason !== undefined ? { reason } : {}),
+    });
   }
 
   /** The jobs whose end is not known yet. */

@@ -35,7 +35,7 @@ import { Poller } from '../core/poller.js';
 import { SlurmCommandError, SlurmRunner } from './run-command.js';
 import { isUnknownJob, parseScontrolJob } from './scontrol.js';
 import { FINAL_STATES, batchState } from './slurm-state.js';
-import { SQUEUE_ARGS, parseSqueue, type ParsedQueue, type QueueEntry } from './squeue.js';
+import { SQUEUE_ARGS, parseSqueue, pendingReason, type ParsedQueue, type QueueEntry } from './squeue.js';
 import { SINFO_NODES_ARGS, SINFO_PARTITIONS_ARGS, clusterInfo, parseNodes, parsePartitions } from './sinfo.js';
 import { submitOnce, type SubmitSettings } from './submission.js';
 import { slurmSpecProblem } from './sbatch-options.js';
@@ -267,7 +267,9 @@ export class SlurmBackend implements BatchBackend {
       if (job.cancelPending && (!entry || !FINAL_STATES.has(entry.state))) void this.#scancel(job);
       if (entry && !FINAL_STATES.has(entry.state)) {
         const state = batchState(entry.state, entry.reason);
-        if (state) this.#table.report(job, state, entry.state);
+        // Slurm's reason comes with the same poll (%r): a change of it alone is reported too.
+        if (state)
+          this.#table.report(job, state, entry.state, state === 'RUNNING' ? undefined : pendingReason(entry.reason));
         continue;
       }
       // Over in Slurm, or gone from squeue (purged, or never seen by this instance).

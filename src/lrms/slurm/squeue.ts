@@ -25,6 +25,19 @@ export interface ParsedQueue {
 const ID = /^\d+(?:_\d+|_\[[^\]]*\]|\+\d+)?$/;
 const STATE = /^[A-Z_]+$/;
 
+/**
+ * Slurm's pending reason as passed on (BatchUpdate `reason`): none for `None` or an empty
+ * field; else printable ASCII, at most REASON_MAX characters. Slurm's reasons are words
+ * (`Resources`, `ReqNodeNotAvail,_UnavailableNodes:n[1-3]`), never another job's owner.
+ */
+export function pendingReason(reason: string): string | undefined {
+  const r = reason.replace(/[^\x20-\x7e]/g, '').trim();
+  if (r === '' || r === 'None') return undefined;
+  return r.length > REASON_MAX ? `${r.slice(0, REASON_MAX)}...` : r;
+}
+
+const REASON_MAX = 120;
+
 export function parseSqueue(stdout: string): ParsedQueue {
   const jobs = new Map<string, QueueEntry>();
   const bad: string[] = [];
