@@ -17,6 +17,15 @@
 # mariadb-server` as well. Without it the cluster has no accounting storage, as a site
 # without slurmdbd (sacct then fails).
 # `start` prints `export SLURM_CONF=DIR/slurm.conf`; every Slurm command needs it.
+#
+# Switches for routing trials and benchmarks (at start; unset: as above):
+#   SLURM_DEV_EXTRA_PARTITIONS="short mc"  more partitions on the node (no time limit)
+#   SLURM_DEV_ACCOUNTS="vo_a vo_b"        batch accounts, made in slurmdbd with an association
+#                                         of every SLURM_DEV_ACCOUNT_USERS user (default root)
+#   SLURM_DEV_QOS="low high"              QoS made in slurmdbd and allowed to those associations
+#   SLURM_DEV_MAX_JOB_COUNT=N             MaxJobCount (default 20000)
+#   SLURM_DEV_CPUS=N                      the node's CPUs (config_overrides: more than the host has)
+# The accounts and QoS need SLURM_DEV_ACCOUNTING=1.
 set -euo pipefail
 
 cmd=${1:-}
@@ -105,7 +114,7 @@ ReturnToService=2
 # The node may claim more CPUs than the host has (see cpus above).
 SlurmdParameters=config_overrides
 MinJobAge=300
-MaxJobCount=20000
+MaxJobCount=${SLURM_DEV_MAX_JOB_COUNT:-20000}
 KillWait=5
 EnforcePartLimits=ALL
 JobAcctGatherType=jobacct_gather/linux
@@ -118,6 +127,7 @@ $(accounting_conf "$port")
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=60 State=UP
 PartitionName=long Nodes=$host MaxTime=INFINITE State=UP
+$(for p in ${SLURM_DEV_EXTRA_PARTITIONS:-}; do echo "PartitionName=$p Nodes=$host MaxTime=INFINITE State=UP"; done)
 CONF
   mv -f "$conf.tmp" "$conf"
   # A key of its own: no dependence on the system munge daemon or its key.
@@ -200,6 +210,26 @@ CONF
   done
   # The cluster must be known before slurmctld registers (no error when it already is).
   timeout 10 sacctmgr -i add cluster ceres >/dev/null 2>&1 || true
+  add_associations
+}
+
+# SLURM_DEV_QOS, SLURM_DEV_ACCOUNTS and the associations of SLURM_DEV_ACCOUNT_USERS with them.
+add_associations() {
+  local q a u qos=${SLURM_DEV_QOS:-} accounts=${SLURM_DEV_ACCOUNTS:-}
+  for q in $qos; do
+    timeout 10 sacctmgr -i add qos "$q" >/dev/null 2>&1 || true
+    timeout 10 sacctmgr -n -P show qos "$q" format=name | grep -qx "$q" || give_up "cannot add QoS $q"
+  done
+  for a in $accounts; do
+    timeout 10 sacctmgr -i add account "$a" cluster=ceres >/dev/null 2>&1 || true
+    for u in ${SLURM_DEV_ACCOUNT_USERS:-root}; do
+      timeout 10 sacctmgr -i add user "$u" account="$a" cluster=ceres >/dev/null 2>&1 || true
+      if [ -n "$qos" ]; then
+        timeout 10 sacctmgr -i modify user "$u" where account="$a" set qos+="${qos// /,}" >/dev/null 2>&1 || true
+      fi
+    done
+    timeout 10 sacctmgr -n -P show account "$a" format=account | grep -qx "$a" || give_up "cannot add account $a"
+  done
 }
 
 start() {

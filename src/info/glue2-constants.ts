@@ -76,3 +76,5 @@ export const LDAP_CAPABILITIES: readonly string[] = ['information.discovery.reso
 
 /** The one policy scheme ARC peers publish: rules `vo:NAME`. */
 export const POLICY_SCHEME = 'basic';
+/** The scheme whose rules name FQANs (`VOMS:/atlas/Role=production`), as gLite-era peers publish them. */
+export const GLITE_POLICY_SCHEME = 'org.glite.standard';

@@ -17,6 +17,15 @@ export const mappingPolicyId = (host: string, vo: string): string => `urn:ogf:Ma
 /** Name of the share of `vo` in `queue` (A-REX's form). */
 export const voShareName = (queue: string, vo: string): string => `${queue}_${vo}`;
 export const computingShareId = (host: string, queue: string): string => `urn:ogf:ComputingShare:${host}:${queue}`;
+/**
+ * A route's share in a queue. `route:` and the colons keep it apart from every queue share
+ * and VO share (`<queue>`, `<queue>_<vo>`): queue and route names have no colon.
+ */
+export const routeShareId = (host: string, route: string, queue: string): string =>
+  computingShareId(host, `route:${route}:${queue}`);
+/** The MappingPolicies of a route's share, one per scheme (`basic`, `glite`). */
+export const routeMappingPolicyId = (host: string, route: string, queue: string, scheme: string): string =>
+  `urn:ogf:MappingPolicy:${host}:route:${route}:${queue}:${scheme}`;
 export const computingManagerId = (host: string, lrms: string): string => `urn:ogf:ComputingManager:${host}:${lrms}`;
 export const executionEnvironmentId = (host: string): string =>
   `urn:ogf:ExecutionEnvironment:${host}:${EXECUTION_ENVIRONMENT_NAME}`;

@@ -31,6 +31,7 @@ import {
   LDAP_ENDPOINT_NAME,
   LDAP_INTERFACE_NAME,
   LDAP_INTERFACE_VERSION,
+  GLITE_POLICY_SCHEME,
   POLICY_SCHEME,
   REST_CAPABILITIES,
   REST_ENDPOINT_NAME,
@@ -53,11 +54,13 @@ import {
   computingShareId,
   executionEnvironmentId,
   restEndpointId,
+  routeMappingPolicyId,
+  routeShareId,
 } from './glue2-ids.js';
 import { group, leaf, leaves, type MaybeElement } from './glue2-elements.js';
 import { boolText, bytesToGb, bytesToMb, countText, glueTime, intText, nonEmpty } from './glue2-values.js';
-import type { InfoSnapshot, QueueInfo, RuntimeEnvironmentInfo } from './info-snapshot.js';
-import { emptyCounters, type JobCounters } from './job-tally.js';
+import type { InfoSnapshot, QueueInfo, RouteShareInfo, RuntimeEnvironmentInfo } from './info-snapshot.js';
+import { emptyCounters, routeShareKey, type JobCounters } from './job-tally.js';
 import { splitRteName } from './rte-name.js';
 
 interface Ctx {
@@ -93,6 +96,7 @@ export function buildInfoDocument(s: InfoSnapshot): XmlElement {
     shareIds: s.queues.flatMap((q) => [
       computingShareId(host, q.name),
       ...(q.vos ?? []).map((vo) => computingShareId(host, voShareName(q.name, vo))),
+      ...routeSharesOf(s, q).map((r) => routeShareId(host, r.route, r.queue)),
     ]),
     freeSlots: free,
   };
@@ -140,7 +144,11 @@ function computingService(c: Ctx): XmlElement {
       counters(s.jobs.all),
       REST_INTERFACE_VERSIONS.map((v, i) => computingEndpoint(c, v, c.restEndpointIds[i]!)),
       s.ldap && ldapEndpoint(c, s.ldap),
-      s.queues.map((q) => [computingShare(c, q), (q.vos ?? []).map((vo) => computingShare(c, q, vo))]),
+      s.queues.map((q) => [
+        computingShare(c, q),
+        (q.vos ?? []).map((vo) => computingShare(c, q, { vo })),
+        routeSharesOf(s, q).map((route) => computingShare(c, q, { route })),
+      ]),
       computingManager(c),
     ],
     entityAttrs(c, 'Service'),
@@ -222,28 +230,81 @@ function computingEndpoint(c: Ctx, version: string, id: string): XmlElement {
   );
 }
 
+/** The route shares of queue `q`, in the routes' order. */
+function routeSharesOf(s: InfoSnapshot, q: QueueInfo): readonly RouteShareInfo[] {
+  return (s.routeShares ?? []).filter((r) => r.queue === q.name);
+}
+
+/** The smaller of two limits, either of which may be unset. */
+function tighter(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** A MappingPolicy of a share; none without rules (GLUE2 Policy needs a Rule). */
+function mappingPolicy(c: Ctx, id: string, scheme: string, rules: readonly string[]): MaybeElement {
+  if (rules.length === 0) return undefined;
+  return el('MappingPolicy', [leaf('ID', id), leaf('Scheme', scheme), leaves('Rule', rules)], entityAttrs(c, 'Policy'));
+}
+
 /**
- * A queue's share, or (with `vo`) the share of that VO in the queue, which carries the
- * VO's MappingPolicy. Ceres does not count jobs per VO, so a VO share has no job
- * counters: unknown, not zero.
+ * A queue's share; with `vo`, the share of that VO in the queue, which carries the VO's
+ * MappingPolicy; with `route`, the share of a route in the queue (docs/routes.md): its
+ * MappingPolicies name whom the route takes, its limits are the tighter of the queue's
+ * and the route's, its job counters are the route's jobs in the queue, and its batch
+ * figures those of the route's partition. Ceres does not count jobs per VO, so a VO
+ * share has no job counters: unknown, not zero.
  */
-function computingShare(c: Ctx, q: QueueInfo, vo?: string): XmlElement {
-  const name = vo === undefined ? q.name : voShareName(q.name, vo);
-  const queueJobs = c.s.jobs.byQueue.get(q.name) ?? emptyCounters();
-  const j = vo === undefined ? queueJobs : undefined;
+function computingShare(
+  c: Ctx,
+  queue: QueueInfo,
+  kind: { vo: string } | { route: RouteShareInfo } | undefined = undefined,
+): XmlElement {
+  const vo = kind !== undefined && 'vo' in kind ? kind.vo : undefined;
+  const r = kind !== undefined && 'route' in kind ? kind.route : undefined;
+  const q: QueueInfo =
+    r === undefined
+      ? queue
+      : {
+          ...queue,
+          maxWallTimeSeconds: tighter(queue.maxWallTimeSeconds, r.maxWallTimeSeconds),
+          maxSlotsPerJob: tighter(queue.maxSlotsPerJob, r.maxSlotsPerJob),
+          maxMemoryBytes: tighter(queue.maxMemoryBytes, r.maxMemoryBytes),
+          maxRunningJobs: tighter(queue.maxRunningJobs, r.maxRunningJobs),
+          ...(r.partition !== undefined
+            ? {
+                freeSlots: r.freeSlots,
+                localRunningJobs: r.localRunningJobs,
+                localWaitingJobs: r.localWaitingJobs,
+                // A drained queue drains its routes; else the partition's state, else the service's.
+                servingState: queue.servingState === 'draining' ? 'draining' : r.servingState,
+              }
+            : {}),
+        };
+  const name = vo !== undefined ? voShareName(q.name, vo) : (r?.route ?? q.name);
+  const id = r !== undefined ? routeShareId(c.host, r.route, q.name) : computingShareId(c.host, name);
+  const j =
+    vo !== undefined
+      ? undefined
+      : r !== undefined
+        ? (c.s.jobs.byRoute.get(routeShareKey(r.route, q.name)) ?? emptyCounters())
+        : (c.s.jobs.byQueue.get(q.name) ?? emptyCounters());
   const n = (x: number | undefined): string | undefined => (x === undefined ? undefined : String(x));
   return el(
     'ComputingShare',
     [
-      leaf('ID', computingShareId(c.host, name)),
+      leaf('ID', id),
       leaf('Name', name),
-      leaf('Description', nonEmpty(q.description)),
-      vo !== undefined &&
-        el(
-          'MappingPolicy',
-          [leaf('ID', mappingPolicyId(c.host, vo)), leaf('Scheme', POLICY_SCHEME), leaf('Rule', `vo:${vo}`)],
-          entityAttrs(c, 'Policy'),
-        ),
+      leaf(
+        'Description',
+        r !== undefined
+          ? `route ${r.route}${r.partition !== undefined ? ` (partition ${r.partition})` : ''}`
+          : nonEmpty(q.description),
+      ),
+      vo !== undefined && mappingPolicy(c, mappingPolicyId(c.host, vo), POLICY_SCHEME, [`vo:${vo}`]),
+      r !== undefined && [
+        mappingPolicy(c, routeMappingPolicyId(c.host, r.route, q.name, 'basic'), POLICY_SCHEME, r.voRules),
+        mappingPolicy(c, routeMappingPolicyId(c.host, r.route, q.name, 'glite'), GLITE_POLICY_SCHEME, r.fqanRules),
+      ],
       leaf('MappingQueue', q.name),
       leaf('MaxWallTime', countText(q.maxWallTimeSeconds)),
       leaf('MinWallTime', countText(q.minWallTimeSeconds)),

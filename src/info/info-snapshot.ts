@@ -43,6 +43,33 @@ export interface QueueInfo {
   readonly vos?: readonly string[];
 }
 
+/**
+ * A route (docs/routes.md) published as a share of one Ceres queue it takes jobs from:
+ * its MappingQueue is that queue (what a client names: the ARC client submits to the
+ * MappingQueue of the share it chose, and Ceres routes the job on arrival). The limits
+ * and figures given here replace the queue's; the others are the queue's.
+ */
+export interface RouteShareInfo {
+  readonly route: string;
+  /** The Ceres queue (a configured one). */
+  readonly queue: string;
+  /** The batch partition the route sends jobs to, when it names one. */
+  readonly partition?: string;
+  /** Rules of a MappingPolicy of scheme `basic` (`vo:atlas`, as ARC peers publish); none: no such policy. */
+  readonly voRules: readonly string[];
+  /** Rules of a MappingPolicy of scheme `org.glite.standard` for FQANs narrower than a VO (`VOMS:/atlas/Role=production`). */
+  readonly fqanRules: readonly string[];
+  readonly maxRunningJobs?: number;
+  readonly maxWallTimeSeconds?: number;
+  readonly maxSlotsPerJob?: number;
+  readonly maxMemoryBytes?: number;
+  /** The partition's figures when the batch system gives them. */
+  readonly freeSlots?: number;
+  readonly localRunningJobs?: number;
+  readonly localWaitingJobs?: number;
+  readonly servingState?: ServingState;
+}
+
 /** A configured runtime environment; `APPS/FOO-1.0` publishes AppName `APPS/FOO`, AppVersion `1.0`. */
 export interface RuntimeEnvironmentInfo {
   readonly name: string;
@@ -107,6 +134,8 @@ export interface InfoSnapshot {
   readonly health: { readonly state: HealthState; readonly info?: string };
   readonly servingState: ServingState;
   readonly queues: readonly QueueInfo[];
+  /** The routes' shares, in the routes' order (each follows its queue's shares); none: no routes. */
+  readonly routeShares?: readonly RouteShareInfo[];
   readonly runtimeEnvironments: readonly RuntimeEnvironmentInfo[];
   /** Live job counters (job-tally.ts). */
   readonly jobs: JobTally;

@@ -17,6 +17,8 @@ import { CERES_VERSION } from '../config/version.js';
 import type { BatchClusterInfo } from '../lrms/backend.js';
 import type { QueueInfo } from './info-snapshot.js';
 import { voPolicies } from './vo-policies.js';
+import { routeShares } from './route-shares.js';
+import { listRoutes } from '../jobs/routes.js';
 
 const MAX_CACHED_URLS = 8;
 
@@ -62,10 +64,12 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
           gmState: r.state,
           pending: r.pending !== 0,
           queue: r.queue,
+          ...(r.route !== null ? { route: r.route } : {}),
           ...(r.lrmsState ? { lrmsState: lrmsLetter(r.lrmsState) } : {}),
         };
         for (let i = 0; i < r.n; i++) entries.push(e);
       }
+      const routes = listRoutes(o.config);
       let space: { totalBytes: number; freeBytes: number } | undefined;
       try {
         space = o.sessionSpace();
@@ -94,6 +98,12 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
           ...(drained.includes(q.name) ? { servingState: 'draining' as const } : {}),
           vos: policies.queueVos.get(q.name) ?? [],
         })),
+        routeShares: routeShares(
+          routes,
+          o.config.authorization,
+          c.queues.map((q) => q.name),
+          (p) => batchQueueFacts(lrms, p),
+        ),
         accessRules: policies.accessRules,
         ...(ldap.enabled ? { ldap: { url: ldapUrl(ldap.bindAddress || o.hostname, ldap.port), port: ldap.port } } : {}),
         runtimeEnvironments: c.runtimeEnvironments.map((r) => ({

@@ -36,6 +36,8 @@ export interface JobTallyEntry {
   /** Batch-system state while in INLRMS; unknown when absent. */
   readonly lrmsState?: LrmsState;
   readonly queue?: string;
+  /** The name of the route the job took (docs/routes.md); absent: none. */
+  readonly route?: string;
   /** Slots the job asked for (default 1). */
   readonly slots?: number;
 }
@@ -44,7 +46,12 @@ export interface JobTally {
   readonly all: Readonly<JobCounters>;
   /** Per queue name; a configured queue missing here has no jobs (all counters 0). */
   readonly byQueue: ReadonlyMap<string, Readonly<JobCounters>>;
+  /** Per route share (routeShareKey of route and queue); one missing here has no jobs. */
+  readonly byRoute: ReadonlyMap<string, Readonly<JobCounters>>;
 }
+
+/** The key of a route's share in a queue (a route taking jobs of several queues has a share in each). */
+export const routeShareKey = (route: string, queue: string): string => `${route}\0${queue}`;
 
 export function emptyCounters(): JobCounters {
   return {
@@ -62,16 +69,20 @@ export function emptyCounters(): JobCounters {
 export function tallyJobs(jobs: Iterable<JobTallyEntry>): JobTally {
   const all = emptyCounters();
   const byQueue = new Map<string, JobCounters>();
+  const byRoute = new Map<string, JobCounters>();
+  const of = (m: Map<string, JobCounters>, key: string): JobCounters => {
+    let c = m.get(key);
+    if (!c) m.set(key, (c = emptyCounters()));
+    return c;
+  };
   for (const j of jobs) {
-    let q: JobCounters | undefined;
-    if (j.queue !== undefined) {
-      q = byQueue.get(j.queue);
-      if (!q) byQueue.set(j.queue, (q = emptyCounters()));
-    }
     count(all, j);
-    if (q) count(q, j);
+    if (j.queue !== undefined) {
+      count(of(byQueue, j.queue), j);
+      if (j.route !== undefined) count(of(byRoute, routeShareKey(j.route, j.queue)), j);
+    }
   }
-  return { all, byQueue };
+  return { all, byQueue, byRoute };
 }
 
 function count(c: JobCounters, j: JobTallyEntry): void {

@@ -154,13 +154,20 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
     // Loaded only for a Slurm site: the fork default never loads the Slurm backend's modules
     // (test/e2e/lazy-modules).
     run: async (c, h) =>
-      c.lrms.backend === 'slurm'
-        ? (await import('../lrms/slurm/host-problems.js')).slurmHostProblems(c.lrms.slurm, h.env)
-        : c.lrms.backend === 'kubernetes'
-          ? kubernetesProblems(c)
-          : [],
+      c.lrms.backend === 'slurm' ? slurmProblems(c, h) : c.lrms.backend === 'kubernetes' ? kubernetesProblems(c) : [],
   },
 ];
+
+/**
+ * The Slurm commands and configuration; then, when they are there and routes name batch
+ * names, those names against what Slurm knows (asking only when the commands can run).
+ */
+async function slurmProblems(c: Config, h: CheckHost): Promise<HostProblem[]> {
+  const { slurmHostProblems, slurmRouteProblems } = await import('../lrms/slurm/host-problems.js');
+  const host = slurmHostProblems(c.lrms.slurm, h.env);
+  if (host.length > 0) return host;
+  return slurmRouteProblems(c.routes, c.lrms.slurm, h.env);
+}
 
 /**
  * What the Kubernetes backend refuses at its start (no mount path for the session volume), and a

@@ -364,11 +364,14 @@ export class JobStore {
       .all() as RouteCount[];
   }
 
-  /** Jobs per (state, pending, batch state, queue); the state columns are written only from the vocabulary's unions. */
+  /**
+   * Jobs per (state, pending, batch state, queue, route name); the state columns are written
+   * only from the vocabulary's unions. The route is null for jobs stored without one.
+   */
   countByState(): StateCount[] {
     return this.#db
       .prepare(
-        'SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue',
+        "SELECT state, pending, lrms_state AS lrmsState, queue, json_extract(route, '$.name') AS route, COUNT(*) AS n FROM jobs GROUP BY state, pending, lrms_state, queue, 5",
       )
       .all() as StateCount[];
   }
@@ -387,6 +390,8 @@ export interface StateCount {
   readonly pending: number;
   readonly lrmsState: LrmsSubState | null;
   readonly queue: string;
+  /** The name of the route the jobs took; null: none. */
+  readonly route: string | null;
   readonly n: number;
 }
 

@@ -174,6 +174,27 @@ describe('config check: the configuration against this host', () => {
     assert.match(r.stdout, /OK/);
   });
 
+  it("routes' partition, QoS and account on a Slurm that cannot be asked: warnings naming the failed command, no error", async () => {
+    const r = await check({
+      ...slurm(slurmConf, '/usr/bin'),
+      routes: [{ name: 'a', match: {}, partition: 'short', qos: 'low', account: 'vo_a' }],
+    });
+    // Listed (the check exits 1 on warnings too), but only as warnings: the start is not refused.
+    assert.equal(r.code, 1, r.stderr);
+    const out = r.stdout + r.stderr;
+    for (const line of out.split('\n').filter((l) => l.includes('config key')))
+      assert.match(line, /: warning: /, 'no error');
+    assert.match(
+      out,
+      /warning: config key 'routes\.0\.partition': the routes' partition names were not checked: `sinfo -h -a -o %R` failed \(.*SlurmctldHost/,
+    );
+    assert.match(
+      out,
+      /warning: config key 'routes\.0\.qos': the routes' QoS names were not checked: `sacctmgr .*` failed/,
+    );
+    assert.match(out, /warning: config key 'routes\.0\.account': the routes' account names were not checked/);
+  });
+
   it('the start refuses on the same problems, every one named, before anything listens', async () => {
     const f = file({
       listen: '127.0.0.1:0',

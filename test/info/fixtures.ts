@@ -2,6 +2,9 @@
 import type { ActivityView } from '../../src/info/activity-view.js';
 import type { InfoSnapshot } from '../../src/info/info-snapshot.js';
 import { tallyJobs, type JobTallyEntry } from '../../src/info/job-tally.js';
+import { createInfoSource, type InfoSource } from '../../src/info/info-source.js';
+import type { Config } from '../../src/config/schema.js';
+import type { JobStore } from '../../src/store/job-store.js';
 
 export const NOW = new Date('2026-11-21T22:19:14.678Z');
 export const NOW_TEXT = '2026-11-21T22:19:14Z';
@@ -91,4 +94,18 @@ export function finishedJob(over: Partial<ActivityView> = {}): ActivityView {
     delegationIds: ['0123456789ab'],
     ...over,
   };
+}
+
+/** The live info source over `store` (fork, no CAs), as the service builds it. */
+export function liveSource(config: Config, store: JobStore): InfoSource {
+  return createInfoSource({
+    config,
+    store,
+    endpointUrl: () => 'https://ce.example.org/arex',
+    hostname: 'ce.example.org',
+    sessionSpace: () => ({ totalBytes: 100, freeBytes: 50 }),
+    lrms: { name: 'fork' },
+    trustedCas: [],
+    startTime: new Date(0),
+  });
 }

@@ -12,6 +12,8 @@ import { renderGlue2Ldif, RESOURCE_BASE_DN } from '../../src/info/glue2-ldif.js'
 import { removeDir, tempDir } from '../helpers/service.js';
 import { entriesOf, ldapSkip, Slapd, valuesOf } from '../helpers/slapd.js';
 import { snapshot } from './fixtures.js';
+import { routeShares } from '../../src/info/route-shares.js';
+import { buildConfig } from '../../src/config/load.js';
 
 const skip = ldapSkip();
 
@@ -20,7 +22,15 @@ const skip = ldapSkip();
 const HOST = 'ce.cdn';
 const URL = 'https://ce.cdn:8443/arex';
 const WEIRD_VO = 'we,ird+vo;"x"';
+// Routes as shares: one naming the odd VO with a role (both policies), one naming none.
+const routed = buildConfig({
+  routes: [
+    { name: 'odd', match: { fqans: [`/${WEIRD_VO}/Role=prod`], queues: ['main'] }, partition: 'short', maxRunning: 3 },
+    { name: 'rest', match: {} },
+  ],
+});
 const s = snapshot({
+  routeShares: routeShares(routed.routes, undefined, ['main', 'long'], () => undefined),
   hostname: HOST,
   endpointUrl: URL,
   clusterName: 'Site <Test>',
@@ -89,6 +99,9 @@ describe('GLUE2 LDIF in a real slapd with the GLUE 2.0 schema', { skip }, () => 
       'main',
       'main_atlas',
       `main_${WEIRD_VO}`,
+      'odd',
+      'rest',
+      'rest',
     ]);
     const main = shares.find((e) => valuesOf(e, 'GLUE2EntityName')[0] === 'main')!;
     assert.deepEqual(valuesOf(main, 'GLUE2ShareDescription'), ['first line\nsecond line']);
@@ -100,10 +113,52 @@ describe('GLUE2 LDIF in a real slapd with the GLUE 2.0 schema', { skip }, () => 
         'GLUE2MappingPolicyShareForeignKey',
       ]),
     );
-    assert.deepEqual(policies.map((p) => valuesOf(p, 'GLUE2PolicyRule')[0]).sort(), ['vo:atlas', `vo:${WEIRD_VO}`]);
+    assert.deepEqual(policies.map((p) => valuesOf(p, 'GLUE2PolicyRule')[0]).sort(), [
+      `VOMS:/${WEIRD_VO}/Role=prod`,
+      'vo:atlas',
+      `vo:${WEIRD_VO}`,
+      `vo:${WEIRD_VO}`,
+    ]);
     // A search on the escaped value finds the entry: the DN and the value agree.
     const byRule = entriesOf(await slapd.search('o=glue', `(GLUE2PolicyRule=vo:${WEIRD_VO.replace(/"/g, '\\22')})`));
-    assert.equal(byRule.length, 4); // three AccessPolicies and the VO's MappingPolicy
+    assert.equal(byRule.length, 5); // three AccessPolicies, the VO's MappingPolicy and the route's
+  });
+
+  it("route shares: MappingQueue the Ceres queue, the route's limit, its policies under the share's entry", async () => {
+    const shares = entriesOf(
+      await slapd.search(RESOURCE_BASE_DN, '(&(objectClass=GLUE2ComputingShare)(GLUE2ShareID=*:route:*))', [
+        'GLUE2EntityName',
+        'GLUE2ComputingShareMappingQueue',
+        'GLUE2ComputingShareMaxRunningJobs',
+      ]),
+    );
+    assert.deepEqual(
+      shares
+        .map((e) => [
+          valuesOf(e, 'GLUE2EntityName')[0],
+          valuesOf(e, 'GLUE2ComputingShareMappingQueue')[0],
+          valuesOf(e, 'GLUE2ComputingShareMaxRunningJobs')[0],
+        ])
+        .sort(),
+      [
+        ['odd', 'main', '3'],
+        ['rest', 'long', undefined],
+        ['rest', 'main', undefined],
+      ],
+    );
+    const odd = shares.find((e) => valuesOf(e, 'GLUE2EntityName')[0] === 'odd')!;
+    // The odd VO is in no DN: the share's and its policies' DNs are made of route and queue names.
+    const under = entriesOf(
+      await slapd.search(valuesOf(odd, 'dn')[0]!, '(objectClass=GLUE2MappingPolicy)', [
+        'GLUE2PolicyScheme',
+        'GLUE2PolicyRule',
+      ]),
+    );
+    assert.deepEqual(under.map((p) => [valuesOf(p, 'GLUE2PolicyScheme')[0], valuesOf(p, 'GLUE2PolicyRule')]).sort(), [
+      ['basic', [`vo:${WEIRD_VO}`]],
+      ['org.glite.standard', [`VOMS:/${WEIRD_VO}/Role=prod`]],
+    ]);
+    for (const p of under) assert.doesNotMatch(valuesOf(p, 'dn')[0]!, /ird/);
   });
 
   it('an AccessPolicy under every endpoint; application and execution environments; the admin domain', async () => {

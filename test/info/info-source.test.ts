@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig } from '../../src/config/load.js';
 import { CERES_VERSION } from '../../src/config/version.js';
-import { createInfoSource } from '../../src/info/info-source.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import type { XmlElement } from '../../src/doc/element.js';
 import { newJobRow } from '../helpers/new-job.js';
+import { liveSource } from './fixtures.js';
 
 // Tests run with the repository root as working directory (npm test).
 const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
@@ -41,16 +41,7 @@ test('the GLUE2 document publishes that version and counts the stored jobs', (t)
   const store = new JobStore(db);
   store.insertMany([newJobRow('j1', 'o', { queue: 'main', format: 'adl', raw: '', createdAt: 1 })]);
   const config = buildConfig({ stateDir: dir });
-  const source = createInfoSource({
-    config,
-    store,
-    endpointUrl: () => 'https://ce.example.org/arex',
-    hostname: 'ce.example.org',
-    sessionSpace: () => ({ totalBytes: 100, freeBytes: 50 }),
-    lrms: { name: 'fork' },
-    trustedCas: [],
-    startTime: new Date(0),
-  });
+  const source = liveSource(config, store);
   const doc = source.document();
   const version = find(doc, 'ImplementationVersion');
   assert.deepEqual(version?.children, [packageVersion]);

@@ -185,3 +185,31 @@ export function tail(text: string, lines = 40): string {
     .slice(-lines - 1)
     .join('\n');
 }
+
+/**
+ * An ARC client in `work` holding a fresh proxy of the service's development user (whose
+ * key has no passphrase, so arcproxy needs no password source).
+ */
+export async function devUserClient(
+  work: string,
+  c: { readonly pkiDir: string; output(): string },
+): Promise<ArcClient> {
+  const arc = new ArcClient({
+    dir: work,
+    proxy: join(work, 'proxy.pem'),
+    caDir: join(c.pkiDir, 'certificates'),
+    serviceLog: () => tail(c.output()),
+  });
+  const pki = (f: string) => join(c.pkiDir, f);
+  await arc.ok('arcproxy', [
+    '-C',
+    pki('usercert.pem'),
+    '-K',
+    pki('userkey.pem'),
+    '-T',
+    arc.setup.caDir,
+    '-P',
+    arc.setup.proxy,
+  ]);
+  return arc;
+}

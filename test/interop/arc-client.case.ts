@@ -13,7 +13,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
-import { ArcClient, interopRequired, missingArcCommands, tail, type RunResult } from './arc-cli.js';
+import { ArcClient, devUserClient, interopRequired, missingArcCommands, type RunResult } from './arc-cli.js';
 import { DATA_KEPT, dataJob, dataJobStderr, dataJobStdout, rerunJob, sleepJob, type Language } from './descriptions.js';
 import { sleepProcesses } from './processes.js';
 
@@ -75,23 +75,7 @@ export function arcClientLifecycle(o: LifecycleOptions): void {
       url = ceres.url;
       jobList = join(work, 'jobs.dat');
       const c = ceres;
-      arc = new ArcClient({
-        dir: work,
-        proxy: join(work, 'proxy.pem'),
-        caDir: join(c.pkiDir, 'certificates'),
-        serviceLog: () => tail(c.output()),
-      });
-      // The dev user key has no passphrase, so arcproxy needs no password source.
-      await arc.ok('arcproxy', [
-        '-C',
-        join(c.pkiDir, 'usercert.pem'),
-        '-K',
-        join(c.pkiDir, 'userkey.pem'),
-        '-T',
-        arc.setup.caDir,
-        '-P',
-        arc.setup.proxy,
-      ]);
+      arc = await devUserClient(work, c);
       // The REST submission plugin is a separate package; without it arcsub cannot reach a REST CE.
       const plugins = await arc.ok('arcsub', ['-P']);
       arc.expect(

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
-import { ArcClient, interopRequired, missingArcCommands, tail } from './arc-cli.js';
+import { type ArcClient, devUserClient, interopRequired, missingArcCommands } from './arc-cli.js';
 
 const missing = missingArcCommands();
 const skip =
@@ -33,23 +33,7 @@ describe('the log directory (gmlog) through the real ARC client', { skip }, () =
     ceres = await startCeres({ stateDir: join(work, 'state') });
     const c = ceres;
     jobList = join(work, 'jobs.dat');
-    arc = new ArcClient({
-      dir: work,
-      proxy: join(work, 'proxy.pem'),
-      caDir: join(c.pkiDir, 'certificates'),
-      serviceLog: () => tail(c.output()),
-    });
-    const pki = (f: string) => join(c.pkiDir, f);
-    await arc.ok('arcproxy', [
-      '-C',
-      pki('usercert.pem'),
-      '-K',
-      pki('userkey.pem'),
-      '-T',
-      arc.setup.caDir,
-      '-P',
-      arc.setup.proxy,
-    ]);
+    arc = await devUserClient(work, c);
   });
 
   after(async () => {

@@ -61,6 +61,8 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
     const conf = readFileSync(join(dir, 'slurm.conf'), 'utf8');
     assert.match(conf, /^PartitionName=debug .*Default=YES MaxTime=60 /m);
     assert.match(conf, /^PartitionName=long .*MaxTime=INFINITE /m);
+    assert.equal(conf.match(/^PartitionName=/gm)?.length, 2, 'no partition but the two');
+    assert.match(conf, /^MaxJobCount=20000$/m);
     const sinfo = spawnSync('sinfo', ['-h', '-o', '%P %t'], {
       env: { ...env, SLURM_CONF: join(dir, 'slurm.conf') },
       encoding: 'utf8',
@@ -143,6 +145,30 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
     } finally {
       blocker.close();
       spawnSync(SLURM_DEV, ['stop', own]);
+      await rm(own, { recursive: true, force: true });
+    }
+  });
+
+  it('the switches: SLURM_DEV_MAX_JOB_COUNT, SLURM_DEV_EXTRA_PARTITIONS and SLURM_DEV_CPUS reach the running controller', async () => {
+    const own = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-'));
+    const swEnv = {
+      ...process.env,
+      SLURM_DEV_PORT: slurmPort(),
+      SLURM_DEV_MAX_JOB_COUNT: '60000',
+      SLURM_DEV_EXTRA_PARTITIONS: 'short mc',
+      SLURM_DEV_CPUS: '96',
+    };
+    try {
+      const r = spawnSync(SLURM_DEV, ['start', own], { env: swEnv, encoding: 'utf8', timeout: 90_000 });
+      assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+      const slurmEnv = { ...swEnv, SLURM_CONF: join(own, 'slurm.conf') };
+      const ask = (tool: string, args: string[]): string =>
+        spawnSync(tool, args, { env: slurmEnv, encoding: 'utf8' }).stdout;
+      assert.match(ask('scontrol', ['show', 'config']), /^MaxJobCount\s+=\s+60000$/m);
+      assert.deepEqual(ask('sinfo', ['-h', '-o', '%R']).trim().split('\n').sort(), ['debug', 'long', 'mc', 'short']);
+      assert.match(ask('scontrol', ['show', 'node']), /CPUTot=96\b/, 'config_overrides: more CPUs than the host has');
+    } finally {
+      spawnSync(SLURM_DEV, ['stop', own], { env: swEnv });
       await rm(own, { recursive: true, force: true });
     }
   });

@@ -66,9 +66,10 @@ export interface SlurmCluster {
 
 /**
  * Start a private Slurm before the tests of the file and stop it after them; with
- * `accounting`, with slurmdbd and its MariaDB (sacct answers), as a site that keeps accounting.
+ * `accounting`, with slurmdbd and its MariaDB (sacct answers), as a site that keeps accounting;
+ * `env`: the script's switches (SLURM_DEV_EXTRA_PARTITIONS, SLURM_DEV_ACCOUNTS, SLURM_DEV_QOS, ...).
  */
-export function useSlurm(o: { accounting?: boolean } = {}): SlurmCluster {
+export function useSlurm(o: { accounting?: boolean; env?: Readonly<Record<string, string>> } = {}): SlurmCluster {
   const cluster: SlurmCluster = {
     conf: '',
     dir: '',
@@ -77,7 +78,7 @@ export function useSlurm(o: { accounting?: boolean } = {}): SlurmCluster {
     },
     script(action) {
       const r = spawnSync(SLURM_DEV, [action, cluster.dir], {
-        env: { ...process.env, SLURM_DEV_PORT: port, SLURM_DEV_ACCOUNTING: o.accounting ? '1' : '0' },
+        env: { ...process.env, ...o.env, SLURM_DEV_PORT: port, SLURM_DEV_ACCOUNTING: o.accounting ? '1' : '0' },
         encoding: 'utf8',
       });
       if (r.status !== 0 && action !== 'status')

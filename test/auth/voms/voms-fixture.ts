@@ -21,7 +21,7 @@ import { OID_VOMS_AC_SEQ, decodeVomsExtension } from '../../../src/auth/voms/att
 import { caDirEntry } from '../../../src/pki/ca-dir.js';
 import { parseCertificate, pemBlocks, toPem, type ParsedCertificate } from '../../../src/pki/certificate.js';
 import { TAG, children, decodeOid, encodeOid, encodeTlv, parseDer, raw, type Tlv } from '../../../src/pki/der.js';
-import { appendCn } from '../../../src/pki/dn.js';
+import { appendCn, toOneline } from '../../../src/pki/dn.js';
 import { createCaCertificate, createEndEntityCertificate, issueCertificate } from '../../../src/pki/issue.js';
 import {
   generateRsaKeyPair,
@@ -409,4 +409,35 @@ export class VomsCheck {
     );
     return id;
   }
+}
+
+/**
+ * A VOMS world for the real service in `work`: the service's development PKI made in
+ * `work/state/pki` (so start the service with that state folder), a VOMS server of that CA
+ * trusted for each VO in `work/vomsdir`, and for each VO a proxy of the development user
+ * holding the FQAN `/<vo>`; `proxy(vo)` is its file.
+ */
+export async function devUserVoProxies(
+  work: string,
+  vos: readonly string[],
+): Promise<{ readonly vomsDir: string; proxy(vo: string): string }> {
+  const { initDevPki } = await import('../../../src/pki/dev-pki.js');
+  const host = 'voms.example.org';
+  const pki = await initDevPki(join(work, 'state', 'pki'));
+  const server = await serverFromCaFiles(work, pki.files.caCert, pki.files.caKey, host);
+  const vomsDir = join(work, 'vomsdir');
+  const user = { certFile: pki.files.userCert, keyFile: pki.files.userKey };
+  const proxy = (vo: string): string => join(work, `proxy-of-${vo}.pem`);
+  for (const vo of vos) {
+    mkdirSync(join(vomsDir, vo), { recursive: true });
+    writeFileSync(join(vomsDir, vo, `${host}.lsc`), `${server.dn}\n${toOneline(server.cert.issuer)}\n`);
+    const p = await runVomsProxyFake(work, pki.files.certificatesDir, user, {
+      vo,
+      fqans: [`/${vo}/Role=NULL/Capability=NULL`],
+      server,
+      host,
+    });
+    writeFileSync(proxy(vo), p.pem, { mode: 0o600 });
+  }
+  return { vomsDir, proxy };
 }
