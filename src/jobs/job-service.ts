@@ -8,6 +8,7 @@ import { ceError } from '../errors/ce-error.js';
 import type { JobStore, NewJob } from '../store/job-store.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { JobRecord } from '../store/job-record.js';
+import type { JobListQuery, ListedJob } from '../store/job-list.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort, ItemFailure } from './ports.js';
 import type { JobDescription } from '../vocabulary/job-description.js';
@@ -98,6 +99,14 @@ export class JobService {
 
   list(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
     return this.#o.store.listByOwner(owner, restStates);
+  }
+
+  /**
+   * GET jobs with the extension's filters or a page size (docs/compatibility.md): the
+   * query's owner's jobs or, for a monitor, its VO's (the caller checked the role).
+   */
+  listFiltered(q: JobListQuery): ListedJob[] {
+    return this.#o.store.listFiltered(q);
   }
 
   /**

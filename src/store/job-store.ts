@@ -10,6 +10,7 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
+import { JobList, type JobListQuery, type ListedJob } from './job-list.js';
 import {
   ENDED_REST_STATES,
   FINAL_STATES,
@@ -63,6 +64,7 @@ export class JobStore {
   readonly #getOwned;
   readonly #index = new JobIndex();
   readonly #listOwner;
+  readonly #list: JobList;
   readonly #countActive;
   readonly #delegsOf;
   readonly #versionsOwned;
@@ -87,6 +89,7 @@ export class JobStore {
    */
   constructor(db: Db, o: { readonly index?: 'now' | 'later' } = {}) {
     this.#db = db;
+    this.#list = new JobList(db);
     // The other columns start at their defaults; a new job was last updated when created.
     this.#insert = db.prepare(
       `INSERT INTO jobs (${INSERTED_KEYS.map((k) => columnOf[k]).join(', ')}, raw, updated_at)
@@ -238,6 +241,11 @@ export class JobStore {
     return this.#db
       .prepare(`SELECT id, rest_state AS state FROM jobs WHERE owner = ? AND rest_state IN (${marks}) ORDER BY id`)
       .all(owner, ...restStates) as { id: string; state: string }[];
+  }
+
+  /** A page of an owner's or a VO's jobs, filtered, in id order (GET jobs with filters; job-list.ts). */
+  listFiltered(q: JobListQuery): ListedJob[] {
+    return this.#list.find(q);
   }
 
   /** Jobs of `owner` that have not ended (REST state other than FINISHED, FAILED, KILLED, WIPED). */

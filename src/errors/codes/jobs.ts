@@ -24,4 +24,11 @@ export const jobErrors = {
     status: 410,
     message: 'Changes since that point are no longer kept: list the jobs again',
   },
+  CE_ERR_JOB_BAD_LIST_FILTER: { status: 400, message: 'Malformed job list filter or page size' },
+  CE_ERR_JOB_BAD_CURSOR: { status: 400, message: 'Malformed job list cursor' },
+  CE_ERR_JOB_NOT_MONITOR: { status: 403, message: 'The caller does not monitor the jobs of that VO' },
+  CE_ERR_JOB_MONITOR_READ_ONLY: {
+    status: 403,
+    message: 'A monitor may list and follow this job, not act on it or read its files',
+  },
 } as const satisfies ErrorTable;

@@ -22,6 +22,9 @@ import { bulkPieces, listPieces, renderBulk } from './render.js';
 import { statusAnswer } from './status-answer.js';
 import { sequenceNumber, type EventStreams } from './event-stream.js';
 import type { EventFeed } from '../../../jobs/event-feed.js';
+import type { RestState } from '../../../vocabulary/job-states.js';
+import { monitoredVo } from '../../../authz/monitors.js';
+import { cursorAfter, NEXT_CURSOR_HEADER, parseListQuery, usesListExtension } from './list-query.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -50,12 +53,12 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       return o.streams.open(req);
     const caller = req.caller();
     const filter = req.query.get('state');
-    let states: string[] | undefined;
+    let states: RestState[] | undefined;
     if (filter !== undefined) {
       states = filter
         .split(',')
         .map((s) => s.trim())
-        .filter((s) => s !== '');
+        .filter((s) => s !== '') as RestState[];
       const bad = states.find((s) => !o.restStates.includes(s));
       if (bad !== undefined)
         throw ceError(
@@ -63,13 +66,25 @@ export function jobsResource(o: JobsResourceOptions): Resource {
           `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`,
         );
     }
-    // Streamed: a pilot factory's DN may own 100,000 jobs.
-    return sendStream(
-      req.reply,
-      200,
-      contentTypeOf[req.format],
-      listPieces(o.jobs.list(caller.owner, states), req.format),
-    );
+    const monitor = req.query.get('monitor');
+    if (monitor === undefined && !usesListExtension(req.query))
+      // Streamed: a pilot factory's DN may own 100,000 jobs.
+      return sendStream(
+        req.reply,
+        200,
+        contentTypeOf[req.format],
+        listPieces(o.jobs.list(caller.owner, states), req.format),
+      );
+    // A Ceres extension: filters, a page, or a monitor's view of a VO's jobs.
+    const q = parseListQuery(req.query, states, o.maxIdsPerRequest);
+    const scope = monitor === undefined ? { owner: caller.owner } : { vo: monitoredVo(caller, monitor) };
+    // vo= and monitor= both hold: naming two VOs matches nothing.
+    const jobs =
+      q.vo !== undefined && monitor !== undefined && q.vo !== scope.vo ? [] : o.jobs.listFiltered({ ...q, ...scope });
+    const last = jobs[jobs.length - 1];
+    if (q.limit !== undefined && jobs.length === q.limit && last !== undefined)
+      void req.reply.header(NEXT_CURSOR_HEADER, cursorAfter(last.id));
+    return sendStream(req.reply, 200, contentTypeOf[req.format], listPieces(jobs, req.format));
   };
 
   const post = async (req: RestRequest) => {
