@@ -49,8 +49,7 @@ export function parseListQuery(
   maxLimit: number,
 ): Omit<JobListQuery, 'owner'> {
   const vo = query.get('vo');
-  if (vo !== undefined && !VO.test(vo))
-    throw bad('vo', vo, 'a VO name (letters, digits, ".", "-", "_", at most 128)');
+  if (vo !== undefined && !VO.test(vo)) throw bad('vo', vo, 'a VO name (letters, digits, ".", "-", "_", at most 128)');
   const limit = query.get('limit');
   const cursor = query.get('cursor');
   return {
