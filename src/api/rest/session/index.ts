@@ -60,7 +60,7 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const caller = req.caller();
     const [rawId = '', ...rawPath] = req.rest;
     const id = decodeId(rawId);
-    const j = o.jobs.visible(caller.owner, id);
+    const j = o.jobs.visible(caller.owner, id, caller.monitors);
     return { id, ident: j.sessionIdent, path: parseSessionPath(rawPath) };
   };
   /** `fn` gets the confined path of the session directory, valid until it settles. */
