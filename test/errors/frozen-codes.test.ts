@@ -170,6 +170,7 @@ const FROZEN: Readonly<Record<string, number | typeof RETIRED>> = {
   CE_ERR_JOB_BAD_CURSOR: 400,
   CE_ERR_JOB_NOT_MONITOR: 403,
   CE_ERR_JOB_MONITOR_READ_ONLY: 403,
+  CE_ERR_SESSION_PATCH_RANGE: 400,
   // Folded into CE_ERR_HTTP_CLIENT_ABORTED (it was logged only, status 499, never sent).
   CE_ERR_SESSION_CLIENT_GONE: RETIRED,
 };
