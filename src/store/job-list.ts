@@ -9,7 +9,7 @@
  * states). So an unfiltered page reads its own rows and costs the same at any depth; a
  * filtered one reads, in addition, the rows its filters pass over (a filter that keeps one
  * job in a thousand reads a thousand rows per job answered). An exact name for one owner
- * walks (owner, name, id), which is in id order for that name.
+ * walks (owner, name, id) and one state (owner, rest_state, id), each in id order.
  */
 import type { Db } from './database.js';
 import { sqlStates } from './state-list.js';
@@ -77,7 +77,16 @@ export class JobList {
       params.after = q.after;
     }
     if (q.limit !== undefined) params.limit = q.limit;
-    const index = q.owner === undefined ? 'jobs_vo' : q.name !== undefined ? 'jobs_owner_name' : 'jobs_owner_id';
+    // One state of one owner walks (owner, rest_state, id): in id order for that state, so
+    // a page of FINISHED jobs does not read past every other state's rows.
+    const index =
+      q.owner === undefined
+        ? 'jobs_vo'
+        : q.name !== undefined
+          ? 'jobs_owner_name'
+          : q.states?.length === 1
+            ? 'jobs_owner_rest'
+            : 'jobs_owner_id';
     const sql = `SELECT id, rest_state AS state FROM jobs INDEXED BY ${index} WHERE ${where.join(' AND ')} ORDER BY id${q.limit !== undefined ? ' LIMIT @limit' : ''}`;
     let st = this.#statements.get(sql);
     if (st === undefined) this.#statements.set(sql, (st = this.#db.prepare(sql)));
