@@ -12,6 +12,7 @@ import type { Config } from '../config/schema.js';
 import type { Db } from '../store/database.js';
 import { ceError } from '../errors/ce-error.js';
 import { Groups } from './match-rules.js';
+import { monitoredVos } from './monitors.js';
 import { AccountMapper, type MapResult } from './mapping.js';
 import { PoolLeases, type PoolLeasesOptions } from './pool-leases.js';
 import { subjectKey, type AuthzSubject } from './subject.js';
@@ -29,6 +30,8 @@ export interface Grant {
   readonly localAccount?: string;
   /** Queues the caller may use; absent: all. */
   readonly queues?: readonly string[];
+  /** VOs whose jobs the caller monitors (./monitors.ts); absent: none. */
+  readonly monitors?: readonly string[];
 }
 
 type Decision =
@@ -54,6 +57,7 @@ export class Authorizer {
   readonly #files: WatchedGridMaps;
   readonly #leases: PoolLeases;
   readonly #queues: readonly { name: string; allow?: readonly string[] }[];
+  readonly #monitors: NonNullable<NonNullable<Config['authorization']>['monitors']>;
   readonly #cache = new Map<string, Decision>();
 
   constructor(
@@ -83,6 +87,7 @@ export class Authorizer {
     this.#groups = new Groups(authz, this.#files);
     this.#mapper = new AccountMapper(mapping, this.#files, this.#leases, o.sharedAccounts);
     this.#queues = queues;
+    this.#monitors = authz.monitors ?? [];
   }
 
   /** The caller's grant, or a 403 CeError with the reason. `owner`: the caller's owner key (DN). */
@@ -119,8 +124,10 @@ export class Authorizer {
     const queues = restricted
       ? this.#queues.filter((q) => q.allow === undefined || q.allow.some((g) => groups.includes(g))).map((q) => q.name)
       : undefined;
+    const monitors = monitoredVos(this.#monitors, groups);
     const grant: Grant = {
       groups,
+      ...(monitors.length > 0 ? { monitors } : {}),
       ...(mapped.account !== undefined ? { localAccount: mapped.account } : {}),
       ...(queues !== undefined ? { queues } : {}),
     };

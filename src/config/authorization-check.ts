@@ -45,6 +45,8 @@ export function checkAuthorizationConfig(cfg: Config): ConfigProblem | undefined
       }
     }
     for (const [i, name] of a.allow.entries()) if (!names.has(name)) return unknown(`authorization.allow.${i}`, name);
+    for (const [i, m] of (a.monitors ?? []).entries())
+      if (!names.has(m.group)) return unknown(`authorization.monitors.${i}.group`, m.group);
   }
   const pooled = new Map<string, number>();
   for (const [i, m] of cfg.mapping.entries()) {

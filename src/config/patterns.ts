@@ -28,6 +28,12 @@ export const SHORT_NAME: Worded = {
   errorMessage: 'a name of 1 to 64 letters, digits, ., _ or -',
 };
 
+/** A VO name as VOMS allows it (the monitoring role names VOs; src/authz/monitors.ts). */
+export const VO_NAME: Worded = {
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
+  errorMessage: 'a VO name (e.g. atlas): a letter or digit, then letters, digits, ., _ or -, at most 128',
+};
+
 export const FQAN_PREFIX: Worded = {
   pattern: '^/[^/]',
   errorMessage: 'an FQAN, starting with / (e.g. /atlas, /atlas/prod or /atlas/Role=production)',

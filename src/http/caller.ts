@@ -26,6 +26,8 @@ export interface Caller {
   readonly queues?: readonly string[];
   /** The caller's authorization groups (src/authz), named when a queue is not open to them; absent without authorization. */
   readonly groups?: readonly string[];
+  /** VOs whose jobs the caller may list and follow but not act on (src/authz/monitors.ts); absent: none. */
+  readonly monitors?: readonly string[];
   /** The verified bearer token of a `token` caller (its claims and the token itself). */
   readonly token?: TokenIdentity;
 }

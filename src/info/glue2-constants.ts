@@ -38,6 +38,13 @@ export const REST_EXTENSIONS: readonly string[] = [
   'urn:ceres:rest:job-event-stream:1',
   // action=status and info with since=N and an empty id list; the ceres-sequence header.
   'urn:ceres:rest:changed-since:1',
+  // GET jobs with name=, queue=, vo=, submitted-since=, changed-since=, limit= and cursor=;
+  // the ceres-next-cursor header.
+  'urn:ceres:rest:job-list-filters:1',
+  // monitor=<vo> on the list, the stream, since= and action=status|info (authorization.monitors).
+  'urn:ceres:rest:job-monitoring:1',
+  // PATCH of a session file with Content-Range or offset=.
+  'urn:ceres:rest:session-patch:1',
 ];
 
 /** Job description languages accepted at `jobs?action=new`, as GLUE2 JobDescription values. */

@@ -26,6 +26,11 @@ export type FeedItem =
 
 export interface Follower {
   readonly owner: string;
+  /**
+   * A VO the follower monitors (src/authz/monitors.ts, checked by the caller): it follows
+   * the events of that VO's jobs, whoever owns them, instead of its owner's.
+   */
+  readonly monitor?: string;
   /** Hands one item over (the stream writes it out). */
   send(item: FeedItem): void;
   /** What has been handed over and not yet written out (bytes, the stream's measure). */
@@ -64,6 +69,7 @@ export class EventFeed {
   readonly #maxBuffered: number;
   readonly #page: number;
   readonly #replayStallMs: number;
+  /** Followers by what they follow: `o:<owner>` or `v:<VO>` (keyOf). */
   readonly #byOwner = new Map<string, Set<Entry>>();
   #count = 0;
   #cursor = 0;
@@ -100,13 +106,18 @@ export class EventFeed {
    * among them or after `next`: the next call never misses it. 'relist': the events after
    * `after` are no longer all kept (or never were given out); the client lists again.
    */
-  changedSince(owner: string, after: number, max: number): { ids: string[]; next: number } | 'relist' {
+  changedSince(
+    owner: string,
+    after: number,
+    max: number,
+    monitor?: string,
+  ): { ids: string[]; next: number } | 'relist' {
     const latest = this.#events.latest();
     if (this.check(after) !== 'ok') return 'relist';
     const ids = new Set<string>();
     let next = after;
     for (;;) {
-      const page = this.#events.after(owner, next, this.#page);
+      const page = this.#after({ owner, monitor }, next);
       for (const ev of page) {
         if (!ids.has(ev.jobId) && ids.size === max) return { ids: [...ids], next };
         ids.add(ev.jobId);
@@ -129,8 +140,8 @@ export class EventFeed {
       e.replaying = false;
       f.send({ kind: 'relist', seq: start, prunedThrough: this.#events.prunedThrough() });
     }
-    let set = this.#byOwner.get(f.owner);
-    if (set === undefined) this.#byOwner.set(f.owner, (set = new Set()));
+    let set = this.#byOwner.get(keyOf(f));
+    if (set === undefined) this.#byOwner.set(keyOf(f), (set = new Set()));
     set.add(e);
     this.#count++;
     if (this.#timer === undefined) {
@@ -153,9 +164,9 @@ export class EventFeed {
   #drop(e: Entry): void {
     if (!e.open) return;
     e.open = false;
-    const set = this.#byOwner.get(e.f.owner);
+    const set = this.#byOwner.get(keyOf(e.f));
     set?.delete(e);
-    if (set?.size === 0) this.#byOwner.delete(e.f.owner);
+    if (set?.size === 0) this.#byOwner.delete(keyOf(e.f));
     this.#count--;
     if (this.#count === 0) this.#stopTimer();
   }
@@ -182,7 +193,7 @@ export class EventFeed {
       setTimeout(() => this.#replay(e, since), REPLAY_WAIT_MS).unref();
       return;
     }
-    const page = this.#events.after(e.f.owner, e.last, this.#page);
+    const page = this.#after(e.f, e.last);
     let i = 0;
     for (; i < page.length && e.f.buffered() <= room; i++) if (!this.#hand(e, page[i]!)) return;
     if (i === page.length && page.length < this.#page) {
@@ -197,11 +208,22 @@ export class EventFeed {
       const page = this.#events.allAfter(this.#cursor, this.#page);
       for (const ev of page) {
         this.#cursor = ev.seq;
-        const set = this.#byOwner.get(ev.owner);
-        if (set !== undefined) for (const e of [...set]) if (!e.replaying) this.#hand(e, ev);
+        this.#handAll(this.#byOwner.get(`o:${ev.owner}`), ev);
+        if (ev.vo !== null) this.#handAll(this.#byOwner.get(`v:${ev.vo}`), ev);
       }
       if (page.length < this.#page) return;
     }
+  }
+
+  #handAll(set: Set<Entry> | undefined, ev: JobEvent): void {
+    if (set !== undefined) for (const e of [...set]) if (!e.replaying) this.#hand(e, ev);
+  }
+
+  /** The events a follower (or a `since=` caller) sees after `seq`: its owner's or its VO's. */
+  #after(f: Pick<Follower, 'owner' | 'monitor'>, seq: number): JobEvent[] {
+    return f.monitor !== undefined
+      ? this.#events.afterInVo(f.monitor, seq, this.#page)
+      : this.#events.after(f.owner, seq, this.#page);
   }
 
   /** Hands `ev` over unless the follower has it; false when the follower was ended. */
@@ -217,4 +239,9 @@ export class EventFeed {
     e.f.send({ kind: 'state', event: ev });
     return true;
   }
+}
+
+/** What a follower follows, as the key of its set: its owner's jobs or a VO's. */
+function keyOf(f: Pick<Follower, 'owner' | 'monitor'>): string {
+  return f.monitor !== undefined ? `v:${f.monitor}` : `o:${f.owner}`;
 }

@@ -32,6 +32,12 @@ import { killMovesOn, killRefusal, restartRefusal } from '../engine/state-machin
 
 const NOT_FOUND = (id: string): BulkItem => ({ status: 404, reason: 'Job not found', id });
 
+/**
+ * Whose jobs a reading action sees: an owner's (the owner key), or a VO's as its monitors
+ * see them (src/authz/monitors.ts; the caller checked the role).
+ */
+export type Viewer = string | { readonly vo: string };
+
 export class JobActions {
   constructor(
     readonly store: JobStore,
@@ -47,18 +53,22 @@ export class JobActions {
   readonly #cache: ActivityCache;
 
   /** The REST state of one of `owner`'s jobs, or undefined (unknown id, or another owner's job). */
-  stateOf(owner: string, id: string): string | undefined {
-    return this.store.restStateOwned(id, owner);
+  stateOf(owner: Viewer, id: string): string | undefined {
+    return typeof owner === 'string' ? this.store.restStateOwned(id, owner) : this.#get(owner, id)?.restState;
   }
 
-  status(owner: string, ids: readonly string[]): BulkItem[] {
+  #get(v: Viewer, id: string): JobRecord | undefined {
+    return typeof v === 'string' ? this.store.getOwned(id, v) : this.store.getInVo(id, v.vo);
+  }
+
+  status(owner: Viewer, ids: readonly string[]): BulkItem[] {
     return ids.map((id) => {
-      const state = this.store.restStateOwned(id, owner);
+      const state = this.stateOf(owner, id);
       return state !== undefined ? { status: 200, reason: 'OK', id, state } : NOT_FOUND(id);
     });
   }
 
-  info(owner: string, ids: readonly string[], format: DocFormat = 'json'): BulkItem[] {
+  info(owner: Viewer, ids: readonly string[], format: DocFormat = 'json'): BulkItem[] {
     return ids.map(this.infoOf(owner, ids, format));
   }
 
@@ -69,13 +79,14 @@ export class JobActions {
    * an unchanged job's document is taken as written in `format`; the others are read and
    * written, and kept. (HTML is rendered from the tree, never from the cache.)
    */
-  infoOf(owner: string, ids: readonly string[], format: DocFormat): (id: string) => BulkItem {
+  infoOf(owner: Viewer, ids: readonly string[], format: DocFormat): (id: string) => BulkItem {
     const w = this.activity();
-    const versions = this.store.versionsOwned(ids, owner);
+    const versions =
+      typeof owner === 'string' ? this.store.versionsOwned(ids, owner) : this.store.versionsInVo(ids, owner.vo);
     const ok = (id: string, doc: WrittenDoc): BulkItem => ({ status: 200, reason: 'OK', id, infoDocument: doc });
     /** Read and write the document; keep it (filling `valid`, the entry of the same record, when there is one). */
     const fresh = (id: string, valid: CachedActivity | undefined): BulkItem => {
-      const j = this.store.getOwned(id, owner);
+      const j = this.#get(owner, id);
       if (!j) return { ...NOT_FOUND(id), infoDocument: null };
       const doc = w.write(j);
       if (format === 'html') return ok(id, doc);
@@ -117,7 +128,7 @@ export class JobActions {
       let other: TemplateDoc | undefined;
       const record = (): TemplateDoc => {
         if (other !== undefined) return other;
-        const j = this.store.getOwned(id, owner);
+        const j = this.#get(owner, id);
         if (j === undefined) throw new Error(`job ${id} is gone`);
         return (other = w.write(j));
       };

@@ -5,9 +5,11 @@
  * pokes the engine.
  */
 import { ceError } from '../errors/ce-error.js';
+import { monitors as monitorsVo } from '../authz/monitors.js';
 import type { JobStore, NewJob } from '../store/job-store.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { JobRecord } from '../store/job-record.js';
+import type { JobListQuery, ListedJob } from '../store/job-list.js';
 import { newJobId } from './job-id.js';
 import type { DelegationPort, DescriptionPort, EnginePort, ItemFailure } from './ports.js';
 import type { JobDescription } from '../vocabulary/job-description.js';
@@ -95,15 +97,31 @@ export class JobService {
     return this.#o.sessions.pathOf(id);
   }
 
-  /** The caller's job, or a 404 CeError. */
-  visible(owner: string, id: string): JobRecord {
+  /**
+   * The caller's job, or a 404 CeError; a 403 when the caller only monitors it (`monitors`:
+   * the VOs it monitors, src/authz/monitors.ts): its files are not a monitor's to read.
+   */
+  visible(owner: string, id: string, monitors?: readonly string[]): JobRecord {
     const j = this.#o.store.getOwned(id, owner);
-    if (!j) throw ceError('CE_ERR_JOB_NOT_FOUND');
-    return j;
+    if (j) return j;
+    throw ceError(this.onlyMonitors(monitors, id) ? 'CE_ERR_JOB_MONITOR_READ_ONLY' : 'CE_ERR_JOB_NOT_FOUND');
+  }
+
+  /** Whether `id`, not the caller's, is a job of a VO in `monitors` (the caller only monitors it). */
+  onlyMonitors(monitors: readonly string[] | undefined, id: string): boolean {
+    return monitors !== undefined && monitors.length > 0 && monitorsVo({ monitors }, this.#o.store.voOf(id));
   }
 
   list(owner: string, restStates?: readonly string[]): { id: string; state: string }[] {
     return this.#o.store.listByOwner(owner, restStates);
+  }
+
+  /**
+   * GET jobs with the extension's filters or a page size (docs/compatibility.md): the
+   * query's owner's jobs or, for a monitor, its VO's (the caller checked the role).
+   */
+  listFiltered(q: JobListQuery): ListedJob[] {
+    return this.#o.store.listFiltered(q);
   }
 
   /**

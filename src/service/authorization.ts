@@ -131,6 +131,7 @@ export function createAuth(
       ...caller,
       ...(g.localAccount !== undefined ? { localAccount: g.localAccount } : {}),
       ...(g.queues !== undefined ? { queues: g.queues, groups: g.groups } : {}),
+      ...(g.monitors !== undefined ? { monitors: g.monitors } : {}),
     };
   };
   const decide: HttpAuthorizer = (req, caller, operation) => {

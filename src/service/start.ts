@@ -356,7 +356,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
         maxSubmitBodyBytes: config.http.maxSubmitBodyBytes,
         callerDelegation: async (c) => (c.token === undefined ? undefined : callerTokens.delegationFor(c.token)),
         streams,
-        changedSince: (owner, after, max) => events.feed.changedSince(owner, after, max),
+        changedSince: (owner, after, max, monitor) => events.feed.changedSince(owner, after, max, monitor),
       }),
       session: sessionResource({ jobs, sessions, files, maxListingEntries: config.jobs.maxListingEntries }),
       diagnose: diagnoseResource({

@@ -7,7 +7,7 @@
  * As the RFC allows, anything we do not serve as a single range is ignored and the
  * whole file is sent: another unit, several ranges, a malformed or inverted spec.
  *
- * `Content-Range` on PUT (A-REX's partial-upload extension): `bytes a-b/total` or
+ * `Content-Range` on PUT (A-REX's partial-upload extension) and PATCH: `bytes a-b/total` or
  * `bytes a-b/*`, end inclusive, `a <= b`, `b < total`. Anything else is a 400: a PUT
  * that cannot say where its bytes go must not write them somewhere.
  */
@@ -56,6 +56,32 @@ export function parseContentRange(header: string): ContentRange {
   if (end < start) throw badRange('the last byte is before the first');
   if (total !== undefined && end >= total) throw badRange('the range ends beyond the total length');
   return { start, end, total };
+}
+
+/**
+ * Where the bytes of a PATCH go: its `Content-Range` (as a ranged PUT's), or `offset=N`
+ * with the body's `Content-Length` (the range N..N+length-1). Exactly one of the two; a
+ * PATCH that cannot say where its bytes go, or says it twice, or has no bytes, is a 400.
+ */
+export function patchRange(
+  contentRange: string | undefined,
+  offset: string | undefined,
+  contentLength: string | undefined,
+): ContentRange {
+  if ((contentRange === undefined) === (offset === undefined))
+    throw ceError(
+      'CE_ERR_SESSION_PATCH_RANGE',
+      contentRange === undefined
+        ? 'PATCH needs Content-Range: bytes <first>-<last>/<total or *>, or offset=<byte> with Content-Length'
+        : 'PATCH takes Content-Range or offset=, not both',
+    );
+  if (contentRange !== undefined) return parseContentRange(contentRange);
+  const at = /^\d{1,16}$/.test(offset!.trim()) ? Number(offset!.trim()) : NaN;
+  if (!Number.isSafeInteger(at)) throw ceError('CE_ERR_SESSION_PATCH_RANGE', 'offset= is a byte offset (0 or more)');
+  const length = contentLength !== undefined && /^\d{1,16}$/.test(contentLength.trim()) ? Number(contentLength) : NaN;
+  if (!(length > 0))
+    throw ceError('CE_ERR_SESSION_PATCH_RANGE', 'offset= needs the body length in Content-Length (1 byte or more)');
+  return { start: at, end: at + length - 1, total: undefined };
 }
 
 function badRange(detail: string) {

@@ -17,6 +17,8 @@ export interface JobEvent {
   readonly seq: number;
   readonly jobId: string;
   readonly owner: string;
+  /** The job's VO (its first FQAN's, migration 17); null without one. Its monitors follow it. */
+  readonly vo: string | null;
   readonly state: string;
   /** The REST state before; null for the job's first (its submission). */
   readonly previousState: string | null;
@@ -35,15 +37,16 @@ export interface EventRetention {
   readonly maxEvents: number;
 }
 
-type EventRow = [number, string, string, string, string | null, number, number | null, string | null];
+type EventRow = [number, string, string, string, string | null, number, number | null, string | null, string | null];
 
 const ENDED: ReadonlySet<string> = new Set(ENDED_REST_STATES);
-const SELECT = 'SELECT seq, job_id, owner, state, previous_state, at, exit_code, failure_reason FROM job_events';
+const SELECT = 'SELECT seq, job_id, owner, state, previous_state, at, exit_code, failure_reason, vo FROM job_events';
 /** Rows deleted per statement: a prune of millions never holds the event loop for long. */
 const PRUNE_SLICE = 10_000;
 
 export class JobEvents {
   readonly #ownerAfter;
+  readonly #voAfter;
   readonly #allAfter;
   readonly #latest;
   readonly #oldest;
@@ -52,6 +55,7 @@ export class JobEvents {
 
   constructor(db: Db) {
     this.#ownerAfter = db.prepare(`${SELECT} WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?`).raw();
+    this.#voAfter = db.prepare(`${SELECT} WHERE vo = ? AND seq > ? ORDER BY seq LIMIT ?`).raw();
     this.#allAfter = db.prepare(`${SELECT} WHERE seq > ? ORDER BY seq LIMIT ?`).raw();
     // The last number given out, kept even when its row was pruned.
     this.#latest = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'job_events'").pluck();
@@ -80,6 +84,11 @@ export class JobEvents {
     return (this.#ownerAfter.all(owner, seq, limit) as EventRow[]).map(toEvent);
   }
 
+  /** The events of the jobs of VO `vo` after `seq` (its monitors'), oldest first, at most `limit`. */
+  afterInVo(vo: string, seq: number, limit: number): JobEvent[] {
+    return (this.#voAfter.all(vo, seq, limit) as EventRow[]).map(toEvent);
+  }
+
   /** Everyone's events after `seq` (the stream hub reads each new event once for all streams). */
   allAfter(seq: number, limit: number): JobEvent[] {
     return (this.#allAfter.all(seq, limit) as EventRow[]).map(toEvent);
@@ -102,12 +111,13 @@ export class JobEvents {
   }
 }
 
-function toEvent([seq, jobId, owner, state, previousState, at, exitCode, failureReason]: EventRow): JobEvent {
+function toEvent([seq, jobId, owner, state, previousState, at, exitCode, failureReason, vo]: EventRow): JobEvent {
   const ended = ENDED.has(state);
   return {
     seq,
     jobId,
     owner,
+    vo,
     state,
     previousState,
     at,

@@ -10,6 +10,7 @@
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
+import { JobList, type JobListQuery, type ListedJob } from './job-list.js';
 import {
   ENDED_REST_STATES,
   FINAL_STATES,
@@ -70,6 +71,10 @@ export class JobStore {
   readonly #getOwned;
   readonly #index = new JobIndex();
   readonly #listOwner;
+  readonly #list: JobList;
+  readonly #voOf;
+  readonly #getInVo;
+  readonly #versionsInVo;
   readonly #countActive;
   readonly #delegsOf;
   readonly #versionsOwned;
@@ -95,6 +100,13 @@ export class JobStore {
    */
   constructor(db: Db, o: { readonly index?: 'now' | 'later' } = {}) {
     this.#db = db;
+    this.#list = new JobList(db);
+    // The monitoring role (src/authz/monitors.ts): a job seen through its VO (migration 17).
+    this.#voOf = db.prepare('SELECT vo FROM jobs WHERE id = ?').pluck();
+    this.#getInVo = db.prepare(`SELECT ${COLUMNS} FROM jobs WHERE id = ? AND vo = ?`);
+    this.#versionsInVo = db
+      .prepare('SELECT id, version FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND vo = ?')
+      .raw();
     // The other columns start at their defaults; a new job was last updated when created.
     this.#insert = db.prepare(
       `INSERT INTO jobs (${INSERTED_KEYS.map((k) => columnOf[k]).join(', ')}, raw, updated_at)
@@ -246,6 +258,30 @@ export class JobStore {
     return this.#db
       .prepare(`SELECT id, rest_state AS state FROM jobs WHERE owner = ? AND rest_state IN (${marks}) ORDER BY id`)
       .all(owner, ...restStates) as { id: string; state: string }[];
+  }
+
+  /** The job's VO (its first FQAN's); null: none; undefined: no such job. */
+  voOf(id: string): string | null | undefined {
+    return this.#voOf.get(id) as string | null | undefined;
+  }
+
+  /** A job as its VO's monitors see it: only a job of VO `vo`. */
+  getInVo(id: string, vo: string): JobRecord | undefined {
+    const r = this.#getInVo.get(id, vo) as JobRow | undefined;
+    return r && sameId(r, id);
+  }
+
+  /** `versionsOwned` for the jobs of VO `vo`. */
+  versionsInVo(ids: readonly string[], vo: string): Map<string, number> {
+    const out = new Map<string, number>();
+    if (ids.length === 0) return out;
+    for (const [id, v] of this.#versionsInVo.all(JSON.stringify(ids), vo) as [string, number][]) out.set(id, v);
+    return out;
+  }
+
+  /** A page of an owner's or a VO's jobs, filtered, in id order (GET jobs with filters; job-list.ts). */
+  listFiltered(q: JobListQuery): ListedJob[] {
+    return this.#list.find(q);
   }
 
   /** Jobs of `owner` that have not ended (REST state other than FINISHED, FAILED, KILLED, WIPED). */

@@ -368,4 +368,41 @@ CREATE INDEX jobs_route_state ON jobs (json_extract(route, '$.name'), state) WHE
 ALTER TABLE jobs ADD COLUMN batch_reason TEXT;
 `,
   },
+  {
+    // GET jobs with filters and cursor paging, and the monitoring role (src/store/job-list.ts,
+    // docs/compatibility.md). A page walks an index in id order from the cursor, so the
+    // thousandth page costs what the first does: (owner, id) for a user's list, (vo, id)
+    // for a VO's list as its monitors see it. `vo` is the job's VO: that of its first FQAN
+    // (`/atlas/prod/Role=x` -> `atlas`; a token's first `wlcg.groups` entry, recorded as
+    // FQANs), NULL without one. Computed from `fqans` (never written, so no code path can
+    // store a job whose VO disagrees with its FQANs) and VIRTUAL (the only kind ALTER
+    // TABLE may add; the index keeps it). Each event carries its job's VO too (the
+    // triggers are remade with it), so a monitor's stream and `since=` read their own
+    // index; the events kept from before get the VO of their job where it is still stored.
+    version: 20,
+    sql: `
+ALTER TABLE jobs ADD COLUMN vo TEXT GENERATED ALWAYS AS (
+  CASE WHEN json_valid(fqans) AND json_type(fqans, '$[0]') = 'text' AND substr(json_extract(fqans, '$[0]'), 1, 1) = '/'
+  THEN nullif(substr(substr(json_extract(fqans, '$[0]'), 2) || '/', 1, instr(substr(json_extract(fqans, '$[0]'), 2) || '/', '/') - 1), '')
+  END) VIRTUAL;
+CREATE INDEX jobs_owner_id ON jobs (owner, id);
+CREATE INDEX jobs_vo ON jobs (vo, id) WHERE vo IS NOT NULL;
+ALTER TABLE job_events ADD COLUMN vo TEXT;
+UPDATE job_events SET vo = (SELECT jobs.vo FROM jobs WHERE jobs.id = job_events.job_id);
+CREATE INDEX job_events_vo ON job_events (vo, seq) WHERE vo IS NOT NULL;
+DROP TRIGGER job_events_on_insert;
+DROP TRIGGER job_events_on_update;
+CREATE TRIGGER job_events_on_insert AFTER INSERT ON jobs
+BEGIN
+  INSERT INTO job_events (job_id, owner, state, previous_state, at, exit_code, failure_reason, vo)
+  VALUES (new.id, new.owner, new.rest_state, NULL, new.updated_at, new.exit_code, new.failure_reason, new.vo);
+END;
+CREATE TRIGGER job_events_on_update AFTER UPDATE OF rest_state ON jobs
+WHEN new.rest_state IS NOT old.rest_state
+BEGIN
+  INSERT INTO job_events (job_id, owner, state, previous_state, at, exit_code, failure_reason, vo)
+  VALUES (new.id, new.owner, new.rest_state, old.rest_state, new.updated_at, new.exit_code, new.failure_reason, new.vo);
+END;
+`,
+  },
 ];

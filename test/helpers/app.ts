@@ -19,11 +19,13 @@ export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
     return { ok: false, code: 'CE_ERR_AUTH_NO_CREDENTIALS', reason: 'no test identity' };
   if (dn === 'invalid') return { ok: false, code: 'CE_ERR_AUTH_CERT_INVALID', reason: 'test: invalid credentials' };
   // The owner key a certificate with this one-line subject gets (src/pki/rfc4514.ts).
-  // Optional VOMS FQANs and authorization groups, comma-separated (the routes' tests).
+  // Optional VOMS FQANs, authorization groups and monitored VOs, comma-separated.
   const list = (h: string | string[] | undefined) =>
     typeof h === 'string' && h !== '' ? { value: h.split(',') } : undefined;
   const fqans = list(req.headers['x-test-fqans']);
   const groups = list(req.headers['x-test-groups']);
+  // The VOs the caller monitors, as the authorizer grants them (src/authz/monitors.ts).
+  const monitors = list(req.headers['x-test-monitors']);
   return {
     ok: true,
     caller: {
@@ -32,6 +34,7 @@ export const headerAuthenticator: Authenticator = (req: IncomingMessage) => {
       kind: 'x509',
       ...(fqans !== undefined ? { fqans: fqans.value } : {}),
       ...(groups !== undefined ? { groups: groups.value } : {}),
+      ...(monitors !== undefined ? { monitors: monitors.value } : {}),
     },
   };
 };

@@ -3,6 +3,7 @@
 // the current code.
 import Database from 'better-sqlite3';
 import { migrations } from '../../src/store/migrations.js';
+import { ownerKeyOfStored } from '../../src/pki/rfc4514.js';
 
 export function databaseAtSchema(
   file: string,
@@ -10,6 +11,10 @@ export function databaseAtSchema(
   job: { readonly id: string; readonly state: string; readonly restState: string },
 ): void {
   const old = new Database(file);
+  // Migration 12 converts owners with the function the service registers (database.ts).
+  old.function('ceres_owner_key', { deterministic: true }, (v: unknown) =>
+    typeof v === 'string' ? ownerKeyOfStored(v) : v,
+  );
   old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   for (const m of migrations.filter((x) => x.version <= version)) {
     old.exec(m.sql);

@@ -129,8 +129,7 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
     'Technology',
     'InterfaceName',
     'InterfaceVersion',
-    'InterfaceExtension',
-    'InterfaceExtension',
+    ...REST_EXTENSIONS.map(() => 'InterfaceExtension'),
     'Implementor',
     'ImplementationName',
     'ImplementationVersion',
@@ -167,6 +166,8 @@ test('ComputingEndpoint: what the ARC client needs to pick the REST plugins and 
   assert.deepEqual(texts(ep, 'Capability'), REST_CAPABILITIES);
   // Ceres's extensions, announced where GLUE2 has a place for them (docs/compatibility.md).
   assert.deepEqual(texts(ep, 'InterfaceExtension'), REST_EXTENSIONS);
+  for (const x of ['job-list-filters', 'job-monitoring', 'session-patch'])
+    assert.ok(texts(ep, 'InterfaceExtension').includes(`urn:ceres:rest:${x}:1`), x);
   assert.ok(texts(ep, 'Capability').includes('executionmanagement.jobcreation'));
   assert.equal(text(ep, 'HealthState'), 'ok');
   assert.equal(text(ep, 'ServingState'), 'production');

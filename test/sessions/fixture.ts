@@ -9,7 +9,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { testApp } from '../helpers/app.js';
+import { testApp, testRoutes } from '../helpers/app.js';
+import { guardDiskSpace } from '../../src/api/rest/disk-guard.js';
+import type { AreaStatus } from '../../src/health/disk-space.js';
 import { openDatabase, type Db } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { JobService } from '../../src/jobs/job-service.js';
@@ -34,6 +36,8 @@ export interface FixtureOptions {
   readonly tracker?: UploadTrackerOptions;
   readonly maxFileBytes?: number;
   readonly maxUploadBytesPerJob?: number;
+  /** The file systems below their low-water mark, read per request (absent: no guard). */
+  readonly diskLow?: () => readonly AreaStatus[];
   readonly maxListingEntries?: number;
   /** What the session resource leases directories through (default: the fixture's SessionDirs). */
   readonly lease?: (sessions: SessionDirs) => Pick<SessionDirs, 'withRoot'>;
@@ -70,7 +74,7 @@ export async function makeFixture(o: FixtureOptions = {}) {
     ...(o.maxFileBytes === undefined ? {} : { maxFileBytes: o.maxFileBytes }),
     ...(o.maxUploadBytesPerJob === undefined ? {} : { maxUploadBytesPerJob: o.maxUploadBytesPerJob }),
   });
-  const app = testApp({
+  const routes = {
     session: sessionResource({
       jobs,
       sessions: o.lease?.(sessions) ?? sessions,
@@ -78,7 +82,9 @@ export async function makeFixture(o: FixtureOptions = {}) {
       ...(o.maxListingEntries === undefined ? {} : { maxListingEntries: o.maxListingEntries }),
     }),
     diagnose: diagnoseResource({ jobs, control, ...(o.render ? { render: o.render } : {}) }),
-  });
+  };
+  // The disk low-water guard in front, as the service has it (src/api/rest/disk-guard.ts).
+  const app = testApp(o.diskLow === undefined ? routes : guardDiskSpace(testRoutes(routes), o.diskLow));
   let port: number | undefined;
 
   return {

@@ -1,6 +1,6 @@
 /**
  * Refuses the requests that would fill a file system below its low-water mark: job
- * submission (`POST jobs?action=new`) and session uploads (`PUT`), with 507
+ * submission (`POST jobs?action=new`) and session uploads (`PUT`, `PATCH`), with 507
  * CE_ERR_DISK_LOW_SPACE naming the file system, before any body is read. Everything
  * else (status, downloads, kill, clean: which frees space) goes on, and so do running jobs.
  */
@@ -31,6 +31,10 @@ export function guardDiskSpace(routes: RestRoutes, low: () => readonly AreaStatu
   return {
     ...routes,
     jobs: withMethod(routes.jobs, 'POST', (req) => req.query.get('action') === 'new'),
-    session: withMethod(routes.session, 'PUT', () => true),
+    session: withMethod(
+      withMethod(routes.session, 'PUT', () => true),
+      'PATCH',
+      () => true,
+    ),
   };
 }

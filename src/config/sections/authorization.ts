@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ACCOUNT_NAME, FQAN_PREFIX, SHORT_NAME } from '../patterns.js';
+import { ACCOUNT_NAME, FQAN_PREFIX, SHORT_NAME, VO_NAME } from '../patterns.js';
 import { PATH } from '../paths.js';
 
 /**
@@ -114,6 +114,17 @@ const mappingEntry = Type.Object(
   { additionalProperties: false },
 );
 
+const monitorEntry = Type.Object(
+  {
+    group: Type.String({ minLength: 1, description: 'The members of this authorization group monitor' }),
+    vos: Type.Array(Type.String({ ...VO_NAME }), {
+      minItems: 1,
+      description: 'the jobs of these VOs (VO names, e.g. `atlas`)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 /** Who may use the service, and as which local account (docs/security.md). */
 export const authorizationSection = {
   authorization: Type.Optional(
@@ -124,6 +135,12 @@ export const authorizationSection = {
           minItems: 1,
           description: 'Groups allowed to use the job interface; other callers get 403',
         }),
+        monitors: Type.Optional(
+          Type.Array(monitorEntry, {
+            description:
+              "The monitoring role: members of a group may list and follow (GET jobs?monitor=<vo>, the event stream and since= with monitor=<vo>, action=status|info) the jobs of the VOs named, whoever submitted them, and never act on them or read their files (403). A job's VO is that of its first FQAN (or token group). The group must also be allowed; absent: nobody monitors",
+          }),
+        ),
       },
       {
         additionalProperties: false,

@@ -27,4 +27,11 @@ export const jobErrors = {
   // Per item, as the per-user job limit answers (503 `No more jobs allowed`): a limit
   // reached is a temporary condition of the service, the same description fits later.
   CE_ERR_JOB_ROUTE_FULL: { status: 503, message: 'No more jobs allowed: the route has its most waiting jobs' },
+  CE_ERR_JOB_BAD_LIST_FILTER: { status: 400, message: 'Malformed job list filter or page size' },
+  CE_ERR_JOB_BAD_CURSOR: { status: 400, message: 'Malformed job list cursor' },
+  CE_ERR_JOB_NOT_MONITOR: { status: 403, message: 'The caller does not monitor the jobs of that VO' },
+  CE_ERR_JOB_MONITOR_READ_ONLY: {
+    status: 403,
+    message: 'A monitor may list and follow this job, not act on it or read its files',
+  },
 } as const satisfies ErrorTable;

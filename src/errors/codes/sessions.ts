@@ -28,4 +28,8 @@ export const sessionErrors = {
     message: 'The session directory was replaced by the job; it is not accessed',
   },
   CE_ERR_SESSION_LISTING_TOO_LARGE: { status: 403, message: 'Directory has too many entries to list' },
+  CE_ERR_SESSION_PATCH_RANGE: {
+    status: 400,
+    message: 'PATCH needs where its bytes go: Content-Range or offset (one of them)',
+  },
 } as const satisfies ErrorTable;

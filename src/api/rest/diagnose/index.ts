@@ -35,7 +35,7 @@ export function diagnoseResource(o: DiagnoseResourceOptions): Resource {
     const caller = req.caller();
     const [id = '', name = ''] = req.rest;
     if (!isDiagnoseName(name)) throw ceError('CE_ERR_SESSION_DIAGNOSE_UNKNOWN');
-    const job = o.jobs.visible(caller.owner, id);
+    const job = o.jobs.visible(caller.owner, id, caller.monitors);
     const info = { contentType: name === 'xml' ? 'application/xml' : 'text/plain' };
     const rendered = o.render ? await o.render(job, name) : undefined;
     if (rendered !== undefined)

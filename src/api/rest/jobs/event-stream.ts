@@ -25,6 +25,7 @@ import { leaveInFlight } from '../../../http/fairness.js';
 import type { EventFeed, FeedItem, Follower } from '../../../jobs/event-feed.js';
 import type { JobEvent } from '../../../store/job-events.js';
 import type { RestRequest } from '../resource.js';
+import { monitoredVo } from '../../../authz/monitors.js';
 
 export type EndReason = 'slow-reader' | 'credential-expired' | 'service-stopping';
 
@@ -70,6 +71,9 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
         `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`,
       );
     const ids = listParam(req.query.get('id'), o.maxIds);
+    // A Ceres extension: a monitor follows its VO's jobs (src/authz/monitors.ts).
+    const m = req.query.get('monitor');
+    const monitor = m === undefined ? undefined : monitoredVo(caller, m);
     const { maxStreamsPerIdentity, heartbeatSeconds } = o.limits();
     const held = perOwner.get(caller.owner) ?? 0;
     if (held >= maxStreamsPerIdentity)
@@ -98,6 +102,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     };
     const follower: Follower = {
       owner: caller.owner,
+      ...(monitor !== undefined ? { monitor } : {}),
       send: (item) => write(sse(item, stateSet, idSet)),
       buffered: () => body.readableLength + res.writableLength,
       end,
@@ -144,7 +149,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       // Proxies that buffer answers (nginx) pass this one on as it comes.
       .header('x-accel-buffering', 'no');
     // The first bytes send the headers: the client knows at once that it is following.
-    write(`retry: 5000\n: following the jobs of ${oneLine(caller.dn)}\n\n`);
+    const whose = monitor === undefined ? oneLine(caller.dn) : `VO ${monitor}`;
+    write(`retry: 5000\n: following the jobs of ${whose}\n\n`);
     const reply = req.reply.send(body);
     if (resume !== undefined && o.feed.check(resume) === 'future') {
       // Never given out here (a restored database, another service's id): the client lists again.

@@ -14,7 +14,8 @@ import { contentTypeOf, wantsEventStream } from '../../../http/negotiate.js';
 import { sendRendered } from '../../../http/send.js';
 import { sendStream } from '../../../http/send-stream.js';
 import type { ItemResult, JobService } from '../../../jobs/job-service.js';
-import type { BulkItem, JobActions } from '../../../jobs/job-actions.js';
+import type { BulkItem, JobActions, Viewer } from '../../../jobs/job-actions.js';
+import { catalog } from '../../../errors/catalog.js';
 import type { Resource, RestRequest } from '../resource.js';
 import type { Caller } from '../../../http/caller.js';
 import { callerSubmitOptions } from '../../submit-options.js';
@@ -23,6 +24,9 @@ import { bulkPieces, listPieces, renderBulk } from './render.js';
 import { statusAnswer } from './status-answer.js';
 import { sequenceNumber, type EventStreams } from './event-stream.js';
 import type { EventFeed } from '../../../jobs/event-feed.js';
+import type { RestState } from '../../../vocabulary/job-states.js';
+import { monitoredVo } from '../../../authz/monitors.js';
+import { cursorAfter, NEXT_CURSOR_HEADER, parseListQuery, usesListExtension } from './list-query.js';
 
 export interface JobsResourceOptions {
   readonly jobs: JobService;
@@ -51,12 +55,12 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       return o.streams.open(req);
     const caller = req.caller();
     const filter = req.query.get('state');
-    let states: string[] | undefined;
+    let states: RestState[] | undefined;
     if (filter !== undefined) {
       states = filter
         .split(',')
         .map((s) => s.trim())
-        .filter((s) => s !== '');
+        .filter((s) => s !== '') as RestState[];
       const bad = states.find((s) => !o.restStates.includes(s));
       if (bad !== undefined)
         throw ceError(
@@ -64,14 +68,39 @@ export function jobsResource(o: JobsResourceOptions): Resource {
           `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`,
         );
     }
-    // Streamed: a pilot factory's DN may own 100,000 jobs.
-    return sendStream(
-      req.reply,
-      200,
-      contentTypeOf[req.format],
-      listPieces(o.jobs.list(caller.owner, states), req.format),
-    );
+    const monitor = req.query.get('monitor');
+    if (monitor === undefined && !usesListExtension(req.query))
+      // Streamed: a pilot factory's DN may own 100,000 jobs.
+      return sendStream(
+        req.reply,
+        200,
+        contentTypeOf[req.format],
+        listPieces(o.jobs.list(caller.owner, states), req.format),
+      );
+    // A Ceres extension: filters, a page, or a monitor's view of a VO's jobs.
+    const q = parseListQuery(req.query, states, o.maxIdsPerRequest);
+    const scope = monitor === undefined ? { owner: caller.owner } : { vo: monitoredVo(caller, monitor) };
+    // vo= and monitor= both hold: naming two VOs matches nothing.
+    const jobs =
+      q.vo !== undefined && monitor !== undefined && q.vo !== scope.vo ? [] : o.jobs.listFiltered({ ...q, ...scope });
+    const last = jobs[jobs.length - 1];
+    if (q.limit !== undefined && jobs.length === q.limit && last !== undefined)
+      void req.reply.header(NEXT_CURSOR_HEADER, cursorAfter(last.id));
+    return sendStream(req.reply, 200, contentTypeOf[req.format], listPieces(jobs, req.format));
   };
+
+  /**
+   * A job the caller only monitors is not "not found" to it: an action on it (kill, clean,
+   * restart, delegations) answers the monitor's 403 (src/authz/monitors.ts).
+   */
+  const onlyMonitored = (caller: Caller, items: BulkItem[]): BulkItem[] =>
+    caller.monitors === undefined
+      ? items
+      : items.map((it) =>
+          it.status === 404 && o.jobs.onlyMonitors(caller.monitors, it.id)
+            ? { status: 403, reason: catalog.CE_ERR_JOB_MONITOR_READ_ONLY.message, id: it.id }
+            : it,
+        );
 
   const post = async (req: RestRequest) => {
     const caller = req.caller();
@@ -100,11 +129,16 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     const body = await readBody(req.raw, o.maxControlBodyBytes);
     const max = a === 'info' ? Math.min(o.maxIdsPerRequest, o.maxInfoIdsPerRequest ?? 1000) : o.maxIdsPerRequest;
     let entries = parseIdList(body, req.raw.headers['content-type'], max);
+    const reading = a === 'status' || a === 'info';
+    // A Ceres extension: a monitor reads the states and documents of its VO's jobs.
+    const monitor = reading ? req.query.get('monitor') : undefined;
+    const vo = monitor === undefined ? undefined : monitoredVo(caller, monitor);
+    const viewer: Viewer = vo === undefined ? caller.owner : { vo };
     const since = req.query.get('since');
-    if (since !== undefined && (a === 'status' || a === 'info') && o.changedSince !== undefined) {
+    if (since !== undefined && reading && o.changedSince !== undefined) {
       // A Ceres extension: the caller's jobs that changed after that event, and where to go on.
       if (entries.length > 0) throw ceError('CE_ERR_JOB_BAD_SINCE', 'since= answers for an empty id list only');
-      const changed = o.changedSince(caller.owner, sequenceNumber(since, 'CE_ERR_JOB_BAD_SINCE'), max);
+      const changed = o.changedSince(caller.owner, sequenceNumber(since, 'CE_ERR_JOB_BAD_SINCE'), max, vo);
       if (changed === 'relist') throw ceError('CE_ERR_JOB_SINCE_EXPIRED');
       entries = changed.ids;
       void req.reply.header('ceres-sequence', String(changed.next));
@@ -113,7 +147,7 @@ export function jobsResource(o: JobsResourceOptions): Resource {
       // Streamed: each item's document is built when the one before it has been sent. An
       // info item always carries info_document (empty when failed), as A-REX answers.
       const info = o.actions.infoOf(
-        caller.owner,
+        viewer,
         entries.filter((e): e is string => typeof e === 'string'),
         req.format,
       );
@@ -124,12 +158,13 @@ export function jobsResource(o: JobsResourceOptions): Resource {
     }
     if (a === 'status' && req.format !== 'html') {
       // Written straight from the id list (status-answer.ts): the common poll of aCT and arcstat.
-      const answer = statusAnswer(entries, (id) => o.actions.stateOf(caller.owner, id), req.format);
+      const answer = statusAnswer(entries, (id) => o.actions.stateOf(viewer, id), req.format);
       return sendRendered(req.reply, req.format, 201, answer, 'Created');
     }
     const items = answerEach<BulkItem | ItemResult>(
       entries,
-      (ids) => o.actions[a](caller.owner, ids),
+      (ids) =>
+        a === 'status' ? o.actions.status(viewer, ids) : onlyMonitored(caller, o.actions[a](caller.owner, ids)),
       (reason) => ({ status: 400, reason }),
     );
     return sendRendered(req.reply, req.format, 201, renderBulk(items, req.format), 'Created');

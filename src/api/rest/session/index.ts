@@ -3,6 +3,7 @@
  *
  *   GET|HEAD  file: content (streamed, single Range → 206); directory: listing
  *   PUT       file: stored (streamed; Content-Range writes at an offset; parents made)
+ *   PATCH     existing file: bytes written in place at Content-Range or offset= (a Ceres extension)
  *   DELETE    file or directory (recursive); 204. The session directory itself: 403
  *   PROPFIND  Depth 0|1, 207 Multi-Status with absolute hrefs (what arcget lists with)
  *
@@ -20,7 +21,7 @@ import { sendStream } from '../../../http/send-stream.js';
 import { ceError } from '../../../errors/ce-error.js';
 import type { JobService } from '../../../jobs/job-service.js';
 import { isPlausibleJobId } from '../../../jobs/job-id.js';
-import { parseContentRange } from '../../../sessions/byte-range.js';
+import { parseContentRange, patchRange, type ContentRange } from '../../../sessions/byte-range.js';
 import { encodePath, encodeSegment } from '../../../sessions/href.js';
 import { readDirTable, type DirTable } from '../../../sessions/dir-table.js';
 import { listingHtml, listingJson, listingXml } from '../../../sessions/listing.js';
@@ -60,7 +61,7 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     const caller = req.caller();
     const [rawId = '', ...rawPath] = req.rest;
     const id = decodeId(rawId);
-    const j = o.jobs.visible(caller.owner, id);
+    const j = o.jobs.visible(caller.owner, id, caller.monitors);
     return { id, ident: j.sessionIdent, path: parseSessionPath(rawPath) };
   };
   /** `fn` gets the confined path of the session directory, valid until it settles. */
@@ -99,8 +100,35 @@ export function sessionResource(o: SessionResourceOptions): Resource {
   const put = async (req: RestRequest) => {
     const t = target(req);
     if (t.path.segments.length === 0 || t.path.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+    const cr = req.raw.headers['content-range'];
+    await upload(req, t, cr === undefined ? undefined : parseContentRange(cr));
+    return sendEmpty(req.reply, 200);
+  };
+
+  /**
+   * PATCH (a Ceres extension, docs/sessions.md "PATCH"): bytes written in place into an
+   * existing file, at the range its `Content-Range` or `offset=` names; the clean form of
+   * the ranged PUT, through the very same writer and checks (links, quota, the job's
+   * ownership and session, disk marks: disk-guard.ts). A missing file is a 404: PATCH
+   * modifies, it never creates.
+   */
+  const patch = async (req: RestRequest) => {
+    const t = target(req);
+    if (t.path.segments.length === 0 || t.path.trailingSlash) throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+    const range = patchRange(
+      req.raw.headers['content-range'],
+      req.query.get('offset'),
+      req.raw.headers['content-length'],
+    );
+    const opened = await inSession(t, (dir) => o.files.open(dir, t.path));
+    await opened.handle.close();
+    if (opened.kind !== 'file') throw ceError('CE_ERR_SESSION_IS_DIRECTORY');
+    await upload(req, t, range);
+    return sendEmpty(req.reply, 204);
+  };
+
+  const upload = async (req: RestRequest, t: Target, range: ContentRange | undefined): Promise<void> => {
     const h = req.raw.headers;
-    const cr = h['content-range'];
     const cl = h['content-length'];
     // The body-rate floor stops the upload with its 408 through the signal.
     const ac = new AbortController();
@@ -114,7 +142,7 @@ export function sessionResource(o: SessionResourceOptions): Resource {
           body: req.raw,
           signal: ac.signal,
           contentLength: cl === undefined ? undefined : Number(cl),
-          range: cr === undefined ? undefined : parseContentRange(cr),
+          range,
           ifNoneMatchAny: h['if-none-match']?.trim() === '*',
         }),
       );
@@ -123,7 +151,6 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     } finally {
       unwatch();
     }
-    return sendEmpty(req.reply, 200);
   };
 
   const del = async (req: RestRequest) => {
@@ -150,7 +177,7 @@ export function sessionResource(o: SessionResourceOptions): Resource {
     return sendStream(req.reply, 207, 'application/xml; charset=utf-8', multistatus(self, children));
   };
 
-  return { methods: { GET: get, PUT: put, DELETE: del, PROPFIND: propfind } };
+  return { methods: { GET: get, PUT: put, PATCH: patch, DELETE: del, PROPFIND: propfind } };
 }
 
 /** Job ids are plain alphanumerics: anything else (also after decoding) names no job. */
