@@ -1,4 +1,4 @@
-// Migration 17 on a real database written by the previous schema: a job's VO is computed
+// Migration 20 on a real database written by the previous schema: a job's VO is computed
 // from its stored FQANs (the first one's VO), its events kept from before get it, and the
 // remade triggers give every later event its job's VO.
 import { describe, it, after } from 'node:test';
@@ -11,13 +11,13 @@ import { openDatabase } from '../../src/store/database.js';
 import { databaseAtSchema } from '../helpers/old-database.js';
 import { JobStore } from '../../src/store/job-store.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ceres-migr17-'));
+const dir = mkdtempSync(join(tmpdir(), 'ceres-migr20-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("migration 17: a job's VO, indexed, and on its events", () => {
+describe("migration 20: a job's VO, indexed, and on its events", () => {
   it('old jobs get the VO of their first FQAN; old and new events carry it', () => {
     const file = join(dir, 'ceres.db');
-    databaseAtSchema(file, 16, { id: 'oldjob', state: 'INLRMS', restState: 'RUNNING' });
+    databaseAtSchema(file, 19, { id: 'oldjob', state: 'INLRMS', restState: 'RUNNING' });
     const old = new Database(file);
     old.prepare('UPDATE jobs SET fqans = ? WHERE id = ?').run('["/atlas/prod/Role=pilot","/cms"]', 'oldjob');
     for (const [id, fqans] of [
