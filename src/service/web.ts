@@ -18,6 +18,8 @@ import type { Db } from '../store/database.js';
 import { JobPages } from '../store/job-pages.js';
 import type { JobStore } from '../store/job-store.js';
 import { REST_STATES, WAITING_STATES } from '../vocabulary/job-states.js';
+import type { InfoSource } from '../info/info-source.js';
+import type { SiteSeries } from '../store/site-series.js';
 
 const WAITING = new Set<string>(WAITING_STATES);
 const MAX_SHOWN_CONTROL_BYTES = 256 * 1024;
@@ -41,6 +43,14 @@ export interface WebWiring {
   readonly maxUploadBytes: number;
   /** Site administrators of the web interface (config web.admins). */
   readonly admins: readonly string[];
+  /** The info document's source (the REST `info` endpoint's), for the info page. */
+  readonly info: InfoSource;
+  /** The site's load over time, for the overview's pictures. */
+  readonly series: SiteSeries;
+  /** Who sees the pictures per VO and route (config web.siteFiguresByVo). */
+  readonly figuresByVo: 'admins' | 'everyone';
+  /** How often the series counts (config web.siteSeriesTickSeconds). */
+  readonly tickSeconds: number;
 }
 
 export function wireWeb(w: WebWiring): void {
@@ -95,5 +105,11 @@ export function wireWeb(w: WebWiring): void {
       return DIAGNOSE_NAMES.filter((_, i) => there[i]);
     },
     maxUploadBytes: w.maxUploadBytes,
+    site: {
+      info: () => w.info.document(),
+      series: w.series,
+      figuresByVo: w.figuresByVo,
+      tickSeconds: w.tickSeconds,
+    },
   });
 }

@@ -336,4 +336,19 @@ CREATE INDEX jobs_owner_name ON jobs (owner, name, id);
 CREATE INDEX jobs_name ON jobs (name, id);
 `,
   },
+  {
+    // The site's load over time (site-series.ts): one row per bucket (5-minute and hourly),
+    // its sums as a small JSON record (site-buckets.ts), and the last job event counted into
+    // it, where the counting resumes after a restart. At most 576 + 1440 rows are kept.
+    version: 17,
+    sql: `
+CREATE TABLE site_series (
+  resolution INTEGER NOT NULL,
+  start      INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  data       TEXT NOT NULL,
+  PRIMARY KEY (resolution, start)
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

@@ -40,7 +40,7 @@ export function page(s: Shell, title: string, body: Html): Html {
               <li><a href="${m}/">Overview</a></li>
               <li><a href="${m}/web/jobs">${s.admin === true ? 'All jobs' : 'My jobs'}</a></li>
               <li><a href="${m}/web/delegations">Delegations</a></li>
-              <li><a href="${m}/rest/1.1/info">Info document</a></li>
+              <li><a href="${m}/web/info">Site information</a></li>
             </ul>
           </nav>
           ${s.who === undefined ? '' : html`<small>Signed in as <code>${s.who}</code>${s.admin === true ? ' (site administrator)' : ''}</small>`}

@@ -8,3 +8,6 @@ export { page, sendPage } from './layout.js';
 export { delegationsBody, errorBody, jobBody, jobStateFragment, overviewBody } from './pages.js';
 export { jobListBody, jobRows, parseListQuery, afterOf } from './job-list.js';
 export { parseDiag, parseErrorsFile } from './job-history.js';
+export { html } from './html.js';
+export { infoBody } from './info-page.js';
+export { sitePictures, WINDOWS, DEFAULT_WINDOW } from './site-pictures.js';
