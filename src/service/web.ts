@@ -68,7 +68,7 @@ export function wireWeb(w: WebWiring): void {
     files: new WebSessionFiles(w.sessions, w.files),
     overview: () => {
       const per = new Map(w.queues.map((q) => [q, { queue: q, running: 0, waiting: 0 }]));
-      for (const r of w.store.countByState()) {
+      for (const r of w.store.countActiveByState()) {
         const q = per.get(r.queue) ?? { queue: r.queue, running: 0, waiting: 0 };
         per.set(r.queue, q);
         if (r.state === 'INLRMS') q.running += r.n;

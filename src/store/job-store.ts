@@ -341,6 +341,21 @@ export class JobStore {
       .all() as RouteCount[];
   }
 
+  /**
+   * countByState for the jobs not in a final state (what the info document and the web
+   * overview count): read from the partial covering index of migration 17, which holds only
+   * those jobs, so its cost follows the active jobs, not the stored ones (a full count read
+   * every row: 400 ms at 100,000 stored jobs).
+   */
+  countActiveByState(): StateCount[] {
+    return this.#db
+      .prepare(
+        `SELECT state, pending, lrms_state AS lrmsState, queue, COUNT(*) AS n FROM jobs INDEXED BY jobs_active_counts
+          WHERE state NOT IN (${sqlStates(FINAL_STATES)}) GROUP BY state, pending, lrms_state, queue`,
+      )
+      .all() as StateCount[];
+  }
+
   /** Jobs per (state, pending, batch state, queue); the state columns are written only from the vocabulary's unions. */
   countByState(): StateCount[] {
     return this.#db

@@ -13,6 +13,9 @@
  *  - request flags (kill/clean/restart) are columns, not mark files: one source of truth;
  *  - `engine` is a JSON object for per-step engine data (usage, local id details, ...).
  */
+import { FINAL_STATES } from '../vocabulary/job-states.js';
+import { sqlStates } from './state-list.js';
+
 export interface Migration {
   version: number;
   sql: string;
@@ -349,6 +352,8 @@ CREATE TABLE site_series (
   data       TEXT NOT NULL,
   PRIMARY KEY (resolution, start)
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX jobs_active_counts ON jobs (state, pending, lrms_state, queue, rest_state, route, fqans)
+  WHERE state NOT IN (${sqlStates(FINAL_STATES)});
 `,
   },
 ];

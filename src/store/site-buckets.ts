@@ -101,19 +101,22 @@ export function trimmed(m: Readonly<Record<string, number>>, max = MAX_KEYS): Re
   return out;
 }
 
-/** `a` and `b` summed, trimmed to the bound. */
+/** Adds `x` into `into` (no bound: for sums that are drawn, not stored). */
+export function addInto(into: BucketData, x: BucketData): BucketData {
+  into.samples += x.samples;
+  add(into.states, x.states);
+  add(into.ended, x.ended);
+  for (const d of DIMENSIONS) add(into.by[d], x.by[d]);
+  into.stageIn += x.stageIn;
+  into.stageOut += x.stageOut;
+  x.wait.forEach((v, i) => (into.wait[i] = (into.wait[i] ?? 0) + v));
+  x.run.forEach((v, i) => (into.run[i] = (into.run[i] ?? 0) + v));
+  return into;
+}
+
+/** `a` and `b` summed, trimmed to the bound (what is stored). */
 export function merged(a: BucketData, b: BucketData): BucketData {
-  const out = emptyBucket();
-  out.samples = a.samples + b.samples;
-  for (const x of [a, b]) {
-    add(out.states, x.states);
-    add(out.ended, x.ended);
-    for (const d of DIMENSIONS) add(out.by[d], x.by[d]);
-    out.stageIn += x.stageIn;
-    out.stageOut += x.stageOut;
-    x.wait.forEach((v, i) => (out.wait[i] = (out.wait[i] ?? 0) + v));
-    x.run.forEach((v, i) => (out.run[i] = (out.run[i] ?? 0) + v));
-  }
+  const out = addInto(addInto(emptyBucket(), a), b);
   for (const d of DIMENSIONS) out.by[d] = trimmed(out.by[d]);
   return out;
 }

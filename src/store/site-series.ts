@@ -18,7 +18,13 @@
  */
 import type { Db } from './database.js';
 import { sqlStates } from './state-list.js';
-import { ENDED_REST_STATES, OUTCOME_REST_STATES, REST_STATES, type RestState } from '../vocabulary/job-states.js';
+import {
+  ENDED_REST_STATES,
+  FINAL_STATES,
+  OUTCOME_REST_STATES,
+  REST_STATES,
+  type RestState,
+} from '../vocabulary/job-states.js';
 import {
   binOf,
   bucketStart,
@@ -86,6 +92,7 @@ export class SiteSeries {
   #newest: number;
   #timer: NodeJS.Timeout | undefined;
   readonly #tickMs: number;
+  #generation = 0;
 
   /** `tickMs`: how often the current bucket is rewritten (at most once per 5-minute bucket by default). */
   constructor(db: Db, now: () => number = Date.now, tickMs: number = TICK_MS) {
@@ -99,8 +106,10 @@ export class SiteSeries {
         WHERE e.seq > ? ORDER BY e.seq LIMIT ${EVENT_SLICE}`,
     );
     this.#snapshot = db.prepare(
-      `SELECT rest_state AS state, queue, ifnull(route, '') AS route, fqans, COUNT(*) AS n FROM jobs
-        WHERE rest_state IN (${sqlStates(ACTIVE)}) GROUP BY rest_state, queue, route, fqans`,
+      `SELECT rest_state AS state, queue, ifnull(CASE WHEN json_valid(route) THEN json_extract(route, '$.name') END, '') AS route,
+              fqans, COUNT(*) AS n FROM jobs INDEXED BY jobs_active_counts
+        WHERE state NOT IN (${sqlStates(FINAL_STATES)}) AND rest_state IN (${sqlStates(ACTIVE)})
+        GROUP BY rest_state, queue, route, fqans`,
     );
     this.#read = db.prepare('SELECT data FROM site_series WHERE resolution = ? AND start = ?').pluck();
     this.#write = db.prepare(
@@ -209,6 +218,12 @@ export class SiteSeries {
     })();
     this.#seq = seq;
     this.#newest = current;
+    this.#generation++;
+  }
+
+  /** Changes with every tick: what was read or drawn from the buckets before is stale after. */
+  generation(): number {
+    return this.#generation;
   }
 
   /** The buckets of `seconds` length starting within [from, to] (ms), oldest first. */

@@ -11,9 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/store/database.js';
 import { SiteSeries, MAX_CLOCK_STEP_BACK_MS } from '../../src/store/site-series.js';
+import { ENDED_REST_STATES, type InternalState } from '../../src/vocabulary/job-states.js';
 import { MAX_KEYS, OTHER, RESOLUTIONS, binOf, parseBucket, trimmed } from '../../src/store/site-buckets.js';
 
 const MIN = 60_000;
+/** The engine's state of a job of a REST state, as far as the series reads it: ended or not. */
+const FINISHED: InternalState = 'FINISHED';
+const ACCEPTED: InternalState = 'ACCEPTED';
+const ENDED: readonly string[] = ENDED_REST_STATES;
 const T0 = Date.UTC(2026, 0, 5, 10, 0, 0); // a whole hour
 
 interface Fixture {
@@ -46,16 +51,24 @@ function job(f: Fixture, id: string, at: number, o: { queue?: string; route?: st
   f.db
     .prepare(
       `INSERT INTO jobs (id, owner, owner_dn, name, state, rest_state, queue, route, fqans, format, description, raw, created_at, updated_at)
-       VALUES (?, 'u', 'u', '', 'ACCEPTED', 'ACCEPTING', ?, ?, ?, 'xrsl', '{}', '', ?, ?)`,
+       VALUES (?, 'u', 'u', '', ?, 'ACCEPTING', ?, ?, ?, 'xrsl', '{}', '', ?, ?)`,
     )
-    .run(id, o.queue ?? 'main', o.route ?? null, o.fqans ? JSON.stringify(o.fqans) : null, at, at);
+    .run(
+      id,
+      ACCEPTED,
+      o.queue ?? 'main',
+      o.route === undefined ? null : JSON.stringify({ name: o.route }),
+      o.fqans ? JSON.stringify(o.fqans) : null,
+      at,
+      at,
+    );
 }
 function move(f: Fixture, id: string, rest: string, at: number, extra: { startedAt?: number; endedAt?: number } = {}) {
   f.db
     .prepare(
-      'UPDATE jobs SET rest_state = ?, updated_at = ?, started_at = coalesce(?, started_at), ended_at = coalesce(?, ended_at) WHERE id = ?',
+      'UPDATE jobs SET rest_state = ?, state = ?, updated_at = ?, started_at = coalesce(?, started_at), ended_at = coalesce(?, ended_at) WHERE id = ?',
     )
-    .run(rest, at, extra.startedAt ?? null, extra.endedAt ?? null, id);
+    .run(rest, ENDED.includes(rest) ? FINISHED : ACCEPTED, at, extra.startedAt ?? null, extra.endedAt ?? null, id);
 }
 const rows = (f: Fixture, res: number) =>
   (
@@ -217,6 +230,15 @@ test('the clock: a small step back merges into the newest bucket; a large one dr
   const after = rows(f, 300).map((r) => r.start);
   assert.deepEqual(after, [T0, T0 + 10 * MIN, T0 + 86_400_000 - MAX_CLOCK_STEP_BACK_MS - 10 * MIN]);
   assert.ok(rows(f, 3600).every((r) => r.start <= f.clock.now));
+});
+
+test('a route stored as anything but its JSON counts as no route, never a failed tick', (t) => {
+  const f = withDb(t);
+  job(f, 'a', T0);
+  f.db.prepare("UPDATE jobs SET route = 'not json' WHERE id = 'a'").run();
+  f.clock.now = T0 + MIN;
+  f.series.tick();
+  assert.deepEqual(rows(f, 300)[0]!.data.by.route, {});
 });
 
 test('a stored record that does not read as one counts as empty', (t) => {

@@ -176,3 +176,28 @@ test('figures per VO and route: site administrators only, unless the configurati
     (e: unknown) => isCeError(e) && e.statusCode === 400 && /window: one of 6h, 48h, 60d/.test(e.message),
   );
 });
+
+test('pictures are drawn once per tick, window and audience: never a user served an administrator’s', () => {
+  const ctx = (admin: boolean): SiteContext => ({ mount: '', isAdmin: () => admin }) as unknown as SiteContext;
+  const v = { ...views, assets: undefined } as unknown as Parameters<typeof sitePicturesFor>[2];
+  const c = { dn: '/CN=x', owner: '/CN=x' } as Caller;
+  let reads = 0;
+  let generation = 1;
+  const series = {
+    points: () => {
+      reads++;
+      return stored();
+    },
+    generation: () => generation,
+  };
+  const o = { series, now: () => NOW };
+  const admin = sitePicturesFor(o, ctx(true), v, c, {})!;
+  assert.match(admin.text, /id="pic-vo"/);
+  assert.equal(sitePicturesFor(o, ctx(true), v, c, {}), admin);
+  assert.equal(reads, 1);
+  assert.doesNotMatch(sitePicturesFor(o, ctx(false), v, c, {})!.text, /id="pic-vo"/);
+  assert.equal(reads, 2);
+  generation++;
+  assert.notEqual(sitePicturesFor(o, ctx(true), v, c, {}), admin);
+  assert.equal(reads, 3);
+});

@@ -6,7 +6,7 @@
  * MAX_POINTS points (buckets summed), so a page stays small whatever the window. No I/O.
  */
 import type { BucketData, Dimension } from '../../store/site-buckets.js';
-import { DIMENSIONS, emptyBucket, merged, OTHER, TIME_BINS } from '../../store/site-buckets.js';
+import { addInto, DIMENSIONS, emptyBucket, OTHER, TIME_BINS } from '../../store/site-buckets.js';
 import type { SeriesPoint } from '../../store/site-series.js';
 import { ENDED_REST_STATES, OUTCOME_REST_STATES, REST_STATES } from '../../vocabulary/job-states.js';
 import { html, type Html } from './html.js';
@@ -65,7 +65,7 @@ export function windowPoints(
   for (const p of stored) {
     const t = Math.floor(p.start / step) * step;
     const had = out.get(t);
-    if (had !== undefined) out.set(t, merged(had, p.data));
+    if (had !== undefined) addInto(had, p.data);
   }
   return [...out].map(([start, data]) => ({ start, data }));
 }
@@ -132,7 +132,7 @@ export function sitePictures(o: {
   const ticks = x.map((label, i) => ({ i, label })).filter(({ i }) => i % every === 0);
   const per = interval(w);
   const states = ACTIVE.filter((s) => points.some((p) => (p.data.states[s] ?? 0) > 0));
-  const total = points.reduce((a, p) => merged(a, p.data), emptyBucket());
+  const total = points.reduce((a, p) => addInto(a, p.data), emptyBucket());
   const charts: Html[] = [
     chart({
       id: 'pic-states',

@@ -25,7 +25,8 @@ export interface SiteOptions {
   /** The GLUE2 document the REST `info` endpoint serves (the one source, src/info). */
   readonly info?: (() => XmlElement) | undefined;
   /** The stored buckets of `seconds` length starting within [from, to] (ms). */
-  readonly series?: { points(seconds: number, from: number, to: number): SeriesPoint[] } | undefined;
+  readonly series?:
+    { points(seconds: number, from: number, to: number): SeriesPoint[]; generation?(): number } | undefined;
   /** Who sees the figures per VO and route (default: site administrators). */
   readonly figuresByVo?: 'admins' | 'everyone' | undefined;
   readonly now?: () => number;
@@ -44,6 +45,14 @@ export interface SiteContext {
   readonly isAdmin: (c: Caller) => boolean;
 }
 
+/**
+ * Pictures drawn since the series' last tick, per window, audience and point: every open
+ * overview fetches them again each minute, and the 60-day window reads 1,440 buckets (about
+ * 140 ms at the bound, bench/web-site.ts). At most one entry per window and audience (6); the
+ * whole cache goes with the next tick.
+ */
+const drawn = new WeakMap<object, { generation: number; pictures: Map<string, Html> }>();
+
 /** The overview's pictures for `c`, of the window the query names (a 400 for an unknown one). */
 export function sitePicturesFor(
   o: SiteOptions,
@@ -59,9 +68,20 @@ export function sitePicturesFor(
     throw ceError('CE_ERR_HTTP_BAD_QUERY', `window: one of ${v.WINDOWS.map((x) => x.name).join(', ')}`);
   const now = (o.now ?? Date.now)();
   const dimensions: Dimension[] = o.figuresByVo === 'everyone' || x.isAdmin(c) ? ['queue', 'vo', 'route'] : ['queue'];
+  const generation = o.series.generation?.();
+  let cache = drawn.get(o.series);
+  if (cache === undefined || cache.generation !== generation)
+    drawn.set(o.series, (cache = { generation: generation ?? NaN, pictures: new Map() }));
+  const key = `${w.name} ${dimensions.join()} ${Math.floor(now / (w.resolution * 1000 * w.group))}`;
+  const had = generation === undefined ? undefined : cache.pictures.get(key);
+  if (had !== undefined) return had;
   const stored = o.series.points(w.resolution, now - w.spanSeconds * 1000 - w.resolution * 1000 * w.group, now);
   const refreshSeconds = Math.min(60, Math.max(5, o.tickSeconds ?? 60));
-  return v.sitePictures({ mount: x.mount, window: w, stored, now, dimensions, refreshSeconds });
+  const pictures = v.sitePictures({ mount: x.mount, window: w, stored, now, dimensions, refreshSeconds });
+  // A point later (a new key) replaces the entries of the one before.
+  for (const k of cache.pictures.keys()) if (k.startsWith(`${w.name} ${dimensions.join()} `)) cache.pictures.delete(k);
+  cache.pictures.set(key, pictures);
+  return pictures;
 }
 
 export function registerSitePages(app: FastifyInstance, o: SiteOptions, x: SiteContext): void {
