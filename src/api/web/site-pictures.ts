@@ -41,7 +41,8 @@ const stamp = (ms: number, days: boolean): string => {
   return days ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : iso.slice(11, 16);
 };
 const binLabel = (i: number): string => {
-  const h = (s: number) => (s < 3600 ? `${s / 60} min` : s < 86400 ? `${s / 3600} h` : `${s / 86400} d`);
+  // Short: eight labels share the axis of a phone's picture.
+  const h = (s: number) => (s < 3600 ? `${s / 60}m` : s < 86400 ? `${s / 3600}h` : `${s / 86400}d`);
   if (i === 0) return `< ${h(TIME_BINS[0]!)}`;
   if (i === TIME_BINS.length) return `≥ ${h(TIME_BINS[i - 1]!)}`;
   return `${h(TIME_BINS[i - 1]!)}–${h(TIME_BINS[i]!)}`;
@@ -195,7 +196,7 @@ export function sitePictures(o: {
           : html`<a href="${o.mount}/?window=${x.name}#pics">${x.label}</a>`,
       )}
     </nav>
-    <p class="muted">Counted every ${o.refreshSeconds === undefined || o.refreshSeconds >= 60 ? '5 minutes' : `${o.refreshSeconds} s`}; times in UTC. ${o.dimensions.includes('vo') ? '' : 'Figures per VO and route are shown to site administrators.'}</p>
+    <p class="muted">Refreshed every ${o.refreshSeconds === undefined || o.refreshSeconds >= 60 ? '5 minutes' : `${o.refreshSeconds} s`}; times in UTC. ${o.dimensions.includes('vo') ? '' : 'Figures per VO and route are shown to site administrators.'}</p>
     <div class="charts">${charts}</div>
   </section>`;
 }

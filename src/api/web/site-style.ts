@@ -17,6 +17,7 @@ figure.chart { margin: 0; min-width: 0; }
 figure.chart svg { width: 100%; height: auto; display: block; }
 figure.chart .grid line { stroke: var(--grid); stroke-width: 1; }
 figure.chart text { fill: var(--muted); font-size: 11px; font-family: system-ui, sans-serif; }
+@media (max-width: 40rem) { figure.chart text { font-size: 20px; } }
 figure.chart .line { fill: none; stroke-width: 2; }
 figure.chart .area { fill-opacity: 0.75; stroke: var(--bg); stroke-width: 0.5; }
 ${[0, 1, 2, 3, 4, 5, 6, 7].map((i) => `.c${i} { fill: var(--c${i}); stroke: var(--c${i}); } .line.c${i} { fill: none; } .sw.c${i} { background: var(--c${i}); }`).join('\n')}
