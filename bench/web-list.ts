@@ -14,45 +14,17 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/store/database.js';
 import { JobPages, sortValue, type JobQuery } from '../src/store/job-pages.js';
 import { jobRows } from '../src/api/web/job-list.js';
+import { fillJobs } from './harness/stored-jobs.js';
 
 const { values } = parseArgs({
   options: { jobs: { type: 'string', default: '100000' }, runs: { type: 'string', default: '10' } },
 });
 const jobs = Number(values.jobs);
 const runs = Number(values.runs);
-const desc = JSON.stringify({ executable: '/bin/sh', arguments: ['-c', 'x'.repeat(200)] });
-
 const dir = mkdtempSync(join(tmpdir(), 'ceres-bench-weblist-'));
 try {
   const db = openDatabase(join(dir, 'ceres.db'));
-  const ins = db.prepare(
-    `INSERT INTO jobs (id, owner, owner_dn, name, state, rest_state, queue, format, description, raw, created_at, started_at, ended_at, exit_code, local_account, fqans, updated_at)
-     VALUES (?, ?, ?, ?, 'FINISHED', ?, 'main', 'xrsl', ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
-  );
-  const t0 = 1_700_000_000_000;
-  const c0 = process.cpuUsage();
-  db.transaction(() => {
-    for (let i = 0; i < jobs; i++) {
-      const owner = `/O=Grid/CN=user${i % 50}`;
-      const ended = i % 20 === 0 ? null : t0 + i + ((i * 7919) % 86_400_000);
-      ins.run(
-        `j${String(i).padStart(9, '0')}`,
-        owner,
-        owner,
-        `analysis-${i % 997}-step${i % 13}`,
-        ended === null ? 'RUNNING' : i % 10 === 1 ? 'FAILED' : 'FINISHED',
-        desc,
-        desc,
-        t0 + i,
-        t0 + i + 1000,
-        ended,
-        ended === null ? null : i % 10 === 1 ? 1 : 0,
-        `pool${String(i % 200).padStart(3, '0')}`,
-        i % 3 === 0 ? JSON.stringify(['/atlas/Role=production']) : null,
-      );
-    }
-  })();
-  const fill = process.cpuUsage(c0);
+  const fillCpuMs = fillJobs(db, jobs);
   const pages = new JobPages(db);
   const cpuMs = (fn: () => void): number => {
     const s = process.cpuUsage();
@@ -80,7 +52,7 @@ try {
   const me = '/O=Grid/CN=user7';
   const result = {
     jobs,
-    fillCpuMs: Math.round((fill.user + fill.system) / 1000),
+    fillCpuMs,
     userPageMs: {
       submitted: time({ owner: me }),
       submittedDeep: time({ owner: me }, true),

@@ -17,7 +17,20 @@ const pkiDir = join(stateDir, 'pki');
 await initDevPki(pkiDir);
 await addDevUser(pkiDir, 'bob');
 const admin = await addDevUser(pkiDir, 'siteadmin');
-const ceres = await startCeres({ stateDir, config: { web: { admins: [admin.dn] } } });
+// The series ticks every second here, so the overview's pictures have figures at once.
+const ceres = await startCeres({
+  stateDir,
+  config: {
+    web: { admins: [admin.dn], siteSeriesTickSeconds: 1 },
+    cluster: {
+      queues: [
+        { name: 'main', description: 'Jobs up to a day', maxWallTimeSeconds: 86400 },
+        { name: 'short', maxWallTimeSeconds: 3600 },
+      ],
+      runtimeEnvironments: [{ name: 'APPS/HEP/ATLAS-SITE-1.0', description: 'ATLAS site setup' }],
+    },
+  },
+});
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox'],
@@ -54,7 +67,11 @@ try {
   const user = await (await contextOf('usercert.pem', 'userkey.pem')).newPage();
   const adminPage = await (await contextOf('siteadmin-cert.pem', 'siteadmin-key.pem')).newPage();
   const shots = [
-    { name: 'overview', page: user, path: '/', width: 1280 },
+    { name: 'overview', page: user, path: '/', width: 1280, fullPage: true },
+    { name: 'overview-phone', page: user, path: '/#pics', width: 390 },
+    { name: 'overview-dark', page: adminPage, path: '/', width: 1280, fullPage: true, dark: true },
+    { name: 'info', page: user, path: '/web/info', width: 1280, fullPage: true },
+    { name: 'info-phone', page: user, path: '/web/info', width: 390 },
     { name: 'jobs', page: user, path: '/web/jobs', width: 1280 },
     { name: 'job', page: user, path: `/web/jobs/${done.id}`, width: 1280, fullPage: true },
     { name: 'jobs-phone', page: user, path: '/web/jobs', width: 390 },
@@ -65,6 +82,7 @@ try {
   ];
   for (const s of shots) {
     await s.page.setViewportSize({ width: s.width, height: s.width > 500 ? 800 : 844 });
+    await s.page.emulateMedia({ colorScheme: s.dark === true ? 'dark' : 'light' });
     await s.page.goto(`${ceres.url}${s.path}`);
     await s.page.screenshot({ path: join(out, `web-${s.name}.png`), fullPage: s.fullPage === true });
   }

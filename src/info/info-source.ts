@@ -1,6 +1,7 @@
 /**
  * Feeds the GLUE2 builder (src/info) with live figures: configuration, job counters
- * from the store, host facts (read once), working-area space. The document is cached
+ * from the store (the jobs not in a final state: all the tally counts), host facts (read
+ * once), working-area space. The document is cached
  * for one second: brokers poll it, and counters a second old are live enough. The
  * endpoint URL may follow the origin the client addressed, so the cache is per URL
  * (a few entries: a client that varies its Host header only costs itself rebuilds).
@@ -59,7 +60,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       const cached = cache.get(endpointUrl);
       if (cached && now - cached.at < 1000) return cached.doc;
       const entries: JobTallyEntry[] = [];
-      for (const r of o.store.countByState()) {
+      for (const r of o.store.countActiveByState()) {
         const e: JobTallyEntry = {
           gmState: r.state,
           pending: r.pending !== 0,

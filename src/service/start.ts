@@ -22,6 +22,7 @@ import { createOperations } from './operations.js';
 import { createApel } from './apel.js';
 import { JobStore } from '../store/job-store.js';
 import { ControlDir } from '../store/control-dir.js';
+import { SiteSeries } from '../store/site-series.js';
 import { makePrivateFile, setStateModes } from '../process/state-modes.js';
 import { checkAccountsAtStart, describeJobAccounts } from './account-checks.js';
 import { refusal, runConfigChecks } from './config-checks.js';
@@ -414,6 +415,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       windowSeconds: config.http.bodyRateWindowSeconds,
     }),
   );
+  // The site's load over time (the overview's pictures): a tick per 5-minute bucket.
+  const series = new SiteSeries(db, Date.now, config.web.siteSeriesTickSeconds * 1000);
   wireWeb({
     app,
     mountPoint: config.mountPoint,
@@ -438,6 +441,10 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     maxInputBytes: config.sessions.maxUploadBytesPerJob,
     latestEvent: () => events.feed.latest(),
     waitReason: (j) => waitReasons()(j),
+    info,
+    series,
+    figuresByVo: config.web.siteFiguresByVo,
+    tickSeconds: config.web.siteSeriesTickSeconds,
   });
   const tlsServer = app.server as unknown as TlsServer;
   const voms = new VomsVerifier({ dir: config.vomsDir, hostnames: [publicHost], log });
@@ -457,6 +464,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
   limitConnectionsPerIdentity(tlsServer, config.http.maxConnectionsPerIdentity, connectionKey, log);
   let indexFill: Promise<void> = Promise.resolve();
   const closeStores = async (): Promise<void> => {
+    series.stop();
     store.stopIndexFill();
     await indexFill;
     await monitoring.stop();
@@ -480,6 +488,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     const m = listenParts(config.metrics.listen ?? '');
     throw listenError(m.host, m.port, e);
   }
+  series.start();
   const addr = app.server.address();
   if (addr && typeof addr === 'object') actualPort = addr.port;
   let ldif: LdifPublisher | undefined;

@@ -19,6 +19,8 @@ import { JobPages } from '../store/job-pages.js';
 import type { JobStore } from '../store/job-store.js';
 import type { JobRecord } from '../store/job-record.js';
 import { REST_STATES, WAITING_STATES } from '../vocabulary/job-states.js';
+import type { InfoSource } from '../info/info-source.js';
+import type { SiteSeries } from '../store/site-series.js';
 
 const WAITING = new Set<string>(WAITING_STATES);
 const MAX_SHOWN_CONTROL_BYTES = 256 * 1024;
@@ -49,6 +51,14 @@ export interface WebWiring {
   readonly latestEvent?: () => number;
   /** Why a job waits (src/jobs/wait-reason.ts), shown on its page. */
   readonly waitReason?: (j: JobRecord) => string | undefined;
+  /** The info document's source (the REST `info` endpoint's), for the info page. */
+  readonly info: InfoSource;
+  /** The site's load over time, for the overview's pictures. */
+  readonly series: SiteSeries;
+  /** Who sees the pictures per VO and route (config web.siteFiguresByVo). */
+  readonly figuresByVo: 'admins' | 'everyone';
+  /** How often the series counts (config web.siteSeriesTickSeconds). */
+  readonly tickSeconds: number;
 }
 
 export function wireWeb(w: WebWiring): void {
@@ -68,7 +78,7 @@ export function wireWeb(w: WebWiring): void {
     files,
     overview: () => {
       const per = new Map(w.queues.map((q) => [q, { queue: q, running: 0, waiting: 0 }]));
-      for (const r of w.store.countByState()) {
+      for (const r of w.store.countActiveByState()) {
         const q = per.get(r.queue) ?? { queue: r.queue, running: 0, waiting: 0 };
         per.set(r.queue, q);
         if (r.state === 'INLRMS') q.running += r.n;
@@ -115,6 +125,12 @@ export function wireWeb(w: WebWiring): void {
         return w.maxDescriptionBytes; // reloadable: read per request
       },
       maxInputBytes: w.maxInputBytes,
+    },
+    site: {
+      info: () => w.info.document(),
+      series: w.series,
+      figuresByVo: w.figuresByVo,
+      tickSeconds: w.tickSeconds,
     },
   });
 }

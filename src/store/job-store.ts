@@ -401,6 +401,22 @@ export class JobStore {
   }
 
   /**
+   * countByState for the jobs not in a final state (what the info document and the web
+   * overview count): read from the partial covering index of migration 21, which holds only
+   * those jobs, so its cost follows the active jobs, not the stored ones (a full count read
+   * every row: 400 ms at 100,000 stored jobs).
+   */
+  countActiveByState(): StateCount[] {
+    return this.#db
+      .prepare(
+        `SELECT state, pending, lrms_state AS lrmsState, queue, json_extract(route, '$.name') AS route, COUNT(*) AS n
+          FROM jobs INDEXED BY jobs_active_counts
+          WHERE state NOT IN (${sqlStates(FINAL_STATES)}) GROUP BY state, pending, lrms_state, queue, 5`,
+      )
+      .all() as StateCount[];
+  }
+
+  /**
    * Jobs per (state, pending, batch state, queue, route name); the state columns are written
    * only from the vocabulary's unions. The route is null for jobs stored without one.
    */

@@ -13,6 +13,9 @@
  *  - request flags (kill/clean/restart) are columns, not mark files: one source of truth;
  *  - `engine` is a JSON object for per-step engine data (usage, local id details, ...).
  */
+import { FINAL_STATES } from '../vocabulary/job-states.js';
+import { sqlStates } from './state-list.js';
+
 export interface Migration {
   version: number;
   sql: string;
@@ -403,6 +406,23 @@ BEGIN
   INSERT INTO job_events (job_id, owner, state, previous_state, at, exit_code, failure_reason, vo)
   VALUES (new.id, new.owner, new.rest_state, old.rest_state, new.updated_at, new.exit_code, new.failure_reason, new.vo);
 END;
+`,
+  },
+  {
+    // The site's load over time (site-series.ts): one row per bucket (5-minute and hourly),
+    // its sums as a small JSON record (site-buckets.ts), and the last job event counted into
+    // it, where the counting resumes after a restart. At most 576 + 1440 rows are kept.
+    version: 21,
+    sql: `
+CREATE TABLE site_series (
+  resolution INTEGER NOT NULL,
+  start      INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  data       TEXT NOT NULL,
+  PRIMARY KEY (resolution, start)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX jobs_active_counts ON jobs (state, pending, lrms_state, queue, rest_state, route, fqans)
+  WHERE state NOT IN (${sqlStates(FINAL_STATES)});
 `,
   },
 ];

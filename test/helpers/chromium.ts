@@ -119,3 +119,28 @@ export async function startBrowserService(
     },
   };
 }
+
+/**
+ * Contexts of the dev PKI's user and of its `siteadmin` (made with addDevUser), whose pages
+ * record every dialog (an alert a name with markup would raise) into `dialogs`.
+ */
+export async function userAndAdmin(
+  browser: Browser,
+  origin: string,
+  pkiDir: string,
+  dialogs: string[],
+): Promise<{ user: BrowserContext; admin: BrowserContext }> {
+  const user = await certificateContext(browser, origin, pkiDir, { cert: 'usercert.pem', key: 'userkey.pem' });
+  const admin = await certificateContext(browser, origin, pkiDir, {
+    cert: 'siteadmin-cert.pem',
+    key: 'siteadmin-key.pem',
+  });
+  for (const c of [user, admin])
+    c.on('page', (p) =>
+      p.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      }),
+    );
+  return { user, admin };
+}

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { certificateContext, chromiumSkip, fitsWidth, launchChromium } from '../helpers/chromium.js';
+import { chromiumSkip, fitsWidth, launchChromium, userAndAdmin } from '../helpers/chromium.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { addDevUser, initDevPki } from '../../src/pki/dev-pki.js';
 
@@ -58,15 +58,7 @@ describe('the job list in a real browser', { skip }, () => {
     await bobClient.waitFor([ids.get('bob-secret')!], ['FINISHED', 'FAILED']);
     const origin = new URL(ceres.url).origin;
     browser = await launchChromium();
-    user = await certificateContext(browser, origin, pkiDir, { cert: 'usercert.pem', key: 'userkey.pem' });
-    admin = await certificateContext(browser, origin, pkiDir, { cert: 'siteadmin-cert.pem', key: 'siteadmin-key.pem' });
-    for (const c of [user, admin])
-      c.on('page', (p) =>
-        p.on('dialog', (d) => {
-          dialogs.push(d.message());
-          void d.dismiss();
-        }),
-      );
+    ({ user, admin } = await userAndAdmin(browser, origin, pkiDir, dialogs));
   });
 
   after(async () => {

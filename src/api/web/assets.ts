@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { STYLE_CSS } from './style.js';
+import { SITE_CSS } from './site-style.js';
 import { WEB_JS } from './script.js';
 import { WEB_LIVE_JS } from './live-script.js';
 
@@ -36,7 +37,7 @@ export interface Assets {
 export function loadAssets(): Assets {
   const htmxFile = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
   const all = {
-    css: asset('ceres', 'css', 'text/css; charset=utf-8', STYLE_CSS),
+    css: asset('ceres', 'css', 'text/css; charset=utf-8', STYLE_CSS + SITE_CSS),
     js: asset('ceres', 'js', 'text/javascript; charset=utf-8', WEB_JS),
     live: asset('ceres-live', 'js', 'text/javascript; charset=utf-8', WEB_LIVE_JS),
     htmx: asset('htmx', 'js', 'text/javascript; charset=utf-8', readFileSync(htmxFile)),

@@ -47,7 +47,7 @@ export function page(s: Shell, title: string, body: Html): Html {
               <li><a href="${m}/web/jobs">${s.admin === true ? 'All jobs' : 'My jobs'}</a></li>
               <li><a href="${m}/web/submit">Submit</a></li>
               <li><a href="${m}/web/delegations">Delegations</a></li>
-              <li><a href="${m}/rest/1.1/info">Info document</a></li>
+              <li><a href="${m}/web/info">Site information</a></li>
             </ul>
           </nav>`
           }

@@ -21,6 +21,7 @@
  *   GET  {mount}/web/jobs/<id>/files/<path> download, always as an attachment
  *   GET  {mount}/web/delegations, POST .../<id>/delete
  *   GET  {mount}/web/submit, POST          submission from the browser (submit-routes.ts)
+ *   GET  {mount}/web/info, {mount}/web/site-pictures   the site pages (site-routes.ts)
  *   GET  {mount}/web/static/<name.hash.ext> style sheet and scripts
  *
  * The routes are registered at start; the pages, the static files and the multipart
@@ -43,6 +44,7 @@ import type { QueueLine } from './pages.js';
 import type { WebSessionFiles } from './session-access.js';
 import { registerSubmit, type SubmitOptions, type Views } from './submit-routes.js';
 import type { JobRecord } from '../../store/job-record.js';
+import { registerSitePages, sitePicturesFor, type SiteContext, type SiteOptions } from './site-routes.js';
 
 export interface WebOptions {
   readonly mountPoint: string;
@@ -77,6 +79,8 @@ export interface WebOptions {
   readonly latestEvent?: () => number;
   /** Submission from the browser (submit-routes.ts); absent: no form. */
   readonly submit?: SubmitOptions;
+  /** The info page and the overview's pictures (site-routes.ts). */
+  readonly site?: SiteOptions;
 }
 
 const ACTIONS = ['kill', 'clean', 'restart'] as const;
@@ -181,6 +185,8 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
   const form = async (raw: IncomingMessage): Promise<URLSearchParams> =>
     new URLSearchParams((await readBody(raw, 64 * 1024)).toString('utf8'));
   const q = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
+  const site: SiteContext = { mount: m, web, callerOf: (raw) => callerOf(raw), views, shell, isAdmin };
+  registerSitePages(app, o.site ?? {}, site);
 
   // Every HTML answer of the application (REST renderings and error pages included)
   // carries the security headers; a handler's own (a download's sandbox policy) wins.
@@ -209,10 +215,11 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
       const c = await callerOf(req.raw);
       const states = o.pages.countsOf(c.owner);
       const v = await views();
+      const pictures = sitePicturesFor(o.site ?? {}, site, v, c, q(req));
       return v.sendPage(
         reply,
         200,
-        v.page(shell(v, c), 'Overview', v.overviewBody({ ...o.overview(), states, mount: m })),
+        v.page(shell(v, c), 'Overview', v.html`${v.overviewBody({ ...o.overview(), states, mount: m })}${pictures}`),
       );
     }),
   );

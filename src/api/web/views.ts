@@ -9,3 +9,6 @@ export { delegationsBody, errorBody, jobActions, jobBody, jobStateFragment, over
 export { jobListBody, jobRows, parseListQuery, afterOf } from './job-list.js';
 export { parseDiag, parseErrorsFile } from './job-history.js';
 export { submitBody } from './submit-page.js';
+export { html } from './html.js';
+export { infoBody } from './info-page.js';
+export { sitePictures, WINDOWS, DEFAULT_WINDOW } from './site-pictures.js';

@@ -31,6 +31,18 @@ export const webSection = {
         description:
           'Whether a browser admitted by `web.vomsWindowSeconds` may also act (submit, kill, clean, restart, upload, delete) as the proxy would; default: it may only look',
       }),
+      siteSeriesTickSeconds: Type.Integer({
+        minimum: 1,
+        maximum: 300,
+        default: 300,
+        description:
+          "How often the site's load series (the overview's pictures) counts the job state changes and the active jobs and rewrites its current bucket: one small database write per tick and bucket length (5-minute and hourly buckets). Shorter: livelier pictures, more writes. Read at start",
+      }),
+      siteFiguresByVo: Type.Union([Type.Literal('admins'), Type.Literal('everyone')], {
+        default: 'admins',
+        description:
+          "Who sees the overview's pictures of active jobs per VO and per route: `admins` (the site administrators of `web.admins`) or `everyone` signed in. The site's totals and the figures per queue are shown to everyone signed in, as the public info document publishes them per queue too (docs/web-interface.md). Read at start",
+      }),
     },
     { default: {}, additionalProperties: false, description: 'The web interface' },
   ),
