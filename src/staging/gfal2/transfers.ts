@@ -16,7 +16,7 @@ import type { StagingConfig } from '../../config/sections/staging.js';
 import type { SessionOwner } from '../../fs/session-owner.js';
 import { createHasher, type ChecksumAlgorithm } from '../checksum.js';
 import { credentialFingerprint, type Credential } from '../credentials.js';
-import { Gfal2Helper } from './helper.js';
+import { Gfal2Helper, type HelperOptions } from './helper.js';
 import type { Gfal2Limits } from './limits.js';
 import type { AccessInfo } from '../http/access-check.js';
 
@@ -39,16 +39,21 @@ export class Gfal2Pool {
     const key = `${owner?.uid ?? 'service'}:${credentialFingerprint(credential)}`;
     let h = this.#helpers.get(key);
     if (h === undefined) {
-      h = new Gfal2Helper({
-        owner,
-        credential,
-        connectSeconds: this.cfg.timeouts.connectSeconds,
-        idleSeconds: this.cfg.timeouts.idleSeconds,
-        ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
-      });
+      h = new Gfal2Helper(this.#options(owner, credential));
       this.#helpers.set(key, h);
     }
     return h;
+  }
+
+  #options(owner: SessionOwner | undefined, credential: Credential | undefined): HelperOptions {
+    return {
+      owner,
+      credential,
+      connectSeconds: this.cfg.timeouts.connectSeconds,
+      idleSeconds: this.cfg.timeouts.idleSeconds,
+      workers: this.cfg.maxTransfersPerJob,
+      ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
+    };
   }
 
   /** Seconds one transfer may take: connect time plus size at the rate floor, capped; unknown size: the cap. */
@@ -135,7 +140,15 @@ export async function gfal2Upload(
     const limit = pool.limitSeconds(size);
     await pool.limited(url, signal, () =>
       helper.request(
-        { op: 'copy', src: `file://${work}`, dst: url.href, overwrite, timeout: limit, checksum: endToEnd(url) },
+        {
+          op: 'copy',
+          src: `file://${work}`,
+          dst: url.href,
+          overwrite,
+          parent: true,
+          timeout: limit,
+          checksum: endToEnd(url),
+        },
         (limit + 30) * 1000,
         signal,
         onProgress,
