@@ -19,13 +19,25 @@
  * of two threads never interleave (an interleaved line would lose both answers).
  *
  * Credentials come from the environment only (X509_USER_PROXY naming a file only the
- * helper's account can read, BEARER_TOKEN): never from argv, which `ps` shows.
+ * helper's account can read, BEARER_TOKEN; an S3 endpoint's keys in CERES_GFAL2_S3, for
+ * a helper of the service's account only): never from argv, which `ps` shows.
  */
 export const HELPER_SCRIPT = String.raw`
 import json, os, queue, sys, threading
 import gfal2
 
 ctx = gfal2.creat_context()
+# The site's S3 keys of the one endpoint this helper serves (a helper of the service's
+# account): gfal2's per-host group, so no other host's requests are signed with them.
+s3 = os.environ.pop("CERES_GFAL2_S3", None)
+if s3:
+    k = json.loads(s3)
+    group = "S3:" + k["host"]
+    ctx.set_opt_string(group, "ACCESS_KEY", k["accessKey"])
+    ctx.set_opt_string(group, "SECRET_KEY", k["secretKey"])
+    ctx.set_opt_string(group, "REGION", k["region"])
+    ctx.set_opt_boolean(group, "ALTERNATE", bool(k["pathStyle"]))
+    del k, s3
 out = sys.stdout
 out_lock = threading.Lock()
 WORKERS = max(1, int(os.environ.get("CERES_GFAL2_WORKERS", "1")))

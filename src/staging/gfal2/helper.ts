@@ -20,6 +20,7 @@ import { stagingError } from '../staging-error.js';
 import { gfal2Error } from './classify.js';
 import { HELPER_SCRIPT } from './helper-script.js';
 import { GFAL2_PYTHON } from './probe.js';
+import type { S3Keys } from './s3-endpoints.js';
 
 export interface HelperOptions {
   /** The account the helper runs as; undefined: the service's. */
@@ -29,6 +30,8 @@ export interface HelperOptions {
   readonly idleSeconds: number;
   /** Requests the helper serves at once (threads sharing one gfal2 context). */
   readonly workers: number;
+  /** An S3 endpoint's keys: only for a helper of the service's account (`owner` undefined). */
+  readonly s3?: S3Keys;
   /** Trusted CA directory for GSI and https (X509_CERT_DIR). */
   readonly certDir?: string;
 }
@@ -97,6 +100,8 @@ export class Gfal2Helper {
       if (this.o.owner !== undefined) await chown(path, this.o.owner.uid, this.o.owner.gid);
       env['X509_USER_PROXY'] = path;
     } else if (c?.kind === 'jwt') env['BEARER_TOKEN'] = c.token;
+    // The site's keys never go to a process of the job's account, which the job could read.
+    if (this.o.s3 !== undefined && this.o.owner === undefined) env['CERES_GFAL2_S3'] = JSON.stringify(this.o.s3);
     const proc = spawn(GFAL2_PYTHON, ['-c', HELPER_SCRIPT], {
       env,
       cwd: work,
