@@ -8,3 +8,4 @@ export { page, sendPage } from './layout.js';
 export { delegationsBody, errorBody, jobBody, jobStateFragment, overviewBody } from './pages.js';
 export { jobListBody, jobRows, parseListQuery, afterOf } from './job-list.js';
 export { parseDiag, parseErrorsFile } from './job-history.js';
+export { parseStatistics } from './job-transfers.js';
