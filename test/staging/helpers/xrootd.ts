@@ -9,6 +9,7 @@ import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
+import { HELPER_SCRIPT } from '../../../src/staging/gfal2/helper-script.js';
 
 export const XROOTD = '/usr/bin/xrootd';
 
@@ -152,7 +153,8 @@ async function listening(port: number, ms: number, died: () => boolean): Promise
 
 /**
  * The gfal2 helper processes this test process started and that still run (children
- * running the helper's Python), by pid: read from /proc, so a helper left behind is seen.
+ * running the helper's script, not the short-lived plugin probe), by pid: read from /proc,
+ * so a helper left behind is seen.
  */
 export async function gfal2HelperPids(): Promise<number[]> {
   const pids: number[] = [];
@@ -163,7 +165,8 @@ export async function gfal2HelperPids(): Promise<number[]> {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid !== process.pid) continue;
       const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes('import gfal2')) pids.push(Number(entry));
+      // The helper's own script, not the plugin probe, which also imports gfal2.
+      if (cmdline.includes(HELPER_SCRIPT)) pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }
