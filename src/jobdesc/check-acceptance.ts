@@ -56,6 +56,12 @@ export interface AcceptanceContext {
    * is accepted (and an unknown one fails the job at stage-in).
    */
   transferScheme?: (scheme: string) => boolean;
+  /**
+   * Why the caller (of `callerGroups`) may not name this source or target URL (of a scheme
+   * staging moves), or undefined when it may: an S3 endpoint without configured keys or
+   * not open to the caller's groups (src/staging/gfal2/s3-endpoints.ts).
+   */
+  transferEndpoint?: (url: string, callerGroups: readonly string[] | undefined) => string | undefined;
 }
 
 export type AcceptanceResult = { readonly ok: true; readonly description: JobDescription } | ItemFailure;
@@ -103,7 +109,10 @@ export function checkAcceptance(desc: JobDescription, ctx: AcceptanceContext): A
   if (dynamic && delegationId === undefined) return itemFailure('CE_ERR_JOBDESC_DYNAMIC_OUTPUT');
 
   // Beyond A-REX: refuse now what would only fail the job later.
-  const badScheme = ctx.transferScheme === undefined ? undefined : schemeProblem(desc, ctx.transferScheme);
+  const badScheme =
+    ctx.transferScheme === undefined
+      ? undefined
+      : schemeProblem(desc, ctx.transferScheme, (url) => ctx.transferEndpoint?.(url, ctx.callerGroups));
   if (badScheme !== undefined) return badScheme;
   const badPath = sessionPathProblem(desc);
   if (badPath) return badPath;
@@ -207,17 +216,25 @@ export function leavesSession(name: string): boolean {
 }
 
 /** The first input source or output target whose protocol staging cannot move, named. */
-function schemeProblem(desc: JobDescription, known: (scheme: string) => boolean): ItemFailure | undefined {
+function schemeProblem(
+  desc: JobDescription,
+  known: (scheme: string) => boolean,
+  refused: (url: string) => string | undefined,
+): ItemFailure | undefined {
   const urls: [string, string][] = [];
   for (const f of desc.inputFiles) if (f.source !== undefined) urls.push([f.name, f.source]);
   for (const f of desc.outputFiles) if (f.target !== undefined) urls.push([f.name, f.target]);
   for (const [name, url] of urls) {
     const scheme = urlScheme(url);
-    if (scheme === undefined || scheme === 'file' || known(scheme)) continue;
-    return itemFailure(
-      'CE_ERR_JOBDESC_SCHEME_UNSUPPORTED',
-      `Protocol '${scheme}' of the URL for file '${name.replaceAll('\0', '\\0')}' is not supported by this service`,
-    );
+    const file = name.replaceAll('\0', '\\0');
+    if (scheme === undefined || scheme === 'file') continue;
+    if (!known(scheme))
+      return itemFailure(
+        'CE_ERR_JOBDESC_SCHEME_UNSUPPORTED',
+        `Protocol '${scheme}' of the URL for file '${file}' is not supported by this service`,
+      );
+    const why = refused(url);
+    if (why !== undefined) return itemFailure('CE_ERR_JOBDESC_ENDPOINT_REFUSED', `File '${file}': ${why}`);
   }
   return undefined;
 }

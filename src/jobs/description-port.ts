@@ -48,6 +48,7 @@ export function descriptionPort(
   config: Config,
   batchLimits?: (queue: string) => BatchQueueLimits | undefined,
   transferScheme?: (scheme: string) => boolean,
+  transferEndpoint?: (url: string, callerGroups: readonly string[] | undefined) => string | undefined,
 ): DescriptionPort {
   // Looked up per submission: queues and the description caps are reloadable (live-config.ts).
   // The configured default when the caller may use it, else the first queue it may use
@@ -79,6 +80,7 @@ export function descriptionPort(
         maxLifetimeSeconds: c.maxSessionLifetimeSeconds,
         maxRerun: config.engine.maxReruns,
         ...(transferScheme !== undefined ? { transferScheme } : {}),
+        ...(transferEndpoint !== undefined ? { transferEndpoint } : {}),
       });
     },
   };

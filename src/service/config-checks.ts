@@ -15,6 +15,7 @@ import type { AccountResolver } from '../accounts/resolve-account.js';
 import { unreadablePath } from '../config/path-problems.js';
 import { routeProblems } from '../jobs/routes.js';
 import { routeLimitProblems } from '../jobs/route-limits.js';
+import { s3KeyFileProblems } from '../staging/gfal2/s3-endpoints.js';
 import { accountProblems, sessionsReachProblems } from './account-checks.js';
 import { describeProblem, type HostProblem } from './host-problem.js';
 
@@ -139,6 +140,8 @@ export const CONFIG_CHECKS: readonly ConfigCheck[] = [
   { name: 'grid-mapfiles', run: gridMapFileProblems },
   { name: 'token issuers', run: jwksProblems },
   { name: 'voms', run: vomsProblems },
+  // The S3 endpoints' key files: readable, not empty, 0600 at most.
+  { name: 's3 keys', run: (c) => s3KeyFileProblems(c.staging.gfal2.s3Endpoints) },
   {
     name: 'routes',
     run: (c) => [

@@ -60,7 +60,7 @@ import { SessionDirs } from '../sessions/session-dirs.js';
 import { sessionRecords } from './session-records.js';
 import { createInfoSource } from '../info/info-source.js';
 import { descriptionPort } from '../jobs/description-port.js';
-import { schemeRegistry } from '../staging/index.js';
+import { s3UrlRefusal, schemeRegistry } from '../staging/index.js';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { REST_STATES, restState } from '../vocabulary/job-states.js';
 import { initialState } from '../engine/states.js';
@@ -275,6 +275,8 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       config,
       (queue) => engine.queueLimits(queue),
       (scheme) => schemes.pathFor(scheme) !== undefined,
+      // s3:// only to configured endpoints, open to the caller's groups (the site's keys).
+      s3UrlRefusal(config.staging.gfal2.s3Endpoints),
     ),
     delegations: delegations.port,
     engine: engine.port,

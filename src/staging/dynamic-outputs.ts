@@ -48,6 +48,7 @@ export async function expandDynamicOutputs(
         ...(target === undefined ? {} : { target }),
         ...(o.delegationId === undefined ? {} : { delegationId: o.delegationId }),
         when: o.when,
+        fromList: true,
       });
     }
   }

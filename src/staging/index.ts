@@ -28,3 +28,4 @@ export type {
 export { escapeField, statisticsLine, utcStamp } from './control-lines.js';
 export { schemeRegistry } from './gfal2/probe.js';
 export { SchemeRegistry, type TransferPath } from './schemes.js';
+export { s3KeyFileProblems, s3UrlRefusal } from './gfal2/s3-endpoints.js';

@@ -222,7 +222,8 @@ export class StageIn {
                 const credential = await credentialFor(this.s, ctx, file.delegationId);
                 if (tu.scheme !== 'gfal2') return checkAccess(ctx.http, tu.url, credential, sig);
                 const seconds = this.s.cfg.timeouts.connectSeconds + this.s.cfg.timeouts.headersSeconds;
-                return gfal2Stat(ctx.gfal2, ctx.gfal2.helper(owner, credential), tu.url, seconds, sig);
+                const { helper } = await ctx.gfal2.helperFor(tu.url, owner, credential);
+                return gfal2Stat(ctx.gfal2, helper, tu.url, seconds, sig);
               }),
           },
           ctx.signal,
@@ -311,7 +312,7 @@ export class StageIn {
       await transferWithRetries(this.s, ctx, what, signal, tally, file.delegationId, async (credential) => {
         got = await gfal2Download(
           ctx.gfal2,
-          ctx.gfal2.helper(owner, credential),
+          (await ctx.gfal2.helperFor(tu.url, owner, credential)).helper,
           tu.url,
           path,
           {

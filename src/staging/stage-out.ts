@@ -158,19 +158,20 @@ export class StageOut {
         throw stagingError('CE_ERR_STAGING_BAD_URL', `Unsupported protocol '${scheme}' (no gfal2 plugin installed)`);
       // As the job's account: the owner of its session directory (the service's own: undefined).
       const owner = ownerToGive(await stat(sessionDir));
-      await transferWithRetries(this.s, ctx, what, ctx.signal, tally, file.delegationId, async (credential) =>
-        gfal2Upload(
+      await transferWithRetries(this.s, ctx, what, ctx.signal, tally, file.delegationId, async (credential) => {
+        const h = await ctx.gfal2.helperFor(url, owner, credential, file.fromList === true);
+        await gfal2Upload(
           ctx.gfal2,
-          ctx.gfal2.helper(owner, credential),
-          owner,
+          h.helper,
+          h.owner,
           (await open()).stream,
           size,
           url,
           overwriteAllowed(tu),
           (n) => ctx.progress(file.name, n),
           ctx.signal,
-        ),
-      );
+        );
+      });
       return size;
     }
     await transferWithRetries(this.s, ctx, what, ctx.signal, tally, file.delegationId, (credential) =>

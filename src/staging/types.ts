@@ -33,6 +33,8 @@ export interface StageOutFile {
   readonly delegationId?: string;
   /** For which outcomes the target is used (ADL UseIfSuccess/UseIfFailure/UseIfCancel; defaults true/false/false). */
   readonly when: { readonly success: boolean; readonly failure: boolean; readonly cancel: boolean };
+  /** From a dynamic output list (written by the job after submission): its target was not checked then. */
+  readonly fromList?: boolean;
 }
 
 /** Completion of the client's uploads (the sessions code appends `/<name>` to `input_status` and pokes the engine). */

@@ -24,6 +24,8 @@ describe('path keys of the configuration', () => {
       'lrms.slurm.slurmConf',
       'mapping[].gridMapFile',
       'sessions.root',
+      'staging.gfal2.s3Endpoints[].accessKeyFile',
+      'staging.gfal2.s3Endpoints[].secretKeyFile',
       'stateDir',
       'tls.caDir',
       'tls.hostCert',

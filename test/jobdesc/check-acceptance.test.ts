@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { checkAcceptance, leavesSession, type AcceptanceContext } from '../../src/jobdesc/check-acceptance.js';
 import { emptyJobDescription, type JobDescription } from '../../src/vocabulary/job-description.js';
 import { xrslOk } from './helpers.js';
+import { s3UrlRefusal } from '../../src/staging/gfal2/s3-endpoints.js';
 
 const ctx: AcceptanceContext = {
   queues: [
@@ -375,5 +376,53 @@ describe('checkAcceptance: transfer protocols', () => {
 
   it('accepts any protocol when no registry is given (stage-in judges it)', () => {
     accepted(job({ inputFiles: [{ name: 'a', source: 'gsiftp://se.example.org/a', executable: false }] }));
+  });
+});
+
+describe('checkAcceptance: S3 endpoints (the site keys per endpoint)', () => {
+  const endpoint = { accessKeyFile: '/k/a', secretKeyFile: '/k/s', region: 'us-east-1', pathStyle: true };
+  const withS3: AcceptanceContext = {
+    ...ctx,
+    transferScheme: (s) => ['https', 's3', 's3s'].includes(s),
+    transferEndpoint: s3UrlRefusal([
+      { host: 's3.example.org', ...endpoint },
+      { host: 'atlas-s3.example.org:9000', ...endpoint, allowGroups: ['atlas'] },
+    ]),
+  };
+  const input = (source: string): JobDescription =>
+    job({ inputFiles: [{ name: 'in.dat', source, executable: false }] });
+
+  it('refuses an s3:// URL naming an endpoint without keys, naming the file and the endpoint (422)', () => {
+    const r = refused(input('s3://other-tenant.example.org/bucket/in.dat'), withS3);
+    assert.equal(r.code, 'CE_ERR_JOBDESC_ENDPOINT_REFUSED');
+    assert.equal(r.status, 422);
+    assert.match(r.reason, /'in\.dat'.*no S3 keys .*other-tenant\.example\.org/);
+  });
+
+  it('refuses a configured host on another port, and an output target too', () => {
+    assert.match(refused(input('s3s://s3.example.org:8443/b/in.dat'), withS3).reason, /s3\.example\.org:8443/);
+    const out = job({
+      outputFiles: [
+        {
+          name: 'o',
+          target: 's3://elsewhere.example.org/b/o',
+          options: { useIfSuccess: true, useIfFailure: false, useIfCancel: false },
+        },
+      ],
+    });
+    assert.equal(refused(out, withS3).code, 'CE_ERR_JOBDESC_ENDPOINT_REFUSED');
+  });
+
+  it('refuses a restricted endpoint to a caller outside its groups, accepts it for one inside', () => {
+    const url = 's3://atlas-s3.example.org:9000/b/in.dat';
+    const r = refused(input(url), { ...withS3, callerGroups: ['cms'] });
+    assert.match(r.reason, /not open to the caller's authorization groups/);
+    assert.equal(refused(input(url), withS3).code, 'CE_ERR_JOBDESC_ENDPOINT_REFUSED', 'no groups known: refused');
+    accepted(input(url), { ...withS3, callerGroups: ['cms', 'atlas'] });
+  });
+
+  it('accepts a configured open endpoint and leaves other protocols alone', () => {
+    accepted(input('s3s://s3.example.org/bucket/in.dat'), withS3);
+    accepted(input('https://other-tenant.example.org/in.dat'), withS3);
   });
 });

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
@@ -14,7 +14,8 @@ import type { Credential } from '../../src/staging/credentials.js';
 import type { StageInFile } from '../../src/staging/types.js';
 import { DEV_PKI_FILES } from '../../src/pki/dev-pki.js';
 import { makePki, mapCredentials, never, recordingLogger, stagingConfig, type TestPki } from './helpers/fixtures.js';
-import { XrootdServer, xrootdAvailable } from './helpers/xrootd.js';
+import { XrootdServer, gfal2HelperPids, xrootdAvailable } from './helpers/xrootd.js';
+import { until } from '../helpers/poll.js';
 
 const available = xrootdAvailable();
 if (!available && process.env['CERES_REQUIRE_GFAL2'] === '1')
@@ -87,6 +88,41 @@ describe(
       );
       assert.equal(o.ok, true, o.failureReason);
       assert.equal(await readFile(xrd.path('gsi-out.bin'), 'utf8'), 'result\n');
+    });
+
+    it("a job's concurrent first transfers share one helper and one folder, both gone after the stage-in", async (t) => {
+      // Four transfers start at once on a fresh helper while the proxy file is written:
+      // each used to start a helper process and make a folder of its own, and all but
+      // the last were left behind (the processes running, the folders with a proxy copy).
+      const names = Array.from({ length: 12 }, (_, i) => `many${i}.bin`);
+      for (const name of names) await xrd.put(name, data.subarray(0, 1000));
+      const own = await mkdtemp(join(dir, 'tmp-'));
+      const saved = process.env['TMPDIR'];
+      process.env['TMPDIR'] = own; // the helpers' folders are made under tmpdir()
+      t.after(() => {
+        if (saved === undefined) delete process.env['TMPDIR'];
+        else process.env['TMPDIR'] = saved;
+      });
+      const seen = new Set<number>();
+      const sessionDir = join(dir, `s${n++}`);
+      await mkdir(sessionDir);
+      const r = await new Stager({
+        config: stagingConfig({ cache: { enabled: false }, maxTransfersPerJob: 4 }),
+        credentials: mapCredentials({}, { '/CN=job owner': pki.alice }),
+        certDir,
+      }).stageIn(
+        { id: 'many', owner: '/CN=job owner', sessionDir, files: names.map((name) => input(name, xrd.url(name))) },
+        never,
+        () => void gfal2HelperPids().then((pids) => pids.forEach((p) => seen.add(p))),
+      );
+      assert.equal(r.ok, true, r.failureReason);
+      assert.ok(seen.size <= 1, `helper processes seen during one job's stage-in: ${seen.size}`);
+      await until(
+        async () => (await gfal2HelperPids()).length === 0,
+        'no gfal2 helper left after the stage-in',
+        15_000,
+      );
+      assert.deepEqual(await readdir(own), [], 'no helper folder left behind');
     });
 
     it('a proxy from a CA the server does not trust is refused: FAILED naming the URL, nothing of the proxy shown', async () => {

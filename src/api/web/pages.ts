@@ -3,6 +3,7 @@ import { html, type Html } from './html.js';
 import type { JobRecord } from '../../store/job-record.js';
 import { duration, kib, type ErrorsFile, type Usage } from './job-history.js';
 import { waitingLine } from './waiting-line.js';
+import { transfersSection, type Transfer } from './job-transfers.js';
 
 export const when = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? '' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
@@ -136,6 +137,8 @@ export function jobBody(o: {
   files: readonly FileEntry[] | string;
   errors: ErrorsFile;
   usage: Usage | undefined;
+  /** The staged inputs and outputs (statistics control file), job-transfers.ts. */
+  transfers?: readonly Transfer[];
   description: string | undefined;
   diagnose: readonly string[];
   /** Why kill and restart do not apply now (undefined: they do). */
@@ -214,7 +217,7 @@ export function jobBody(o: {
         ${jobActions({ base, csrf: o.csrf, mine, ...o.applicable })}
       </div>
     </section>
-    ${historySection(o.job, o.errors)} ${usageSection(o.usage)}
+    ${historySection(o.job, o.errors)} ${usageSection(o.usage)} ${transfersSection(o.transfers ?? [])}
     <section aria-labelledby="fl">
       <h2 id="fl">Session files</h2>
       ${files}

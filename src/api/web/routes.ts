@@ -295,6 +295,7 @@ export function registerWeb(app: FastifyInstance, o: WebOptions): { tokens: Csrf
         files,
         errors: v.parseErrorsFile(await o.readControl(j.id, 'errors')),
         usage: v.parseDiag(await o.readControl(j.id, 'diag')),
+        transfers: v.parseStatistics(await o.readControl(j.id, 'statistics')),
         owner: j.owner === c.owner ? undefined : j.ownerDn,
         description: o.rawDescription(j.id),
         diagnose: o.existingControl === undefined ? o.diagnoseNames : await o.existingControl(j.id),

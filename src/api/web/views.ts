@@ -12,3 +12,4 @@ export { submitBody } from './submit-page.js';
 export { html } from './html.js';
 export { infoBody } from './info-page.js';
 export { sitePictures, WINDOWS, DEFAULT_WINDOW } from './site-pictures.js';
+export { parseStatistics } from './job-transfers.js';

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { GiB, HOUR, MINUTE, MiB, SECOND } from '../units.js';
+import { PATH } from '../paths.js';
+import { SHORT_NAME } from '../patterns.js';
 
 const retry = Type.Object(
   {
@@ -74,6 +76,41 @@ const cache = Type.Object(
   { default: {}, additionalProperties: false, description: 'Shared cache of downloaded inputs (docs/data-staging.md)' },
 );
 
+const s3Endpoint = Type.Object(
+  {
+    host: Type.String({
+      pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$',
+      errorMessage: 'HOST or HOST:PORT (a host name or IPv4 address, as the URLs name it)',
+      description:
+        'The endpoint as s3:// URLs name it: host, or host:port when the URLs carry a port (a URL matches only with the same port, its absence included)',
+    }),
+    accessKeyFile: Type.String({
+      ...PATH,
+      minLength: 1,
+      description:
+        'File holding the access key id (one line), mode 0600 (`ceres admin config check` refuses a file others can read); read at each use, so a rotated key needs no restart',
+    }),
+    secretKeyFile: Type.String({
+      ...PATH,
+      minLength: 1,
+      description: 'File holding the secret key (one line), mode 0600; never written inline in the configuration',
+    }),
+    region: Type.String({ default: 'us-east-1', minLength: 1, description: 'Region the requests are signed for' }),
+    pathStyle: Type.Boolean({
+      default: true,
+      description: 'Path-style URLs (host/bucket/key, gfal2 S3 ALTERNATE); false: virtual-host style (bucket.host/key)',
+    }),
+    allowGroups: Type.Optional(
+      Type.Array(Type.String(SHORT_NAME), {
+        minItems: 1,
+        description:
+          "Authorization groups whose jobs may use this endpoint's keys; absent: every user of the service may. With it, a dynamic output list (written by the job) cannot name the endpoint",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const gfal2 = Type.Object(
   {
     transferSeconds: Type.Number({
@@ -92,6 +129,11 @@ const gfal2 = Type.Object(
       minimum: 1,
       description:
         'gfal2 transfers (and stats) in flight to one endpoint (protocol, host and port) across all jobs; further ones wait',
+    }),
+    s3Endpoints: Type.Array(s3Endpoint, {
+      default: [],
+      description:
+        "S3 endpoints s3:// and s3s:// URLs may name, each with the site's keys (S3 takes keys, not the user's credentials); a URL naming any other endpoint is refused at submission. Transfers to these endpoints run as the service's account, never the job's, so no job can read the keys",
     }),
     maxTransfersPerProtocol: Type.Integer({
       default: 16,

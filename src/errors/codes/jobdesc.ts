@@ -65,4 +65,9 @@ export const jobdescErrors = {
     status: 422,
     message: 'A file URL uses a protocol this service cannot transfer (no native support and no gfal2 plugin for it)',
   },
+  CE_ERR_JOBDESC_ENDPOINT_REFUSED: {
+    status: 422,
+    message:
+      "A file URL names a storage endpoint this service has no keys for, or whose keys are not open to the caller's authorization groups (S3)",
+  },
 } as const satisfies ErrorTable;

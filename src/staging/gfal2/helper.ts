@@ -20,6 +20,7 @@ import { stagingError } from '../staging-error.js';
 import { gfal2Error } from './classify.js';
 import { HELPER_SCRIPT } from './helper-script.js';
 import { GFAL2_PYTHON } from './probe.js';
+import type { S3Keys } from './s3-endpoints.js';
 
 export interface HelperOptions {
   /** The account the helper runs as; undefined: the service's. */
@@ -27,6 +28,10 @@ export interface HelperOptions {
   readonly credential: Credential | undefined;
   readonly connectSeconds: number;
   readonly idleSeconds: number;
+  /** Requests the helper serves at once (threads sharing one gfal2 context). */
+  readonly workers: number;
+  /** An S3 endpoint's keys: only for a helper of the service's account (`owner` undefined). */
+  readonly s3?: S3Keys;
   /** Trusted CA directory for GSI and https (X509_CERT_DIR). */
   readonly certDir?: string;
 }
@@ -38,25 +43,43 @@ interface Pending {
 }
 
 export class Gfal2Helper {
-  #proc: ChildProcess | undefined;
-  #work: string | undefined;
+  /**
+   * The process being started or running, and the folder: promises, so the transfers
+   * of a job that start at once share one of each (the start awaits file writes, and
+   * checking a plain field before them let each start a process and folder of its own,
+   * all but the last never ended nor removed).
+   */
+  #proc: Promise<ChildProcess> | undefined;
+  #work: Promise<string> | undefined;
+  /** Which start #proc is: a process that ends clears #proc only if it is still the current one. */
+  #generation = 0;
   #next = 0;
   readonly #pending = new Map<number, Pending>();
 
   constructor(private readonly o: HelperOptions) {}
 
   /** A folder of the helper's account, 0700, for downloads to land in before the service moves them. */
-  async workDir(): Promise<string> {
-    if (this.#work === undefined) {
+  workDir(): Promise<string> {
+    this.#work ??= (async () => {
       const dir = await mkdtemp(join(tmpdir(), 'ceres-gfal2-'));
       if (this.o.owner !== undefined) await chown(dir, this.o.owner.uid, this.o.owner.gid);
-      this.#work = dir;
-    }
+      return dir;
+    })();
     return this.#work;
   }
 
-  async #start(): Promise<ChildProcess> {
-    if (this.#proc !== undefined) return this.#proc;
+  #start(): Promise<ChildProcess> {
+    if (this.#proc === undefined) {
+      const generation = ++this.#generation;
+      this.#proc = this.#spawn(generation).catch((e: unknown) => {
+        if (this.#generation === generation) this.#proc = undefined; // the next request tries again
+        throw e;
+      });
+    }
+    return this.#proc;
+  }
+
+  async #spawn(generation: number): Promise<ChildProcess> {
     const work = await this.workDir();
     const env: Record<string, string> = {
       PATH: '/usr/bin:/bin',
@@ -67,6 +90,7 @@ export class Gfal2Helper {
       XRD_REQUESTTIMEOUT: String(Math.ceil(this.o.idleSeconds)),
       XRD_STREAMTIMEOUT: String(Math.ceil(this.o.idleSeconds)),
       XRD_TIMEOUTRESOLUTION: '1',
+      CERES_GFAL2_WORKERS: String(this.o.workers),
       X509_CERT_DIR: this.o.certDir ?? process.env['X509_CERT_DIR'] ?? '/etc/grid-security/certificates',
     };
     const c = this.o.credential;
@@ -76,17 +100,18 @@ export class Gfal2Helper {
       if (this.o.owner !== undefined) await chown(path, this.o.owner.uid, this.o.owner.gid);
       env['X509_USER_PROXY'] = path;
     } else if (c?.kind === 'jwt') env['BEARER_TOKEN'] = c.token;
+    // The site's keys never go to a process of the job's account, which the job could read.
+    if (this.o.s3 !== undefined && this.o.owner === undefined) env['CERES_GFAL2_S3'] = JSON.stringify(this.o.s3);
     const proc = spawn(GFAL2_PYTHON, ['-c', HELPER_SCRIPT], {
       env,
       cwd: work,
       stdio: ['pipe', 'pipe', 'ignore'],
       ...(this.o.owner === undefined ? {} : { uid: this.o.owner.uid, gid: this.o.owner.gid }),
     });
-    this.#proc = proc;
     const lines = createInterface({ input: proc.stdout });
     lines.on('line', (line) => this.#onLine(line));
     const gone = (): void => {
-      if (this.#proc === proc) this.#proc = undefined;
+      if (this.#generation === generation) this.#proc = undefined;
       for (const p of this.#pending.values())
         p.reject(stagingError('CE_ERR_STAGING_NETWORK', 'transfer helper ended', { transient: true }));
       this.#pending.clear();
@@ -167,8 +192,9 @@ export class Gfal2Helper {
 
   /** Ends the process and removes its folder (with the credential copy). */
   async close(): Promise<void> {
-    const proc = this.#proc;
+    const proc = await this.#proc?.catch(() => undefined);
     this.#proc = undefined;
+    this.#generation++;
     if (proc !== undefined && proc.exitCode === null && proc.signalCode === null) {
       const exited = new Promise<void>((r) => proc.once('exit', () => r()));
       proc.stdin?.end();
@@ -176,7 +202,8 @@ export class Gfal2Helper {
       await exited;
       clearTimeout(t);
     }
-    if (this.#work !== undefined) await rm(this.#work, { recursive: true, force: true });
+    const work = await this.#work?.catch(() => undefined);
     this.#work = undefined;
+    if (work !== undefined) await rm(work, { recursive: true, force: true });
   }
 }

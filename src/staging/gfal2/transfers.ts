@@ -16,19 +16,52 @@ import type { StagingConfig } from '../../config/sections/staging.js';
 import type { SessionOwner } from '../../fs/session-owner.js';
 import { createHasher, type ChecksumAlgorithm } from '../checksum.js';
 import { credentialFingerprint, type Credential } from '../credentials.js';
-import { Gfal2Helper } from './helper.js';
+import { Gfal2Helper, type HelperOptions } from './helper.js';
+import { endpointOf, isS3, S3Endpoints } from './s3-endpoints.js';
+import { stagingError } from '../staging-error.js';
 import type { Gfal2Limits } from './limits.js';
 import type { AccessInfo } from '../http/access-check.js';
 
 /** A job's helpers, one per account and credential (a per-file delegation gets its own). */
 export class Gfal2Pool {
   readonly #helpers = new Map<string, Gfal2Helper>();
+  readonly #s3: S3Endpoints;
 
   constructor(
     private readonly cfg: StagingConfig,
     private readonly certDir: string | undefined,
     private readonly limits: Gfal2Limits,
-  ) {}
+  ) {
+    this.#s3 = new S3Endpoints(cfg.gfal2.s3Endpoints);
+  }
+
+  /**
+   * The helper for a transfer of `url` and the account it runs as. s3:// and s3s:// go to
+   * a helper of the service's account holding only that endpoint's keys (S3 takes the
+   * site's keys, not the job's credential, and a process of the job's account could be
+   * read by the job); `fromList`: the URL comes from a dynamic output list, written by the
+   * job after the submission's checks, so a restricted endpoint is refused. Every other
+   * protocol: the helper of the job's account and credential.
+   */
+  async helperFor(
+    url: URL,
+    owner: SessionOwner | undefined,
+    credential: Credential | undefined,
+    fromList = false,
+  ): Promise<{ helper: Gfal2Helper; owner: SessionOwner | undefined }> {
+    if (!isS3(url)) return { helper: this.helper(owner, credential), owner };
+    const refusal = this.#s3.refusal(url, fromList ? undefined : []);
+    // Groups were checked at submission; here only what has no groups to check.
+    if (refusal !== undefined && (fromList || this.#s3.find(url) === undefined))
+      throw stagingError('CE_ERR_STAGING_NO_CREDENTIAL', refusal);
+    const key = `s3:${endpointOf(url)}`;
+    let h = this.#helpers.get(key);
+    if (h === undefined) {
+      h = new Gfal2Helper({ ...this.#options(undefined, undefined), s3: await this.#s3.keysFor(url) });
+      this.#helpers.set(key, h);
+    }
+    return { helper: h, owner: undefined };
+  }
 
   /** Runs one transfer or stat of `url` within the service's per-endpoint and per-protocol limits. */
   limited<T>(url: URL, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
@@ -39,16 +72,21 @@ export class Gfal2Pool {
     const key = `${owner?.uid ?? 'service'}:${credentialFingerprint(credential)}`;
     let h = this.#helpers.get(key);
     if (h === undefined) {
-      h = new Gfal2Helper({
-        owner,
-        credential,
-        connectSeconds: this.cfg.timeouts.connectSeconds,
-        idleSeconds: this.cfg.timeouts.idleSeconds,
-        ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
-      });
+      h = new Gfal2Helper(this.#options(owner, credential));
       this.#helpers.set(key, h);
     }
     return h;
+  }
+
+  #options(owner: SessionOwner | undefined, credential: Credential | undefined): HelperOptions {
+    return {
+      owner,
+      credential,
+      connectSeconds: this.cfg.timeouts.connectSeconds,
+      idleSeconds: this.cfg.timeouts.idleSeconds,
+      workers: this.cfg.maxTransfersPerJob,
+      ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
+    };
   }
 
   /** Seconds one transfer may take: connect time plus size at the rate floor, capped; unknown size: the cap. */
@@ -135,7 +173,15 @@ export async function gfal2Upload(
     const limit = pool.limitSeconds(size);
     await pool.limited(url, signal, () =>
       helper.request(
-        { op: 'copy', src: `file://${work}`, dst: url.href, overwrite, timeout: limit, checksum: endToEnd(url) },
+        {
+          op: 'copy',
+          src: `file://${work}`,
+          dst: url.href,
+          overwrite,
+          parent: true,
+          timeout: limit,
+          checksum: endToEnd(url),
+        },
         (limit + 30) * 1000,
         signal,
         onProgress,

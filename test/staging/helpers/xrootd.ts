@@ -5,10 +5,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
+import { HELPER_SCRIPT } from '../../../src/staging/gfal2/helper-script.js';
 
 export const XROOTD = '/usr/bin/xrootd';
 
@@ -148,4 +149,27 @@ async function listening(port: number, ms: number, died: () => boolean): Promise
     await new Promise((r) => setTimeout(r, 100));
   }
   return false;
+}
+
+/**
+ * The gfal2 helper processes this test process started and that still run (children
+ * running the helper's script, not the short-lived plugin probe), by pid: read from /proc,
+ * so a helper left behind is seen.
+ */
+export async function gfal2HelperPids(): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8');
+      // The helper's own script, not the plugin probe, which also imports gfal2.
+      if (cmdline.includes(HELPER_SCRIPT)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
