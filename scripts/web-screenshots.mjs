@@ -80,10 +80,27 @@ try {
     { name: 'delegations', page: user, path: '/web/delegations', width: 1280 },
     { name: 'delegations-phone', page: user, path: '/web/delegations', width: 390 },
   ];
+  shots.push(
+    { name: 'submit', page: user, path: '/web/submit', width: 1280, fullPage: true },
+    { name: 'submit-phone', page: user, path: '/web/submit', width: 390 },
+    // A refused description comes back in the form, each message beside its line.
+    {
+      name: 'submit-refused',
+      page: user,
+      path: '/web/submit',
+      width: 1280,
+      fullPage: true,
+      fill: '&(executable="/bin/echo")\n (arguments="hello")\n (wallTime="ten minutes")\n (stdout="out.txt")',
+    },
+  );
   for (const s of shots) {
     await s.page.setViewportSize({ width: s.width, height: s.width > 500 ? 800 : 844 });
     await s.page.emulateMedia({ colorScheme: s.dark === true ? 'dark' : 'light' });
     await s.page.goto(`${ceres.url}${s.path}`);
+    if (s.fill !== undefined) {
+      await s.page.fill('#description', s.fill);
+      await Promise.all([s.page.waitForNavigation(), s.page.click('button[type=submit]')]);
+    }
     await s.page.screenshot({ path: join(out, `web-${s.name}.png`), fullPage: s.fullPage === true });
   }
   // The long jobs are killed: the fork backend's processes would outlive the service.

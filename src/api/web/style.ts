@@ -41,7 +41,8 @@ td.used-by ul { margin: 0; padding-left: 1rem; }
 textarea { font: 0.9em/1.4 ui-monospace, monospace; width: 100%; padding: 0.3rem; }
 .submit-form label { display: block; }
 ol.desc-lines { font-family: ui-monospace, monospace; padding-left: 3.5rem; }
-ol.desc-lines li { white-space: pre-wrap; word-break: break-all; }
+ol.desc-lines li { word-break: break-all; }
+ol.desc-lines li code { white-space: pre-wrap; }
 ol.desc-lines li.bad { background: #fdecea; }
 ol.desc-lines li.gap { list-style: none; }
 ol.desc-lines p { margin: 0.1rem 0 0.4rem; font-family: system-ui, sans-serif; }
