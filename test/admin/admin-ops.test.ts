@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { admin, ceresCli } from './cli.js';
 import { databaseAtSchema } from '../helpers/old-database.js';
+import { until } from '../helpers/poll.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -148,7 +149,8 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
       'the relative RTE script was found and sourced',
     );
     const mine = () => records().filter((r) => r.job_id === a.id) as any[];
-    assert.equal(mine().length, 1);
+    // The record is written by the job's end step, right after its final state is stored.
+    await until(() => mine().length === 1, 'the accounting record of the finished job', 30_000);
     const rec = mine()[0];
     assert.equal(rec.final_state, 'FINISHED');
     assert.equal(rec.exit_code, 0);
