@@ -15,7 +15,7 @@ import { lrmsLetter } from '../vocabulary/job-states.js';
 import type { JobStore } from '../store/job-store.js';
 import { CERES_VERSION } from '../config/version.js';
 import type { BatchClusterInfo } from '../lrms/backend.js';
-import type { QueueInfo } from './info-snapshot.js';
+import type { HostFacts, QueueInfo } from './info-snapshot.js';
 import { voPolicies } from './vo-policies.js';
 
 const MAX_CACHED_URLS = 8;
@@ -105,7 +105,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         totalSlots: lrms?.totalSlots ?? availableParallelism(),
         ...(lrms ? { freeSlots: lrms.freeSlots } : {}),
         totalLogicalCpus: lrms?.totalSlots ?? availableParallelism(),
-        host: lrms ? { ...host, totalInstances: lrms.totalNodes } : host,
+        host: executionHost(host, lrms),
         workingArea: { ...(space ?? {}), shared: true, lifetimeSeconds: c.sessionLifetimeSeconds },
         ...(o.issuerCa !== undefined ? { issuerCa: o.issuerCa } : {}),
         trustedCas: o.trustedCas,
@@ -115,6 +115,17 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       return doc;
     },
   };
+}
+
+/**
+ * The ExecutionEnvironment: this host, with the batch system's node count; or, when the batch
+ * system describes its nodes (Kubernetes), only what it says (this host's CPU model and OS are
+ * not the pods').
+ */
+function executionHost(host: HostFacts, lrms: BatchClusterInfo | undefined): HostFacts {
+  if (!lrms) return host;
+  if (lrms.executionEnvironment) return { ...lrms.executionEnvironment, totalInstances: lrms.totalNodes };
+  return { ...host, totalInstances: lrms.totalNodes };
 }
 
 /** The LDAP GLUE2 endpoint's URL: the tree from o=glue, as ARC peers publish it. */

@@ -71,6 +71,12 @@ export const lrmsKubernetesSection = Type.Object(
       description:
         'Attempts of a creation or deletion while the API server does not answer; then it fails with the reason',
     }),
+    infoRefreshMs: Type.Integer({
+      default: 30_000,
+      minimum: 100,
+      description:
+        'How old the node figures in the info document may get before the nodes are listed again (listed only while the document is read)',
+    }),
     backoffMs: Type.Integer({
       default: 1000,
       minimum: 10,

@@ -8,6 +8,7 @@ import { isAbsolute } from 'node:path';
 import type { V1Job, V1Volume } from '@kubernetes/client-node';
 import type { BatchJobSpec } from '../backend.js';
 import type { LocalAccount } from '../../accounts/resolve-account.js';
+import { QUEUE_LABEL } from './node-capacity.js';
 
 export const MANAGED_BY = 'app.kubernetes.io/managed-by=ceres';
 export const CERES_JOB_LABEL = 'ceres.grid/job-id';
@@ -23,6 +24,9 @@ export interface ManifestOptions {
   };
   readonly ttlSecondsAfterFinished: number;
 }
+
+/** A label value: at most 63 characters, alphanumeric at both ends, '-', '_' or '.' between. */
+const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 
 const q = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -53,7 +57,12 @@ export function jobManifest(name: string, spec: BatchJobSpec, o: ManifestOptions
       : { name: 'sessions', hostPath: { path: o.volume.source || mountPath, type: 'Directory' } };
   const image = (spec.queue !== undefined ? o.images[spec.queue] : undefined) ?? o.defaultImage;
   const memory = spec.limits.memoryBytes;
-  const labels = { 'app.kubernetes.io/managed-by': 'ceres', [CERES_JOB_LABEL]: spec.jobId.slice(0, 63) };
+  const labels = {
+    'app.kubernetes.io/managed-by': 'ceres',
+    [CERES_JOB_LABEL]: spec.jobId.slice(0, 63),
+    // The info document counts pods per queue; a queue name that is no label value is not counted.
+    ...(spec.queue !== undefined && LABEL_VALUE.test(spec.queue) ? { [QUEUE_LABEL]: spec.queue } : {}),
+  };
   const [command, ...args] = jobCommand(spec);
   return {
     apiVersion: 'batch/v1',
