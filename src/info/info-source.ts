@@ -96,7 +96,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         })),
         accessRules: policies.accessRules,
         ...(ldap.enabled ? { ldap: { url: ldapUrl(ldap.bindAddress || o.hostname, ldap.port), port: ldap.port } } : {}),
-        runtimeEnvironments: c.runtimeEnvironments.map((r) => ({
+        runtimeEnvironments: publishedRtes(o.config).map((r) => ({
           name: r.name,
           ...(r.description !== undefined ? { description: r.description } : {}),
         })),
@@ -126,6 +126,14 @@ function executionHost(host: HostFacts, lrms: BatchClusterInfo | undefined): Hos
   if (!lrms) return host;
   if (lrms.executionEnvironment) return { ...lrms.executionEnvironment, totalInstances: lrms.totalNodes };
   return { ...host, totalInstances: lrms.totalNodes };
+}
+
+/** The RTEs a job may name: on a Kubernetes site only those with a container image (the others are refused). */
+function publishedRtes(config: Config): Config['cluster']['runtimeEnvironments'] {
+  const all = config.cluster.runtimeEnvironments;
+  if (config.lrms.backend !== 'kubernetes') return all;
+  const images = config.lrms.kubernetes.runtimeEnvironments;
+  return all.filter((r) => Object.hasOwn(images, r.name));
 }
 
 /** The LDAP GLUE2 endpoint's URL: the tree from o=glue, as ARC peers publish it. */

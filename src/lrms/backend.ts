@@ -74,6 +74,11 @@ export interface BatchJobSpec {
   readonly environment: readonly { readonly name: string; readonly value: string }[];
   /** Runtime environments in order, resolved to their scripts by the caller. */
   readonly runtimeEnvironments: readonly RuntimeEnvironmentRun[];
+  /**
+   * The names of every runtime environment the job was accepted with, script or not, in order:
+   * a backend that runs an RTE otherwise (Kubernetes: as a container image) selects by name.
+   */
+  readonly runtimeEnvironmentNames?: readonly string[];
   readonly limits: BatchLimits;
   /** Slots (cores) requested; at least 1. */
   readonly slots: number;

@@ -36,7 +36,8 @@ runBackendSuite({
       tests: ['memory-limit'],
     },
     {
-      reason: "runtime environment scripts live on the service's host: not run in pods yet",
+      reason:
+        "the case sources an RTE script on the worker; a pod runs no script (it is the site's image): an RTE selects the image instead, tested in kubernetes-rte.test.ts",
       tests: ['runtime-environment'],
     },
   ],

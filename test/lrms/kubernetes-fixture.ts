@@ -32,6 +32,7 @@ export function kubeBackend(
     namespace: 'grid',
     defaultImage: 'debian:bookworm-slim',
     images: { bad: 'registry.invalid/missing:1' },
+    runtimeEnvironments: {},
     volume: { kind: 'hostPath', source: '', mountPath: '/tmp' },
     jobNamePrefix: 'ceres-',
     pendingTimeoutMs: 1000,

@@ -65,4 +65,13 @@ export const jobdescErrors = {
     status: 422,
     message: 'A file URL uses a protocol this service cannot transfer (no native support and no gfal2 plugin for it)',
   },
+  // A Kubernetes site runs an RTE as the image configured for it (lrms.kubernetes.runtimeEnvironments).
+  CE_ERR_JOBDESC_RTE_NO_IMAGE: {
+    status: 422,
+    message: 'Requested RunTimeEnvironment has no container image on this Kubernetes site',
+  },
+  CE_ERR_JOBDESC_RTE_IMAGES_CONFLICT: {
+    status: 422,
+    message: 'Requested RunTimeEnvironments need different container images; a job runs in one',
+  },
 } as const satisfies ErrorTable;

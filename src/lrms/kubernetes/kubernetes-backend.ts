@@ -29,6 +29,7 @@ import { podView, apiStatus } from './pod-view.js';
 import { writeDiag } from '../core/diag-file.js';
 import { validateSpec } from '../core/job-script.js';
 import { clusterFromNodes } from './node-capacity.js';
+import { chooseRteImage } from './rte-images.js';
 
 /** The service's logger (pino's shape), as the other backends take it. */
 export interface BackendLog {
@@ -187,7 +188,14 @@ export class KubernetesBackend implements BatchBackend {
       spec.localAccount !== undefined && this.#o.accounts
         ? await this.#o.accounts.resolve(spec.localAccount)
         : undefined;
-    const manifest = jobManifest(name, spec, this.#o, account);
+    // Checked at submission already (description-port.ts); a reload may have removed the image since.
+    const rte = chooseRteImage(this.#o.runtimeEnvironments, spec.runtimeEnvironmentNames ?? []);
+    if (!rte.ok)
+      throw ceError(
+        'CE_ERR_LRMS_SUBMIT_FAILED',
+        `runtime environment ${rte.names.join(' and ')}: ${rte.problem === 'no-image' ? 'no container image configured' : 'different images'}`,
+      );
+    const manifest = jobManifest(name, spec, this.#o, account, rte.image);
     await mkdir(spec.lrmsDir, { recursive: true });
     this.#track(name, spec.jobId, spec.lrmsDir);
     await this.#throttle();
