@@ -21,6 +21,8 @@ import type { Socket } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseQuantity } from '../../src/lrms/kubernetes/quantity.js';
 import { x509 } from '../../src/pki/x509-lib.js';
 import type { V1Job, V1Node, V1Pod, V1Status, V1PodCondition, V1ContainerStatus } from '@kubernetes/client-node';
 import { makeCa, makeUser, type TestCred } from './pki.js';
@@ -410,18 +412,38 @@ export class FakeKubeApi {
     proc.stderr?.on('data', log);
     const startedAt = new Date();
     proc.on('error', (e) => log(Buffer.from(`exec: ${e.message}\n`)));
+    // The container's memory cgroup: past limits.memory the kernel's OOM killer ends it (SIGKILL),
+    // and the kubelet reports the container terminated with reason OOMKilled, exit code 137.
+    const memoryLimit = parseQuantity(c.resources?.limits?.['memory']);
+    let oom = false;
+    const watchMemory =
+      memoryLimit === undefined || proc.pid === undefined
+        ? undefined
+        : setInterval(() => {
+            if (groupRss(proc.pid!) <= memoryLimit) return;
+            oom = true;
+            killGroup(proc);
+          }, 50);
     pod.status = { ...pod.status, phase: 'Running', startTime: startedAt, hostIP: '127.0.0.1', podIP: '127.0.0.1' };
     this.#condition(pod, { type: 'Ready', status: 'True' });
     this.#container(pod, { running: { startedAt } }, true);
     this.#emit('Pod', 'MODIFIED', pod);
     proc.on('close', (code, signal) => {
+      clearInterval(watchMemory);
       this.#procs.delete(name);
       if (!this.#live(pod)) return;
       // As a container runtime reports it: death by signal n is exit code 128 + n.
       const exitCode = code ?? 128 + (signal !== null ? osConstants.signals[signal] : 9);
       this.#container(
         pod,
-        { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date() } },
+        {
+          terminated: {
+            exitCode,
+            reason: oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error',
+            startedAt,
+            finishedAt: new Date(),
+          },
+        },
         false,
       );
       pod.status = { ...pod.status, phase: exitCode === 0 ? 'Succeeded' : 'Failed' };
@@ -547,6 +569,25 @@ export class FakeKubeApi {
     };
     pod.status = { ...pod.status, containerStatuses: [s] };
   }
+}
+
+/** Resident bytes of every process in the process group `pgid` (what a container's cgroup counts). */
+function groupRss(pgid: number): number {
+  let sum = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
+      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      if (pgrp !== pgid) continue;
+      const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+      sum += pages * 4096;
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return sum;
 }
 
 function killGroup(p: ChildProcess): void {
