@@ -16,6 +16,9 @@
 # (SLURM_DEV_PORT+2), so that `sacct` answers. Needs the Debian packages `slurmdbd
 # mariadb-server` as well. Without it the cluster has no accounting storage, as a site
 # without slurmdbd (sacct then fails).
+# SLURM_DEV_MAX_JOB_COUNT (default 20000) is slurmctld's MaxJobCount, the jobs it holds at once,
+# ended ones included; SLURM_DEV_MIN_JOB_AGE (default 300 s) how long an ended job stays
+# listed (and counted). A benchmark of many jobs raises both.
 # `start` prints `export SLURM_CONF=DIR/slurm.conf`; every Slurm command needs it.
 #
 # Switches for routing trials and benchmarks (at start; unset: as above):
@@ -34,6 +37,14 @@ if [ -z "$cmd" ] || [ -z "$dir" ]; then
   echo "usage: $0 start|stop|status DIR" >&2
   exit 2
 fi
+max_job_count=${SLURM_DEV_MAX_JOB_COUNT:-20000}
+min_job_age=${SLURM_DEV_MIN_JOB_AGE:-300}
+for v in "SLURM_DEV_MAX_JOB_COUNT=$max_job_count" "SLURM_DEV_MIN_JOB_AGE=$min_job_age"; do
+  if ! [[ ${v#*=} =~ ^[1-9][0-9]{0,8}$ ]]; then
+    echo "$0: ${v%%=*} must be a whole number above 0, not '${v#*=}'" >&2
+    exit 2
+  fi
+done
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 conf=$dir/slurm.conf
@@ -113,8 +124,8 @@ MpiDefault=none
 ReturnToService=2
 # The node may claim more CPUs than the host has (see cpus above).
 SlurmdParameters=config_overrides
-MinJobAge=300
-MaxJobCount=${SLURM_DEV_MAX_JOB_COUNT:-20000}
+MinJobAge=$min_job_age
+MaxJobCount=$max_job_count
 KillWait=5
 EnforcePartLimits=ALL
 JobAcctGatherType=jobacct_gather/linux

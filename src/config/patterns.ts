@@ -102,3 +102,9 @@ export const KUBE_NAME_PREFIX: Worded = {
   pattern: '^[a-z0-9][a-z0-9-]{0,20}$',
   errorMessage: 'a lower-case letter or digit, then at most 20 lower-case letters, digits or - (Kubernetes names)',
 };
+
+/** An environment variable name a container gets (a C identifier, as Kubernetes recommends). */
+export const ENV_NAME: Worded = {
+  pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$',
+  errorMessage: 'an environment variable name: a letter or _, then letters, digits or _',
+};

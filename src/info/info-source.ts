@@ -16,7 +16,7 @@ import { lrmsLetter } from '../vocabulary/job-states.js';
 import type { JobStore } from '../store/job-store.js';
 import { CERES_VERSION } from '../config/version.js';
 import type { BatchClusterInfo } from '../lrms/backend.js';
-import type { QueueInfo } from './info-snapshot.js';
+import type { HostFacts, QueueInfo } from './info-snapshot.js';
 import { voPolicies } from './vo-policies.js';
 import { routeShares } from './route-shares.js';
 import { listRoutes } from '../jobs/routes.js';
@@ -107,7 +107,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         ),
         accessRules: policies.accessRules,
         ...(ldap.enabled ? { ldap: { url: ldapUrl(ldap.bindAddress || o.hostname, ldap.port), port: ldap.port } } : {}),
-        runtimeEnvironments: c.runtimeEnvironments.map((r) => ({
+        runtimeEnvironments: publishedRtes(o.config).map((r) => ({
           name: r.name,
           ...(r.description !== undefined ? { description: r.description } : {}),
         })),
@@ -116,7 +116,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         totalSlots: lrms?.totalSlots ?? availableParallelism(),
         ...(lrms ? { freeSlots: lrms.freeSlots } : {}),
         totalLogicalCpus: lrms?.totalSlots ?? availableParallelism(),
-        host: lrms ? { ...host, totalInstances: lrms.totalNodes } : host,
+        host: executionHost(host, lrms),
         workingArea: { ...(space ?? {}), shared: true, lifetimeSeconds: c.sessionLifetimeSeconds },
         ...(o.issuerCa !== undefined ? { issuerCa: o.issuerCa } : {}),
         trustedCas: o.trustedCas,
@@ -126,6 +126,25 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
       return doc;
     },
   };
+}
+
+/**
+ * The ExecutionEnvironment: this host, with the batch system's node count; or, when the batch
+ * system describes its nodes (Kubernetes), only what it says (this host's CPU model and OS are
+ * not the pods').
+ */
+function executionHost(host: HostFacts, lrms: BatchClusterInfo | undefined): HostFacts {
+  if (!lrms) return host;
+  if (lrms.executionEnvironment) return { ...lrms.executionEnvironment, totalInstances: lrms.totalNodes };
+  return { ...host, totalInstances: lrms.totalNodes };
+}
+
+/** The RTEs a job may name: on a Kubernetes site only those with a container image (the others are refused). */
+function publishedRtes(config: Config): Config['cluster']['runtimeEnvironments'] {
+  const all = config.cluster.runtimeEnvironments;
+  if (config.lrms.backend !== 'kubernetes') return all;
+  const images = config.lrms.kubernetes.runtimeEnvironments;
+  return all.filter((r) => Object.hasOwn(images, r.name));
 }
 
 /** The LDAP GLUE2 endpoint's URL: the tree from o=glue, as ARC peers publish it. */

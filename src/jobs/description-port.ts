@@ -4,8 +4,36 @@
  */
 import type { Config } from '../config/schema.js';
 import { splitSubmission } from '../jobdesc/split-submission.js';
-import { checkAcceptance, type QueueLimits } from '../jobdesc/check-acceptance.js';
+import { checkAcceptance, type AcceptanceResult, type QueueLimits } from '../jobdesc/check-acceptance.js';
 import type { DescriptionPort } from './ports.js';
+import type { JobDescription } from '../vocabulary/job-description.js';
+import { itemFailure } from '../jobdesc/item-failure.js';
+import { chooseRteImage, type RteImages } from '../lrms/kubernetes/rte-images.js';
+
+/**
+ * On a Kubernetes site an RTE runs as its configured image: one without an image is refused
+ * now, naming it, rather than failing the job at its creation (an optional one is dropped, as
+ * an optional RTE that is not enabled is); so are RTEs that need two images.
+ */
+function withRteImage(desc: JobDescription, images: RteImages): AcceptanceResult {
+  const runtimeEnvironments = desc.runtimeEnvironments.filter(
+    (r) => r.optional !== true || Object.hasOwn(images, r.name),
+  );
+  const choice = chooseRteImage(
+    images,
+    runtimeEnvironments.map((r) => r.name),
+  );
+  if (choice.ok) return { ok: true, description: { ...desc, runtimeEnvironments } };
+  return choice.problem === 'no-image'
+    ? itemFailure(
+        'CE_ERR_JOBDESC_RTE_NO_IMAGE',
+        `Requested RunTimeEnvironment ${choice.names[0] ?? ''} has no container image on this Kubernetes site`,
+      )
+    : itemFailure(
+        'CE_ERR_JOBDESC_RTE_IMAGES_CONFLICT',
+        `Requested RunTimeEnvironments ${choice.names.join(' and ')} need different container images`,
+      );
+}
 
 /** What the batch system lets a job of one queue have at most (src/lrms: its partition's limits and nodes). */
 export interface BatchQueueLimits {
@@ -69,7 +97,7 @@ export function descriptionPort(
       }),
     accept: (desc, defaults) => {
       const c = config.cluster;
-      return checkAcceptance(desc, {
+      const accepted = checkAcceptance(desc, {
         queues: batchLimits === undefined ? c.queues : c.queues.map((q) => withBatchLimits(q, batchLimits(q.name))),
         ...defaultQueueFor(c, defaults.authorisedQueues),
         ...(defaults.queue !== undefined ? { requestQueue: defaults.queue } : {}),
@@ -82,6 +110,9 @@ export function descriptionPort(
         ...(transferScheme !== undefined ? { transferScheme } : {}),
         ...(transferEndpoint !== undefined ? { transferEndpoint } : {}),
       });
+      return accepted.ok && config.lrms.backend === 'kubernetes'
+        ? withRteImage(accepted.description, config.lrms.kubernetes.runtimeEnvironments)
+        : accepted;
     },
   };
 }

@@ -74,6 +74,11 @@ export interface BatchJobSpec {
   readonly environment: readonly { readonly name: string; readonly value: string }[];
   /** Runtime environments in order, resolved to their scripts by the caller. */
   readonly runtimeEnvironments: readonly RuntimeEnvironmentRun[];
+  /**
+   * The names of every runtime environment the job was accepted with, script or not, in order:
+   * a backend that runs an RTE otherwise (Kubernetes: as a container image) selects by name.
+   */
+  readonly runtimeEnvironmentNames?: readonly string[];
   readonly limits: BatchLimits;
   /** Slots (cores) requested; at least 1. */
   readonly slots: number;
@@ -181,11 +186,27 @@ export interface BatchQueueInfo {
   readonly waitingJobs: number;
 }
 
+/**
+ * The machines jobs run on, when the batch system describes them (Kubernetes's nodes): the
+ * info document's ExecutionEnvironment then says this instead of the service's own host.
+ */
+export interface BatchExecutionEnvironment {
+  /** GLUE2 Platform, e.g. `amd64`. */
+  readonly platform?: string;
+  /** CPUs of the largest node a job can have. */
+  readonly logicalCpus?: number;
+  readonly mainMemoryBytes?: number;
+  /** GLUE2 OSFamily, e.g. `linux`. */
+  readonly osFamily?: string;
+}
+
 /** What the batch system says about itself (cached by the backend; see `clusterInfo`). */
 export interface BatchClusterInfo {
   readonly totalSlots: number;
   readonly freeSlots: number;
   readonly totalNodes: number;
+  /** Absent: the jobs' machines are described by the service's host (fork, Slurm, Grid Engine). */
+  readonly executionEnvironment?: BatchExecutionEnvironment;
   readonly queues: readonly BatchQueueInfo[];
 }
 

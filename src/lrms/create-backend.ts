@@ -17,6 +17,8 @@ import type { AccountResolver } from '../accounts/resolve-account.js';
  * `commands`: where a backend that runs batch commands reports each one (metrics); the
  * fork backend runs none. `accounts`: local accounts by name with the site's policy
  * (never root, not below `accounts.minUid`), shared with the rest of the service.
+ * `queues`: the configured queue names, which a backend without partitions of its own
+ * (Kubernetes) publishes with its cluster's figures.
  */
 export async function createBatchBackend(
   config: Config['lrms'],
@@ -24,6 +26,7 @@ export async function createBatchBackend(
   log?: BackendLog,
   commands?: BatchCommandObserver,
   accounts?: AccountResolver,
+  queues?: readonly string[],
 ): Promise<BatchBackend> {
   switch (config.backend) {
     case 'fork':
@@ -58,6 +61,7 @@ export async function createBatchBackend(
       return KubernetesBackend.create({
         workDir: join(lrmsRoot, 'kubernetes'),
         ...config.kubernetes,
+        ...(queues ? { queues } : {}),
         ...(log ? { log } : {}),
         ...(accounts ? { accounts } : {}),
       });

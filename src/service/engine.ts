@@ -134,6 +134,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         d.log.child({ part: 'lrms' }),
         d.observe?.commands(d.config.lrms.backend),
         d.accounts,
+        d.config.cluster.queues.map((q) => q.name),
       );
       // The batch system's queues and limits before the service says it is ready (the
       // readiness check waits for `backend`, the start line for start()): the first info

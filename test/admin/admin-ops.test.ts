@@ -11,7 +11,6 @@ import Database from 'better-sqlite3';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { admin, ceresCli } from './cli.js';
 import { databaseAtSchema } from '../helpers/old-database.js';
-import { until } from '../helpers/poll.js';
 
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
 
@@ -150,7 +149,7 @@ describe('ceres admin: drain, config check, accounting, backup, schema', () => {
     );
     const mine = () => records().filter((r) => r.job_id === a.id) as any[];
     // The record is written by the job's end step, right after its final state is stored.
-    await until(() => mine().length === 1, 'the accounting record of the finished job', 30_000);
+    await until(async () => mine().length === 1);
     const rec = mine()[0];
     assert.equal(rec.final_state, 'FINISHED');
     assert.equal(rec.exit_code, 0);

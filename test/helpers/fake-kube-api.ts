@@ -3,7 +3,8 @@
  * on the test machines. It speaks HTTPS with a bearer token and answers with objects typed by
  * the official client library's models (V1Job, V1Pod, V1Status), shaped as the public API
  * reference describes them, for the few paths the backend uses: Jobs (create, get, list,
- * watch, delete with a propagation policy), Pods (list, watch, logs).
+ * watch, delete with a propagation policy), Pods (list, watch, logs), Nodes (list: `fakeNode`
+ * builds them as a kubelet registers and reports its node).
  *
  * Its "kubelet" runs each pod's one container as a local process (command, args, env,
  * workingDir, runAsUser/runAsGroup when root) so that jobs write real files in the session
@@ -20,8 +21,10 @@ import type { Socket } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseQuantity } from '../../src/lrms/kubernetes/quantity.js';
 import { x509 } from '../../src/pki/x509-lib.js';
-import type { V1Job, V1Pod, V1Status, V1PodCondition, V1ContainerStatus } from '@kubernetes/client-node';
+import type { V1Job, V1Node, V1Pod, V1Status, V1PodCondition, V1ContainerStatus } from '@kubernetes/client-node';
 import { makeCa, makeUser, type TestCred } from './pki.js';
 
 type Kind = 'Job' | 'Pod';
@@ -66,10 +69,17 @@ export class FakeKubeApi {
   #cert!: TestCred;
   readonly #badImages: Set<string>;
   readonly #nodeCpus: number;
+  #nodes: V1Node[];
 
   constructor(o: FakeKubeOptions = {}) {
     this.#badImages = new Set(o.badImages ?? []);
     this.#nodeCpus = o.nodeCpus ?? 8;
+    this.#nodes = [fakeNode(NODE, { cpu: String(this.#nodeCpus) })];
+  }
+
+  /** The nodes `GET /api/v1/nodes` lists from now on (the kubelet still runs pods as one node). */
+  setNodes(nodes: readonly V1Node[]): void {
+    this.#nodes = nodes.map(clone);
   }
 
   static async start(o: FakeKubeOptions = {}): Promise<FakeKubeApi> {
@@ -178,6 +188,14 @@ export class FakeKubeApi {
     }
     if (auth !== `Bearer ${this.token}`) return this.#status(res, 401, 'Unauthorized', 'Unauthorized');
     const body = req.method === 'POST' ? await readBody(req) : undefined;
+    if (url.pathname === '/api/v1/nodes' && req.method === 'GET') {
+      return send(res, 200, {
+        apiVersion: 'v1',
+        kind: 'NodeList',
+        metadata: { resourceVersion: String(this.#rv) },
+        items: this.#nodes.map(clone),
+      });
+    }
     const m = /^\/(apis\/batch\/v1|api\/v1)\/namespaces\/([a-z0-9-]+)\/(jobs|pods)(?:\/([a-z0-9.-]+))?(\/log)?$/.exec(
       url.pathname,
     );
@@ -394,18 +412,38 @@ export class FakeKubeApi {
     proc.stderr?.on('data', log);
     const startedAt = new Date();
     proc.on('error', (e) => log(Buffer.from(`exec: ${e.message}\n`)));
+    // The container's memory cgroup: past limits.memory the kernel's OOM killer ends it (SIGKILL),
+    // and the kubelet reports the container terminated with reason OOMKilled, exit code 137.
+    const memoryLimit = parseQuantity(c.resources?.limits?.['memory']);
+    let oom = false;
+    const watchMemory =
+      memoryLimit === undefined || proc.pid === undefined
+        ? undefined
+        : setInterval(() => {
+            if (groupRss(proc.pid!) <= memoryLimit) return;
+            oom = true;
+            killGroup(proc);
+          }, 50);
     pod.status = { ...pod.status, phase: 'Running', startTime: startedAt, hostIP: '127.0.0.1', podIP: '127.0.0.1' };
     this.#condition(pod, { type: 'Ready', status: 'True' });
     this.#container(pod, { running: { startedAt } }, true);
     this.#emit('Pod', 'MODIFIED', pod);
     proc.on('close', (code, signal) => {
+      clearInterval(watchMemory);
       this.#procs.delete(name);
       if (!this.#live(pod)) return;
       // As a container runtime reports it: death by signal n is exit code 128 + n.
       const exitCode = code ?? 128 + (signal !== null ? osConstants.signals[signal] : 9);
       this.#container(
         pod,
-        { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date() } },
+        {
+          terminated: {
+            exitCode,
+            reason: oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error',
+            startedAt,
+            finishedAt: new Date(),
+          },
+        },
         false,
       );
       pod.status = { ...pod.status, phase: exitCode === 0 ? 'Succeeded' : 'Failed' };
@@ -533,6 +571,25 @@ export class FakeKubeApi {
   }
 }
 
+/** Resident bytes of every process in the process group `pgid` (what a container's cgroup counts). */
+function groupRss(pgid: number): number {
+  let sum = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
+      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      if (pgrp !== pgid) continue;
+      const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+      sum += pages * 4096;
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return sum;
+}
+
 function killGroup(p: ChildProcess): void {
   try {
     if (p.pid !== undefined) process.kill(-p.pid, 'SIGKILL');
@@ -570,4 +627,101 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
     req.on('error', reject);
   });
+}
+
+export interface FakeNodeShape {
+  /** Allocatable CPUs as the kubelet reports them (`4`, `3920m`); capacity is the whole CPUs above it. */
+  readonly cpu: string;
+  /** Allocatable memory (`16215976Ki`); capacity is 100 MiB more (the kubelet's reservation). */
+  readonly memory?: string;
+  readonly ready?: boolean;
+  /** Cordoned (`kubectl cordon`): `spec.unschedulable` and its taint. */
+  readonly unschedulable?: boolean;
+  readonly architecture?: string;
+}
+
+/**
+ * A V1Node as a kubelet registers and updates it (API reference, Node v1 core): labels of the
+ * well-known kind, capacity and allocatable (allocatable is capacity less the reservations),
+ * the four conditions with Ready last, addresses and nodeInfo.
+ */
+export function fakeNode(name: string, o: FakeNodeShape): V1Node {
+  const memory = o.memory ?? '16215976Ki';
+  const capacityMemory = `${Number(memory.replace(/Ki$/, '')) + 102400}Ki`;
+  const arch = o.architecture ?? 'amd64';
+  const at = new Date();
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: at,
+    lastTransitionTime: at,
+  });
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      uid: crypto.randomUUID(),
+      resourceVersion: '1',
+      creationTimestamp: at,
+      labels: {
+        'beta.kubernetes.io/arch': arch,
+        'beta.kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': arch,
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+      },
+      annotations: {
+        'node.alpha.kubernetes.io/ttl': '0',
+        'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+      },
+    },
+    spec: {
+      podCIDR: '10.244.1.0/24',
+      podCIDRs: ['10.244.1.0/24'],
+      ...(o.unschedulable === true
+        ? {
+            unschedulable: true,
+            taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: at }],
+          }
+        : {}),
+    },
+    status: {
+      capacity: {
+        cpu: String(Math.ceil(Number(o.cpu.replace(/m$/, 'e-3')))),
+        'ephemeral-storage': '102626232Ki',
+        'hugepages-2Mi': '0',
+        memory: capacityMemory,
+        pods: '110',
+      },
+      allocatable: { cpu: o.cpu, 'ephemeral-storage': '94580335255', 'hugepages-2Mi': '0', memory, pods: '110' },
+      conditions: [
+        condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+        condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+        condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+        o.ready === false
+          ? condition('Ready', 'Unknown', 'NodeStatusUnknown', 'Kubelet stopped posting node status.')
+          : condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
+      ],
+      addresses: [
+        { type: 'InternalIP', address: '127.0.0.1' },
+        { type: 'Hostname', address: name },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        machineID: randomBytes(16).toString('hex'),
+        systemUUID: crypto.randomUUID(),
+        bootID: crypto.randomUUID(),
+        kernelVersion: '6.1.0-18-amd64',
+        osImage: 'Debian GNU/Linux 12 (bookworm)',
+        containerRuntimeVersion: 'containerd://1.7.13',
+        kubeletVersion: 'v1.29.2',
+        kubeProxyVersion: 'v1.29.2',
+        operatingSystem: 'linux',
+        architecture: arch,
+      },
+    },
+  };
 }

@@ -9,22 +9,12 @@ import { buildConfig } from '../../src/config/load.js';
 import { CERES_VERSION } from '../../src/config/version.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
-import type { XmlElement } from '../../src/doc/element.js';
+import { findElement as find } from '../helpers/xml-find.js';
 import { newJobRow } from '../helpers/new-job.js';
 import { liveSource } from './fixtures.js';
 
 // Tests run with the repository root as working directory (npm test).
 const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
-
-function find(e: XmlElement, name: string): XmlElement | undefined {
-  if (e.name === name) return e;
-  for (const c of e.children) {
-    if (typeof c === 'string') continue;
-    const hit = find(c, name);
-    if (hit) return hit;
-  }
-  return undefined;
-}
 
 test('the version is the one in package.json', () => {
   assert.equal(CERES_VERSION, packageVersion);

@@ -1,7 +1,8 @@
 // The Kubernetes backend against the fake API server: a kubeconfig for it and backend options.
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FakeKubeApi } from '../helpers/fake-kube-api.js';
+import type { BatchJobSpec } from '../../src/lrms/backend.js';
 import { KubernetesBackend, type KubernetesBackendOptions } from '../../src/lrms/kubernetes/kubernetes-backend.js';
 
 /** A kubeconfig naming the fake server, its CA and a bearer token. */
@@ -31,6 +32,7 @@ export function kubeBackend(
     namespace: 'grid',
     defaultImage: 'debian:bookworm-slim',
     images: { bad: 'registry.invalid/missing:1' },
+    runtimeEnvironments: {},
     volume: { kind: 'hostPath', source: '', mountPath: '/tmp' },
     jobNamePrefix: 'ceres-',
     pendingTimeoutMs: 1000,
@@ -38,6 +40,30 @@ export function kubeBackend(
     ttlSecondsAfterFinished: 60,
     requestAttempts: 3,
     backoffMs: 50,
+    infoRefreshMs: 60_000,
     ...patch,
   });
+}
+
+/** A job of `sh -c script` with its session and lrms directories under `dir`, named by `jobId`. */
+export async function kubeSpec(
+  dir: string,
+  jobId: string,
+  script: string,
+  patch: Partial<BatchJobSpec> = {},
+): Promise<BatchJobSpec> {
+  const sessionDir = join(dir, `session-${jobId}`);
+  await mkdir(sessionDir, { recursive: true });
+  return {
+    jobId,
+    sessionDir,
+    lrmsDir: join(dir, `lrms-${jobId}`),
+    executable: '/bin/sh',
+    arguments: ['-c', script],
+    environment: [],
+    runtimeEnvironments: [],
+    limits: {},
+    slots: 1,
+    ...patch,
+  };
 }

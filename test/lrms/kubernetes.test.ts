@@ -6,11 +6,11 @@ import { describe, it, before, after } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeKubeApi } from '../helpers/fake-kube-api.js';
-import { kubeBackend, kubeconfigFor } from './kubernetes-fixture.js';
+import { kubeBackend, kubeconfigFor, kubeSpec } from './kubernetes-fixture.js';
 import { until } from './backend.case.js';
 import type { BatchJobSpec, BatchResult, BatchUpdate } from '../../src/lrms/backend.js';
 import type { KubernetesBackend, KubernetesBackendOptions } from '../../src/lrms/kubernetes/kubernetes-backend.js';
@@ -58,25 +58,8 @@ async function backend(
   return { b, updates, final };
 }
 
-async function spec(script: string, patch: Partial<BatchJobSpec> = {}): Promise<BatchJobSpec> {
-  const n = ++seq;
-  const sessionDir = join(dir, `session-${n}`);
-  await mkdir(sessionDir, { recursive: true });
-  return {
-    jobId: `kjob${n}`,
-    sessionDir,
-    lrmsDir: join(dir, `lrms-${n}`),
-    executable: '/bin/sh',
-    arguments: ['-c', script],
-    stdout: 'out.txt',
-    stderr: 'err.txt',
-    environment: [],
-    runtimeEnvironments: [],
-    limits: {},
-    slots: 1,
-    ...patch,
-  };
-}
+const spec = (script: string, patch: Partial<BatchJobSpec> = {}): Promise<BatchJobSpec> =>
+  kubeSpec(dir, `kjob${++seq}`, script, { stdout: 'out.txt', stderr: 'err.txt', ...patch });
 
 const states = (r: Run, localId: string): string[] =>
   r.updates.flatMap((u) =>

@@ -26,7 +26,13 @@ const skip = slurmSkip();
 
 describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, () => {
   let dir = '';
-  const env = { ...process.env, SLURM_DEV_PORT: slurmPort() };
+  // Above the default 20000 and 300 s: the start writes what these say.
+  const env = {
+    ...process.env,
+    SLURM_DEV_PORT: slurmPort(),
+    SLURM_DEV_MAX_JOB_COUNT: '25000',
+    SLURM_DEV_MIN_JOB_AGE: '600',
+  };
   // A bound far past the script's own 30 s: a start that hangs fails here, not the whole run.
   const run = (action: string): { code: number | null; out: string } => {
     const r = spawnSync(SLURM_DEV, [action, dir], { env, encoding: 'utf8', timeout: 90_000 });
@@ -62,7 +68,8 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
     assert.match(conf, /^PartitionName=debug .*Default=YES MaxTime=60 /m);
     assert.match(conf, /^PartitionName=long .*MaxTime=INFINITE /m);
     assert.equal(conf.match(/^PartitionName=/gm)?.length, 2, 'no partition but the two');
-    assert.match(conf, /^MaxJobCount=20000$/m);
+    assert.match(conf, /^MaxJobCount=25000$/m);
+    assert.match(conf, /^MinJobAge=600$/m);
     const sinfo = spawnSync('sinfo', ['-h', '-o', '%P %t'], {
       env: { ...env, SLURM_CONF: join(dir, 'slurm.conf') },
       encoding: 'utf8',
@@ -249,6 +256,26 @@ describe('scripts/slurm-dev.sh', { ...(skip !== undefined ? { skip } : {}) }, ()
       }
     },
   );
+
+  it('refuses a SLURM_DEV_MAX_JOB_COUNT or SLURM_DEV_MIN_JOB_AGE that is no whole number above 0, before starting anything', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'ceres-slurm-dev-bad-'));
+    try {
+      for (const [name, value] of [
+        ['SLURM_DEV_MAX_JOB_COUNT', 'lots'],
+        ['SLURM_DEV_MAX_JOB_COUNT', '0'],
+        ['SLURM_DEV_MAX_JOB_COUNT', '2e4'],
+        ['SLURM_DEV_MIN_JOB_AGE', '-1'],
+        ['SLURM_DEV_MIN_JOB_AGE', '300\nMaxJobCount=1'],
+      ] as const) {
+        const r = spawnSync(SLURM_DEV, ['start', empty], { env: { ...process.env, [name]: value }, encoding: 'utf8' });
+        assert.equal(r.status, 2, `${name}=${value}`);
+        assert.match(r.stderr, new RegExp(`${name} must be a whole number above 0`));
+        assert.ok(!existsSync(join(empty, 'slurm.conf')), 'nothing written');
+      }
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
 
   it('refuses a bad command line', () => {
     const r = spawnSync(SLURM_DEV, ['restart'], { encoding: 'utf8' });

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { KUBE_NAME_PREFIX } from '../patterns.js';
+import { KUBE_NAME_PREFIX, RTE_NAME, ENV_NAME } from '../patterns.js';
 import { PATH } from '../paths.js';
 
 /**
@@ -25,6 +25,24 @@ export const lrmsKubernetesSection = Type.Object(
       default: {},
       description: 'Container image per queue name (the queue a job asks for)',
     }),
+    runtimeEnvironments: Type.Record(
+      Type.String({ ...RTE_NAME }),
+      Type.Object(
+        {
+          image: Type.String({ minLength: 1, description: 'The container image jobs naming this RTE run in' }),
+          env: Type.Record(Type.String({ ...ENV_NAME }), Type.String(), {
+            default: {},
+            description: "Environment variables the container gets, before the job description's own",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        default: {},
+        description:
+          'Container image (and optional environment) per runtime environment (a name of cluster.runtimeEnvironments); a job naming an RTE without one is refused at submission',
+      },
+    ),
     volume: Type.Object(
       {
         kind: Type.Union([Type.Literal('persistentVolumeClaim'), Type.Literal('hostPath')], {
@@ -70,6 +88,12 @@ export const lrmsKubernetesSection = Type.Object(
       minimum: 1,
       description:
         'Attempts of a creation or deletion while the API server does not answer; then it fails with the reason',
+    }),
+    infoRefreshMs: Type.Integer({
+      default: 30_000,
+      minimum: 100,
+      description:
+        'How old the node figures in the info document may get before the nodes are listed again (listed only while the document is read)',
     }),
     backoffMs: Type.Integer({
       default: 1000,

@@ -57,6 +57,7 @@ export function batchSpec(j: JobRecord, ctx: SpecContext): BatchJobSpec {
     join: d.join,
     environment,
     runtimeEnvironments: rtes,
+    runtimeEnvironmentNames: d.runtimeEnvironments.map((r) => r.name),
     limits,
     slots,
     ...(d.countPerNode !== undefined ? { slotsPerNode: d.countPerNode } : {}),

@@ -70,4 +70,13 @@ export const jobdescErrors = {
     message:
       "A file URL names a storage endpoint this service has no keys for, or whose keys are not open to the caller's authorization groups (S3)",
   },
+  // A Kubernetes site runs an RTE as the image configured for it (lrms.kubernetes.runtimeEnvironments).
+  CE_ERR_JOBDESC_RTE_NO_IMAGE: {
+    status: 422,
+    message: 'Requested RunTimeEnvironment has no container image on this Kubernetes site',
+  },
+  CE_ERR_JOBDESC_RTE_IMAGES_CONFLICT: {
+    status: 422,
+    message: 'Requested RunTimeEnvironments need different container images; a job runs in one',
+  },
 } as const satisfies ErrorTable;

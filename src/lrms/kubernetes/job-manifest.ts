@@ -8,6 +8,8 @@ import { isAbsolute } from 'node:path';
 import type { V1Job, V1Volume } from '@kubernetes/client-node';
 import type { BatchJobSpec } from '../backend.js';
 import type { LocalAccount } from '../../accounts/resolve-account.js';
+import { QUEUE_LABEL } from './node-capacity.js';
+import type { RteImage, RteImages } from './rte-images.js';
 
 export const MANAGED_BY = 'app.kubernetes.io/managed-by=ceres';
 export const CERES_JOB_LABEL = 'ceres.grid/job-id';
@@ -16,6 +18,7 @@ export interface ManifestOptions {
   readonly namespace: string;
   readonly defaultImage: string;
   readonly images: Readonly<Record<string, string>>;
+  readonly runtimeEnvironments: RteImages;
   readonly volume: {
     readonly kind: 'persistentVolumeClaim' | 'hostPath';
     readonly source: string;
@@ -23,6 +26,9 @@ export interface ManifestOptions {
   };
   readonly ttlSecondsAfterFinished: number;
 }
+
+/** A label value: at most 63 characters, alphanumeric at both ends, '-', '_' or '.' between. */
+const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 
 const q = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -45,15 +51,37 @@ export function jobCommand(spec: BatchJobSpec): string[] {
   return ['/bin/sh', '-c', script, 'ceres-job', exe, ...spec.arguments];
 }
 
-export function jobManifest(name: string, spec: BatchJobSpec, o: ManifestOptions, account?: LocalAccount): V1Job {
+/**
+ * `rte`: the image the job's runtime environments selected (rte-images.ts), which wins over the
+ * queue's; its environment comes before the job description's own (which wins, as later).
+ */
+export function jobManifest(
+  name: string,
+  spec: BatchJobSpec,
+  o: ManifestOptions,
+  account?: LocalAccount,
+  rte?: RteImage,
+): V1Job {
   const mountPath = o.volume.mountPath;
   const volume: V1Volume =
     o.volume.kind === 'persistentVolumeClaim'
       ? { name: 'sessions', persistentVolumeClaim: { claimName: o.volume.source } }
       : { name: 'sessions', hostPath: { path: o.volume.source || mountPath, type: 'Directory' } };
-  const image = (spec.queue !== undefined ? o.images[spec.queue] : undefined) ?? o.defaultImage;
+  const image =
+    rte?.image ??
+    (spec.queue !== undefined && Object.hasOwn(o.images, spec.queue) ? o.images[spec.queue] : undefined) ??
+    o.defaultImage;
+  const env = [
+    ...Object.entries(rte?.env ?? {}).map(([n, value]) => ({ name: n, value })),
+    ...spec.environment.map((e) => ({ name: e.name, value: e.value })),
+  ];
   const memory = spec.limits.memoryBytes;
-  const labels = { 'app.kubernetes.io/managed-by': 'ceres', [CERES_JOB_LABEL]: spec.jobId.slice(0, 63) };
+  const labels = {
+    'app.kubernetes.io/managed-by': 'ceres',
+    [CERES_JOB_LABEL]: spec.jobId.slice(0, 63),
+    // The info document counts pods per queue; a queue name that is no label value is not counted.
+    ...(spec.queue !== undefined && LABEL_VALUE.test(spec.queue) ? { [QUEUE_LABEL]: spec.queue } : {}),
+  };
   const [command, ...args] = jobCommand(spec);
   return {
     apiVersion: 'batch/v1',
@@ -91,7 +119,7 @@ export function jobManifest(name: string, spec: BatchJobSpec, o: ManifestOptions
               command: [command!],
               args,
               workingDir: spec.sessionDir,
-              env: spec.environment.map((e) => ({ name: e.name, value: e.value })),
+              env,
               volumeMounts: [{ name: 'sessions', mountPath }],
               resources: {
                 requests: { cpu: String(spec.slots), ...(memory !== undefined ? { memory: String(memory) } : {}) },

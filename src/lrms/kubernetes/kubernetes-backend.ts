@@ -11,9 +11,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type {
   BatchBackend,
+  BatchClusterInfo,
   BatchJobRef,
   BatchJobSpec,
   BatchResult,
@@ -27,6 +28,8 @@ import { ResourceWatch } from './resource-watch.js';
 import { podView, apiStatus } from './pod-view.js';
 import { writeDiag } from '../core/diag-file.js';
 import { validateSpec } from '../core/job-script.js';
+import { clusterFromNodes } from './node-capacity.js';
+import { chooseRteImage } from './rte-images.js';
 
 /** The service's logger (pino's shape), as the other backends take it. */
 export interface BackendLog {
@@ -42,6 +45,10 @@ export interface KubernetesBackendOptions extends ManifestOptions {
   readonly createPerSecond: number;
   readonly requestAttempts: number;
   readonly backoffMs: number;
+  /** How old the node figures of the info document may get before the nodes are listed again. */
+  readonly infoRefreshMs: number;
+  /** The configured queues (cluster.queues), each published with the cluster's figures; absent: those of `images`. */
+  readonly queues?: readonly string[];
   readonly log?: BackendLog;
   readonly accounts?: AccountResolver;
 }
@@ -81,6 +88,12 @@ export class KubernetesBackend implements BatchBackend {
   #nextCreate = 0;
   #pendingTimer: NodeJS.Timeout;
   #problem: string | undefined;
+  /** Every pod with the managed-by label, by name, as the pod watch last saw it (the counts per queue). */
+  readonly #pods = new Map<string, V1Pod>();
+  #nodes: readonly V1Node[] | undefined;
+  /** When the nodes were last asked for (answered or not): a failing API server is not asked per read. */
+  #nodesAskedAt = 0;
+  #nodeRefresh: Promise<void> | undefined;
 
   private constructor(o: KubernetesBackendOptions, kc: KubeConfig) {
     this.#o = o;
@@ -108,7 +121,10 @@ export class KubernetesBackend implements BatchBackend {
       () => this.#core.listNamespacedPod({ namespace: ns, labelSelector: MANAGED_BY }),
       {
         ...handlers,
-        onList: (items) => items.forEach((p) => this.#podEvent('MODIFIED', p)),
+        onList: (items) => {
+          this.#pods.clear();
+          items.forEach((p) => this.#podEvent('MODIFIED', p));
+        },
         onEvent: (t, p) => this.#podEvent(t, p),
       },
       o.backoffMs,
@@ -138,6 +154,32 @@ export class KubernetesBackend implements BatchBackend {
     this.#listener = listener;
   }
 
+  /**
+   * The info document's figures: one list of the nodes per `infoRefreshMs` at most (asked only
+   * while the document is read, never per request), the pods from the watch.
+   */
+  clusterInfo(): BatchClusterInfo | undefined {
+    if (!this.#closed && Date.now() - this.#nodesAskedAt > this.#o.infoRefreshMs) void this.refreshClusterInfo();
+    if (this.#nodes === undefined) return undefined;
+    const queues = this.#o.queues ?? Object.keys(this.#o.images);
+    return clusterFromNodes(this.#nodes, [...this.#pods.values()], queues);
+  }
+
+  /** List the nodes now; one list at a time. A failure keeps the last figures and is logged. */
+  refreshClusterInfo(): Promise<void> {
+    this.#nodeRefresh ??= (async () => {
+      this.#nodesAskedAt = Date.now();
+      try {
+        this.#nodes = (await this.#core.listNode()).items;
+      } catch (e) {
+        this.#log('warn', `cannot list the nodes (the last figures stay): ${describe(e)}`);
+      } finally {
+        this.#nodeRefresh = undefined;
+      }
+    })();
+    return this.#nodeRefresh;
+  }
+
   async submit(spec: BatchJobSpec): Promise<string> {
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED', 'the Kubernetes backend is closed');
     validateSpec(spec);
@@ -146,7 +188,14 @@ export class KubernetesBackend implements BatchBackend {
       spec.localAccount !== undefined && this.#o.accounts
         ? await this.#o.accounts.resolve(spec.localAccount)
         : undefined;
-    const manifest = jobManifest(name, spec, this.#o, account);
+    // Checked at submission already (description-port.ts); a reload may have removed the image since.
+    const rte = chooseRteImage(this.#o.runtimeEnvironments, spec.runtimeEnvironmentNames ?? []);
+    if (!rte.ok)
+      throw ceError(
+        'CE_ERR_LRMS_SUBMIT_FAILED',
+        `runtime environment ${rte.names.join(' and ')}: ${rte.problem === 'no-image' ? 'no container image configured' : 'different images'}`,
+      );
+    const manifest = jobManifest(name, spec, this.#o, account, rte.image);
     await mkdir(spec.lrmsDir, { recursive: true });
     this.#track(name, spec.jobId, spec.lrmsDir);
     await this.#throttle();
@@ -298,6 +347,9 @@ export class KubernetesBackend implements BatchBackend {
   }
 
   #podEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: V1Pod): void {
+    const podName = pod.metadata?.name ?? '';
+    if (type === 'DELETED') this.#pods.delete(podName);
+    else this.#pods.set(podName, pod);
     const owner = pod.metadata?.labels?.['batch.kubernetes.io/job-name'] ?? pod.metadata?.labels?.['job-name'] ?? '';
     const t = this.#jobs.get(owner);
     if (!t || t.done) return;
