@@ -47,7 +47,7 @@ const TABLE: [string, Resource, string][] = [
   ['/arex/rest/1.0/info', routes.info, 'GET, HEAD'],
   ['/arex/rest/1.1/info', routes.info, 'GET, HEAD'],
   ['/arex/rest/1.1/jobs', routes.jobs, 'GET, POST, HEAD'],
-  ['/arex/rest/1.0/jobs/abc/session/f', routes.session, 'GET, PUT, DELETE, PROPFIND, HEAD'],
+  ['/arex/rest/1.0/jobs/abc/session/f', routes.session, 'GET, PUT, PATCH, DELETE, PROPFIND, HEAD'],
   ['/arex/rest/1.1/jobs/abc/diagnose/errors', routes.diagnose, 'GET, HEAD'],
   ['/arex/rest/1.1/delegations', routes.delegations, 'GET, POST, HEAD'],
   ['/arex/rest/1.0/delegations/abc', routes.delegation, 'POST, PUT'],
