@@ -4,7 +4,7 @@
  * Used by the end-to-end, crash-safety and interop tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -212,4 +212,25 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * SIGKILL every process whose command line names `dir` (a test's state folder): a batch job
+ * whose batch system was stopped under it must not outlive its test file, where another file's
+ * job could meet it (a job looking for its wrapper in /proc, a port, a file).
+ */
+export function killProcessesUnder(dir: string): number {
+  let n = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir)) {
+        process.kill(Number(p), 'SIGKILL');
+        n++;
+      }
+    } catch {
+      // Gone already, or not ours to read.
+    }
+  }
+  return n;
 }

@@ -31,7 +31,8 @@ const BURN_SECONDS = 4;
 const ATTACK = [
   'for p in /proc/[0-9]*; do',
   '  set -- $(tr "\\0" " " < $p/cmdline 2>/dev/null)',
-  '  case "$1" in */wrapper) w=${p#/proc/}; d=$2;; esac',
+  // Its own wrapper only (the one whose session directory it runs in): another test's job may run beside it.
+  '  case "$1" in */wrapper) [ "$3" = "$PWD" ] && { w=${p#/proc/}; d=$2; };; esac',
   'done',
   '[ -n "$w" ] || { echo "no wrapper found" >&2; exit 2; }',
   `end=$(( $(date +%s) + ${BURN_SECONDS} ))`,

@@ -9,7 +9,15 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import {
+  Client,
+  killProcessesUnder,
+  removeDir,
+  startCeres,
+  stopCeres,
+  tempDir,
+  type RunningCeres,
+} from '../helpers/service.js';
 import { devUserVoProxies, vomsSkip } from '../auth/voms/voms-fixture.js';
 import { ceresCli } from '../admin/cli.js';
 import { slurmSkip, useSlurm } from './slurm-fixture.js';
@@ -63,6 +71,8 @@ describe('routes on a real Slurm: VO A to short/vo_a, VO B to long/low', { ...(s
     }
     for (const c of Object.values(clients)) await c.close();
     if (ceres) await stopCeres(ceres);
+    // A killed job's processes that Slurm's stop left behind (they run as another account).
+    if (work) killProcessesUnder(work);
     if (work) removeDir(work);
   });
 
