@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { GE_CELL, JOB_NAME_PREFIX } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
+import { jobWrapperKeys } from './job-wrapper-keys.js';
 
 /**
  * `lrms.gridengine`: the Grid Engine batch backend (docs/batch-backends.md, "Grid
@@ -92,17 +93,7 @@ export const lrmsGridEngineSection = Type.Object(
       description:
         "How qsub runs as a job's mapped local account: `runuser -u ACCOUNT --`, from the service running as root",
     }),
-    wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
-      default: 'auto',
-      description:
-        'Job wrapper run inside each Grid Engine job (as for the fork backend); it must run on the execution hosts (same architecture and C library as the service host for `c`)',
-    }),
-    compiler: Type.String({ default: 'cc', minLength: 1, description: 'C compiler command for the job wrapper' }),
-    jobPath: Type.String({
-      default: '/usr/local/bin:/usr/bin:/bin',
-      minLength: 1,
-      description: 'PATH jobs start with on the execution host',
-    }),
+    ...jobWrapperKeys('Grid Engine', { one: 'execution host', many: 'execution hosts' }),
     killGraceSeconds: Type.Number({
       default: 10 * SECOND,
       minimum: 0,

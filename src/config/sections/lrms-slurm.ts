@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { JOB_NAME_PREFIX } from '../patterns.js';
 import { PATH } from '../paths.js';
 import { SECOND } from '../units.js';
+import { jobWrapperKeys } from './job-wrapper-keys.js';
 
 /**
  * `lrms.slurm`: the Slurm batch backend (docs/batch-backends.md, "Slurm"). Used when
@@ -91,17 +92,7 @@ export const lrmsSlurmSection = Type.Object(
       description:
         "How sbatch runs as a job's mapped local account: `runuser -u ACCOUNT --`, from the service running as root (the only value; `sudo` is refused)",
     }),
-    wrapper: Type.Union([Type.Literal('auto'), Type.Literal('c'), Type.Literal('sh')], {
-      default: 'auto',
-      description:
-        'Job wrapper run inside each Slurm job (as for the fork backend); it must run on the compute nodes (same architecture and C library as the service host for `c`)',
-    }),
-    compiler: Type.String({ default: 'cc', minLength: 1, description: 'C compiler command for the job wrapper' }),
-    jobPath: Type.String({
-      default: '/usr/local/bin:/usr/bin:/bin',
-      minLength: 1,
-      description: 'PATH jobs start with on the compute node',
-    }),
+    ...jobWrapperKeys('Slurm', { one: 'compute node', many: 'compute nodes' }),
     killGraceSeconds: Type.Number({
       default: 10 * SECOND,
       minimum: 0,
