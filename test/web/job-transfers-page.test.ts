@@ -9,8 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { BrowserContext } from 'playwright-core';
-import { chromiumSkip } from '../helpers/chromium.js';
-import { startBrowserService, type BrowserService } from '../helpers/browser-service.js';
+import { chromiumSkip, startBrowserService, type BrowserService } from '../helpers/chromium.js';
 import type { Client, RunningCeres } from '../helpers/service.js';
 import { XrootdServer, xrootdAvailable } from '../staging/helpers/xrootd.js';
 
@@ -34,11 +33,11 @@ describe(
     before(async () => {
       xrd = await XrootdServer.start();
       await xrd.put('in.bin', input);
-      web = await startBrowserService();
-      ({ ceres, client, user: ctx } = web);
+      web = await startBrowserService({});
+      ({ ceres, client, ctx } = web);
     });
     after(async () => {
-      await web?.stop();
+      await web?.close();
       await xrd?.stop();
     });
 
