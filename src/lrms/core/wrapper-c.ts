@@ -129,19 +129,29 @@ static int write_atomic(const char *name, const char *text) {
   return rename(tmp, dst);
 }
 
-/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot ("0" if unknown). */
-static void start_ticks(pid_t pid, char *out, size_t n) {
-  char p[64], buf[1024];
-  snprintf(out, n, "0");
-  snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(p, "r");
-  if (!f) return;
-  size_t r = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
+/* The fields of /proc/<pid>/stat after the command name, from field 3 (the state) on, read
+ * into buf; NULL if the process is gone or the line is cut. The name is in parentheses and may
+ * itself hold spaces and ')', so the fields start after the last ')'. */
+static char *stat_fields(const char *pid, char *buf, size_t size) {
+  char p[64];
+  snprintf(p, sizeof p, "/proc/%s/stat", pid);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  ssize_t r = read(fd, buf, size - 1);
+  close(fd);
+  if (r <= 0) return NULL;
   buf[r] = 0;
   char *s = strrchr(buf, ')');
+  return s && s[1] == ' ' ? s + 2 : NULL;
+}
+
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot ("0" if unknown). */
+static void start_ticks(pid_t pid, char *out, size_t n) {
+  char id[24], buf[1024];
+  snprintf(out, n, "0");
+  snprintf(id, sizeof id, "%d", (int)pid);
+  char *s = stat_fields(id, buf, sizeof buf);
   if (!s) return;
-  s += 2;
   for (int field = 3; field < 22 && s; field++) { s = strchr(s, ' '); if (s) s++; }
   if (!s) return;
   size_t k = strcspn(s, " ");
@@ -162,15 +172,8 @@ static struct sample sample_group(void) {
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (!isdigit((unsigned char)e->d_name[0])) continue;
-    char p[300], buf[1024];
-    snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    ssize_t r = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (r <= 0) continue;
-    buf[r] = 0;
-    char *s = strrchr(buf, ')');
+    char buf[1024];
+    char *s = stat_fields(e->d_name, buf, sizeof buf);
     if (!s) continue;
     char state;
     long ppid, pgrp, session, tty, tpgid;
@@ -178,7 +181,7 @@ static struct sample sample_group(void) {
     long cut, cst, prio, nice, threads, itreal;
     unsigned long long starttime, vsize;
     long rss;
-    int got = sscanf(s + 2, "%c %ld %ld %ld %ld %ld %lu %lu %lu %lu %lu %lu %lu %ld %ld %ld %ld %ld %ld %llu %llu %ld",
+    int got = sscanf(s, "%c %ld %ld %ld %ld %ld %lu %lu %lu %lu %lu %lu %lu %ld %ld %ld %ld %ld %ld %llu %llu %ld",
                      &state, &ppid, &pgrp, &session, &tty, &tpgid, &flags, &minflt, &cminflt, &majflt, &cmajflt, &ut, &st,
                      &cut, &cst, &prio, &nice, &threads, &itreal, &starttime, &vsize, &rss);
     if (got != 22 || pgrp != (long)job || state == 'Z') continue;
@@ -277,18 +280,11 @@ static void reap_all(void) {
       struct dirent *e;
       while ((e = readdir(d)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0])) continue;
-        char p[300], buf[512];
-        snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        ssize_t r = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (r <= 0) continue;
-        buf[r] = 0;
-        char *s = strrchr(buf, ')');
+        char buf[512];
+        char *s = stat_fields(e->d_name, buf, sizeof buf);
         char state;
         long ppid;
-        if (s && sscanf(s + 2, "%c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) kill((pid_t)atol(e->d_name), SIGKILL);
+        if (s && sscanf(s, "%c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) kill((pid_t)atol(e->d_name), SIGKILL);
       }
       closedir(d);
     }
