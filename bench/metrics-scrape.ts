@@ -20,6 +20,7 @@ import { JobStore, type NewJob } from '../src/store/job-store.js';
 import { CeresMetrics } from '../src/metrics/registry.js';
 import { registerJobGauges, type StateCounts } from '../src/metrics/jobs.js';
 import { newJobId } from '../src/jobs/job-id.js';
+import { newJobRow } from '../test/helpers/new-job.js';
 
 const { values } = parseArgs({
   options: { stored: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '30' } },
@@ -36,22 +37,12 @@ const ACTIVE: readonly [NewJob['state'], NewJob['restState']][] = [
 
 function job(i: number): NewJob {
   const [state, restState] = i % 10 === 0 ? ACTIVE[(i / 10) % ACTIVE.length]! : (['FINISHED', 'FINISHED'] as const);
-  return {
-    id: newJobId(),
-    owner: `owner${i % 50}`,
+  return newJobRow(newJobId(), `owner${i % 50}`, {
     state,
     restState,
     queue: `queue${i % 5}`,
     ...(i % 4 === 0 ? { route: { name: `route${i % 3}` } } : {}),
-    delegationId: null,
-    delegationIds: [],
-    format: 'xrsl',
-    description: {},
-    raw: '&(executable="/bin/true")',
-    createdAt: Date.now(),
-    rerunsLeft: 0,
-    clientHost: null,
-  };
+  });
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
