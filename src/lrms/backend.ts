@@ -186,6 +186,8 @@ export interface BatchQueueInfo {
    * one node, so the largest schedulable node's CPUs); absent: `totalSlots`.
    */
   readonly maxSlotsPerJob?: number;
+  /** The most memory one job can have in all, where a job runs on one node (Kubernetes: the largest schedulable node's). */
+  readonly maxJobMemoryBytes?: number;
   /** Jobs of all users the batch system runs or keeps waiting in it. */
   readonly runningJobs: number;
   readonly waitingJobs: number;

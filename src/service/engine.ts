@@ -129,6 +129,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         maxMemoryBytes: p.largestNodeMemoryBytes,
         // A partition without CPUs (all its nodes down) says nothing about what it can give.
         maxSlotsPerJob: p.maxSlotsPerJob ?? (p.totalSlots > 0 ? p.totalSlots : undefined),
+        maxJobMemoryBytes: p.maxJobMemoryBytes,
       };
     },
     async start() {

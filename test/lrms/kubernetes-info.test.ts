@@ -103,6 +103,7 @@ describe('kubernetes info document', () => {
         ['short', true, 0, 0, 65742724 * 1024, 16],
       ],
     );
+    assert.equal(before.queues[0]?.maxJobMemoryBytes, 65742724 * 1024, "one job's memory in all: big's");
     const id = await b.submit(await spec('sleep 600', { queue: 'main', slots: 2 }));
     await until('the job running', () =>
       updates.some((u) => u.localId === id && u.update.kind === 'state' && u.update.state === 'RUNNING'),

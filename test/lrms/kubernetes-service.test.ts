@@ -1,7 +1,8 @@
 // The service on the Kubernetes backend (against the fake API server): a pod runs on one node,
 // so a queue's most slots per job are the largest schedulable node's CPUs. They are published
 // (GLUE2 MaxSlotsPerJob) and a job asking for more is refused at submission with a per-item
-// 4xx naming the limit; before, it was accepted and failed only after the pending timeout.
+// 4xx naming the limit, and so is one asking more memory in all than that node has (slots
+// times memory per slot); before, both were accepted and failed only after the pending timeout.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -75,6 +76,20 @@ describe('Kubernetes node limits at submission', () => {
         `Requested slot count (13 slots) exceeds the limit of queue ${queue} (12 slots, the limit of the largest Kubernetes node)`,
       );
     }
+  });
+
+  it("refuses a job whose memory in all (slots times memory per slot) is more than that node's", async () => {
+    // 16215976Ki allocatable (fakeNode's default): 15,835 MiB per node; 2 x 10,000 MiB do not fit one.
+    const node = 16215976 * 1024;
+    const r = await item('&(executable="/bin/true")(count=2)(memory=10000)(queue="main")');
+    assert.equal(r.id, undefined);
+    assert.equal(r.code, 'CE_ERR_JOBDESC_QUEUE_LIMIT');
+    assert.equal(
+      r.reason,
+      `Requested memory of the job (${2 * 10000 * 2 ** 20} bytes) exceeds the limit of queue main (${node} bytes, the limit of the largest Kubernetes node)`,
+    );
+    const one = await item('&(executable="/bin/true")(count=1)(memory=10000)(queue="main")');
+    assert.equal(one.status, '201', one.reason);
   });
 
   it('accepts a job of exactly that many slots', async () => {

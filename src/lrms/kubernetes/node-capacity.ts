@@ -14,7 +14,8 @@
  *   most), the platform when every node has the same architecture.
  * - A pod cannot span nodes: a queue's most slots per job (GLUE2 MaxSlotsPerJob, and the limit
  *   a submission is checked against) are the whole allocatable CPUs of the largest Ready,
- *   schedulable node, not the cluster's total.
+ *   schedulable node, not the cluster's total; the most memory of one job (memory per slot
+ *   times slots) is that node's allocatable memory.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { BatchClusterInfo, BatchExecutionEnvironment } from '../backend.js';
@@ -58,9 +59,15 @@ function request(p: V1Pod, resource: 'cpu' | 'memory'): number {
 
 const cpuRequest = (p: V1Pod): number => request(p, 'cpu');
 
-/** The most whole CPUs one pod can have: those of the largest Ready, schedulable node (0: none). */
-function largestSlots(nodes: readonly V1Node[]): number {
-  return nodes.filter(ready).reduce((most, n) => Math.max(most, slotsOf(n)), 0);
+/** The most one pod can have: the whole CPUs and the memory of the largest Ready, schedulable node (0: none). */
+function largestSchedulable(nodes: readonly V1Node[]): { slots: number; memory: number } {
+  let slots = 0;
+  let memory = 0;
+  for (const n of nodes.filter(ready)) {
+    slots = Math.max(slots, slotsOf(n));
+    memory = Math.max(memory, Math.floor(parseQuantity(n.status?.allocatable?.['memory']) ?? 0));
+  }
+  return { slots, memory };
 }
 
 /**
@@ -122,7 +129,7 @@ export function clusterFromNodes(
   for (const n of usable) freeSlots += Math.max(0, Math.floor(slotsOf(n) - (used.get(n.metadata?.name ?? '') ?? 0)));
   const ee = executionEnvironment(nodes);
   const largestNodeMemoryBytes = ee.mainMemoryBytes;
-  const maxSlotsPerJob = largestSlots(nodes);
+  const most = largestSchedulable(nodes);
   return {
     totalSlots,
     freeSlots,
@@ -137,7 +144,8 @@ export function clusterFromNodes(
         totalSlots,
         freeSlots,
         ...(largestNodeMemoryBytes !== undefined ? { largestNodeMemoryBytes } : {}),
-        ...(maxSlotsPerJob > 0 ? { maxSlotsPerJob } : {}),
+        ...(most.slots > 0 ? { maxSlotsPerJob: most.slots } : {}),
+        ...(most.memory > 0 ? { maxJobMemoryBytes: most.memory } : {}),
         runningJobs: running,
         waitingJobs: mine.length - running,
       };
