@@ -95,6 +95,7 @@ export function createInfoSource(o: InfoSourceOptions): InfoSource {
         queues: c.queues.map((q) => ({
           ...batchQueueFacts(lrms, q.name),
           ...q,
+          ...fewerSlots(q.maxSlotsPerJob, lrms?.queues.find((x) => x.name === q.name)?.maxSlotsPerJob),
           ...enforcedLimits(o.config.engine),
           ...(drained.includes(q.name) ? { servingState: 'draining' as const } : {}),
           vos: policies.queueVos.get(q.name) ?? [],
@@ -159,11 +160,20 @@ function batchQueueFacts(lrms: BatchClusterInfo | undefined, name: string): Part
   return {
     ...(p.maxWallTimeSeconds !== undefined ? { maxWallTimeSeconds: p.maxWallTimeSeconds } : {}),
     ...(p.defaultWallTimeSeconds !== undefined ? { defaultWallTimeSeconds: p.defaultWallTimeSeconds } : {}),
+    ...(p.maxSlotsPerJob !== undefined ? { maxSlotsPerJob: p.maxSlotsPerJob } : {}),
     freeSlots: p.up ? p.freeSlots : 0,
     localRunningJobs: p.runningJobs,
     localWaitingJobs: p.waitingJobs,
     ...(p.up ? {} : { servingState: 'closed' as const }),
   };
+}
+
+/**
+ * The queue's MaxSlotsPerJob where the batch system's is lower than the configured one: a
+ * submission is checked against the lower (description-port.ts), so that is what is published.
+ */
+function fewerSlots(configured: number | undefined, batch: number | undefined): { maxSlotsPerJob?: number } {
+  return configured !== undefined && batch !== undefined && batch < configured ? { maxSlotsPerJob: batch } : {};
 }
 
 /** The engine's limits every queue is subject to, as GLUE2 publishes them (only those set). */

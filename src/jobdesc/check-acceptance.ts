@@ -23,14 +23,22 @@ export interface QueueLimits {
   /** Per slot. */
   maxMemoryBytes?: number;
   maxSlotsPerJob?: number;
+  /**
+   * The whole job's memory (memory per slot times slots), where the batch system runs a job
+   * on one node (Kubernetes: one pod); the batch system's only, never configured.
+   */
+  maxJobMemoryBytes?: number;
   /** Authorization groups whose members may use the queue; absent: every allowed caller. */
   allow?: readonly string[];
   /**
    * Limits that are the batch system's rather than the configuration's (the lower one
    * applies), with where they come from, named in the refusal (e.g. `Slurm partition debug`).
    */
-  batchLimits?: { readonly source: string; readonly of: ReadonlySet<'wall time' | 'memory' | 'slot count'> };
+  batchLimits?: { readonly source: string; readonly of: ReadonlySet<BatchLimitName> };
 }
+
+/** The limits a batch system may set, as a refusal names them. */
+export type BatchLimitName = 'wall time' | 'memory' | 'slot count' | 'memory of the job';
 
 export interface AcceptanceContext {
   /** Configured queues (cluster.queues). */
@@ -263,7 +271,8 @@ function sessionPathProblem(desc: JobDescription): ItemFailure | undefined {
 function queueLimitProblem(desc: JobDescription, q: QueueLimits): ItemFailure | undefined {
   const over = (what: string, value: number, max: number | undefined, unit: string): ItemFailure | undefined => {
     if (max === undefined || value <= max) return undefined;
-    const batch = q.batchLimits?.of.has(what as 'wall time') === true ? `, the limit of ${q.batchLimits.source}` : '';
+    const batch =
+      q.batchLimits?.of.has(what as BatchLimitName) === true ? `, the limit of ${q.batchLimits.source}` : '';
     return itemFailure(
       'CE_ERR_JOBDESC_QUEUE_LIMIT',
       `Requested ${what} (${value} ${unit}) exceeds the limit of queue ${q.name} (${max} ${unit}${batch})`,
@@ -280,6 +289,9 @@ function queueLimitProblem(desc: JobDescription, q: QueueLimits): ItemFailure | 
     (w !== undefined ? over('wall time', w, q.maxWallTimeSeconds, 's') : undefined) ??
     (desc.cpuTimeSeconds !== undefined ? over('CPU time', desc.cpuTimeSeconds, q.maxCpuTimeSeconds, 's') : undefined) ??
     (desc.memoryBytes !== undefined ? over('memory', desc.memoryBytes, q.maxMemoryBytes, 'bytes') : undefined) ??
-    (desc.count !== undefined ? over('slot count', desc.count, q.maxSlotsPerJob, 'slots') : undefined)
+    (desc.count !== undefined ? over('slot count', desc.count, q.maxSlotsPerJob, 'slots') : undefined) ??
+    (desc.memoryBytes !== undefined
+      ? over('memory of the job', desc.memoryBytes * Math.max(1, desc.count ?? 1), q.maxJobMemoryBytes, 'bytes')
+      : undefined)
   );
 }

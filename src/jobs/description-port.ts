@@ -4,7 +4,12 @@
  */
 import type { Config } from '../config/schema.js';
 import { splitSubmission } from '../jobdesc/split-submission.js';
-import { checkAcceptance, type AcceptanceResult, type QueueLimits } from '../jobdesc/check-acceptance.js';
+import {
+  checkAcceptance,
+  type AcceptanceResult,
+  type BatchLimitName,
+  type QueueLimits,
+} from '../jobdesc/check-acceptance.js';
 import type { DescriptionPort } from './ports.js';
 import type { JobDescription } from '../vocabulary/job-description.js';
 import { itemFailure } from '../jobdesc/item-failure.js';
@@ -43,19 +48,22 @@ export interface BatchQueueLimits {
   /** Per slot: the memory of the largest node. */
   readonly maxMemoryBytes?: number | undefined;
   readonly maxSlotsPerJob?: number | undefined;
+  /** The whole job's, where a job runs on one node (Kubernetes). */
+  readonly maxJobMemoryBytes?: number | undefined;
 }
 
 const BATCH_KEYS = [
   ['maxWallTimeSeconds', 'wall time'],
   ['maxMemoryBytes', 'memory'],
   ['maxSlotsPerJob', 'slot count'],
+  ['maxJobMemoryBytes', 'memory of the job'],
 ] as const;
 
 /** A configured queue with the batch system's limits where they are lower (or the only ones). */
 function withBatchLimits(q: QueueLimits, b: BatchQueueLimits | undefined): QueueLimits {
   if (b === undefined) return q;
   const out: QueueLimits = { ...q };
-  const of = new Set<'wall time' | 'memory' | 'slot count'>();
+  const of = new Set<BatchLimitName>();
   for (const [key, what] of BATCH_KEYS) {
     const limit = b[key];
     const configured = q[key];

@@ -181,6 +181,13 @@ export interface BatchQueueInfo {
   readonly freeSlots: number;
   /** Memory of its largest node: the most one slot of a job can ever have there. */
   readonly largestNodeMemoryBytes?: number;
+  /**
+   * The most slots one job can have, when less than `totalSlots` (Kubernetes: a pod runs on
+   * one node, so the largest schedulable node's CPUs); absent: `totalSlots`.
+   */
+  readonly maxSlotsPerJob?: number;
+  /** The most memory one job can have in all, where a job runs on one node (Kubernetes: the largest schedulable node's). */
+  readonly maxJobMemoryBytes?: number;
   /** Jobs of all users the batch system runs or keeps waiting in it. */
   readonly runningJobs: number;
   readonly waitingJobs: number;

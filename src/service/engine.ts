@@ -120,11 +120,16 @@ export function createEngine(d: EngineDeps): EngineWiring {
       if (p === undefined) return undefined;
       const lrms = d.config.lrms.backend;
       return {
-        source: `${lrms === 'slurm' ? 'Slurm' : lrms} partition ${queue}`,
+        // Kubernetes has no partitions: its limits are those of its largest schedulable node.
+        source:
+          lrms === 'kubernetes'
+            ? 'the largest Kubernetes node'
+            : `${lrms === 'slurm' ? 'Slurm' : lrms} partition ${queue}`,
         maxWallTimeSeconds: p.maxWallTimeSeconds,
         maxMemoryBytes: p.largestNodeMemoryBytes,
         // A partition without CPUs (all its nodes down) says nothing about what it can give.
-        maxSlotsPerJob: p.totalSlots > 0 ? p.totalSlots : undefined,
+        maxSlotsPerJob: p.maxSlotsPerJob ?? (p.totalSlots > 0 ? p.totalSlots : undefined),
+        maxJobMemoryBytes: p.maxJobMemoryBytes,
       };
     },
     async start() {

@@ -433,7 +433,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     delegations: delegations.service,
     sessions,
     files,
-    queues: config.cluster.queues.map((q) => q.name),
+    queues: () => config.cluster.queues.map((q) => q.name), // reloadable
     lrms: config.lrms.backend,
     maxUploadBytes: config.sessions.maxFileBytes,
     admins: config.web.admins,

@@ -39,7 +39,8 @@ export interface WebWiring {
   readonly delegations: DelegationService;
   readonly sessions: SessionDirs;
   readonly files: SessionFiles;
-  readonly queues: readonly string[];
+  /** The configured queues' names, read per request: a reload (SIGHUP) may add or remove queues. */
+  readonly queues: () => readonly string[];
   readonly lrms: string;
   readonly maxUploadBytes: number;
   /** Site administrators of the web interface (config web.admins). */
@@ -77,7 +78,7 @@ export function wireWeb(w: WebWiring): void {
     delegations: w.delegations,
     files,
     overview: () => {
-      const per = new Map(w.queues.map((q) => [q, { queue: q, running: 0, waiting: 0 }]));
+      const per = new Map(w.queues().map((q) => [q, { queue: q, running: 0, waiting: 0 }]));
       for (const r of w.store.countActiveByState()) {
         const q = per.get(r.queue) ?? { queue: r.queue, running: 0, waiting: 0 };
         per.set(r.queue, q);
@@ -118,7 +119,7 @@ export function wireWeb(w: WebWiring): void {
     latestEvent: w.latestEvent,
     submit: {
       jobs: w.jobs,
-      queues: () => w.queues,
+      queues: w.queues,
       delegations: (owner) => w.delegations.list(owner).map((d) => d.id),
       putInput: (job, name, body) => files.putIn(job, '', name, body),
       get maxDescriptionBytes() {

@@ -7,6 +7,7 @@
  *  - bulk status answers come from the in-memory JobIndex, which every write here keeps
  *    equal to the table once the write has committed (job-index.ts).
  */
+import { StateTally, type RouteTallyEntry, type StateTallyEntry, type TallyRow } from './state-tally.js';
 import type { Db } from './database.js';
 import { durably } from './database.js';
 import { JobIndex } from './job-index.js';
@@ -88,6 +89,9 @@ export class JobStore {
   readonly #swapSessionIdent;
   readonly #localAccount;
   readonly #indexPage;
+  readonly #tallyRow;
+  /** The counts of the metrics gauges (state-tally.ts); loaded at their first read. */
+  #tally: StateTally | undefined;
   /** False while the index is being filled in slices: a miss is then asked of the table. */
   #indexComplete = false;
   #indexStopped = false;
@@ -138,6 +142,9 @@ export class JobStore {
     this.#indexPage = db
       .prepare('SELECT rowid, id, owner, rest_state FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?')
       .raw();
+    this.#tallyRow = db.prepare(
+      `SELECT state, pending, queue, json_extract(route, '$.name') AS route, rest_state AS restState FROM jobs WHERE id = ?`,
+    );
     if (o.index !== 'later') while (this.#fillIndexPage(50_000)) continue;
   }
 
@@ -196,6 +203,13 @@ export class JobStore {
       }
     });
     for (const j of jobs) this.#index.set(j.id, j.owner, j.restState);
+    // A new job is not held (the column's default).
+    if (this.#tally)
+      for (const j of jobs)
+        this.#tally.add(
+          { state: j.state, pending: false, queue: j.queue, route: j.route?.name ?? null, restState: j.restState },
+          1,
+        );
   }
 
   /**
@@ -368,17 +382,38 @@ export class JobStore {
     const params: Record<string, unknown> = { id: expected.id, version: expected.version, now };
     for (const k of keys) params[k] = toColumn(k, changes[k] as never);
     this.#topLevel();
+    // The counted keys before the write, read only when it may change them (one probe of the primary key).
+    const before =
+      this.#tally !== undefined && (keys.includes('state') || keys.includes('pending') || keys.includes('restState'))
+        ? this.#tallyRowOf(expected.id)
+        : undefined;
     const row = stmt.get(params) as JobRow | undefined;
     if (row === undefined) return undefined;
     this.#index.set(expected.id, row.owner, row.rest_state);
-    return sameId(row, expected.id);
+    const rec = sameId(row, expected.id);
+    if (before !== undefined)
+      this.#tally?.move(before, {
+        state: rec.state,
+        pending: rec.pending,
+        queue: rec.queue,
+        route: rec.route?.name ?? null,
+        restState: rec.restState,
+      });
+    return rec;
+  }
+
+  #tallyRowOf(id: string): TallyRow | undefined {
+    const r = this.#tallyRow.get(id) as (Omit<TallyRow, 'pending'> & { pending: number }) | undefined;
+    return r === undefined ? undefined : { ...r, pending: r.pending !== 0 };
   }
 
   /** Remove a job record entirely (after clean, or purge of a wiped record). CAS on version. */
   delete(expected: Pick<JobRecord, 'id' | 'version'>): boolean {
     this.#topLevel();
+    const before = this.#tally !== undefined ? this.#tallyRowOf(expected.id) : undefined;
     if (this.#delete.run(expected.id, expected.version).changes !== 1) return false;
     this.#index.delete(expected.id);
+    if (before !== undefined) this.#tally?.add(before, -1);
     return true;
   }
 
@@ -389,6 +424,25 @@ export class JobStore {
         j: string;
       }[]
     ).map((r) => r.j);
+  }
+
+  /**
+   * The stored jobs per (state, held, queue) and per routed job's (route, REST state), for the
+   * metrics gauges: from memory (state-tally.ts), the same figures as countByState and
+   * countByRoute. The first call counts the table once; later ones read no row.
+   */
+  tally(): { byState(): readonly StateTallyEntry[]; byRoute(): readonly RouteTallyEntry[] } {
+    this.#tally ??= new StateTally(
+      (
+        this.#db
+          .prepare(
+            `SELECT state, pending, queue, json_extract(route, '$.name') AS route, rest_state AS restState, COUNT(*) AS n
+              FROM jobs GROUP BY 1, 2, 3, 4, 5`,
+          )
+          .all() as (Omit<TallyRow, 'pending'> & { pending: number; n: number })[]
+      ).map((g) => ({ ...g, pending: g.pending !== 0 })),
+    );
+    return this.#tally;
   }
 
   /** Routed jobs per route name and REST state (the route is stored as JSON with its name). */

@@ -348,12 +348,16 @@ export class FakeKubeApi {
     if (!this.#live(pod)) return;
     const c = pod.spec?.containers[0];
     const cpu = Number(String(c?.resources?.requests?.['cpu'] ?? '0').replace(/m$/, 'e-3'));
-    if (cpu > this.#nodeCpus) {
+    // The kubelet's node has the memory fake-node-1 is listed with (fakeNode's default when not listed).
+    const listed = this.#nodes.find((n) => n.metadata?.name === NODE)?.status?.allocatable?.['memory'];
+    const memory = parseQuantity(c?.resources?.requests?.['memory'] ?? '0') ?? 0;
+    const short = cpu > this.#nodeCpus ? 'cpu' : memory > (parseQuantity(listed ?? '16215976Ki') ?? 0) ? 'memory' : '';
+    if (short !== '') {
       this.#condition(pod, {
         type: 'PodScheduled',
         status: 'False',
         reason: 'Unschedulable',
-        message: `0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.`,
+        message: `0/1 nodes are available: 1 Insufficient ${short}. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.`,
       });
       return this.#emit('Pod', 'MODIFIED', pod);
     }

@@ -138,6 +138,39 @@ describe('Ceres on a real Grid Engine, jobs under mapped accounts', { ...(skip !
     await until('the job process to end', () => !processAlive(pid), 15_000);
   });
 
+  it('a held job says why in its info document (the state letters of the one qstat poll); released, it runs and says no more', async () => {
+    const HELD = "Waiting: in the batch system: HELD, the batch system's reason: held";
+    const messages = async (id: string): Promise<string[]> => {
+      const [i] = await user('alice').action('info', [id]);
+      const m = (i.info_document as { ComputingActivity: { OtherMessages?: string | string[] } }).ComputingActivity
+        .OtherMessages;
+      return m === undefined ? [] : Array.isArray(m) ? m : [m];
+    };
+    // The queue disabled first: the job cannot start before it is held.
+    ge.cmd('qmod', ['-d', 'all.q']);
+    try {
+      const [j] = await user('alice').submit(sh('echo ran'));
+      const id = j.id as string;
+      const number = await untilValue('the job in Grid Engine', async () => geJobs(id)[0]?.number);
+      await untilValue('waiting, no reason of Grid Engine', async () =>
+        (await messages(id)).includes('Waiting: in the batch system: QUEUING') ? true : undefined,
+      );
+      ge.cmd('qhold', [number]);
+      await untilValue('the hold in the info document', async () =>
+        (await messages(id)).includes(HELD) ? true : undefined,
+      );
+      ge.cmd('qrls', [number]);
+      ge.cmd('qmod', ['-e', 'all.q']);
+      assert.deepEqual([...(await user('alice').waitFor([id], ['FINISHED', 'FAILED'])).values()], ['FINISHED']);
+      assert.deepEqual(
+        (await messages(id)).filter((m) => m.startsWith('Waiting: ')),
+        [],
+      );
+    } finally {
+      ge.cmd('qmod', ['-e', 'all.q']);
+    }
+  });
+
   it('an account that does not exist: the job fails with the reason, nothing reaches Grid Engine', async () => {
     const [cj] = await user('carol').submit(sh('echo ran'));
     const id = cj.id as string;

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { BatchJobSpec, BatchResult, BatchUpdate } from '../../src/lrms/backend.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 import { GridEngineBackend, type GridEngineBackendOptions } from '../../src/lrms/gridengine/gridengine-backend.js';
-import { geBatchState } from '../../src/lrms/gridengine/ge-state.js';
+import { geBatchState, geReason } from '../../src/lrms/gridengine/ge-state.js';
 import {
   errorReason,
   parseQacct,
@@ -44,6 +44,25 @@ describe('gridengine parsers', () => {
       ['Eqw', 'error'],
     ];
     for (const [native, state] of want) assert.equal(geBatchState(native), state, native);
+  });
+
+  it("gives the state letters' reason in the same order; none for a job that runs or waits for the scheduler", () => {
+    const want: [string, string | undefined][] = [
+      ['qw', undefined],
+      ['r', undefined],
+      ['Rr', undefined],
+      ['t', undefined],
+      ['hqw', 'held'],
+      ['hRwq', 'held'],
+      ['Eqw', 'error state'],
+      ['hEqw', 'error state'],
+      ['dr', 'deletion asked'],
+      ['dEqw', 'deletion asked'],
+      ['s', 'suspended'],
+      ['S', 'its queue is suspended'],
+      ['T', 'suspended by a load threshold of its queue'],
+    ];
+    for (const [native, reason] of want) assert.equal(geReason(native), reason, native);
   });
 
   it('counts the execution hosts of qhost, not its global line; none before the header ends', () => {
@@ -222,12 +241,19 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
     ge.cmd('qhold', [id]);
     await until('HELD/hqw', () => natives(id).includes('HELD/hqw'));
     assert.equal(natives(id)[0], 'QUEUING/qw');
+    // The reason comes with the same poll: none while it waits for the scheduler, `held` now.
+    const reasons = (updates.get(id) ?? []).flatMap((u) =>
+      u.kind === 'state' ? [`${u.native ?? ''}:${u.reason ?? ''}`] : [],
+    );
+    assert.deepEqual(reasons.slice(0, 2), ['qw:', 'hqw:held']);
     // Released into a queue with room: qalter moves it to all.q.
     ge.cmd('qalter', ['-q', 'all.q', id]);
     ge.cmd('qrls', [id]);
     const r = await final(id);
     assert.equal(r.exitCode, 0);
     assert.equal(r.failureReason, undefined);
+    const running = (updates.get(id) ?? []).find((u) => u.kind === 'state' && u.state === 'RUNNING');
+    assert.ok(running?.kind === 'state' && running.reason === undefined, 'released and running: no reason');
     assert.ok(
       natives(id).some((n) => n.startsWith('RUNNING/')),
       JSON.stringify(natives(id)),
@@ -256,6 +282,8 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
     const r = await final(id);
     assert.match(r.failureReason ?? '', /Grid Engine could not start the job \(Eqw\)/);
     assert.equal(r.exitCode, null);
+    const eqw = (updates.get(id) ?? []).find((u) => u.kind === 'state' && u.native === 'Eqw');
+    assert.equal(eqw?.kind === 'state' ? eqw.reason : undefined, 'error state');
     assert.equal(inQstat(id), false, 'the job in error is deleted');
   });
 

@@ -20,6 +20,7 @@ import { renderGlue2Ldif } from '../../src/info/glue2-ldif.js';
 import { openDatabase } from '../../src/store/database.js';
 import { JobStore } from '../../src/store/job-store.js';
 import { findElement as find, elementText as text } from '../helpers/xml-find.js';
+import type { XmlElement } from '../../src/doc/element.js';
 
 let fake: FakeKubeApi;
 let dir = '';
@@ -62,6 +63,13 @@ async function backend(t: TestContext, patch: Partial<KubernetesBackendOptions> 
 const spec = (script: string, patch: Partial<BatchJobSpec> = {}): Promise<BatchJobSpec> =>
   kubeSpec(dir, `kinfo${++seq}`, script, patch);
 
+/** Every element of a name in a built document, depth first. */
+function allElements(e: XmlElement, name: string, out: XmlElement[] = []): XmlElement[] {
+  if (e.name === name) out.push(e);
+  for (const c of e.children) if (typeof c !== 'string') allElements(c, name, out);
+  return out;
+}
+
 const nodeLists = (): number => fake.requests.filter((r) => r.startsWith('GET /api/v1/nodes')).length;
 
 describe('kubernetes info document', () => {
@@ -80,13 +88,22 @@ describe('kubernetes info document', () => {
       platform: 'amd64',
       osFamily: 'linux',
     });
+    // A pod runs on one node: at most the 16 CPUs of `big` (the cordoned and the down nodes count for nothing).
     assert.deepEqual(
-      before.queues.map((q) => [q.name, q.up, q.runningJobs, q.waitingJobs, q.largestNodeMemoryBytes]),
+      before.queues.map((q) => [
+        q.name,
+        q.up,
+        q.runningJobs,
+        q.waitingJobs,
+        q.largestNodeMemoryBytes,
+        q.maxSlotsPerJob,
+      ]),
       [
-        ['main', true, 0, 0, 65742724 * 1024],
-        ['short', true, 0, 0, 65742724 * 1024],
+        ['main', true, 0, 0, 65742724 * 1024, 16],
+        ['short', true, 0, 0, 65742724 * 1024, 16],
       ],
     );
+    assert.equal(before.queues[0]?.maxJobMemoryBytes, 65742724 * 1024, "one job's memory in all: big's");
     const id = await b.submit(await spec('sleep 600', { queue: 'main', slots: 2 }));
     await until('the job running', () =>
       updates.some((u) => u.localId === id && u.update.kind === 'state' && u.update.state === 'RUNNING'),
@@ -169,7 +186,11 @@ describe('kubernetes info document', () => {
       db.close();
       rmSync(sdir, { recursive: true, force: true });
     });
-    const config = buildConfig({ stateDir: sdir, cluster: { queues: [{ name: 'main' }, { name: 'short' }] } });
+    // `short` configures more slots per job than a node has: the lower figure is published.
+    const config = buildConfig({
+      stateDir: sdir,
+      cluster: { queues: [{ name: 'main' }, { name: 'short', maxSlotsPerJob: 64 }] },
+    });
     const source = createInfoSource({
       config,
       store: new JobStore(db),
@@ -190,6 +211,12 @@ describe('kubernetes info document', () => {
     assert.equal(text(ee, 'OSFamily'), 'linux');
     assert.equal(text(ee, 'CPUModel'), undefined, "the service host's CPU model is not the nodes'");
     assert.equal(text(doc, 'TotalSlots'), String(3 + 16 + 8 + 8));
+    const shares = allElements(doc, 'ComputingShare');
+    for (const name of ['main', 'short']) {
+      const share = shares.find((e) => text(e, 'Name') === name);
+      assert.ok(share, `the share of ${name}`);
+      assert.equal(text(share, 'MaxSlotsPerJob'), '16', `MaxSlotsPerJob of ${name}`);
+    }
     const ldif = renderGlue2Ldif(doc);
     assert.deepEqual(ldif.problems, []);
     assert.match(ldif.text, /^GLUE2ExecutionEnvironmentTotalInstances: 4$/m);

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeKubeApi } from '../helpers/fake-kube-api.js';
+import { FakeKubeApi, fakeNode } from '../helpers/fake-kube-api.js';
 import { kubeBackend, kubeconfigFor, kubeSpec } from './kubernetes-fixture.js';
 import { until } from './backend.case.js';
 import type { BatchJobSpec, BatchResult, BatchUpdate } from '../../src/lrms/backend.js';
@@ -114,12 +114,61 @@ describe('kubernetes backend', () => {
     await until('the Job deleted', () => !fake.jobs().some((j) => j.metadata?.name === id));
   });
 
-  it('an unschedulable pod fails the job with the scheduler message after the pending timeout', async (t) => {
-    const r = await backend(t);
+  it('an unschedulable pod that a listed node could hold waits, and fails with the scheduler message after the pending timeout', async (t) => {
+    // `big` could hold it once free: the pod waits for room, not for a node that does not exist.
+    fake.setNodes([fakeNode('fake-node-1', { cpu: '8' }), fakeNode('big', { cpu: '128' })]);
+    t.after(() => fake.setNodes([fakeNode('fake-node-1', { cpu: '8' })]));
+    const r = await backend(t, { pendingTimeoutMs: 1500 });
+    await r.b.refreshClusterInfo();
+    const start = Date.now();
     const id = await r.b.submit(await spec('echo never', { slots: 64 }));
     const res = await r.final(id);
+    assert.ok(Date.now() - start >= 1400, `failed after ${Date.now() - start} ms, before the pending timeout`);
     assert.match(res.failureReason ?? '', /^kubernetes: Unschedulable: 0\/1 nodes are available: 1 Insufficient cpu/);
+    assert.doesNotMatch(res.failureReason ?? '', /largest schedulable node/);
     assert.ok(states(r, id).includes('QUEUING/Unschedulable'), states(r, id).join());
+  });
+
+  /** Submit `patch` with a pending timeout far beyond the wait: the final update must come from the node check. */
+  const neverFits = async (t: TestContext, patch: Partial<BatchJobSpec>, known: boolean) => {
+    const r = await backend(t, { pendingTimeoutMs: 600_000 });
+    if (known) await r.b.refreshClusterInfo();
+    const lists = count('GET /api/v1/nodes');
+    const id = await r.b.submit(await spec('echo never', patch));
+    const res = await r.final(id);
+    await until('the Job deleted', () => !fake.jobs().some((j) => j.metadata?.name === id));
+    return { res, id, r, lists: count('GET /api/v1/nodes') - lists };
+  };
+
+  it('a pod asking more CPUs than the largest node has fails at once with the reason, the node list asked for then', async (t) => {
+    const { res, id, r, lists } = await neverFits(t, { slots: 64 }, false);
+    assert.equal(
+      res.failureReason,
+      'kubernetes: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod. (it asks for 64 CPUs, the largest schedulable node has 8)',
+    );
+    assert.equal(res.exitCode, null);
+    assert.ok(states(r, id).includes('QUEUING/Unschedulable'), states(r, id).join());
+    assert.equal(lists, 1, 'the unknown node list is asked for once');
+  });
+
+  it("a pod asking more memory than the largest node has (the job's: slots times memory per slot) fails at once", async (t) => {
+    const { res, lists } = await neverFits(t, { slots: 2, limits: { memoryBytes: 20 * 2 ** 30 } }, true);
+    assert.match(
+      res.failureReason ?? '',
+      /^kubernetes: Unschedulable: .*Insufficient memory.*\(it asks for 21474836480 bytes of memory, the largest schedulable node has 16605159424\)$/,
+    );
+    assert.ok(lists <= 1);
+  });
+
+  it('a node that could hold the pod but is cordoned or not Ready does not count', async (t) => {
+    fake.setNodes([
+      fakeNode('fake-node-1', { cpu: '8' }),
+      fakeNode('cordoned', { cpu: '128', unschedulable: true }),
+      fakeNode('down', { cpu: '128', ready: false }),
+    ]);
+    t.after(() => fake.setNodes([fakeNode('fake-node-1', { cpu: '8' })]));
+    const { res } = await neverFits(t, { slots: 64 }, true);
+    assert.match(res.failureReason ?? '', /\(it asks for 64 CPUs, the largest schedulable node has 8\)$/);
   });
 
   it('an evicted pod is replaced (the failure policy ignores disruptions) and the job ends by itself', async (t) => {

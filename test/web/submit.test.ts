@@ -10,11 +10,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumSkip, fitsWidth, startBrowserService, type BrowserService } from '../helpers/chromium.js';
 import { removeDir, tempDir, type Client, type RunningCeres } from '../helpers/service.js';
+import { until } from '../helpers/poll.js';
 
 const skip = chromiumSkip;
 const ADL = 'http://www.eu-emi.eu/es/2010/12/adl';
@@ -239,5 +240,46 @@ describe('submission from the browser', { skip }, () => {
     } finally {
       await client.action('kill', mine);
     }
+  });
+
+  // Last: it changes the queues the other tests use.
+  it('offers the queues of a reloaded configuration (SIGHUP) and refuses one the reload removed', async () => {
+    const offered = async (p: Page): Promise<string[]> =>
+      (
+        await p.locator('#queue option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value))
+      ).filter((v) => v !== '');
+    // A form opened before the reload still offers `short`.
+    const stale = await openForm();
+    assert.deepEqual(await offered(stale), ['main', 'short']);
+    const file = join(ceres.stateDir, 'test-config.json');
+    const config = JSON.parse(readFileSync(file, 'utf8')) as { cluster: { queues: { name: string }[] } };
+    config.cluster.queues = [{ name: 'main' }, { name: 'added' }];
+    writeFileSync(file, JSON.stringify(config));
+    ceres.child.kill('SIGHUP');
+    // REST takes the new queue once the reload is done.
+    await until(
+      async () => {
+        const r = await client.req('POST', '/rest/1.1/jobs?action=new', '&(executable="/bin/true")(queue="added")');
+        return r.status === 201 && (r.json() as { job: { id?: string }[] }).job[0]?.id !== undefined;
+      },
+      'the reload applied to REST',
+      60_000,
+    );
+    const p = await openForm();
+    assert.deepEqual(await offered(p), ['main', 'added']);
+    await p.close();
+
+    const before = (await jobIds()).length;
+    await stale.getByLabel('Job description').fill('&(executable="/bin/true")');
+    await stale.getByLabel('Queue').selectOption('short');
+    const [answer] = await Promise.all([
+      stale.waitForResponse((r) => r.url().endsWith('/web/submit') && r.request().method() === 'POST'),
+      stale.getByRole('button', { name: 'Submit' }).click(),
+    ]);
+    assert.ok(answer.status() >= 400 && answer.status() < 500, String(answer.status()));
+    await stale.getByText(/short/).first().waitFor();
+    assert.deepEqual(await offered(stale), ['main', 'added'], "the refusal's form offers the queues there are now");
+    assert.equal((await jobIds()).length, before, 'no job was made');
+    await stale.close();
   });
 });

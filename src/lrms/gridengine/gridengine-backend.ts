@@ -21,7 +21,7 @@ import { ClusterInfoCache } from '../core/cluster-info-cache.js';
 import { JobTable, type Tracked } from '../core/job-table.js';
 import { makeLrmsDir } from '../core/lrms-dir.js';
 import { Poller } from '../core/poller.js';
-import { geBatchState } from './ge-state.js';
+import { geBatchState, geReason } from './ge-state.js';
 import { geOutHead } from './job-files.js';
 import {
   QSTAT_ARGS,
@@ -195,7 +195,7 @@ export class GridEngineBackend implements BatchBackend {
         if (job.cancelledAt > 0 && !entry.state.includes('d')) void this.#qdel(job);
         const state = geBatchState(entry.state);
         if (state === 'error') checks.push(this.#onError(job));
-        else this.#table.report(job, state, entry.state);
+        else this.#table.report(job, state, entry.state, geReason(entry.state));
         continue;
       }
       if (job.knownSince > startedAt) continue; // submitted after this qstat began
@@ -213,7 +213,7 @@ export class GridEngineBackend implements BatchBackend {
         .then((r) => errorReason(r.stdout))
         .catch(() => '');
       job.errorReason = `Grid Engine could not start the job (Eqw)${said ? `: ${said}` : ''}`;
-      this.#table.report(job, 'OTHER', 'Eqw');
+      this.#table.report(job, 'OTHER', 'Eqw', geReason('Eqw'));
       await this.#qdel(job);
     });
   }

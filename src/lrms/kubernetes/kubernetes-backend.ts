@@ -6,7 +6,10 @@
  * The end of a job is the Job's condition Complete or Failed (a DeadlineExceeded Failed is the
  * wall time limit), with the exit code from its last pod's terminated state; a Job deleted by
  * someone else ends the job as lost; a pod that cannot pull its image or be scheduled for
- * `pendingTimeoutMs` has its Job deleted and the job fails with Kubernetes's reason. Logs are
+ * `pendingTimeoutMs` has its Job deleted and the job fails with Kubernetes's reason. A pod
+ * that no schedulable node could hold even empty (more CPUs or memory than the largest node's
+ * allocatable: a job the submission check let through because the node list was not known
+ * yet) fails at once on its Unschedulable condition, not after the timeout. Logs are
  * read into the lrms directory before the Job is deleted or its TTL removes it.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -28,7 +31,7 @@ import { ResourceWatch } from './resource-watch.js';
 import { podView, apiStatus } from './pod-view.js';
 import { writeDiag } from '../core/diag-file.js';
 import { validateSpec } from '../core/job-script.js';
-import { clusterFromNodes } from './node-capacity.js';
+import { clusterFromNodes, fitsNoNode } from './node-capacity.js';
 import { chooseRteImage } from './rte-images.js';
 
 /** The service's logger (pino's shape), as the other backends take it. */
@@ -68,6 +71,9 @@ interface Tracked {
   pendingSince?: number;
   chain: Promise<void>;
 }
+
+/** How old a node list may be to fail an unschedulable pod at once on it (else it is listed again). */
+const NODES_FRESH_MS = 5000;
 
 /** Retry only what a retry can help: no answer at all, or the API server's 429 / 5xx. */
 function retriable(e: unknown): boolean {
@@ -373,6 +379,29 @@ export class KubernetesBackend implements BatchBackend {
     if (v.stuck !== undefined) t.pendingSince ??= Date.now();
     else t.pendingSince = undefined;
     this.#state(t, 'QUEUING', v.stuck?.reason ?? 'Pending');
+    if (v.stuck?.reason === 'Unschedulable') void this.#neverSchedulable(t, pod, v.stuck.message);
+  }
+
+  /**
+   * An Unschedulable pod that no schedulable node could ever hold: delete its Job and fail the
+   * job now with Kubernetes's reason. Decided on the node list; one unknown or older than
+   * NODES_FRESH_MS is listed again first (one list at a time for all pods), so a node added
+   * since the last list is not missed. A pod that only waits for room stays for the timeout.
+   */
+  async #neverSchedulable(t: Tracked, pod: V1Pod, message: string): Promise<void> {
+    // The same pod, still unschedulable, its job not ended meanwhile.
+    const still = (): boolean =>
+      !t.done &&
+      !t.cancelled &&
+      t.pod !== undefined &&
+      t.pod.metadata?.uid === pod.metadata?.uid &&
+      podView(t.pod).stuck?.reason === 'Unschedulable';
+    if (this.#nodes !== undefined && fitsNoNode(this.#nodes, pod) === undefined) return;
+    if (this.#nodes === undefined || Date.now() - this.#nodesAskedAt > NODES_FRESH_MS) await this.refreshClusterInfo();
+    const why = this.#nodes !== undefined ? fitsNoNode(this.#nodes, pod) : undefined;
+    if (why === undefined || !still()) return;
+    this.#finish(t, `kubernetes: Unschedulable: ${message} (${why})`);
+    await this.#delete(t).catch((e: unknown) => this.#log('warn', `deleting Job ${t.localId}: ${describe(e)}`));
   }
 
   /** Pods stuck on their image or on scheduling past the timeout: delete the Job, fail with the reason. */

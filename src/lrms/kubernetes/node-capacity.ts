@@ -12,6 +12,10 @@
  *   so each has the whole cluster's figures and its own counts of running and waiting pods.
  * - One execution environment: the largest node's CPUs and memory (what one job can have at
  *   most), the platform when every node has the same architecture.
+ * - A pod cannot span nodes: a queue's most slots per job (GLUE2 MaxSlotsPerJob, and the limit
+ *   a submission is checked against) are the whole allocatable CPUs of the largest Ready,
+ *   schedulable node, not the cluster's total; the most memory of one job (memory per slot
+ *   times slots) is that node's allocatable memory.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { BatchClusterInfo, BatchExecutionEnvironment } from '../backend.js';
@@ -45,12 +49,47 @@ function unfinished(p: V1Pod): boolean {
   return p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed' && p.metadata?.deletionTimestamp === undefined;
 }
 
-/** CPUs a pod asks for: the sum of its containers' requests (a limit alone is the request). */
-function cpuRequest(p: V1Pod): number {
+/** What a pod asks for of `resource`: the sum of its containers' requests (a limit alone is the request). */
+function request(p: V1Pod, resource: 'cpu' | 'memory'): number {
   let sum = 0;
   for (const c of p.spec?.containers ?? [])
-    sum += parseQuantity(c.resources?.requests?.['cpu'] ?? c.resources?.limits?.['cpu']) ?? 0;
+    sum += parseQuantity(c.resources?.requests?.[resource] ?? c.resources?.limits?.[resource]) ?? 0;
   return sum;
+}
+
+const cpuRequest = (p: V1Pod): number => request(p, 'cpu');
+
+/** The most one pod can have: the whole CPUs and the memory of the largest Ready, schedulable node (0: none). */
+function largestSchedulable(nodes: readonly V1Node[]): { slots: number; memory: number } {
+  let slots = 0;
+  let memory = 0;
+  for (const n of nodes.filter(ready)) {
+    slots = Math.max(slots, slotsOf(n));
+    memory = Math.max(memory, Math.floor(parseQuantity(n.status?.allocatable?.['memory']) ?? 0));
+  }
+  return { slots, memory };
+}
+
+/**
+ * Why no Ready, schedulable node of `nodes` could ever hold `pod`, even empty: it asks for more
+ * CPUs or memory than any one node's allocatable (a pod cannot span nodes); undefined when one
+ * could (a pod that waits for room, not for a node that does not exist). Only CPU and memory
+ * are weighed: taints and selectors are Kubernetes's own to explain.
+ */
+export function fitsNoNode(nodes: readonly V1Node[], pod: V1Pod): string | undefined {
+  const cpu = request(pod, 'cpu');
+  const memory = request(pod, 'memory');
+  const usable = nodes.filter(ready);
+  const fits = (n: V1Node): boolean =>
+    cpu <= (parseQuantity(n.status?.allocatable?.['cpu']) ?? 0) &&
+    memory <= (parseQuantity(n.status?.allocatable?.['memory']) ?? 0);
+  if (usable.some(fits)) return undefined;
+  if (usable.length === 0) return 'no node is Ready and schedulable';
+  const most = (r: 'cpu' | 'memory'): number =>
+    Math.max(...usable.map((n) => parseQuantity(n.status?.allocatable?.[r]) ?? 0));
+  return cpu > most('cpu')
+    ? `it asks for ${cpu} CPUs, the largest schedulable node has ${most('cpu')}`
+    : `it asks for ${memory} bytes of memory, the largest schedulable node has ${most('memory')}`;
 }
 
 function executionEnvironment(nodes: readonly V1Node[]): BatchExecutionEnvironment {
@@ -90,6 +129,7 @@ export function clusterFromNodes(
   for (const n of usable) freeSlots += Math.max(0, Math.floor(slotsOf(n) - (used.get(n.metadata?.name ?? '') ?? 0)));
   const ee = executionEnvironment(nodes);
   const largestNodeMemoryBytes = ee.mainMemoryBytes;
+  const most = largestSchedulable(nodes);
   return {
     totalSlots,
     freeSlots,
@@ -104,6 +144,8 @@ export function clusterFromNodes(
         totalSlots,
         freeSlots,
         ...(largestNodeMemoryBytes !== undefined ? { largestNodeMemoryBytes } : {}),
+        ...(most.slots > 0 ? { maxSlotsPerJob: most.slots } : {}),
+        ...(most.memory > 0 ? { maxJobMemoryBytes: most.memory } : {}),
         runningJobs: running,
         waitingJobs: mine.length - running,
       };
