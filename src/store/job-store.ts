@@ -9,6 +9,7 @@
  */
 import type { Db } from './database.js';
 import { durably } from './database.js';
+import { eventsAdded } from './event-signal.js';
 import { JobIndex } from './job-index.js';
 import { JobList, type JobListQuery, type ListedJob } from './job-list.js';
 import {
@@ -196,6 +197,7 @@ export class JobStore {
       }
     });
     for (const j of jobs) this.#index.set(j.id, j.owner, j.restState);
+    eventsAdded(this.#db);
   }
 
   /**
@@ -371,6 +373,8 @@ export class JobStore {
     const row = stmt.get(params) as JobRow | undefined;
     if (row === undefined) return undefined;
     this.#index.set(expected.id, row.owner, row.rest_state);
+    // The trigger wrote an event only when the REST state changed (job-events.ts).
+    if (changes.restState !== undefined) eventsAdded(this.#db);
     return sameId(row, expected.id);
   }
 

@@ -42,7 +42,14 @@ export const eventsSection = {
         minimum: 1,
         maximum: 1000,
         description:
-          'While any event stream is open, new events are read this often (one read for all streams): the delay from a state change to its event',
+          'A job state change wakes the open event streams this long after it (the changes of this window are read together, with one read for all streams): the delay from a state change to its event',
+      }),
+      fallbackPollMilliseconds: Type.Integer({
+        default: 1000,
+        minimum: 1,
+        maximum: 60_000,
+        description:
+          'While any event stream is open, new events are also read this often, whether a change woke the streams or not (a safety net: every job change is made by the service and wakes them itself)',
       }),
     },
     { default: {}, additionalProperties: false },
