@@ -22,7 +22,7 @@
  * service does not see these changes in its memory (its status index keeps RUNNING),
  * which the stream never reads.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request, Agent } from 'undici';
 import { openDatabase, type Db } from '../src/store/database.js';
@@ -30,14 +30,23 @@ import { JobStore } from '../src/store/job-store.js';
 import { newJobId } from '../src/jobs/job-id.js';
 import { ensureDevIssuer, issueDevToken } from '../src/auth/token/dev-issuer.js';
 import { startCeres, stopCeres, tempDir, type RunningCeres } from '../test/helpers/service.js';
-import { parseStat, parseVmRssKiB } from './harness/proc.js';
+import { parseVmRssKiB } from './harness/proc.js';
+import { eventsSection } from '../src/config/sections/events.js';
 
-/** Limits lifted so one identity (or one address: token clients have no DN) may hold every stream. */
-export function streamConfig(streams: number): Record<string, unknown> {
+/**
+ * Limits lifted so one identity (or one address: token clients have no DN) may hold every
+ * stream; `fastPoll`: the safety-net poll at 5 ms, for changes made from outside (a build
+ * from before the wake-up polled every 5 ms anyway, and has no such key).
+ */
+export function streamConfig(streams: number, fastPoll: boolean): Record<string, unknown> {
+  const hasFallback = 'fallbackPollMilliseconds' in eventsSection.events.properties;
   return {
     cluster: { queues: [{ name: 'main' }] },
     http: { maxConnectionsPerIdentity: streams + 100, maxRequestsPerIdentity: streams + 100 },
-    events: { maxStreamsPerIdentity: streams + 100 },
+    events: {
+      maxStreamsPerIdentity: streams + 100,
+      ...(fastPoll && hasFallback ? { fallbackPollMilliseconds: 5 } : {}),
+    },
   };
 }
 
@@ -86,7 +95,10 @@ export async function seededService(
   })();
   fill.pragma('wal_checkpoint(TRUNCATE)');
   fill.close();
-  const ceres = await startCeres({ stateDir: dir, config });
+  // CERES_BENCH_PROF_DIR: the measured service writes a CPU profile there (where the time goes).
+  const prof = process.env.CERES_BENCH_PROF_DIR;
+  const nodeArgs = prof !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+  const ceres = await startCeres({ stateDir: dir, config, nodeArgs });
   const db = openDatabase(join(dir, 'ceres.db'));
   const store = new JobStore(db);
   return {
@@ -164,7 +176,11 @@ export async function countingStream(
   keepLastId = false,
 ): Promise<CountingStream> {
   const ac = new AbortController();
-  const r = await request(url, { dispatcher: agent, headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal });
+  const r = await request(url, {
+    dispatcher: agent,
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: ac.signal,
+  });
   const s = {
     status: r.statusCode,
     states: 0,
@@ -193,11 +209,22 @@ export async function countingStream(
   return s;
 }
 
-/** The service's CPU time in µs (utime + stime of /proc/PID/stat; 10 ms ticks). */
+/**
+ * The service's CPU time in µs: the scheduler's run time of each of its threads
+ * (/proc/PID/task/TID/schedstat, in ns), which counts exactly where utime + stime count
+ * 10 ms ticks. A thread that ended is no longer counted (the service's threads live as
+ * long as it does: the main thread, libuv's pool, V8's workers).
+ */
 export function serviceCpuUs(pid: number): number {
-  const st = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  if (st === undefined) throw new Error(`no /proc/${pid}/stat`);
-  return st.ticks * 10_000;
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1000;
 }
 
 /** The service's CPU µs per second over the next `seconds`. */
