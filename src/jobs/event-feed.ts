@@ -100,7 +100,7 @@ export class EventFeed {
 
   constructor(events: JobEvents, o: EventFeedOptions = {}) {
     this.#events = events;
-    this.#pollMs = o.pollMs ?? 5;
+    this.#pollMs = o.pollMs ?? 2;
     this.#fallbackPollMs = o.fallbackPollMs ?? 1000;
     this.#maxBuffered = o.maxBuffered ?? 1 << 20;
     this.#page = o.page ?? 1000;

@@ -38,7 +38,7 @@ export const eventsSection = {
           'An event stream whose reader lets more than this wait unread is ended with the reason slow-reader (the client resumes from its last event id)',
       }),
       pollMilliseconds: Type.Integer({
-        default: 5,
+        default: 2,
         minimum: 1,
         maximum: 1000,
         description:
