@@ -235,11 +235,12 @@ export async function cpuRate(pid: number, seconds: number): Promise<number> {
 }
 
 /**
- * Waits until the service's start-up work is done (its CPU under 2 % over 2 s, at most
- * 60 s): an idle figure taken right after the start counts the start.
+ * Waits until the service's start-up work is done (its CPU under `maxUsPerS` per second,
+ * 2 % by default, over `seconds`, at most 30 tries): an idle figure taken right after the
+ * start counts the start (with 100,000 jobs, the status index fills in slices after it).
  */
-export async function settle(pid: number): Promise<void> {
-  for (let i = 0; i < 30 && (await cpuRate(pid, 2)) > 20_000; i++);
+export async function settle(pid: number, maxUsPerS = 20_000, seconds = 2): Promise<void> {
+  for (let i = 0; i < 30 && (await cpuRate(pid, seconds)) > maxUsPerS; i++);
 }
 
 /** The service's resident memory in MiB. */
