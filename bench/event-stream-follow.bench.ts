@@ -4,7 +4,7 @@
  *
  *   npm run build && node dist/bench/event-stream-follow.bench.js [--jobs 100000] [--chunk 1000] \
  *     [--cycles 5] [--quiet 30] [--changes 4000] [--change-seconds 40] [--missed 5000] \
- *     [--model-changes 6] [--model-hours 12]
+ *     [--model-changes 6] [--model-hours 12] [--burst-ms 50]
  *
  * The model: a pilot factory (aCT) follows `--jobs` jobs of its one identity. Polling, it
  * asks `action=status` for all of them every 60 s, `--chunk` ids per request, one request
@@ -26,7 +26,9 @@
  *     change, less the open stream's quiet rate. The changes come from another process, so
  *     the service reads them by its safety-net poll, set to 5 ms here: one read per 5 ms,
  *     as the wake-up of a change of its own gives; a change then mostly goes out alone,
- *     which is the dearest way (changes made together go out together).
+ *     which is the dearest way (changes made together go out together). `--burst-ms N`
+ *     makes them in bursts every N ms instead (50: evenly), as a batch system's poll
+ *     reports the changes of all its jobs at once.
  * Then per minute: polling = one cycle; following = the quiet rate + changes a minute x
  * the cost per change; and the resume, once per restart, against one poll cycle.
  */
@@ -58,6 +60,7 @@ const { values } = parseArgs({
     changes: { type: 'string', default: '4000' },
     'change-seconds': { type: 'string', default: '40' },
     missed: { type: 'string', default: '5000' },
+    'burst-ms': { type: 'string', default: '50' },
     'model-changes': { type: 'string', default: '6' },
     'model-hours': { type: 'string', default: '12' },
   },
@@ -69,6 +72,7 @@ const quietS = Number(values.quiet);
 const changes = Number(values.changes);
 const changeS = Number(values['change-seconds']);
 const missed = Number(values.missed);
+const burstMs = Number(values['burst-ms']);
 const perMinute = (jobs * Number(values['model-changes'])) / (Number(values['model-hours']) * 60);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -207,7 +211,7 @@ try {
   sv = serviceCpuUs(pid);
   cl = clientUs();
   t = performance.now();
-  const driven = await drive(rest, changeS * 1000, (id) => finish(s.store, id));
+  const driven = await drive(rest, changeS * 1000, (id) => finish(s.store, id), burstMs);
   const delivered = await until(() => r.s.events >= missed + driven.changed, 60_000);
   const changeMs = performance.now() - t;
   const perChangeService = (serviceCpuUs(pid) - sv - (quiet5 * changeMs) / 1000) / driven.changed;
@@ -231,6 +235,7 @@ try {
         pollCycle: { serviceMs: ms(pollPerMin.service), clientMs: ms(pollPerMin.client), runs: cycles },
         streamQuietWithIdle: { serviceMsPerMin: ms(quietService * 60), clientMsPerMin: ms(quietClient * 60) },
         perChange: {
+          burstMs,
           serviceUs: Number(perChangeService.toFixed(1)),
           clientUs: Number(perChangeClient.toFixed(1)),
           changes: driven.changed,
