@@ -1,8 +1,8 @@
 // The job event stream (GET jobs with Accept: text/event-stream, a Ceres extension) on the
 // real service over real TLS: a job followed to its end on both interface versions, resumed
-// exactly after an event (header and query, and across a restart), filters, heartbeats, a
-// token's expiry ending the stream, the metrics gauge; bad resume points and what never
-// changes for a client that does not ask for the stream.
+// exactly after an event (header and query, and across a restart), filters, the events of one
+// read in one write, heartbeats, a token's expiry ending the stream, the metrics gauge; bad
+// resume points and what never changes for a client that does not ask for the stream.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
