@@ -5,8 +5,11 @@
  *
  * A follower first replays what it missed (its owner's events after its resume point,
  * page by page, yielding in between), then gets live events. Live events are read once
- * for all followers by one poll of the table while any follower is open, so the cost of a
- * change is one read plus one hand-over per follower of its owner, not a read per follower.
+ * for all followers by one read of the table, so the cost of a change is one read plus one
+ * hand-over per follower of its owner, not a read per follower. The read is woken by the
+ * job store's writes (src/store/event-signal.ts), at most `pollMs` after a change, the
+ * changes of that window read together; nothing runs while nothing changes, but for a
+ * slow safety-net poll (`fallbackPollMs`) for a change the signal did not carry.
  * No gap, no duplicate: a follower takes only events after the last it got (`last`), and
  * its replay ends in the same turn as its last page read, with everything after that page
  * still ahead of the poll's cursor or of `last`.
@@ -31,6 +34,14 @@ export interface Follower {
    * the events of that VO's jobs, whoever owns them, instead of its owner's.
    */
   readonly monitor?: string;
+  /**
+   * Only these jobs' events (the stream's `id=` filter). The feed keeps such followers by
+   * job id, so an event costs nothing for the followers of other ids: an identity with a
+   * thousand streams, each on its own jobs, is not a thousand checks per event.
+   */
+  readonly ids?: ReadonlySet<string>;
+  /** Only events into these REST states (the stream's `state=` filter). */
+  readonly states?: ReadonlySet<string>;
   /** Hands one item over (the stream writes it out). */
   send(item: FeedItem): void;
   /** What has been handed over and not yet written out (bytes, the stream's measure). */
@@ -43,8 +54,10 @@ export interface Follower {
 export type ResumeCheck = 'ok' | 'relist' | 'future';
 
 export interface EventFeedOptions {
-  /** How often the table is polled for new events while a follower is open. */
+  /** After a job write's signal, the table is read this much later (writes meanwhile join the read). */
   readonly pollMs?: number;
+  /** While a follower is open, the table is read this often whatever the signals say. */
+  readonly fallbackPollMs?: number;
   /** A follower with more than this handed over and not written out is ended. */
   readonly maxBuffered?: number;
   /** Events read per page (replay and poll). */
@@ -56,6 +69,12 @@ export interface EventFeedOptions {
 /** How often a paused replay looks whether its reader took something. */
 const REPLAY_WAIT_MS = 5;
 
+/** The followers of one owner (or VO): those of every job, and those of named jobs by id. */
+interface Group {
+  readonly all: Set<Entry>;
+  readonly byId: Map<string, Set<Entry>>;
+}
+
 interface Entry {
   readonly f: Follower;
   last: number;
@@ -66,18 +85,23 @@ interface Entry {
 export class EventFeed {
   readonly #events: JobEvents;
   readonly #pollMs: number;
+  readonly #fallbackPollMs: number;
   readonly #maxBuffered: number;
   readonly #page: number;
   readonly #replayStallMs: number;
   /** Followers by what they follow: `o:<owner>` or `v:<VO>` (keyOf). */
-  readonly #byOwner = new Map<string, Set<Entry>>();
+  readonly #byOwner = new Map<string, Group>();
   #count = 0;
   #cursor = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** The read a signal scheduled, until it runs. */
+  #woken: NodeJS.Timeout | undefined;
+  #unsignal: (() => void) | undefined;
 
   constructor(events: JobEvents, o: EventFeedOptions = {}) {
     this.#events = events;
-    this.#pollMs = o.pollMs ?? 20;
+    this.#pollMs = o.pollMs ?? 2;
+    this.#fallbackPollMs = o.fallbackPollMs ?? 1000;
     this.#maxBuffered = o.maxBuffered ?? 1 << 20;
     this.#page = o.page ?? 1000;
     this.#replayStallMs = o.replayStallMs ?? 10_000;
@@ -140,14 +164,21 @@ export class EventFeed {
       e.replaying = false;
       f.send({ kind: 'relist', seq: start, prunedThrough: this.#events.prunedThrough() });
     }
-    let set = this.#byOwner.get(keyOf(f));
-    if (set === undefined) this.#byOwner.set(keyOf(f), (set = new Set()));
-    set.add(e);
+    let g = this.#byOwner.get(keyOf(f));
+    if (g === undefined) this.#byOwner.set(keyOf(f), (g = { all: new Set(), byId: new Map() }));
+    if (f.ids === undefined) g.all.add(e);
+    else
+      for (const id of f.ids) {
+        let set = g.byId.get(id);
+        if (set === undefined) g.byId.set(id, (set = new Set()));
+        set.add(e);
+      }
     this.#count++;
     if (this.#timer === undefined) {
       this.#cursor = this.#events.latest();
-      this.#timer = setInterval(() => this.#poll(), this.#pollMs);
+      this.#timer = setInterval(() => this.#poll(), this.#fallbackPollMs);
       this.#timer.unref();
+      this.#unsignal = this.#events.onAdded(() => this.#wake());
     }
     if (e.replaying) this.#replay(e);
     return () => this.#drop(e);
@@ -155,7 +186,10 @@ export class EventFeed {
 
   /** Ends polling and forgets every follower (service stop). */
   close(): void {
-    for (const set of this.#byOwner.values()) for (const e of set) e.open = false;
+    for (const g of this.#byOwner.values()) {
+      for (const e of g.all) e.open = false;
+      for (const set of g.byId.values()) for (const e of set) e.open = false;
+    }
     this.#byOwner.clear();
     this.#count = 0;
     this.#stopTimer();
@@ -164,16 +198,36 @@ export class EventFeed {
   #drop(e: Entry): void {
     if (!e.open) return;
     e.open = false;
-    const set = this.#byOwner.get(keyOf(e.f));
-    set?.delete(e);
-    if (set?.size === 0) this.#byOwner.delete(keyOf(e.f));
+    const g = this.#byOwner.get(keyOf(e.f));
+    if (g !== undefined) {
+      if (e.f.ids === undefined) g.all.delete(e);
+      else
+        for (const id of e.f.ids) {
+          const set = g.byId.get(id);
+          set?.delete(e);
+          if (set?.size === 0) g.byId.delete(id);
+        }
+      if (g.all.size === 0 && g.byId.size === 0) this.#byOwner.delete(keyOf(e.f));
+    }
     this.#count--;
     if (this.#count === 0) this.#stopTimer();
   }
 
   #stopTimer(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+    clearTimeout(this.#woken);
+    this.#unsignal?.();
+    this.#timer = this.#woken = this.#unsignal = undefined;
+  }
+
+  /** A job write may have added events: one read soon, for every write until then. */
+  #wake(): void {
+    if (this.#woken !== undefined) return;
+    this.#woken = setTimeout(() => {
+      this.#woken = undefined;
+      this.#poll();
+    }, this.#pollMs);
+    this.#woken.unref();
   }
 
   /**
@@ -215,8 +269,15 @@ export class EventFeed {
     }
   }
 
-  #handAll(set: Set<Entry> | undefined, ev: JobEvent): void {
-    if (set !== undefined) for (const e of [...set]) if (!e.replaying) this.#hand(e, ev);
+  /**
+   * The followers of `g` that take `ev`: those without an id filter and those naming its
+   * job. A Set visited while #hand ends a follower (which deletes it) stays valid.
+   */
+  #handAll(g: Group | undefined, ev: JobEvent): void {
+    if (g === undefined) return;
+    for (const e of g.all) if (!e.replaying) this.#hand(e, ev);
+    const named = g.byId.get(ev.jobId);
+    if (named !== undefined) for (const e of named) if (!e.replaying) this.#hand(e, ev);
   }
 
   /** The events a follower (or a `since=` caller) sees after `seq`: its owner's or its VO's. */
@@ -230,6 +291,11 @@ export class EventFeed {
   #hand(e: Entry, ev: JobEvent): boolean {
     if (!e.open) return false;
     if (ev.seq <= e.last) return true;
+    if (!wants(e.f, ev)) {
+      // Passed over, but passed: a replay pages on from here.
+      e.last = ev.seq;
+      return true;
+    }
     if (e.f.buffered() > this.#maxBuffered) {
       this.#drop(e);
       e.f.end('slow-reader');
@@ -239,6 +305,11 @@ export class EventFeed {
     e.f.send({ kind: 'state', event: ev });
     return true;
   }
+}
+
+/** Whether `ev` passes the follower's filters (a replay reads all its owner's events). */
+function wants(f: Follower, ev: JobEvent): boolean {
+  return (f.ids === undefined || f.ids.has(ev.jobId)) && (f.states === undefined || f.states.has(ev.state));
 }
 
 /** What a follower follows, as the key of its set: its owner's jobs or a VO's. */

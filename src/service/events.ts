@@ -21,6 +21,7 @@ export function createEvents(o: { config: Config; db: Db; log: Logger }): Events
   const events = new JobEvents(o.db);
   const feed = new EventFeed(events, {
     pollMs: o.config.events.pollMilliseconds,
+    fallbackPollMs: o.config.events.fallbackPollMilliseconds,
     maxBuffered: o.config.events.streamBufferBytes,
   });
   const prune = (): number => {

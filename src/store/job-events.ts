@@ -10,6 +10,7 @@
  * at or after `prunedThrough()` therefore misses nothing.
  */
 import type { Db } from './database.js';
+import { onEventsAdded } from './event-signal.js';
 import { ENDED_REST_STATES } from '../vocabulary/job-states.js';
 
 /** One change of a job's REST state, as the stream and `since=` answers show it. */
@@ -52,8 +53,10 @@ export class JobEvents {
   readonly #oldest;
   readonly #pruneAge;
   readonly #pruneCount;
+  readonly #db: Db;
 
   constructor(db: Db) {
+    this.#db = db;
     this.#ownerAfter = db.prepare(`${SELECT} WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?`).raw();
     this.#voAfter = db.prepare(`${SELECT} WHERE vo = ? AND seq > ? ORDER BY seq LIMIT ?`).raw();
     this.#allAfter = db.prepare(`${SELECT} WHERE seq > ? ORDER BY seq LIMIT ?`).raw();
@@ -66,6 +69,14 @@ export class JobEvents {
     this.#pruneCount = db.prepare(
       'DELETE FROM job_events WHERE seq IN (SELECT seq FROM job_events WHERE seq <= ? ORDER BY seq LIMIT ?)',
     );
+  }
+
+  /**
+   * Calls `fn` after each write through this connection's job store that may have added
+   * events (event-signal.ts); returns the unsubscribe.
+   */
+  onAdded(fn: () => void): () => void {
+    return onEventsAdded(this.#db, fn);
   }
 
   /** The newest sequence number given out (0: none yet). */

@@ -10,6 +10,7 @@
 import { StateTally, type RouteTallyEntry, type StateTallyEntry, type TallyRow } from './state-tally.js';
 import type { Db } from './database.js';
 import { durably } from './database.js';
+import { eventsAdded } from './event-signal.js';
 import { JobIndex } from './job-index.js';
 import { JobList, type JobListQuery, type ListedJob } from './job-list.js';
 import {
@@ -210,6 +211,7 @@ export class JobStore {
           { state: j.state, pending: false, queue: j.queue, route: j.route?.name ?? null, restState: j.restState },
           1,
         );
+    eventsAdded(this.#db);
   }
 
   /**
@@ -399,6 +401,8 @@ export class JobStore {
         route: rec.route?.name ?? null,
         restState: rec.restState,
       });
+    // The trigger wrote an event only when the REST state changed (job-events.ts).
+    if (changes.restState !== undefined) eventsAdded(this.#db);
     return rec;
   }
 

@@ -1,8 +1,8 @@
 // The job event stream (GET jobs with Accept: text/event-stream, a Ceres extension) on the
 // real service over real TLS: a job followed to its end on both interface versions, resumed
-// exactly after an event (header and query, and across a restart), filters, heartbeats, a
-// token's expiry ending the stream, the metrics gauge; bad resume points and what never
-// changes for a client that does not ask for the stream.
+// exactly after an event (header and query, and across a restart), filters, the events of one
+// read in one write, heartbeats, a token's expiry ending the stream, the metrics gauge; bad
+// resume points and what never changes for a client that does not ask for the stream.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,6 +13,7 @@ import { addDevUser } from '../../src/pki/dev-pki.js';
 import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
 import { dataOf, openStream, openStreamsGauge, type SseEvent, type SseStream } from '../helpers/sse.js';
 import { until } from '../helpers/poll.js';
+import { request } from 'undici';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
@@ -131,6 +132,38 @@ describe('job event stream (real service, real TLS)', () => {
     for (const s of [byState, byId, all])
       assert.ok(!s.events.some((e) => e.data.includes(theirs.id)), "bob's job never shows");
     for (const s of [byState, byId, all]) s.close();
+  });
+
+  it('the events of one read go out together: 200 submissions in one request arrive in a few chunks, not 200', async () => {
+    // Each chunk the stream writes is a write through HTTP, TLS and a system call: one
+    // per event made 10M deliveries a minute impossible (docs/performance.md). The jobs
+    // wait for an input that never comes, so only their submission changes state.
+    const ac = new AbortController();
+    const r = await request(`${ceres.url}/rest/1.1/jobs?state=ACCEPTING`, {
+      dispatcher: c.agent,
+      headers: { accept: 'text/event-stream' },
+      signal: ac.signal,
+    });
+    assert.equal(r.statusCode, 200);
+    let chunks = 0;
+    let events = 0;
+    let text = '';
+    r.body.setEncoding('utf8');
+    r.body.on('data', (chunk: string) => {
+      text += chunk;
+      const before = events;
+      events = text.split('event: state\n').length - 1;
+      if (events > before) chunks++;
+    });
+    r.body.on('error', () => {});
+    try {
+      const one = '(executable="/bin/echo")(inputfiles=("never" ""))';
+      await c.submit(`+${Array.from({ length: 200 }, (_, i) => `(&${one}(jobname="burst-${i}"))`).join('')}`);
+      await until(() => events >= 200, 'the 200 submissions on the stream');
+      assert.ok(chunks <= 20, `200 events came in ${chunks} chunks`);
+    } finally {
+      ac.abort();
+    }
   });
 
   it('bad resume points and filters get a clear 400, never a 5xx; a resume point past the newest gets relist', async () => {

@@ -10,21 +10,31 @@ import { EventFeed, type FeedItem, type Follower } from '../../src/jobs/event-fe
 import { newJobRow } from '../helpers/new-job.js';
 import { until } from '../helpers/poll.js';
 
+/** The real event reader, counting its reads of everyone's new events (the feed's live read). */
+class CountingEvents extends JobEvents {
+  reads = 0;
+  override allAfter(seq: number, limit: number) {
+    this.reads++;
+    return super.allAfter(seq, limit);
+  }
+}
+
 function fixture(
   t: { after: (fn: () => void) => void },
-  o: { maxBuffered?: number; page?: number; replayStallMs?: number } = {},
+  o: { maxBuffered?: number; page?: number; replayStallMs?: number; fallbackPollMs?: number } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'ceres-feed-'));
-  const db = openDatabase(join(dir, 'db'));
+  const file = join(dir, 'db');
+  const db = openDatabase(file);
   const store = new JobStore(db);
-  const events = new JobEvents(db);
+  const events = new CountingEvents(db);
   const feed = new EventFeed(events, { pollMs: 5, ...o });
   t.after(() => {
     feed.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { store, events, feed };
+  return { store, events, feed, file };
 }
 
 interface Recorder extends Follower {
@@ -181,4 +191,113 @@ test('an event both replayed and then polled is handed over once', async (t) => 
   store.insertMany([newJobRow('j3', 'alice')]);
   await until(() => live.items.length >= 3, 'the next change delivered');
   assert.deepEqual(seen(r), ['j1:ACCEPTING', 'j2:ACCEPTING', 'j3:ACCEPTING']);
+});
+
+// The feed is woken by the job store's writes (src/store/event-signal.ts): a quiet service
+// with streams open does no reads (it read the table every 5 ms before: docs/performance.md).
+
+test('a quiet feed with followers open reads nothing: no timer-driven reads between changes', async (t) => {
+  const { store, events, feed } = fixture(t, { fallbackPollMs: 3_600_000 });
+  const r = recorder('alice');
+  feed.follow(r);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(events.reads, 0, 'no change, no read');
+  store.insertMany([newJobRow('q1', 'alice')]);
+  await until(() => r.items.length >= 1, 'the change delivered through the wake-up');
+  const after = events.reads;
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(events.reads, after, 'quiet again: no more reads');
+  assert.deepEqual(seen(r), ['q1:ACCEPTING']);
+});
+
+test('the changes of one window are read together: many writes, one read', async (t) => {
+  const { store, events, feed } = fixture(t, { fallbackPollMs: 3_600_000 });
+  const r = recorder('alice');
+  feed.follow(r);
+  store.insertMany([newJobRow('w0', 'alice')]);
+  for (let i = 1; i <= 50; i++) store.insertMany([newJobRow(`w${i}`, 'alice')]);
+  await until(() => r.items.length >= 51, 'all 51 delivered');
+  assert.equal(events.reads, 1);
+});
+
+test('a write that changes no REST state wakes nothing; one that changes it does', async (t) => {
+  const { store, events, feed } = fixture(t, { fallbackPollMs: 3_600_000 });
+  store.insertMany([newJobRow('n1', 'alice')]);
+  const r = recorder('alice');
+  feed.follow(r);
+  store.update(store.get('n1')!, { lrmsState: 'R' });
+  await new Promise((res) => setTimeout(res, 100));
+  assert.equal(events.reads, 0);
+  store.update(store.get('n1')!, { restState: 'RUNNING' });
+  await until(() => r.items.length >= 1, 'the change delivered');
+  assert.deepEqual(seen(r), ['n1:RUNNING']);
+});
+
+test('after the last follower leaves, writes schedule no reads', async (t) => {
+  const { store, events, feed } = fixture(t, { fallbackPollMs: 3_600_000 });
+  const stop = feed.follow(recorder('alice'));
+  stop();
+  for (let i = 0; i < 5; i++) store.insertMany([newJobRow(`g${i}`, 'alice')]);
+  await new Promise((res) => setTimeout(res, 100));
+  assert.equal(events.reads, 0);
+});
+
+test('a change written by another connection (no signal) is still read by the safety-net poll', async (t) => {
+  const { events, feed, file } = fixture(t, { fallbackPollMs: 20 });
+  const r = recorder('alice');
+  feed.follow(r);
+  const other = openDatabase(file);
+  t.after(() => other.close());
+  new JobStore(other).insertMany([newJobRow('o1', 'alice')]);
+  await until(() => r.items.length >= 1, 'the change read by the safety-net poll');
+  assert.deepEqual(seen(r), ['o1:ACCEPTING']);
+  assert.ok(events.reads >= 1);
+});
+
+// Filters kept by the feed: followers naming their jobs are found by the event's job id.
+
+test("a follower naming jobs gets only those, and never another owner's job of a name it gives", async (t) => {
+  const { store, feed } = fixture(t);
+  store.insertMany([newJobRow('a1', 'alice'), newJobRow('a2', 'alice'), newJobRow('b1', 'bob')]);
+  const mine = { ...recorder('alice'), ids: new Set(['a2', 'b1']) };
+  const all = recorder('alice');
+  feed.follow(mine);
+  feed.follow(all);
+  for (const id of ['a1', 'a2', 'b1']) store.update(store.get(id)!, { restState: 'RUNNING' });
+  await until(() => all.items.length >= 2, "alice's two changes");
+  store.update(store.get('a2')!, { restState: 'FINISHED' });
+  await until(() => mine.items.length >= 2, 'the named job ended');
+  assert.deepEqual(seen(mine), ['a2:RUNNING', 'a2:FINISHED']);
+  assert.deepEqual(seen(all), ['a1:RUNNING', 'a2:RUNNING', 'a2:FINISHED']);
+});
+
+test('a state filter passes only events into those states, live and in a replay', async (t) => {
+  const { store, events, feed } = fixture(t, { page: 2 });
+  const from = events.latest();
+  store.insertMany([newJobRow('s1', 'alice'), newJobRow('s2', 'alice')]);
+  for (const id of ['s1', 's2']) store.update(store.get(id)!, { restState: 'RUNNING' });
+  store.update(store.get('s1')!, { restState: 'FINISHED' });
+  // A replay of five events, two per page, of which one passes: it pages past the others.
+  const r = { ...recorder('alice'), states: new Set(['FINISHED']) };
+  feed.follow(r, from);
+  store.update(store.get('s2')!, { restState: 'FINISHED' });
+  await until(() => r.items.length >= 2, 'both ends');
+  assert.deepEqual(seen(r), ['s1:FINISHED', 's2:FINISHED']);
+});
+
+test('an empty id filter gets nothing; followers by id leave nothing behind when they go', async (t) => {
+  const { store, feed } = fixture(t);
+  store.insertMany([newJobRow('e1', 'alice')]);
+  const none = { ...recorder('alice'), ids: new Set<string>() };
+  const stops = Array.from({ length: 50 }, (_, i) =>
+    feed.follow({ ...recorder('alice'), ids: new Set(['e1', `x${i}`]) }),
+  );
+  feed.follow(none);
+  const all = recorder('alice');
+  feed.follow(all);
+  store.update(store.get('e1')!, { restState: 'RUNNING' });
+  await until(() => all.items.length >= 1, 'the change');
+  for (const s of stops) s();
+  assert.equal(feed.open, 2);
+  assert.deepEqual(seen(none), []);
 });

@@ -38,11 +38,18 @@ export const eventsSection = {
           'An event stream whose reader lets more than this wait unread is ended with the reason slow-reader (the client resumes from its last event id)',
       }),
       pollMilliseconds: Type.Integer({
-        default: 5,
+        default: 2,
         minimum: 1,
         maximum: 1000,
         description:
-          'While any event stream is open, new events are read this often (one read for all streams): the delay from a state change to its event',
+          'A job state change wakes the open event streams this long after it (the changes of this window are read together, with one read for all streams): the delay from a state change to its event',
+      }),
+      fallbackPollMilliseconds: Type.Integer({
+        default: 1000,
+        minimum: 1,
+        maximum: 60_000,
+        description:
+          'While any event stream is open, new events are also read this often, whether a change woke the streams or not (a safety net: every job change is made by the service and wakes them itself)',
       }),
     },
     { default: {}, additionalProperties: false },
