@@ -115,6 +115,9 @@ export class Scheduler {
     this.#slots = new Slots(
       o.limits,
       o.shares === undefined ? undefined : new ShareChooser(o.shares, (id) => jobClassOf(o.store.get(id))),
+      // Twice the backend's own bound: the next jobs' files are made ready while the
+      // commands run, and no deeper queue forms behind the share decision (slots.ts).
+      o.backend.submitConcurrency === undefined ? 0 : 2 * o.backend.submitConcurrency,
     );
     this.#expiry = new Expiry({ now: this.#now, sweep: () => this.#sweepNow() });
     const pumpLater = (): void => this.#schedulePump();
@@ -303,6 +306,7 @@ export class Scheduler {
     readonly preparing: number;
     activeOf(owner: string): number;
     waitsForUploads(id: string): boolean;
+    readonly submitting: { readonly n: number; readonly limit: number };
   } {
     const slots = this.#slots;
     const chooser = slots.chooser;
@@ -313,6 +317,7 @@ export class Scheduler {
       preparing: slots.inStepCount('PREPARING'),
       activeOf: (owner) => slots.activeOf(owner),
       waitsForUploads: (id) => this.#parking.has(id),
+      submitting: slots.submitting,
     };
   }
 
@@ -412,7 +417,13 @@ export class Scheduler {
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
       if (updated.killRequested || updated.cleanRequested || updated.restartRequested) this.poke(id);
-      if (stepOf(from) !== stepOf(to) || isFinal(t.to) || t.effects.some((e) => e.type === 'await-slot'))
+      // A job whose submission was answered (SUBMIT -> INLRMS) frees a submission's place.
+      if (
+        stepOf(from) !== stepOf(to) ||
+        (from === 'SUBMIT' && to !== 'SUBMIT') ||
+        isFinal(t.to) ||
+        t.effects.some((e) => e.type === 'await-slot')
+      )
         this.#release();
       return;
     }

@@ -13,6 +13,13 @@
  *   per user          the owner's jobs past ACCEPTED, not final  PENDING:ACCEPTED
  *   running per user  the owner's SUBMIT, INLRMS              PENDING:PREPARING (REST PREPARED)
  *
+ * Submissions under way (position SUBMIT alone: handed to the backend, its answer not
+ * yet in) are bounded too when the backend says how many it runs at once
+ * (`maxSubmitting`): a job handed over waits in the backend's queue for the submission
+ * command, first come first served, so without the bound a burst handed over at once
+ * was submitted ahead of any job that came later, whatever its share. With it the
+ * others wait here, where the fair share (or the owners' turn) decides which is next.
+ *
  * The running limit per user is what keeps a shared host usable: with it, one user's
  * flood holds at most that many batch jobs, and a freed SUBMIT slot goes to the next
  * owner in turn who is under the limit, so another user's single job starts at once.
@@ -91,6 +98,10 @@ export class Slots {
   readonly #ownerNo = new Map<string, number>();
   readonly #ownerName: string[] = [];
   readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
+  /** Jobs in position SUBMIT (being submitted), of those counted in the SUBMIT step. */
+  #submitting = 0;
+  /** Most jobs being submitted at once (0: no bound). */
+  readonly #maxSubmitting: number;
   readonly #perOwner = new Map<string, number>();
   readonly #runningPerOwner = new Map<string, number>();
   readonly #waiting: Record<WaitStep, Map<string, Queue>> = {
@@ -108,9 +119,11 @@ export class Slots {
   /** When configured: who takes a free SUBMIT slot (fair share, route limits), in place of the round robin. */
   readonly #chooser: ShareChooser | undefined;
 
-  constructor(limits: Limits, chooser?: ShareChooser) {
+  /** `maxSubmitting`: most jobs in position SUBMIT at once (0: no bound), from the backend. */
+  constructor(limits: Limits, chooser?: ShareChooser, maxSubmitting = 0) {
     this.#limits = limits;
     this.#chooser = chooser;
+    this.#maxSubmitting = maxSubmitting;
   }
 
   #owner(owner: string): number {
@@ -141,6 +154,7 @@ export class Slots {
         const o = this.#ownerName[Math.floor(v / OWNER_UNIT)]!;
         const s = STEP_OF[p];
         if (s) this.#inStep[s]--;
+        if (p === 'SUBMIT') this.#submitting--;
         if (s === 'SUBMIT') {
           bump(this.#runningPerOwner, o, -1);
           this.#chooser?.counted(id, -1);
@@ -157,6 +171,7 @@ export class Slots {
     this.#put(id, this.#owner(owner), wait, POS_CODE.get(pos)!);
     const s = STEP_OF[pos];
     if (s) this.#inStep[s]++;
+    if (pos === 'SUBMIT') this.#submitting++;
     if (s === 'SUBMIT') {
       bump(this.#runningPerOwner, owner, 1);
       this.#chooser?.counted(id, 1);
@@ -178,6 +193,7 @@ export class Slots {
       const max = this.#limits.maxActive ?? 0;
       return max === 0 || this.#pickedUp + this.#granted.size < max;
     }
+    if (step === 'SUBMIT' && this.#maxSubmitting > 0 && this.#submitting >= this.#maxSubmitting) return false;
     const max =
       step === 'PREPARING'
         ? this.#limits.maxPreparing
@@ -185,6 +201,11 @@ export class Slots {
           ? this.#limits.maxRunning
           : this.#limits.maxFinishing;
     return max === 0 || this.#inStep[step] < max;
+  }
+
+  /** Jobs being submitted now (position SUBMIT), and their bound (0: none). */
+  get submitting(): { readonly n: number; readonly limit: number } {
+    return { n: this.#submitting, limit: this.#maxSubmitting };
   }
 
   /**
