@@ -162,7 +162,7 @@ export class Scheduler {
    */
   async start(): Promise<void> {
     const active = this.#o.store.listByStates(ACTIVE_STATES);
-    for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)));
+    for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)), j);
     const refs: BatchJobRef[] = [];
     const later: [JobRecord, Effect[]][] = [];
     // Kills asked while the service was down are looked at once the backend has taken
@@ -382,7 +382,7 @@ export class Scheduler {
       if (!first.ok) {
         this.#o.log.debug({ job: id, event: event.type, reason: first.reason }, 'event refused');
         // Undo a slot pre-counted by #release for a job that did not move.
-        this.#slots.set(id, j.owner, isFinal(ms(j)) ? undefined : positionOf(ms(j)));
+        this.#slots.set(id, j.owner, isFinal(ms(j)) ? undefined : positionOf(ms(j)), j);
         return;
       }
       const t = this.#merged(j, first);
@@ -393,7 +393,7 @@ export class Scheduler {
       if (!updated) continue; // changed underneath (a REST flag): decide again from the fresh record
       const from = positionOf(ms(j));
       const to = positionOf(t.to);
-      this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to);
+      this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to, j);
       if (from !== to) this.#slots.unwait(id);
       let lines = '';
       const at = new Date(now);
@@ -482,7 +482,7 @@ export class Scheduler {
   #stageInDone(j: JobRecord): EngineEvent {
     return j.description.executable === undefined
       ? { type: 'no-executable' }
-      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner, j.id) };
+      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner, j.id, j) };
   }
 
   #changes(j: JobRecord, to: MachineState, effects: readonly Effect[], extra: JobChanges): JobChanges {
@@ -536,7 +536,7 @@ export class Scheduler {
           // Only at start-up, where start() hands all of them to the backend at once.
           break;
         case 'await-slot':
-          this.#slots.wait(e.step, j.id, j.owner);
+          this.#slots.wait(e.step, j.id, j.owner, j);
           break;
         case 'prepare-rerun':
           await this.#o.control.remove(j.id, 'failed');
@@ -805,7 +805,7 @@ export class Scheduler {
           // Count it in its new step at once so the next takeNext sees the slot as used.
           const j = this.#o.store.get(id);
           if (!j) continue;
-          this.#slots.set(id, j.owner, step === 'SUBMIT' ? 'SUBMIT' : step);
+          this.#slots.set(id, j.owner, step === 'SUBMIT' ? 'SUBMIT' : step, j);
           this.#serial(id, () => this.#apply(id, { type: 'limit-release' }));
         }
       }

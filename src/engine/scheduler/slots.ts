@@ -41,7 +41,7 @@
  */
 import { POSITIONS, type Position } from '../../vocabulary/job-states.js';
 import type { SlotStep } from '../state-machine.js';
-import type { ShareChooser } from './share-chooser.js';
+import type { ClassSource, ShareChooser } from './share-chooser.js';
 
 /** The steps a job may wait for; ACCEPT is being picked up at all (A-REX maxjobs, 1st field). */
 export type WaitStep = SlotStep | 'ACCEPT';
@@ -142,8 +142,8 @@ export class Slots {
     else this.#jobs.set(id, ownerNo * OWNER_UNIT + wait * POS_SPAN + pos);
   }
 
-  /** Record where a job is now (undefined/final position: forget it). */
-  set(id: string, owner: string, pos: Position | undefined): void {
+  /** Record where a job is now (undefined/final position: forget it); `job`: its record, when at hand (the chooser reads its class). */
+  set(id: string, owner: string, pos: Position | undefined, job?: ClassSource): void {
     const v = this.#jobs.get(id);
     let wait = 0;
     if (v !== undefined) {
@@ -174,7 +174,7 @@ export class Slots {
     if (pos === 'SUBMIT') this.#submitting++;
     if (s === 'SUBMIT') {
       bump(this.#runningPerOwner, owner, 1);
-      this.#chooser?.counted(id, 1);
+      this.#chooser?.counted(id, 1, job);
     }
     if (pos !== 'ACCEPTED') {
       this.#pickedUp++;
@@ -212,9 +212,9 @@ export class Slots {
    * Whether a job of `owner` may enter `step` now: the step's limit and the owner's limit
    * for it; for SUBMIT with a chooser, also its route limits and no job waiting (`id`).
    */
-  mayEnter(step: WaitStep, owner: string, id?: string): boolean {
+  mayEnter(step: WaitStep, owner: string, id?: string, job?: ClassSource): boolean {
     if (!this.free(step) || this.#ownerFullFor(step, owner)) return false;
-    return step !== 'SUBMIT' || this.#chooser === undefined || id === undefined || this.#chooser.mayEnter(id);
+    return step !== 'SUBMIT' || this.#chooser === undefined || id === undefined || this.#chooser.mayEnter(id, job);
   }
 
   /** The chooser of the SUBMIT step, when configured (why a job waits: its route limit). */
@@ -237,14 +237,14 @@ export class Slots {
     return max !== 0 && this.activeOf(owner) >= max;
   }
 
-  wait(step: WaitStep, id: string, owner: string): void {
+  wait(step: WaitStep, id: string, owner: string, job?: ClassSource): void {
     const v = this.#jobs.get(id);
     const code = WAIT_CODE[step];
     if (v !== undefined && Math.floor(v / POS_SPAN) % WAIT_SPAN === code) return;
     if (v !== undefined) this.unwait(id);
     const ownerNo = this.#owner(owner);
     if (step === 'SUBMIT' && this.#chooser !== undefined) {
-      this.#chooser.wait(id, owner);
+      this.#chooser.wait(id, owner, job);
       this.#waitingCount[step]++;
       this.#put(id, ownerNo, code, v === undefined ? 0 : v % POS_SPAN);
       return;
