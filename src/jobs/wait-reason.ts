@@ -23,10 +23,7 @@ export interface WaitCounts {
   /** Jobs in the batch system (SUBMIT, INLRMS not pending): all of them, and one owner's. */
   readonly inBatch: number;
   inBatchOf(owner: string): number;
-  /**
-   * Of one route (and one VO within it); undefined: not counted (the engine counts routes
-   * only when a route limit or fair share was configured at start: no route limit holds then).
-   */
+  /** Of one route (and one VO within it); undefined: not counted (an engine without fair share: none holds). */
   inBatchOfRoute(route: string, vo?: string): number | undefined;
   /** Jobs in stage-in (engine.maxPreparingJobs), and one owner's jobs picked up and not ended (engine.maxJobsPerUser). */
   readonly preparing: number;
