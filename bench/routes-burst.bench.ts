@@ -20,7 +20,7 @@
  *
  * Needs root, Slurm (scripts/slurm-dev.sh) and voms-proxy-fake. Run after building:
  *   SLURM_DEV_PORT=7300 node dist/bench/routes-burst.bench.js [--big 50000] [--small 100]
- *       [--slots 64] [--sleep 5] [--wait 300] [--runs routed,unrouted]
+ *       [--slots 64] [--sleep 5] [--wait 300] [--runs routed,unrouted[,routed,...]] [--profile DIR]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -38,6 +38,8 @@ const { values } = parseArgs({
     sleep: { type: 'string', default: '5' },
     wait: { type: 'string', default: '300' },
     runs: { type: 'string', default: 'routed,unrouted' },
+    /** A folder for a CPU profile of each run's service (node --cpu-prof). */
+    profile: { type: 'string' },
   },
 });
 const BIG = Number(values.big);
@@ -78,11 +80,15 @@ const started = spawnSync(SLURM_DEV, ['start', slurmDir], { env: slurmEnv, encod
 if (started.status !== 0) throw new Error(`slurm-dev.sh start: ${started.stderr}`);
 const slurmConf = join(slurmDir, 'slurm.conf');
 
-async function run(kind: 'routed' | 'unrouted'): Promise<void> {
-  const dir = join(work, kind);
+async function run(kind: 'routed' | 'unrouted', n: number): Promise<void> {
+  // Each run its own state: a kind named twice in --runs (alternating pairs) starts empty again.
+  const dir = join(work, `${kind}-${n}`);
   const voms = await devUserVoProxies(dir, ['atlas', 'cms']);
   const ceres: RunningCeres = await startCeres({
     stateDir: join(dir, 'state'),
+    ...(values.profile !== undefined
+      ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${kind}-${n}.cpuprofile`] }
+      : {}),
     config: {
       vomsDir: voms.vomsDir,
       authorization: { groups: [{ name: 'vos', match: [{ voms: '/atlas' }, { voms: '/cms' }] }], allow: ['vos'] },
@@ -187,7 +193,7 @@ async function run(kind: 'routed' | 'unrouted'): Promise<void> {
 }
 
 try {
-  for (const kind of values.runs.split(',')) await run(kind as 'routed' | 'unrouted');
+  for (const [n, kind] of values.runs.split(',').entries()) await run(kind as 'routed' | 'unrouted', n);
 } finally {
   execFileSync(SLURM_DEV, ['stop', slurmDir], { env: slurmEnv });
   removeDir(work);

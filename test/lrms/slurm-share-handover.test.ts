@@ -3,19 +3,27 @@
 // next, not after the burst. The engine hands the backend at most twice its concurrent
 // submissions (lrms.slurm.maxConcurrentCommands) and keeps the rest waiting in its own
 // share order. Before, every job of the burst was handed over at once and queued for
-// sbatch, first come first served, so the small VO's job was the 31st sbatch.
+// sbatch, first come first served, so the small VO's job was the last sbatch (the 17th of 17).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, removeDir, startCeres, stopCeres, tempDir, type RunningCeres } from '../helpers/service.js';
+import {
+  Client,
+  killProcessesUnder,
+  removeDir,
+  startCeres,
+  stopCeres,
+  tempDir,
+  type RunningCeres,
+} from '../helpers/service.js';
 import { untilValue } from '../helpers/poll.js';
 import { devUserVoProxies } from '../auth/voms/voms-fixture.js';
 import { slurmSkip, useSlurm } from './slurm-fixture.js';
 
 const skip = slurmSkip();
 const ENDED = ['FINISHED', 'FAILED', 'KILLED'];
-const BURST = 30;
+const BURST = 16;
 /** lrms.slurm.maxConcurrentCommands: one sbatch at a time, so the engine hands over two. */
 const CONCURRENT = 1;
 
@@ -79,6 +87,8 @@ describe('hand-over to Slurm in fair-share order', { ...(skip !== undefined ? { 
     await atlas?.close();
     await cms?.close();
     if (ceres) await stopCeres(ceres);
+    // A killed job's processes that Slurm's stop left behind (they run as another account).
+    if (work) killProcessesUnder(work);
     if (work) removeDir(work);
   });
 
