@@ -15,8 +15,8 @@
  *  4. Ceres's CPU per accepted job over the whole phase (steps 1 to 3).
  * Then the service is stopped and the cluster's jobs cancelled; the big VO's other jobs never run.
  * Two runs on one cluster: `routed` (a route per VO, each to its own partition, fair share by
- * VO) and `unrouted` (no routes: the queue is the partition, the users in turn, and both VOs
- * are one user here, so first come first served).
+ * VO) and `unrouted` (no routes: the queue is the partition, `fairShare.by: user`; both VOs
+ * are one user here, whose jobs of each VO take turns).
  *
  * Needs root, Slurm (scripts/slurm-dev.sh) and voms-proxy-fake. Run after building:
  *   SLURM_DEV_PORT=7300 node dist/bench/routes-burst.bench.js [--big 50000] [--small 100]
