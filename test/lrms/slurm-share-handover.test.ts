@@ -10,6 +10,7 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import {
   Client,
+  jobWritableFile,
   killProcessesUnder,
   removeDir,
   startCeres,
@@ -54,31 +55,35 @@ describe('hand-over to Slurm in fair-share order', { ...(skip !== undefined ? { 
         'sleep 0.5\nexec /usr/bin/sbatch "$@"\n',
     );
     chmodSync(join(bin, 'sbatch'), 0o755);
-    const voms = await devUserVoProxies(work, ['atlas', 'cms']);
-    ceres = await startCeres({
-      stateDir: join(work, 'state'),
-      config: {
-        vomsDir: voms.vomsDir,
-        authorization: { groups: [{ name: 'vos', match: [{ voms: '/atlas' }, { voms: '/cms' }] }], allow: ['vos'] },
-        cluster: { queues: [{ name: 'debug' }] },
-        engine: { maxRunningJobsPerUser: 0 },
-        fairShare: { by: 'vo' },
-        lrms: {
-          backend: 'slurm',
-          slurm: {
-            slurmConf: slurm.conf,
-            binDir: bin,
-            maxConcurrentCommands: CONCURRENT,
-            pollIntervalMs: 500,
-            killGraceSeconds: 2,
-            extraSbatchArgs: ['--mem-per-cpu=1'],
-          },
+    voms = await devUserVoProxies(work, ['atlas', 'cms']);
+    config = {
+      vomsDir: voms.vomsDir,
+      authorization: { groups: [{ name: 'vos', match: [{ voms: '/atlas' }, { voms: '/cms' }] }], allow: ['vos'] },
+      cluster: { queues: [{ name: 'debug' }] },
+      engine: { maxRunningJobsPerUser: 0 },
+      fairShare: { by: 'vo' },
+      lrms: {
+        backend: 'slurm',
+        slurm: {
+          slurmConf: slurm.conf,
+          binDir: bin,
+          maxConcurrentCommands: CONCURRENT,
+          pollIntervalMs: 500,
+          killGraceSeconds: 2,
+          extraSbatchArgs: ['--mem-per-cpu=1'],
         },
       },
-    });
+    };
+    await start();
+  });
+  let voms: Awaited<ReturnType<typeof devUserVoProxies>>;
+  let config: Record<string, unknown> = {};
+  /** The service on the file's state directory (again after a crash), and a client per VO. */
+  const start = async (): Promise<void> => {
+    ceres = await startCeres({ stateDir: join(work, 'state'), config });
     atlas = new Client(ceres.url, voms.proxy('atlas'), join(ceres.pkiDir, 'ca.pem'));
     cms = new Client(ceres.url, voms.proxy('cms'), join(ceres.pkiDir, 'ca.pem'));
-  });
+  };
   after(async () => {
     if (ids.length > 0 && atlas) {
       // Not waited for to the end: with one command at a time and a slow sbatch, the last
@@ -124,5 +129,34 @@ describe('hand-over to Slurm in fair-share order', { ...(skip !== undefined ? { 
     );
     assert.ok(order.i < BURST / 2, `call ${order.i + 1}: not behind the burst`);
     await cms.waitFor([id], ['RUNNING', 'QUEUING'], 60_000);
+  });
+
+  it('a crash with jobs being submitted and others held: after the restart each job runs exactly once', async () => {
+    // The first test's jobs out of the way (they hold the node's CPUs).
+    await atlas.action('kill', ids);
+    await atlas.waitFor(ids, ENDED, 10_000);
+    const ledger = jobWritableFile(join(work, 'ledger'));
+    const n = 10;
+    const descs = Array.from(
+      { length: n },
+      (_, i) => `(&(executable="/bin/sh")(arguments="-c" "echo m${i} >> ${ledger}"))`,
+    ).join('');
+    const jobs = (await atlas.submit(`+${descs}`)).map((j) => j.id as string);
+    assert.equal(jobs.length, n);
+    // Killed while the first submissions are under way and the others wait for their turn.
+    await untilValue('a submission of the batch', async () =>
+      calls().some((name) => jobs.some((id) => name.endsWith(id))) ? true : undefined,
+    );
+    await stopCeres(ceres!, 'SIGKILL');
+    await atlas.close();
+    await cms.close();
+    await start();
+    const st = await atlas.waitFor(jobs, ENDED, 180_000);
+    assert.deepEqual(
+      [...st.values()],
+      jobs.map(() => 'FINISHED'),
+    );
+    const runs = readFileSync(ledger, 'utf8').split('\n').filter(Boolean).sort();
+    assert.deepEqual(runs, Array.from({ length: n }, (_, i) => `m${i}`).sort(), 'each job ran once');
   });
 });
