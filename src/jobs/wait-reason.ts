@@ -23,16 +23,18 @@ export interface WaitCounts {
   /** Jobs in the batch system (SUBMIT, INLRMS not pending): all of them, and one owner's. */
   readonly inBatch: number;
   inBatchOf(owner: string): number;
-  /**
-   * Of one route (and one VO within it); undefined: not counted (the engine counts routes
-   * only when a route limit or fair share was configured at start: no route limit holds then).
-   */
+  /** Of one route (and one VO within it); undefined: not counted (an engine without fair share: none holds). */
   inBatchOfRoute(route: string, vo?: string): number | undefined;
   /** Jobs in stage-in (engine.maxPreparingJobs), and one owner's jobs picked up and not ended (engine.maxJobsPerUser). */
   readonly preparing: number;
   activeOf(owner: string): number;
   /** Whether the job waits for its client's uploads; absent: not known (a process without the engine). */
   waitsForUploads?(id: string): boolean;
+  /**
+   * Jobs being submitted to the batch system (handed over, not yet answered) and their
+   * bound (0: none; twice the backend's concurrent submissions); absent: not known.
+   */
+  readonly submitting?: { readonly n: number; readonly limit: number };
   /** The stager's stage-in job slots: taken, jobs waiting for one, and the limit; absent: not known. */
   readonly stageInSlots?: { readonly active: number; readonly queued: number; readonly limit: number };
 }
@@ -113,6 +115,9 @@ function heldBeforeBatch(j: Job, config: Limits, n: WaitCounts): string {
   const mine = n.inBatchOf(j.owner);
   if (e.maxRunningJobsPerUser > 0 && mine >= e.maxRunningJobsPerUser)
     return `held by engine.maxRunningJobsPerUser ${e.maxRunningJobsPerUser} (${mine} of this user's in the batch system)`;
+  const s = n.submitting;
+  if (s !== undefined && s.limit > 0 && s.n >= s.limit)
+    return `waiting for its turn (fairShare.by ${config.fairShare.by}): ${s.n} jobs being submitted to the batch system, at most ${s.limit} at once`;
   return `waiting for its turn (fairShare.by ${config.fairShare.by})`;
 }
 

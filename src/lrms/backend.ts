@@ -240,6 +240,16 @@ export interface BatchBackend {
   readonly runsOnSubmit?: boolean;
 
   /**
+   * Submissions the backend runs at once (its submission command's concurrency bound);
+   * absent: no bound (a submission ends at once, as the fork backend's). The engine hands
+   * over at most twice this many jobs whose `submit()` has not resolved yet, and keeps the
+   * others waiting in its own fair-share order: a job handed over waits for the command
+   * in the backend's queue, first come first served, so a deep queue there would put a
+   * newcomer behind every job handed over before it, whatever its share.
+   */
+  readonly submitConcurrency?: number;
+
+  /**
    * Take over jobs submitted by an earlier instance (after a service restart): report
    * each one's current state, then its final update when it ends (at once if it
    * already has). A job that vanished without an exit status ends with failureReason

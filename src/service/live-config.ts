@@ -17,6 +17,9 @@
  *   engine.maxActiveJobs, maxPreparingJobs, maxRunningJobs, maxFinishingJobs,
  *          maxJobsPerUser, maxRunningJobsPerUser   (a raised limit admits waiting jobs at the next job event)
  *   disk                                      low-water marks and check interval
+ *   routes, fairShare                         new submissions take the new routes (jobs already
+ *                                             routed keep their route's name and batch settings);
+ *                                             the engine's limits and shares hold at once
  */
 import type { Config } from '../config/schema.js';
 import { deepFreeze } from '../config/load.js';
@@ -34,6 +37,8 @@ export const RELOADABLE: readonly string[] = [
   'engine.maxJobsPerUser',
   'engine.maxRunningJobsPerUser',
   'disk',
+  'routes',
+  'fairShare',
 ];
 
 export interface ReloadPlan {

@@ -26,6 +26,7 @@ import { SiteSeries } from '../store/site-series.js';
 import { makePrivateFile, setStateModes } from '../process/state-modes.js';
 import { checkAccountsAtStart, describeJobAccounts } from './account-checks.js';
 import { refusal, runConfigChecks } from './config-checks.js';
+import { routeProblems } from '../jobs/routes.js';
 import { AccountResolver } from '../accounts/resolve-account.js';
 import { sessionOwnerFor } from '../accounts/session-owner-for.js';
 import { JobService } from '../jobs/job-service.js';
@@ -608,6 +609,17 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       const problem = checkAuthorizationConfig(plan.merged);
       if (problem !== undefined) {
         const refused = `config key '${problem.key}': ${problem.message} (the authorization section changes only with a restart)`;
+        monitoring.reloadRefused(refused);
+        return { refused };
+      }
+      // Routes are refused on what refuses a start (a name used twice, a queue condition
+      // naming no queue); the names Slurm knows are not asked here (`config check` does).
+      const bad = routeProblems(
+        plan.merged.routes,
+        plan.merged.cluster.queues.map((q) => q.name),
+      ).find((p) => p.warning !== true);
+      if (bad !== undefined) {
+        const refused = `config key '${bad.key}': ${bad.message}`;
         monitoring.reloadRefused(refused);
         return { refused };
       }

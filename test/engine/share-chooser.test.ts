@@ -14,12 +14,14 @@ import { Slots } from '../../src/engine/scheduler/slots.js';
 const LIMITS = { maxPreparing: 0, maxRunning: 8, maxFinishing: 0, maxPerUser: 0, maxRunningPerUser: 0 };
 
 function setup(settings: Partial<ShareSettings>, classes: Record<string, JobClass>) {
+  // Read per use, as the service's settings are (a reload may change any of them).
   const s: ShareSettings = {
-    by: 'vo',
-    shareOf: () => 1,
-    maxRunning: () => 0,
-    maxRunningPerVo: () => 0,
-    ...settings,
+    get by() {
+      return settings.by ?? 'vo';
+    },
+    shareOf: (k) => settings.shareOf?.(k) ?? 1,
+    maxRunning: (r) => settings.maxRunning?.(r) ?? 0,
+    maxRunningPerVo: (r) => settings.maxRunningPerVo?.(r) ?? 0,
   };
   const chooser = new ShareChooser(s, (id) => classes[id] ?? { route: '', vo: '' });
   const slots = new Slots(LIMITS, chooser);
@@ -109,4 +111,57 @@ test("a job's class: its route, and the VO of its first FQAN", () => {
   });
   assert.deepEqual(jobClassOf({ route: null, fqans: [] }), { route: '', vo: '' });
   assert.deepEqual(jobClassOf(undefined), { route: '', vo: '' });
+});
+
+test('settings changed while jobs are in the batch system (a reload): a route limit holds at once, counted from before', () => {
+  const classes = { ...voJobs('atlas', 6, 'r'), ...voJobs('cms', 3, 'r') };
+  let max = 0;
+  let by: ShareSettings['by'] = 'user';
+  const { slots, fill, chooser } = setup(
+    {
+      get by() {
+        return by;
+      },
+      maxRunning: () => max,
+    },
+    classes,
+  );
+  for (const id of ['atlas0', 'atlas1', 'atlas2', 'atlas3']) slots.set(id, 'u', 'SUBMIT');
+  for (const id of ['atlas4', 'atlas5', 'cms0', 'cms1', 'cms2']) slots.wait('SUBMIT', id, 'u');
+  max = 4; // added by a reload: the four jobs there already count
+  assert.deepEqual(fill(), []);
+  assert.deepEqual(chooser.holdOf('cms0'), { limit: 'maxRunning', route: 'r', vo: 'cms', value: 4 });
+  // Lifted, with fair share by VO added: cms (none in the batch system) goes first.
+  max = 0;
+  by = 'vo';
+  assert.deepEqual(fill().slice(0, 3), ['cms0', 'cms1', 'cms2']);
+  assert.equal(chooser.runningOf('r', 'cms'), 3);
+});
+
+test('fairShare.by changed back and forth while jobs wait: none is lost or taken twice', () => {
+  const classes = { ...voJobs('atlas', 20, 'ra'), ...voJobs('cms', 20, 'rb') };
+  let by: ShareSettings['by'] = 'vo';
+  const { slots, chooser } = setup(
+    {
+      get by() {
+        return by;
+      },
+    },
+    classes,
+  );
+  for (const id of Object.keys(classes)) slots.wait('SUBMIT', id, 'u');
+  const taken: string[] = [];
+  const kinds: ShareSettings['by'][] = ['route', 'user', 'vo'];
+  for (let i = 0; i < 40; i++) {
+    by = kinds[i % 3]!;
+    // The 8 slots full: the oldest job in the batch system ends.
+    if (slots.inStepCount('SUBMIT') === 8) slots.set(taken[i - 8]!, 'u', undefined);
+    const id = slots.takeNext('SUBMIT');
+    assert.ok(id !== undefined, `a job taken at ${i}`);
+    slots.set(id, 'u', 'SUBMIT');
+    taken.push(id);
+  }
+  assert.equal(new Set(taken).size, 40);
+  assert.equal(slots.takeNext('SUBMIT'), undefined);
+  assert.equal(chooser.waiting, 0);
 });

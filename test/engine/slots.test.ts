@@ -313,3 +313,38 @@ describe('compact wait queues (stale entries)', () => {
     assert.equal(s.staleCounts, 0);
   });
 });
+
+describe('submissions under way (maxSubmitting, from the backend)', () => {
+  it('at most maxSubmitting jobs in position SUBMIT: the rest wait; an answered submission frees a place', () => {
+    const s = new Slots(limits({}), undefined, 2);
+    const ids = queue(s, 'a', 5);
+    assert.deepEqual(drain(s), ['a0', 'a1'], 'two handed over');
+    assert.equal(s.mayEnter('SUBMIT', 'b'), false, 'a newcomer waits too');
+    assert.deepEqual(s.submitting, { n: 2, limit: 2 });
+    // a0 submitted (INLRMS): still counted in the batch system, no longer being submitted.
+    s.set('a0', 'a', 'INLRMS');
+    assert.deepEqual(drain(s), ['a2']);
+    assert.equal(s.inStepCount('SUBMIT'), 3);
+    // a1's submission failed (FINISHING): its place goes on too.
+    s.set('a1', 'a', 'FINISHING');
+    assert.deepEqual(drain(s), ['a3']);
+    assert.equal(s.waitingCount('SUBMIT'), ids.length - 4);
+  });
+
+  it('the batch slots still bound: maxRunning reached holds a job even with no submission under way', () => {
+    const s = new Slots(limits({ maxRunning: 2 }), undefined, 8);
+    queue(s, 'a', 3);
+    assert.deepEqual(drain(s), ['a0', 'a1']);
+    s.set('a0', 'a', 'INLRMS');
+    s.set('a1', 'a', 'INLRMS');
+    assert.deepEqual(drain(s), [], 'both slots taken by jobs in the batch system');
+    assert.deepEqual(s.submitting, { n: 0, limit: 8 });
+  });
+
+  it('no bound (0, a backend that does not say): every waiting job may be handed over', () => {
+    const s = new Slots(limits({}));
+    queue(s, 'a', 20);
+    assert.equal(drain(s).length, 20);
+    assert.deepEqual(s.submitting, { n: 20, limit: 0 });
+  });
+});

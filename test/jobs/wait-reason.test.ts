@@ -158,3 +158,23 @@ test('the stored counts: one statement, counted as the engine counts', async () 
     await rm(root, { recursive: true, force: true });
   }
 });
+
+test('a job behind the submissions under way says so, with their bound; below the bound, or without one, its turn', () => {
+  assert.equal(
+    waitReason(job({}), config, counts({ submitting: { n: 8, limit: 8 } })),
+    'waiting for its turn (fairShare.by user): 8 jobs being submitted to the batch system, at most 8 at once',
+  );
+  assert.equal(
+    waitReason(job({}), config, counts({ submitting: { n: 7, limit: 8 } })),
+    'waiting for its turn (fairShare.by user)',
+  );
+  assert.equal(
+    waitReason(job({}), config, counts({ submitting: { n: 40, limit: 0 } })),
+    'waiting for its turn (fairShare.by user)',
+  );
+  // A limit reached comes first: it is what holds the job once a submission is answered.
+  assert.equal(
+    waitReason(job({}), config, counts({ inBatch: 10, submitting: { n: 8, limit: 8 } })),
+    'waiting for a batch slot: engine.maxRunningJobs 10 reached',
+  );
+});

@@ -74,7 +74,8 @@ export const lrmsGridEngineSection = Type.Object(
     maxConcurrentCommands: Type.Integer({
       default: 4,
       minimum: 1,
-      description: 'Grid Engine commands running at once (a burst of submissions queues here)',
+      description:
+        'Grid Engine commands running at once; the engine hands over at most twice this many jobs not yet submitted, the others wait in its fair-share order',
     }),
     infoRefreshMs: Type.Integer({
       default: 30_000,

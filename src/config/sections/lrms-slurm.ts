@@ -59,7 +59,8 @@ export const lrmsSlurmSection = Type.Object(
     maxConcurrentCommands: Type.Integer({
       default: 4,
       minimum: 1,
-      description: 'Slurm commands running at once (a burst of submissions queues here)',
+      description:
+        'Slurm commands running at once; the engine hands over at most twice this many jobs not yet submitted, the others wait in its fair-share order',
     }),
     infoRefreshMs: Type.Integer({
       default: 30_000,

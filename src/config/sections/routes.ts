@@ -100,7 +100,7 @@ const FairShare = Type.Object(
     by: Type.Union([Type.Literal('user'), Type.Literal('vo'), Type.Literal('route')], {
       default: 'user',
       description:
-        "`user`: the users in turn (as without this section); `vo`: the VOs (of each job's first FQAN; '' for none) in proportion to `shares`; `route`: the routes likewise. Chosen at start (a reload keeps the kind, the shares are reloaded)",
+        "`user`: the users in turn (each user's jobs of one route and VO are one turn); `vo`: the VOs (of each job's first FQAN; '' for none) in proportion to `shares`; `route`: the routes likewise. Reloadable, the kind too: it applies to the next hand-over",
     }),
     shares: Type.Record(
       Type.String({ minLength: 0, maxLength: 255 }),

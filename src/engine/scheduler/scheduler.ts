@@ -115,6 +115,9 @@ export class Scheduler {
     this.#slots = new Slots(
       o.limits,
       o.shares === undefined ? undefined : new ShareChooser(o.shares, (id) => jobClassOf(o.store.get(id))),
+      // Twice the backend's own bound: the next jobs' files are made ready while the
+      // commands run, and no deeper queue forms behind the share decision (slots.ts).
+      o.backend.submitConcurrency === undefined ? 0 : 2 * o.backend.submitConcurrency,
     );
     this.#expiry = new Expiry({ now: this.#now, sweep: () => this.#sweepNow() });
     const pumpLater = (): void => this.#schedulePump();
@@ -159,7 +162,7 @@ export class Scheduler {
    */
   async start(): Promise<void> {
     const active = this.#o.store.listByStates(ACTIVE_STATES);
-    for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)));
+    for (const j of active) this.#slots.set(j.id, j.owner, positionOf(ms(j)), j);
     const refs: BatchJobRef[] = [];
     const later: [JobRecord, Effect[]][] = [];
     // Kills asked while the service was down are looked at once the backend has taken
@@ -303,6 +306,7 @@ export class Scheduler {
     readonly preparing: number;
     activeOf(owner: string): number;
     waitsForUploads(id: string): boolean;
+    readonly submitting: { readonly n: number; readonly limit: number };
   } {
     const slots = this.#slots;
     const chooser = slots.chooser;
@@ -313,6 +317,7 @@ export class Scheduler {
       preparing: slots.inStepCount('PREPARING'),
       activeOf: (owner) => slots.activeOf(owner),
       waitsForUploads: (id) => this.#parking.has(id),
+      submitting: slots.submitting,
     };
   }
 
@@ -377,7 +382,7 @@ export class Scheduler {
       if (!first.ok) {
         this.#o.log.debug({ job: id, event: event.type, reason: first.reason }, 'event refused');
         // Undo a slot pre-counted by #release for a job that did not move.
-        this.#slots.set(id, j.owner, isFinal(ms(j)) ? undefined : positionOf(ms(j)));
+        this.#slots.set(id, j.owner, isFinal(ms(j)) ? undefined : positionOf(ms(j)), j);
         return;
       }
       const t = this.#merged(j, first);
@@ -388,7 +393,7 @@ export class Scheduler {
       if (!updated) continue; // changed underneath (a REST flag): decide again from the fresh record
       const from = positionOf(ms(j));
       const to = positionOf(t.to);
-      this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to);
+      this.#slots.set(id, j.owner, isFinal(t.to) ? undefined : to, j);
       if (from !== to) this.#slots.unwait(id);
       let lines = '';
       const at = new Date(now);
@@ -412,7 +417,13 @@ export class Scheduler {
       await this.#effects(updated, t.effects);
       // A flag set meanwhile (kill during a step) or a freed slot: look again.
       if (updated.killRequested || updated.cleanRequested || updated.restartRequested) this.poke(id);
-      if (stepOf(from) !== stepOf(to) || isFinal(t.to) || t.effects.some((e) => e.type === 'await-slot'))
+      // A job whose submission was answered (SUBMIT -> INLRMS) frees a submission's place.
+      if (
+        stepOf(from) !== stepOf(to) ||
+        (from === 'SUBMIT' && to !== 'SUBMIT') ||
+        isFinal(t.to) ||
+        t.effects.some((e) => e.type === 'await-slot')
+      )
         this.#release();
       return;
     }
@@ -471,7 +482,7 @@ export class Scheduler {
   #stageInDone(j: JobRecord): EngineEvent {
     return j.description.executable === undefined
       ? { type: 'no-executable' }
-      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner, j.id) };
+      : { type: 'staging-done', hold: !this.#slots.mayEnter('SUBMIT', j.owner, j.id, j) };
   }
 
   #changes(j: JobRecord, to: MachineState, effects: readonly Effect[], extra: JobChanges): JobChanges {
@@ -525,7 +536,7 @@ export class Scheduler {
           // Only at start-up, where start() hands all of them to the backend at once.
           break;
         case 'await-slot':
-          this.#slots.wait(e.step, j.id, j.owner);
+          this.#slots.wait(e.step, j.id, j.owner, j);
           break;
         case 'prepare-rerun':
           await this.#o.control.remove(j.id, 'failed');
@@ -794,7 +805,7 @@ export class Scheduler {
           // Count it in its new step at once so the next takeNext sees the slot as used.
           const j = this.#o.store.get(id);
           if (!j) continue;
-          this.#slots.set(id, j.owner, step === 'SUBMIT' ? 'SUBMIT' : step);
+          this.#slots.set(id, j.owner, step === 'SUBMIT' ? 'SUBMIT' : step, j);
           this.#serial(id, () => this.#apply(id, { type: 'limit-release' }));
         }
       }

@@ -13,6 +13,13 @@
  *   per user          the owner's jobs past ACCEPTED, not final  PENDING:ACCEPTED
  *   running per user  the owner's SUBMIT, INLRMS              PENDING:PREPARING (REST PREPARED)
  *
+ * Submissions under way (position SUBMIT alone: handed to the backend, its answer not
+ * yet in) are bounded too when the backend says how many it runs at once
+ * (`maxSubmitting`): a job handed over waits in the backend's queue for the submission
+ * command, first come first served, so without the bound a burst handed over at once
+ * was submitted ahead of any job that came later, whatever its share. With it the
+ * others wait here, where the fair share (or the owners' turn) decides which is next.
+ *
  * The running limit per user is what keeps a shared host usable: with it, one user's
  * flood holds at most that many batch jobs, and a freed SUBMIT slot goes to the next
  * owner in turn who is under the limit, so another user's single job starts at once.
@@ -34,7 +41,7 @@
  */
 import { POSITIONS, type Position } from '../../vocabulary/job-states.js';
 import type { SlotStep } from '../state-machine.js';
-import type { ShareChooser } from './share-chooser.js';
+import type { ClassSource, ShareChooser } from './share-chooser.js';
 
 /** The steps a job may wait for; ACCEPT is being picked up at all (A-REX maxjobs, 1st field). */
 export type WaitStep = SlotStep | 'ACCEPT';
@@ -91,6 +98,10 @@ export class Slots {
   readonly #ownerNo = new Map<string, number>();
   readonly #ownerName: string[] = [];
   readonly #inStep: Record<SlotStep, number> = { PREPARING: 0, SUBMIT: 0, FINISHING: 0 };
+  /** Jobs in position SUBMIT (being submitted), of those counted in the SUBMIT step. */
+  #submitting = 0;
+  /** Most jobs being submitted at once (0: no bound). */
+  readonly #maxSubmitting: number;
   readonly #perOwner = new Map<string, number>();
   readonly #runningPerOwner = new Map<string, number>();
   readonly #waiting: Record<WaitStep, Map<string, Queue>> = {
@@ -108,9 +119,11 @@ export class Slots {
   /** When configured: who takes a free SUBMIT slot (fair share, route limits), in place of the round robin. */
   readonly #chooser: ShareChooser | undefined;
 
-  constructor(limits: Limits, chooser?: ShareChooser) {
+  /** `maxSubmitting`: most jobs in position SUBMIT at once (0: no bound), from the backend. */
+  constructor(limits: Limits, chooser?: ShareChooser, maxSubmitting = 0) {
     this.#limits = limits;
     this.#chooser = chooser;
+    this.#maxSubmitting = maxSubmitting;
   }
 
   #owner(owner: string): number {
@@ -129,8 +142,8 @@ export class Slots {
     else this.#jobs.set(id, ownerNo * OWNER_UNIT + wait * POS_SPAN + pos);
   }
 
-  /** Record where a job is now (undefined/final position: forget it). */
-  set(id: string, owner: string, pos: Position | undefined): void {
+  /** Record where a job is now (undefined/final position: forget it); `job`: its record, when at hand (the chooser reads its class). */
+  set(id: string, owner: string, pos: Position | undefined, job?: ClassSource): void {
     const v = this.#jobs.get(id);
     let wait = 0;
     if (v !== undefined) {
@@ -141,6 +154,7 @@ export class Slots {
         const o = this.#ownerName[Math.floor(v / OWNER_UNIT)]!;
         const s = STEP_OF[p];
         if (s) this.#inStep[s]--;
+        if (p === 'SUBMIT') this.#submitting--;
         if (s === 'SUBMIT') {
           bump(this.#runningPerOwner, o, -1);
           this.#chooser?.counted(id, -1);
@@ -157,9 +171,10 @@ export class Slots {
     this.#put(id, this.#owner(owner), wait, POS_CODE.get(pos)!);
     const s = STEP_OF[pos];
     if (s) this.#inStep[s]++;
+    if (pos === 'SUBMIT') this.#submitting++;
     if (s === 'SUBMIT') {
       bump(this.#runningPerOwner, owner, 1);
-      this.#chooser?.counted(id, 1);
+      this.#chooser?.counted(id, 1, job);
     }
     if (pos !== 'ACCEPTED') {
       this.#pickedUp++;
@@ -178,6 +193,7 @@ export class Slots {
       const max = this.#limits.maxActive ?? 0;
       return max === 0 || this.#pickedUp + this.#granted.size < max;
     }
+    if (step === 'SUBMIT' && this.#maxSubmitting > 0 && this.#submitting >= this.#maxSubmitting) return false;
     const max =
       step === 'PREPARING'
         ? this.#limits.maxPreparing
@@ -187,13 +203,18 @@ export class Slots {
     return max === 0 || this.#inStep[step] < max;
   }
 
+  /** Jobs being submitted now (position SUBMIT), and their bound (0: none). */
+  get submitting(): { readonly n: number; readonly limit: number } {
+    return { n: this.#submitting, limit: this.#maxSubmitting };
+  }
+
   /**
    * Whether a job of `owner` may enter `step` now: the step's limit and the owner's limit
    * for it; for SUBMIT with a chooser, also its route limits and no job waiting (`id`).
    */
-  mayEnter(step: WaitStep, owner: string, id?: string): boolean {
+  mayEnter(step: WaitStep, owner: string, id?: string, job?: ClassSource): boolean {
     if (!this.free(step) || this.#ownerFullFor(step, owner)) return false;
-    return step !== 'SUBMIT' || this.#chooser === undefined || id === undefined || this.#chooser.mayEnter(id);
+    return step !== 'SUBMIT' || this.#chooser === undefined || id === undefined || this.#chooser.mayEnter(id, job);
   }
 
   /** The chooser of the SUBMIT step, when configured (why a job waits: its route limit). */
@@ -216,14 +237,14 @@ export class Slots {
     return max !== 0 && this.activeOf(owner) >= max;
   }
 
-  wait(step: WaitStep, id: string, owner: string): void {
+  wait(step: WaitStep, id: string, owner: string, job?: ClassSource): void {
     const v = this.#jobs.get(id);
     const code = WAIT_CODE[step];
     if (v !== undefined && Math.floor(v / POS_SPAN) % WAIT_SPAN === code) return;
     if (v !== undefined) this.unwait(id);
     const ownerNo = this.#owner(owner);
     if (step === 'SUBMIT' && this.#chooser !== undefined) {
-      this.#chooser.wait(id, owner);
+      this.#chooser.wait(id, owner, job);
       this.#waitingCount[step]++;
       this.#put(id, ownerNo, code, v === undefined ? 0 : v % POS_SPAN);
       return;

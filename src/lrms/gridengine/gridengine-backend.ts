@@ -66,6 +66,8 @@ type Settings = Required<Omit<GridEngineBackendOptions, 'log' | 'wrapper' | 'com
 
 export class GridEngineBackend implements BatchBackend {
   readonly name = 'gridengine';
+  /** qsub shares the command runner's bound (lrms.gridengine.maxConcurrentCommands). */
+  readonly submitConcurrency: number;
   readonly #o: Settings;
   readonly #log: BackendLog | undefined;
   readonly #submit: SubmitSettings;
@@ -91,6 +93,7 @@ export class GridEngineBackend implements BatchBackend {
       defaultQueue: o.defaultQueue ?? '',
     };
     this.#log = o.log;
+    this.submitConcurrency = this.#o.maxConcurrentCommands;
     this.#submit = { ...this.#o, wrapperPath, accounts: o.accounts ?? new AccountResolver(), log: o.log };
     this.#runner = new GridEngineRunner(runnerOptions(this.#o, o), this.#o);
     this.#cluster = new ClusterInfoCache({

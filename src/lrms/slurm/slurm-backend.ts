@@ -74,6 +74,8 @@ const STATUS_BATCH = 64;
 
 export class SlurmBackend implements BatchBackend {
   readonly name = 'slurm';
+  /** sbatch shares the command runner's bound (lrms.slurm.maxConcurrentCommands). */
+  readonly submitConcurrency: number;
   readonly #o: Required<Omit<SlurmBackendOptions, 'log' | 'wrapper' | 'compiler' | 'commands' | 'accounts'>> & {
     log: BackendLog | undefined;
   };
@@ -104,6 +106,7 @@ export class SlurmBackend implements BatchBackend {
       log: o.log,
     };
     const log = this.#o.log;
+    this.submitConcurrency = this.#o.maxConcurrentCommands;
     this.#runner = new SlurmRunner({ ...runnerOptions(this.#o, o), slurmConf: this.#o.slurmConf });
     this.#submit = {
       jobNamePrefix: this.#o.jobNamePrefix,
