@@ -72,8 +72,7 @@ export function startSlurm(dir: string, port: number, maxJobs: number): ScaleClu
     holdQueue: 'hold',
     runQueue: 'debug',
     shims,
-    backend: (s) =>
-      SlurmBackend.create({ ...s, binDir: shims.dir, slurmConf, wrapper: 'c', defaultPartition: 'hold' }),
+    backend: (s) => SlurmBackend.create({ ...s, binDir: shims.dir, slurmConf, wrapper: 'c', defaultPartition: 'hold' }),
     statusAnswer: () =>
       execFileSync('squeue', [...SQUEUE_ARGS], { env: slurmEnv, encoding: 'utf8', maxBuffer: 1 << 30 }),
     parse: (answer) => parseSqueue(answer).jobs.size,
