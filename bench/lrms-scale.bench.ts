@@ -23,7 +23,9 @@
  * building:
  *   node dist/bench/lrms-scale.bench.js --system slurm|gridengine [--steps 1000,5000,20000]
  *     [--poll-ms 1000] [--polls 10] [--samples 8] [--concurrency 4] [--in-flight 64]
- *     [--port 7600] [--json FILE]
+ *     [--port 7600] [--json FILE] [--via-path]
+ * `--via-path` (Grid Engine): its commands from PATH, through Debian's per-call wrapper, as the
+ * backend ran them before it looked in $SGE_ROOT/bin/<arch> (src/lrms/gridengine/command-dir.ts).
  */
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     'in-flight': { type: 'string', default: '64' },
     port: { type: 'string' },
     json: { type: 'string' },
+    'via-path': { type: 'boolean', default: false },
   },
 });
 const STEPS = values.steps.split(',').map(Number);
@@ -64,7 +67,7 @@ const r1 = (x: number): number => Math.round(x * 10) / 10;
 const work = tempDir('lrms-scale');
 const cluster: ScaleCluster =
   values.system === 'gridengine'
-    ? startGridEngine(work, Number(values.port ?? 7610))
+    ? await startGridEngine(work, Number(values.port ?? 7610), values['via-path'])
     : startSlurm(work, Number(values.port ?? 7600), Math.max(...STEPS));
 
 /** When each job's updates came (by local id). */
@@ -203,6 +206,7 @@ async function measureLatency(): Promise<object> {
 
 const result: Record<string, unknown> = {
   system: cluster.name,
+  viaPath: values['via-path'],
   pollIntervalMs: POLL_MS,
   concurrency: CONCURRENCY,
   load: (await import('node:os')).loadavg().map(r1),

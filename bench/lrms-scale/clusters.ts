@@ -10,6 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { BatchBackend } from '../../src/lrms/backend.js';
 import type { BatchCommandObserver } from '../../src/lrms/core/command-observer.js';
+import { geCommandDir } from '../../src/lrms/gridengine/command-dir.js';
 import { GridEngineBackend } from '../../src/lrms/gridengine/gridengine-backend.js';
 import { QSTAT_ARGS, parseQstatXml } from '../../src/lrms/gridengine/qstat.js';
 import { SlurmBackend } from '../../src/lrms/slurm/slurm-backend.js';
@@ -80,7 +81,11 @@ export function startSlurm(dir: string, port: number, maxJobs: number): ScaleClu
   };
 }
 
-export function startGridEngine(dir: string, port: number): ScaleCluster {
+/**
+ * `viaPath`: the commands found on PATH (on Debian, its per-call wrapper: how the backend ran
+ * them before it looked in $SGE_ROOT/bin/<arch>), for the side-by-side baseline.
+ */
+export async function startGridEngine(dir: string, port: number, viaPath: boolean): Promise<ScaleCluster> {
   const geDir = join(dir, 'gridengine');
   const env = { ...process.env, GRIDENGINE_DEV_PORT: String(port) };
   script('gridengine-dev.sh', ['start', geDir], env);
@@ -95,7 +100,9 @@ export function startGridEngine(dir: string, port: number): ScaleCluster {
   // Jobs bound to a disabled queue wait (qw) and never start.
   execFileSync('qmod', ['-d', 'long'], { env: geEnv });
   // The shims run with the backend's environment (the cell's variables): nothing more is needed.
-  const shims = new CommandShims(dir, ['qstat', 'qdel', 'qacct', 'qhost'], ['qsub']);
+  const realDir = viaPath ? '' : await geCommandDir('', cell.sgeRoot);
+  if (!viaPath && realDir === '') throw new Error(`no Grid Engine commands in ${cell.sgeRoot}/bin/<arch>`);
+  const shims = new CommandShims(dir, ['qstat', 'qdel', 'qacct', 'qhost'], ['qsub'], realDir);
   return {
     name: 'gridengine',
     statusCommand: 'qstat',

@@ -18,8 +18,9 @@ export interface CommandRun {
 
 const TIME = '/usr/bin/time';
 
-/** The real command's path (the shims must not find themselves). */
-function real(command: string): string {
+/** The real command's path (the shims must not find themselves): in `dir`, or on PATH. */
+function real(command: string, dir: string): string {
+  if (dir !== '') return join(dir, command);
   return execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim();
 }
 
@@ -27,18 +28,21 @@ export class CommandShims {
   readonly dir: string;
   readonly #log: string;
 
-  /** `wrapped`: the commands counted and timed; `linked`: passed through untouched. */
-  constructor(root: string, wrapped: readonly string[], linked: readonly string[]) {
+  /** `wrapped`: the commands counted and timed; `linked`: passed through untouched; `realDir`: where they are ('': PATH). */
+  constructor(root: string, wrapped: readonly string[], linked: readonly string[], realDir = '') {
     this.dir = join(root, 'bin');
     this.#log = join(root, 'commands.log');
     mkdirSync(this.dir, { recursive: true });
     writeFileSync(this.#log, '');
     for (const c of wrapped) {
       const path = join(this.dir, c);
-      writeFileSync(path, `#!/bin/sh\nexec ${TIME} -a -o '${this.#log}' -f '${c} %e %U %S' '${real(c)}' "$@"\n`);
+      writeFileSync(
+        path,
+        `#!/bin/sh\nexec ${TIME} -a -o '${this.#log}' -f '${c} %e %U %S' '${real(c, realDir)}' "$@"\n`,
+      );
       chmodSync(path, 0o755);
     }
-    for (const c of linked) symlinkSync(real(c), join(this.dir, c));
+    for (const c of linked) symlinkSync(real(c, realDir), join(this.dir, c));
   }
 
   /** Where the log ends now: `since(mark)` reads the runs after it. */
