@@ -65,10 +65,17 @@ const cpuMs = (): number => {
 const r1 = (x: number): number => Math.round(x * 10) / 10;
 
 const work = tempDir('lrms-scale');
-const cluster: ScaleCluster =
-  values.system === 'gridengine'
-    ? await startGridEngine(work, Number(values.port ?? 7610), values['via-path'])
-    : startSlurm(work, Number(values.port ?? 7600), Math.max(...STEPS));
+let cluster: ScaleCluster;
+try {
+  cluster =
+    values.system === 'gridengine'
+      ? await startGridEngine(work, Number(values.port ?? 7610), values['via-path'])
+      : startSlurm(work, Number(values.port ?? 7600), Math.max(...STEPS));
+} catch (e) {
+  // The dev scripts stop what they started when a start fails; the folder goes too.
+  removeDir(work);
+  throw e;
+}
 
 /** When each job's updates came (by local id). */
 const seen = new Map<string, { running?: number; final?: number; state?: string }>();
@@ -144,11 +151,15 @@ async function measurePolls(): Promise<object> {
   const others = runs.filter((r) => r.command !== cluster.statusCommand).map((r) => r.command);
   const answer = cluster.statusAnswer();
   const parseMs: number[] = [];
+  const parseCpuMs: number[] = [];
   let listed = 0;
   for (let i = 0; i < 7; i++) {
+    // CPU as well as wall: on a loaded machine the wall time is mostly the wait for a core.
+    const c0 = cpuMs();
     const p0 = performance.now();
     listed = cluster.parse(answer);
     parseMs.push(performance.now() - p0);
+    parseCpuMs.push(cpuMs() - c0);
   }
   const polls = Math.max(1, status.length);
   return {
@@ -158,9 +169,12 @@ async function measurePolls(): Promise<object> {
     otherCommands: others,
     statusWallMsMedian: r1(median(status.map((r) => r.wallS * 1000))),
     statusCpuMsMedian: r1(median(status.map((r) => r.cpuS * 1000))),
+    // GNU time counts CPU in 10 ms steps: the mean over the window resolves less.
+    statusCpuMsMean: r1((status.reduce((a, r) => a + r.cpuS, 0) * 1000) / polls),
     answerBytes: answer.length,
     jobsListed: listed,
     parseMsMedian: r1(median(parseMs)),
+    parseCpuMsMedian: r1(median(parseCpuMs)),
     ceresCpuMsPerPoll: r1(cpu / polls),
   };
 }

@@ -49,6 +49,16 @@ function script(name: string, args: string[], env: NodeJS.ProcessEnv): string {
   return r.stdout;
 }
 
+/** Run `step` of a start; when it fails, the daemons just started are stopped before the error goes on. */
+function stopOnError(env: NodeJS.ProcessEnv, dir: string, name: string, step: () => unknown): void {
+  try {
+    step();
+  } catch (e) {
+    script(name, ['stop', dir], env);
+    throw e;
+  }
+}
+
 /** `maxJobs`: MaxJobCount is raised above it (the samples and ended jobs come on top). */
 export function startSlurm(dir: string, port: number, maxJobs: number): ScaleCluster {
   const slurmDir = join(dir, 'slurm');
@@ -64,7 +74,9 @@ export function startSlurm(dir: string, port: number, maxJobs: number): ScaleClu
   const slurmConf = join(slurmDir, 'slurm.conf');
   const slurmEnv = { ...process.env, SLURM_CONF: slurmConf };
   // Jobs submitted to a DOWN partition wait (Reason PartitionDown) and never start.
-  execFileSync('scontrol', ['update', 'PartitionName=hold', 'State=DOWN'], { env: slurmEnv });
+  stopOnError(env, slurmDir, 'slurm-dev.sh', () =>
+    execFileSync('scontrol', ['update', 'PartitionName=hold', 'State=DOWN'], { env: slurmEnv }),
+  );
   const shims = new CommandShims(dir, ['squeue', 'scancel', 'scontrol', 'sinfo', 'sacct'], ['sbatch']);
   return {
     name: 'slurm',
@@ -98,10 +110,12 @@ export async function startGridEngine(dir: string, port: number, viaPath: boolea
     SGE_EXECD_PORT: String(port + 1),
   };
   // Jobs bound to a disabled queue wait (qw) and never start.
-  execFileSync('qmod', ['-d', 'long'], { env: geEnv });
+  stopOnError(env, geDir, 'gridengine-dev.sh', () => execFileSync('qmod', ['-d', 'long'], { env: geEnv }));
   // The shims run with the backend's environment (the cell's variables): nothing more is needed.
   const realDir = viaPath ? '' : await geCommandDir('', cell.sgeRoot);
-  if (!viaPath && realDir === '') throw new Error(`no Grid Engine commands in ${cell.sgeRoot}/bin/<arch>`);
+  stopOnError(env, geDir, 'gridengine-dev.sh', () => {
+    if (!viaPath && realDir === '') throw new Error(`no Grid Engine commands in ${cell.sgeRoot}/bin/<arch>`);
+  });
   const shims = new CommandShims(dir, ['qstat', 'qdel', 'qacct', 'qhost'], ['qsub'], realDir);
   return {
     name: 'gridengine',
