@@ -44,8 +44,28 @@ describe('the poll loop', () => {
     r.poller.close();
     assert.equal(r.overlap(), false);
     for (let i = 1; i < r.asked.length; i++) {
-      assert.ok((r.asked[i] ?? 0) - (r.asked[i - 1] ?? 0) >= 100, 'a whole interval between questions');
+      assert.ok((r.asked[i] ?? 0) - (r.asked[i - 1] ?? 0) >= 95, 'about an interval between questions');
     }
+  });
+
+  it('passes begin an interval apart, counted from the start of the last, not its end', async () => {
+    // A pass of 300 ms in an interval of 1 s: every 1 s, not every 1.3 s.
+    const r = recorder(1000, 300);
+    r.poller.wake();
+    await until('four passes', () => r.asked.length >= 4, 20_000);
+    r.poller.close();
+    const gaps = r.asked.slice(1).map((t, i) => t - (r.asked[i] ?? 0));
+    for (const g of gaps) assert.ok(g >= 990 && g < 1250, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
+  });
+
+  it('a pass longer than half the interval is followed by a pause as long as itself', async () => {
+    // 300 ms passes in an interval of 200 ms: the controller is asked at most half the time.
+    const r = recorder(200, 300);
+    r.poller.wake();
+    await until('four passes', () => r.asked.length >= 4, 20_000);
+    r.poller.close();
+    const gaps = r.asked.slice(1).map((t, i) => t - (r.asked[i] ?? 0));
+    for (const g of gaps) assert.ok(g >= 590, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
   });
 
   it('soon() between passes runs one without waiting the interval', async () => {
