@@ -32,6 +32,15 @@ function recorder(intervalMs: number, askMs: number, o: { busy?: () => boolean; 
   return { poller, asked, failures, overlap: () => overlap };
 }
 
+/** The times between the starts of four passes of a poller left to itself. */
+async function startGaps(intervalMs: number, askMs: number): Promise<number[]> {
+  const r = recorder(intervalMs, askMs);
+  r.poller.wake();
+  await until('four passes', () => r.asked.length >= 4, 20_000);
+  r.poller.close();
+  return r.asked.slice(1, 4).map((t, i) => t - (r.asked[i] ?? 0));
+}
+
 describe('the poll loop', () => {
   afterEach(() => {
     for (const p of pollers.splice(0)) p.close();
@@ -50,21 +59,13 @@ describe('the poll loop', () => {
 
   it('passes begin an interval apart, counted from the start of the last, not its end', async () => {
     // A pass of 300 ms in an interval of 1 s: every 1 s, not every 1.3 s.
-    const r = recorder(1000, 300);
-    r.poller.wake();
-    await until('four passes', () => r.asked.length >= 4, 20_000);
-    r.poller.close();
-    const gaps = r.asked.slice(1).map((t, i) => t - (r.asked[i] ?? 0));
+    const gaps = await startGaps(1000, 300);
     for (const g of gaps) assert.ok(g >= 990 && g < 1250, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
   });
 
   it('a pass longer than half the interval is followed by a pause as long as itself', async () => {
     // 300 ms passes in an interval of 200 ms: the controller is asked at most half the time.
-    const r = recorder(200, 300);
-    r.poller.wake();
-    await until('four passes', () => r.asked.length >= 4, 20_000);
-    r.poller.close();
-    const gaps = r.asked.slice(1).map((t, i) => t - (r.asked[i] ?? 0));
+    const gaps = await startGaps(200, 300);
     for (const g of gaps) assert.ok(g >= 590, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
   });
 
