@@ -311,7 +311,12 @@ describe('gridengine backend specifics on a real Grid Engine', { ...(skip !== un
   it('the info document: queues with their slots from qstat -g c, waiting jobs counted', async () => {
     const id = await b.submit(await spec());
     await until('QUEUING/qw', () => natives(id).includes('QUEUING/qw'));
-    await b.refreshClusterInfo();
+    // The job counts come from the last poll's qstat, which may have begun before the submission.
+    const waitingInLong = async (): Promise<boolean> => {
+      await b.refreshClusterInfo();
+      return (b.clusterInfo()?.queues.find((q) => q.name === 'long')?.waitingJobs ?? 0) >= 1;
+    };
+    await until('a poll that lists the job, counted as waiting', waitingInLong);
     const info = b.clusterInfo();
     assert.ok(info);
     const long = info.queues.find((q) => q.name === 'long');

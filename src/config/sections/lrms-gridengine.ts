@@ -37,7 +37,8 @@ export const lrmsGridEngineSection = Type.Object(
     binDir: Type.String({
       ...PATH,
       default: '',
-      description: 'Directory holding qsub, qstat, qdel, qacct and qhost; empty: found on PATH',
+      description:
+        "Directory holding qsub, qstat, qdel, qacct and qhost; empty: Grid Engine's own $SGE_ROOT/bin/<arch> where it holds them (not Debian's wrapper on PATH, which costs ~0.1 s a call), else PATH",
     }),
     defaultQueue: Type.String({
       default: '',

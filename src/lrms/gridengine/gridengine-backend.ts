@@ -21,6 +21,7 @@ import { ClusterInfoCache } from '../core/cluster-info-cache.js';
 import { JobTable, type Tracked } from '../core/job-table.js';
 import { makeLrmsDir } from '../core/lrms-dir.js';
 import { Poller } from '../core/poller.js';
+import { geCommandDir } from './command-dir.js';
 import { geBatchState, geReason } from './ge-state.js';
 import { geOutHead } from './job-files.js';
 import {
@@ -120,7 +121,9 @@ export class GridEngineBackend implements BatchBackend {
 
   /** Prepare the work directory and the job wrapper (compiled on first use). */
   static async create(options: GridEngineBackendOptions): Promise<GridEngineBackend> {
-    return new GridEngineBackend(options, await prepareWorkDir(options, 'gridengine'));
+    // Not through Debian's per-call wrapper where Grid Engine's own directory is there (./command-dir.ts).
+    const binDir = await geCommandDir(options.binDir ?? '', options.sgeRoot ?? '');
+    return new GridEngineBackend({ ...options, binDir }, await prepareWorkDir(options, 'gridengine'));
   }
 
   onUpdate(listener: BatchUpdateListener): void {
