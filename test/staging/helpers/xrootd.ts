@@ -154,9 +154,11 @@ async function listening(port: number, ms: number, died: () => boolean): Promise
 /**
  * The gfal2 helper processes this test process started and that still run (children
  * running the helper's script, not the short-lived plugin probe), by pid: read from /proc,
- * so a helper left behind is seen.
+ * so a helper left behind is seen. `job`: helpers bound to a job (the name the helper
+ * gives itself on its bind, `gfal2-job`); `spare`: idle spares (`gfal2-spare`); `any`:
+ * both, and one still starting.
  */
-export async function gfal2HelperPids(): Promise<number[]> {
+export async function gfal2HelperPids(kind: 'job' | 'spare' | 'any' = 'job'): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -166,7 +168,9 @@ export async function gfal2HelperPids(): Promise<number[]> {
       if (ppid !== process.pid) continue;
       const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8');
       // The helper's own script, not the plugin probe, which also imports gfal2.
-      if (cmdline.includes(HELPER_SCRIPT)) pids.push(Number(entry));
+      if (!cmdline.includes(HELPER_SCRIPT)) continue;
+      const comm = (await readFile(`/proc/${entry}/comm`, 'utf8')).trim();
+      if (kind === 'any' || comm === `gfal2-${kind}`) pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }
