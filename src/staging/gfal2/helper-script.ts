@@ -25,20 +25,21 @@
  * folders, timeout, checksum: adler32 compared end to end, xrootd computing the
  * remote side on the server), `checksum` (url, algorithm).
  *
- * A download with an end-to-end checksum (`pull`: the destination is a local file) asks
- * the server for the source's checksum while the copy runs, in a thread of its own, and
- * compares it with the local file's adler32 after the copy: the same check gfal2 makes
- * (its "both" mode), without the query's round trip before every copy. An upload keeps
- * gfal2's own check (the remote checksum exists only after the copy).
+ * The end-to-end check is gfal2's own ("both" mode: the source's adler32 asked before the
+ * copy, the destination's after it). Asking the server while the copy runs, from a thread
+ * of its own, saved the query's round trip on an idle machine but cost as much in
+ * thread switches on a loaded one (docs/data-staging.md), so it is not done.
  *
  * Requests are served by `workers` threads (the job's transfers in flight,
  * `maxTransfersPerJob`, sent with the bind) sharing one gfal2 context: gfal2 and the
  * xrootd client release Python's lock while they wait on the network, so a job's small
- * files overlap their round trips. Each reply is one write of a whole line under a lock,
- * so the lines of two threads never interleave (an interleaved line would lose both).
+ * files overlap their round trips. Each thread reads its own next request (under a
+ * lock) and writes each reply as one whole line under another, so the lines of two
+ * threads never interleave (an interleaved line would lose both answers). Progress
+ * goes out at most twice a second per copy: a small file costs one line, its answer.
  */
 export const HELPER_SCRIPT = String.raw`
-import ctypes, json, os, queue, sys, threading, zlib
+import ctypes, json, os, sys, threading, time
 import gfal2
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -104,38 +105,6 @@ except Exception as e:
 del line, req
 reply({"bound": True})
 
-def local_adler32(path):
-    a = 1
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(1 << 20)
-            if not b:
-                return "%08x" % a
-            a = zlib.adler32(b, a)
-
-asked = queue.Queue()
-def asker():
-    while True:
-        url, algorithm, box, done = asked.get()
-        try:
-            box.append(ctx.checksum(url, algorithm))
-        except Exception as e:
-            box.append(e)
-        done.set()
-
-def pulled(req, p):
-    # The source's checksum asked while the copy runs (the asker threads), compared after it.
-    box, done = [], threading.Event()
-    asked.put((req["src"], req["checksum"], box, done))
-    ctx.filecopy(p, req["src"], req["dst"])
-    done.wait()
-    remote = box[0]
-    if isinstance(remote, Exception):
-        raise remote
-    local = local_adler32(req["dst"][len("file://"):])
-    if int(remote, 16) != int(local, 16):
-        raise gfal2.GError("checksum mismatch: source %s, destination %s" % (remote, local), 84)
-
 def handle(req):
     rid = req["id"]
     op = req["op"]
@@ -149,16 +118,17 @@ def handle(req):
         p.overwrite = bool(req.get("overwrite", True))
         p.create_parent = bool(req.get("parent", False))
         p.timeout = int(req["timeout"])
+        # Progress at most twice a second: a small file sends none, only its answer.
+        last = [time.monotonic()]
         def monitor(src, dst, avg, inst, transferred, elapsed):
-            reply({"id": rid, "progress": int(transferred)})
+            now = time.monotonic()
+            if now - last[0] >= 0.5:
+                last[0] = now
+                reply({"id": rid, "progress": int(transferred)})
         p.monitor_callback = monitor
-        pull = req.get("checksum") == "ADLER32" and req["dst"].startswith("file://")
-        if pull:
-            pulled(req, p)
-        else:
-            if req.get("checksum"):
-                p.set_checksum(gfal2.checksum_mode.both, req["checksum"], "")
-            ctx.filecopy(p, req["src"], req["dst"])
+        if req.get("checksum"):
+            p.set_checksum(gfal2.checksum_mode.both, req["checksum"], "")
+        ctx.filecopy(p, req["src"], req["dst"])
         return {"id": rid, "ok": True}
     return {"id": rid, "ok": False, "errno": 22, "message": "unknown operation"}
 
@@ -170,26 +140,24 @@ def serve(req):
     except Exception as e:
         reply({"id": req.get("id"), "ok": False, "errno": 5, "message": str(e)})
 
-work = queue.Queue()
+# Each worker reads its next request itself (one at a time, under a lock): no hand-over
+# from a reading thread, which cost a thread switch per request.
+in_lock = threading.Lock()
 def worker():
     while True:
-        req = work.get()
-        if req is None:
+        with in_lock:
+            line = sys.stdin.readline()
+        if not line:
             return
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
         serve(req)
 
-threads = [threading.Thread(target=worker, daemon=True) for _ in range(WORKERS)]
-threads += [threading.Thread(target=asker, daemon=True) for _ in range(WORKERS)]
+threads = [threading.Thread(target=worker) for _ in range(WORKERS)]
 for t in threads:
     t.start()
-for line in sys.stdin:
-    try:
-        req = json.loads(line)
-    except ValueError:
-        continue
-    work.put(req)
-for t in threads[:WORKERS]:
-    work.put(None)
-for t in threads[:WORKERS]:
+for t in threads:
     t.join()
 `;
