@@ -112,6 +112,7 @@ export class Gfal2Spares {
         (h) =>
           new Promise<void>((resolve) => {
             h.proc.once('exit', () => resolve());
+            h.proc.ref(); // the stager's close waits for the exit
             h.proc.stdin?.end();
             const t = setTimeout(() => h.proc.kill('SIGKILL'), 5000);
             t.unref();
