@@ -29,7 +29,7 @@ import { Gfal2Helper } from '../../src/staging/gfal2/helper.js';
 import { Gfal2Limits } from '../../src/staging/gfal2/limits.js';
 import { Gfal2Spares } from '../../src/staging/gfal2/spares.js';
 import { Gfal2Pool, gfal2Download } from '../../src/staging/gfal2/transfers.js';
-import type { StageInFile } from '../../src/staging/types.js';
+import type { StageInFile, StageResult } from '../../src/staging/types.js';
 import { isCeError } from '../../src/errors/ce-error.js';
 import { makePki, never, stagingConfig, tempDir, type TestPki } from './helpers/fixtures.js';
 import { XrootdServer, gfal2HelperPids, xrootdAvailable } from './helpers/xrootd.js';
@@ -222,6 +222,28 @@ describe(
       await stager.close();
       await until(() => gone(idle[0] as number), 'the spare ended with the stager');
       assert.deepEqual(await gfal2HelperPids('any'), []);
+    });
+
+    it('a spare that died while idle is passed over: the next job binds one started for it', async (t) => {
+      const stager = new Stager({
+        config: stagingConfig({ cache: { enabled: false }, gfal2: { spareHelpers: 1 } }),
+        credentials: anonymousCredentials,
+      });
+      t.after(() => stager.close());
+      const files: StageInFile[] = [{ name: 'f0.bin', source: xrd.url('f0.bin'), executable: false }];
+      const run = (id: string): Promise<StageResult> =>
+        sessionOf(t, acct).then((sessionDir) =>
+          stager.stageIn({ id, owner: `/CN=${acct.name}`, sessionDir, files }, never),
+        );
+      const first = await run('before');
+      assert.equal(first.ok, true, first.failureReason);
+      await until(() => stager.spareHelperPids().length === 1, 'a spare');
+      const [spare] = stager.spareHelperPids();
+      process.kill(spare as number, 'SIGKILL');
+      await until(() => gone(spare as number), 'the spare killed');
+      const r = await run('after');
+      assert.equal(r.ok, true, r.failureReason);
+      assert.equal(r.files[0]?.attempts, 1, 'no attempt lost to the dead spare');
     });
 
     it('the proxy is never written through a link the job account planted in the helper folder', async (t) => {
