@@ -1,7 +1,8 @@
 /**
  * A private xrootd server for one test file: run as the `xrootd` account (it refuses
  * root), on a random port, answering loopback clients only (`xrd.allow`: xrootd 5.5
- * cannot bind one address), adler32 computed on the server. Stopped by its pid.
+ * cannot bind one address), adler32 computed on the server (or told by a program of the
+ * test's). Stopped by its pid.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -55,7 +56,11 @@ export class XrootdServer {
    * server's folder, the key 0400 and the xrootd account's, as xrootd demands).
    */
   static async start(
-    opts: { gsi?: { certDir: string; hostCert: string; hostKey: string } } = {},
+    opts: {
+      gsi?: { certDir: string; hostCert: string; hostKey: string };
+      /** A program the server runs for adler32 instead of computing it (it prints the value): a server that lies. */
+      checksumProgram?: string;
+    } = {},
   ): Promise<XrootdServer> {
     const dir = await mkdtemp(join(tmpdir(), 'ceres-xrootd-'));
     await chmod(dir, 0o755);
@@ -88,7 +93,9 @@ export class XrootdServer {
           'xrd.allow host 127.0.0.1',
           'all.export /data',
           `oss.localroot ${join(dir, 'root')}`,
-          'xrootd.chksum adler32',
+          opts.checksumProgram === undefined
+            ? 'xrootd.chksum adler32'
+            : `xrootd.chksum adler32 ${opts.checksumProgram}`,
           `all.adminpath ${join(dir, 'run')}`,
           `all.pidpath ${join(dir, 'run')}`,
           ...security,
