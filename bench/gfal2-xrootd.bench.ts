@@ -3,7 +3,8 @@
  * suite): a 1 GiB download into a session (goal: at most 1.25x xrdcp), and 100 small
  * files of one job (goal: at most 2x one xrdcp run copying the same 100 files).
  * Needs root, xrootd-server, xrootd-client and python3-gfal2.
- *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100] [--rounds 5]
+ *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100] [--rounds 5] [--spares 1]
+ * `--spares`: staging.gfal2.spareHelpers (0: every job starts its own helper).
  * The small files are timed `rounds` times, alternating xrdcp and Ceres, and the medians
  * compared (one run of each is noise on a shared machine); the time to the first file
  * done (mostly the gfal2 helper's start) is printed apart.
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     mib: { type: 'string', default: '1024' },
     files: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '5' },
+    spares: { type: 'string', default: '1' },
   },
 });
 const mib = Number(values.mib);
@@ -51,7 +53,10 @@ try {
     const r = spawnSync('xrdcp', ['-s', '-f', ...args]);
     if (r.status !== 0) throw new Error(`xrdcp: ${r.stderr.toString()}`);
   };
-  const stager = new Stager({ config: stagingConfig({ maxTransfersPerJob: 4 }), credentials: anonymousCredentials });
+  const stager = new Stager({
+    config: stagingConfig({ maxTransfersPerJob: 4, gfal2: { spareHelpers: Number(values.spares) } }),
+    credentials: anonymousCredentials,
+  });
   let n = 0;
   let firstDone: number[] = [];
   const stageIn = async (files: { name: string; source: string }[]): Promise<void> => {
@@ -89,6 +94,7 @@ try {
   const list = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(' ');
   console.log(`  xrdcp runs: ${list(bareRuns)}; Ceres runs: ${list(ceresRuns)}`);
   console.log(`  Ceres, first file done after (helper start-up and one copy): ${list(firstDone)}`);
+  await stager.close();
 } finally {
   await xrd.stop();
   await rm(work, { recursive: true, force: true });

@@ -194,6 +194,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
     },
     async stop() {
       await scheduler?.stop();
+      await staging?.close();
     },
   };
 }

@@ -8,6 +8,7 @@ import type { FileCache } from './cache/file-cache.js';
 import { credentialFingerprint, type Credential, type CredentialSource } from './credentials.js';
 import { AgentSet } from './http/agents.js';
 import type { Gfal2Limits } from './gfal2/limits.js';
+import type { Gfal2Spares } from './gfal2/spares.js';
 import { Gfal2Pool } from './gfal2/transfers.js';
 import type { HttpSettings } from './http/http-request.js';
 import type { StagingLogger } from './logger.js';
@@ -34,10 +35,10 @@ export interface StagingShared {
   readonly credentials: CredentialSource;
   /** Extra trusted CA certificates (PEM) for https sources and targets. */
   readonly ca: readonly string[] | undefined;
-  /** X509_CERT_DIR of the gfal2 helpers (StagerOptions.certDir). */
-  readonly certDir: string | undefined;
   /** Per-endpoint and per-protocol limits of gfal2 transfers, shared by all jobs. */
   readonly gfal2Limits: Gfal2Limits;
+  /** Warm gfal2 helpers, each bound to one job on its first gfal2 transfer. */
+  readonly gfal2Spares: Gfal2Spares;
 }
 
 /** What a job's transfers share: its connections, its cancellation, its byte count. */
@@ -69,7 +70,7 @@ export async function withJobContext<T>(
     connectTimeoutMs: s.cfg.timeouts.connectSeconds * 1000,
     ...(s.ca === undefined ? {} : { ca: s.ca }),
   });
-  const gfal2 = new Gfal2Pool(s.cfg, s.certDir, s.gfal2Limits);
+  const gfal2 = new Gfal2Pool(s.cfg, s.gfal2Limits, s.gfal2Spares);
   const perFile = new Map<string, number>();
   let jobBytes = 0;
   const ctx: JobContext = {

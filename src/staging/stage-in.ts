@@ -259,7 +259,8 @@ export class StageIn {
               : await this.#fetch(ctx, tu, file, tmp, expected, tally, ctx.signal, onProgress, fileMode, owner);
           if (expected !== undefined)
             await verifyChecksum(expected, got.checksums.get(expected.algorithm) ?? '', () => Promise.resolve());
-          if (tu.scheme === 'file' || tu.scheme === 'gfal2' || file.executable) await chmod(tmp, fileMode);
+          // A gfal2 download has its mode already (set through its descriptor, gfal2Download).
+          if (tu.scheme === 'file' || (file.executable && tu.scheme !== 'gfal2')) await chmod(tmp, fileMode);
           await rename(tmp, dest);
           bytes = got.size;
         } catch (e) {

@@ -10,6 +10,7 @@
  *   (job-transfers.ts), with the job's transfer context, credentials and retries.
  */
 import { Gfal2Limits } from './gfal2/limits.js';
+import { Gfal2Spares } from './gfal2/spares.js';
 import type { StagingConfig } from '../config/sections/staging.js';
 import type { FileCache, CacheStats } from './cache/file-cache.js';
 import type { CredentialSource } from './credentials.js';
@@ -79,8 +80,15 @@ export class Stager {
       },
       credentials: opts.credentials,
       ca: opts.ca,
-      certDir: opts.certDir,
       gfal2Limits: new Gfal2Limits(cfg.gfal2.maxTransfersPerHost, cfg.gfal2.maxTransfersPerProtocol),
+      gfal2Spares: new Gfal2Spares(
+        {
+          connectSeconds: cfg.timeouts.connectSeconds,
+          idleSeconds: cfg.timeouts.idleSeconds,
+          ...(opts.certDir === undefined ? {} : { certDir: opts.certDir }),
+        },
+        cfg.gfal2.spareHelpers,
+      ),
     };
     this.#in = new StageIn(this.#s);
     this.#out = new StageOut(this.#s);
@@ -114,5 +122,15 @@ export class Stager {
   /** Prunes the session to what is kept and uploads every output due on the job's outcome. */
   stageOut(job: StageOutJob, signal: AbortSignal, progress?: ProgressListener): Promise<StageResult> {
     return this.#out.run(job, signal, progress);
+  }
+
+  /** Process ids of the idle spare gfal2 helpers (tests, metrics). */
+  spareHelperPids(): number[] {
+    return this.#s.gfal2Spares.idlePids;
+  }
+
+  /** Ends the idle spare gfal2 helpers; a job's own helpers end with its staging. */
+  close(): Promise<void> {
+    return this.#s.gfal2Spares.close();
   }
 }

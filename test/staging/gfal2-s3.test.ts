@@ -170,7 +170,7 @@ describe(
       pathStyle: true,
     });
 
-    it("downloads with the endpoint's keys, which are in the helper's environment only: not its command line, the log or the results", async (t) => {
+    it("downloads with the endpoint's keys, handed to the helper on its stdin only: not its command line, its environment, the log or the results", async (t) => {
       const files = await keyFiles(t);
       const logger = recordingLogger();
       const s = stager([endpoint(files)], logger);
@@ -197,7 +197,8 @@ describe(
       const r = await staged;
       assert.equal(r.ok, true, r.failureReason);
       assert.deepEqual(await readFile(join(sessionDir, 'k.bin')), body);
-      assert.ok(environ.includes(SECRET) && environ.includes(ACCESS), "the keys are in the helper's environment");
+      // The keys came in the bind line on the helper's stdin, after it was started (as a spare).
+      assert.ok(!environ.includes(SECRET) && !environ.includes(ACCESS), "no key in the helper's initial environment");
       assert.ok(!cmdline.includes(SECRET) && !cmdline.includes(ACCESS), 'no key on the command line');
       assert.match(status, new RegExp(`^Uid:\\s+${process.getuid?.() ?? 0}\\s`, 'm'), "the service's account");
       assert.equal((await stat(join(sessionDir, 'k.bin'))).uid, acct.uid, "the input is the job account's file");

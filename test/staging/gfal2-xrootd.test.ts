@@ -137,6 +137,27 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     await assert.rejects(readFile(join(sessionDir, 'k.bin')));
   });
 
+  it("fails when the server's adler32 is not the copy's (end to end, no checksum given), leaving no file", async (t) => {
+    // A server that answers a wrong adler32 (a program of ours computes it for the server):
+    // the copy is complete, but it is not what the server says it holds.
+    const dir = await tempDir(t);
+    await chmod(dir, 0o755);
+    const lie = join(dir, 'adler32.sh');
+    await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
+    const liar = await XrootdServer.start({ checksumProgram: lie });
+    t.after(() => liar.stop());
+    await liar.put('small.bin', small);
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'e2e', owner: '/CN=a', sessionDir, files: [input('e.bin', liar.url('small.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH');
+    assert.match(r.failureReason ?? '', /small\.bin.*checksum mismatch/);
+    await assert.rejects(readFile(join(sessionDir, 'e.bin')));
+  });
+
   it('fails an unreadable file as permission denied, and keeps an existing output with overwrite=no', async (t) => {
     await xrd.put('secret.bin', Buffer.from('secret'));
     await chmod(xrd.path('secret.bin'), 0o000);

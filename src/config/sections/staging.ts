@@ -141,6 +141,13 @@ const gfal2 = Type.Object(
       description:
         'gfal2 transfers (and stats) in flight per protocol (the gfal2 plugin: xrootd, gridftp, srm, http for s3, sftp) across all jobs; further ones wait',
     }),
+    spareHelpers: Type.Integer({
+      default: 1,
+      minimum: 0,
+      maximum: 64,
+      description:
+        "gfal2 helper processes kept started ahead (Python and gfal2 loaded, no account or credential yet), each bound to one job's account and credential on that job's first gfal2 transfer and ended with it; started after the first gfal2 transfer. 0: every job starts its own",
+    }),
   },
   { default: {}, additionalProperties: false, description: 'Transfers through gfal2 (docs/data-staging.md)' },
 );

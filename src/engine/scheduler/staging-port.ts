@@ -43,6 +43,8 @@ export interface StagingWiring extends StagingPort {
   poked(id: string): void;
   /** The stage-in job slots now: taken, jobs waiting for one, the limit (why a job waits). */
   stageInSlots(): { readonly active: number; readonly queued: number; readonly limit: number };
+  /** Ends what staging keeps running between jobs (the spare gfal2 helpers). */
+  close(): Promise<void>;
 }
 
 const clean = (n: string): string => n.replace(/^\/+/, '').replace(/\/+$/, '');
@@ -113,6 +115,7 @@ export async function createStagingPort(d: StagingDeps): Promise<StagingWiring> 
 
   return {
     stageInSlots: () => stager.stats().in,
+    close: () => stager.close(),
     poked(id) {
       const w = waiters.get(id);
       if (!w) return;

@@ -1,52 +1,144 @@
 /**
  * The gfal2 helper: a small Python program (python3-gfal2) that a job's transfers over
  * the grid protocols share. One process per job's transfer set, not per file: starting
- * Python with gfal2 and its plugins costs about 0.15 s of CPU, which a job with a hundred
- * small inputs would pay a hundred times (docs/data-staging.md has the measurement).
+ * Python with gfal2 and its plugins costs 0.04 to 0.3 s of wall time, which a job with a
+ * hundred small inputs would pay a hundred times (docs/data-staging.md has the measurement).
  *
- * Protocol: one JSON request per line on stdin, JSON lines back on stdout, each with the
- * request's id: `{"id", "progress": bytes}` while copying, then `{"id", "ok": true, ...}`
- * or `{"id", "ok": false, "errno", "message"}`. Requests: `stat` (url), `copy` (src, dst,
- * overwrite, parent: create the destination's parent folders, timeout, checksum: gfal2
- * compares the source's and the destination's adler32, xrootd computing it on the
- * server), `checksum` (url, algorithm).
+ * Two phases. Started ahead as a spare (spares.ts), by the service's account, it loads
+ * Python, gfal2 and its plugins and waits for one line: the bind, which ties it to
+ * exactly one job's account and credential. Until then it holds nothing of any job (its
+ * environment is the service's settings only). On the bind it drops to the job's
+ * account (setgroups to none, setgid, setuid; checked with getres*id), makes itself
+ * non-dumpable (no ptrace or /proc reading by that account's other processes), and only
+ * then takes the credential: a proxy file path (X509_USER_PROXY, the file written by
+ * the service for that account only), a token, or, for a helper that stays the
+ * service's, one S3 endpoint's keys. It answers `{"bound": true}` (or false and a
+ * message, and ends). The credential goes both into the environment (read by the
+ * xrootd security libraries when they first authenticate) and into the gfal2 context
+ * (which read the environment when it was made, before the bind: X509 CERT/KEY,
+ * BEARER TOKEN). Nothing comes on the command line, which `ps` shows.
  *
- * Requests are served by CERES_GFAL2_WORKERS threads (the job's transfers in flight,
- * `maxTransfersPerJob`) sharing one gfal2 context: gfal2 and the xrootd client release
- * Python's lock while they wait on the network, so a job's small files overlap their
- * round trips (100 files of 10 kB: 0.23 s one after the other, 0.13 s from 4 threads,
- * in Python alone). Each reply is one write of a whole line under a lock, so the lines
- * of two threads never interleave (an interleaved line would lose both answers).
+ * Protocol after the bind: one JSON request per line on stdin, JSON lines back on
+ * stdout, each with the request's id: `{"id", "progress": bytes}` while copying, then
+ * `{"id", "ok": true, ...}` or `{"id", "ok": false, "errno", "message"}`. Requests:
+ * `stat` (url), `copy` (src, dst, overwrite, parent: create the destination's parent
+ * folders, timeout, checksum: adler32 compared end to end, xrootd computing the
+ * remote side on the server), `checksum` (url, algorithm).
  *
- * Credentials come from the environment only (X509_USER_PROXY naming a file only the
- * helper's account can read, BEARER_TOKEN; an S3 endpoint's keys in CERES_GFAL2_S3, for
- * a helper of the service's account only): never from argv, which `ps` shows.
+ * A download with the end-to-end adler32 (the destination a local file) asks the server
+ * for the source's checksum from an asker thread while the copy runs, and compares it
+ * with the local file's adler32 (zlib) after the copy: the check gfal2's "both" mode
+ * makes, but with the server's reading of the whole file beside the copy instead of
+ * before it (a 1 GiB file: the copy no longer waits for that read). An upload keeps
+ * gfal2's own check (the remote checksum exists only after the copy).
+ *
+ * Requests are served by `workers` threads (the job's transfers in flight,
+ * `maxTransfersPerJob`, sent with the bind) sharing one gfal2 context: gfal2 and the
+ * xrootd client release Python's lock while they wait on the network, so a job's small
+ * files overlap their round trips. Each thread reads its own next request (under a
+ * lock) and writes each reply as one whole line under another, so the lines of two
+ * threads never interleave (an interleaved line would lose both answers). Progress
+ * goes out from 0.1 s into a copy, then at most twice a second: a small file costs one
+ * line, its answer.
  */
 export const HELPER_SCRIPT = String.raw`
-import json, os, queue, sys, threading
+import ctypes, json, os, queue, sys, threading, time, zlib
 import gfal2
 
+libc = ctypes.CDLL(None, use_errno=True)
+def name(n):
+    libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)  # PR_SET_NAME: what ps shows
+name(b"gfal2-spare")
 ctx = gfal2.creat_context()
-# The site's S3 keys of the one endpoint this helper serves (a helper of the service's
-# account): gfal2's per-host group, so no other host's requests are signed with them.
-s3 = os.environ.pop("CERES_GFAL2_S3", None)
-if s3:
-    k = json.loads(s3)
-    group = "S3:" + k["host"]
-    ctx.set_opt_string(group, "ACCESS_KEY", k["accessKey"])
-    ctx.set_opt_string(group, "SECRET_KEY", k["secretKey"])
-    ctx.set_opt_string(group, "REGION", k["region"])
-    ctx.set_opt_boolean(group, "ALTERNATE", bool(k["pathStyle"]))
-    del k, s3
 out = sys.stdout
 out_lock = threading.Lock()
-WORKERS = max(1, int(os.environ.get("CERES_GFAL2_WORKERS", "1")))
 
 def reply(o):
     line = json.dumps(o) + "\n"
     with out_lock:
         out.write(line)
         out.flush()
+
+def bind(b):
+    uid = b.get("uid")
+    if uid is not None:
+        gid = b["gid"]
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+            raise OSError("the account switch did not hold")
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0
+        raise OSError("cannot make the helper non-dumpable")
+    work = b["work"]
+    os.chdir(work)
+    os.environ["HOME"] = work
+    proxy = b.get("proxy")
+    if proxy:
+        os.environ["X509_USER_PROXY"] = proxy
+        ctx.set_opt_string("X509", "CERT", proxy)
+        ctx.set_opt_string("X509", "KEY", proxy)
+    token = b.get("token")
+    if token:
+        os.environ["BEARER_TOKEN"] = token
+        ctx.set_opt_string("BEARER", "TOKEN", token)
+    # The site's S3 keys of the one endpoint this helper serves (a helper that stays the
+    # service's): gfal2's per-host group, so no other host's requests are signed with them.
+    k = b.get("s3")
+    if k and uid is None:
+        group = "S3:" + k["host"]
+        ctx.set_opt_string(group, "ACCESS_KEY", k["accessKey"])
+        ctx.set_opt_string(group, "SECRET_KEY", k["secretKey"])
+        ctx.set_opt_string(group, "REGION", k["region"])
+        ctx.set_opt_boolean(group, "ALTERNATE", bool(k["pathStyle"]))
+    name(b"gfal2-job")
+    return max(1, int(b.get("workers", 1)))
+
+line = sys.stdin.readline()
+if not line:
+    sys.exit(0)
+try:
+    req = json.loads(line)
+    if req.get("op") != "bind":
+        raise ValueError("the first request must bind the helper")
+    WORKERS = bind(req)
+except Exception as e:
+    reply({"bound": False, "message": str(e)})
+    sys.exit(1)
+del line, req
+reply({"bound": True})
+
+def local_adler32(path):
+    a = 1
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(4 << 20)
+            if not b:
+                return a
+            a = zlib.adler32(b, a)
+
+asked = queue.Queue()
+def asker():
+    while True:
+        url, algorithm, box, done = asked.get()
+        try:
+            box.append(ctx.checksum(url, algorithm))
+        except Exception as e:
+            box.append(e)
+        done.set()
+
+def pulled(req, p):
+    # The source's adler32 asked (by an asker thread) while this one copies; compared after.
+    box, done = [], threading.Event()
+    asked.put((req["src"], "ADLER32", box, done))
+    ctx.filecopy(p, req["src"], req["dst"])
+    done.wait()
+    remote = box[0]
+    if isinstance(remote, Exception):
+        raise remote
+    local = local_adler32(req["dst"][len("file://"):])
+    if int(remote, 16) != local:
+        raise gfal2.GError("checksum mismatch: source %s, destination %08x" % (remote, local), 84)
 
 def handle(req):
     rid = req["id"]
@@ -61,12 +153,20 @@ def handle(req):
         p.overwrite = bool(req.get("overwrite", True))
         p.create_parent = bool(req.get("parent", False))
         p.timeout = int(req["timeout"])
-        if req.get("checksum"):
-            p.checksum_check = True
-            p.set_checksum(gfal2.checksum_mode.both, req["checksum"], "")
+        # Progress from 0.1 s into the copy, then at most twice a second: a small file
+        # (done sooner) sends none, only its answer.
+        last = [time.monotonic() - 0.4]
         def monitor(src, dst, avg, inst, transferred, elapsed):
-            reply({"id": rid, "progress": int(transferred)})
+            now = time.monotonic()
+            if now - last[0] >= 0.5:
+                last[0] = now
+                reply({"id": rid, "progress": int(transferred)})
         p.monitor_callback = monitor
+        if req.get("checksum") == "ADLER32" and req["dst"].startswith("file://"):
+            pulled(req, p)
+            return {"id": rid, "ok": True}
+        if req.get("checksum"):
+            p.set_checksum(gfal2.checksum_mode.both, req["checksum"], "")
         ctx.filecopy(p, req["src"], req["dst"])
         return {"id": rid, "ok": True}
     return {"id": rid, "ok": False, "errno": 22, "message": "unknown operation"}
@@ -79,25 +179,26 @@ def serve(req):
     except Exception as e:
         reply({"id": req.get("id"), "ok": False, "errno": 5, "message": str(e)})
 
-work = queue.Queue()
+# Each worker reads its next request itself (one at a time, under a lock): no hand-over
+# from a reading thread, which cost a thread switch per request.
+in_lock = threading.Lock()
 def worker():
     while True:
-        req = work.get()
-        if req is None:
+        with in_lock:
+            line = sys.stdin.readline()
+        if not line:
             return
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
         serve(req)
 
-threads = [threading.Thread(target=worker, daemon=True) for _ in range(WORKERS)]
+for _ in range(WORKERS):
+    threading.Thread(target=asker, daemon=True).start()
+threads = [threading.Thread(target=worker) for _ in range(WORKERS)]
 for t in threads:
     t.start()
-for line in sys.stdin:
-    try:
-        req = json.loads(line)
-    except ValueError:
-        continue
-    work.put(req)
-for t in threads:
-    work.put(None)
 for t in threads:
     t.join()
 `;

@@ -1,39 +1,38 @@
 /**
- * One gfal2 helper process (helper-script.ts) and the requests a job's transfers send it.
- * It runs as the job's account (or the service's when the job has none), so what it
- * reads and writes it could reach anyway; the job's credential is handed over in a file
- * only that account can read (X509_USER_PROXY) or in the environment (BEARER_TOKEN),
- * never on the command line.
+ * One job's gfal2 helper process (helper-script.ts) and the requests its transfers send.
+ * The process is a warm spare (spares.ts) or one started now, bound on its first use to
+ * the job's account (or the service's when the job has none), so what it reads and
+ * writes it could reach anyway. The job's credential is handed over only in the bind,
+ * after the switch to that account: a proxy in a file only that account can read (its
+ * path only), a token or an S3 endpoint's keys in the line itself; never on the command
+ * line or in the process's initial environment.
  *
  * Every request has a deadline: past it the process is killed (a stalled server never
- * hangs a job) and the next request starts a new one. xrootd's own connection retries
- * (minutes by default) are cut to the connect timeout.
+ * hangs a job) and the next request binds a new one. xrootd's own connection retries
+ * (minutes by default) are cut to the connect timeout (spares.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { constants as C } from 'node:fs';
+import { chown, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Credential } from '../credentials.js';
 import type { SessionOwner } from '../../fs/session-owner.js';
 import { stagingError } from '../staging-error.js';
 import { gfal2Error } from './classify.js';
-import { HELPER_SCRIPT } from './helper-script.js';
-import { GFAL2_PYTHON } from './probe.js';
 import type { S3Keys } from './s3-endpoints.js';
+import type { Gfal2Spares } from './spares.js';
 
 export interface HelperOptions {
   /** The account the helper runs as; undefined: the service's. */
   readonly owner: SessionOwner | undefined;
   readonly credential: Credential | undefined;
-  readonly connectSeconds: number;
-  readonly idleSeconds: number;
   /** Requests the helper serves at once (threads sharing one gfal2 context). */
   readonly workers: number;
   /** An S3 endpoint's keys: only for a helper of the service's account (`owner` undefined). */
   readonly s3?: S3Keys;
-  /** Trusted CA directory for GSI and https (X509_CERT_DIR). */
-  readonly certDir?: string;
+  /** Where the process comes from: a warm spare or one started now. */
+  readonly spares: Gfal2Spares;
 }
 
 interface Pending {
@@ -81,44 +80,71 @@ export class Gfal2Helper {
 
   async #spawn(generation: number): Promise<ChildProcess> {
     const work = await this.workDir();
-    const env: Record<string, string> = {
-      PATH: '/usr/bin:/bin',
-      HOME: work,
-      // A dead server costs the connect timeout, not xrootd's default of minutes.
-      XRD_CONNECTIONRETRY: '1',
-      XRD_CONNECTIONWINDOW: String(Math.ceil(this.o.connectSeconds)),
-      XRD_REQUESTTIMEOUT: String(Math.ceil(this.o.idleSeconds)),
-      XRD_STREAMTIMEOUT: String(Math.ceil(this.o.idleSeconds)),
-      XRD_TIMEOUTRESOLUTION: '1',
-      CERES_GFAL2_WORKERS: String(this.o.workers),
-      X509_CERT_DIR: this.o.certDir ?? process.env['X509_CERT_DIR'] ?? '/etc/grid-security/certificates',
-    };
+    const bind: Record<string, unknown> = { op: 'bind', work, workers: this.o.workers };
+    if (this.o.owner !== undefined) Object.assign(bind, { uid: this.o.owner.uid, gid: this.o.owner.gid });
     const c = this.o.credential;
     if (c?.kind === 'x509') {
-      const path = join(work, 'proxy.pem');
-      await writeFile(path, `${c.certChainPem.trim()}\n${c.keyPem.trim()}\n`, { mode: 0o600 });
-      if (this.o.owner !== undefined) await chown(path, this.o.owner.uid, this.o.owner.gid);
-      env['X509_USER_PROXY'] = path;
-    } else if (c?.kind === 'jwt') env['BEARER_TOKEN'] = c.token;
+      // A new name each time, created only if absent and given through its descriptor:
+      // the folder is the job account's, which could plant a link at a known name.
+      const path = join(work, `proxy-${generation}.pem`);
+      const fh = await open(path, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+      try {
+        if (this.o.owner !== undefined) await fh.chown(this.o.owner.uid, this.o.owner.gid);
+        await fh.writeFile(`${c.certChainPem.trim()}\n${c.keyPem.trim()}\n`);
+      } finally {
+        await fh.close();
+      }
+      bind['proxy'] = path;
+    } else if (c?.kind === 'jwt') bind['token'] = c.token;
     // The site's keys never go to a process of the job's account, which the job could read.
-    if (this.o.s3 !== undefined && this.o.owner === undefined) env['CERES_GFAL2_S3'] = JSON.stringify(this.o.s3);
-    const proc = spawn(GFAL2_PYTHON, ['-c', HELPER_SCRIPT], {
-      env,
-      cwd: work,
-      stdio: ['pipe', 'pipe', 'ignore'],
-      ...(this.o.owner === undefined ? {} : { uid: this.o.owner.uid, gid: this.o.owner.gid }),
+    if (this.o.s3 !== undefined && this.o.owner === undefined) bind['s3'] = this.o.s3;
+    const { proc, lines } = this.o.spares.take();
+    // Settled by the bind's answer, or by the process ending first (a spare that died
+    // idle: transient, the retry binds another).
+    let bound: ((ok: boolean, message: string | undefined) => void) | undefined;
+    const answered = new Promise<void>((resolve, reject) => {
+      bound = (ok, message) => {
+        bound = undefined;
+        if (ok) resolve();
+        else if (message === undefined)
+          reject(stagingError('CE_ERR_STAGING_NETWORK', 'transfer helper ended', { transient: true }));
+        else
+          reject(
+            stagingError('CE_ERR_STAGING_LOCAL_IO', `the transfer helper could not take the job's account: ${message}`),
+          );
+      };
     });
-    const lines = createInterface({ input: proc.stdout });
-    lines.on('line', (line) => this.#onLine(line));
+    lines.on('line', (line) => {
+      if (bound === undefined) return this.#onLine(line);
+      let msg: Record<string, unknown> | undefined;
+      try {
+        msg = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        msg = undefined;
+      }
+      if (typeof msg?.['bound'] === 'boolean')
+        bound(msg['bound'], typeof msg['message'] === 'string' ? msg['message'] : 'no reason given');
+    });
     const gone = (): void => {
       if (this.#generation === generation) this.#proc = undefined;
+      bound?.(false, undefined);
       for (const p of this.#pending.values())
         p.reject(stagingError('CE_ERR_STAGING_NETWORK', 'transfer helper ended', { transient: true }));
       this.#pending.clear();
     };
+    // A spare that ended before it was taken: no exit event comes any more.
+    if (proc.exitCode !== null || proc.signalCode !== null) gone();
     proc.on('exit', gone);
     proc.on('error', gone);
-    proc.stdin?.on('error', () => undefined);
+    proc.stdin?.write(`${JSON.stringify(bind)}\n`);
+    try {
+      await answered;
+    } catch (e) {
+      proc.kill('SIGKILL');
+      throw e;
+    } finally {
+      this.o.spares.refill();
+    }
     return proc;
   }
 

@@ -7,8 +7,8 @@
  * touches a path the job could have turned into a link to another account's file.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { chmod, chown, copyFile, rename, rm, stat } from 'node:fs/promises';
+import { constants as C, createWriteStream } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -17,6 +17,7 @@ import type { SessionOwner } from '../../fs/session-owner.js';
 import { createHasher, type ChecksumAlgorithm } from '../checksum.js';
 import { credentialFingerprint, type Credential } from '../credentials.js';
 import { Gfal2Helper, type HelperOptions } from './helper.js';
+import type { Gfal2Spares } from './spares.js';
 import { endpointOf, isS3, S3Endpoints } from './s3-endpoints.js';
 import { stagingError } from '../staging-error.js';
 import type { Gfal2Limits } from './limits.js';
@@ -29,8 +30,8 @@ export class Gfal2Pool {
 
   constructor(
     private readonly cfg: StagingConfig,
-    private readonly certDir: string | undefined,
     private readonly limits: Gfal2Limits,
+    private readonly spares: Gfal2Spares,
   ) {
     this.#s3 = new S3Endpoints(cfg.gfal2.s3Endpoints);
   }
@@ -79,14 +80,7 @@ export class Gfal2Pool {
   }
 
   #options(owner: SessionOwner | undefined, credential: Credential | undefined): HelperOptions {
-    return {
-      owner,
-      credential,
-      connectSeconds: this.cfg.timeouts.connectSeconds,
-      idleSeconds: this.cfg.timeouts.idleSeconds,
-      workers: this.cfg.maxTransfersPerJob,
-      ...(this.certDir === undefined ? {} : { certDir: this.certDir }),
-    };
+    return { owner, credential, workers: this.cfg.maxTransfersPerJob, spares: this.spares };
   }
 
   /** Seconds one transfer may take: connect time plus size at the rate floor, capped; unknown size: the cap. */
@@ -116,7 +110,13 @@ export interface Gfal2Download {
   readonly checksums: Map<ChecksumAlgorithm, string>;
 }
 
-/** Copies `url` to `dest` (a path the service may write), with the digests of `algorithms`. */
+/**
+ * Copies `url` to `dest` (a path the service may write), with the digests of `algorithms`.
+ * The helper's file is in a folder of the job's account, whose other processes could
+ * swap it for a link or a pipe meanwhile: after the move it is opened without following
+ * links and must be a regular file of one link; owner, mode, size and digests are taken
+ * through that descriptor, never through the path.
+ */
 export async function gfal2Download(
   pool: Gfal2Pool,
   helper: Gfal2Helper,
@@ -143,18 +143,48 @@ export async function gfal2Download(
       ),
     );
     await moveFile(work, dest);
-    if (process.geteuid?.() === 0) await chown(dest, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
-    await chmod(dest, opts.mode);
-    const checksums = await digests(dest, opts.algorithms);
-    const { size } = await stat(dest);
-    opts.onProgress(size);
-    return { size, checksums };
-  } finally {
+  } catch (e) {
     await rm(work, { force: true });
+    throw e;
+  }
+  const fh = await openPlaced(dest);
+  try {
+    const st = await fh.stat();
+    const uid = process.getuid?.() ?? 0;
+    const gid = process.getgid?.() ?? 0;
+    if (process.geteuid?.() === 0 && (st.uid !== uid || st.gid !== gid)) await fh.chown(uid, gid);
+    await fh.chmod(opts.mode);
+    const checksums = await digests(fh, opts.algorithms);
+    opts.onProgress(st.size);
+    return { size: st.size, checksums };
+  } finally {
+    await fh.close();
   }
 }
 
-/** Copies the session file (an open stream of it) of `size` bytes to `url`. */
+/** `path` opened without following a link or blocking on a pipe: a regular file of one link, else refused. */
+async function openPlaced(path: string): Promise<FileHandle> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ELOOP') throw e;
+    throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', 'the downloaded file was replaced by a link');
+  }
+  const st = await fh.stat();
+  if (!st.isFile() || st.nlink !== 1) {
+    await fh.close();
+    throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', 'the downloaded file was replaced by something else');
+  }
+  return fh;
+}
+
+/**
+ * Copies the session file (an open stream of it) of `size` bytes to `url`. The copy for
+ * the helper is created anew (an existing name, a link planted there, is not followed)
+ * and given to the job's account through its descriptor, never by path: that folder is
+ * the account's, which could swap the name for a link to a file it must not get.
+ */
 export async function gfal2Upload(
   pool: Gfal2Pool,
   helper: Gfal2Helper,
@@ -168,8 +198,14 @@ export async function gfal2Upload(
 ): Promise<void> {
   const work = join(await helper.workDir(), `out-${randomBytes(6).toString('hex')}`);
   try {
-    await pipeline(source, createWriteStream(work, { mode: 0o600 }), { signal });
-    if (owner !== undefined) await chown(work, owner.uid, owner.gid);
+    const fh = await open(work, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+    try {
+      if (owner !== undefined) await fh.chown(owner.uid, owner.gid);
+    } catch (e) {
+      await fh.close();
+      throw e;
+    }
+    await pipeline(source, fh.createWriteStream(), { signal }); // the stream closes fh
     const limit = pool.limitSeconds(size);
     await pool.limited(url, signal, () =>
       helper.request(
@@ -207,23 +243,27 @@ export async function gfal2Stat(
   return typeof r['size'] === 'number' ? { size: r['size'] } : {};
 }
 
+/** Renames `from` to `to`; across file systems, copies it through a descriptor that did not follow a link. */
 async function moveFile(from: string, to: string): Promise<void> {
   try {
-    await rename(from, to);
+    return await rename(from, to);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-    await copyFile(from, to);
   }
+  const src = await openPlaced(from);
+  // The streams close their descriptors.
+  await pipeline(src.createReadStream(), createWriteStream(to, { flags: 'wx', mode: 0o600 }));
+  await rm(from, { force: true });
 }
 
 async function digests(
-  path: string,
+  fh: FileHandle,
   algorithms: readonly ChecksumAlgorithm[],
 ): Promise<Map<ChecksumAlgorithm, string>> {
   const out = new Map<ChecksumAlgorithm, string>();
   if (algorithms.length === 0) return out;
   const hashers = algorithms.map((a) => [a, createHasher(a)] as const);
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }))
+  for await (const chunk of fh.createReadStream({ start: 0, highWaterMark: 1 << 20, autoClose: false }))
     for (const [, h] of hashers) h.update(chunk as Buffer);
   for (const [a, h] of hashers) out.set(a, h.digest());
   return out;

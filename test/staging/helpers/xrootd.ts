@@ -1,7 +1,8 @@
 /**
  * A private xrootd server for one test file: run as the `xrootd` account (it refuses
  * root), on a random port, answering loopback clients only (`xrd.allow`: xrootd 5.5
- * cannot bind one address), adler32 computed on the server. Stopped by its pid.
+ * cannot bind one address), adler32 computed on the server (or told by a program of the
+ * test's). Stopped by its pid.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -55,7 +56,11 @@ export class XrootdServer {
    * server's folder, the key 0400 and the xrootd account's, as xrootd demands).
    */
   static async start(
-    opts: { gsi?: { certDir: string; hostCert: string; hostKey: string } } = {},
+    opts: {
+      gsi?: { certDir: string; hostCert: string; hostKey: string };
+      /** A program the server runs for adler32 instead of computing it (it prints the value): a server that lies. */
+      checksumProgram?: string;
+    } = {},
   ): Promise<XrootdServer> {
     const dir = await mkdtemp(join(tmpdir(), 'ceres-xrootd-'));
     await chmod(dir, 0o755);
@@ -88,7 +93,9 @@ export class XrootdServer {
           'xrd.allow host 127.0.0.1',
           'all.export /data',
           `oss.localroot ${join(dir, 'root')}`,
-          'xrootd.chksum adler32',
+          opts.checksumProgram === undefined
+            ? 'xrootd.chksum adler32'
+            : `xrootd.chksum adler32 ${opts.checksumProgram}`,
           `all.adminpath ${join(dir, 'run')}`,
           `all.pidpath ${join(dir, 'run')}`,
           ...security,
@@ -154,9 +161,11 @@ async function listening(port: number, ms: number, died: () => boolean): Promise
 /**
  * The gfal2 helper processes this test process started and that still run (children
  * running the helper's script, not the short-lived plugin probe), by pid: read from /proc,
- * so a helper left behind is seen.
+ * so a helper left behind is seen. `job`: helpers bound to a job (the name the helper
+ * gives itself on its bind, `gfal2-job`); `spare`: idle spares (`gfal2-spare`); `any`:
+ * both, and one still starting.
  */
-export async function gfal2HelperPids(): Promise<number[]> {
+export async function gfal2HelperPids(kind: 'job' | 'spare' | 'any' = 'job'): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -166,7 +175,9 @@ export async function gfal2HelperPids(): Promise<number[]> {
       if (ppid !== process.pid) continue;
       const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8');
       // The helper's own script, not the plugin probe, which also imports gfal2.
-      if (cmdline.includes(HELPER_SCRIPT)) pids.push(Number(entry));
+      if (!cmdline.includes(HELPER_SCRIPT)) continue;
+      const comm = (await readFile(`/proc/${entry}/comm`, 'utf8')).trim();
+      if (kind === 'any' || comm === `gfal2-${kind}`) pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }
