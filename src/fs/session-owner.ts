@@ -30,18 +30,39 @@ export async function giveHandle(fh: FileHandle, owner: SessionOwner | undefined
 }
 
 /**
- * Gives the regular file at `path` (a `/proc/self/fd/<dir>/<name>` path, final
- * component not followed) to `owner`: opened without following a link, and only when
- * it has one name. A job that swapped it for a hard link to a file it does not own
- * (the password database, say) finds that file left alone.
+ * Runs `fn` on the regular file at `path` (a `/proc/self/fd/<dir>/<name>` path, final
+ * component not followed) when it is one with a single name; false if it is not. A job that
+ * swapped it for a symbolic link or a hard link to a file it does not own (the password
+ * database, say) finds that file left alone: chown and chmod by path would follow the link.
  */
-export async function giveFile(path: string, owner: SessionOwner | undefined): Promise<void> {
-  if (owner === undefined) return;
+async function onOwnFile(path: string, fn: (fh: FileHandle) => Promise<void>): Promise<boolean> {
   const fh = await open(path, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   try {
     const s = await fh.stat();
-    if (s.isFile() && s.nlink === 1) await fh.chown(owner.uid, owner.gid);
+    if (!s.isFile() || s.nlink !== 1) return false;
+    await fn(fh);
+    return true;
   } finally {
     await fh.close();
+  }
+}
+
+/** Gives the regular file at `path` (see onOwnFile) to `owner`; anything else is left alone. */
+export async function giveFile(path: string, owner: SessionOwner | undefined): Promise<void> {
+  if (owner === undefined) return;
+  await onOwnFile(path, (fh) => fh.chown(owner.uid, owner.gid));
+}
+
+/**
+ * Sets the mode of the regular file at `path` (see onOwnFile), which the service wrote
+ * just now in a directory the job's account can write to. False when it is no longer a
+ * plain file of one name (a link, a directory): it was replaced behind the service's back.
+ */
+export async function setFileMode(path: string, mode: number): Promise<boolean> {
+  try {
+    return await onOwnFile(path, (fh) => fh.chmod(mode));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') return false; // a symbolic link now
+    throw e;
   }
 }

@@ -45,7 +45,8 @@ export async function copyLocalSource(
     await pipeline(
       createReadStream(fileURLToPath(url), { highWaterMark: opts.highWaterMark }),
       meter,
-      createWriteStream(dest, { highWaterMark: opts.highWaterMark }),
+      // A new file only ('wx': O_EXCL, which also refuses a link planted at the name).
+      createWriteStream(dest, { flags: 'wx', highWaterMark: opts.highWaterMark }),
       { signal },
     );
   } catch (e) {

@@ -6,7 +6,7 @@
  * it had half-written; complete inputs stay for a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, rename, rm, readdir } from 'node:fs/promises';
+import { rename, rm, readdir } from 'node:fs/promises';
 import type { FetchedFile } from './cache/file-cache.js';
 import { linkOrCopy } from './cache/link-into.js';
 import {
@@ -25,7 +25,7 @@ import { copyLocalSource } from './local-source.js';
 import { withRetries, type AttemptTally } from './retry.js';
 import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
 import { openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
-import { giveFile } from '../fs/session-owner.js';
+import { giveFile, setFileMode } from '../fs/session-owner.js';
 import { stagingError } from './staging-error.js';
 import { cacheMode, checksumOption, parseTransferUrl, type TransferUrl } from './transfer-url.js';
 import {
@@ -260,7 +260,14 @@ export class StageIn {
           if (expected !== undefined)
             await verifyChecksum(expected, got.checksums.get(expected.algorithm) ?? '', () => Promise.resolve());
           // A gfal2 download has its mode already (set through its descriptor, gfal2Download).
-          if (tu.scheme === 'file' || (file.executable && tu.scheme !== 'gfal2')) await chmod(tmp, fileMode);
+          // Through a descriptor, never by path: the session directory is the job's account's,
+          // which may have swapped the file for a link to one it does not own (chmod follows it).
+          if (tu.scheme === 'file' || (file.executable && tu.scheme !== 'gfal2'))
+            if (!(await setFileMode(tmp, fileMode)))
+              throw stagingError(
+                'CE_ERR_STAGING_LOCAL_IO',
+                'the file being written was replaced in the session directory',
+              );
           await rename(tmp, dest);
           bytes = got.size;
         } catch (e) {

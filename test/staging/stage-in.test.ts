@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Stager } from '../../src/staging/stager.js';
@@ -163,6 +164,35 @@ describe('stage-in: happy paths', () => {
 });
 
 describe('stage-in: failures', () => {
+  it('a file:// input swapped for a link while it is written changes no other file and fails', async (t) => {
+    // The session directory is the job's account's: a process of that account can replace
+    // the file being written with a link. The mode is set through a descriptor (before: a
+    // chmod by path, which followed the link to a file the account does not own).
+    const { root, sessionDir, job } = await setup(t);
+    const fifo = join(root, 'slow-source');
+    execFileSync('mkfifo', [fifo]);
+    const canary = join(root, 'not-the-jobs');
+    await writeFile(canary, 'secret', { mode: 0o600 });
+    const stager = new Stager({
+      config: stagingConfig({ allowFileUrls: true, cache: { enabled: false } }),
+      credentials: anonymousCredentials,
+    });
+    const staged = stager.stageIn(job([input('l', pathToFileURL(fifo).href, { executable: true })]), never);
+    let part: string | undefined;
+    for (let i = 0; i < 500 && part === undefined; i++) {
+      part = (await readdir(sessionDir)).find((n) => n.includes('.ceres-part-'));
+      if (part === undefined) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(part, 'the part file appears while the source is read');
+    await rm(join(sessionDir, part));
+    await symlink(canary, join(sessionDir, part));
+    await writeFile(fifo, 'data'); // opens, writes and closes the pipe: the copy ends
+    const r = await staged;
+    assert.equal((await stat(canary)).mode & 0o777, 0o600, 'the linked file keeps its mode');
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /replaced/);
+  });
+
   it('404 is not retried and gives a reason a user can act on', async (t) => {
     const { server, stager, job } = await setup(t);
     const r = await stager.stageIn(job([input('x', server.url('/missing'))]), never);
