@@ -190,6 +190,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     // The first bytes send the headers: the client knows at once that it is following.
     const whose = monitor === undefined ? oneLine(caller.dn) : `VO ${monitor}`;
     write(`retry: 5000\n: following the jobs of ${whose}\n\n`);
+    if (batchMs !== 0) flush();
     const reply = req.reply.send(body);
     if (resume !== undefined && o.feed.check(resume) === 'future') {
       // Never given out here (a restored database, another service's id): the client lists again.
