@@ -4,7 +4,7 @@
  *
  *   npm run build && node dist/bench/event-stream-follow.bench.js [--jobs 100000] [--chunk 1000] \
  *     [--cycles 5] [--quiet 30] [--changes 4000] [--change-seconds 40] [--missed 5000] \
- *     [--model-changes 6] [--model-hours 12] [--burst-ms 50]
+ *     [--model-changes 6] [--model-hours 12] [--burst-ms 50] [--batch-ms 0]
  *
  * The model: a pilot factory (aCT) follows `--jobs` jobs of its one identity. Polling, it
  * asks `action=status` for all of them every 60 s, `--chunk` ids per request, one request
@@ -61,6 +61,7 @@ const { values } = parseArgs({
     'change-seconds': { type: 'string', default: '40' },
     missed: { type: 'string', default: '5000' },
     'burst-ms': { type: 'string', default: '50' },
+    'batch-ms': { type: 'string', default: '0' },
     'model-changes': { type: 'string', default: '6' },
     'model-hours': { type: 'string', default: '12' },
   },
@@ -73,6 +74,8 @@ const changes = Number(values.changes);
 const changeS = Number(values['change-seconds']);
 const missed = Number(values.missed);
 const burstMs = Number(values['burst-ms']);
+/** The stream's `batch=` (0: none): events gathered for up to this long, one write. */
+const batchMs = Number(values['batch-ms']);
 const perMinute = (jobs * Number(values['model-changes'])) / (Number(values['model-hours']) * 60);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -86,7 +89,7 @@ function follow(ceres: RunningCeres, agent: ReturnType<typeof tokenAgent>, token
   const ac = new AbortController();
   const states = new Map<string, string>();
   const s = { events: 0, lastId, close: () => ac.abort() };
-  const opened = request(`${ceres.url}/rest/1.1/jobs`, {
+  const opened = request(`${ceres.url}/rest/1.1/jobs${batchMs > 0 ? `?batch=${batchMs}` : ''}`, {
     dispatcher: agent,
     headers: {
       accept: 'text/event-stream',
@@ -236,6 +239,7 @@ try {
         streamQuietWithIdle: { serviceMsPerMin: ms(quietService * 60), clientMsPerMin: ms(quietClient * 60) },
         perChange: {
           burstMs,
+          batchMs,
           serviceUs: Number(perChangeService.toFixed(1)),
           clientUs: Number(perChangeClient.toFixed(1)),
           changes: driven.changed,

@@ -45,6 +45,8 @@ export const REST_EXTENSIONS: readonly string[] = [
   'urn:ceres:rest:job-monitoring:1',
   // PATCH of a session file with Content-Range or offset=.
   'urn:ceres:rest:session-patch:1',
+  // batch=<ms> on the event stream: events gathered for up to that long, one write.
+  'urn:ceres:rest:job-event-batch:1',
 ];
 
 /** Job description languages accepted at `jobs?action=new`, as GLUE2 JobDescription values. */

@@ -182,6 +182,7 @@ const FROZEN: Readonly<Record<string, number | typeof RETIRED>> = {
   CE_ERR_SESSION_PATCH_RANGE: 400,
   // Folded into CE_ERR_HTTP_CLIENT_ABORTED (it was logged only, status 499, never sent).
   CE_ERR_SESSION_CLIENT_GONE: RETIRED,
+  CE_ERR_JOB_BAD_BATCH: 400,
 };
 
 const live = Object.entries(FROZEN).filter(([, s]) => s !== RETIRED);

@@ -34,4 +34,5 @@ export const jobErrors = {
     status: 403,
     message: 'A monitor may list and follow this job, not act on it or read its files',
   },
+  CE_ERR_JOB_BAD_BATCH: { status: 400, message: 'Malformed batch period of a job event stream' },
 } as const satisfies ErrorTable;

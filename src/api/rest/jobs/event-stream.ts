@@ -12,6 +12,10 @@
  * with the reason when the service ends the stream (slow-reader, credential-expired,
  * service-stopping). Comment lines are heartbeats.
  *
+ * `batch=<ms>` (a Ceres extension for clients that follow many jobs and need no
+ * milliseconds): events are gathered for up to that long and written together; each keeps
+ * its own lines, so any SSE client and Last-Event-ID work as without it.
+ *
  * Authorization is that of the list: the feed hands a stream only its owner's events, so an
  * `id=` filter naming others' jobs simply never matches. Streams are counted per identity
  * against their own limit, not as requests in progress (http/fairness.ts `leaveInFlight`).
@@ -71,6 +75,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
         `unknown job state '${bad.slice(0, 32)}' (known: ${o.restStates.join(', ')})`,
       );
     const ids = listParam(req.query.get('id'), o.maxIds);
+    const batchMs = batchPeriod(req.query.get('batch'));
     // A Ceres extension: a monitor follows its VO's jobs (src/authz/monitors.ts).
     const m = req.query.get('monitor');
     const monitor = m === undefined ? undefined : monitoredVo(caller, m);
@@ -96,16 +101,29 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     let closed = false;
     // What one turn hands over goes out as one chunk: the feed hands a stream every event
     // of a read in one go, and each chunk is a write through HTTP, TLS and a system call.
+    // With `batch=<ms>` the text is gathered for up to that long from the first event held
+    // (or until it reaches half the backlog bound, so gathering alone never ends a stream
+    // as slow: it goes out early, nothing is dropped); a heartbeat or the end takes it along.
     let pending = '';
+    let gathering: NodeJS.Timeout | undefined;
     const flush = (): void => {
+      clearTimeout(gathering);
+      gathering = undefined;
       const text = pending;
       pending = '';
       if (!closed && text !== '') body.push(text);
     };
     const write = (text: string): void => {
       if (closed) return;
-      if (pending === '') queueMicrotask(flush);
+      const first = pending === '';
       pending += text;
+      if (batchMs === 0) {
+        if (first) queueMicrotask(flush);
+      } else if (pending.length >= o.maxBuffered / 2) flush();
+      else if (first) {
+        gathering = setTimeout(flush, batchMs);
+        gathering.unref();
+      }
     };
     const end = (reason: EndReason): void => {
       if (closed) return;
@@ -128,7 +146,10 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     // they would add up, so the backlog bound holds for them as for events.
     const heartbeat = setInterval(() => {
       if (follower.buffered() > o.maxBuffered) end('slow-reader');
-      else write(': heartbeat\n\n');
+      else {
+        write(': heartbeat\n\n');
+        if (batchMs !== 0) flush();
+      }
     }, heartbeatSeconds * 1000);
     heartbeat.unref();
     let expiry: NodeJS.Timeout | undefined;
@@ -149,6 +170,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       unfollow();
       clearInterval(heartbeat);
       clearTimeout(expiry);
+      clearTimeout(gathering);
       ends.delete(end);
       const n = (perOwner.get(caller.owner) ?? 1) - 1;
       if (n <= 0) perOwner.delete(caller.owner);
@@ -168,6 +190,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     // The first bytes send the headers: the client knows at once that it is following.
     const whose = monitor === undefined ? oneLine(caller.dn) : `VO ${monitor}`;
     write(`retry: 5000\n: following the jobs of ${whose}\n\n`);
+    if (batchMs !== 0) flush();
     const reply = req.reply.send(body);
     if (resume !== undefined && o.feed.check(resume) === 'future') {
       // Never given out here (a restored database, another service's id): the client lists again.
@@ -200,6 +223,25 @@ export function sequenceNumber(raw: string, code: 'CE_ERR_JOB_BAD_RESUME_POINT' 
   const t = raw.trim();
   const n = /^\d{1,16}$/.test(t) ? Number(t) : NaN;
   if (!Number.isSafeInteger(n)) throw ceError(code, `'${t.slice(0, 32)}' is not an event id (a non-negative integer)`);
+  return n;
+}
+
+/** Longest `batch=` period: a minute, the period of the polling a stream replaces. */
+export const MAX_BATCH_MS = 60_000;
+
+/**
+ * `batch=<ms>` (a Ceres extension): how long the stream may gather events before it writes
+ * them out together, 0 to MAX_BATCH_MS; absent: 0, every read's events go out at once.
+ */
+function batchPeriod(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const t = raw.trim();
+  const n = /^\d{1,6}$/.test(t) ? Number(t) : NaN;
+  if (!(n <= MAX_BATCH_MS))
+    throw ceError(
+      'CE_ERR_JOB_BAD_BATCH',
+      `batch='${t.slice(0, 32)}' is not a period in milliseconds from 0 to ${MAX_BATCH_MS}`,
+    );
   return n;
 }
 
