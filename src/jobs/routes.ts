@@ -68,7 +68,12 @@ const oneOf = (what: string, wanted: readonly string[] | undefined, have: readon
     ? undefined
     : `${what} ${have.length > 0 ? have.join(', ') : '(none)'} not among ${wanted.join(', ')}`;
 
-/** FQAN rules are parsed once per distinct text (the schema checked they start with '/'). */
+/**
+ * FQAN rules and the callers' FQANs are parsed once per distinct text (the schema checked
+ * rules start with '/'): a bulk submission matches every description against the routes,
+ * and parsing the same caller's FQANs again per job and route was most of a routed job's
+ * matching cost. The cache is bounded, so distinct texts from hostile callers cannot grow it.
+ */
 const parsedRules = new Map<string, Fqan | string>();
 function rule(text: string): Fqan | string {
   let r = parsedRules.get(text);
@@ -81,7 +86,7 @@ function rule(text: string): Fqan | string {
 
 function fqanMiss(wanted: readonly string[] | undefined, have: readonly string[]): string | undefined {
   if (wanted === undefined) return undefined;
-  const held = have.map(parseFqanPattern).filter((f): f is Fqan => typeof f !== 'string');
+  const held = have.map(rule).filter((f): f is Fqan => typeof f !== 'string');
   const ok = wanted.some((w) => {
     const r = rule(w);
     return typeof r !== 'string' && held.some((f) => fqanMatches(r, f));

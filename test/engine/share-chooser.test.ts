@@ -165,3 +165,26 @@ test('fairShare.by changed back and forth while jobs wait: none is lost or taken
   assert.equal(slots.takeNext('SUBMIT'), undefined);
   assert.equal(chooser.waiting, 0);
 });
+
+test('one slot, equal shares: the VOs take turns at the freed slot, the one sorting last by name too', () => {
+  // Each time the slot frees, both VOs have no job in the batch system (an even claim): the
+  // name used to break the tie, so atlas took every slot and cms never ran.
+  const classes = { ...voJobs('atlas', 100), ...voJobs('cms', 3) };
+  const s: ShareSettings = { by: 'vo', shareOf: () => 1, maxRunning: () => 0, maxRunningPerVo: () => 0 };
+  const chooser = new ShareChooser(s, (id) => classes[id] ?? { route: '', vo: '' });
+  const slots = new Slots({ ...LIMITS, maxRunning: 1 }, chooser);
+  for (let i = 0; i < 100; i++) slots.wait('SUBMIT', `atlas${i}`, 'u');
+  const order: string[] = [];
+  let running = slots.takeNext('SUBMIT')!;
+  slots.set(running, 'u', 'SUBMIT');
+  order.push(running);
+  for (let i = 0; i < 3; i++) slots.wait('SUBMIT', `cms${i}`, 'u');
+  for (let n = 0; n < 7; n++) {
+    slots.set(running, 'u', undefined); // the job ended: the slot is free, no VO holds one
+    running = slots.takeNext('SUBMIT')!;
+    slots.set(running, 'u', 'SUBMIT');
+    order.push(running);
+  }
+  assert.deepEqual(order, ['atlas0', 'cms0', 'atlas1', 'cms1', 'atlas2', 'cms2', 'atlas3', 'atlas4']);
+  assert.equal(chooser.runningOf(''), 1);
+});

@@ -10,7 +10,9 @@
  * Each job has a class: its route (the name stored at submission) and its VO (the VO of
  * its first FQAN). Jobs wait in lanes, one FIFO per class and owner. A free slot goes to
  * the share key (the VO or the route, `fairShare.by`) whose jobs in the batch system are
- * fewest for its share (`running / share`, the larger share first on a tie), and within
+ * fewest for its share (`running / share`; on a tie the larger share, then the key served
+ * longest ago: by name, a VO that sorts first took every slot freed while the keys were even,
+ * so with one slot the other VO never ran), and within
  * it to the lanes in turn; a lane whose route is at `maxRunning`, whose VO within the
  * route is at `maxRunningPerVo`, or whose owner is at the per-user running limit is passed
  * over, never dropped. With a bounded number of slots and every key waiting, the jobs
@@ -102,6 +104,9 @@ export class ShareChooser {
   readonly #running = new Map<string, number>();
   /** The jobs counted in #running. */
   readonly #inBatch = new Set<string>();
+  /** Per share key with waiting jobs: when it was last given a slot (a take's sequence number; absent: never). */
+  readonly #servedAt = new Map<string, number>();
+  #takes = 0;
 
   constructor(settings: ShareSettings, classOf: (id: string) => JobClass) {
     this.#settings = settings;
@@ -215,13 +220,17 @@ export class ShareChooser {
     if (turn === undefined) return;
     const i = turn.indexOf(lane);
     if (i >= 0) turn.splice(i, 1);
-    if (turn.length === 0) this.#turns.delete(lane.key);
+    if (turn.length === 0) {
+      this.#turns.delete(lane.key);
+      this.#servedAt.delete(lane.key);
+    }
   }
 
   /** `by` changed (a reload): the lanes are grouped under the new share keys, each keeping its place in turn. */
   #regroup(by: ShareSettings['by']): void {
     const lanes = [...this.#turns.values()].flat();
     this.#turns.clear();
+    this.#servedAt.clear();
     this.#turnsBy = by;
     for (const lane of lanes) {
       lane.key = this.#shareKey(lane.cls, by);
@@ -242,7 +251,13 @@ export class ShareChooser {
     };
     return [...this.#turns.keys()]
       .map((key) => ({ key, ...claim(key) }))
-      .sort((a, b) => a.ratio - b.ratio || b.share - a.share || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .sort(
+        (a, b) =>
+          a.ratio - b.ratio ||
+          b.share - a.share ||
+          (this.#servedAt.get(a.key) ?? -1) - (this.#servedAt.get(b.key) ?? -1) ||
+          (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      )
       .map((k) => k.key);
   }
 
@@ -260,6 +275,7 @@ export class ShareChooser {
         for (let id = lane.ids.shift(); id !== undefined; id = lane.ids.shift()) {
           if (this.#waiting.get(id) !== lane) continue; // left out of turn
           this.#waiting.delete(id);
+          this.#servedAt.set(key, ++this.#takes);
           if (--lane.live <= 0) this.#dropLane(lane);
           return id;
         }
