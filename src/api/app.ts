@@ -18,6 +18,7 @@
  * by content (clients send wrong or missing Content-Types; docs/compatibility.md).
  */
 import type { IncomingMessage } from 'node:http';
+import { Server as TlsServer } from 'node:tls';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -196,6 +197,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // A graceful close waits for the requests in progress, and for nothing else
   // (http/graceful-close.ts).
   const graceful = new GracefulClose();
+  if (app.server instanceof TlsServer) graceful.watchHandshakes(app.server);
   app.addHook('preClose', (done) => {
     graceful.begin();
     done();

@@ -12,13 +12,40 @@
  *  - a connection whose request was in progress when the close began: answered, it is
  *    idle, but the one sweep of idle connections is over.
  * Both are cut: the first when the close begins, the second once answered.
+ * A third kind has not begun a request at all: a connection still in its TLS handshake
+ * (a client that connected and never said hello, or is slow to). Node's sweep of idle
+ * connections does not see it, and the close would wait for the handshake timeout (30 s
+ * by default); it owes nothing and is cut when the close begins.
  */
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
+
+/** One live connection's key: its peer's address and port (the raw socket and the TLS socket over it share them). */
+const peerOf = (s: Socket): string | undefined =>
+  s.remotePort === undefined ? undefined : `${s.remoteAddress ?? ''}|${s.remotePort}`;
 
 export class GracefulClose {
   readonly #unfinished = new Set<Socket>();
+  readonly #handshaking = new Map<string, Socket>();
   #closing = false;
+
+  /** Follows `server`'s connections through their TLS handshake (see above). */
+  watchHandshakes(server: TlsServer): void {
+    server.on('connection', (raw: Socket) => {
+      const peer = peerOf(raw);
+      if (peer === undefined) return; // already gone
+      if (this.#closing) return void raw.destroy();
+      this.#handshaking.set(peer, raw);
+      raw.once('close', () => {
+        if (this.#handshaking.get(peer) === raw) this.#handshaking.delete(peer);
+      });
+    });
+    server.on('secureConnection', (tls: TLSSocket) => {
+      const peer = peerOf(tls);
+      if (peer !== undefined) this.#handshaking.delete(peer);
+    });
+  }
 
   /** Called once `req` has been answered (its response finished or was cut). */
   answered(req: IncomingMessage): void {
@@ -37,10 +64,12 @@ export class GracefulClose {
     socket.once('close', forget);
   }
 
-  /** The close begins: cut what waits for an answered body, and each connection once answered. */
+  /** The close begins: cut what waits for an answered body or a handshake, and each connection once answered. */
   begin(): void {
     this.#closing = true;
     for (const s of this.#unfinished) s.destroy();
     this.#unfinished.clear();
+    for (const s of this.#handshaking.values()) s.destroy();
+    this.#handshaking.clear();
   }
 }
