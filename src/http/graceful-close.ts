@@ -13,13 +13,15 @@
  *    idle, but the one sweep of idle connections is over.
  * Both are cut: the first when the close begins, the second once answered.
  * A third kind has not begun a request at all: a connection still in its TLS handshake
- * (a client that connected and never said hello, or is slow to). Node's sweep of idle
- * connections does not see it, and the close would wait for the handshake timeout (30 s
- * by default); it owes nothing and is cut when the close begins.
+ * (a client that connected and never said hello, or is slow to), or past it with no request
+ * yet (an HTTP client that connects ahead, as undici does after an aborted request). Node's
+ * sweep of idle connections does not see either, and the close would wait for the handshake
+ * or keep-alive timeout (30 s or more, past which a stop ends forced); it owes nothing and
+ * is cut when the close begins.
  */
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import type { Server as TlsServer, TLSSocket } from 'node:tls';
+import type { Server as TlsServer } from 'node:tls';
 
 /** One live connection's key: its peer's address and port (the raw socket and the TLS socket over it share them). */
 const peerOf = (s: Socket): string | undefined =>
@@ -27,23 +29,24 @@ const peerOf = (s: Socket): string | undefined =>
 
 export class GracefulClose {
   readonly #unfinished = new Set<Socket>();
-  readonly #handshaking = new Map<string, Socket>();
+  readonly #unused = new Map<string, Socket>();
   #closing = false;
 
-  /** Follows `server`'s connections through their TLS handshake (see above). */
+  /** Follows `server`'s connections until their first request (see above). */
   watchHandshakes(server: TlsServer): void {
     server.on('connection', (raw: Socket) => {
       const peer = peerOf(raw);
       if (peer === undefined) return; // already gone
       if (this.#closing) return void raw.destroy();
-      this.#handshaking.set(peer, raw);
+      this.#unused.set(peer, raw);
       raw.once('close', () => {
-        if (this.#handshaking.get(peer) === raw) this.#handshaking.delete(peer);
+        if (this.#unused.get(peer) === raw) this.#unused.delete(peer);
       });
     });
-    server.on('secureConnection', (tls: TLSSocket) => {
-      const peer = peerOf(tls);
-      if (peer !== undefined) this.#handshaking.delete(peer);
+    // The HTTPS server's: the request's socket is the TLS socket over the raw one.
+    server.on('request', (req: IncomingMessage) => {
+      const peer = peerOf(req.socket);
+      if (peer !== undefined) this.#unused.delete(peer);
     });
   }
 
@@ -64,12 +67,12 @@ export class GracefulClose {
     socket.once('close', forget);
   }
 
-  /** The close begins: cut what waits for an answered body or a handshake, and each connection once answered. */
+  /** The close begins: cut what waits for an answered body or has no request yet, and each connection once answered. */
   begin(): void {
     this.#closing = true;
     for (const s of this.#unfinished) s.destroy();
     this.#unfinished.clear();
-    for (const s of this.#handshaking.values()) s.destroy();
-    this.#handshaking.clear();
+    for (const s of this.#unused.values()) s.destroy();
+    this.#unused.clear();
   }
 }
