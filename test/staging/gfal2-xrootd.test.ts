@@ -158,6 +158,67 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     await assert.rejects(readFile(join(sessionDir, 'e.bin')));
   });
 
+  it("fails a large file whose server adler32 is not the copy's (asked beside the copy), leaving no file", async (t) => {
+    // 12 MiB: xrootd reports the copy after its first 8 MiB, and the helper hands the
+    // server's checksum to another thread then (a small file asks after its copy, above).
+    const dir = await tempDir(t);
+    await chmod(dir, 0o755);
+    const lie = join(dir, 'adler32.sh');
+    await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
+    const liar = await XrootdServer.start({ checksumProgram: lie });
+    t.after(() => liar.stop());
+    await liar.put('large.bin', randomBytes(12 << 20));
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'e2e-large', owner: '/CN=a', sessionDir, files: [input('l.bin', liar.url('large.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH');
+    assert.match(r.failureReason ?? '', /large\.bin.*checksum mismatch/);
+    await assert.rejects(readFile(join(sessionDir, 'l.bin')));
+  });
+
+  it('stages a large file whose adler32 was asked beside the copy', async (t) => {
+    const large = randomBytes(12 << 20);
+    await xrd.put('large.bin', large);
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      { id: 'large', owner: '/CN=a', sessionDir, files: [input('l.bin', xrd.url('large.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, true, r.failureReason);
+    assert.deepEqual(await readFile(join(sessionDir, 'l.bin')), large);
+  });
+
+  it('many small files of one job: each is checked, and the one missing among them fails the job naming its URL', async (t) => {
+    const files = Array.from({ length: 30 }, (_, i) => randomBytes(1000 + i));
+    for (const [i, b] of files.entries()) await xrd.put(`many-${i}.bin`, b);
+    const sessionDir = await session(t);
+    const ok = await stager().stageIn(
+      {
+        id: 'many',
+        owner: '/CN=a',
+        sessionDir,
+        files: files.map((b, i) => input(`m/${i}.bin`, xrd.url(`many-${i}.bin`), { checksum: `adler32:${adler32(b)}` })),
+      },
+      never,
+    );
+    assert.equal(ok.ok, true, ok.failureReason);
+    for (const [i, b] of files.entries()) assert.deepEqual(await readFile(join(sessionDir, `m/${i}.bin`)), b);
+
+    const again = await session(t);
+    const sources = files.map((_, i) => xrd.url(i === 17 ? 'many-gone.bin' : `many-${i}.bin`));
+    const r = await stager().stageIn(
+      { id: 'many-gone', owner: '/CN=a', sessionDir: again, files: sources.map((u, i) => input(`m/${i}.bin`, u)) },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /\/\/data\/many-gone\.bin.*no such file/);
+    assert.doesNotMatch(r.failureReason ?? '', /many-\d+\.bin/, 'only the missing file is named');
+    assert.equal(r.files[17]?.ok, false);
+  });
+
   it('fails an unreadable file as permission denied, and keeps an existing output with overwrite=no', async (t) => {
     await xrd.put('secret.bin', Buffer.from('secret'));
     await chmod(xrd.path('secret.bin'), 0o000);

@@ -7,7 +7,7 @@
  * touches a path the job could have turned into a link to another account's file.
  */
 import { randomBytes } from 'node:crypto';
-import { constants as C, createWriteStream } from 'node:fs';
+import { constants as C, createWriteStream, type Stats } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -147,13 +147,14 @@ export async function gfal2Download(
     await rm(work, { force: true });
     throw e;
   }
-  const fh = await openPlaced(dest);
+  const { fh, st } = await openPlaced(dest);
   try {
-    const st = await fh.stat();
     const uid = process.getuid?.() ?? 0;
     const gid = process.getgid?.() ?? 0;
+    // Owner and mode set through the descriptor, and only where they differ: a small
+    // file's calls are most of its cost on the service's side.
     if (process.geteuid?.() === 0 && (st.uid !== uid || st.gid !== gid)) await fh.chown(uid, gid);
-    await fh.chmod(opts.mode);
+    if ((st.mode & 0o7777) !== opts.mode) await fh.chmod(opts.mode);
     const checksums = await digests(fh, opts.algorithms);
     opts.onProgress(st.size);
     return { size: st.size, checksums };
@@ -162,8 +163,11 @@ export async function gfal2Download(
   }
 }
 
-/** `path` opened without following a link or blocking on a pipe: a regular file of one link, else refused. */
-async function openPlaced(path: string): Promise<FileHandle> {
+/**
+ * `path` opened without following a link or blocking on a pipe, with its status: a
+ * regular file of one link, else refused.
+ */
+async function openPlaced(path: string): Promise<{ fh: FileHandle; st: Stats }> {
   let fh: FileHandle;
   try {
     fh = await open(path, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
@@ -176,7 +180,7 @@ async function openPlaced(path: string): Promise<FileHandle> {
     await fh.close();
     throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', 'the downloaded file was replaced by something else');
   }
-  return fh;
+  return { fh, st };
 }
 
 /**
@@ -250,7 +254,7 @@ async function moveFile(from: string, to: string): Promise<void> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
   }
-  const src = await openPlaced(from);
+  const { fh: src } = await openPlaced(from);
   // The streams close their descriptors.
   await pipeline(src.createReadStream(), createWriteStream(to, { flags: 'wx', mode: 0o600 }));
   await rm(from, { force: true });
