@@ -129,6 +129,11 @@ export class Stager {
     return this.#s.gfal2Spares.idlePids;
   }
 
+  /** Settled once the idle spare gfal2 helpers have loaded gfal2 (a benchmark waits for it between its timings). */
+  spareHelpersLoaded(): Promise<void> {
+    return this.#s.gfal2Spares.loaded();
+  }
+
   /** Ends the idle spare gfal2 helpers; a job's own helpers end with its staging. */
   close(): Promise<void> {
     return this.#s.gfal2Spares.close();

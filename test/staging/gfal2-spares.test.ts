@@ -161,12 +161,14 @@ describe(
       assert.equal(ps.uid, acct.uid);
       assert.equal(ps.mode & 0o777, 0o600, 'the proxy is for its account only');
       assert.notEqual(catAs(other, join(work, proxy)), '', 'another account cannot read the proxy');
-      // A new spare for the next job, not this one.
-      await until(() => spares.idlePids.length === 1, 'a new spare started');
-      assert.notEqual(spares.idlePids[0], spare);
+      // The next job's spare starts when this job's transfers end, not beside them.
+      assert.deepEqual(spares.idlePids, [], 'no spare started beside the bound helper');
       await helper.close();
       await until(() => gone(spare), 'the bound helper ended with its job');
       await assert.rejects(stat(work), /ENOENT/, 'its folder, with the proxy, is gone');
+      await until(() => spares.idlePids.length === 1, 'a new spare started once the job ended');
+      assert.notEqual(spares.idlePids[0], spare);
+      await spares.loaded();
     });
 
     it('each job binds a helper of its own, under its own account, ended with it; spares end with the stager', async (t) => {

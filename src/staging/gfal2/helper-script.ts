@@ -5,7 +5,8 @@
  * hundred small inputs would pay a hundred times (docs/data-staging.md has the measurement).
  *
  * Two phases. Started ahead as a spare (spares.ts), by the service's account, it loads
- * Python, gfal2 and its plugins and waits for one line: the bind, which ties it to
+ * Python, gfal2 and its plugins, says so (`{"loaded": true}`: the benchmark waits for it)
+ * and waits for one line: the bind, which ties it to
  * exactly one job's account and credential. Until then it holds nothing of any job (its
  * environment is the service's settings only). On the bind it drops to the job's
  * account (setgroups to none, setgid, setuid; checked with getres*id), makes itself
@@ -60,6 +61,8 @@ def reply(o):
     with out_lock:
         out.write(line)
         out.flush()
+
+reply({"loaded": True})
 
 def bind(b):
     uid = b.get("uid")

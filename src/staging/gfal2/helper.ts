@@ -53,6 +53,8 @@ export class Gfal2Helper {
   /** Which start #proc is: a process that ends clears #proc only if it is still the current one. */
   #generation = 0;
   #next = 0;
+  /** The process was a spare: its replacement starts at close (spares.ts, take). */
+  #tookSpare = false;
   readonly #pending = new Map<number, Pending>();
 
   constructor(private readonly o: HelperOptions) {}
@@ -98,7 +100,8 @@ export class Gfal2Helper {
     } else if (c?.kind === 'jwt') bind['token'] = c.token;
     // The site's keys never go to a process of the job's account, which the job could read.
     if (this.o.s3 !== undefined && this.o.owner === undefined) bind['s3'] = this.o.s3;
-    const { proc, lines } = this.o.spares.take();
+    const { proc, lines, spare } = this.o.spares.take();
+    this.#tookSpare ||= spare;
     // Settled by the bind's answer, or by the process ending first (a spare that died
     // idle: transient, the retry binds another).
     let bound: ((ok: boolean, message: string | undefined) => void) | undefined;
@@ -143,7 +146,7 @@ export class Gfal2Helper {
       proc.kill('SIGKILL');
       throw e;
     } finally {
-      this.o.spares.refill();
+      if (!spare) this.o.spares.refill(); // a spare taken is replaced when this job's transfers end (close)
     }
     return proc;
   }
@@ -221,6 +224,8 @@ export class Gfal2Helper {
     const proc = await this.#proc?.catch(() => undefined);
     this.#proc = undefined;
     this.#generation++;
+    if (this.#tookSpare) this.o.spares.refill();
+    this.#tookSpare = false;
     if (proc !== undefined && proc.exitCode === null && proc.signalCode === null) {
       const exited = new Promise<void>((r) => proc.once('exit', () => r()));
       proc.stdin?.end();

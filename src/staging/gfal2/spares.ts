@@ -32,6 +32,8 @@ export interface HelperSettings {
 export interface HelperProcess {
   readonly proc: ChildProcess;
   readonly lines: Interface;
+  /** Settled once the helper has loaded gfal2 (its first line) or ended. */
+  readonly loaded: Promise<void>;
 }
 
 export function spawnHelper(s: HelperSettings): HelperProcess {
@@ -49,7 +51,12 @@ export function spawnHelper(s: HelperSettings): HelperProcess {
   const proc = spawn(GFAL2_PYTHON, ['-c', HELPER_SCRIPT], { env, cwd: '/', stdio: ['pipe', 'pipe', 'ignore'] });
   proc.stdin?.on('error', () => undefined);
   proc.on('error', () => undefined);
-  return { proc, lines: createInterface({ input: proc.stdout as NodeJS.ReadableStream }) };
+  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+  const loaded = new Promise<void>((resolve) => {
+    lines.once('line', () => resolve());
+    proc.once('exit', () => resolve());
+  });
+  return { proc, lines, loaded };
 }
 
 function alive(h: HelperProcess): boolean {
@@ -67,23 +74,36 @@ export class Gfal2Spares {
   ) {}
 
   /**
-   * A helper for one job, to be bound by the caller: a spare if one is alive, else one
-   * started now. The caller calls refill() once it is bound, so a spare's start does not
-   * compete with the start of a helper a job waits for.
+   * A helper for one job, to be bound by the caller: a spare if one is alive (`spare`
+   * true), else one started now. The caller calls refill(): after the bind when there
+   * was no spare (jobs stage at once: the next may come before this one ends), else
+   * when its job's transfers end, so that the next spare's start (Python, gfal2 and its
+   * plugins: about as much CPU as a hundred small copies) does not compete with them.
    */
-  take(): HelperProcess {
+  take(): HelperProcess & { spare: boolean } {
     let h: HelperProcess | undefined;
     while ((h = this.#idle.shift()) !== undefined && !alive(h));
-    if (h === undefined) return spawnHelper(this.settings);
+    if (h === undefined) return { ...spawnHelper(this.settings), spare: false };
     // A bound helper keeps the service running while its job's transfers do.
     h.proc.ref();
     for (const s of [h.proc.stdin, h.proc.stdout]) (s as { ref?: () => void } | null)?.ref?.();
-    return h;
+    return { ...h, spare: true };
   }
 
   /** Idle spares' process ids (metrics, tests). */
   get idlePids(): number[] {
     return this.#idle.filter(alive).map((h) => h.proc.pid as number);
+  }
+
+  /** Settled once every idle spare has loaded gfal2 (the benchmark waits, so a start does not land in its baseline). */
+  async loaded(): Promise<void> {
+    // Idle spares do not keep the process running (refill): this wait does.
+    const keep = setInterval(() => undefined, 1000);
+    try {
+      await Promise.all(this.#idle.map((h) => h.loaded));
+    } finally {
+      clearInterval(keep);
+    }
   }
 
   /** Starts spares up to the count, in the background. */
