@@ -251,7 +251,11 @@ export class StageIn {
           lease.release();
         }
       } else {
-        const tmp = `${dest}.ceres-part-${randomBytes(4).toString('hex')}`;
+        // A gfal2 download is complete (its end-to-end checksum compared) before it is moved
+        // out of the helper's folder, in one rename: it goes to its final name at once, unless
+        // the description's checksum is still to be verified here.
+        const direct = tu.scheme === 'gfal2' && expected === undefined;
+        const tmp = direct ? dest : `${dest}.ceres-part-${randomBytes(4).toString('hex')}`;
         try {
           const got =
             tu.scheme === 'file'
@@ -268,10 +272,11 @@ export class StageIn {
                 'CE_ERR_STAGING_LOCAL_IO',
                 'the file being written was replaced in the session directory',
               );
-          await rename(tmp, dest);
+          if (!direct) await rename(tmp, dest);
           bytes = got.size;
         } catch (e) {
-          await rm(tmp, { force: true });
+          // A direct download failed before its move (left nothing) or was removed after it (gfal2Download, #fetch).
+          if (!direct) await rm(tmp, { force: true });
           throw e;
         }
       }
@@ -333,11 +338,13 @@ export class StageIn {
         );
       });
       const done = got as { size: number; checksums: Map<ChecksumAlgorithm, string> };
-      if (file.size !== undefined && done.size !== file.size)
+      if (file.size !== undefined && done.size !== file.size) {
+        await rm(path, { force: true });
         throw stagingError(
           'CE_ERR_STAGING_SIZE_MISMATCH',
           `size mismatch: ${done.size} bytes received, ${file.size} expected`,
         );
+      }
       return { size: done.size, checksums: done.checksums };
     }
     const state = new DownloadState(expected === undefined ? [] : [expected.algorithm]);

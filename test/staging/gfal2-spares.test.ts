@@ -280,12 +280,15 @@ describe(
       await writeFile(target, 'the service only\n', { mode: 0o600 });
       const work = await tempDir(t);
       // Stands for the helper and, in the window after its copy, a process of the job's
-      // account swapping the file it wrote for a link (its folder is the account's).
+      // account swapping the file it wrote for a link (its folder is the account's). The
+      // helper's own look (a regular file of the mode asked) is not taken from a helper
+      // of a job's account: the service looks again, through a descriptor.
       const swapping = {
+        asService: false,
         workDir: () => Promise.resolve(work),
         request: async (req: Record<string, unknown>) => {
           await symlink(target, String(req['dst']).slice('file://'.length));
-          return { ok: true };
+          return { ok: true, size: 17, mode: 0o644, regular: true };
         },
       } as unknown as Gfal2Helper;
       const dest = join(dir, 'in.bin.ceres-part-0000');
@@ -303,6 +306,7 @@ describe(
       const ts = await stat(target);
       assert.equal(ts.mode & 0o777, 0o600, 'the target was not made readable');
       assert.equal(await readFile(target, 'utf8'), 'the service only\n');
+      await assert.rejects(lstat(dest), /ENOENT/, 'the link moved to the destination was removed');
     });
   },
 );

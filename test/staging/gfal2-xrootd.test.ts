@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
 import { anonymousCredentials } from '../../src/staging/credentials.js';
@@ -174,7 +174,7 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
       never,
     );
     assert.equal(r.ok, false);
-    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH');
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH', r.failureReason);
     assert.match(r.failureReason ?? '', /large\.bin.*checksum mismatch/);
     await assert.rejects(readFile(join(sessionDir, 'l.bin')));
   });
@@ -217,6 +217,31 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     assert.match(r.failureReason ?? '', /\/\/data\/many-gone\.bin.*no such file/);
     assert.doesNotMatch(r.failureReason ?? '', /many-\d+\.bin/, 'only the missing file is named');
     assert.equal(r.files[17]?.ok, false);
+  });
+
+  it("fails an input whose size is not the description's, leaving no file, and keeps the mode asked for", async (t) => {
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      {
+        id: 'size',
+        owner: '/CN=a',
+        sessionDir,
+        files: [input('wrong.bin', xrd.url('small.bin'), { size: small.length + 1 })],
+      },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_SIZE_MISMATCH');
+    assert.match(r.failureReason ?? '', /small\.bin.*size mismatch/);
+    assert.deepEqual(await readdir(sessionDir), [], 'nothing left in the session');
+
+    const again = await session(t);
+    const ok = await stager().stageIn(
+      { id: 'mode', owner: '/CN=a', sessionDir: again, files: [input('run.sh', xrd.url('small.bin'), { executable: true })] },
+      never,
+    );
+    assert.equal(ok.ok, true, ok.failureReason);
+    assert.equal((await stat(join(again, 'run.sh'))).mode & 0o7777, 0o755);
   });
 
   it('fails an unreadable file as permission denied, and keeps an existing output with overwrite=no', async (t) => {

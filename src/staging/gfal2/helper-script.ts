@@ -24,7 +24,8 @@
  * `{"id", "ok": true, ...}` or `{"id", "ok": false, "errno", "message"}`. Requests:
  * `stat` (url), `copy` (src, dst, overwrite, parent: create the destination's parent
  * folders, timeout, checksum: adler32 compared end to end, xrootd computing the
- * remote side on the server), `checksum` (url, algorithm).
+ * remote side on the server; mode: a download's mode, set by the helper on its file,
+ * whose size, mode and kind come back with the answer), `checksum` (url, algorithm).
  *
  * A download with the end-to-end adler32 (the destination a local file) asks the server
  * for the source's checksum and compares it with the local file's adler32 (zlib) after
@@ -45,7 +46,7 @@
  * line, its answer.
  */
 export const HELPER_SCRIPT = String.raw`
-import ctypes, json, os, queue, sys, threading, time, zlib
+import ctypes, json, os, queue, stat, sys, threading, time, zlib
 import gfal2
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -161,6 +162,21 @@ def pulled(req, p, monitor):
     if int(remote, 16) != local:
         raise gfal2.GError("checksum mismatch: source %s, destination %08x" % (remote, local), 84)
 
+def placed(req, answer):
+    # A download into this helper's folder: given the mode asked for and looked at through
+    # one descriptor that did not follow a link, as this account (its own file): size,
+    # mode and whether it is a regular file of one link go with the answer.
+    if "mode" not in req or not req["dst"].startswith("file://"):
+        return answer
+    fd = os.open(req["dst"][len("file://"):], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        os.fchmod(fd, int(req["mode"]))
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    answer.update(size=st.st_size, mode=st.st_mode & 0o7777, regular=stat.S_ISREG(st.st_mode) and st.st_nlink == 1)
+    return answer
+
 def handle(req):
     rid = req["id"]
     op = req["op"]
@@ -185,11 +201,11 @@ def handle(req):
         p.monitor_callback = monitor
         if req.get("checksum") == "ADLER32" and req["dst"].startswith("file://"):
             pulled(req, p, monitor)
-            return {"id": rid, "ok": True}
+            return placed(req, {"id": rid, "ok": True})
         if req.get("checksum"):
             p.set_checksum(gfal2.checksum_mode.both, req["checksum"], "")
         ctx.filecopy(p, req["src"], req["dst"])
-        return {"id": rid, "ok": True}
+        return placed(req, {"id": rid, "ok": True})
     return {"id": rid, "ok": False, "errno": 22, "message": "unknown operation"}
 
 def serve(req):

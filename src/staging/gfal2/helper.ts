@@ -59,6 +59,11 @@ export class Gfal2Helper {
 
   constructor(private readonly o: HelperOptions) {}
 
+  /** The helper runs as the service's own account (no job account): its folder is the service's alone. */
+  get asService(): boolean {
+    return this.o.owner === undefined;
+  }
+
   /** A folder of the helper's account, 0700, for downloads to land in before the service moves them. */
   workDir(): Promise<string> {
     this.#work ??= (async () => {
