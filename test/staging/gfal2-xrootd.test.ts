@@ -200,7 +200,9 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
         id: 'many',
         owner: '/CN=a',
         sessionDir,
-        files: files.map((b, i) => input(`m/${i}.bin`, xrd.url(`many-${i}.bin`), { checksum: `adler32:${adler32(b)}` })),
+        files: files.map((b, i) =>
+          input(`m/${i}.bin`, xrd.url(`many-${i}.bin`), { checksum: `adler32:${adler32(b)}` }),
+        ),
       },
       never,
     );
@@ -237,7 +239,12 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
 
     const again = await session(t);
     const ok = await stager().stageIn(
-      { id: 'mode', owner: '/CN=a', sessionDir: again, files: [input('run.sh', xrd.url('small.bin'), { executable: true })] },
+      {
+        id: 'mode',
+        owner: '/CN=a',
+        sessionDir: again,
+        files: [input('run.sh', xrd.url('small.bin'), { executable: true })],
+      },
       never,
     );
     assert.equal(ok.ok, true, ok.failureReason);
