@@ -166,14 +166,18 @@ def placed(req, answer):
     # A download into this helper's folder: given the mode asked for and looked at through
     # one descriptor that did not follow a link, as this account (its own file): size,
     # mode and whether it is a regular file of one link go with the answer.
+    # No look (a link there, say): the service looks itself and names what it finds.
     if "mode" not in req or not req["dst"].startswith("file://"):
         return answer
-    fd = os.open(req["dst"][len("file://"):], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
-        os.fchmod(fd, int(req["mode"]))
-        st = os.fstat(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(req["dst"][len("file://"):], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            os.fchmod(fd, int(req["mode"]))
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        return answer
     answer.update(size=st.st_size, mode=st.st_mode & 0o7777, regular=stat.S_ISREG(st.st_mode) and st.st_nlink == 1)
     return answer
 
