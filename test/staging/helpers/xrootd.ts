@@ -107,11 +107,18 @@ export class XrootdServer {
       });
       const pid = proc.pid as number;
       proc.unref();
-      if (await listening(port, 20_000, () => proc.exitCode !== null))
+      // Generous: on a loaded machine xrootd has taken over 20 s to listen.
+      if (await listening(port, 60_000, () => proc.exitCode !== null))
         return new XrootdServer(dir, port, pid, opts.gsi === undefined ? '127.0.0.1' : 'localhost');
-      if (proc.exitCode === null) process.kill(pid, 'SIGKILL');
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // it ended between the last look and now (ESRCH): nothing to stop
+      }
       if (tries >= 4)
-        throw new Error(`xrootd did not start: ${await readFile(join(dir, 'log'), 'utf8').catch(() => '')}`);
+        throw new Error(
+          `xrootd did not start: ${await readFile(join(dir, 'log', 'xrootd.log'), 'utf8').catch(() => '')}`,
+        );
     }
   }
 
