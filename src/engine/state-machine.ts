@@ -52,6 +52,11 @@ export type EngineEvent =
   /** `running`: the batch system runs the job already (BatchBackend.runsOnSubmit). */
   | { readonly type: 'submitted'; readonly localId: string; readonly running?: boolean }
   | { readonly type: 'submit-failed'; readonly reason: string }
+  /**
+   * The job was killed while its submission waited, and the backend withdrew it before
+   * its submission command started (CE_ERR_LRMS_SUBMIT_WITHDRAWN): nothing is in the batch system.
+   */
+  | { readonly type: 'submit-withdrawn' }
   /** Backend update. `localId` is required while the job is still SUBMIT (the update implies the submission succeeded). */
   | { readonly type: 'lrms-state'; readonly lrmsState: LrmsSubState; readonly localId?: string }
   /** The batch job ended by itself; success iff `exitCode` equals `expectedExitCode` (default 0). */
@@ -94,6 +99,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'no-executable',
   'submitted',
   'submit-failed',
+  'submit-withdrawn',
   'lrms-state',
   'lrms-done',
   'lrms-failed',
@@ -166,6 +172,7 @@ export const TRANSITIONS: Readonly<Record<Position, Moves>> = {
   SUBMIT: {
     submitted: ['INLRMS'],
     'submit-failed': ['FINISHING'],
+    'submit-withdrawn': ['CANCELING'],
     'lrms-state': ['INLRMS'],
     'lrms-done': BATCH_END,
     'lrms-failed': BATCH_END,
@@ -379,6 +386,12 @@ function apply(d: Draft, e: EngineEvent): Step {
       d.localId = e.localId;
       at(d, 'INLRMS').lrmsState = e.running === true ? 'RUNNING' : 'QUEUING';
       return { to: d, effects: [], reason: `Job submitted to the batch system as ${e.localId}` };
+
+    case 'submit-withdrawn':
+      // As a kill of a job with nothing running: through CANCELING (nothing to stop) to a KILLED end.
+      d.killRequested = false;
+      fail(d, KILL_REASON, 'client', 'killed');
+      return { to: at(d, 'CANCELING'), effects: [{ type: 'confirm-cancel' }], reason: KILL_REASON };
 
     case 'submit-failed':
       fail(d, e.reason, 'internal');

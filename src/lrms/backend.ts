@@ -229,8 +229,15 @@ export interface BatchBackend {
    * has accepted it. Rejects with a CeError (CE_ERR_LRMS_*) when it could not be
    * submitted; a job that was accepted but cannot start (e.g. missing executable)
    * resolves and then reports a final update with a failureReason.
+   *
+   * `signal`: the job was killed while its submission waits. A backend that honours it
+   * rejects with CE_ERR_LRMS_SUBMIT_WITHDRAWN when the signal fired before its submission
+   * command started (waiting for a command slot, its files not yet written), and only
+   * then: nothing of the attempt reached the batch system. A submission already under way
+   * (or one of an earlier life found in the batch system) resolves as usual, and the
+   * caller cancels it. A backend may ignore the signal (its submissions end at once).
    */
-  submit(spec: BatchJobSpec): Promise<string>;
+  submit(spec: BatchJobSpec, options?: { readonly signal?: AbortSignal }): Promise<string>;
 
   /**
    * A job is running once its `submit()` has resolved (the fork backend: its process has

@@ -73,6 +73,7 @@ const SAMPLES: Record<string, EngineEvent> = {
   'no-executable': { type: 'no-executable' },
   submitted: { type: 'submitted', localId: 'L1' },
   'submit-failed': { type: 'submit-failed', reason: 'Job submission to LRMS failed' },
+  'submit-withdrawn': { type: 'submit-withdrawn' },
   'lrms-state': { type: 'lrms-state', lrmsState: 'HELD', localId: 'L1' },
   'lrms-done/0': { type: 'lrms-done', exitCode: 0, localId: 'L1' },
   'lrms-done/1': { type: 'lrms-done', exitCode: 1, localId: 'L1' },
@@ -116,7 +117,13 @@ const EXPECTED: Record<Position, Record<string, Position>> = {
     'processing-failed': 'CANCELING',
   },
   'PENDING:PREPARING': { 'limit-release': 'SUBMIT', 'kill-requested': 'CANCELING', 'processing-failed': 'FINISHING' },
-  SUBMIT: { submitted: 'INLRMS', 'submit-failed': 'FINISHING', 'lrms-state': 'INLRMS', ...LRMS_END },
+  SUBMIT: {
+    submitted: 'INLRMS',
+    'submit-failed': 'FINISHING',
+    'submit-withdrawn': 'CANCELING',
+    'lrms-state': 'INLRMS',
+    ...LRMS_END,
+  },
   INLRMS: { 'lrms-state': 'INLRMS', ...LRMS_END, 'kill-requested': 'CANCELING', 'processing-failed': 'CANCELING' },
   'PENDING:INLRMS': { 'limit-release': 'FINISHING', 'kill-requested': 'CANCELING', 'processing-failed': 'FINISHING' },
   FINISHING: {
@@ -463,6 +470,22 @@ describe('failure paths record the failed step', () => {
 });
 
 describe('kill', () => {
+  it('a submission withdrawn by a kill ends KILLED with nothing to stop, restartable from SUBMIT', () => {
+    const c = must({ ...AT.SUBMIT, killRequested: true }, { type: 'submit-withdrawn' });
+    assert.equal(positionOf(c.to), 'CANCELING');
+    assert.deepEqual(c.effects, [{ type: 'confirm-cancel' }]);
+    assert.equal(c.to.killRequested, false);
+    assert.equal(c.to.outcome, 'killed');
+    assert.equal(c.to.failedState, 'SUBMIT');
+    assert.equal(c.to.failedCause, 'client');
+    const end = must(must(c.to, { type: 'cancel-done' }).to, { type: 'upload-done' }).to;
+    assert.equal(restState(end), 'KILLED');
+    assert.equal(restartRefusal(end), undefined);
+    // Withdrawn only while the job is being submitted.
+    for (const p of ['PENDING:PREPARING', 'INLRMS', 'CANCELING', 'FINISHED'] as const)
+      assert.match(refused(AT[p], { type: 'submit-withdrawn' }), /not expected/);
+  });
+
   it('a running job: INLRMS → CANCELING (KILLING, cancel the batch job) → FINISHING (cancel mode) → FINISHED KILLED', () => {
     const k = must({ ...AT.INLRMS, killRequested: true }, { type: 'kill-requested' });
     assert.equal(restState(k.to), 'KILLING');

@@ -183,6 +183,7 @@ const FROZEN: Readonly<Record<string, number | typeof RETIRED>> = {
   // Folded into CE_ERR_HTTP_CLIENT_ABORTED (it was logged only, status 499, never sent).
   CE_ERR_SESSION_CLIENT_GONE: RETIRED,
   CE_ERR_JOB_BAD_BATCH: 400,
+  CE_ERR_LRMS_SUBMIT_WITHDRAWN: 409,
 };
 
 const live = Object.entries(FROZEN).filter(([, s]) => s !== RETIRED);

@@ -300,6 +300,38 @@ describe('command runner', () => {
     assert.ok(Date.now() - t0 < 5000);
     assert.equal((await readFile(join(bin, 'hangs'), 'utf8')).trim().split('\n').length, 2);
   });
+  it('a command withdrawn (its signal fired) while it waits for a slot never runs; the others do', async () => {
+    const r = new SlurmRunner({
+      binDir: bin,
+      slurmConf: '',
+      timeoutMs: 5000,
+      attempts: 1,
+      backoffMs: 20,
+      maxConcurrent: 1,
+    });
+    const ac = new AbortController();
+    const reason = new Error('killed');
+    let started = 0;
+    const busy = r.run('ok', ['first']);
+    const queued = r.run('ok', ['second'], { signal: ac.signal, starting: async () => void started++ });
+    const third = r.run('ok', ['third']);
+    ac.abort(reason);
+    await assert.rejects(queued, (e: unknown) => e === reason);
+    assert.match((await busy).stdout, /args=first/);
+    assert.match((await third).stdout, /args=third/);
+    assert.equal(started, 0, 'the withdrawn command was not started');
+    // Fired before the call: refused at once, nothing run.
+    await assert.rejects(r.run('ok', ['x'], { signal: ac.signal }), (e: unknown) => e === reason);
+  });
+  it('a command already started runs to its end when its signal fires', async () => {
+    const ac = new AbortController();
+    let started = 0;
+    const run = runner().run('ok', ['started'], { signal: ac.signal, starting: async () => void started++ });
+    await new Promise((res) => setTimeout(res, 0));
+    ac.abort(new Error('too late'));
+    assert.match((await run).stdout, /args=started/);
+    assert.equal(started, 1);
+  });
   it('a missing tool is a permanent error', async () => {
     await assert.rejects(
       runner().run('no-such-tool', []),

@@ -86,8 +86,8 @@ describe('hand-over to Slurm in fair-share order', { ...(skip !== undefined ? { 
   };
   after(async () => {
     if (ids.length > 0 && atlas) {
-      // Not waited for to the end: with one command at a time and a slow sbatch, the last
-      // kills take minutes; the service and Slurm stop under them and their processes go below.
+      // Waited for a while only: a job whose sbatch runs ends once it answers; the service and
+      // Slurm stop under whatever is left, and their processes go below.
       await atlas.action('kill', ids);
       await atlas.waitFor(ids, ENDED, 10_000);
     }

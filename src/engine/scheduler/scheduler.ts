@@ -32,6 +32,7 @@ import {
 import { isFinal, machineStateOf, persistedFields, type MachineState } from '../states.js';
 import { ACTIVE_STATES, positionOf, type Position } from '../../vocabulary/job-states.js';
 import { batchUpdateEvent } from '../batch-events.js';
+import { CeError } from '../../errors/ce-error.js';
 import { Slots } from './slots.js';
 import { ShareChooser, jobClassOf } from './share-chooser.js';
 import { attemptDir, batchSpec } from './batch-spec.js';
@@ -67,6 +68,12 @@ export class Scheduler {
   /** In-flight transfers, abortable (kill, shutdown). */
   readonly #transfers = new Map<string, AbortController>();
   readonly #cancelTimers = new Map<string, NodeJS.Timeout>();
+  /**
+   * Submissions under way, by job: a kill that comes meanwhile fires the signal, and the
+   * backend withdraws a submission whose command has not started (the job ends KILLED and
+   * is never submitted); one already under way is cancelled once it is answered.
+   */
+  readonly #submissions = new Map<string, AbortController>();
   readonly #expiry: Expiry;
   /** Jobs in PREPARING waiting for client uploads between two looks, and their due looks (upload-parking.ts). */
   readonly #parking: UploadParking;
@@ -363,6 +370,9 @@ export class Scheduler {
       const hold = !this.#slots.mayEnter('PREPARING', j.owner);
       return this.#apply(id, { type: 'picked-up', hold }, {}, j);
     }
+    // A kill while the job is being submitted: the submission is withdrawn if it can still be.
+    if (m.state === 'SUBMIT' && !m.pending && j.killRequested)
+      this.#submissions.get(id)?.abort(new Error('the job was killed'));
     // An upload may have completed: a parked job is looked at now; one being looked at, once more.
     if (this.#parking.has(id)) this.#wake(id);
     else if (this.#transfers.has(id)) this.#pokedDuringLook.add(id);
@@ -663,6 +673,12 @@ export class Scheduler {
       serviceUrl: this.#o.serviceUrl(),
       defaultAccount: this.#o.defaultAccount,
     });
+    const ac = new AbortController();
+    this.#submissions.get(j.id)?.abort(new Error('superseded'));
+    this.#submissions.set(j.id, ac);
+    // Killed already (a held job handed over as its kill came, a kill asked before a
+    // restart): the backend submits only what an earlier life may have started.
+    if (j.killRequested) ac.abort(new Error('the job was killed'));
     // The batch job gets a path: it must name the directory the job was given, not a
     // link or a directory an earlier attempt put in its place.
     void this.#o.sessions
@@ -671,7 +687,13 @@ export class Scheduler {
         const env = (await this.#o.credentials?.place(j.id, j.delegationId, j.owner, spec.localAccount)) ?? [];
         return this.#o.backend.submit(
           env.length === 0 ? spec : { ...spec, environment: [...spec.environment, ...env] },
+          {
+            signal: ac.signal,
+          },
         );
+      })
+      .finally(() => {
+        if (this.#submissions.get(j.id) === ac) this.#submissions.delete(j.id);
       })
       .then(
         (localId) =>
@@ -684,6 +706,10 @@ export class Scheduler {
           ),
         (e: unknown) => {
           if (this.#stopping) return;
+          if (e instanceof CeError && e.code === 'CE_ERR_LRMS_SUBMIT_WITHDRAWN') {
+            this.#serial(j.id, () => this.#apply(j.id, { type: 'submit-withdrawn' }));
+            return;
+          }
           const reason = `Job submission to the batch system failed: ${e instanceof Error ? e.message : String(e)}`;
           this.#serial(j.id, () => this.#apply(j.id, { type: 'submit-failed', reason }));
         },

@@ -7,4 +7,8 @@ export const engineErrors = {
   CE_ERR_LRMS_SUBMIT_FAILED: { status: 500, message: 'Job submission to the batch system failed' },
   CE_ERR_LRMS_CLOSED: { status: 503, message: 'Batch backend is shut down' },
   CE_ERR_LRMS_UNAVAILABLE: { status: 503, message: 'Batch backend is not available' },
+  CE_ERR_LRMS_SUBMIT_WITHDRAWN: {
+    status: 409,
+    message: 'Job submission withdrawn before it reached the batch system (the job was killed)',
+  },
 } as const satisfies ErrorTable;

@@ -72,21 +72,36 @@ export class CommandRunner {
     this.#slots = new Semaphore(options.maxConcurrent);
   }
 
-  /** `command` is a tool name (`sbatch`) or, with `prefix`, e.g. `runuser -u A --`. */
+  /**
+   * `command` is a tool name (`sbatch`) or, with `prefix`, e.g. `runuser -u A --`.
+   * `signal`: while the command waits for a free slot, its firing takes it out of the queue
+   * and the run rejects with the signal's reason; a command already started runs to its end.
+   * `starting`: awaited in the slot right before each start of the command (a submission's
+   * marker is written there, so a crash while it waits for its turn leaves none).
+   */
   async run(
     command: string,
     args: readonly string[],
-    opts: { prefix?: readonly string[]; input?: string; attempts?: number } = {},
+    opts: {
+      prefix?: readonly string[];
+      input?: string;
+      attempts?: number;
+      signal?: AbortSignal;
+      starting?: () => Promise<void>;
+    } = {},
   ): Promise<CommandResult> {
     const attempts = opts.attempts ?? this.#o.attempts;
     let delay = this.#o.backoffMs;
     for (let i = 1; ; i++) {
       try {
         // Timed inside the slot: the duration is the batch system's, not the wait for a free slot.
-        return await this.#slots.with(() =>
-          timedCommand(this.#o.commands, command, () => this.#once(command, args, opts.prefix ?? [])),
-        );
+        return await this.#slots.with(async () => {
+          await opts.starting?.();
+          return timedCommand(this.#o.commands, command, () => this.#once(command, args, opts.prefix ?? []));
+        }, opts.signal);
       } catch (e) {
+        // Withdrawn before it started: nothing ran, nothing to retry.
+        if (opts.signal?.aborted === true && e === opts.signal.reason) throw e;
         const err = e instanceof BatchCommandError ? e : this.#d.error(String(e), false);
         if (!err.transient || i >= attempts) throw err;
         this.#o.log?.warn(

@@ -13,6 +13,11 @@
  * A transient failure (the controller down) is retried with backoff, looking for a
  * submission that got through before each retry; the job wrapper's claim of the lrms
  * directory stops whatever slips through anyway from running the job a second time.
+ *
+ * A kill while the submission waits (`signal`) withdraws it, but only where nothing of the
+ * attempt can be in the batch system: before the first run of the command has started,
+ * with no marker of an earlier life (whose command may still be under way). Otherwise the
+ * submission goes on and the caller cancels what it returns.
  */
 import { lstat, rm } from 'node:fs/promises';
 import { ceError } from '../../errors/ce-error.js';
@@ -50,25 +55,36 @@ export interface SubmitOnceSteps {
   readonly args: readonly string[];
   /** The id in the submission command's answer. */
   parse(stdout: string): string | undefined;
+  /** Fires when the job is killed: withdraws a submission whose command has not started. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function lookForEarlier(spec: BatchJobSpec, s: SubmitOnceSteps): Promise<string | undefined> {
-  const recorded = await s.recorded();
-  if (recorded) return recorded;
-  const marked = await lstat(`${spec.lrmsDir}/${s.markerFile}`).then(
+const exists = (path: string): Promise<boolean> =>
+  lstat(path).then(
     () => true,
     () => false,
   );
-  return marked ? await s.find() : undefined;
+
+async function lookForEarlier(spec: BatchJobSpec, s: SubmitOnceSteps): Promise<string | undefined> {
+  const recorded = await s.recorded();
+  if (recorded) return recorded;
+  return (await exists(`${spec.lrmsDir}/${s.markerFile}`)) ? await s.find() : undefined;
 }
 
 /** One run of the submission command (no retry of its own: the loop looks for a lost answer first). */
-async function submitOne(spec: BatchJobSpec, s: SubmitOnceSteps): Promise<string> {
+async function submitOne(
+  spec: BatchJobSpec,
+  s: SubmitOnceSteps,
+  signal: AbortSignal | undefined,
+  starting: () => Promise<void>,
+): Promise<string> {
   const { stdout } = await s.runner.run(s.command, s.args, {
     prefix: switchUserPrefix(s.switchUser, spec.localAccount),
     attempts: 1,
+    starting,
+    ...(signal !== undefined ? { signal } : {}),
   });
   const id = s.parse(stdout);
   if (id === undefined)
@@ -87,13 +103,30 @@ export async function submitOnce(spec: BatchJobSpec, s: SubmitOnceSteps): Promis
   };
   const known = await lookForEarlier(spec, s).catch(() => undefined);
   if (known) return record(known);
+  const marker = `${spec.lrmsDir}/${s.markerFile}`;
+  // A marker of an earlier life whose job was not found: its command may still be under
+  // way (a service killed during it leaves it running), so this attempt is not withdrawn.
+  const signal = (await exists(marker)) ? undefined : s.signal;
+  const withdrawn = (): Error =>
+    ceError('CE_ERR_LRMS_SUBMIT_WITHDRAWN', `${s.command} was not run: the job was killed before its turn`);
+  // A function, not a narrowed value: the signal fires while the code below awaits.
+  const killed = (): boolean => signal?.aborted === true;
+  if (killed()) throw withdrawn();
   await prepareAttempt(spec, s.files, s.wrapperPath, s.accounts);
-  await writeAtomic(`${spec.lrmsDir}/${s.markerFile}`, `${s.mark}\n`);
+  // Written in the command's slot, right before it starts: a job killed (or a service
+  // killed) while it waits for its turn leaves no marker, so its submission can be withdrawn.
+  const marking = (): Promise<void> => writeAtomic(marker, `${s.mark}\n`);
   let delay = s.backoffMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await record(await submitOne(spec, s));
+      // Only the first run can be withdrawn: a later one follows a run that may have got through.
+      return await record(await submitOne(spec, s, attempt === 1 ? signal : undefined, marking));
     } catch (e) {
+      if (attempt === 1 && killed() && e === signal?.reason) {
+        // Taken out of the command queue before it started: nothing reached the batch system.
+        await rm(marker, { force: true });
+        throw withdrawn();
+      }
       const err = e instanceof BatchCommandError ? e : new BatchCommandError(String(e), false);
       if (!err.transient || attempt >= s.attempts) {
         // Nothing of this attempt is in the batch system unless a timed-out answer was lost: keep the marker then.

@@ -177,7 +177,7 @@ export class SlurmBackend implements BatchBackend {
     this.#table.onUpdate(listener);
   }
 
-  submit(spec: BatchJobSpec): Promise<string> {
+  submit(spec: BatchJobSpec, options: { readonly signal?: AbortSignal } = {}): Promise<string> {
     const check = (s: BatchJobSpec): void => {
       const problem = slurmSpecProblem(s);
       if (problem !== undefined) throw ceError('CE_ERR_LRMS_BAD_SPEC', problem);
@@ -186,7 +186,7 @@ export class SlurmBackend implements BatchBackend {
       spec,
       async () => {
         await makeLrmsDir(spec.lrmsDir);
-        const localId = await submitOnce(this.#runner, spec, this.#submit);
+        const localId = await submitOnce(this.#runner, spec, this.#submit, options.signal);
         const known = this.#table.jobs.get(localId);
         if (!this.#table.closed && known && known.lrmsDir !== spec.lrmsDir) await this.#idReused(known);
         this.#table.submitted(spec, localId, 'PENDING');

@@ -45,7 +45,12 @@ async function findLost(runner: SlurmRunner, spec: BatchJobSpec, s: SbatchSettin
  * returned instead of submitted again. Transient failures are retried with backoff,
  * looking for a submission that got through before each retry.
  */
-export function submitOnce(runner: SlurmRunner, spec: BatchJobSpec, s: SubmitSettings): Promise<string> {
+export function submitOnce(
+  runner: SlurmRunner,
+  spec: BatchJobSpec,
+  s: SubmitSettings,
+  signal?: AbortSignal,
+): Promise<string> {
   return submitAttemptOnce(spec, {
     command: 'sbatch',
     name: 'slurm',
@@ -64,5 +69,6 @@ export function submitOnce(runner: SlurmRunner, spec: BatchJobSpec, s: SubmitSet
     runner,
     args: [...sbatchArgs(spec, s), `${spec.lrmsDir}/${LRMS_FILES.script}`],
     parse: parseJobId,
+    signal,
   });
 }
