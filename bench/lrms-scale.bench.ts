@@ -24,6 +24,9 @@
  *   node dist/bench/lrms-scale.bench.js --system slurm|gridengine [--steps 1000,5000,20000]
  *     [--poll-ms 1000] [--polls 10] [--samples 8] [--concurrency 4] [--in-flight 64]
  *     [--port 7600] [--json FILE] [--via-path]
+ * `--trace` (Grid Engine): where each sample end's time goes: the wrapper's end (its status
+ * file), the controller dropping the job (a `qstat -j ID` of its own every 100 ms), the start
+ * and end of the poll's status command that no longer listed it, and the final update.
  * `--via-path` (Grid Engine): its commands from PATH, through Debian's per-call wrapper, as the
  * backend ran them before it looked in $SGE_ROOT/bin/<arch> (src/lrms/gridengine/command-dir.ts).
  */
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     port: { type: 'string' },
     json: { type: 'string' },
     'via-path': { type: 'boolean', default: false },
+    trace: { type: 'boolean', default: false },
   },
 });
 const STEPS = values.steps.split(',').map(Number);
@@ -80,6 +84,8 @@ try {
 /** When each job's updates came (by local id). */
 const seen = new Map<string, { running?: number; final?: number; state?: string }>();
 const submitWalls: number[] = [];
+/** When each status command began and ended (the backend's command observer; `--trace`). */
+const statusRuns: { start: number; end: number }[] = [];
 let backend: BatchBackend | undefined;
 
 let n = 0;
@@ -180,7 +186,36 @@ async function measurePolls(): Promise<object> {
 }
 
 /** Sample jobs ending and cancelled while the filler is present: the latency of each to its final update. */
+/** When the controller no longer lists `localId` (asked every 100 ms from now; NaN: not traced). */
+async function droppedAt(localId: string): Promise<number> {
+  if (!values.trace || cluster.listed === undefined) return Number.NaN;
+  for (;;) {
+    const t = Date.now();
+    if (!(await cluster.listed(localId))) return t;
+    await sleep(100);
+  }
+}
+
+/**
+ * An end's time in stages: the wrapper's end → the controller dropping the job → the start
+ * of the status command that decided (the last to end before the final update) → its end
+ * → the final update.
+ */
+function stages(wrapperEnd: number, dropped: number, final: number): Record<string, number> {
+  const deciding = statusRuns.filter((r) => r.end <= final).at(-1);
+  if (deciding === undefined || Number.isNaN(dropped)) return {};
+  return {
+    controllerLagMs: Math.round(dropped - wrapperEnd),
+    waitForPollMs: Math.round(deciding.start - dropped),
+    statusCommandMs: Math.round(deciding.end - deciding.start),
+    ceresMs: Math.round(final - deciding.end),
+    // The start of the pass before it: how far apart the two began.
+    passGapMs: Math.round(deciding.start - (statusRuns[statusRuns.indexOf(deciding) - 1]?.start ?? Number.NaN)),
+  };
+}
+
 async function measureLatency(): Promise<object> {
+  const traces: Record<string, number>[] = [];
   const ends: number[] = [];
   const cancels: number[] = [];
   const starts: number[] = [];
@@ -190,10 +225,13 @@ async function measureLatency(): Promise<object> {
     const t0 = Date.now();
     const b = backend as BatchBackend;
     const ids = await Promise.all(specs.map((s) => b.submit(s)));
+    const drops = Promise.all(ids.map((id) => droppedAt(id)));
     await waitFor('sample ends', () => ids.every((id) => seen.get(id)?.final !== undefined), 120_000);
+    const dropped = await drops;
     for (const [i, id] of ids.entries()) {
       const end = (await stat(join((specs[i] as BatchJobSpec).lrmsDir, 'status'))).mtimeMs;
       ends.push((seen.get(id)?.final ?? 0) - end);
+      if (values.trace) traces.push(stages(end, dropped[i] ?? Number.NaN, seen.get(id)?.final ?? 0));
       starts.push((seen.get(id)?.running ?? Number.NaN) - t0);
     }
     // Cancelled while running.
@@ -215,6 +253,7 @@ async function measureLatency(): Promise<object> {
     endToFinal: summary(ends),
     cancelToFinal: summary(cancels),
     submitToRunning: summary(starts.filter((x) => !Number.isNaN(x))),
+    ...(values.trace ? { endStages: traces } : {}),
   };
 }
 
@@ -234,6 +273,10 @@ try {
     commands: {
       observe: (command, seconds) => {
         if (command === cluster.submitCommand) submitWalls.push(seconds * 1000);
+        if (command === cluster.statusCommand && values.trace) {
+          const end = Date.now();
+          statusRuns.push({ start: end - seconds * 1000, end });
+        }
       },
     },
   });

@@ -6,7 +6,7 @@
  * backend is driven directly (as the conformance suite does), its commands through the
  * counting shims (./command-shims.ts).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { BatchBackend } from '../../src/lrms/backend.js';
 import type { BatchCommandObserver } from '../../src/lrms/core/command-observer.js';
@@ -38,6 +38,11 @@ export interface ScaleCluster {
   statusAnswer(): string;
   /** The backend's parser of that answer; returns the number of jobs. */
   parse(answer: string): number;
+  /**
+   * Whether the batch system's controller still lists a job, asked for that job alone
+   * (`--trace`: when the controller dropped an ended job); undefined where not traced.
+   */
+  listed?(localId: string): Promise<boolean>;
   stop(): void;
 }
 
@@ -127,6 +132,11 @@ export async function startGridEngine(dir: string, port: number, viaPath: boolea
     backend: (s) => GridEngineBackend.create({ ...s, ...cell, binDir: shims.dir, wrapper: 'c', defaultQueue: 'long' }),
     statusAnswer: () => execFileSync('qstat', [...QSTAT_ARGS], { env: geEnv, encoding: 'utf8', maxBuffer: 1 << 30 }),
     parse: (answer) => parseQstatXml(answer).size,
+    // The real command, not its counting shim: the trace's questions are not the backend's.
+    listed: (localId) =>
+      new Promise((resolve) =>
+        execFile(join(realDir || '/usr/bin', 'qstat'), ['-j', localId], { env: geEnv }, (e) => resolve(e === null)),
+      ),
     stop: () => void script('gridengine-dev.sh', ['stop', geDir], env),
   };
 }
