@@ -22,8 +22,11 @@
  * Needs root and the batch system (scripts/slurm-dev.sh, scripts/gridengine-dev.sh). After
  * building:
  *   node dist/bench/lrms-scale.bench.js --system slurm|gridengine [--steps 1000,5000,20000]
- *     [--poll-ms 1000] [--polls 10] [--samples 8] [--concurrency 4] [--in-flight 64]
+ *     [--poll-ms 1000[,2000...]] [--polls 10] [--samples 8] [--concurrency 4] [--in-flight 64]
  *     [--port 7600] [--json FILE] [--via-path]
+ * Several `--poll-ms`: at each step, polling and latency are measured once per interval on
+ * the same jobs, each by a new backend that recovers the jobs of the one before (as after a
+ * restart): one fill of 20,000 jobs serves both.
  * `--trace` (Grid Engine): where each sample end's time goes: the wrapper's end (its status
  * file), the controller dropping the job (a `qstat -j ID` of its own every 100 ms), the start
  * and end of the poll's status command that no longer listed it, and the final update.
@@ -33,7 +36,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { BatchBackend, BatchJobSpec } from '../src/lrms/backend.js';
+import type { BatchBackend, BatchJobRef, BatchJobSpec } from '../src/lrms/backend.js';
 import { killProcessesUnder, removeDir, tempDir } from '../test/helpers/service.js';
 import { median, percentile } from './harness/stats.js';
 import { startGridEngine, startSlurm, type ScaleCluster } from './lrms-scale/clusters.js';
@@ -54,7 +57,8 @@ const { values } = parseArgs({
   },
 });
 const STEPS = values.steps.split(',').map(Number);
-const POLL_MS = Number(values['poll-ms']);
+const POLL_LIST = values['poll-ms'].split(',').map(Number);
+let POLL_MS = POLL_LIST[0] as number;
 const POLLS = Number(values.polls);
 const SAMPLES = Number(values.samples);
 const CONCURRENCY = Number(values.concurrency);
@@ -260,15 +264,20 @@ async function measureLatency(): Promise<object> {
 const result: Record<string, unknown> = {
   system: cluster.name,
   viaPath: values['via-path'],
-  pollIntervalMs: POLL_MS,
+  pollIntervalMs: POLL_LIST,
   concurrency: CONCURRENCY,
   load: (await import('node:os')).loadavg().map(r1),
   steps: [] as object[],
 };
-try {
-  backend = await cluster.backend({
+/** The jobs submitted so far (the filler and the samples), for the next backend to recover. */
+const refs: BatchJobRef[] = [];
+
+/** A backend polling every `pollMs`, taking over the jobs of the one before (closed first). */
+async function newBackend(pollMs: number): Promise<BatchBackend> {
+  await backend?.close();
+  const b = await cluster.backend({
     workDir: join(work, 'backend'),
-    pollIntervalMs: POLL_MS,
+    pollIntervalMs: pollMs,
     maxConcurrentCommands: CONCURRENCY,
     commands: {
       observe: (command, seconds) => {
@@ -280,7 +289,7 @@ try {
       },
     },
   });
-  backend.onUpdate((localId, u) => {
+  b.onUpdate((localId, u) => {
     const s = seen.get(localId) ?? {};
     if (u.kind === 'final') s.final = Date.now();
     else {
@@ -289,15 +298,38 @@ try {
     }
     seen.set(localId, s);
   });
+  const submit = b.submit.bind(b);
+  b.submit = async (spec) => {
+    const localId = await submit(spec);
+    refs.push({ jobId: spec.jobId, localId, sessionDir: spec.sessionDir, lrmsDir: spec.lrmsDir });
+    return localId;
+  };
+  if (refs.length > 0) await b.recover(refs.filter((r) => seen.get(r.localId)?.final === undefined));
+  POLL_MS = pollMs;
+  return b;
+}
+
+try {
   let have = 0;
   for (const step of STEPS) {
+    backend = await newBackend(POLL_LIST[0] as number);
     const submission = await fill(step - have);
     have = step;
-    const polling = await measurePolls();
-    const latency = await measureLatency();
-    const row = { jobs: step, submission, polling, latency, load: (await import('node:os')).loadavg().map(r1) };
-    (result.steps as object[]).push(row);
-    console.log(JSON.stringify(row));
+    for (const [i, pollMs] of POLL_LIST.entries()) {
+      if (i > 0) backend = await newBackend(pollMs);
+      const polling = await measurePolls();
+      const latency = await measureLatency();
+      const row = {
+        jobs: step,
+        pollIntervalMs: pollMs,
+        ...(i === 0 ? { submission } : {}),
+        polling,
+        latency,
+        load: (await import('node:os')).loadavg().map(r1),
+      };
+      (result.steps as object[]).push(row);
+      console.log(JSON.stringify(row));
+    }
   }
 } finally {
   await backend?.close();
