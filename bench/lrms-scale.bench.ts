@@ -27,6 +27,8 @@
  * Several `--poll-ms`: at each step, polling and latency are measured once per interval on
  * the same jobs, each by a new backend that recovers the jobs of the one before (as after a
  * restart): one fill of 20,000 jobs serves both.
+ * `--baseline DIST`: each interval is measured twice, first with the backend of the compiled
+ * tree DIST (an earlier commit's `dist`), then with this one's, on the same jobs.
  * `--trace` (Grid Engine): where each sample end's time goes: the wrapper's end (its status
  * file), the controller dropping the job (a `qstat -j ID` of its own every 100 ms), the start
  * and end of the poll's status command that no longer listed it, and the final update.
@@ -54,6 +56,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     'via-path': { type: 'boolean', default: false },
     trace: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
 const STEPS = values.steps.split(',').map(Number);
@@ -229,13 +232,15 @@ async function measureLatency(): Promise<object> {
     const t0 = Date.now();
     const b = backend as BatchBackend;
     const ids = await Promise.all(specs.map((s) => b.submit(s)));
-    const drops = Promise.all(ids.map((id) => droppedAt(id)));
+    // One traced job a round: each look is a command, and the machine is small.
+    const drops = Promise.all(ids.map((id, i) => (i === 0 ? droppedAt(id) : Promise.resolve(Number.NaN))));
     await waitFor('sample ends', () => ids.every((id) => seen.get(id)?.final !== undefined), 120_000);
     const dropped = await drops;
     for (const [i, id] of ids.entries()) {
       const end = (await stat(join((specs[i] as BatchJobSpec).lrmsDir, 'status'))).mtimeMs;
       ends.push((seen.get(id)?.final ?? 0) - end);
-      if (values.trace) traces.push(stages(end, dropped[i] ?? Number.NaN, seen.get(id)?.final ?? 0));
+      if (!Number.isNaN(dropped[i] ?? Number.NaN))
+        traces.push(stages(end, dropped[i] as number, seen.get(id)?.final ?? 0));
       starts.push((seen.get(id)?.running ?? Number.NaN) - t0);
     }
     // Cancelled while running.
@@ -273,9 +278,10 @@ const result: Record<string, unknown> = {
 const refs: BatchJobRef[] = [];
 
 /** A backend polling every `pollMs`, taking over the jobs of the one before (closed first). */
-async function newBackend(pollMs: number): Promise<BatchBackend> {
+async function newBackend(pollMs: number, from?: string): Promise<BatchBackend> {
   await backend?.close();
   const b = await cluster.backend({
+    from,
     workDir: join(work, 'backend'),
     pollIntervalMs: pollMs,
     maxConcurrentCommands: CONCURRENCY,
@@ -315,13 +321,17 @@ try {
     backend = await newBackend(POLL_LIST[0] as number);
     const submission = await fill(step - have);
     have = step;
-    for (const [i, pollMs] of POLL_LIST.entries()) {
-      if (i > 0) backend = await newBackend(pollMs);
+    const phases = POLL_LIST.flatMap((pollMs) =>
+      values.baseline !== undefined ? [{ pollMs, from: values.baseline }, { pollMs }] : [{ pollMs }],
+    );
+    for (const [i, { pollMs, from }] of phases.entries()) {
+      backend = await newBackend(pollMs, from);
       const polling = await measurePolls();
       const latency = await measureLatency();
       const row = {
         jobs: step,
         pollIntervalMs: pollMs,
+        code: from ?? 'this tree',
         ...(i === 0 ? { submission } : {}),
         polling,
         latency,

@@ -22,6 +22,20 @@ export interface BackendSettings {
   readonly pollIntervalMs: number;
   readonly maxConcurrentCommands: number;
   readonly commands: BatchCommandObserver;
+  /**
+   * The compiled tree (`dist`) of another commit whose backend to run instead of this one's
+   * (`--baseline`: the same jobs polled by the old code and the new, side by side).
+   */
+  readonly from?: string | undefined;
+}
+
+/** The backend class `name` of `file` (under src/lrms/) in the tree `from`, else this tree's `own`. */
+async function backendClass<T>(own: T, from: string | undefined, file: string, name: string): Promise<T> {
+  if (from === undefined) return own;
+  const m = (await import(join(from, 'src', 'lrms', file))) as Record<string, T>;
+  const c = m[name];
+  if (c === undefined) throw new Error(`no ${name} in ${from}`);
+  return c;
 }
 
 export interface ScaleCluster {
@@ -90,7 +104,14 @@ export function startSlurm(dir: string, port: number, maxJobs: number): ScaleClu
     holdQueue: 'hold',
     runQueue: 'debug',
     shims,
-    backend: (s) => SlurmBackend.create({ ...s, binDir: shims.dir, slurmConf, wrapper: 'c', defaultPartition: 'hold' }),
+    backend: async ({ from, ...s }) =>
+      (await backendClass(SlurmBackend, from, 'slurm/slurm-backend.js', 'SlurmBackend')).create({
+        ...s,
+        binDir: shims.dir,
+        slurmConf,
+        wrapper: 'c',
+        defaultPartition: 'hold',
+      }),
     statusAnswer: () =>
       execFileSync('squeue', [...SQUEUE_ARGS], { env: slurmEnv, encoding: 'utf8', maxBuffer: 1 << 30 }),
     parse: (answer) => parseSqueue(answer).jobs.size,
@@ -129,7 +150,14 @@ export async function startGridEngine(dir: string, port: number, viaPath: boolea
     holdQueue: 'long',
     runQueue: 'all.q',
     shims,
-    backend: (s) => GridEngineBackend.create({ ...s, ...cell, binDir: shims.dir, wrapper: 'c', defaultQueue: 'long' }),
+    backend: async ({ from, ...s }) =>
+      (await backendClass(GridEngineBackend, from, 'gridengine/gridengine-backend.js', 'GridEngineBackend')).create({
+        ...s,
+        ...cell,
+        binDir: shims.dir,
+        wrapper: 'c',
+        defaultQueue: 'long',
+      }),
     statusAnswer: () => execFileSync('qstat', [...QSTAT_ARGS], { env: geEnv, encoding: 'utf8', maxBuffer: 1 << 30 }),
     parse: (answer) => parseQstatXml(answer).size,
     // The real command, not its counting shim: the trace's questions are not the backend's.
