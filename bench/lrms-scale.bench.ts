@@ -28,7 +28,8 @@
  * the same jobs, each by a new backend that recovers the jobs of the one before (as after a
  * restart): one fill of 20,000 jobs serves both.
  * `--baseline DIST`: each interval is measured twice, first with the backend of the compiled
- * tree DIST (an earlier commit's `dist`), then with this one's, on the same jobs.
+ * tree DIST (an earlier commit's `dist`), then with this one's, on the same jobs
+ * (`--baseline-last`: this one's first, against a load that drifts during the run).
  * `--trace` (Grid Engine): where each sample end's time goes: the wrapper's end (its status
  * file), the controller dropping the job (a `qstat -j ID` of its own every 100 ms), the start
  * and end of the poll's status command that no longer listed it, and the final update.
@@ -57,6 +58,7 @@ const { values } = parseArgs({
     'via-path': { type: 'boolean', default: false },
     trace: { type: 'boolean', default: false },
     baseline: { type: 'string' },
+    'baseline-last': { type: 'boolean', default: false },
   },
 });
 const STEPS = values.steps.split(',').map(Number);
@@ -321,9 +323,13 @@ try {
     backend = await newBackend(POLL_LIST[0] as number);
     const submission = await fill(step - have);
     have = step;
-    const phases = POLL_LIST.flatMap((pollMs) =>
-      values.baseline !== undefined ? [{ pollMs, from: values.baseline }, { pollMs }] : [{ pollMs }],
-    );
+    const pair = (pollMs: number): { pollMs: number; from?: string }[] =>
+      values.baseline === undefined
+        ? [{ pollMs }]
+        : values['baseline-last']
+          ? [{ pollMs }, { pollMs, from: values.baseline }]
+          : [{ pollMs, from: values.baseline }, { pollMs }];
+    const phases = POLL_LIST.flatMap(pair);
     for (const [i, { pollMs, from }] of phases.entries()) {
       backend = await newBackend(pollMs, from);
       const polling = await measurePolls();
