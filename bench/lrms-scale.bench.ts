@@ -337,7 +337,7 @@ try {
       const row = {
         jobs: step,
         pollIntervalMs: pollMs,
-        code: from ?? 'this tree',
+        baseline: from !== undefined,
         ...(i === 0 ? { submission } : {}),
         polling,
         latency,
