@@ -22,15 +22,24 @@
  * Needs root and the batch system (scripts/slurm-dev.sh, scripts/gridengine-dev.sh). After
  * building:
  *   node dist/bench/lrms-scale.bench.js --system slurm|gridengine [--steps 1000,5000,20000]
- *     [--poll-ms 1000] [--polls 10] [--samples 8] [--concurrency 4] [--in-flight 64]
+ *     [--poll-ms 1000[,2000...]] [--polls 10] [--samples 8] [--concurrency 4] [--in-flight 64]
  *     [--port 7600] [--json FILE] [--via-path]
+ * Several `--poll-ms`: at each step, polling and latency are measured once per interval on
+ * the same jobs, each by a new backend that recovers the jobs of the one before (as after a
+ * restart): one fill of 20,000 jobs serves both.
+ * `--baseline DIST`: each interval is measured twice, first with the backend of the compiled
+ * tree DIST (an earlier commit's `dist`), then with this one's, on the same jobs
+ * (`--baseline-last`: this one's first, against a load that drifts during the run).
+ * `--trace` (Grid Engine): where each sample end's time goes: the wrapper's end (its status
+ * file), the controller dropping the job (a `qstat -j ID` of its own every 100 ms), the start
+ * and end of the poll's status command that no longer listed it, and the final update.
  * `--via-path` (Grid Engine): its commands from PATH, through Debian's per-call wrapper, as the
  * backend ran them before it looked in $SGE_ROOT/bin/<arch> (src/lrms/gridengine/command-dir.ts).
  */
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { BatchBackend, BatchJobSpec } from '../src/lrms/backend.js';
+import type { BatchBackend, BatchJobRef, BatchJobSpec } from '../src/lrms/backend.js';
 import { killProcessesUnder, removeDir, tempDir } from '../test/helpers/service.js';
 import { median, percentile } from './harness/stats.js';
 import { startGridEngine, startSlurm, type ScaleCluster } from './lrms-scale/clusters.js';
@@ -47,10 +56,14 @@ const { values } = parseArgs({
     port: { type: 'string' },
     json: { type: 'string' },
     'via-path': { type: 'boolean', default: false },
+    trace: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
+    'baseline-last': { type: 'boolean', default: false },
   },
 });
 const STEPS = values.steps.split(',').map(Number);
-const POLL_MS = Number(values['poll-ms']);
+const POLL_LIST = values['poll-ms'].split(',').map(Number);
+let POLL_MS = POLL_LIST[0] as number;
 const POLLS = Number(values.polls);
 const SAMPLES = Number(values.samples);
 const CONCURRENCY = Number(values.concurrency);
@@ -80,6 +93,8 @@ try {
 /** When each job's updates came (by local id). */
 const seen = new Map<string, { running?: number; final?: number; state?: string }>();
 const submitWalls: number[] = [];
+/** When each status command began and ended (the backend's command observer; `--trace`). */
+const statusRuns: { start: number; end: number }[] = [];
 let backend: BatchBackend | undefined;
 
 let n = 0;
@@ -180,7 +195,36 @@ async function measurePolls(): Promise<object> {
 }
 
 /** Sample jobs ending and cancelled while the filler is present: the latency of each to its final update. */
+/** When the controller no longer lists `localId` (asked every 100 ms from now; NaN: not traced). */
+async function droppedAt(localId: string): Promise<number> {
+  if (!values.trace || cluster.listed === undefined) return Number.NaN;
+  for (;;) {
+    const t = Date.now();
+    if (!(await cluster.listed(localId))) return t;
+    await sleep(100);
+  }
+}
+
+/**
+ * An end's time in stages: the wrapper's end → the controller dropping the job → the start
+ * of the status command that decided (the last to end before the final update) → its end
+ * → the final update.
+ */
+function stages(wrapperEnd: number, dropped: number, final: number): Record<string, number> {
+  const deciding = statusRuns.filter((r) => r.end <= final).at(-1);
+  if (deciding === undefined || Number.isNaN(dropped)) return {};
+  return {
+    controllerLagMs: Math.round(dropped - wrapperEnd),
+    waitForPollMs: Math.round(deciding.start - dropped),
+    statusCommandMs: Math.round(deciding.end - deciding.start),
+    ceresMs: Math.round(final - deciding.end),
+    // The start of the pass before it: how far apart the two began.
+    passGapMs: Math.round(deciding.start - (statusRuns[statusRuns.indexOf(deciding) - 1]?.start ?? Number.NaN)),
+  };
+}
+
 async function measureLatency(): Promise<object> {
+  const traces: Record<string, number>[] = [];
   const ends: number[] = [];
   const cancels: number[] = [];
   const starts: number[] = [];
@@ -190,10 +234,15 @@ async function measureLatency(): Promise<object> {
     const t0 = Date.now();
     const b = backend as BatchBackend;
     const ids = await Promise.all(specs.map((s) => b.submit(s)));
+    // One traced job a round: each look is a command, and the machine is small.
+    const drops = Promise.all(ids.map((id, i) => (i === 0 ? droppedAt(id) : Promise.resolve(Number.NaN))));
     await waitFor('sample ends', () => ids.every((id) => seen.get(id)?.final !== undefined), 120_000);
+    const dropped = await drops;
     for (const [i, id] of ids.entries()) {
       const end = (await stat(join((specs[i] as BatchJobSpec).lrmsDir, 'status'))).mtimeMs;
       ends.push((seen.get(id)?.final ?? 0) - end);
+      if (!Number.isNaN(dropped[i] ?? Number.NaN))
+        traces.push(stages(end, dropped[i] as number, seen.get(id)?.final ?? 0));
       starts.push((seen.get(id)?.running ?? Number.NaN) - t0);
     }
     // Cancelled while running.
@@ -215,29 +264,40 @@ async function measureLatency(): Promise<object> {
     endToFinal: summary(ends),
     cancelToFinal: summary(cancels),
     submitToRunning: summary(starts.filter((x) => !Number.isNaN(x))),
+    ...(values.trace ? { endStages: traces } : {}),
   };
 }
 
 const result: Record<string, unknown> = {
   system: cluster.name,
   viaPath: values['via-path'],
-  pollIntervalMs: POLL_MS,
+  pollIntervalMs: POLL_LIST,
   concurrency: CONCURRENCY,
   load: (await import('node:os')).loadavg().map(r1),
   steps: [] as object[],
 };
-try {
-  backend = await cluster.backend({
+/** The jobs submitted so far (the filler and the samples), for the next backend to recover. */
+const refs: BatchJobRef[] = [];
+
+/** A backend polling every `pollMs`, taking over the jobs of the one before (closed first). */
+async function newBackend(pollMs: number, from?: string): Promise<BatchBackend> {
+  await backend?.close();
+  const b = await cluster.backend({
+    from,
     workDir: join(work, 'backend'),
-    pollIntervalMs: POLL_MS,
+    pollIntervalMs: pollMs,
     maxConcurrentCommands: CONCURRENCY,
     commands: {
       observe: (command, seconds) => {
         if (command === cluster.submitCommand) submitWalls.push(seconds * 1000);
+        if (command === cluster.statusCommand && values.trace) {
+          const end = Date.now();
+          statusRuns.push({ start: end - seconds * 1000, end });
+        }
       },
     },
   });
-  backend.onUpdate((localId, u) => {
+  b.onUpdate((localId, u) => {
     const s = seen.get(localId) ?? {};
     if (u.kind === 'final') s.final = Date.now();
     else {
@@ -246,15 +306,46 @@ try {
     }
     seen.set(localId, s);
   });
+  const submit = b.submit.bind(b);
+  b.submit = async (spec) => {
+    const localId = await submit(spec);
+    refs.push({ jobId: spec.jobId, localId, sessionDir: spec.sessionDir, lrmsDir: spec.lrmsDir });
+    return localId;
+  };
+  if (refs.length > 0) await b.recover(refs.filter((r) => seen.get(r.localId)?.final === undefined));
+  POLL_MS = pollMs;
+  return b;
+}
+
+try {
   let have = 0;
   for (const step of STEPS) {
+    backend = await newBackend(POLL_LIST[0] as number);
     const submission = await fill(step - have);
     have = step;
-    const polling = await measurePolls();
-    const latency = await measureLatency();
-    const row = { jobs: step, submission, polling, latency, load: (await import('node:os')).loadavg().map(r1) };
-    (result.steps as object[]).push(row);
-    console.log(JSON.stringify(row));
+    const pair = (pollMs: number): { pollMs: number; from?: string }[] =>
+      values.baseline === undefined
+        ? [{ pollMs }]
+        : values['baseline-last']
+          ? [{ pollMs }, { pollMs, from: values.baseline }]
+          : [{ pollMs, from: values.baseline }, { pollMs }];
+    const phases = POLL_LIST.flatMap(pair);
+    for (const [i, { pollMs, from }] of phases.entries()) {
+      backend = await newBackend(pollMs, from);
+      const polling = await measurePolls();
+      const latency = await measureLatency();
+      const row = {
+        jobs: step,
+        pollIntervalMs: pollMs,
+        baseline: from !== undefined,
+        ...(i === 0 ? { submission } : {}),
+        polling,
+        latency,
+        load: (await import('node:os')).loadavg().map(r1),
+      };
+      (result.steps as object[]).push(row);
+      console.log(JSON.stringify(row));
+    }
   }
 } finally {
   await backend?.close();

@@ -6,7 +6,7 @@
  * backend is driven directly (as the conformance suite does), its commands through the
  * counting shims (./command-shims.ts).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { BatchBackend } from '../../src/lrms/backend.js';
 import type { BatchCommandObserver } from '../../src/lrms/core/command-observer.js';
@@ -22,6 +22,20 @@ export interface BackendSettings {
   readonly pollIntervalMs: number;
   readonly maxConcurrentCommands: number;
   readonly commands: BatchCommandObserver;
+  /**
+   * The compiled tree (`dist`) of another commit whose backend to run instead of this one's
+   * (`--baseline`: the same jobs polled by the old code and the new, side by side).
+   */
+  readonly from?: string | undefined;
+}
+
+/** The backend class `name` of `file` (under src/lrms/) in the tree `from`, else this tree's `own`. */
+async function backendClass<T>(own: T, from: string | undefined, file: string, name: string): Promise<T> {
+  if (from === undefined) return own;
+  const m = (await import(join(from, 'src', 'lrms', file))) as Record<string, T>;
+  const c = m[name];
+  if (c === undefined) throw new Error(`no ${name} in ${from}`);
+  return c;
 }
 
 export interface ScaleCluster {
@@ -38,6 +52,11 @@ export interface ScaleCluster {
   statusAnswer(): string;
   /** The backend's parser of that answer; returns the number of jobs. */
   parse(answer: string): number;
+  /**
+   * Whether the batch system's controller still lists a job, asked for that job alone
+   * (`--trace`: when the controller dropped an ended job); undefined where not traced.
+   */
+  listed?(localId: string): Promise<boolean>;
   stop(): void;
 }
 
@@ -85,7 +104,14 @@ export function startSlurm(dir: string, port: number, maxJobs: number): ScaleClu
     holdQueue: 'hold',
     runQueue: 'debug',
     shims,
-    backend: (s) => SlurmBackend.create({ ...s, binDir: shims.dir, slurmConf, wrapper: 'c', defaultPartition: 'hold' }),
+    backend: async ({ from, ...s }) =>
+      (await backendClass(SlurmBackend, from, 'slurm/slurm-backend.js', 'SlurmBackend')).create({
+        ...s,
+        binDir: shims.dir,
+        slurmConf,
+        wrapper: 'c',
+        defaultPartition: 'hold',
+      }),
     statusAnswer: () =>
       execFileSync('squeue', [...SQUEUE_ARGS], { env: slurmEnv, encoding: 'utf8', maxBuffer: 1 << 30 }),
     parse: (answer) => parseSqueue(answer).jobs.size,
@@ -124,9 +150,21 @@ export async function startGridEngine(dir: string, port: number, viaPath: boolea
     holdQueue: 'long',
     runQueue: 'all.q',
     shims,
-    backend: (s) => GridEngineBackend.create({ ...s, ...cell, binDir: shims.dir, wrapper: 'c', defaultQueue: 'long' }),
+    backend: async ({ from, ...s }) =>
+      (await backendClass(GridEngineBackend, from, 'gridengine/gridengine-backend.js', 'GridEngineBackend')).create({
+        ...s,
+        ...cell,
+        binDir: shims.dir,
+        wrapper: 'c',
+        defaultQueue: 'long',
+      }),
     statusAnswer: () => execFileSync('qstat', [...QSTAT_ARGS], { env: geEnv, encoding: 'utf8', maxBuffer: 1 << 30 }),
     parse: (answer) => parseQstatXml(answer).size,
+    // The real command, not its counting shim: the trace's questions are not the backend's.
+    listed: (localId) =>
+      new Promise((resolve) =>
+        execFile(join(realDir || '/usr/bin', 'qstat'), ['-j', localId], { env: geEnv }, (e) => resolve(e === null)),
+      ),
     stop: () => void script('gridengine-dev.sh', ['stop', geDir], env),
   };
 }

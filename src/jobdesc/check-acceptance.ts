@@ -28,6 +28,11 @@ export interface QueueLimits {
    * on one node (Kubernetes: one pod); the batch system's only, never configured.
    */
   maxJobMemoryBytes?: number;
+  /**
+   * Where a job runs on one node (Kubernetes): each node's whole CPUs and memory, together; a
+   * job must fit one with its slots and its whole memory at once. The batch system's only.
+   */
+  nodeShapes?: readonly NodeShape[];
   /** Authorization groups whose members may use the queue; absent: every allowed caller. */
   allow?: readonly string[];
   /**
@@ -35,6 +40,12 @@ export interface QueueLimits {
    * applies), with where they come from, named in the refusal (e.g. `Slurm partition debug`).
    */
   batchLimits?: { readonly source: string; readonly of: ReadonlySet<BatchLimitName> };
+}
+
+/** One node's room for one job: whole CPUs (slots) and memory. */
+export interface NodeShape {
+  readonly slots: number;
+  readonly memoryBytes: number;
 }
 
 /** The limits a batch system may set, as a refusal names them. */
@@ -292,6 +303,26 @@ function queueLimitProblem(desc: JobDescription, q: QueueLimits): ItemFailure | 
     (desc.count !== undefined ? over('slot count', desc.count, q.maxSlotsPerJob, 'slots') : undefined) ??
     (desc.memoryBytes !== undefined
       ? over('memory of the job', desc.memoryBytes * Math.max(1, desc.count ?? 1), q.maxJobMemoryBytes, 'bytes')
-      : undefined)
+      : undefined) ??
+    (desc.memoryBytes !== undefined ? overEveryNode(desc.memoryBytes, Math.max(1, desc.count ?? 1), q) : undefined)
+  );
+}
+
+/**
+ * The slots and the memory of a job together against each node (`nodeShapes`): under the most
+ * CPUs and under the most memory, a job may still fit no single node, when one node has the
+ * CPUs and another the memory. The limit named is the most memory of a node with enough CPUs.
+ */
+function overEveryNode(memoryPerSlot: number, slots: number, q: QueueLimits): ItemFailure | undefined {
+  if (q.nodeShapes === undefined || q.nodeShapes.length === 0) return undefined;
+  const memory = memoryPerSlot * slots;
+  let most = -1;
+  for (const n of q.nodeShapes) if (n.slots >= slots) most = Math.max(most, n.memoryBytes);
+  // No node has the CPUs: the slot count's own limit says so (the largest node's CPUs).
+  if (most < 0 || memory <= most) return undefined;
+  return itemFailure(
+    'CE_ERR_JOBDESC_QUEUE_LIMIT',
+    `Requested memory of the job (${memory} bytes) exceeds the limit of queue ${q.name} for ${slots} slots ` +
+      `(${most} bytes, the most memory of one node with ${slots} CPUs or more)`,
   );
 }

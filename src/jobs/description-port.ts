@@ -8,6 +8,7 @@ import {
   checkAcceptance,
   type AcceptanceResult,
   type BatchLimitName,
+  type NodeShape,
   type QueueLimits,
 } from '../jobdesc/check-acceptance.js';
 import type { DescriptionPort } from './ports.js';
@@ -50,6 +51,8 @@ export interface BatchQueueLimits {
   readonly maxSlotsPerJob?: number | undefined;
   /** The whole job's, where a job runs on one node (Kubernetes). */
   readonly maxJobMemoryBytes?: number | undefined;
+  /** Each node's CPUs and memory together, where a job runs on one node (Kubernetes). */
+  readonly nodeShapes?: readonly NodeShape[] | undefined;
 }
 
 const BATCH_KEYS = [
@@ -72,7 +75,9 @@ function withBatchLimits(q: QueueLimits, b: BatchQueueLimits | undefined): Queue
       of.add(what);
     }
   }
-  return of.size > 0 ? { ...out, batchLimits: { source: b.source, of } } : q;
+  // The batch system's alone: the configuration has no nodes.
+  if (b.nodeShapes !== undefined && b.nodeShapes.length > 0) out.nodeShapes = b.nodeShapes;
+  return of.size > 0 ? { ...out, batchLimits: { source: b.source, of } } : out;
 }
 
 /**

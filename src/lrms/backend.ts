@@ -188,9 +188,21 @@ export interface BatchQueueInfo {
   readonly maxSlotsPerJob?: number;
   /** The most memory one job can have in all, where a job runs on one node (Kubernetes: the largest schedulable node's). */
   readonly maxJobMemoryBytes?: number;
+  /**
+   * Where a job runs on one node (Kubernetes): each schedulable node's whole CPUs and memory,
+   * as pairs (those another node exceeds in both left out). A job must fit one node with its
+   * slots and its memory together: the most CPUs and the most memory may be two nodes'.
+   */
+  readonly nodeShapes?: readonly NodeShape[];
   /** Jobs of all users the batch system runs or keeps waiting in it. */
   readonly runningJobs: number;
   readonly waitingJobs: number;
+}
+
+/** One node's room for one job: its whole allocatable CPUs and its allocatable memory. */
+export interface NodeShape {
+  readonly slots: number;
+  readonly memoryBytes: number;
 }
 
 /**

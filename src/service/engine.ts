@@ -130,6 +130,7 @@ export function createEngine(d: EngineDeps): EngineWiring {
         // A partition without CPUs (all its nodes down) says nothing about what it can give.
         maxSlotsPerJob: p.maxSlotsPerJob ?? (p.totalSlots > 0 ? p.totalSlots : undefined),
         maxJobMemoryBytes: p.maxJobMemoryBytes,
+        nodeShapes: p.nodeShapes,
       };
     },
     async start() {

@@ -426,3 +426,53 @@ describe('checkAcceptance: S3 endpoints (the site keys per endpoint)', () => {
     accepted(input('https://other-tenant.example.org/in.dat'), withS3);
   });
 });
+
+describe('a job against each node together (nodeShapes: a job runs on one node)', () => {
+  const M = 2 ** 20;
+  // One node has 16 CPUs and 4 GiB, another 2 CPUs and 64 GiB, a third 8 and 16 GiB.
+  const nodes: AcceptanceContext = {
+    ...ctx,
+    queues: [
+      {
+        name: 'kube',
+        maxSlotsPerJob: 16,
+        maxJobMemoryBytes: 64 * 1024 * M,
+        nodeShapes: [
+          { slots: 16, memoryBytes: 4096 * M },
+          { slots: 8, memoryBytes: 16384 * M },
+          { slots: 2, memoryBytes: 65536 * M },
+        ],
+      },
+    ],
+  };
+  const kube = (count: number | undefined, memoryMiB: number | undefined): JobDescription =>
+    job({ queue: 'kube', count, ...(memoryMiB !== undefined ? { memoryBytes: memoryMiB * M } : {}) });
+
+  it('refuses slots and memory that no one node has together, naming the memory limit for that many slots', () => {
+    const r = refused(kube(12, 2048), nodes);
+    assert.equal(r.code, 'CE_ERR_JOBDESC_QUEUE_LIMIT');
+    assert.equal(
+      r.reason,
+      `Requested memory of the job (${24576 * M} bytes) exceeds the limit of queue kube for 12 slots (${4096 * M} bytes, the most memory of one node with 12 CPUs or more)`,
+    );
+    assert.match(refused(kube(3, 8192), nodes).reason, /for 3 slots \(17179869184 bytes/);
+    // One slot by default: the 64 GiB node, and one byte more fits nowhere.
+    assert.match(refused(kube(undefined, 65537), nodes).reason, /memory of the job/);
+  });
+
+  it('accepts what one node holds, at each edge; no memory asked: the slots alone', () => {
+    for (const [count, mem] of [
+      [16, 256],
+      [8, 2048],
+      [2, 32768],
+      [1, 65536],
+      [16, undefined],
+    ] as const)
+      accepted(kube(count, mem), nodes);
+  });
+
+  it('a job over the slots of every node gets the slot limit, not this one; no shapes: no such check', () => {
+    assert.match(refused(kube(17, 1), nodes).reason, /^Requested slot count \(17 slots\)/);
+    accepted(job({ queue: 'main', count: 64, memoryBytes: 64 * 1024 * M }));
+  });
+});

@@ -14,6 +14,7 @@ import { until } from './backend.case.js';
 import type { BatchJobSpec, BatchUpdate } from '../../src/lrms/backend.js';
 import type { KubernetesBackendOptions } from '../../src/lrms/kubernetes/kubernetes-backend.js';
 import { parseQuantity } from '../../src/lrms/kubernetes/quantity.js';
+import { nodeShapes } from '../../src/lrms/kubernetes/node-capacity.js';
 import { buildConfig } from '../../src/config/load.js';
 import { createInfoSource } from '../../src/info/info-source.js';
 import { renderGlue2Ldif } from '../../src/info/glue2-ldif.js';
@@ -238,5 +239,25 @@ describe('kubernetes quantities', () => {
     for (const bad of ['', 'Ki', 'abc', '1e', '1.2.3', '4 cores', '1Kb', '--1', '1e999999'])
       assert.equal(parseQuantity(bad), undefined, bad);
     assert.equal(parseQuantity(undefined), undefined);
+  });
+});
+
+describe('kubernetes node shapes (what one pod can have on one node)', () => {
+  it('keeps each Ready, schedulable node that no other exceeds in both CPUs and memory, most CPUs first', () => {
+    const shapes = nodeShapes([
+      fakeNode('cpus', { cpu: '16500m', memory: '4194304Ki' }),
+      fakeNode('memory', { cpu: '2', memory: '67108864Ki' }),
+      fakeNode('both', { cpu: '8', memory: '16777216Ki' }),
+      fakeNode('covered', { cpu: '8', memory: '8388608Ki' }),
+      fakeNode('same', { cpu: '8', memory: '16777216Ki' }),
+      fakeNode('cordoned', { cpu: '64', memory: '536870912Ki', unschedulable: true }),
+      fakeNode('down', { cpu: '64', memory: '536870912Ki', ready: false }),
+    ]);
+    assert.deepEqual(shapes, [
+      { slots: 16, memoryBytes: 4 * 2 ** 30 },
+      { slots: 8, memoryBytes: 16 * 2 ** 30 },
+      { slots: 2, memoryBytes: 64 * 2 ** 30 },
+    ]);
+    assert.deepEqual(nodeShapes([]), []);
   });
 });

@@ -10,7 +10,11 @@ import { until } from './backend.case.js';
 const pollers: Poller<number>[] = [];
 
 /** A poller whose question takes `askMs`, recording when each question started. */
-function recorder(intervalMs: number, askMs: number, o: { busy?: () => boolean; fail?: boolean } = {}) {
+function recorder(
+  intervalMs: number,
+  askMs: number,
+  o: { busy?: () => boolean; fail?: boolean; answerMs?: number } = {},
+) {
   const asked: number[] = [];
   const failures: number[] = [];
   let running = 0;
@@ -24,7 +28,10 @@ function recorder(intervalMs: number, askMs: number, o: { busy?: () => boolean; 
       if (o.fail) throw new Error('the batch system is down');
       return asked.length;
     },
-    onAnswer: async () => undefined,
+    // Ceres's own work on the answer (the job table's pass).
+    onAnswer: async () => {
+      if (o.answerMs) await new Promise((r) => setTimeout(r, o.answerMs));
+    },
     onFailure: async (_e, streak) => void failures.push(streak),
     busy: o.busy ?? (() => true),
   });
@@ -33,8 +40,8 @@ function recorder(intervalMs: number, askMs: number, o: { busy?: () => boolean; 
 }
 
 /** The times between the starts of four passes of a poller left to itself. */
-async function startGaps(intervalMs: number, askMs: number): Promise<number[]> {
-  const r = recorder(intervalMs, askMs);
+async function startGaps(intervalMs: number, askMs: number, answerMs = 0): Promise<number[]> {
+  const r = recorder(intervalMs, askMs, { answerMs });
   r.poller.wake();
   await until('four passes', () => r.asked.length >= 4, 20_000);
   r.poller.close();
@@ -63,10 +70,23 @@ describe('the poll loop', () => {
     for (const g of gaps) assert.ok(g >= 990 && g < 1250, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
   });
 
-  it('a pass longer than half the interval is followed by a pause as long as itself', async () => {
-    // 300 ms passes in an interval of 200 ms: the controller is asked at most half the time.
+  it('a question longer than half the interval is followed by a rest as long as itself', async () => {
+    // 300 ms questions in an interval of 200 ms: the controller is asked at most half the time.
     const gaps = await startGaps(200, 300);
     for (const g of gaps) assert.ok(g >= 590, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
+  });
+
+  it("the rest counts the question only, not Ceres's work on its answer", async () => {
+    // Asked 200 ms, then 400 ms of the backend's own: the batch system rested 400 ms after
+    // answering, so the next pass begins an interval after this one, not 1.2 s.
+    const gaps = await startGaps(1000, 200, 400);
+    for (const g of gaps) assert.ok(g >= 990 && g < 1150, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
+  });
+
+  it('a slow question followed by long work: the rest still makes up the question', async () => {
+    // Asked 300 ms, 100 ms of work, interval 200 ms: the next question 300 ms after the answer.
+    const gaps = await startGaps(200, 300, 100);
+    for (const g of gaps) assert.ok(g >= 590 && g < 900, `start to start ${g} ms (gaps ${gaps.join(', ')})`);
   });
 
   it('soon() between passes runs one without waiting the interval', async () => {

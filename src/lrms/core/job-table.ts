@@ -35,8 +35,13 @@ export interface TrackedJob {
   readonly knownSince: number;
   /** When a cancel was asked for (0: never). */
   cancelledAt: number;
-  /** What was last reported (state + native + reason), to report changes only. */
-  reported: string;
+  /**
+   * What was last reported, to report changes only: kept as its parts and compared part by
+   * part, so that a poll of 20,000 unchanged jobs builds no string per job.
+   */
+  reportedState: BatchState | undefined;
+  reportedNative: string;
+  reportedReason: string;
   /** A look for the job's end is under way: one at a time. */
   checking: boolean;
   ended: boolean;
@@ -126,7 +131,9 @@ export class JobTable<X extends object> {
       lrmsDir: ref.lrmsDir,
       knownSince,
       cancelledAt: 0,
-      reported: '',
+      reportedState: undefined,
+      reportedNative: '',
+      reportedReason: '',
       checking: false,
       ended: false,
       // Nothing is delivered before the caller has seen submit() resolve.
@@ -156,9 +163,11 @@ export class JobTable<X extends object> {
    * reported too.
    */
   report(job: Tracked<X>, state: BatchState, native: string, reason?: string): void {
-    const key = `${state}/${native}/${reason ?? ''}`;
-    if (job.reported === key || job.ended) return;
-    job.reported = key;
+    if (job.ended) return;
+    if (job.reportedState === state && job.reportedNative === native && job.reportedReason === (reason ?? '')) return;
+    job.reportedState = state;
+    job.reportedNative = native;
+    job.reportedReason = reason ?? '';
     queueUpdate(this.#updates, job, {
       kind: 'state',
       jobId: job.jobId,
@@ -171,6 +180,15 @@ export class JobTable<X extends object> {
   /** The jobs whose end is not known yet. */
   open(): Tracked<X>[] {
     return [...this.jobs.values()].filter((j) => !j.ended);
+  }
+
+  /**
+   * The same without a copy of the table, for a poll's pass over every job: what `visit`
+   * does to the table (a final update's removal comes later, through the update chain) does
+   * not disturb the walk.
+   */
+  forEachOpen(visit: (job: Tracked<X>) => void): void {
+    for (const job of this.jobs.values()) if (!job.ended) visit(job);
   }
 
   /** Run `look` (a look for the job's end) unless one runs or the job ended; a failure is logged and the next poll looks again. */

@@ -1,10 +1,11 @@
 /**
  * The poll loop of a batch backend: one question to the batch system per interval for
  * all tracked jobs (squeue, qstat -xml), one pass at a time (a slow controller delays the
- * next pass instead of piling calls up); passes begin an interval apart, or, when a pass
- * takes more than half the interval, as long after its end as it took. A failed question is reported with its streak
- * and the next interval tries again; the batch system being unreachable never ends a job
- * by itself (the job's status file still does).
+ * next pass instead of piling calls up); passes begin an interval apart, and the batch
+ * system is asked at most half the time: a question that took longer than half the
+ * interval is followed by as long a rest for it. A failed question is reported with its
+ * streak and the next interval tries again; the batch system being unreachable never ends
+ * a job by itself (the job's status file still does).
  */
 export interface PollerHooks<T> {
   /** Asks the batch system about all jobs, once (the next interval is the retry). */
@@ -64,11 +65,14 @@ export class Poller<T> {
     if (!this.hooks.busy()) return;
     this.#running = true;
     const startedAt = Date.now();
+    let askedMs = 0;
     try {
       const answer = await this.hooks.ask();
+      askedMs = Date.now() - startedAt;
       this.#streak = 0;
       await this.hooks.onAnswer(answer, startedAt);
     } catch (e) {
+      askedMs ||= Date.now() - startedAt;
       this.#streak++;
       await this.hooks.onFailure(e instanceof Error ? e : new Error(String(e)), this.#streak).catch(() => undefined);
     } finally {
@@ -77,19 +81,25 @@ export class Poller<T> {
     if (this.#again) {
       this.#again = false;
       this.soon();
-    } else this.#next(Date.now() - startedAt);
+    } else this.#next(Date.now() - startedAt, askedMs);
   }
 
   /**
    * The next pass an interval after this one began, not after it ended: with 20,000 jobs a
    * pass (qstat's 7 MB answer, read and parsed) took 0.5 s, so passes came every 1.5 s and a
-   * change waited up to 3 s, over the bound of two intervals. But the batch system is asked
-   * at most half the time: a pass longer than half the interval is followed by a pause as
-   * long as itself, so a slow controller is not asked without a break.
+   * change waited up to 3 s, over the bound of two intervals.
+   *
+   * The batch system is asked at most half the time: after a question that took `askedMs`
+   * (the command and reading its answer), it rests at least as long before the next, so a
+   * slow controller is never asked without a break. Only the question counts, not Ceres's
+   * own work on the answer (the job table's pass, reading the status files of ended jobs),
+   * during which the batch system already rests: counting the whole pass, a Grid Engine of 20,000 jobs
+   * (qstat 0.46 s, Ceres 0.15 s) was asked every 1.2 s instead of every 1 s, and a change
+   * missed the bound of two intervals.
    */
-  #next(elapsedMs: number): void {
+  #next(elapsedMs: number, askedMs: number): void {
     if (this.#closed || this.#timer !== undefined || this.#running || !this.hooks.busy()) return;
-    const delay = Math.max(this.intervalMs - elapsedMs, elapsedMs, 10);
+    const delay = Math.max(this.intervalMs - elapsedMs, 2 * askedMs - elapsedMs, 10);
     this.#timer = setTimeout(() => void this.#pass(), delay);
   }
 }

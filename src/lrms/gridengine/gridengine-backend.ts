@@ -191,10 +191,15 @@ export class GridEngineBackend implements BatchBackend {
     this.#poller.close();
   }
 
+  /**
+   * One pass over the table with the poll's answer: a job listed is reported (only a change
+   * makes an update), one gone is looked at for its end. Per job a map lookup and a few
+   * comparisons, nothing allocated while nothing changes (20,000 jobs each interval).
+   */
   async #onQstat(jobs: Map<string, GeJob>, startedAt: number): Promise<void> {
     this.#lastJobs = { jobs, at: Date.now() };
     const checks: Promise<void>[] = [];
-    for (const job of this.#table.open()) {
+    this.#table.forEachOpen((job) => {
       const entry = jobs.get(job.localId);
       if (entry) {
         // A cancel not yet taken (qdel failed): asked again.
@@ -202,11 +207,11 @@ export class GridEngineBackend implements BatchBackend {
         const state = geBatchState(entry.state);
         if (state === 'error') checks.push(this.#onError(job));
         else this.#table.report(job, state, entry.state, geReason(entry.state));
-        continue;
+        return;
       }
-      if (job.knownSince > startedAt) continue; // submitted after this qstat began
+      if (job.knownSince > startedAt) return; // submitted after this qstat began
       checks.push(this.#checkEnded(job));
-    }
+    });
     await Promise.all(checks);
   }
 

@@ -1,45 +1,16 @@
 /**
  * Grid Engine's answers, parsed: `qstat -u '*' -xml` (every job of every user in one
- * call: the poll), `qstat -j ID` (a job's error reason), `qstat -g c` (per queue slot
- * figures), `qhost` (the execution hosts), `qacct -j ID` (a finished job's accounting record).
+ * call: the poll; its scanner is ./qstat-xml.ts), `qstat -j ID` (a job's error reason),
+ * `qstat -g c` (per queue slot figures), `qhost` (the execution hosts), `qacct -j ID` (a
+ * finished job's accounting record).
  */
 import type { BatchClusterInfo, BatchQueueInfo } from '../backend.js';
+import type { GeJob } from './qstat-xml.js';
 
 export const QSTAT_ARGS = ['-u', '*', '-xml'] as const;
 export const QSTAT_QUEUES_ARGS = ['-g', 'c'] as const;
 
-export interface GeJob {
-  readonly id: string;
-  /** The state letters, e.g. `qw`, `r`, `Eqw`. */
-  readonly state: string;
-  /** `all.q@host` while it runs. */
-  readonly queue: string;
-  /** The job name (the attempt's, ./submission.ts). */
-  readonly name: string;
-}
-
-const tag = (block: string, name: string): string | undefined =>
-  new RegExp(`<${name}>([^<]*)</${name}>`).exec(block)?.[1];
-
-const unescapeXml = (s: string): string =>
-  s.replace(
-    /&(lt|gt|quot|apos|amp);/g,
-    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e] ?? '',
-  );
-
-/** The jobs of a `qstat -xml` answer by id (an array job's tasks share the id: the first is kept). */
-export function parseQstatXml(xml: string): Map<string, GeJob> {
-  if (!/<job_info[\s>]/.test(xml)) throw new Error(`qstat -xml answered no job_info: ${xml.slice(0, 200)}`);
-  const jobs = new Map<string, GeJob>();
-  for (const m of xml.matchAll(/<job_list\b[^>]*>([\s\S]*?)<\/job_list>/g)) {
-    const block = m[1] ?? '';
-    const id = tag(block, 'JB_job_number');
-    const state = tag(block, 'state');
-    if (id === undefined || state === undefined || jobs.has(id)) continue;
-    jobs.set(id, { id, state, queue: tag(block, 'queue_name') ?? '', name: unescapeXml(tag(block, 'JB_name') ?? '') });
-  }
-  return jobs;
-}
+export { parseQstatXml, type GeJob } from './qstat-xml.js';
 
 /** The `error reason` lines of `qstat -j ID`, joined. */
 export function errorReason(text: string): string {

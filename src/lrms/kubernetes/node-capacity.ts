@@ -15,10 +15,12 @@
  * - A pod cannot span nodes: a queue's most slots per job (GLUE2 MaxSlotsPerJob, and the limit
  *   a submission is checked against) are the whole allocatable CPUs of the largest Ready,
  *   schedulable node, not the cluster's total; the most memory of one job (memory per slot
- *   times slots) is that node's allocatable memory.
+ *   times slots) is the largest such node's allocatable memory. Those two may be two nodes'
+ *   (one has the CPUs, another the memory): the pairs of every such node (`nodeShapes`) are
+ *   published too, and a submission must fit one of them with both at once.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { BatchClusterInfo, BatchExecutionEnvironment } from '../backend.js';
+import type { BatchClusterInfo, BatchExecutionEnvironment, NodeShape } from '../backend.js';
 import { parseQuantity } from './quantity.js';
 
 /** The label naming the queue a pod was submitted to (job-manifest.ts sets it). */
@@ -59,15 +61,19 @@ function request(p: V1Pod, resource: 'cpu' | 'memory'): number {
 
 const cpuRequest = (p: V1Pod): number => request(p, 'cpu');
 
-/** The most one pod can have: the whole CPUs and the memory of the largest Ready, schedulable node (0: none). */
-function largestSchedulable(nodes: readonly V1Node[]): { slots: number; memory: number } {
-  let slots = 0;
-  let memory = 0;
-  for (const n of nodes.filter(ready)) {
-    slots = Math.max(slots, slotsOf(n));
-    memory = Math.max(memory, Math.floor(parseQuantity(n.status?.allocatable?.['memory']) ?? 0));
-  }
-  return { slots, memory };
+/**
+ * What one pod can have on each Ready, schedulable node: its whole CPUs and its memory, the
+ * nodes that another exceeds (or equals) in both left out; most CPUs first (so also least
+ * memory first). Empty: no such node.
+ */
+export function nodeShapes(nodes: readonly V1Node[]): NodeShape[] {
+  const all = nodes
+    .filter(ready)
+    .map((n) => ({ slots: slotsOf(n), memoryBytes: Math.floor(parseQuantity(n.status?.allocatable?.['memory']) ?? 0) }))
+    .sort((a, b) => b.slots - a.slots || b.memoryBytes - a.memoryBytes);
+  const kept: NodeShape[] = [];
+  for (const s of all) if (s.memoryBytes > (kept.at(-1)?.memoryBytes ?? -1)) kept.push(s);
+  return kept;
 }
 
 /**
@@ -129,7 +135,11 @@ export function clusterFromNodes(
   for (const n of usable) freeSlots += Math.max(0, Math.floor(slotsOf(n) - (used.get(n.metadata?.name ?? '') ?? 0)));
   const ee = executionEnvironment(nodes);
   const largestNodeMemoryBytes = ee.mainMemoryBytes;
-  const most = largestSchedulable(nodes);
+  const shapes = nodeShapes(nodes);
+  const most = {
+    slots: Math.max(0, ...shapes.map((s) => s.slots)),
+    memory: Math.max(0, ...shapes.map((s) => s.memoryBytes)),
+  };
   return {
     totalSlots,
     freeSlots,
@@ -146,6 +156,7 @@ export function clusterFromNodes(
         ...(largestNodeMemoryBytes !== undefined ? { largestNodeMemoryBytes } : {}),
         ...(most.slots > 0 ? { maxSlotsPerJob: most.slots } : {}),
         ...(most.memory > 0 ? { maxJobMemoryBytes: most.memory } : {}),
+        ...(shapes.length > 0 ? { nodeShapes: shapes } : {}),
         runningJobs: running,
         waitingJobs: mine.length - running,
       };
