@@ -6,6 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQstatXml, unescapeXml, type GeJob } from '../../src/lrms/gridengine/qstat-xml.js';
+import { pickLost } from '../../src/lrms/gridengine/submission.js';
 import { QSTAT_DELETING, QSTAT_EMPTY, QSTAT_EQW, QSTAT_MIXED } from './gridengine-qstat-answers.js';
 
 const brief = (jobs: Map<string, GeJob>): string[] =>
@@ -110,6 +111,46 @@ describe('qstat -xml scanner', () => {
       `<queue_name></queue_name><slots>1</slots>`;
     const jobs = parseQstatXml(doc(...Array.from({ length: 20_000 }, (_, i) => body(i + 1))));
     assert.equal(jobs.size, 20_000);
-    assert.deepEqual(jobs.get('20000'), { id: '20000', state: 'qw', queue: '', name: 'ceres-j20000-0123456789ab' });
+    assert.deepEqual(jobs.get('20000'), {
+      id: '20000',
+      state: 'qw',
+      queue: '',
+      name: 'ceres-j20000-0123456789ab',
+      owner: 'u',
+    });
+  });
+});
+
+// A submission whose qsub answer was lost is found again by its job's name or the number
+// the job wrote when it started (src/lrms/gridengine/submission.ts). Any local user can
+// submit a job under a name it guessed, and the job's own account writes that number: a
+// job of another account must never be adopted (Ceres would follow, account and qdel it).
+describe('a lost submission is adopted only from its own account', () => {
+  const named = (id: string, name: string, owner: string): string =>
+    `      <JB_job_number>${id}</JB_job_number>\n      <JB_name>${name}</JB_name>\n      <JB_owner>${owner}</JB_owner>\n      <state>qw</state>`;
+
+  it('reads each job owner', () => {
+    assert.deepEqual(
+      [...parseQstatXml(QSTAT_MIXED).values()].map((j) => j.owner),
+      ['root', 'root', 'root', 'root', 'root'],
+    );
+  });
+
+  it('a job of the same name planted by another account is not taken; the own one is', () => {
+    const jobs = parseQstatXml(doc(named('7', 'ceres-abc-1', 'mallory'), named('9', 'ceres-abc-1', 'grid001')));
+    assert.equal(pickLost(jobs, 'ceres-abc-1', 'grid001', undefined), '9');
+    assert.equal(
+      pickLost(parseQstatXml(doc(named('7', 'ceres-abc-1', 'mallory'))), 'ceres-abc-1', 'grid001', undefined),
+      undefined,
+    );
+  });
+
+  it('a started number that names another account job is passed over for the name', () => {
+    const jobs = parseQstatXml(doc(named('7', 'other', 'alice'), named('9', 'ceres-abc-1', 'grid001')));
+    assert.equal(pickLost(jobs, 'ceres-abc-1', 'grid001', '7'), '9');
+    assert.equal(pickLost(jobs, 'ceres-abc-1', 'grid002', '7'), undefined);
+    // Its own, listed or ended (no longer listed), is taken.
+    assert.equal(pickLost(jobs, 'x', 'grid001', '9'), '9');
+    assert.equal(pickLost(jobs, 'x', 'grid001', '12'), '12');
   });
 });

@@ -244,6 +244,29 @@ describe('slurm backend specifics on a real Slurm', { ...(skip !== undefined ? {
     assert.equal(readFileSync(join(s.sessionDir, 'runs.txt'), 'utf8'), 'once\n');
   });
 
+  it("a lost sbatch answer never adopts another account's job of the same name and attempt tag", async (t) => {
+    const h = await backend(t);
+    const s = await spec({ arguments: ['-c', 'echo mine > out.txt'] });
+    // What a crash right after sbatch leaves, where the sbatch had not yet reached Slurm: the
+    // marker only. Another local account (it can read every job's name in squeue, and the tag
+    // is a hash of a predictable path) planted a held job with that name and comment.
+    await mkdir(s.lrmsDir, { recursive: true });
+    await writeFile(join(s.lrmsDir, 'slurm-submit'), '');
+    const name = jobName({ jobNamePrefix: 'ceres-' }, s.jobId);
+    const planted = slurm
+      .cmd('runuser', [
+        ...['-u', 'nobody', '--', 'sbatch', '--parsable', '--hold', `--job-name=${name}`],
+        ...[`--comment=${attemptTag(s)}`, '--chdir=/tmp', '--output=/dev/null', '--wrap=true'],
+      ])
+      .trim()
+      .split(';')[0] as string;
+    t.after(() => slurm.cmd('scancel', [planted]));
+    const id = await h.b.submit(s);
+    assert.notEqual(id, planted, "the other account's job was adopted (Ceres would follow and cancel it)");
+    assert.equal((await h.final(id)).exitCode, 0);
+    assert.equal(readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'), 'mine\n');
+  });
+
   it("jobs run as the spec's local account (runuser), and Slurm accounts them to it", async (t) => {
     const h = await backend(t);
     const s = await spec({ arguments: ['-c', 'id -un'], localAccount: 'nobody' });

@@ -28,6 +28,8 @@ export interface GeJob {
   readonly queue: string;
   /** The job name (the attempt's, ./submission.ts). */
   readonly name: string;
+  /** The account that submitted it (`JB_owner`): a lost submission is adopted only from its own account. */
+  readonly owner: string;
 }
 
 const ROOT = '<job_info';
@@ -37,11 +39,12 @@ const JOB_END = '</job_list>';
 const SLASH = 0x2f;
 const GT = 0x3e;
 
-/** The fields read, told apart by their names' lengths (13, 7, 5, 10: all different). */
+/** The fields read, told apart by their names' lengths (13, 7, 5, 10, 8: all different). */
 const ID = 'JB_job_number';
 const NAME = 'JB_name';
 const STATE = 'state';
 const QUEUE = 'queue_name';
+const OWNER = 'JB_owner';
 
 /** Whether the character after a tag's name ends the name (`>`, `/` or white space). */
 const endsName = (c: number): boolean => c === GT || c === SLASH || c === 0x20 || (c >= 0x09 && c <= 0x0d);
@@ -92,6 +95,7 @@ export function parseQstatXml(xml: string): Map<string, GeJob> {
     let name: string | undefined;
     let state: string | undefined;
     let queue: string | undefined;
+    let owner: string | undefined;
     // The elements of this job_list, one tag at a time, up to its closing tag.
     for (;;) {
       const lt = xml.indexOf('<', p);
@@ -118,7 +122,9 @@ export function parseQstatXml(xml: string): Map<string, GeJob> {
               ? STATE
               : len === QUEUE.length
                 ? QUEUE
-                : '';
+                : len === OWNER.length
+                  ? OWNER
+                  : '';
       if (field === '' || !xml.startsWith(field, lt + 1)) continue;
       // Text only, up to its own closing tag (an element with children is not one of these).
       const textEnd = xml.indexOf('<', p);
@@ -135,10 +141,17 @@ export function parseQstatXml(xml: string): Map<string, GeJob> {
       if (field === ID) id ??= text;
       else if (field === NAME) name ??= text;
       else if (field === STATE) state ??= text;
-      else queue ??= text;
+      else if (field === QUEUE) queue ??= text;
+      else owner ??= text;
     }
     if (id === undefined || state === undefined || jobs.has(id)) continue;
-    jobs.set(id, { id, state, queue: queue ?? '', name: name === undefined ? '' : unescapeXml(name) });
+    jobs.set(id, {
+      id,
+      state,
+      queue: queue ?? '',
+      name: name === undefined ? '' : unescapeXml(name),
+      owner: owner === undefined ? '' : unescapeXml(owner),
+    });
   }
   return jobs;
 }

@@ -5,16 +5,20 @@
  * timed out after the qmaster took the job) is found by the number the job wrote when it
  * started (`ge-job`), else by its name in one `qstat -u '*' -xml`: the name carries the
  * attempt's mark (a hash of its lrms directory), so no other attempt of the same Ceres job
- * is taken for it. Whatever slips through: the job wrapper claims the lrms directory, so a
+ * is taken for it. Either way only a job of the account the attempt was submitted as is
+ * adopted: any local user can submit a job with a name it guessed, and the job's own
+ * account writes `ge-job`; adopting another account's job would have Ceres follow, account
+ * and `qdel` (as a manager) a job that is not the attempt's. Whatever slips through: the job wrapper claims the lrms directory, so a
  * second Grid Engine job of the attempt exits without running anything.
  */
+import { userInfo } from 'node:os';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
 import type { BatchJobSpec } from '../backend.js';
 import type { BackendLog } from '../core/backend-log.js';
 import { markHash } from '../core/job-mark.js';
 import { submitOnce as submitAttemptOnce } from '../core/submit-once.js';
 import { GE_FILES, batchScript, parseJobNumber, readJobNumber, type ScriptSettings } from './job-files.js';
-import { QSTAT_ARGS, parseQstatXml } from './qstat.js';
+import { QSTAT_ARGS, parseQstatXml, type GeJob } from './qstat.js';
 import type { GridEngineRunner } from './run-command.js';
 
 export interface SubmitSettings extends ScriptSettings {
@@ -52,13 +56,33 @@ export function qsubArgs(spec: BatchJobSpec, s: Pick<SubmitSettings, 'jobNamePre
   ];
 }
 
-/** The job of this attempt whose qsub answer was lost: the number it wrote when it started, or its name in qstat. */
+/**
+ * Which listed job is the lost submission: the number the job wrote when it started, if
+ * Grid Engine lists it as `owner`'s (or no longer lists it: it ended, and only the
+ * attempt's own account could have written the file), else the job named `name` that
+ * `owner` submitted. Pure, for the tests.
+ */
+export function pickLost(
+  jobs: ReadonlyMap<string, GeJob>,
+  name: string,
+  owner: string,
+  started: string | undefined,
+): string | undefined {
+  if (started) {
+    const listed = jobs.get(started);
+    if (listed === undefined || listed.owner === owner) return started;
+  }
+  for (const j of jobs.values()) if (j.name === name && j.owner === owner) return j.id;
+  return undefined;
+}
+
+/** The job of this attempt whose qsub answer was lost (see pickLost). */
 async function findLost(runner: GridEngineRunner, spec: BatchJobSpec, prefix: string): Promise<string | undefined> {
   const started = await readJobNumber(spec.lrmsDir, GE_FILES.started);
-  if (started) return started;
-  const name = geJobName(prefix, spec);
   const jobs = parseQstatXml((await runner.run('qstat', QSTAT_ARGS, { attempts: 1 })).stdout);
-  return [...jobs.values()].find((j) => j.name === name)?.id;
+  // qsub ran as the job's account, or as the service's own when the job has none.
+  const owner = spec.localAccount ?? userInfo().username;
+  return pickLost(jobs, geJobName(prefix, spec), owner, started);
 }
 
 /** Submit the attempt and return its job number; an attempt already in Grid Engine is returned instead. */

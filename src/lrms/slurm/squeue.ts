@@ -60,8 +60,10 @@ export function parseSqueue(stdout: string): ParsedQueue {
 }
 
 /** squeue arguments to find the jobs of one name (reconciling a submission whose answer was lost). */
-export function squeueByNameArgs(name: string): string[] {
-  return ['--noheader', '--all', '--states=all', `--name=${name}`, '--format=%i|%k'];
+export function squeueByNameArgs(name: string, user: string): string[] {
+  // Only the account the attempt was submitted as: any local user can name a job and set
+  // its comment, and a job of another account must never be adopted (followed, cancelled).
+  return ['--noheader', '--all', '--states=all', `--name=${name}`, `--user=${user}`, '--format=%i|%k'];
 }
 
 /** `%i|%k` lines: job id and comment. */

@@ -6,6 +6,7 @@
  * wrapper claims the directory, so a second Slurm job for the same attempt exits at once
  * without running anything.
  */
+import { userInfo } from 'node:os';
 import type { BatchJobSpec } from '../backend.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
 import { switchUserPrefix } from '../core/lrms-dir.js';
@@ -35,7 +36,9 @@ export { switchUserPrefix };
 async function findLost(runner: SlurmRunner, spec: BatchJobSpec, s: SbatchSettings): Promise<string | undefined> {
   const started = await readJobIdFile(spec.lrmsDir, LRMS_FILES.started);
   if (started) return started;
-  const { stdout } = await runner.run('squeue', squeueByNameArgs(jobName(s, spec.jobId)));
+  // sbatch ran as the job's account, or as the service's own when the job has none.
+  const owner = spec.localAccount ?? userInfo().username;
+  const { stdout } = await runner.run('squeue', squeueByNameArgs(jobName(s, spec.jobId), owner));
   const tag = attemptTag(spec);
   return parseIdComment(stdout).find((j) => j.comment === tag)?.id;
 }
