@@ -54,7 +54,20 @@ export function apelMessage(header: string, records: readonly string[]): string 
 
 /** One record of a message: `Name: value` lines and the closing `%%`. */
 export function apelRecord(fields: readonly (readonly [string, string | number])[]): string {
-  return [...fields.map(([k, v]) => `${k}: ${v}`), '%%'].join('\n');
+  return [...fields.map(([k, v]) => `${k}: ${oneLineValue(String(v))}`), '%%'].join('\n');
+}
+
+/**
+ * A value on its one line: control characters (and the Unicode line separators) as
+ * `\xHH`, as the one-line form of a DN writes them. FQANs (attribute certificates, a
+ * token's wlcg.groups) and owners reach the records, and a line break in one would start
+ * fields of its choosing (`Site:`, `%%`) in a message the site signs and sends.
+ */
+export function oneLineValue(v: string): string {
+  return v.replace(
+    /[\p{Cc}\u2028\u2029]/gu,
+    (c) => `\\x${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
 }
 
 /** The summary records of `records` (each a block of lines ending with `%%`). */

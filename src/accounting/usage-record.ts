@@ -5,13 +5,19 @@
  * named in a `Resource` with the description `ReportedByJob` (UR 1.0's extension point).
  */
 import type { AccountingRecord } from './record.js';
+import { oneLineValue } from './apel.js';
 import type { UsageFigure } from '../vocabulary/usage-figures.js';
 
 const URF = 'http://schema.ogf.org/urf/2003/09/urf';
 const VO = 'http://www.sgas.se/namespaces/2009/05/ur/vo';
 
 function esc(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+  // Control characters (which XML 1.0 refuses but for tab and line breaks, and which a
+  // record's one-value fields should not hold) as `\xHH`, as in the APEL records.
+  return oneLineValue(s).replace(
+    /[<>&"']/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!,
+  );
 }
 
 /** The record's elements that carry each figure of the vocabulary (the batch end time is not one: EndTime is the service's). */

@@ -342,6 +342,17 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
     limits: () => config.events, // reloadable
     maxIds: config.jobs.maxIdsPerRequest,
     maxBuffered: config.events.streamBufferBytes,
+    // The stream's request asked again as a request would be: the current authorizer
+    // (rebuilt by a reload), the connection's identity as CRLs and CAs say now.
+    recheck: async (raw) => {
+      const r = await auth.authenticate(raw);
+      if (!r.ok) return undefined;
+      try {
+        return auth.authorize(raw, r.caller, 'read');
+      } catch {
+        return undefined;
+      }
+    },
   });
   monitoring.metrics.gaugeAtScrape('ceres_event_streams_open', 'Job event streams open now', [], (set) =>
     set({}, streams.count()),
@@ -627,6 +638,7 @@ async function startLocked(initial: Config, log: Logger, lock: StateLock): Promi
       // Always rebuilt: a reload also re-reads the grid-mapfiles, changed or not.
       auth = createAuth(config, db, log, tokens, defaultAccount);
       voms.refresh(Date.now());
+      streams.recheckAll(); // an authorization taken away ends the streams it allowed
       monitoring.disk.check();
       monitoring.reloaded(plan);
       return plan;

@@ -122,6 +122,8 @@ async function writeRange(
   q: QuotaReservation,
 ): Promise<UploadResult> {
   let fh: FileHandle;
+  /** The furthest byte this request handed to the file, whatever its name holds later. */
+  let reached = 0;
   try {
     fh = await open(inDir(parent, name), C.O_WRONLY | C.O_CREAT | C.O_NOFOLLOW | C.O_NONBLOCK, 0o600);
   } catch (e) {
@@ -141,8 +143,13 @@ async function writeRange(
     }
     await giveHandle(fh, owner);
     const want = r.end - r.start + 1;
-    const got = await streamInto(u, fh, r.start, want, () =>
-      ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
+    const got = await streamInto(
+      u,
+      fh,
+      r.start,
+      want,
+      () => ceError('CE_ERR_SESSION_BODY_LENGTH', `Body longer than Content-Range (${want} bytes)`),
+      (n) => (reached = r.start + n),
     );
     if (got !== want)
       throw ceError('CE_ERR_SESSION_BODY_LENGTH', `Body of ${got} bytes does not match Content-Range (${want} bytes)`);
@@ -157,9 +164,11 @@ async function writeRange(
     await fh.close();
     // Whatever happened, the file is now as long as it is (an aborted range may have
     // extended it): that is what counts against the quota. Read after close(), which
-    // waits for a write still in flight.
+    // waits for a write still in flight. At least as far as this write reached, though:
+    // the job may have renamed the file away meanwhile (the bytes are in it all the
+    // same), and a count by the name alone made every write so raced free.
     const st = await lstatIn(parent, name).catch(() => undefined);
-    if (st?.isFile()) q.commit(st.size);
+    if (st?.isFile() || reached > 0) q.commit(Math.max(st?.isFile() ? st.size : 0, reached));
   }
 }
 

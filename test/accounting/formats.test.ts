@@ -6,6 +6,14 @@ import assert from 'node:assert/strict';
 import { summaries, sync, voGroupRole } from '../../src/accounting/apel.js';
 import { transferBytes } from '../../src/accounting/recorder.js';
 import { usageRecordXml } from '../../src/accounting/usage-record.js';
+import { INDIVIDUAL_HEADER, jobRecord } from '../../src/accounting/apel-individual.js';
+import { apelMessage } from '../../src/accounting/apel.js';
+
+const jobRecords = (rs: readonly AccountingRecord[], o: { site: string; machineName: string }): string =>
+  apelMessage(
+    INDIVIDUAL_HEADER,
+    rs.map((r) => jobRecord(r, o)),
+  );
 import { voOf, type AccountingRecord } from '../../src/accounting/record.js';
 
 const base: AccountingRecord = {
@@ -93,6 +101,32 @@ describe('accounting formats', () => {
       usageRecordXml({ ...base, finalState: 'KILLED' }, { site: 'S', machineName: 'ce' }),
       /<urf:Status>aborted<\/urf:Status>/,
     );
+  });
+
+  it('a line break or other control character in a VO attribute or owner cannot add fields to an APEL record or break a usage record', () => {
+    // FQANs come from attribute certificates or a token's wlcg.groups, the owner from a
+    // certificate or token: none of it may start a line `Site: ...` or end a record (`%%`).
+    const evil = {
+      ...base,
+      owner: '/CN=Eve\nSite: FORGED',
+      vo: 'atlas',
+      fqans: ['/atlas/x\nSite: FORGED\n%%\nSite: FORGED2/Role=r\r\u0000'],
+    };
+    const o = { site: 'SITE', machineName: 'ce.example.org' };
+    for (const text of [summaries([evil], o), jobRecords([evil], o)]) {
+      const lines = text.split('\n');
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('Site:')),
+        ['Site: SITE'],
+        text,
+      );
+      assert.equal(lines.filter((l) => l === '%%').length, 1, text);
+      assert.doesNotMatch(text, /[\r\0]/);
+    }
+    const xml = usageRecordXml(evil, o);
+    // XML 1.0 allows no control character but tab, line feed and carriage return.
+    // eslint-disable-next-line no-control-regex
+    assert.doesNotMatch(xml, /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
   });
 
   it("a usage record's VO lists the FQANs of that VO only (a proxy of two VOs records both, the first primary)", () => {

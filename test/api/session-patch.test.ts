@@ -4,10 +4,12 @@
 // 400, a missing file a 404. PATCH anywhere else stays a 405.
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { A, B, makeFixture, type Fixture } from '../sessions/fixture.js';
 import type { AreaStatus } from '../../src/health/disk-space.js';
+import { until } from '../helpers/poll.js';
 
 const J = { ...A, accept: 'application/json' };
 
@@ -108,6 +110,29 @@ describe('PATCH on session files', () => {
   it("past the job's upload quota: 413, as for PUT", async () => {
     const r = await patch('data', 'q'.repeat(1001), {}, '?offset=0');
     assert.equal(r.statusCode, 413, r.body);
+    assert.equal(code(r), 'CE_ERR_SESSION_JOB_QUOTA');
+  });
+
+  it('a file the job renames away while the bytes arrive still counts against the quota', async () => {
+    // The hostile job moves the file aside mid-write: the bytes land in the moved file,
+    // and the quota must count them, not what the name holds afterwards (nothing). Else
+    // every PATCH so raced is free and the quota bounds nothing.
+    const body = new PassThrough();
+    const answer = f.app.inject({
+      method: 'PATCH',
+      url: `${f.url(id, 'data')}?offset=0`,
+      headers: { ...J, 'content-length': '600' },
+      payload: body,
+    });
+    body.write('a'.repeat(300));
+    await until(async () => (await stat(join(dir, 'data'))).size >= 300, 'the first bytes written', 10_000);
+    await rename(join(dir, 'data'), join(dir, 'moved'));
+    body.end('b'.repeat(300));
+    assert.equal((await answer).statusCode, 204);
+    assert.equal((await stat(join(dir, 'moved'))).size, 600);
+    await writeFile(join(dir, 'data2'), '');
+    const r = await patch('data2', 'c'.repeat(600), {}, '?offset=0');
+    assert.equal(r.statusCode, 413, 'the raced 600 bytes and these 600 exceed the quota of 1000');
     assert.equal(code(r), 'CE_ERR_SESSION_JOB_QUOTA');
   });
 

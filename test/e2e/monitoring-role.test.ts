@@ -158,12 +158,13 @@ describe('monitoring role (real service, real VOMS proxies)', { skip: vomsSkip }
       ['GET', `${base}/session/`],
       ['HEAD', `${base}/session/out.txt`],
       ['PUT', `${base}/session/evil.txt`],
+      ['PATCH', `${base}/session/out.txt?offset=0`],
       ['DELETE', `${base}/session/out.txt`],
       ['PROPFIND', `${base}/session/`],
       ['GET', `${base}/diagnose/description`],
       ['GET', `${base}/diagnose/errors`],
     ] as const) {
-      const r = await manager.req(method, path, method === 'PUT' ? 'x' : undefined);
+      const r = await manager.req(method, path, method === 'PUT' || method === 'PATCH' ? 'x' : undefined);
       assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
       if (method !== 'HEAD') assert.equal(r.json().code, 'CE_ERR_JOB_MONITOR_READ_ONLY', `${method} ${path}`);
     }

@@ -3,7 +3,8 @@
  * (hashed names with signing policies and namespaces, as IGTF ships them; CRLs by
  * `openssl ca -gencrl`) and real TLS clients. `tls.crlRecheckSeconds` is 1 here: a CA added
  * to the directory lets its users in without a restart, a CA removed refuses them (on
- * new connections, and on a connection kept alive from before from its next request), an
+ * new connections, on a connection kept alive from before from its next request, and an
+ * event stream open from before by its next heartbeat), an
  * update caught half way keeps the CAs trusted, and an expired CRL is said once per CA in
  * the log, in a metric and in /health/ready.
  */
@@ -26,6 +27,8 @@ import {
   type OpensslCred,
 } from '../helpers/openssl-ca.js';
 import { get, metricsUrl, sample, scrape } from '../ops/scrape.js';
+import { Agent } from 'undici';
+import { dataOf, openStream } from '../helpers/sse.js';
 
 const HOUR = 3600_000;
 const dir = tempDir('trust-live');
@@ -72,6 +75,7 @@ before(async () => {
       log: { level: 'info', file: logFile },
       metrics: { listen: '127.0.0.1:0' },
       tls: { hostCert: host.cert, hostKey: host.key, caDir, crlRecheckSeconds: 1 },
+      events: { heartbeatSeconds: 0.5 },
     },
   });
 });
@@ -108,11 +112,17 @@ describe('the trust store follows the CA directory', () => {
 
   it('a CA removed refuses its users on new connections, and on a connection kept alive from before at its next request', async () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    // And an event stream bob opened before: it ends with the reason by its next heartbeat.
+    const streamAgent = new Agent({ connect: { cert: bob.pem, key: bob.keyPem, ca: hostCa.pem } });
     try {
       const first = await jobs(bob, agent);
       assert.equal(first.status, 200);
+      const stream = await openStream(streamAgent, `${ceres.url}/rest/1.1/jobs`);
+      assert.equal(stream.status, 200, stream.text);
       removeCa(caDir, caB);
       await until401or200(bob, 401, 'bob refused on a new connection');
+      const end = await stream.waitFor((e) => e.event === 'end', "bob's stream ended", 20_000);
+      assert.equal(dataOf(end).reason, 'not-authorized');
       const again = await jobs(bob, agent);
       assert.equal(again.socket, first.socket, 'the same kept-alive connection');
       assert.equal(again.status, 401, again.text);
@@ -128,6 +138,7 @@ describe('the trust store follows the CA directory', () => {
       );
     } finally {
       agent.destroy();
+      await streamAgent.destroy();
     }
   });
 

@@ -91,6 +91,24 @@ describe('kubernetes backend', () => {
     assert.equal(readFileSync(join(s.sessionDir, 'out.txt'), 'utf8'), 'hi\n');
   });
 
+  it('the pod can reach no API credential and gain no privilege: no service account token, no service links, no escalation, no capabilities, seccomp', async (t) => {
+    // A job is the user's code: with the namespace's service account token mounted (the
+    // default) it could talk to the Kubernetes API as that account; with a setuid binary
+    // in its image, become root in the container, on the sessions volume of every job.
+    const r = await backend(t);
+    const id = await r.b.submit(await spec('echo hi'));
+    await r.final(id);
+    const pod = fake.jobs().find((j) => j.metadata?.name === id)?.spec?.template.spec;
+    assert.equal(pod?.automountServiceAccountToken, false);
+    assert.equal(pod?.enableServiceLinks, false);
+    assert.deepEqual(pod?.securityContext?.seccompProfile, { type: 'RuntimeDefault' });
+    assert.deepEqual(pod?.containers[0]?.securityContext, {
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    });
+  });
+
   it('throttles creation to createPerSecond', async (t) => {
     const r = await backend(t, { createPerSecond: 4 });
     const specs = await Promise.all([1, 2, 3, 4, 5].map(() => spec('true')));

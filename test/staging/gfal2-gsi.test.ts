@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stager } from '../../src/staging/stager.js';
@@ -16,6 +16,7 @@ import { DEV_PKI_FILES } from '../../src/pki/dev-pki.js';
 import { makePki, mapCredentials, never, recordingLogger, stagingConfig, type TestPki } from './helpers/fixtures.js';
 import { XrootdServer, gfal2HelperPids, xrootdAvailable } from './helpers/xrootd.js';
 import { until } from '../helpers/poll.js';
+import { createAccount, removeAccounts } from '../helpers/local-accounts.js';
 
 const available = xrootdAvailable();
 if (!available && process.env['CERES_REQUIRE_GFAL2'] === '1')
@@ -140,6 +141,59 @@ describe(
       const { r } = await stage(undefined, [input('x.bin', xrd.url('gsi.bin'))]);
       assert.equal(r.ok, false);
       assert.match(r.failureReason ?? '', /gsi\.bin.*authentication failed/);
+    });
+
+    describe("another identity's proxy left in the job account's default place is never used", () => {
+      // A pool or shared account: an earlier job of another user left its proxy where
+      // gfal2 and the xrootd security library look by default (/tmp/x509up_u<uid>). A
+      // job of this account without a proxy of its own (none delegated, or a token)
+      // must not authenticate with it.
+      let planted: string;
+      let sessionOwner: { uid: number; gid: number };
+      before(async () => {
+        sessionOwner = createAccount();
+        planted = `/tmp/x509up_u${sessionOwner.uid}`;
+        await writeFile(planted, `${pki.alice.certChainPem.trim()}\n${pki.alice.keyPem.trim()}\n`, { mode: 0o600 });
+        await chown(planted, sessionOwner.uid, sessionOwner.gid);
+      });
+      after(async () => {
+        await rm(planted, { force: true });
+        removeAccounts();
+      });
+      const stageAsAccount = async (credential: Credential | undefined) => {
+        const sessionDir = join(dir, `s${n++}`);
+        await mkdir(sessionDir, { mode: 0o700 });
+        await chown(sessionDir, sessionOwner.uid, sessionOwner.gid);
+        const s = new Stager({
+          config: stagingConfig({ cache: { enabled: false }, retry: { maxAttempts: 1 } }),
+          credentials: mapCredentials({}, { '/CN=job owner': credential }),
+          certDir,
+          logger: recordingLogger(),
+        });
+        const r = await s.stageIn(
+          { id: `p${n}`, owner: '/CN=job owner', sessionDir, files: [input('x.bin', xrd.url('gsi.bin'))] },
+          never,
+        );
+        return { r, sessionDir };
+      };
+
+      it('the planted proxy is valid and the server accepts it (the probe below means something)', async () => {
+        const { r } = await stageAsAccount(pki.alice);
+        assert.equal(r.ok, true, r.failureReason);
+      });
+
+      for (const [what, credential] of [
+        ['no credential', undefined],
+        ['a token only', { kind: 'jwt', token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' }],
+      ] as const) {
+        it(`a job with ${what} fails with a credential reason; nothing is staged`, async () => {
+          const { r, sessionDir } = await stageAsAccount(credential);
+          assert.equal(r.ok, false, 'staged with the proxy of another identity');
+          assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_NO_CREDENTIAL', r.failureReason);
+          assert.match(r.failureReason ?? '', /gsi\.bin.*authentication failed/);
+          assert.deepEqual(await readdir(sessionDir), []);
+        });
+      }
     });
   },
 );

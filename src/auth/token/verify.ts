@@ -7,6 +7,7 @@
  *   issuers; signature with that issuer's key for the header's `kid`; `aud` one of the
  *   accepted audiences; `exp` required and `nbf` and `iat` not in the future, each with
  *   the clock-skew allowance; `sub` present, printable and at most 256 characters;
+ *   `wlcg.groups` without control characters;
  *   `wlcg.ver`, when present, of major 1 (a newer minor is accepted, an unknown major
  *   refused; tokens of SciTokens issuers carry none). Unknown claims are ignored.
  *
@@ -83,6 +84,10 @@ export async function verifyToken(token: string, ctx: VerifyContext): Promise<To
     return refuse('the token subject (sub) is too long or holds control characters');
   const scope = payload.scope;
   const groups = payload['wlcg.groups'];
+  // Groups become the job's FQANs: its VO, the accounting records' VO fields (one per
+  // line), listings and filters. A line break in one would write fields of its own.
+  if (Array.isArray(groups) && groups.some((g) => typeof g === 'string' && /[\p{Cc}\u2028\u2029]/u.test(g)))
+    return refuse('a group of the token (wlcg.groups) holds control characters');
   const identity: TokenIdentity = {
     kind: 'token',
     owner: `${iss}#${sub}`,

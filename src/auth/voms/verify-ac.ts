@@ -171,6 +171,10 @@ function verifyAc(ac: AttributeCertificate, eec: ParsedCertificate, ctx: VomsCon
   const outside = fqans.find((f) => f !== `/${vo}` && !f.startsWith(`/${vo}/`));
   if (outside !== undefined)
     refuse(`the FQAN ${outside} is not under the VO /${vo} the attribute certificate was issued for`);
+  // FQANs are recorded with the caller's jobs and written into listings, logs and the
+  // one-line fields of accounting records: a line break would start fields of its own.
+  if (fqans.some((f) => /[\p{Cc}\u2028\u2029]/u.test(f)))
+    refuse(`an FQAN of the attribute certificate of VO ${vo} holds a control character`);
   const what = `the attribute certificate of VO ${vo} from ${host}`;
 
   // 2. Holder: the end-entity certificate of the presented chain.

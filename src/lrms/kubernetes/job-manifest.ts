@@ -101,16 +101,18 @@ export function jobManifest(
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
-          ...(account
-            ? {
-                securityContext: {
-                  runAsUser: account.uid,
-                  runAsGroup: account.gid,
-                  fsGroup: account.gid,
-                  runAsNonRoot: true,
-                },
-              }
-            : {}),
+          // The job is the user's code. No API credential: the namespace's service account
+          // token is mounted by default, and with it the job could use the Kubernetes API
+          // as that account (create pods, read secrets where the site granted it); nor the
+          // other services' addresses in its environment.
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            ...(account
+              ? { runAsUser: account.uid, runAsGroup: account.gid, fsGroup: account.gid, runAsNonRoot: true }
+              : {}),
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           volumes: [volume],
           containers: [
             {
@@ -120,6 +122,9 @@ export function jobManifest(
               args,
               workingDir: spec.sessionDir,
               env,
+              // No way up from the account: a setuid program of the image (su, sudo) gains
+              // nothing, and no capability is held, on a volume with every job's session.
+              securityContext: { allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'] } },
               volumeMounts: [{ name: 'sessions', mountPath }],
               resources: {
                 requests: { cpu: String(spec.slots), ...(memory !== undefined ? { memory: String(memory) } : {}) },

@@ -50,6 +50,7 @@ import ctypes, json, os, queue, stat, sys, threading, time, zlib
 import gfal2
 
 libc = ctypes.CDLL(None, use_errno=True)
+NOWHERE = "/dev/null/no-credential"
 def name(n):
     libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)  # PR_SET_NAME: what ps shows
 name(b"gfal2-spare")
@@ -79,14 +80,26 @@ def bind(b):
     work = b["work"]
     os.chdir(work)
     os.environ["HOME"] = work
-    proxy = b.get("proxy")
-    if proxy:
-        os.environ["X509_USER_PROXY"] = proxy
-        ctx.set_opt_string("X509", "CERT", proxy)
-        ctx.set_opt_string("X509", "KEY", proxy)
+    # Only the job's own credential, never one found in a default place: gfal2 made the
+    # context with /tmp/x509up_u<uid> of the spare's account, and the xrootd security
+    # libraries look for /tmp/x509up_u<uid>, ~/.globus, /tmp/bt_u<uid> or a Kerberos
+    # cache of the job's account, where an earlier job of a pool or shared account may
+    # have left another user's. Every credential setting names the job's or NOWHERE (a
+    # path under a file, which no one can create), and xrootd may only try the protocol
+    # of the job's credential (none: GSI, which then fails for want of a proxy).
+    proxy = b.get("proxy") or NOWHERE
     token = b.get("token")
+    for v in ("X509_USER_PROXY", "XrdSecGSIUSERPROXY"):
+        os.environ[v] = proxy
+    for v in ("X509_USER_CERT", "X509_USER_KEY", "XrdSecGSIUSERCERT", "XrdSecGSIUSERKEY"):
+        os.environ[v] = NOWHERE
+    os.environ["XrdSecPROTOCOL"] = "ztn" if token else "gsi"
+    ctx.set_opt_string("X509", "CERT", proxy)
+    ctx.set_opt_string("X509", "KEY", proxy)
+    os.environ["BEARER_TOKEN"] = token or ""
+    for v in ("BEARER_TOKEN_FILE", "XDG_RUNTIME_DIR", "KRB5CCNAME"):
+        os.environ[v] = NOWHERE
     if token:
-        os.environ["BEARER_TOKEN"] = token
         ctx.set_opt_string("BEARER", "TOKEN", token)
     # The site's S3 keys of the one endpoint this helper serves (a helper that stays the
     # service's): gfal2's per-host group, so no other host's requests are signed with them.

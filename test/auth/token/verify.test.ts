@@ -144,6 +144,14 @@ describe('bearer token verification', () => {
     assert.ok((await verifyToken(await sign(ec, { iss: ISS, sub: 'Jürgen Müller 1f2e' }), ctx)).ok);
   });
 
+  it('refuses wlcg.groups with control characters (they become the job FQANs, in accounting records and listings)', async () => {
+    await refused(await sign(ec, { iss: ISS, sub: 'a', groups: ['/atlas', '/cms\nSite: FORGED'] }), /wlcg\.groups/);
+    await refused(await sign(ec, { iss: ISS, sub: 'a', groups: ['/atlas\u2028x'] }), /wlcg\.groups/);
+    const ok = await verifyToken(await sign(ec, { iss: ISS, sub: 'a', groups: ['/atlas/prod', '/cms'] }), ctx);
+    assert.ok(ok.ok);
+    assert.deepEqual(ok.ok && ok.identity.groups, ['/atlas/prod', '/cms']);
+  });
+
   it('refuses what is not a compact JWS, and tokens over the size limit', async () => {
     await refused('not-a-token', /not a JWT/);
     await refused('a.b.c', /not a JWT/);

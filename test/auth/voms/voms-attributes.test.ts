@@ -103,6 +103,16 @@ describe('VOMS attributes of a proxy chain', { skip: vomsSkip }, () => {
     ignored(p, /no cms\/voms\.example\.org\.lsc in the VOMS directory/);
   });
 
+  it('ignores an AC with a control character in an FQAN (FQANs go into listings and one-line accounting fields)', async () => {
+    const p = await fakeProxy(w, alice, {
+      vo: 'atlas',
+      fqans: ['/atlas/prod\nSite: FORGED/Role=NULL/Capability=NULL'],
+      server,
+      host: HOST,
+    });
+    ignored(p, /control character/);
+  });
+
   it('ignores an expired AC (the proxy is still valid)', async () => {
     const p = await fakeProxy(w, alice, { vo: 'atlas', fqans: FQANS, server, host: HOST, pastac: '2:00', vomslife: 1 });
     ignored(p, /expired at/);

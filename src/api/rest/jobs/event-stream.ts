@@ -10,28 +10,34 @@
  * plus `event: relist` (the resume point is older than what is kept, or newer than the
  * newest: list the jobs again, then follow from the id it carries) and a last `event: end`
  * with the reason when the service ends the stream (slow-reader, credential-expired,
- * service-stopping). Comment lines are heartbeats.
+ * not-authorized, service-stopping). Comment lines are heartbeats.
  *
  * `batch=<ms>` (a Ceres extension for clients that follow many jobs and need no
  * milliseconds): events are gathered for up to that long and written together; each keeps
  * its own lines, so any SSE client and Last-Event-ID work as without it.
  *
  * Authorization is that of the list: the feed hands a stream only its owner's events, so an
- * `id=` filter naming others' jobs simply never matches. Streams are counted per identity
+ * `id=` filter naming others' jobs simply never matches. It is asked again at every
+ * heartbeat and at once after a reload (`recheckAll`): a stream lasts for days, and a
+ * caller whose authorization goes (a grid-mapfile line taken out, a revoked certificate,
+ * the group that made it a VO's monitor) must not keep following what it may no longer
+ * list; its stream ends with `not-authorized`. Streams are counted per identity
  * against their own limit, not as requests in progress (http/fairness.ts `leaveInFlight`).
  * The body is a Readable that Fastify pipes with backpressure: what it holds plus what the
  * socket holds is the stream's backlog, and past the bound the feed ends the stream.
  */
 import { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ceError } from '../../../errors/ce-error.js';
 import { leaveInFlight } from '../../../http/fairness.js';
 import type { EventFeed, FeedItem, Follower } from '../../../jobs/event-feed.js';
 import type { JobEvent } from '../../../store/job-events.js';
 import type { RestRequest } from '../resource.js';
-import { monitoredVo } from '../../../authz/monitors.js';
+import type { Caller } from '../../../http/caller.js';
+import { monitoredVo, monitors } from '../../../authz/monitors.js';
 
-export type EndReason = 'slow-reader' | 'credential-expired' | 'service-stopping';
+export type EndReason = 'slow-reader' | 'credential-expired' | 'not-authorized' | 'service-stopping';
 
 export interface EventStreamOptions {
   readonly feed: EventFeed;
@@ -42,6 +48,11 @@ export interface EventStreamOptions {
   readonly maxIds: number;
   /** The backlog bound (the feed's): a heartbeat never grows a backlog past it either. */
   readonly maxBuffered: number;
+  /**
+   * The caller of a stream's request as authentication and authorization see it now
+   * (undefined: refused), asked at every heartbeat and by `recheckAll`.
+   */
+  readonly recheck?: (req: IncomingMessage) => Promise<Caller | undefined>;
 }
 
 export interface EventStreams {
@@ -55,6 +66,8 @@ export interface EventStreams {
   count(): number;
   /** Ends every stream with `service-stopping` (before a graceful close, which waits for answers). */
   endAll(): void;
+  /** Asks every stream's authorization again now (after a reload), ending those refused. */
+  recheckAll(): void;
 }
 
 /** Longest a timer may be set for (Node caps at 2^31-1 ms and fires at once beyond). */
@@ -63,6 +76,7 @@ const MAX_TIMER_MS = 0x7fffffff;
 export function eventStreams(o: EventStreamOptions): EventStreams {
   const perOwner = new Map<string, number>();
   const ends = new Set<(r: EndReason) => void>();
+  const rechecks = new Set<() => void>();
 
   const open = (req: RestRequest): FastifyReply => {
     const caller = req.caller();
@@ -142,11 +156,22 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       buffered: () => pending.length + body.readableLength + res.writableLength,
       end,
     };
+    // Still the same owner, still allowed to list, still the VO's monitor if it follows one.
+    const recheck = (): void => {
+      void o
+        .recheck?.(req.raw)
+        .catch(() => undefined)
+        .then((now) => {
+          if (now === undefined || now.owner !== caller.owner || (monitor !== undefined && !monitors(now, monitor)))
+            end('not-authorized');
+        });
+    };
     // Heartbeats keep proxies from closing a quiet stream; to a client that never reads
     // they would add up, so the backlog bound holds for them as for events.
     const heartbeat = setInterval(() => {
       if (follower.buffered() > o.maxBuffered) end('slow-reader');
       else {
+        recheck();
         write(': heartbeat\n\n');
         if (batchMs !== 0) flush();
       }
@@ -172,6 +197,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       clearTimeout(expiry);
       clearTimeout(gathering);
       ends.delete(end);
+      rechecks.delete(recheck);
       const n = (perOwner.get(caller.owner) ?? 1) - 1;
       if (n <= 0) perOwner.delete(caller.owner);
       else perOwner.set(caller.owner, n);
@@ -180,6 +206,7 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     body.once('close', finish);
     res.once('close', finish);
     ends.add(end);
+    rechecks.add(recheck);
 
     req.reply
       .code(200)
@@ -206,6 +233,9 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     count: () => ends.size,
     endAll: () => {
       for (const e of [...ends]) e('service-stopping');
+    },
+    recheckAll: () => {
+      for (const r of rechecks) r();
     },
   };
 }
