@@ -113,7 +113,10 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       pending = '';
       if (!closed && text !== '') body.push(text);
     };
-    const write = (text: string): void => {
+    // `at`: when the change was stored. The period runs from the oldest change held, not
+    // from its hand-over: the feed reads a batched stream's changes late on purpose (one
+    // read per period, event-feed.ts `delayMs`), and what it hands over already waited.
+    const write = (text: string, at?: number): void => {
       if (closed) return;
       const first = pending === '';
       pending += text;
@@ -121,7 +124,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
         if (first) queueMicrotask(flush);
       } else if (pending.length >= o.maxBuffered / 2) flush();
       else if (first) {
-        gathering = setTimeout(flush, batchMs);
+        const waited = at === undefined ? 0 : Math.max(0, Date.now() - at);
+        gathering = setTimeout(flush, Math.max(0, batchMs - waited));
         gathering.unref();
       }
     };
@@ -138,7 +142,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       ...(monitor !== undefined ? { monitor } : {}),
       ...(ids !== undefined ? { ids: new Set(ids) } : {}),
       ...(states !== undefined ? { states: new Set(states) } : {}),
-      send: (item) => write(sse(item)),
+      ...(batchMs !== 0 ? { delayMs: batchMs } : {}),
+      send: (item) => write(sse(item), item.kind === 'state' ? item.event.at : undefined),
       buffered: () => pending.length + body.readableLength + res.writableLength,
       end,
     };
@@ -205,6 +210,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     open,
     count: () => ends.size,
     endAll: () => {
+      // The changes a gathering stream's wake has not read yet go out with the end too.
+      o.feed.flush();
       for (const e of [...ends]) e('service-stopping');
     },
   };
