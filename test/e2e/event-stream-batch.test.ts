@@ -127,7 +127,10 @@ describe('job event stream batch= (real service, real TLS)', () => {
     try {
       for (let i = 0; i < 16; i++) await c.submit(waiting(50, `full-${i}`));
       await until(() => s.seen.events >= 800 || s.seen.text.includes('event: end'), 'all 800 events', 90_000);
-      assert.ok(!s.seen.text.includes('event: end'), `not ended: ${s.seen.text.slice(s.seen.text.indexOf('event: end'), s.seen.text.indexOf('event: end') + 80)}, after ${s.seen.events} events`);
+      assert.ok(
+        !s.seen.text.includes('event: end'),
+        `not ended: ${s.seen.text.slice(s.seen.text.indexOf('event: end'), s.seen.text.indexOf('event: end') + 80)}, after ${s.seen.events} events`,
+      );
       assert.equal(s.seen.events, 800);
       assert.ok(s.seen.text.length > BUFFER, 'more than the bound');
       assert.ok(s.seen.chunks.length >= 2, `in parts (${s.seen.chunks.length})`);
