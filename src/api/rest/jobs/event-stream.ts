@@ -106,12 +106,17 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     // as slow: it goes out early, nothing is dropped); a heartbeat or the end takes it along.
     let pending = '';
     let gathering: NodeJS.Timeout | undefined;
+    /** Whether anything went out since the last heartbeat tick (then no heartbeat is needed). */
+    let wrote = false;
     const flush = (): void => {
       clearTimeout(gathering);
       gathering = undefined;
       const text = pending;
       pending = '';
-      if (!closed && text !== '') body.push(text);
+      if (!closed && text !== '') {
+        wrote = true;
+        body.push(text);
+      }
     };
     // `at`: when the change was stored. The period runs from the oldest change held, not
     // from its hand-over: the feed reads a batched stream's changes late on purpose (one
@@ -148,9 +153,12 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       end,
     };
     // Heartbeats keep proxies from closing a quiet stream; to a client that never reads
-    // they would add up, so the backlog bound holds for them as for events.
+    // they would add up, so the backlog bound holds for them as for events. A stream that
+    // wrote since the last tick is not quiet: any bytes keep a proxy open, and a heartbeat
+    // would be a write (through HTTP, TLS and a system call on both sides) for nothing.
     const heartbeat = setInterval(() => {
       if (follower.buffered() > o.maxBuffered) end('slow-reader');
+      else if (wrote) wrote = false;
       else {
         write(': heartbeat\n\n');
         if (batchMs !== 0) flush();
@@ -265,9 +273,12 @@ function listParam(v: string | undefined, max: number): string[] | undefined {
 
 /**
  * The text of a state event, made once per event however many streams send it: the live
- * read hands the same event object to every follower (event-feed.ts).
+ * read hands each event object to every follower in turn before the next (event-feed.ts
+ * #handAll), so the last one made is the one asked for again. One slot, not a WeakMap: a
+ * weak entry per event was GC work for every event, whatever the count of streams.
  */
-const encoded = new WeakMap<JobEvent, string>();
+let lastEvent: JobEvent | undefined;
+let lastText = '';
 
 function sse(item: FeedItem): string {
   if (item.kind === 'relist')
@@ -276,12 +287,11 @@ function sse(item: FeedItem): string {
       latest: item.seq,
     })}\n\n`;
   const e = item.event;
-  let text = encoded.get(e);
-  if (text === undefined) {
-    text = `id: ${e.seq}\nevent: state\ndata: ${eventJson(e)}\n\n`;
-    encoded.set(e, text);
+  if (e !== lastEvent) {
+    lastText = `id: ${e.seq}\nevent: state\ndata: ${eventJson(e)}\n\n`;
+    lastEvent = e;
   }
-  return text;
+  return lastText;
 }
 
 /**
