@@ -3,52 +3,67 @@
  * (issue 46: the stream should cost client and service less than 1 % of polling).
  *
  *   npm run build && node dist/bench/event-stream-follow.bench.js [--jobs 100000] [--chunk 1000] \
- *     [--cycles 5] [--quiet 30] [--changes 4000] [--change-seconds 40] [--missed 5000] \
- *     [--model-changes 6] [--model-hours 12] [--burst-ms 50] [--batch-ms 0]
+ *     [--cycles 5] [--rounds 3] [--quiet 10] [--events 20000] [--event-seconds 10] \
+ *     [--lone 1500] [--lone-rate 100] [--tick-ms 1] [--missed 5000] [--batch-ms 10000] \
+ *     [--model-changes 6] [--model-hours 12]
  *
  * The model: a pilot factory (aCT) follows `--jobs` jobs of its one identity. Polling, it
  * asks `action=status` for all of them every 60 s, `--chunk` ids per request, one request
- * after the other on one kept-alive connection (the cheapest way for both sides), and
- * parses every answer. Following, it holds one stream open and parses each event. Each
- * job makes `--model-changes` REST state changes over its `--model-hours` (ACCEPTING to
- * FINISHED), so `--jobs` jobs make jobs x changes / (hours x 60) changes a minute.
+ * after the other on one kept-alive connection, and parses every answer. Following, it
+ * holds one stream open (`batch=--batch-ms`, 0: none) and parses every event. Each job
+ * makes `--model-changes` REST changes over `--model-hours` (ACCEPTING to FINISHED), so
+ * the jobs make jobs x changes / (hours x 60) changes a minute (833 at the defaults).
  *
- * The window is shortened, and the model computed from parts measured on one service
- * (event-stream-setup.ts seeds it and makes the changes):
- *  1. one poll cycle: the service's CPU (/proc, less its idle rate) and the client's
- *     (process.cpuUsage) for the `--jobs` ids, median of `--cycles`;
- *  2. the stream open with nothing changing, for `--quiet` s: its cost per minute, the
- *     idle service's included (an upper bound: the difference is within the noise);
- *  3. a restart: the service is stopped, `--missed` changes are made while it is down,
- *     it is started again (with the safety-net poll at 5 ms, see 4), and the client
- *     resumes with Last-Event-ID: the cost of the replay, until every missed change is in;
- *  4. `--changes` changes over `--change-seconds` s on the open stream: the cost per
- *     change, less the open stream's quiet rate. The changes come from another process, so
- *     the service reads them by its safety-net poll, set to 5 ms here: one read per 5 ms,
- *     as the wake-up of a change of its own gives; a change then mostly goes out alone,
- *     which is the dearest way (changes made together go out together). `--burst-ms N`
- *     makes them in bursts every N ms instead (50: evenly), as a batch system's poll
- *     reports the changes of all its jobs at once.
- * Then per minute: polling = one cycle; following = the quiet rate + changes a minute x
- * the cost per change; and the resume, once per restart, against one poll cycle.
+ * A followed minute costs a few ms against the idle service's hundreds, so it is not
+ * measured whole (the difference would be noise) but built from parts, each measured many
+ * times over in one window so that it stands well above the noise, and each as the
+ * difference between rounds with the stream and without, alternating (`--rounds` each,
+ * medians). The following client runs in a process of its own (event-stream-client.ts:
+ * what a careful client writes, parsing every event's JSON), so its CPU time is its own.
+ * The changes are made by this process on the service's database (event-stream-setup.ts),
+ * which the service reads by its safety-net poll; a change the service makes itself wakes
+ * the read instead (src/store/event-signal.ts), one read per `batch=` period.
+ *
+ * Service 1 (the configuration's defaults: safety-net poll 1 s, heartbeat 15 s):
+ *  1. one poll cycle of every id: service CPU (less its idle rate) and client CPU, median
+ *     of `--cycles`;
+ *  2. quiet: the stream open with nothing changing against no stream, `--quiet` s each;
+ *  3. per event: `--events` changes over `--event-seconds` s (a read of about a thousand
+ *     events a second, `batch=1000`), against the same changes with no stream open: the
+ *     cost per event of reading, handing over, encoding, writing, reading and parsing.
+ * Service 2 (the safety-net poll at `--tick-ms`):
+ *  4. a restart: `--missed` changes made while it was down, and the resume (Last-Event-ID)
+ *     until all are in;
+ *  5. a tick: the stream open, nothing changing, against no stream: the safety-net poll's
+ *     cost per tick (1,000 ticks a second at 1 ms);
+ *  6. per lone change: `--lone` changes at `--lone-rate` a second, each read and written
+ *     alone (batch=0): less the per-event cost, the fixed cost of one read and one write
+ *     (service) and of one chunk (client).
+ * The minute at the model: polling = one cycle; following = 60 ticks + 4 heartbeats (each
+ * taken at a lone change's cost, an upper bound) + one read and write per `batch=` period
+ * (each change alone without `batch=`) + changes x the per-event cost, for the service;
+ * the client's quiet rate + one chunk per write + changes x its per-event cost.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import {
   cpuRate,
   drive,
-  finish,
+  flip,
   loadAverage,
   seededService,
   serviceCpuUs,
   settle,
   streamConfig,
   tokenAgent,
-  until,
   type Seeded,
 } from './event-stream-setup.js';
+import type { ClientReport, ClientRequest } from './event-stream-client.js';
 import { JobEvents } from '../src/store/job-events.js';
+import { eventsSection } from '../src/config/sections/events.js';
 import { removeDir, startCeres, stopCeres, type RunningCeres } from '../test/helpers/service.js';
 
 const { values } = parseArgs({
@@ -56,76 +71,72 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '100000' },
     chunk: { type: 'string', default: '1000' },
     cycles: { type: 'string', default: '5' },
-    quiet: { type: 'string', default: '30' },
-    changes: { type: 'string', default: '4000' },
-    'change-seconds': { type: 'string', default: '40' },
+    rounds: { type: 'string', default: '3' },
+    quiet: { type: 'string', default: '10' },
+    events: { type: 'string', default: '20000' },
+    'event-seconds': { type: 'string', default: '10' },
+    lone: { type: 'string', default: '1500' },
+    'lone-rate': { type: 'string', default: '100' },
+    'tick-ms': { type: 'string', default: '1' },
     missed: { type: 'string', default: '5000' },
-    'burst-ms': { type: 'string', default: '50' },
-    'batch-ms': { type: 'string', default: '0' },
+    'batch-ms': { type: 'string', default: '10000' },
     'model-changes': { type: 'string', default: '6' },
     'model-hours': { type: 'string', default: '12' },
   },
 });
-const jobs = Number(values.jobs);
-const chunk = Number(values.chunk);
-const cycles = Number(values.cycles);
-const quietS = Number(values.quiet);
-const changes = Number(values.changes);
-const changeS = Number(values['change-seconds']);
-const missed = Number(values.missed);
-const burstMs = Number(values['burst-ms']);
-/** The stream's `batch=` (0: none): events gathered for up to this long, one write. */
-const batchMs = Number(values['batch-ms']);
-const perMinute = (jobs * Number(values['model-changes'])) / (Number(values['model-hours']) * 60);
+const num = (k: keyof typeof values) => Number(values[k]);
+const jobs = num('jobs');
+const chunk = num('chunk');
+const rounds = num('rounds');
+const quietS = num('quiet');
+const nEvents = num('events');
+const eventS = num('event-seconds');
+const nLone = num('lone');
+const loneRate = num('lone-rate');
+const tickMs = num('tick-ms');
+const missed = num('missed');
+const batchMs = num('batch-ms');
+const perMinute = (jobs * num('model-changes')) / (num('model-hours') * 60);
+const defaults = eventsSection.events.properties;
+const heartbeatsPerMin = 60 / (defaults.heartbeatSeconds.default as number);
+const ticksPerMin = 60_000 / (defaults.fallbackPollMilliseconds.default as number);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[]) => [Math.min(...xs), Math.max(...xs)].map((x) => Number(x.toFixed(2)));
 const clientUs = () => {
   const c = process.cpuUsage();
   return c.user + c.system;
 };
 
-/** A stream reader that parses every event as a client keeping its jobs' states would. */
-function follow(ceres: RunningCeres, agent: ReturnType<typeof tokenAgent>, token: string, lastId?: string) {
-  const ac = new AbortController();
-  const states = new Map<string, string>();
-  const s = { events: 0, lastId, close: () => ac.abort() };
-  const opened = request(`${ceres.url}/rest/1.1/jobs${batchMs > 0 ? `?batch=${batchMs}` : ''}`, {
-    dispatcher: agent,
-    headers: {
-      accept: 'text/event-stream',
-      authorization: `Bearer ${token}`,
-      ...(lastId !== undefined ? { 'last-event-id': lastId } : {}),
-    },
-    signal: ac.signal,
-  }).then((r) => {
-    if (r.statusCode !== 200) throw new Error(`stream: HTTP ${r.statusCode}`);
-    let buf = '';
-    r.body.setEncoding('utf8');
-    r.body.on('data', (chunkText: string) => {
-      buf += chunkText;
-      let end = buf.indexOf('\n\n');
-      let from = 0;
-      for (; end >= 0; end = buf.indexOf('\n\n', from)) {
-        const block = buf.slice(from, end);
-        from = end + 2;
-        if (!block.includes('event: state')) continue;
-        let data = '';
-        for (const line of block.split('\n')) {
-          if (line.startsWith('id: ')) s.lastId = line.slice(4);
-          else if (line.startsWith('data: ')) data = line.slice(6);
-        }
-        const e = JSON.parse(data) as { id: string; state: string };
-        states.set(e.id, e.state);
-        s.events++;
-      }
-      buf = buf.slice(from);
-    });
-    r.body.on('error', () => {});
+/** The following client's process (event-stream-client.ts), one request at a time. */
+function followingClient() {
+  const prof = process.env.CERES_BENCH_PROF_DIR;
+  const child: ChildProcess = fork(new URL('./event-stream-client.js', import.meta.url), [], {
+    execArgv: prof !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
   });
-  return { s, opened };
+  const ask = (m: ClientRequest): Promise<ClientReport> =>
+    new Promise((resolve, reject) => {
+      child.once('message', (r: ClientReport) => (r.ok ? resolve(r) : reject(new Error(`client ${r.op}: ${r.error}`))));
+      child.send(m);
+    });
+  return {
+    ask,
+    open: (c: RunningCeres, token: string, batch: number, lastId?: string) =>
+      ask({
+        op: 'open',
+        url: `${c.url}/rest/1.1/jobs${batch > 0 ? `?batch=${batch}` : ''}`,
+        token,
+        ca: join(c.pkiDir, 'ca.pem'),
+        ...(lastId !== undefined ? { lastId } : {}),
+      }),
+    exit: async () => {
+      child.send({ op: 'exit' });
+      await Promise.race([new Promise((r) => child.once('exit', r)), sleep(5000)]);
+    },
+  };
 }
 
-/** One poll cycle: every id, `chunk` per request, answers parsed. Returns the states seen. */
+/** One poll cycle: every id, `chunk` per request, answers parsed. */
 async function pollCycle(c: Seeded['ceres'], agent: ReturnType<typeof tokenAgent>, token: string, ids: string[]) {
   let n = 0;
   for (let i = 0; i < ids.length; i += chunk) {
@@ -142,130 +153,197 @@ async function pollCycle(c: Seeded['ceres'], agent: ReturnType<typeof tokenAgent
   if (n !== ids.length) throw new Error(`a poll cycle answered ${n} of ${ids.length} states`);
 }
 
+/** The service's CPU (µs) and the wall time (ms) of `fn`. */
+async function window(pid: number, fn: () => Promise<unknown>): Promise<{ cpu: number; ms: number }> {
+  const c0 = serviceCpuUs(pid);
+  const t0 = performance.now();
+  await fn();
+  return { cpu: serviceCpuUs(pid) - c0, ms: performance.now() - t0 };
+}
+
+/** Changes `ids` over `ms` through the store, each id again from the start when all are used. */
+let next = 0;
+function changeIds(all: readonly string[], n: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(all[(next++ + missed) % all.length]!);
+  return out;
+}
+
 const s = await seededService(['act'], jobs, streamConfig(10, false));
 let ceres = s.ceres;
 const ids = [...s.jobs.get('act')!];
 const token = await s.token('act');
-let agent = tokenAgent(ceres, 1);
+const agent = tokenAgent(ceres, 1);
+const client = followingClient();
 try {
   let pid = ceres.child.pid!;
   await settle(pid, 2000, 5);
-  const idle = await cpuRate(pid, quietS);
+  const idle = await cpuRate(pid, 10);
 
   // 1. Polling.
   await pollCycle(ceres, agent, token, ids); // warm-up, outside the figures
   const pollService: number[] = [];
   const pollClient: number[] = [];
-  for (let i = 0; i < cycles; i++) {
-    const sv = serviceCpuUs(pid);
+  for (let i = 0; i < num('cycles'); i++) {
     const cl = clientUs();
-    const t = performance.now();
-    await pollCycle(ceres, agent, token, ids);
+    const w = await window(pid, () => pollCycle(ceres, agent, token, ids));
     pollClient.push(clientUs() - cl);
-    pollService.push(serviceCpuUs(pid) - sv - (idle * (performance.now() - t)) / 1000);
+    pollService.push(w.cpu - (idle * w.ms) / 1000);
   }
-
-  // 2. The stream open, nothing changing.
-  const streamAgent = tokenAgent(ceres);
-  const f = follow(ceres, streamAgent, token);
-  await f.opened;
-  await sleep(2000);
-  let sv = serviceCpuUs(pid);
-  let cl = clientUs();
-  await sleep(quietS * 1000);
-  // Not less the idle rate: the two are a few ms/s each and the difference would be noise;
-  // the whole (an upper bound of the stream's share) goes into the model.
-  const quietService = (serviceCpuUs(pid) - sv) / quietS;
-  const quietClient = (clientUs() - cl) / quietS;
-  f.s.close();
-  await streamAgent.close();
   await agent.close();
 
-  // 3. A restart: changes while the service is down, then the resume.
+  // 2. Quiet, and 3. per event: rounds without and with the stream, alternating.
+  const quietService: number[] = [];
+  const quietClient: number[] = [];
+  const evService: number[] = [];
+  const evClient: number[] = [];
+  const evChunks: number[] = [];
+  const ev = async (open: boolean) => {
+    const changes = changeIds(ids, nEvents);
+    const c0 = open ? await client.ask({ op: 'stat' }) : undefined;
+    let changed = 0;
+    const w = await window(pid, async () => {
+      changed = (await drive(changes, eventS * 1000, (id) => flip(s.store, id))).changed;
+      if (c0 !== undefined) await client.ask({ op: 'waitFor', events: c0.events + changed, timeoutMs: 120_000 });
+    });
+    const c1 = open ? await client.ask({ op: 'stat' }) : undefined;
+    return { w, changed, c0, c1 };
+  };
+  for (let i = 0; i < rounds; i++) {
+    const a = await window(pid, () => sleep(quietS * 1000));
+    await client.open(ceres, token, batchMs);
+    await sleep(1000);
+    const c0 = await client.ask({ op: 'stat' });
+    const b = await window(pid, () => sleep(quietS * 1000));
+    const c1 = await client.ask({ op: 'stat' });
+    await client.ask({ op: 'close' });
+    quietService.push(((b.cpu / b.ms - a.cpu / a.ms) * 60_000) / 1000);
+    quietClient.push(((c1.cpuUs - c0.cpuUs) / b.ms) * 60);
+
+    const without = await ev(false);
+    await client.open(ceres, token, 1000);
+    await sleep(1000);
+    const withS = await ev(true);
+    await client.ask({ op: 'close' });
+    evService.push((withS.w.cpu - (without.w.cpu / without.w.ms) * withS.w.ms) / withS.changed);
+    evClient.push((withS.c1!.cpuUs - withS.c0!.cpuUs) / withS.changed);
+    evChunks.push(withS.c1!.chunks - withS.c0!.chunks);
+  }
+
+  // 4. A restart: changes while the service is down, then the resume.
   await stopCeres(ceres);
-  // What the client would resume from: it saw no event yet, so the newest when it opened.
-  const before = f.s.lastId ?? String(new JobEvents(s.db).latest());
+  const before = String(new JobEvents(s.db).latest());
   let downChanged = 0;
-  for (const id of ids.slice(0, missed)) if (finish(s.store, id)) downChanged++;
+  for (const id of ids.slice(0, missed)) if (flip(s.store, id)) downChanged++;
   if (downChanged !== missed) throw new Error(`${downChanged} of ${missed} changes made while down`);
-  ceres = await startCeres({
-    stateDir: s.dir,
-    config: streamConfig(10, true),
-  });
+  ceres = await startCeres({ stateDir: s.dir, config: streamConfig(10, tickMs) });
   pid = ceres.child.pid!;
   await settle(pid, 2000, 5);
-  const idle5 = await cpuRate(pid, 10);
-  agent = tokenAgent(ceres);
-  sv = serviceCpuUs(pid);
-  cl = clientUs();
-  let t = performance.now();
-  const r = follow(ceres, agent, token, before);
-  await r.opened;
-  const resumed = await until(() => r.s.events >= missed, 120_000);
-  const resumeMs = performance.now() - t;
-  const resumeService = serviceCpuUs(pid) - sv - (idle5 * resumeMs) / 1000;
-  const resumeClient = clientUs() - cl;
-  // The open stream's cost with the 5 ms safety-net poll and nothing changing, taken off below.
-  await sleep(1000);
-  const quiet5 = await cpuRate(pid, quietS);
+  const idle2 = await cpuRate(pid, 10);
+  let c0 = await client.ask({ op: 'stat' });
+  const resume = await window(pid, async () => {
+    await client.open(ceres, token, 0, before);
+    await client.ask({ op: 'waitFor', events: c0.events + missed, timeoutMs: 120_000 });
+  });
+  let c1 = await client.ask({ op: 'stat' });
+  const resumeService = resume.cpu - (idle2 * resume.ms) / 1000;
+  const resumeClient = c1.cpuUs - c0.cpuUs;
+  await client.ask({ op: 'close' });
 
-  // 4. Changes on the open stream.
-  const rest = ids.slice(missed, missed + changes);
-  sv = serviceCpuUs(pid);
-  cl = clientUs();
-  t = performance.now();
-  const driven = await drive(rest, changeS * 1000, (id) => finish(s.store, id), burstMs);
-  const delivered = await until(() => r.s.events >= missed + driven.changed, 60_000);
-  const changeMs = performance.now() - t;
-  const perChangeService = (serviceCpuUs(pid) - sv - (quiet5 * changeMs) / 1000) / driven.changed;
-  const perChangeClient = (clientUs() - cl - driven.driverCpuUs) / driven.changed;
-  r.s.close();
+  // 5. The safety-net tick, and 6. lone changes.
+  const tick: number[] = [];
+  const loneService: number[] = [];
+  const loneClient: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const a = await window(pid, () => sleep(quietS * 1000));
+    await client.open(ceres, token, 0);
+    await sleep(1000);
+    const b = await window(pid, () => sleep(quietS * 1000));
+    const ticks = (b.ms / tickMs) * 1;
+    tick.push((b.cpu - (a.cpu / a.ms) * b.ms) / ticks);
+    const changes = changeIds(ids, nLone);
+    c0 = await client.ask({ op: 'stat' });
+    let changed = 0;
+    const w = await window(pid, async () => {
+      changed = (await drive(changes, (nLone / loneRate) * 1000, (id) => flip(s.store, id), 1000 / loneRate)).changed;
+      await client.ask({ op: 'waitFor', events: c0.events + changed, timeoutMs: 60_000 });
+    });
+    c1 = await client.ask({ op: 'stat' });
+    await client.ask({ op: 'close' });
+    loneService.push((w.cpu - (b.cpu / b.ms) * w.ms) / changed);
+    loneClient.push((c1.cpuUs - c0.cpuUs) / changed);
+    await sleep(500);
+  }
 
-  const pollPerMin = { service: median(pollService), client: median(pollClient) };
-  const streamPerMin = {
-    service: quietService * 60 + perMinute * perChangeService,
-    client: quietClient * 60 + perMinute * perChangeClient,
+  const poll = { service: median(pollService), client: median(pollClient) };
+  const part = {
+    eventService: median(evService),
+    eventClient: median(evClient),
+    loneService: median(loneService),
+    loneClient: median(loneClient),
+    tick: median(tick),
+    quietClientPerMin: median(quietClient),
   };
-  const ms = (us: number) => Number((us / 1000).toFixed(2));
+  // One read and one write (service), one chunk (client): a lone change less an event.
+  const fixedService = Math.max(0, part.loneService - part.eventService);
+  const fixedClient = Math.max(0, part.loneClient - part.eventClient);
+  const model = (batch: number) => {
+    const writes = batch > 0 ? Math.min(perMinute, 60_000 / batch) : perMinute;
+    const service =
+      ticksPerMin * part.tick +
+      heartbeatsPerMin * part.loneService +
+      writes * fixedService +
+      perMinute * part.eventService;
+    const cl = part.quietClientPerMin + writes * fixedClient + perMinute * part.eventClient;
+    return {
+      batchMs: batch,
+      writesPerMin: Number(writes.toFixed(1)),
+      serviceMs: ms(service),
+      clientMs: ms(cl),
+      streamMs: ms(service + cl),
+      pollingMs: ms(poll.service + poll.client),
+      ratioPercent: Number(((100 * (service + cl)) / (poll.service + poll.client)).toFixed(2)),
+      perChangeBothUs: Number(
+        ((writes * (fixedService + fixedClient)) / perMinute + part.eventService + part.eventClient).toFixed(2),
+      ),
+    };
+  };
+  const us = (x: number) => Number(x.toFixed(2));
   console.log(
     JSON.stringify(
       {
         jobs,
         chunk,
-        model: { changesPerMinute: Math.round(perMinute) },
+        model: { changesPerMinute: Math.round(perMinute), ticksPerMin, heartbeatsPerMin },
         idleServiceMsPerS: ms(idle),
-        quietFastPollServiceMsPerS: ms(quiet5),
-        pollCycle: { serviceMs: ms(pollPerMin.service), clientMs: ms(pollPerMin.client), runs: cycles },
-        streamQuietWithIdle: { serviceMsPerMin: ms(quietService * 60), clientMsPerMin: ms(quietClient * 60) },
-        perChange: {
-          burstMs,
-          batchMs,
-          serviceUs: Number(perChangeService.toFixed(1)),
-          clientUs: Number(perChangeClient.toFixed(1)),
-          changes: driven.changed,
-          delivered,
+        idleService2MsPerS: ms(idle2),
+        pollCycle: { serviceMs: ms(poll.service), clientMs: ms(poll.client), runs: pollService.length },
+        quiet: {
+          serviceMsPerMin: us(median(quietService) / 1000),
+          serviceSpread: spread(quietService.map((x) => x / 1000)),
+          clientMsPerMin: us(part.quietClientPerMin / 1000),
+          clientSpread: spread(quietClient.map((x) => x / 1000)),
         },
-        resume: {
-          missed,
-          complete: resumed,
-          serviceMs: ms(resumeService),
-          clientMs: ms(resumeClient),
-          wallMs: Math.round(resumeMs),
+        perEvent: {
+          changes: nEvents,
+          serviceUs: us(part.eventService),
+          serviceSpread: spread(evService),
+          clientUs: us(part.eventClient),
+          clientSpread: spread(evClient),
+          clientChunksPerRound: evChunks,
         },
-        perMinute: {
-          pollingMs: ms(pollPerMin.service + pollPerMin.client),
-          streamMs: ms(streamPerMin.service + streamPerMin.client),
-          streamServiceMs: ms(streamPerMin.service),
-          streamClientMs: ms(streamPerMin.client),
-          ratioPercent: Number(
-            ((100 * (streamPerMin.service + streamPerMin.client)) / (pollPerMin.service + pollPerMin.client)).toFixed(
-              2,
-            ),
-          ),
-          resumeInPollCycles: Number(
-            ((resumeService + resumeClient) / (pollPerMin.service + pollPerMin.client)).toFixed(3),
-          ),
+        tick: { ms: tickMs, serviceUs: us(part.tick), spread: spread(tick) },
+        loneChange: {
+          changes: nLone,
+          serviceUs: us(part.loneService),
+          serviceSpread: spread(loneService),
+          clientUs: us(part.loneClient),
+          clientSpread: spread(loneClient),
+          fixedServiceUs: us(fixedService),
+          fixedClientUs: us(fixedClient),
         },
+        resume: { missed, serviceMs: ms(resumeService), clientMs: ms(resumeClient), wallMs: Math.round(resume.ms) },
+        perMinute: { batched: model(batchMs), unbatched: model(0) },
         load: loadAverage(),
       },
       null,
@@ -273,8 +351,13 @@ try {
     ),
   );
 } finally {
+  await client.exit().catch(() => {});
   await agent.close().catch(() => {});
   s.db.close();
   await stopCeres(ceres);
   removeDir(s.dir);
+}
+
+function ms(us: number): number {
+  return Number((us / 1000).toFixed(2));
 }

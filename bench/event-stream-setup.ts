@@ -35,17 +35,18 @@ import { eventsSection } from '../src/config/sections/events.js';
 
 /**
  * Limits lifted so one identity (or one address: token clients have no DN) may hold every
- * stream; `fastPoll`: the safety-net poll at 5 ms, for changes made from outside (a build
+ * stream; `fastPoll`: the safety-net poll at 5 ms (or at that many ms), for changes made from outside (a build
  * from before the wake-up polled every 5 ms anyway, and has no such key).
  */
-export function streamConfig(streams: number, fastPoll: boolean): Record<string, unknown> {
+export function streamConfig(streams: number, fastPoll: boolean | number): Record<string, unknown> {
   const hasFallback = 'fallbackPollMilliseconds' in eventsSection.events.properties;
+  const ms = fastPoll === true ? 5 : fastPoll;
   return {
     cluster: { queues: [{ name: 'main' }] },
     http: { maxConnectionsPerIdentity: streams + 100, maxRequestsPerIdentity: streams + 100 },
     events: {
       maxStreamsPerIdentity: streams + 100,
-      ...(fastPoll && hasFallback ? { fallbackPollMilliseconds: 5 } : {}),
+      ...(ms !== false && hasFallback ? { fallbackPollMilliseconds: ms } : {}),
     },
   };
 }
@@ -120,6 +121,18 @@ export async function seededService(
 export function finish(store: JobStore, id: string): boolean {
   const j = store.get(id);
   return j !== undefined && store.update(j, { restState: 'FINISHED', exitCode: 0 }) !== undefined;
+}
+
+/**
+ * One change that can be made again and again: RUNNING -> FINISHED (exit code 0), or back
+ * (false: not changed). For runs that change each job many times.
+ */
+export function flip(store: JobStore, id: string): boolean {
+  const j = store.get(id);
+  if (j === undefined) return false;
+  const changes =
+    j.restState === 'RUNNING' ? { restState: 'FINISHED', exitCode: 0 } : { restState: 'RUNNING', exitCode: null };
+  return store.update(j, changes) !== undefined;
 }
 
 /**

@@ -42,6 +42,13 @@ export interface Follower {
   readonly ids?: ReadonlySet<string>;
   /** Only events into these REST states (the stream's `state=` filter). */
   readonly states?: ReadonlySet<string>;
+  /**
+   * How long after a change this follower may take its event (the stream's `batch=`): a
+   * wake reads the table this long after the first change it was woken for, unless a
+   * follower that wants its events sooner is open. A follower with a delay must write
+   * an event out by its time (`at`) plus the delay, not by the time it was handed over.
+   */
+  readonly delayMs?: number;
   /** Hands one item over (the stream writes it out). */
   send(item: FeedItem): void;
   /** What has been handed over and not yet written out (bytes, the stream's measure). */
@@ -94,8 +101,13 @@ export class EventFeed {
   #count = 0;
   #cursor = 0;
   #timer: NodeJS.Timeout | undefined;
-  /** The read a signal scheduled, until it runs. */
+  /** The read a signal scheduled, until it runs, and when it is due (performance.now()). */
   #woken: NodeJS.Timeout | undefined;
+  #wokenDue = 0;
+  /** The open followers' delays (delayMs, 0 without), with how many have each. */
+  readonly #delays = new Map<number, number>();
+  /** The smallest of #delays: how long after a change the wake reads. */
+  #delay = 0;
   #unsignal: (() => void) | undefined;
 
   constructor(events: JobEvents, o: EventFeedOptions = {}) {
@@ -174,14 +186,26 @@ export class EventFeed {
         set.add(e);
       }
     this.#count++;
+    this.#countDelay(f.delayMs ?? 0, 1);
     if (this.#timer === undefined) {
       this.#cursor = this.#events.latest();
-      this.#timer = setInterval(() => this.#poll(), this.#fallbackPollMs);
+      this.#timer = setInterval(() => this.#safetyNet(), this.#fallbackPollMs);
       this.#timer.unref();
       this.#unsignal = this.#events.onAdded(() => this.#wake());
     }
     if (e.replaying) this.#replay(e);
     return () => this.#drop(e);
+  }
+
+  /**
+   * Reads now what a wake would read later (a gathering follower's changes wait up to its
+   * delay): before the streams end at a stop, so that what was changed goes out with the end.
+   */
+  flush(): void {
+    if (this.#woken === undefined) return;
+    clearTimeout(this.#woken);
+    this.#woken = undefined;
+    this.#poll();
   }
 
   /** Ends polling and forgets every follower (service stop). */
@@ -210,7 +234,29 @@ export class EventFeed {
       if (g.all.size === 0 && g.byId.size === 0) this.#byOwner.delete(keyOf(e.f));
     }
     this.#count--;
+    this.#countDelay(e.f.delayMs ?? 0, -1);
     if (this.#count === 0) this.#stopTimer();
+  }
+
+  /**
+   * Keeps #delay the smallest open follower's delay. A follower wanting its events sooner
+   * than a wake already set for later brings that wake forward.
+   */
+  #countDelay(d: number, by: 1 | -1): void {
+    const n = (this.#delays.get(d) ?? 0) + by;
+    if (n > 0) this.#delays.set(d, n);
+    else this.#delays.delete(d);
+    this.#delay = this.#delays.size === 0 ? 0 : Math.min(...this.#delays.keys());
+    if (this.#woken !== undefined && this.#wokenDue > performance.now() + this.#wakeMs()) {
+      clearTimeout(this.#woken);
+      this.#woken = undefined;
+      this.#wake();
+    }
+  }
+
+  /** How long after a signal the wake reads: `pollMs`, or the smallest follower delay if longer. */
+  #wakeMs(): number {
+    return Math.max(this.#pollMs, this.#delay);
   }
 
   #stopTimer(): void {
@@ -220,14 +266,35 @@ export class EventFeed {
     this.#timer = this.#woken = this.#unsignal = undefined;
   }
 
-  /** A job write may have added events: one read soon, for every write until then. */
+  /**
+   * A job write may have added events: one read soon, for every write until then. Soon is
+   * `pollMs`, or, while every open follower gathers (batch=), the shortest gathering: a
+   * read then carries all of a period's events at once, not one read per change.
+   */
   #wake(): void {
     if (this.#woken !== undefined) return;
+    const ms = this.#wakeMs();
+    this.#wokenDue = performance.now() + ms;
     this.#woken = setTimeout(() => {
       this.#woken = undefined;
       this.#poll();
-    }, this.#pollMs);
+    }, ms);
     this.#woken.unref();
+  }
+
+  /**
+   * The slow poll for changes no signal carried (another connection's writes): one look
+   * at the newest number given out, a read only when it moved past what was read. A quiet
+   * service pays a timer and one row's lookup per period for all its streams together.
+   */
+  #safetyNet(): void {
+    if (this.#woken !== undefined) return;
+    const latest = this.#events.latest();
+    if (latest <= this.#cursor) return;
+    this.#poll();
+    // Numbers up to `latest` that this read (made after it was looked up) did not find are
+    // gone (pruned while no stream read them): without this every tick would read again.
+    if (this.#cursor < latest) this.#cursor = latest;
   }
 
   /**
@@ -294,6 +361,14 @@ export class EventFeed {
     if (!wants(e.f, ev)) {
       // Passed over, but passed: a replay pages on from here.
       e.last = ev.seq;
+      return true;
+    }
+    if (e.f.delayMs !== undefined && !e.replaying && e.f.buffered() > this.#maxBuffered / 2) {
+      // A gathering follower's read carries a whole period's changes at once, which may be
+      // more than its bound: it goes on at its reader's pace from the store, as a replay
+      // does (a reader that takes nothing for replayStallMs is ended then), not ended here.
+      e.replaying = true;
+      setImmediate(() => this.#replay(e));
       return true;
     }
     if (e.f.buffered() > this.#maxBuffered) {

@@ -86,6 +86,27 @@ describe('job event stream (real service, real TLS)', () => {
     await until(async () => (await gauge()) === 0, 'the gauge back to 0');
   });
 
+  // Any bytes keep a proxy open: a stream that wrote since the last heartbeat tick gets none.
+  it('a stream with events more often than the heartbeat period gets no heartbeats; quiet again, it does', async () => {
+    const s = await follow('/rest/1.1/jobs?state=ACCEPTING');
+    const before = s.events.length;
+    const [first] = await c.submit('&(executable="/bin/echo")(inputfiles=("never" ""))(jobname="busy-0")');
+    await s.waitFor((e) => e.data.includes(first.id), 'the first event');
+    const quietComments = s.comments.length;
+    // An event every 100 ms for 1.5 s: five heartbeat periods (0.3 s) without a quiet one.
+    const t0 = Date.now();
+    for (let i = 1; Date.now() - t0 < 1500; i++) {
+      await c.submit(`&(executable="/bin/echo")(inputfiles=("never" ""))(jobname="busy-${i}")`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const busyComments = s.comments.length - quietComments;
+    assert.ok(s.events.length - before >= 10, 'events kept coming');
+    assert.equal(busyComments, 0, 'no heartbeat while events came');
+    const n = s.comments.length;
+    await until(() => s.comments.length > n && s.comments.at(-1) === 'heartbeat', 'a heartbeat once quiet');
+    s.close();
+  });
+
   it('Last-Event-ID (header or query) resumes exactly after that event, also across a restart', async () => {
     const s = await follow('/rest/1.1/jobs');
     const [j] = await c.submit('&(executable="/bin/true")(jobname="resumed")');

@@ -254,6 +254,67 @@ test('a change written by another connection (no signal) is still read by the sa
   assert.ok(events.reads >= 1);
 });
 
+test('a quiet safety-net poll reads no events: it looks at the newest number only', async (t) => {
+  const { events, feed, file } = fixture(t, { fallbackPollMs: 5 });
+  const r = recorder('alice');
+  feed.follow(r);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(events.reads, 0, 'about 60 ticks, nothing new: no read of the events');
+  const other = openDatabase(file);
+  t.after(() => other.close());
+  new JobStore(other).insertMany([newJobRow('s1', 'alice')]);
+  await until(() => r.items.length >= 1, 'the change read by the safety-net poll');
+  const after = events.reads;
+  await new Promise((res) => setTimeout(res, 200));
+  assert.equal(events.reads, after, 'quiet again: no more reads');
+});
+
+test('a safety-net poll after events pruned unread reads once, not at every tick', async (t) => {
+  const { events, feed, file } = fixture(t, { fallbackPollMs: 5 });
+  feed.follow(recorder('alice'));
+  const other = openDatabase(file);
+  t.after(() => other.close());
+  // Another connection (no signal) writes two events and prunes them in the same turn:
+  // no tick runs in between, so the feed never sees them.
+  new JobStore(other).insertMany([newJobRow('p1', 'alice'), newJobRow('p2', 'alice')]);
+  new JobEvents(other).prune({ maxAgeMs: 0, maxEvents: 1_000_000 }, Date.now() + 60_000);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.ok(events.reads <= 1, `${events.reads} reads in about 60 ticks`);
+});
+
+// A follower that gathers (the stream's batch=) takes its events up to delayMs after the
+// change: the feed reads once per such period, not once per change.
+
+test('with only gathering followers open, changes a little apart are read together, once per period', async (t) => {
+  const { store, events, feed } = fixture(t, { fallbackPollMs: 3_600_000 });
+  const r: Recorder = { ...recorder('alice'), delayMs: 400 };
+  r.send = (item) => void r.items.push(item);
+  feed.follow(r);
+  const t0 = Date.now();
+  for (let i = 0; i < 5; i++) {
+    store.insertMany([newJobRow(`d${i}`, 'alice')]);
+    await new Promise((res) => setTimeout(res, 30));
+  }
+  await until(() => r.items.length >= 5, 'all five delivered');
+  assert.equal(events.reads, 1, 'one read for the five changes');
+  assert.ok(Date.now() - t0 >= 350, 'read at the end of the period');
+  assert.deepEqual(seen(r), ['d0:ACCEPTING', 'd1:ACCEPTING', 'd2:ACCEPTING', 'd3:ACCEPTING', 'd4:ACCEPTING']);
+});
+
+test('a follower that wants its events at once brings a gathering wake forward', async (t) => {
+  const { store, feed } = fixture(t, { fallbackPollMs: 3_600_000 });
+  const slow: Recorder = { ...recorder('alice'), delayMs: 3_600_000 };
+  slow.send = (item) => void slow.items.push(item);
+  feed.follow(slow);
+  store.insertMany([newJobRow('f1', 'alice')]); // a wake set an hour ahead
+  const now = recorder('alice');
+  feed.follow(now, 0);
+  store.insertMany([newJobRow('f2', 'alice')]);
+  await until(() => slow.items.length >= 2, 'the gathering follower has both, read with the other');
+  assert.deepEqual(seen(slow), ['f1:ACCEPTING', 'f2:ACCEPTING']);
+  await until(() => now.items.length >= 2, 'the other too');
+});
+
 // Filters kept by the feed: followers naming their jobs are found by the event's job id.
 
 test("a follower naming jobs gets only those, and never another owner's job of a name it gives", async (t) => {
@@ -300,4 +361,29 @@ test('an empty id filter gets nothing; followers by id leave nothing behind when
   for (const s of stops) s();
   assert.equal(feed.open, 2);
   assert.deepEqual(seen(none), []);
+});
+
+test("a gathering follower's read past half its bound goes on at the reader's pace, not ended as slow", async (t) => {
+  const { store, feed } = fixture(t, { fallbackPollMs: 3_600_000, maxBuffered: 1000, replayStallMs: 60_000 });
+  const r: Recorder = { ...recorder('alice'), delayMs: 100 };
+  // Each item adds 100 bytes to the backlog; the reader takes everything every 20 ms.
+  r.send = (item) => {
+    r.items.push(item);
+    r.backlog += 100;
+  };
+  r.buffered = () => r.backlog;
+  r.end = (reason) => void (r.ended = reason);
+  const reader = setInterval(() => (r.backlog = 0), 20);
+  t.after(() => clearInterval(reader));
+  feed.follow(r);
+  store.insertMany(Array.from({ length: 60 }, (_, i) => newJobRow(`b${i}`, 'alice')));
+  await until(() => r.items.length >= 60 || r.ended !== undefined, 'all 60 delivered');
+  assert.equal(r.ended, undefined, 'not ended');
+  assert.deepEqual(
+    seen(r),
+    Array.from({ length: 60 }, (_, i) => `b${i}:ACCEPTING`),
+  );
+  store.insertMany([newJobRow('after', 'alice')]);
+  await until(() => r.items.length >= 61, 'and live again');
+  assert.equal(feed.open, 1);
 });

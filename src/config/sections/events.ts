@@ -42,14 +42,14 @@ export const eventsSection = {
         minimum: 1,
         maximum: 1000,
         description:
-          'A job state change wakes the open event streams this long after it (the changes of this window are read together, with one read for all streams): the delay from a state change to its event',
+          'A job state change wakes the open event streams this long after it (the changes of this window are read together, with one read for all streams): the delay from a state change to its event. While every open stream gathers (batch=), the wake waits the shortest of their periods instead',
       }),
       fallbackPollMilliseconds: Type.Integer({
         default: 1000,
         minimum: 1,
         maximum: 60_000,
         description:
-          'While any event stream is open, new events are also read this often, whether a change woke the streams or not (a safety net: every job change is made by the service and wakes them itself)',
+          'While any event stream is open, the newest event number is looked at this often, and new events are read when it moved, whether a change woke the streams or not (a safety net: every job change is made by the service and wakes them itself)',
       }),
     },
     { default: {}, additionalProperties: false },

@@ -120,14 +120,22 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     // as slow: it goes out early, nothing is dropped); a heartbeat or the end takes it along.
     let pending = '';
     let gathering: NodeJS.Timeout | undefined;
+    /** Whether anything went out since the last heartbeat tick (then no heartbeat is needed). */
+    let wrote = false;
     const flush = (): void => {
       clearTimeout(gathering);
       gathering = undefined;
       const text = pending;
       pending = '';
-      if (!closed && text !== '') body.push(text);
+      if (!closed && text !== '') {
+        wrote = true;
+        body.push(text);
+      }
     };
-    const write = (text: string): void => {
+    // `at`: when the change was stored. The period runs from the oldest change held, not
+    // from its hand-over: the feed reads a batched stream's changes late on purpose (one
+    // read per period, event-feed.ts `delayMs`), and what it hands over already waited.
+    const write = (text: string, at?: number): void => {
       if (closed) return;
       const first = pending === '';
       pending += text;
@@ -135,7 +143,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
         if (first) queueMicrotask(flush);
       } else if (pending.length >= o.maxBuffered / 2) flush();
       else if (first) {
-        gathering = setTimeout(flush, batchMs);
+        const waited = at === undefined ? 0 : Math.max(0, Date.now() - at);
+        gathering = setTimeout(flush, Math.max(0, batchMs - waited));
         gathering.unref();
       }
     };
@@ -152,7 +161,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
       ...(monitor !== undefined ? { monitor } : {}),
       ...(ids !== undefined ? { ids: new Set(ids) } : {}),
       ...(states !== undefined ? { states: new Set(states) } : {}),
-      send: (item) => write(sse(item)),
+      ...(batchMs !== 0 ? { delayMs: batchMs } : {}),
+      send: (item) => write(sse(item), item.kind === 'state' ? item.event.at : undefined),
       buffered: () => pending.length + body.readableLength + res.writableLength,
       end,
     };
@@ -167,9 +177,12 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
         });
     };
     // Heartbeats keep proxies from closing a quiet stream; to a client that never reads
-    // they would add up, so the backlog bound holds for them as for events.
+    // they would add up, so the backlog bound holds for them as for events. A stream that
+    // wrote since the last tick is not quiet: any bytes keep a proxy open, and a heartbeat
+    // would be a write (through HTTP, TLS and a system call on both sides) for nothing.
     const heartbeat = setInterval(() => {
       if (follower.buffered() > o.maxBuffered) end('slow-reader');
+      else if (wrote) wrote = false;
       else {
         recheck();
         write(': heartbeat\n\n');
@@ -232,6 +245,8 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     open,
     count: () => ends.size,
     endAll: () => {
+      // The changes a gathering stream's wake has not read yet go out with the end too.
+      o.feed.flush();
       for (const e of [...ends]) e('service-stopping');
     },
     recheckAll: () => {
@@ -288,9 +303,12 @@ function listParam(v: string | undefined, max: number): string[] | undefined {
 
 /**
  * The text of a state event, made once per event however many streams send it: the live
- * read hands the same event object to every follower (event-feed.ts).
+ * read hands each event object to every follower in turn before the next (event-feed.ts
+ * #handAll), so the last one made is the one asked for again. One slot, not a WeakMap: a
+ * weak entry per event was GC work for every event, whatever the count of streams.
  */
-const encoded = new WeakMap<JobEvent, string>();
+let lastEvent: JobEvent | undefined;
+let lastText = '';
 
 function sse(item: FeedItem): string {
   if (item.kind === 'relist')
@@ -299,24 +317,37 @@ function sse(item: FeedItem): string {
       latest: item.seq,
     })}\n\n`;
   const e = item.event;
-  let text = encoded.get(e);
-  if (text === undefined) {
-    text = `id: ${e.seq}\nevent: state\ndata: ${JSON.stringify(eventData(e))}\n\n`;
-    encoded.set(e, text);
+  if (e !== lastEvent) {
+    lastText = `id: ${e.seq}\nevent: state\ndata: ${eventJson(e)}\n\n`;
+    lastEvent = e;
   }
-  return text;
+  return lastText;
 }
 
-/** The JSON of one state change (what `since=` answers list too). */
-export function eventData(e: JobEvent): Record<string, unknown> {
-  return {
-    id: e.jobId,
-    state: e.state,
-    previous_state: e.previousState,
-    time: new Date(e.at).toISOString(),
-    ...(e.exitCode !== undefined ? { exit_code: e.exitCode } : {}),
-    ...(e.failureReason !== undefined ? { failure_reason: e.failureReason } : {}),
-  };
+/**
+ * The JSON of one state change (what `since=` answers list too), written out directly: the
+ * same text as JSON.stringify of {id, state, previous_state, time[, exit_code,
+ * failure_reason]} without building that object and a Date per event (a third of the
+ * encoding's cost). Every string from the store goes through JSON.stringify (a job id,
+ * state or reason is never trusted to need no escaping); an exit code is an integer.
+ */
+export function eventJson(e: JobEvent): string {
+  const prev = e.previousState === null ? 'null' : JSON.stringify(e.previousState);
+  let s = `{"id":${JSON.stringify(e.jobId)},"state":${JSON.stringify(e.state)},"previous_state":${prev},"time":"${isoTime(e.at)}"`;
+  if (e.exitCode !== undefined) s += `,"exit_code":${Number.isFinite(e.exitCode) ? e.exitCode : 'null'}`;
+  if (e.failureReason !== undefined) s += `,"failure_reason":${JSON.stringify(e.failureReason)}`;
+  return `${s}}`;
+}
+
+/** new Date(ms).toISOString(), with the last one kept: the events of one read share their second. */
+let lastMs = NaN;
+let lastIso = '';
+function isoTime(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 /** A DN in a comment line: no line breaks (they would start a field). */
