@@ -3,7 +3,8 @@
 // that DN with `event: end` reason not-authorized, at once on a reload (SIGHUP) and by the
 // next heartbeat without one; a monitor whose role goes (its group's line taken out, while
 // another group still allows it) loses its stream of the VO's jobs but keeps its own; a
-// caller that keeps its authorization keeps its stream.
+// caller that keeps its authorization keeps its stream, and a busy stream is asked as a
+// quiet one is.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -44,10 +45,10 @@ for (const how of ['SIGHUP', 'heartbeat'] as const) {
     before(async () => {
       stateDir = tempDir('stream-authz');
       const pki = await initDevPki(join(stateDir, 'pki'));
-      for (const u of ['ann', 'ben', 'mia']) dns[u] = (await addDevUser(pki.dir, u)).dn;
+      for (const u of ['ann', 'ben', 'cal', 'mia']) dns[u] = (await addDevUser(pki.dir, u)).dn;
       gridMap = join(stateDir, 'grid-mapfile');
       managers = join(stateDir, 'managers-mapfile');
-      writeFileSync(gridMap, `"${dns.ann}" nobody\n"${dns.ben}" nobody\n`);
+      writeFileSync(gridMap, `"${dns.ann}" nobody\n"${dns.ben}" nobody\n"${dns.cal}" nobody\n`);
       writeFileSync(managers, `"${dns.mia}" nobody\n`);
       ceres = await startCeres({
         stateDir,
@@ -79,7 +80,7 @@ for (const how of ['SIGHUP', 'heartbeat'] as const) {
       const ben = client('ben');
       const annStream = await follow(ann);
       const benStream = await follow(ben);
-      edit(gridMap, `"${dns.ben}" nobody\n`);
+      edit(gridMap, `"${dns.ben}" nobody\n"${dns.cal}" nobody\n`);
       const end = await ended(annStream);
       assert.equal(dataOf(end).reason, 'not-authorized');
       // Ben is still allowed: his stream stays and carries his next job.
@@ -89,6 +90,23 @@ for (const how of ['SIGHUP', 'heartbeat'] as const) {
       // And Ann cannot open another one.
       const again = await openStream(ann.agent, `${ceres.url}/rest/1.1/jobs`);
       assert.equal(again.status, 403);
+    });
+
+    it('a stream that keeps delivering loses it too (asked at every tick, not only when quiet)', async () => {
+      const cal = client('cal');
+      const stream = await follow(cal);
+      // 30 jobs ending 0.4 s apart: the stream is never quiet for a tick (0.5 s) for 12 s.
+      const jobs = await cal.submit(
+        `+${Array.from({ length: 30 }, (_, i) => `(&(executable="/bin/sleep")(arguments="${(0.4 * (i + 1)).toFixed(1)}"))`).join('')}`,
+      );
+      assert.equal(jobs.length, 30);
+      await stream.waitFor((e) => e.event === 'state' && dataOf(e).state === 'FINISHED', 'a first job ended', 60_000);
+      edit(gridMap, `"${dns.ben}" nobody\n`);
+      const end = await ended(stream);
+      assert.equal(dataOf(end).reason, 'not-authorized');
+      // Ended while its jobs still changed, not only once they had all ended and it went quiet.
+      const finished = stream.events.filter((e) => e.event === 'state' && dataOf(e).state === 'FINISHED').length;
+      assert.ok(finished < 30, `the stream ended only after all ${finished} jobs had ended`);
     });
 
     it("a monitor whose role is taken away loses the VO's stream, and keeps its own", async () => {

@@ -180,11 +180,13 @@ export function eventStreams(o: EventStreamOptions): EventStreams {
     // they would add up, so the backlog bound holds for them as for events. A stream that
     // wrote since the last tick is not quiet: any bytes keep a proxy open, and a heartbeat
     // would be a write (through HTTP, TLS and a system call on both sides) for nothing.
+    // Authorization is asked again at every tick, busy or quiet: a stream that keeps
+    // delivering must not outlive its caller's authorization either.
     const heartbeat = setInterval(() => {
-      if (follower.buffered() > o.maxBuffered) end('slow-reader');
-      else if (wrote) wrote = false;
+      if (follower.buffered() > o.maxBuffered) return end('slow-reader');
+      recheck();
+      if (wrote) wrote = false;
       else {
-        recheck();
         write(': heartbeat\n\n');
         if (batchMs !== 0) flush();
       }
