@@ -52,10 +52,14 @@ export const lrmsGridEngineSection = Type.Object(
       description:
         'Grid Engine job names are this prefix, the Ceres job id and a mark of the attempt (how a submission whose qsub answer was lost is found again)',
     }),
+    // 2 s, not Slurm's 1 s: Grid Engine itself takes 0.3-1.9 s to drop an ended job, and
+    // a qstat of 20,000 jobs 0.4-0.85 s, so a 1 s interval cannot bring a change within two
+    // intervals at that size (docs/batch-backends.md, "At scale").
     pollIntervalMs: Type.Integer({
-      default: 1000,
+      default: 2000,
       minimum: 100,
-      description: 'How often one `qstat -u * -xml` fetches the state of every job',
+      description:
+        'How often one `qstat -u * -xml` fetches the state of every job (2 s: Grid Engine itself takes up to about 2 s to drop an ended job)',
     }),
     commandTimeoutMs: Type.Integer({
       default: 30_000,
