@@ -93,7 +93,11 @@ try {
     const into = join(work, `many${round}`);
     await mkdir(into);
     bareRuns.push(await time(() => xrdcp([...urls, into + '/'])));
-    ceresRuns.push(await timeJob(() => stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u, ...(values.sized ? { size: 10_000 } : {}) })))));
+    ceresRuns.push(
+      await timeJob(() =>
+        stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u, ...(values.sized ? { size: 10_000 } : {}) }))),
+      ),
+    );
   }
   const bareMany = median(bareRuns);
   const ceresMany = median(ceresRuns);
