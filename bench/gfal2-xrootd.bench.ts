@@ -3,7 +3,9 @@
  * suite): a 1 GiB download into a session (goal: at most 1.25x xrdcp), and 100 small
  * files of one job (goal: at most 2x one xrdcp run copying the same 100 files).
  * Needs root, xrootd-server, xrootd-client and python3-gfal2.
- *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100] [--rounds 5] [--spares 1]
+ *   node dist/bench/gfal2-xrootd.bench.js [--mib 1024] [--files 100] [--rounds 5] [--spares 1] [--sized]
+ * `--sized`: the small files' job declares each file's size (xRSL `size.checksum`, an
+ * input's `size`), as a job that knows its inputs does; without it, no size is declared.
  * `--spares`: staging.gfal2.spareHelpers (0: every job starts its own helper).
  * The small files are timed `rounds` times, alternating xrdcp and Ceres, and the medians
  * compared (one run of each is noise on a shared machine); the time to the first file
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     files: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '5' },
     spares: { type: 'string', default: '1' },
+    sized: { type: 'boolean', default: false },
   },
 });
 const mib = Number(values.mib);
@@ -59,7 +62,7 @@ try {
   });
   let n = 0;
   let firstDone: number[] = [];
-  const stageIn = async (files: { name: string; source: string }[]): Promise<void> => {
+  const stageIn = async (files: { name: string; source: string; size?: number }[]): Promise<void> => {
     const sessionDir = join(work, `s${n++}`);
     await mkdir(sessionDir);
     const t0 = process.hrtime.bigint();
@@ -90,7 +93,11 @@ try {
     const into = join(work, `many${round}`);
     await mkdir(into);
     bareRuns.push(await time(() => xrdcp([...urls, into + '/'])));
-    ceresRuns.push(await timeJob(() => stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u })))));
+    ceresRuns.push(
+      await timeJob(() =>
+        stageIn(urls.map((u, i) => ({ name: `s${i}.bin`, source: u, ...(values.sized ? { size: 10_000 } : {}) }))),
+      ),
+    );
   }
   const bareMany = median(bareRuns);
   const ceresMany = median(ceresRuns);

@@ -158,6 +158,48 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     await assert.rejects(readFile(join(sessionDir, 'e.bin')));
   });
 
+  it("fails a small file of declared size whose server adler32 is not the copy's (gfal2's own check), leaving no file", async (t) => {
+    // A declared size under SMALL_FILE_BYTES hands the end-to-end comparison to gfal2's
+    // "both" mode: it must fail the file as the helper's own comparison does.
+    const dir = await tempDir(t);
+    await chmod(dir, 0o755);
+    const lie = join(dir, 'adler32.sh');
+    await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
+    const liar = await XrootdServer.start({ checksumProgram: lie });
+    t.after(() => liar.stop());
+    await liar.put('sized.bin', small);
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      {
+        id: 'e2e-sized',
+        owner: '/CN=a',
+        sessionDir,
+        files: [input('s.bin', liar.url('sized.bin'), { size: small.length })],
+      },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_CHECKSUM_MISMATCH', r.failureReason);
+    assert.match(r.failureReason ?? '', /sized\.bin.*checksum mismatch/);
+    await assert.rejects(readFile(join(sessionDir, 's.bin')));
+  });
+
+  it('stages small files of declared size (checked by gfal2) and the same without a size', async (t) => {
+    const sessionDir = await session(t);
+    const r = await stager().stageIn(
+      {
+        id: 'sized',
+        owner: '/CN=a',
+        sessionDir,
+        files: [input('a.bin', xrd.url('small.bin'), { size: small.length }), input('b.bin', xrd.url('small.bin'))],
+      },
+      never,
+    );
+    assert.equal(r.ok, true, r.failureReason);
+    assert.deepEqual(await readFile(join(sessionDir, 'a.bin')), small);
+    assert.deepEqual(await readFile(join(sessionDir, 'b.bin')), small);
+  });
+
   it("fails a large file whose server adler32 is not the copy's (asked beside the copy), leaving no file", async (t) => {
     // 12 MiB: xrootd reports the copy after its first 8 MiB, and the helper hands the
     // server's checksum to another thread then (a small file asks after its copy, above).
