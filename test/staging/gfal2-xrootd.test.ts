@@ -1,7 +1,7 @@
 // Staging through gfal2 against a real xrootd server (started once for this file, as the
 // xrootd account, loopback clients only): root:// inputs and outputs, server-side adler32,
 // the cache, and the failures a job must end on with a reason naming the URL.
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
@@ -22,6 +22,17 @@ function adler32(b: Buffer): string {
   const h = createHasher('adler32');
   h.update(b);
   return h.digest();
+}
+
+/** An xrootd server whose adler32 of every file is wrong (a program of ours answers for it). */
+async function lyingServer(t: TestContext): Promise<XrootdServer> {
+  const dir = await tempDir(t);
+  await chmod(dir, 0o755);
+  const lie = join(dir, 'adler32.sh');
+  await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
+  const liar = await XrootdServer.start({ checksumProgram: lie });
+  t.after(() => liar.stop());
+  return liar;
 }
 
 const input = (name: string, source: string, extra: Partial<StageInFile> = {}): StageInFile => ({
@@ -140,12 +151,7 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
   it("fails when the server's adler32 is not the copy's (end to end, no checksum given), leaving no file", async (t) => {
     // A server that answers a wrong adler32 (a program of ours computes it for the server):
     // the copy is complete, but it is not what the server says it holds.
-    const dir = await tempDir(t);
-    await chmod(dir, 0o755);
-    const lie = join(dir, 'adler32.sh');
-    await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
-    const liar = await XrootdServer.start({ checksumProgram: lie });
-    t.after(() => liar.stop());
+    const liar = await lyingServer(t);
     await liar.put('small.bin', small);
     const sessionDir = await session(t);
     const r = await stager().stageIn(
@@ -161,12 +167,7 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
   it("fails a small file of declared size whose server adler32 is not the copy's (gfal2's own check), leaving no file", async (t) => {
     // A declared size under SMALL_FILE_BYTES hands the end-to-end comparison to gfal2's
     // "both" mode: it must fail the file as the helper's own comparison does.
-    const dir = await tempDir(t);
-    await chmod(dir, 0o755);
-    const lie = join(dir, 'adler32.sh');
-    await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
-    const liar = await XrootdServer.start({ checksumProgram: lie });
-    t.after(() => liar.stop());
+    const liar = await lyingServer(t);
     await liar.put('sized.bin', small);
     const sessionDir = await session(t);
     const r = await stager().stageIn(
@@ -203,12 +204,7 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
   it("fails a large file whose server adler32 is not the copy's (asked beside the copy), leaving no file", async (t) => {
     // 12 MiB: xrootd reports the copy after its first 8 MiB, and the helper hands the
     // server's checksum to another thread then (a small file asks after its copy, above).
-    const dir = await tempDir(t);
-    await chmod(dir, 0o755);
-    const lie = join(dir, 'adler32.sh');
-    await writeFile(lie, '#!/bin/sh\necho 0badc0de\n', { mode: 0o755 });
-    const liar = await XrootdServer.start({ checksumProgram: lie });
-    t.after(() => liar.stop());
+    const liar = await lyingServer(t);
     await liar.put('large.bin', randomBytes(12 << 20));
     const sessionDir = await session(t);
     const r = await stager().stageIn(
