@@ -5,6 +5,7 @@
  * service), so that the batch system runs the job as the account.
  */
 import { chown, copyFile, link, mkdir, rm } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { dirname } from 'node:path';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
 import type { BatchJobSpec } from '../backend.js';
@@ -20,6 +21,15 @@ export async function placeWrapper(from: string, to: string): Promise<void> {
 export function switchUserPrefix(how: 'runuser', account: string | undefined): string[] {
   if (account === undefined) return [];
   return [how, '-u', account, '--'];
+}
+
+/**
+ * The account the batch system sees as a job's submitter (as switchUserPrefix runs it):
+ * the job's local account, or the service's own when it has none. A submission whose
+ * answer was lost is looked for among this account's jobs only.
+ */
+export function submitterOf(spec: Pick<BatchJobSpec, 'localAccount'>): string {
+  return spec.localAccount ?? userInfo().username;
 }
 
 /**

@@ -11,11 +11,11 @@
  * and `qdel` (as a manager) a job that is not the attempt's. Whatever slips through: the job wrapper claims the lrms directory, so a
  * second Grid Engine job of the attempt exits without running anything.
  */
-import { userInfo } from 'node:os';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
 import type { BatchJobSpec } from '../backend.js';
 import type { BackendLog } from '../core/backend-log.js';
 import { markHash } from '../core/job-mark.js';
+import { submitterOf } from '../core/lrms-dir.js';
 import { submitOnce as submitAttemptOnce } from '../core/submit-once.js';
 import { GE_FILES, batchScript, parseJobNumber, readJobNumber, type ScriptSettings } from './job-files.js';
 import { QSTAT_ARGS, parseQstatXml, type GeJob } from './qstat.js';
@@ -80,9 +80,7 @@ export function pickLost(
 async function findLost(runner: GridEngineRunner, spec: BatchJobSpec, prefix: string): Promise<string | undefined> {
   const started = await readJobNumber(spec.lrmsDir, GE_FILES.started);
   const jobs = parseQstatXml((await runner.run('qstat', QSTAT_ARGS, { attempts: 1 })).stdout);
-  // qsub ran as the job's account, or as the service's own when the job has none.
-  const owner = spec.localAccount ?? userInfo().username;
-  return pickLost(jobs, geJobName(prefix, spec), owner, started);
+  return pickLost(jobs, geJobName(prefix, spec), submitterOf(spec), started);
 }
 
 /** Submit the attempt and return its job number; an attempt already in Grid Engine is returned instead. */

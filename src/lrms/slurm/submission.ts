@@ -6,10 +6,9 @@
  * wrapper claims the directory, so a second Slurm job for the same attempt exits at once
  * without running anything.
  */
-import { userInfo } from 'node:os';
 import type { BatchJobSpec } from '../backend.js';
 import type { AccountResolver } from '../../accounts/resolve-account.js';
-import { switchUserPrefix } from '../core/lrms-dir.js';
+import { submitterOf, switchUserPrefix } from '../core/lrms-dir.js';
 import { submitOnce as submitAttemptOnce } from '../core/submit-once.js';
 import { batchScript, type ScriptSettings } from './batch-script.js';
 import { LRMS_FILES, parseJobId, readJobIdFile } from './lrms-files.js';
@@ -36,9 +35,7 @@ export { switchUserPrefix };
 async function findLost(runner: SlurmRunner, spec: BatchJobSpec, s: SbatchSettings): Promise<string | undefined> {
   const started = await readJobIdFile(spec.lrmsDir, LRMS_FILES.started);
   if (started) return started;
-  // sbatch ran as the job's account, or as the service's own when the job has none.
-  const owner = spec.localAccount ?? userInfo().username;
-  const { stdout } = await runner.run('squeue', squeueByNameArgs(jobName(s, spec.jobId), owner));
+  const { stdout } = await runner.run('squeue', squeueByNameArgs(jobName(s, spec.jobId), submitterOf(spec)));
   const tag = attemptTag(spec);
   return parseIdComment(stdout).find((j) => j.comment === tag)?.id;
 }
