@@ -9,7 +9,8 @@
  * hand-over per follower of its owner, not a read per follower. The read is woken by the
  * job store's writes (src/store/event-signal.ts), at most `pollMs` after a change, the
  * changes of that window read together; nothing runs while nothing changes, but for a
- * slow safety-net poll (`fallbackPollMs`) for a change the signal did not carry.
+ * slow safety-net poll for a change the signal did not carry (every `fallbackPollMs`, or
+ * once per shortest gathering period while every open follower gathers).
  * No gap, no duplicate: a follower takes only events after the last it got (`last`), and
  * its replay ends in the same turn as its last page read, with everything after that page
  * still ahead of the poll's cursor or of `last`.
@@ -100,7 +101,9 @@ export class EventFeed {
   readonly #byOwner = new Map<string, Group>();
   #count = 0;
   #cursor = 0;
+  /** The safety net's next tick, and the period it was set for. */
   #timer: NodeJS.Timeout | undefined;
+  #netMs = 0;
   /** The read a signal scheduled, until it runs, and when it is due (performance.now()). */
   #woken: NodeJS.Timeout | undefined;
   #wokenDue = 0;
@@ -187,10 +190,9 @@ export class EventFeed {
       }
     this.#count++;
     this.#countDelay(f.delayMs ?? 0, 1);
-    if (this.#timer === undefined) {
+    if (this.#unsignal === undefined) {
       this.#cursor = this.#events.latest();
-      this.#timer = setInterval(() => this.#safetyNet(), this.#fallbackPollMs);
-      this.#timer.unref();
+      this.#armSafetyNet();
       this.#unsignal = this.#events.onAdded(() => this.#wake());
     }
     if (e.replaying) this.#replay(e);
@@ -247,6 +249,7 @@ export class EventFeed {
     if (n > 0) this.#delays.set(d, n);
     else this.#delays.delete(d);
     this.#delay = this.#delays.size === 0 ? 0 : Math.min(...this.#delays.keys());
+    if (this.#timer !== undefined && this.#netMs !== this.#safetyNetMs()) this.#armSafetyNet();
     if (this.#woken !== undefined && this.#wokenDue > performance.now() + this.#wakeMs()) {
       clearTimeout(this.#woken);
       this.#woken = undefined;
@@ -259,8 +262,30 @@ export class EventFeed {
     return Math.max(this.#pollMs, this.#delay);
   }
 
+  /**
+   * The safety net's period: `fallbackPollMs`, or, while every open follower gathers, the
+   * shortest gathering. Such a follower takes its events a period late anyway, so a tick
+   * between would only wake the service for nothing: a stream with batch=10000 costs 6
+   * ticks a minute, not 60 (docs/performance.md, "Following 100,000 jobs").
+   */
+  #safetyNetMs(): number {
+    return Math.max(this.#fallbackPollMs, this.#delay);
+  }
+
+  /** (Re)starts the safety net's timer at the current period. */
+  #armSafetyNet(): void {
+    clearTimeout(this.#timer);
+    this.#netMs = this.#safetyNetMs();
+    this.#timer = setTimeout(() => {
+      this.#safetyNet();
+      // Not when that tick ended the last follower (a slow reader): the net is stopped.
+      if (this.#unsignal !== undefined) this.#armSafetyNet();
+    }, this.#netMs);
+    this.#timer.unref();
+  }
+
   #stopTimer(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
+    clearTimeout(this.#timer);
     clearTimeout(this.#woken);
     this.#unsignal?.();
     this.#timer = this.#woken = this.#unsignal = undefined;

@@ -13,6 +13,12 @@ import { until } from '../helpers/poll.js';
 /** The real event reader, counting its reads of everyone's new events (the feed's live read). */
 class CountingEvents extends JobEvents {
   reads = 0;
+  /** Looks at the newest number (each safety-net tick makes one). */
+  looks = 0;
+  override latest() {
+    this.looks++;
+    return super.latest();
+  }
   override allAfter(seq: number, limit: number) {
     this.reads++;
     return super.allAfter(seq, limit);
@@ -280,6 +286,36 @@ test('a safety-net poll after events pruned unread reads once, not at every tick
   new JobEvents(other).prune({ maxAgeMs: 0, maxEvents: 1_000_000 }, Date.now() + 60_000);
   await new Promise((res) => setTimeout(res, 300));
   assert.ok(events.reads <= 1, `${events.reads} reads in about 60 ticks`);
+});
+
+test('with only gathering followers open, the safety net ticks once per shortest period, not once per fallbackPollMs', async (t) => {
+  const { events, feed, file } = fixture(t, { fallbackPollMs: 10 });
+  feed.follow({ ...recorder('alice'), delayMs: 300 });
+  const g: Recorder = { ...recorder('bob'), delayMs: 200 };
+  g.send = (item) => void g.items.push(item);
+  feed.follow(g);
+  const looks0 = events.looks;
+  await new Promise((res) => setTimeout(res, 650));
+  const ticks = events.looks - looks0;
+  // Before: one tick per 10 ms, about 65. A gathering follower takes its events a period
+  // late anyway; ticking faster only wakes the service for nothing.
+  assert.ok(ticks >= 2 && ticks <= 4, `${ticks} safety-net ticks in 650 ms with periods of 200 and 300 ms`);
+  // A change no signal carried still arrives, within the period and the gathering.
+  const other = openDatabase(file);
+  t.after(() => other.close());
+  const t0 = Date.now();
+  new JobStore(other).insertMany([newJobRow('q1', 'bob')]);
+  await until(() => g.items.length >= 1, 'the change read by the safety-net poll');
+  assert.ok(Date.now() - t0 < 1500, 'read within about a period');
+  // An unbatched follower wants its events at once: the net ticks at fallbackPollMs again.
+  const u = feed.follow(recorder('carol'));
+  const looks1 = events.looks;
+  await new Promise((res) => setTimeout(res, 300));
+  assert.ok(events.looks - looks1 >= 10, `${events.looks - looks1} ticks in 300 ms with an unbatched follower`);
+  u();
+  const looks2 = events.looks;
+  await new Promise((res) => setTimeout(res, 300));
+  assert.ok(events.looks - looks2 <= 3, `${events.looks - looks2} ticks in 300 ms once it left`);
 });
 
 // A follower that gathers (the stream's batch=) takes its events up to delayMs after the

@@ -49,7 +49,7 @@ export const eventsSection = {
         minimum: 1,
         maximum: 60_000,
         description:
-          'While any event stream is open, the newest event number is looked at this often, and new events are read when it moved, whether a change woke the streams or not (a safety net: every job change is made by the service and wakes them itself)',
+          'While any event stream is open, the newest event number is looked at this often, and new events are read when it moved, whether a change woke the streams or not (a safety net: every job change is made by the service and wakes them itself). While every open stream gathers (batch=), it looks once per the shortest of their periods instead, if that is longer',
       }),
     },
     { default: {}, additionalProperties: false },
