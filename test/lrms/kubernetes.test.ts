@@ -109,6 +109,26 @@ describe('kubernetes backend', () => {
     });
   });
 
+  it('a job without a mapped account runs as the service account, as on every other backend, not as the image default user', async (t) => {
+    // The image's default user is often root: a container of uid 0 owns whatever uid 0 owns
+    // on the sessions volume (the sessions root of a service run as root, so it could
+    // rename or remove any job's session directory), and a non-root service's own job
+    // could not write its session directory. A job without an account is the service's
+    // account's job (the fork backend runs it as that account).
+    const r = await backend(t);
+    const id = await r.b.submit(await spec('echo hi'));
+    await r.final(id);
+    const sc = fake.jobs().find((j) => j.metadata?.name === id)?.spec?.template.spec?.securityContext;
+    const uid = process.getuid!();
+    const gid = process.getgid!();
+    assert.equal(sc?.runAsUser, uid);
+    assert.equal(sc?.runAsGroup, gid);
+    assert.equal(sc?.fsGroup, gid);
+    // Kubernetes itself refuses a uid 0 there then; a service run as root maps every job to
+    // an account (accounts.default), so only a direct backend user ever meets uid 0.
+    assert.equal(sc?.runAsNonRoot, uid !== 0 ? true : undefined);
+  });
+
   it('throttles creation to createPerSecond', async (t) => {
     const r = await backend(t, { createPerSecond: 4 });
     const specs = await Promise.all([1, 2, 3, 4, 5].map(() => spec('true')));

@@ -107,12 +107,7 @@ export function jobManifest(
           // other services' addresses in its environment.
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: {
-            ...(account
-              ? { runAsUser: account.uid, runAsGroup: account.gid, fsGroup: account.gid, runAsNonRoot: true }
-              : {}),
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: { ...runAs(account), seccompProfile: { type: 'RuntimeDefault' } },
           volumes: [volume],
           containers: [
             {
@@ -136,4 +131,24 @@ export function jobManifest(
       },
     },
   };
+}
+
+/**
+ * Who the pod runs as: the job's mapped account, or, for a job without one, the service's own
+ * account, as on every other backend, never the image's default user. That is often root: a
+ * container of uid 0 (even with no capability) owns what uid 0 owns on the sessions volume,
+ * the sessions root of a service run as root among it, and could rename or remove any job's
+ * session directory; and a service not run as root could not have its own job write its
+ * session directory. A service run as root maps every job (accounts.default), so the uid 0
+ * case is only a direct use of the backend; `runAsNonRoot` is set wherever the uid is not 0.
+ */
+function runAs(account: LocalAccount | undefined): {
+  runAsUser: number;
+  runAsGroup: number;
+  fsGroup: number;
+  runAsNonRoot?: true;
+} {
+  const uid = account?.uid ?? process.getuid!();
+  const gid = account?.gid ?? process.getgid!();
+  return { runAsUser: uid, runAsGroup: gid, fsGroup: gid, ...(uid !== 0 ? { runAsNonRoot: true } : {}) };
 }
