@@ -5,7 +5,7 @@
  *   npm run build && node dist/bench/event-stream-follow.bench.js [--jobs 100000] [--chunk 1000] \
  *     [--cycles 5] [--rounds 3] [--quiet 10] [--events 20000] [--event-seconds 10] \
  *     [--lone 1500] [--lone-rate 100] [--tick-ms 1] [--missed 5000] [--batch-ms 10000] \
- *     [--model-changes 6] [--model-hours 12]
+ *     [--model-changes 6] [--model-hours 12] [--changes service|connection]
  *
  * The model: a pilot factory (aCT) follows `--jobs` jobs of its one identity. Polling, it
  * asks `action=status` for all of them every 60 s, `--chunk` ids per request, one request
@@ -20,9 +20,13 @@
  * difference between rounds with the stream and without, alternating (`--rounds` each,
  * medians). The following client runs in a process of its own (event-stream-client.ts:
  * what a careful client writes, parsing every event's JSON), so its CPU time is its own.
- * The changes are made by this process on the service's database (event-stream-setup.ts),
- * which the service reads by its safety-net poll; a change the service makes itself wakes
- * the read instead (src/store/event-signal.ts), one read per `batch=` period.
+ * The changes (`--changes service`, the default) are made inside the service, on its own
+ * database connection, by a driver loaded into its process (event-stream-driver.ts): the
+ * write signal wakes the feed and the feed reads pages its connection just wrote, as for
+ * the engine's own changes; the driver's CPU, timed around its calls, is taken out of the
+ * service's. `--changes connection` makes them from this process on a second connection,
+ * read by the safety-net poll with the connection's page cache discarded at every read
+ * (the way of the figures before 2026-12-03).
  *
  * Service 1 (the configuration's defaults: safety-net poll 1 s, heartbeat 15 s):
  *  1. one poll cycle of every id: service CPU (less its idle rate) and client CPU, median
@@ -37,12 +41,15 @@
  *  5. a tick: the stream open, nothing changing, against no stream: the safety-net poll's
  *     cost per tick (1,000 ticks a second at 1 ms);
  *  6. per lone change: `--lone` changes at `--lone-rate` a second, each read and written
- *     alone (batch=0): less the per-event cost, the fixed cost of one read and one write
- *     (service) and of one chunk (client).
- * The minute at the model: polling = one cycle; following = 60 ticks + 4 heartbeats (each
- * taken at a lone change's cost, an upper bound) + one read and write per `batch=` period
- * (each change alone without `batch=`) + changes x the per-event cost, for the service;
- * the client's quiet rate + one chunk per write + changes x its per-event cost.
+ *     alone (batch=0), against the same changes with no stream open: less the per-event
+ *     cost, the fixed cost of one read and one write (service) and of one chunk (client).
+ * The minute at the model: polling = one cycle; following = the safety-net ticks (60, or one
+ * per `batch=` period) + one read and write per `batch=` period or heartbeat, whichever is
+ * shorter (a heartbeat tick takes what a gathering stream holds along; each change alone
+ * without `batch=`) + a heartbeat, at a lone change's cost, for each heartbeat tick with
+ * nothing written + changes x the per-event cost, for the service; the client's quiet
+ * rate + one chunk per write or heartbeat + changes x its per-event cost. Shown for
+ * `--batch-ms`, without `batch=` and with `batch=60000` (a minute: the staleness of polling).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -52,7 +59,9 @@ import { request } from 'undici';
 import {
   cpuRate,
   drive,
+  DRIVER_ARGS,
   flip,
+  serviceDriver,
   loadAverage,
   seededService,
   serviceCpuUs,
@@ -82,6 +91,7 @@ const { values } = parseArgs({
     'batch-ms': { type: 'string', default: '10000' },
     'model-changes': { type: 'string', default: '6' },
     'model-hours': { type: 'string', default: '12' },
+    changes: { type: 'string', default: 'service' },
   },
 });
 const num = (k: keyof typeof values) => Number(values[k]);
@@ -96,6 +106,9 @@ const loneRate = num('lone-rate');
 const tickMs = num('tick-ms');
 const missed = num('missed');
 const batchMs = num('batch-ms');
+if (values.changes !== 'service' && values.changes !== 'connection')
+  throw new Error(`--changes service|connection, not ${values.changes}`);
+const inService = values.changes === 'service';
 const perMinute = (jobs * num('model-changes')) / (num('model-hours') * 60);
 const defaults = eventsSection.events.properties;
 const heartbeatsPerMin = 60 / (defaults.heartbeatSeconds.default as number);
@@ -169,8 +182,20 @@ function changeIds(all: readonly string[], n: number): string[] {
   return out;
 }
 
-const s = await seededService(['act'], jobs, streamConfig(10, false));
+const s = await seededService(['act'], jobs, streamConfig(10, false), inService ? DRIVER_ARGS : []);
 let ceres = s.ceres;
+let driver = inService ? await serviceDriver(s.dir) : undefined;
+/**
+ * Makes one change per id over `ms`: in the service (--changes service) or on a second
+ * connection. `own`: the CPU of the changes themselves in the service (the driver's, timed
+ * around its calls), which a window of the service's CPU leaves out; 0 from the bench.
+ */
+const change = async (list: readonly string[], ms: number, tick?: number) => {
+  if (driver === undefined)
+    return { changed: (await drive(list, ms, (id) => flip(s.store, id), tick)).changed, own: 0 };
+  const r = await driver.drive(list, ms, tick);
+  return { changed: r.changed, own: r.driverCpuUs };
+};
 const ids = [...s.jobs.get('act')!];
 const token = await s.token('act');
 const agent = tokenAgent(ceres, 1);
@@ -202,12 +227,13 @@ try {
     const changes = changeIds(ids, nEvents);
     const c0 = open ? await client.ask({ op: 'stat' }) : undefined;
     let changed = 0;
+    let own = 0;
     const w = await window(pid, async () => {
-      changed = (await drive(changes, eventS * 1000, (id) => flip(s.store, id))).changed;
+      ({ changed, own } = await change(changes, eventS * 1000));
       if (c0 !== undefined) await client.ask({ op: 'waitFor', events: c0.events + changed, timeoutMs: 120_000 });
     });
     const c1 = open ? await client.ask({ op: 'stat' }) : undefined;
-    return { w, changed, c0, c1 };
+    return { w: { cpu: w.cpu - own, ms: w.ms }, changed, c0, c1 };
   };
   for (let i = 0; i < rounds; i++) {
     const a = await window(pid, () => sleep(quietS * 1000));
@@ -236,16 +262,21 @@ try {
   let downChanged = 0;
   for (const id of ids.slice(0, missed)) if (flip(s.store, id)) downChanged++;
   if (downChanged !== missed) throw new Error(`${downChanged} of ${missed} changes made while down`);
-  ceres = await startCeres({ stateDir: s.dir, config: streamConfig(10, tickMs) });
+  ceres = await startCeres({
+    stateDir: s.dir,
+    config: streamConfig(10, tickMs),
+    nodeArgs: inService ? DRIVER_ARGS : [],
+  });
   pid = ceres.child.pid!;
+  if (inService) driver = await serviceDriver(s.dir);
   await settle(pid, 2000, 5);
   const idle2 = await cpuRate(pid, 10);
-  let c0 = await client.ask({ op: 'stat' });
+  const c0 = await client.ask({ op: 'stat' });
   const resume = await window(pid, async () => {
     await client.open(ceres, token, 0, before);
     await client.ask({ op: 'waitFor', events: c0.events + missed, timeoutMs: 120_000 });
   });
-  let c1 = await client.ask({ op: 'stat' });
+  const c1 = await client.ask({ op: 'stat' });
   const resumeService = resume.cpu - (idle2 * resume.ms) / 1000;
   const resumeClient = c1.cpuUs - c0.cpuUs;
   await client.ask({ op: 'close' });
@@ -254,24 +285,32 @@ try {
   const tick: number[] = [];
   const loneService: number[] = [];
   const loneClient: number[] = [];
+  const loneWindow = async (open: boolean) => {
+    const changes = changeIds(ids, nLone);
+    const s0 = open ? await client.ask({ op: 'stat' }) : undefined;
+    let changed = 0;
+    let own = 0;
+    const w = await window(pid, async () => {
+      ({ changed, own } = await change(changes, (nLone / loneRate) * 1000, 1000 / loneRate));
+      if (s0 !== undefined) await client.ask({ op: 'waitFor', events: s0.events + changed, timeoutMs: 60_000 });
+    });
+    const s1 = open ? await client.ask({ op: 'stat' }) : undefined;
+    return { serviceUs: (w.cpu - own) / changed, clientUs: s0 && s1 ? (s1.cpuUs - s0.cpuUs) / changed : 0 };
+  };
   for (let i = 0; i < rounds; i++) {
+    // The same lone changes with no stream open: what the service does for them anyway
+    // (its writes' checkpoints, the site series), taken out of the stream's figure.
+    const none = await loneWindow(false);
     const a = await window(pid, () => sleep(quietS * 1000));
     await client.open(ceres, token, 0);
     await sleep(1000);
     const b = await window(pid, () => sleep(quietS * 1000));
     const ticks = (b.ms / tickMs) * 1;
     tick.push((b.cpu - (a.cpu / a.ms) * b.ms) / ticks);
-    const changes = changeIds(ids, nLone);
-    c0 = await client.ask({ op: 'stat' });
-    let changed = 0;
-    const w = await window(pid, async () => {
-      changed = (await drive(changes, (nLone / loneRate) * 1000, (id) => flip(s.store, id), 1000 / loneRate)).changed;
-      await client.ask({ op: 'waitFor', events: c0.events + changed, timeoutMs: 60_000 });
-    });
-    c1 = await client.ask({ op: 'stat' });
+    const lone = await loneWindow(true);
     await client.ask({ op: 'close' });
-    loneService.push((w.cpu - (b.cpu / b.ms) * w.ms) / changed);
-    loneClient.push((c1.cpuUs - c0.cpuUs) / changed);
+    loneService.push(lone.serviceUs - none.serviceUs);
+    loneClient.push(lone.clientUs);
     await sleep(500);
   }
 
@@ -288,16 +327,22 @@ try {
   const fixedService = Math.max(0, part.loneService - part.eventService);
   const fixedClient = Math.max(0, part.loneClient - part.eventClient);
   const model = (batch: number) => {
-    const writes = batch > 0 ? Math.min(perMinute, 60_000 / batch) : perMinute;
+    // A gathering stream writes once per period, and a heartbeat tick takes what it holds
+    // along: at most one write per period or per heartbeat, whichever is shorter.
+    const period = batch > 0 ? Math.min(batch, 60_000 / heartbeatsPerMin) : 0;
+    const writes = period > 0 ? Math.min(perMinute, 60_000 / period) : perMinute;
+    // A heartbeat goes out only on a tick with nothing written since the last.
+    const heartbeats = Math.max(0, heartbeatsPerMin - writes);
+    // The safety net ticks once per period while every open stream gathers (src/jobs/event-feed.ts).
+    const ticks = batch > 0 ? Math.min(ticksPerMin, 60_000 / batch) : ticksPerMin;
     const service =
-      ticksPerMin * part.tick +
-      heartbeatsPerMin * part.loneService +
-      writes * fixedService +
-      perMinute * part.eventService;
-    const cl = part.quietClientPerMin + writes * fixedClient + perMinute * part.eventClient;
+      ticks * part.tick + heartbeats * part.loneService + writes * fixedService + perMinute * part.eventService;
+    const cl = part.quietClientPerMin + (writes + heartbeats) * fixedClient + perMinute * part.eventClient;
     return {
       batchMs: batch,
       writesPerMin: Number(writes.toFixed(1)),
+      heartbeatsPerMin: Number(heartbeats.toFixed(1)),
+      ticksPerMin: Number(ticks.toFixed(1)),
       serviceMs: ms(service),
       clientMs: ms(cl),
       streamMs: ms(service + cl),
@@ -314,7 +359,7 @@ try {
       {
         jobs,
         chunk,
-        model: { changesPerMinute: Math.round(perMinute), ticksPerMin, heartbeatsPerMin },
+        model: { changesPerMinute: Math.round(perMinute), changesFrom: values.changes },
         idleServiceMsPerS: ms(idle),
         idleService2MsPerS: ms(idle2),
         pollCycle: { serviceMs: ms(poll.service), clientMs: ms(poll.client), runs: pollService.length },
@@ -343,7 +388,7 @@ try {
           fixedClientUs: us(fixedClient),
         },
         resume: { missed, serviceMs: ms(resumeService), clientMs: ms(resumeClient), wallMs: Math.round(resume.ms) },
-        perMinute: { batched: model(batchMs), unbatched: model(0) },
+        perMinute: { batched: model(batchMs), unbatched: model(0), batchedMinute: model(60_000) },
         load: loadAverage(),
       },
       null,

