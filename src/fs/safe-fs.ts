@@ -106,17 +106,26 @@ export function removedDir(s: { readonly nlink: number | bigint }): boolean {
  * taken (the job cleaned or wiped meanwhile): CE_ERR_SESSION_NOT_FOUND.
  */
 export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
+  return (await openRootWithStat(sessionDir)).h;
+}
+
+/** openSessionRoot, with the status it looked at (the caller needs no second fstat of it). */
+async function openRootWithStat(sessionDir: string): Promise<{ h: FileHandle; st: Stats }> {
   let h: FileHandle;
   try {
     h = await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
   } catch (e) {
     return mapFsError(e);
   }
-  if (removedDir(await h.stat())) {
+  const st = await h.stat().catch(async (e: unknown) => {
+    await h.close();
+    throw e;
+  });
+  if (removedDir(st)) {
     await h.close();
     throw ceError('CE_ERR_SESSION_NOT_FOUND');
   }
-  return h;
+  return { h, st };
 }
 
 /**
@@ -133,19 +142,36 @@ export async function openDirChain(
   create = false,
   mode = 0o700,
 ): Promise<FileHandle> {
-  let cur = await openSessionRoot(sessionDir);
+  return (await openDirChainWithStat(sessionDir, segs, create, mode)).dir;
+}
+
+/**
+ * openDirChain, with the opened directory's status on demand: the session directory's
+ * is the one taken as it was opened (one fstat per file placed at the top of a session
+ * instead of two: a call through the thread pool each), a directory below it is looked
+ * at through its descriptor when asked.
+ */
+export async function openDirChainWithStat(
+  sessionDir: string,
+  segs: readonly string[],
+  create = false,
+  mode = 0o700,
+): Promise<{ dir: FileHandle; stat: () => Promise<Stats> }> {
+  const root = await openRootWithStat(sessionDir);
+  let cur = root.h;
   try {
-    const owner = create && segs.length > 0 ? ownerToGive(await cur.stat()) : undefined;
+    const owner = create && segs.length > 0 ? ownerToGive(root.st) : undefined;
     for (const seg of segs) {
       const next = await openChild(cur, seg, create, mode, owner);
       await cur.close();
       cur = next;
     }
-    return cur;
   } catch (e) {
     await cur.close().catch(() => undefined);
     throw e;
   }
+  const dir = cur;
+  return { dir, stat: () => (dir === root.h ? Promise.resolve(root.st) : dir.stat()) };
 }
 
 async function openChild(

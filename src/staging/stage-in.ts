@@ -194,21 +194,26 @@ export class StageIn {
     let r: FileResult;
     try {
       const expected = expectedChecksum(file, tu);
-      target = await openWriteTarget(sessionDir, rel);
-      const dest = target.path;
-      const owner = target.owner;
-      const onProgress = (n: number): void => ctx.progress(file.name, n);
       const mode = cacheMode(tu);
       const cache = this.s.cache;
-      const fileMode = file.executable ? 0o755 : 0o644;
-      let bytes: number;
-      let fromCache = false;
-      if (
+      const cached =
         cache !== undefined &&
         tu.scheme !== 'file' &&
         mode !== 'no' &&
-        !(file.size !== undefined && file.size > cache.maxBytes)
-      ) {
+        !(file.size !== undefined && file.size > cache.maxBytes);
+      // A gfal2 download is complete (its end-to-end checksum compared) before it is moved
+      // out of the helper's folder, in one rename: it goes to its final name at once, unless
+      // the description's checksum is still to be verified here. That rename cannot replace
+      // a directory, so the name is looked at only if it fails (openWriteTarget).
+      const direct = !cached && tu.scheme === 'gfal2' && expected === undefined;
+      target = await openWriteTarget(sessionDir, rel, { lookFirst: !direct });
+      const dest = target.path;
+      const owner = target.owner;
+      const onProgress = (n: number): void => ctx.progress(file.name, n);
+      const fileMode = file.executable ? 0o755 : 0o644;
+      let bytes: number;
+      let fromCache = false;
+      if (cache !== undefined && cached) {
         const lease = await cache.obtain(
           {
             key: tu.url.href,
@@ -251,10 +256,6 @@ export class StageIn {
           lease.release();
         }
       } else {
-        // A gfal2 download is complete (its end-to-end checksum compared) before it is moved
-        // out of the helper's folder, in one rename: it goes to its final name at once, unless
-        // the description's checksum is still to be verified here.
-        const direct = tu.scheme === 'gfal2' && expected === undefined;
         const tmp = direct ? dest : `${dest}.ceres-part-${randomBytes(4).toString('hex')}`;
         try {
           const got =
@@ -277,7 +278,7 @@ export class StageIn {
         } catch (e) {
           // A direct download failed before its move (left nothing) or was removed after it (gfal2Download, #fetch).
           if (!direct) await rm(tmp, { force: true });
-          throw e;
+          throw direct ? await target.placementError(e) : e;
         }
       }
       // The job's own file under its local account.
