@@ -106,11 +106,17 @@ export function removedDir(s: { readonly nlink: number | bigint }): boolean {
  * taken (the job cleaned or wiped meanwhile): CE_ERR_SESSION_NOT_FOUND.
  */
 export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
-  return (await openRootWithStat(sessionDir)).h;
+  return (await openSessionRootWithStat(sessionDir)).h;
+}
+
+/** The session directory held open (openSessionRoot) with its status as it was opened. */
+export interface SessionRoot {
+  readonly h: FileHandle;
+  readonly st: Stats;
 }
 
 /** openSessionRoot, with the status it looked at (the caller needs no second fstat of it). */
-async function openRootWithStat(sessionDir: string): Promise<{ h: FileHandle; st: Stats }> {
+export async function openSessionRootWithStat(sessionDir: string): Promise<SessionRoot> {
   let h: FileHandle;
   try {
     h = await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
@@ -145,33 +151,47 @@ export async function openDirChain(
   return (await openDirChainWithStat(sessionDir, segs, create, mode)).dir;
 }
 
+/** A directory opened by openDirChainWithStat: `close` closes it unless it is a root the caller holds. */
+export interface OpenedDir {
+  readonly dir: FileHandle;
+  /** Its status: the session directory's as it was opened, a directory below it looked at when asked. */
+  stat(): Promise<Stats>;
+  close(): Promise<void>;
+}
+
 /**
- * openDirChain, with the opened directory's status on demand: the session directory's
- * is the one taken as it was opened (one fstat per file placed at the top of a session
- * instead of two: a call through the thread pool each), a directory below it is looked
- * at through its descriptor when asked.
+ * openDirChain from the session directory's path, or from a root the caller holds open
+ * (`SessionRoot`: a job's transfers take it once, not per file; it is not closed here),
+ * with the opened directory's status on demand: the session directory's is the one
+ * taken as it was opened (no second fstat, a call through the thread pool each).
  */
 export async function openDirChainWithStat(
-  sessionDir: string,
+  from: string | SessionRoot,
   segs: readonly string[],
   create = false,
   mode = 0o700,
-): Promise<{ dir: FileHandle; stat: () => Promise<Stats> }> {
-  const root = await openRootWithStat(sessionDir);
+): Promise<OpenedDir> {
+  const held = typeof from !== 'string';
+  const root = held ? from : await openSessionRootWithStat(from);
   let cur = root.h;
+  const release = (h: FileHandle): Promise<void> => (h === root.h && held ? Promise.resolve() : h.close());
   try {
     const owner = create && segs.length > 0 ? ownerToGive(root.st) : undefined;
     for (const seg of segs) {
       const next = await openChild(cur, seg, create, mode, owner);
-      await cur.close();
+      await release(cur);
       cur = next;
     }
   } catch (e) {
-    await cur.close().catch(() => undefined);
+    await release(cur).catch(() => undefined);
     throw e;
   }
   const dir = cur;
-  return { dir, stat: () => (dir === root.h ? Promise.resolve(root.st) : dir.stat()) };
+  return {
+    dir,
+    stat: () => (dir === root.h ? Promise.resolve(root.st) : dir.stat()),
+    close: () => release(dir),
+  };
 }
 
 async function openChild(

@@ -10,7 +10,17 @@ import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { stagingError } from './staging-error.js';
 import { isCeError } from '../errors/ce-error.js';
-import { inDir, listFiles, lstatIn, lstatPath, openDirChainWithStat, openForRead, type Opened } from '../fs/safe-fs.js';
+import {
+  inDir,
+  listFiles,
+  lstatIn,
+  lstatPath,
+  openDirChainWithStat,
+  openForRead,
+  type OpenedDir,
+  type Opened,
+  type SessionRoot,
+} from '../fs/safe-fs.js';
 import { ownerToGive, type SessionOwner } from '../fs/session-owner.js';
 
 export interface SessionName {
@@ -70,8 +80,9 @@ export interface WriteTarget {
 }
 
 /**
- * Opens the parent directory of `rel` for writing, creating missing directories
- * (mode 0777 less umask), one component at a time without following links
+ * Opens the parent directory of `rel` for writing, below the session directory's path or
+ * below a root the caller holds open (a job's downloads: session-hold.ts), creating missing
+ * directories (mode 0777 less umask), one component at a time without following links
  * (src/fs/safe-fs.ts): a job swapping a directory for a link meanwhile cannot redirect the
  * write. Refuses a parent that is a link or a file, and a directory at `rel`: before the
  * download, or with `lookFirst` false (a file placed by one rename, which cannot replace a
@@ -80,16 +91,16 @@ export interface WriteTarget {
  * pool and an error object).
  */
 export async function openWriteTarget(
-  sessionDir: string,
+  session: string | SessionRoot,
   rel: string,
   o: { readonly lookFirst?: boolean } = {},
 ): Promise<WriteTarget> {
   if (rel === '') throw badName('/');
   const parts = rel.split('/');
   const name = parts.pop() as string;
-  let opened: Awaited<ReturnType<typeof openDirChainWithStat>>;
+  let opened: OpenedDir;
   try {
-    opened = await openDirChainWithStat(sessionDir, parts, true, 0o777);
+    opened = await openDirChainWithStat(session, parts, true, 0o777);
   } catch (e) {
     if (isCeError(e) && (e.code === 'CE_ERR_SESSION_SYMLINK' || e.code === 'CE_ERR_SESSION_PARENT_NOT_DIRECTORY'))
       throw unsafe(rel);
@@ -103,11 +114,11 @@ export async function openWriteTarget(
     blocked = o.lookFirst !== false && (await inTheWay());
     if (!blocked) owner = ownerToGive(await opened.stat());
   } catch (e) {
-    await parent.close();
+    await opened.close();
     throw ioError(e, rel);
   }
   if (blocked) {
-    await parent.close();
+    await opened.close();
     throw directoryInTheWay(rel);
   }
   return {
@@ -118,7 +129,7 @@ export async function openWriteTarget(
       if (c !== 'EISDIR' && c !== 'EEXIST' && c !== 'ENOTEMPTY') return e;
       return (await inTheWay().catch(() => false)) ? directoryInTheWay(rel) : e;
     },
-    close: () => parent.close(),
+    close: () => opened.close(),
   };
 }
 

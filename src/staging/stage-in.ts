@@ -23,7 +23,8 @@ import { checkAccess } from './http/access-check.js';
 import { DownloadState, downloadAttempt } from './http/download.js';
 import { copyLocalSource } from './local-source.js';
 import { withRetries, type AttemptTally } from './retry.js';
-import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
+import { dirPath, openDirChain, unlinkIn, type SessionRoot } from '../fs/safe-fs.js';
+import { holdingSession } from './session-hold.js';
 import { openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
 import { giveFile, setFileMode } from '../fs/session-owner.js';
 import { stagingError } from './staging-error.js';
@@ -101,13 +102,38 @@ export class StageIn {
       }
     }
 
-    const downloadsDone = inJobSlot(this.s, 'in', remote, jobSignal, async ({ index, file, rel }) => {
-      const r = await this.s.downloads
-        .with(() => withSession(job, (dir) => this.#downloadInput(ctx, job, dir, file, rel)), jobSignal)
-        .catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
-      if (r.ok) results[index] = r;
-      else if (!isConsequence(r, jobSignal)) fail(index, r);
-    });
+    // The session directory is held open for all the job's downloads while it holds its
+    // slot (session-hold.ts); without it (replaced or gone), each file takes it itself.
+    let root: SessionRoot | undefined;
+    const downloadsDone = inJobSlot(
+      this.s,
+      'in',
+      remote,
+      jobSignal,
+      async ({ index, file, rel }) => {
+        const held = root;
+        const r = await this.s.downloads
+          .with(
+            () =>
+              held === undefined
+                ? withSession(job, (dir) => this.#downloadInput(ctx, job, dir, file, rel))
+                : this.#downloadInput(ctx, job, held, file, rel),
+            jobSignal,
+          )
+          .catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
+        if (r.ok) results[index] = r;
+        else if (!isConsequence(r, jobSignal)) fail(index, r);
+      },
+      (run) =>
+        holdingSession(job, async (r) => {
+          root = r;
+          try {
+            await run();
+          } finally {
+            root = undefined;
+          }
+        }),
+    );
 
     const once = job.lookOnce === true && remote.length === 0;
     let lookAgainAt: number | undefined;
@@ -183,7 +209,7 @@ export class StageIn {
   async #downloadInput(
     ctx: JobContext,
     job: StageInJob,
-    sessionDir: string,
+    session: string | SessionRoot,
     file: StageInFile,
     rel: string,
   ): Promise<FileResult> {
@@ -206,7 +232,7 @@ export class StageIn {
       // the description's checksum is still to be verified here. That rename cannot replace
       // a directory, so the name is looked at only if it fails (openWriteTarget).
       const direct = !cached && tu.scheme === 'gfal2' && expected === undefined;
-      target = await openWriteTarget(sessionDir, rel, { lookFirst: !direct });
+      target = await openWriteTarget(session, rel, { lookFirst: !direct });
       const dest = target.path;
       const owner = target.owner;
       const onProgress = (n: number): void => ctx.progress(file.name, n);
