@@ -104,6 +104,9 @@ export class StageIn {
 
     // The session directory is held open for all the job's downloads while it holds its
     // slot (session-hold.ts); without it (replaced or gone), each file takes it itself.
+    // Either way a lease is taken before a transfer slot, never after: a job holding its
+    // lease waits for transfer slots, so one holding a transfer slot must not wait for a
+    // lease (leases are bounded too: MAX_OPEN_SESSION_ROOTS).
     let root: SessionRoot | undefined;
     const downloadsDone = inJobSlot(
       this.s,
@@ -112,15 +115,11 @@ export class StageIn {
       jobSignal,
       async ({ index, file, rel }) => {
         const held = root;
-        const r = await this.s.downloads
-          .with(
-            () =>
-              held === undefined
-                ? withSession(job, (dir) => this.#downloadInput(ctx, job, dir, file, rel))
-                : this.#downloadInput(ctx, job, held, file, rel),
-            jobSignal,
-          )
-          .catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
+        const download = (session: string | SessionRoot): Promise<FileResult> =>
+          this.s.downloads.with(() => this.#downloadInput(ctx, job, session, file, rel), jobSignal);
+        const r = await (held === undefined ? withSession(job, download) : download(held)).catch((e: unknown) =>
+          failedResult(file.name, 'download', safeSource(file), e, 0),
+        );
         if (r.ok) results[index] = r;
         else if (!isConsequence(r, jobSignal)) fail(index, r);
       },
