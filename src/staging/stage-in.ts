@@ -63,7 +63,8 @@ export class StageIn {
     // alone says whether the job was cancelled.
     const jobSignal = ctx.signal;
     const results: (FileResult | undefined)[] = job.files.map((_, i) => job.judged?.get(i));
-    const remote: { index: number; file: StageInFile; rel: string }[] = [];
+    // Each remote input with its URL parsed once (here, where a bad one fails before any slot).
+    const remote: { index: number; file: StageInFile; rel: string; tu: TransferUrl }[] = [];
     const user: UserFile[] = [];
     const fail = (index: number, r: FileResult): void => {
       results[index] = r;
@@ -91,7 +92,7 @@ export class StageIn {
           expectedChecksum(file, tu); // a malformed checksum= fails here, before any slot is taken
           if (tu.scheme === 'file' && !this.s.cfg.allowFileUrls)
             throw stagingError('CE_ERR_STAGING_FILE_URL_DENIED', 'file URLs are not allowed on this service');
-          remote.push({ index, file, rel });
+          remote.push({ index, file, rel, tu });
         }
       } catch (e) {
         const text =
@@ -113,10 +114,10 @@ export class StageIn {
       'in',
       remote,
       jobSignal,
-      async ({ index, file, rel }) => {
+      async ({ index, file, rel, tu }) => {
         const held = root;
         const download = (session: string | SessionRoot): Promise<FileResult> =>
-          this.s.downloads.with(() => this.#downloadInput(ctx, job, session, file, rel), jobSignal);
+          this.s.downloads.with(() => this.#downloadInput(ctx, job, session, file, rel, tu), jobSignal);
         const r = await (held === undefined ? withSession(job, download) : download(held)).catch((e: unknown) =>
           failedResult(file.name, 'download', safeSource(file), e, 0),
         );
@@ -211,8 +212,8 @@ export class StageIn {
     session: string | SessionRoot,
     file: StageInFile,
     rel: string,
+    tu: TransferUrl,
   ): Promise<FileResult> {
-    const tu = parseTransferUrl(file.source as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
     let target: WriteTarget | undefined;
