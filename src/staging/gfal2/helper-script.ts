@@ -61,6 +61,10 @@ NOWHERE = "/dev/null/no-credential"
 def name(n):
     libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)  # PR_SET_NAME: what ps shows
 name(b"gfal2-spare")
+# Warnings and errors only: gfal2 hands every message of its default level (a copy's
+# events) to Python's logging, importing the module for each (7 to 8 % of a small copy's
+# CPU, perf); the helper's stderr is not read, and failures come back as GErrors.
+gfal2.set_verbose(gfal2.verbose_level.warning)
 ctx = gfal2.creat_context()
 out = sys.stdout
 out_lock = threading.Lock()
