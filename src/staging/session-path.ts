@@ -109,7 +109,7 @@ export async function openWriteTarget(
   const parent = opened.dir;
   const inTheWay = async (): Promise<boolean> => (await lstatIn(parent, name))?.isDirectory() === true;
   let owner: SessionOwner | undefined;
-  let blocked = false;
+  let blocked: boolean;
   try {
     blocked = o.lookFirst !== false && (await inTheWay());
     if (!blocked) owner = ownerToGive(await opened.stat());

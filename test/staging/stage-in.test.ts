@@ -436,7 +436,7 @@ describe('stage-in: failures', () => {
 
 describe('stage-in: the session directory, held for the job', () => {
   it("a job's downloads take the session once while they run, not once per file, and hold it no longer", async (t) => {
-    const { server, sessionDir, stager, job } = await setup(t);
+    const { server, sessionDir, stager } = await setup(t);
     const files = Array.from({ length: 12 }, (_, i) => {
       server.resources.set(`/f${i}`, { body: Buffer.from(`file ${i}`) });
       return input(i % 2 === 0 ? `f${i}` : `sub/f${i}`, server.url(`/f${i}`));
