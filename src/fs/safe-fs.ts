@@ -106,17 +106,32 @@ export function removedDir(s: { readonly nlink: number | bigint }): boolean {
  * taken (the job cleaned or wiped meanwhile): CE_ERR_SESSION_NOT_FOUND.
  */
 export async function openSessionRoot(sessionDir: string): Promise<FileHandle> {
+  return (await openSessionRootWithStat(sessionDir)).h;
+}
+
+/** The session directory held open (openSessionRoot) with its status as it was opened. */
+export interface SessionRoot {
+  readonly h: FileHandle;
+  readonly st: Stats;
+}
+
+/** openSessionRoot, with the status it looked at (the caller needs no second fstat of it). */
+export async function openSessionRootWithStat(sessionDir: string): Promise<SessionRoot> {
   let h: FileHandle;
   try {
     h = await open(sessionDir, C.O_RDONLY | C.O_DIRECTORY);
   } catch (e) {
     return mapFsError(e);
   }
-  if (removedDir(await h.stat())) {
+  const st = await h.stat().catch(async (e: unknown) => {
+    await h.close();
+    throw e;
+  });
+  if (removedDir(st)) {
     await h.close();
     throw ceError('CE_ERR_SESSION_NOT_FOUND');
   }
-  return h;
+  return { h, st };
 }
 
 /**
@@ -133,19 +148,50 @@ export async function openDirChain(
   create = false,
   mode = 0o700,
 ): Promise<FileHandle> {
-  let cur = await openSessionRoot(sessionDir);
+  return (await openDirChainWithStat(sessionDir, segs, create, mode)).dir;
+}
+
+/** A directory opened by openDirChainWithStat: `close` closes it unless it is a root the caller holds. */
+export interface OpenedDir {
+  readonly dir: FileHandle;
+  /** Its status: the session directory's as it was opened, a directory below it looked at when asked. */
+  stat(): Promise<Stats>;
+  close(): Promise<void>;
+}
+
+/**
+ * openDirChain from the session directory's path, or from a root the caller holds open
+ * (`SessionRoot`: a job's transfers take it once, not per file; it is not closed here),
+ * with the opened directory's status on demand: the session directory's is the one
+ * taken as it was opened (no second fstat, a call through the thread pool each).
+ */
+export async function openDirChainWithStat(
+  from: string | SessionRoot,
+  segs: readonly string[],
+  create = false,
+  mode = 0o700,
+): Promise<OpenedDir> {
+  const held = typeof from !== 'string';
+  const root = held ? from : await openSessionRootWithStat(from);
+  let cur = root.h;
+  const release = (h: FileHandle): Promise<void> => (h === root.h && held ? Promise.resolve() : h.close());
   try {
-    const owner = create && segs.length > 0 ? ownerToGive(await cur.stat()) : undefined;
+    const owner = create && segs.length > 0 ? ownerToGive(root.st) : undefined;
     for (const seg of segs) {
       const next = await openChild(cur, seg, create, mode, owner);
-      await cur.close();
+      await release(cur);
       cur = next;
     }
-    return cur;
   } catch (e) {
-    await cur.close().catch(() => undefined);
+    await release(cur).catch(() => undefined);
     throw e;
   }
+  const dir = cur;
+  return {
+    dir,
+    stat: () => (dir === root.h ? Promise.resolve(root.st) : dir.stat()),
+    close: () => release(dir),
+  };
 }
 
 async function openChild(

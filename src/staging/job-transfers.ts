@@ -196,7 +196,8 @@ function safeId(id: string): string {
 /**
  * Runs `fn` over a job's files holding one of the direction's job slots, at most
  * `maxTransfersPerJob` at once; stops starting new ones once the signal fires. Nothing
- * runs if there is nothing to move or the signal fires before a slot is free.
+ * runs if there is nothing to move or the signal fires before a slot is free. `around`
+ * wraps the whole run inside the slot (stage-in holds the session directory open there).
  */
 export async function inJobSlot<T>(
   s: StagingShared,
@@ -204,6 +205,7 @@ export async function inJobSlot<T>(
   items: readonly T[],
   signal: AbortSignal,
   fn: (item: T) => Promise<void>,
+  around: (run: () => Promise<void>) => Promise<void> = (run) => run(),
 ): Promise<void> {
   if (items.length === 0 || signal.aborted) return;
   const release = await s.jobSlots[direction].acquire(signal).catch(() => undefined);
@@ -216,7 +218,9 @@ export async function inJobSlot<T>(
         await fn(item);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(s.cfg.maxTransfersPerJob, items.length) }, worker));
+    await around(async () => {
+      await Promise.all(Array.from({ length: Math.min(s.cfg.maxTransfersPerJob, items.length) }, worker));
+    });
   } finally {
     release();
   }

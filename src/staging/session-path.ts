@@ -10,7 +10,17 @@ import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { stagingError } from './staging-error.js';
 import { isCeError } from '../errors/ce-error.js';
-import { inDir, listFiles, lstatIn, lstatPath, openDirChain, openForRead, type Opened } from '../fs/safe-fs.js';
+import {
+  inDir,
+  listFiles,
+  lstatIn,
+  lstatPath,
+  openDirChainWithStat,
+  openForRead,
+  type OpenedDir,
+  type Opened,
+  type SessionRoot,
+} from '../fs/safe-fs.js';
 import { ownerToGive, type SessionOwner } from '../fs/session-owner.js';
 
 export interface SessionName {
@@ -60,46 +70,71 @@ export interface WriteTarget {
   readonly path: string;
   /** Who the placed file goes to (the session's local account; session-owner.ts); undefined: nobody else. */
   readonly owner: SessionOwner | undefined;
+  /**
+   * What to report for `e`, a failed placement of the file at `path` (a rename or an
+   * exclusive create there): a directory found in the way is named as such (a target
+   * opened with `lookFirst` false was not looked at before), anything else is `e`.
+   */
+  placementError(e: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
 
 /**
- * Opens the parent directory of `rel` for writing, creating missing directories
- * (mode 0777 less umask), one component at a time without following links
+ * Opens the parent directory of `rel` for writing, below the session directory's path or
+ * below a root the caller holds open (a job's downloads: session-hold.ts), creating missing
+ * directories (mode 0777 less umask), one component at a time without following links
  * (src/fs/safe-fs.ts): a job swapping a directory for a link meanwhile cannot redirect the
- * write. Refuses a parent that is a link or a file, and a directory at `rel`.
+ * write. Refuses a parent that is a link or a file, and a directory at `rel`: before the
+ * download, or with `lookFirst` false (a file placed by one rename, which cannot replace a
+ * directory: EISDIR) when the placement fails (`placementError`), which saves a call per
+ * file (an lstat that fails with ENOENT for every new input: a trip through the thread
+ * pool and an error object).
  */
-export async function openWriteTarget(sessionDir: string, rel: string): Promise<WriteTarget> {
+export async function openWriteTarget(
+  session: string | SessionRoot,
+  rel: string,
+  o: { readonly lookFirst?: boolean } = {},
+): Promise<WriteTarget> {
   if (rel === '') throw badName('/');
   const parts = rel.split('/');
   const name = parts.pop() as string;
-  let parent: FileHandle;
+  let opened: OpenedDir;
   try {
-    parent = await openDirChain(sessionDir, parts, true, 0o777);
+    opened = await openDirChainWithStat(session, parts, true, 0o777);
   } catch (e) {
     if (isCeError(e) && (e.code === 'CE_ERR_SESSION_SYMLINK' || e.code === 'CE_ERR_SESSION_PARENT_NOT_DIRECTORY'))
       throw unsafe(rel);
     throw ioError(e, rel);
   }
-  let st;
-  try {
-    st = await lstatIn(parent, name);
-  } catch (e) {
-    await parent.close();
-    throw ioError(e, rel);
-  }
-  if (st?.isDirectory() === true) {
-    await parent.close();
-    throw stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: a directory is in the way`);
-  }
+  const parent = opened.dir;
+  const inTheWay = async (): Promise<boolean> => (await lstatIn(parent, name))?.isDirectory() === true;
   let owner: SessionOwner | undefined;
+  let blocked: boolean;
   try {
-    owner = ownerToGive(await parent.stat());
+    blocked = o.lookFirst !== false && (await inTheWay());
+    if (!blocked) owner = ownerToGive(await opened.stat());
   } catch (e) {
-    await parent.close();
+    await opened.close();
     throw ioError(e, rel);
   }
-  return { path: inDir(parent, name), owner, close: () => parent.close() };
+  if (blocked) {
+    await opened.close();
+    throw directoryInTheWay(rel);
+  }
+  return {
+    path: inDir(parent, name),
+    owner,
+    placementError: async (e) => {
+      const c = (e as NodeJS.ErrnoException | undefined)?.code;
+      if (c !== 'EISDIR' && c !== 'EEXIST' && c !== 'ENOTEMPTY') return e;
+      return (await inTheWay().catch(() => false)) ? directoryInTheWay(rel) : e;
+    },
+    close: () => opened.close(),
+  };
+}
+
+function directoryInTheWay(rel: string): Error {
+  return stagingError('CE_ERR_STAGING_UNSAFE_PATH', `${rel}: a directory is in the way`);
 }
 
 /**

@@ -23,7 +23,8 @@ import { checkAccess } from './http/access-check.js';
 import { DownloadState, downloadAttempt } from './http/download.js';
 import { copyLocalSource } from './local-source.js';
 import { withRetries, type AttemptTally } from './retry.js';
-import { dirPath, openDirChain, unlinkIn } from '../fs/safe-fs.js';
+import { dirPath, openDirChain, unlinkIn, type SessionRoot } from '../fs/safe-fs.js';
+import { holdingSession } from './session-hold.js';
 import { openWriteTarget, parseSessionName, type WriteTarget } from './session-path.js';
 import { giveFile, setFileMode } from '../fs/session-owner.js';
 import { stagingError } from './staging-error.js';
@@ -62,7 +63,8 @@ export class StageIn {
     // alone says whether the job was cancelled.
     const jobSignal = ctx.signal;
     const results: (FileResult | undefined)[] = job.files.map((_, i) => job.judged?.get(i));
-    const remote: { index: number; file: StageInFile; rel: string }[] = [];
+    // Each remote input with its URL parsed once (here, where a bad one fails before any slot).
+    const remote: { index: number; file: StageInFile; rel: string; tu: TransferUrl }[] = [];
     const user: UserFile[] = [];
     const fail = (index: number, r: FileResult): void => {
       results[index] = r;
@@ -90,7 +92,7 @@ export class StageIn {
           expectedChecksum(file, tu); // a malformed checksum= fails here, before any slot is taken
           if (tu.scheme === 'file' && !this.s.cfg.allowFileUrls)
             throw stagingError('CE_ERR_STAGING_FILE_URL_DENIED', 'file URLs are not allowed on this service');
-          remote.push({ index, file, rel });
+          remote.push({ index, file, rel, tu });
         }
       } catch (e) {
         const text =
@@ -101,13 +103,37 @@ export class StageIn {
       }
     }
 
-    const downloadsDone = inJobSlot(this.s, 'in', remote, jobSignal, async ({ index, file, rel }) => {
-      const r = await this.s.downloads
-        .with(() => withSession(job, (dir) => this.#downloadInput(ctx, job, dir, file, rel)), jobSignal)
-        .catch((e: unknown) => failedResult(file.name, 'download', safeSource(file), e, 0));
-      if (r.ok) results[index] = r;
-      else if (!isConsequence(r, jobSignal)) fail(index, r);
-    });
+    // The session directory is held open for all the job's downloads while it holds its
+    // slot (session-hold.ts); without it (replaced or gone), each file takes it itself.
+    // Either way a lease is taken before a transfer slot, never after: a job holding its
+    // lease waits for transfer slots, so one holding a transfer slot must not wait for a
+    // lease (leases are bounded too: MAX_OPEN_SESSION_ROOTS).
+    let root: SessionRoot | undefined;
+    const downloadsDone = inJobSlot(
+      this.s,
+      'in',
+      remote,
+      jobSignal,
+      async ({ index, file, rel, tu }) => {
+        const held = root;
+        const download = (session: string | SessionRoot): Promise<FileResult> =>
+          this.s.downloads.with(() => this.#downloadInput(ctx, job, session, file, rel, tu), jobSignal);
+        const r = await (held === undefined ? withSession(job, download) : download(held)).catch((e: unknown) =>
+          failedResult(file.name, 'download', safeSource(file), e, 0),
+        );
+        if (r.ok) results[index] = r;
+        else if (!isConsequence(r, jobSignal)) fail(index, r);
+      },
+      (run) =>
+        holdingSession(job, async (r) => {
+          root = r;
+          try {
+            await run();
+          } finally {
+            root = undefined;
+          }
+        }),
+    );
 
     const once = job.lookOnce === true && remote.length === 0;
     let lookAgainAt: number | undefined;
@@ -183,32 +209,37 @@ export class StageIn {
   async #downloadInput(
     ctx: JobContext,
     job: StageInJob,
-    sessionDir: string,
+    session: string | SessionRoot,
     file: StageInFile,
     rel: string,
+    tu: TransferUrl,
   ): Promise<FileResult> {
-    const tu = parseTransferUrl(file.source as string, file.options);
     const tally: AttemptTally = { attempts: 0 };
     const startTime = new Date();
     let target: WriteTarget | undefined;
     let r: FileResult;
     try {
       const expected = expectedChecksum(file, tu);
-      target = await openWriteTarget(sessionDir, rel);
-      const dest = target.path;
-      const owner = target.owner;
-      const onProgress = (n: number): void => ctx.progress(file.name, n);
       const mode = cacheMode(tu);
       const cache = this.s.cache;
-      const fileMode = file.executable ? 0o755 : 0o644;
-      let bytes: number;
-      let fromCache = false;
-      if (
+      const cached =
         cache !== undefined &&
         tu.scheme !== 'file' &&
         mode !== 'no' &&
-        !(file.size !== undefined && file.size > cache.maxBytes)
-      ) {
+        !(file.size !== undefined && file.size > cache.maxBytes);
+      // A gfal2 download is complete (its end-to-end checksum compared) before it is moved
+      // out of the helper's folder, in one rename: it goes to its final name at once, unless
+      // the description's checksum is still to be verified here. That rename cannot replace
+      // a directory, so the name is looked at only if it fails (openWriteTarget).
+      const direct = !cached && tu.scheme === 'gfal2' && expected === undefined;
+      target = await openWriteTarget(session, rel, { lookFirst: !direct });
+      const dest = target.path;
+      const owner = target.owner;
+      const onProgress = (n: number): void => ctx.progress(file.name, n);
+      const fileMode = file.executable ? 0o755 : 0o644;
+      let bytes: number;
+      let fromCache = false;
+      if (cache !== undefined && cached) {
         const lease = await cache.obtain(
           {
             key: tu.url.href,
@@ -251,10 +282,6 @@ export class StageIn {
           lease.release();
         }
       } else {
-        // A gfal2 download is complete (its end-to-end checksum compared) before it is moved
-        // out of the helper's folder, in one rename: it goes to its final name at once, unless
-        // the description's checksum is still to be verified here.
-        const direct = tu.scheme === 'gfal2' && expected === undefined;
         const tmp = direct ? dest : `${dest}.ceres-part-${randomBytes(4).toString('hex')}`;
         try {
           const got =
@@ -277,7 +304,7 @@ export class StageIn {
         } catch (e) {
           // A direct download failed before its move (left nothing) or was removed after it (gfal2Download, #fetch).
           if (!direct) await rm(tmp, { force: true });
-          throw e;
+          throw direct ? await target.placementError(e) : e;
         }
       }
       // The job's own file under its local account.

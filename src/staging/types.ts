@@ -51,9 +51,10 @@ export interface UploadWatch {
 /**
  * Access to the job's session directory for the length of one operation: `fn` gets a
  * path that stays valid (and confined to the job's real directory) until it settles.
- * Staging takes it per operation (one download, one upload, one look at a client's file,
- * the pruning), never across a wait: jobs waiting for client uploads or for a transfer
- * slot hold no descriptor, however many there are.
+ * Staging takes it per operation (a job's downloads while it holds its stage-in slot,
+ * session-hold.ts; one upload, one look at a client's file, the pruning), never across a
+ * wait for a job slot or for client uploads: jobs waiting there hold no descriptor,
+ * however many there are.
  */
 export type SessionAccess = <T>(fn: (sessionDir: string) => Promise<T>) => Promise<T>;
 

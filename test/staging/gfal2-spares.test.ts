@@ -286,6 +286,8 @@ describe(
       const swapping = {
         asService: false,
         workDir: () => Promise.resolve(work),
+        fileName: () => 'in-swapped-1',
+        downloads: { answered: 0, largest: 0 },
         request: async (req: Record<string, unknown>) => {
           await symlink(target, String(req['dst']).slice('file://'.length));
           return { ok: true, size: 17, mode: 0o644, regular: true };

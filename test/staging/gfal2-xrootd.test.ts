@@ -11,6 +11,10 @@ import { anonymousCredentials } from '../../src/staging/credentials.js';
 import { FileCache } from '../../src/staging/cache/file-cache.js';
 import { createHasher } from '../../src/staging/checksum.js';
 import type { StageInFile } from '../../src/staging/types.js';
+import { Gfal2Limits } from '../../src/staging/gfal2/limits.js';
+import { Gfal2Spares } from '../../src/staging/gfal2/spares.js';
+import { Gfal2Pool, gfal2Download } from '../../src/staging/gfal2/transfers.js';
+import { isCeError } from '../../src/errors/ce-error.js';
 import { never, sessionDirFor, stagingConfig, tempDir } from './helpers/fixtures.js';
 import { XrootdServer, xrootdAvailable } from './helpers/xrootd.js';
 
@@ -227,6 +231,77 @@ describe('gfal2 staging against xrootd', { skip: !available && 'needs root, xroo
     );
     assert.equal(r.ok, true, r.failureReason);
     assert.deepEqual(await readFile(join(sessionDir, 'l.bin')), large);
+  });
+
+  it('downloads of unknown size after small ones are checked by gfal2 (both mode); a large one among them is still checked and ends that', async (t) => {
+    // The helper's requests, seen through a wrapper of the real helper's request: the
+    // first download of the job keeps the helper's own comparison, the next ones are sent
+    // as expected small; a file that turns out large (12 MiB) is still staged whole, and a
+    // lying server's is failed, by gfal2's check; after a large answer, no more predictions.
+    const large = randomBytes(12 << 20);
+    await xrd.put('predicted-large.bin', large);
+    const liar = await lyingServer(t);
+    await liar.put('large.bin', large);
+    const dir = await tempDir(t);
+    const spares = new Gfal2Spares({ connectSeconds: 5, idleSeconds: 10 }, 0);
+    const job = (): { pool: Gfal2Pool; sent: Record<string, unknown>[]; get: (url: string) => Promise<unknown> } => {
+      const pool = new Gfal2Pool(stagingConfig(), new Gfal2Limits(4, 4), spares);
+      t.after(() => pool.close());
+      const helper = pool.helper(undefined, undefined);
+      const sent: Record<string, unknown>[] = [];
+      const request = helper.request.bind(helper);
+      helper.request = (req, ...rest) => {
+        sent.push(req);
+        return request(req, ...rest);
+      };
+      let n = 0;
+      const get = (url: string): Promise<unknown> =>
+        gfal2Download(
+          pool,
+          helper,
+          new URL(url),
+          join(dir, `f${n++}`),
+          { algorithms: [], onProgress: () => undefined, mode: 0o644 },
+          never,
+        );
+      return { pool, sent, get };
+    };
+
+    const honest = job();
+    await honest.get(xrd.url('small.bin'));
+    await honest.get(xrd.url('small.bin'));
+    await honest.get(xrd.url('predicted-large.bin'));
+    await honest.get(xrd.url('small.bin'));
+    assert.deepEqual(
+      honest.sent.map((r) => r['small'] === true),
+      [false, true, true, false],
+    );
+    assert.deepEqual(await readFile(join(dir, 'f2')), large);
+    assert.deepEqual(await readFile(join(dir, 'f3')), small);
+
+    const lied = job();
+    await lied.get(xrd.url('small.bin'));
+    await assert.rejects(
+      lied.get(liar.url('large.bin')),
+      (e: unknown) => isCeError(e) && e.code === 'CE_ERR_STAGING_CHECKSUM_MISMATCH',
+    );
+    assert.equal(lied.sent[1]?.['small'], true);
+  });
+
+  it('an input of root:// whose name is a directory of the session fails naming it, and the directory stays', async (t) => {
+    // The download is moved to its name by one rename, which cannot replace a directory;
+    // the name is looked at only then (not before every download).
+    const sessionDir = await session(t);
+    await mkdir(join(sessionDir, 'd.bin'));
+    await writeFile(join(sessionDir, 'd.bin', 'kept'), 'x');
+    const r = await stager().stageIn(
+      { id: 'dir', owner: '/CN=a', sessionDir, files: [input('d.bin', xrd.url('small.bin'))] },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.files[0]?.code, 'CE_ERR_STAGING_UNSAFE_PATH', r.failureReason);
+    assert.match(r.failureReason ?? '', /d\.bin: a directory is in the way/);
+    assert.deepEqual(await readdir(join(sessionDir, 'd.bin')), ['kept']);
   });
 
   it('many small files of one job: each is checked, and the one missing among them fails the job naming its URL', async (t) => {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +13,7 @@ import type { StageInFile, StageInJob, StageProgress } from '../../src/staging/t
 import { patternBuffer, TestServer } from './helpers/test-server.js';
 import { never, recordingLogger, stagingConfig, tempDir } from './helpers/fixtures.js';
 import { createHasher } from '../../src/staging/checksum.js';
+import { ceError } from '../../src/errors/ce-error.js';
 
 type T = Parameters<typeof tempDir>[0];
 
@@ -429,6 +431,73 @@ describe('stage-in: failures', () => {
     assert.doesNotMatch(JSON.stringify(r), /topsecret42/);
     assert.doesNotMatch(logger.text(), /topsecret42/);
     assert.match(r.failureReason ?? '', /id=7/);
+  });
+});
+
+describe('stage-in: the session directory, held for the job', () => {
+  it("a job's downloads take the session once while they run, not once per file, and hold it no longer", async (t) => {
+    const { server, sessionDir, stager } = await setup(t);
+    const files = Array.from({ length: 12 }, (_, i) => {
+      server.resources.set(`/f${i}`, { body: Buffer.from(`file ${i}`) });
+      return input(i % 2 === 0 ? `f${i}` : `sub/f${i}`, server.url(`/f${i}`));
+    });
+    let taken = 0;
+    let held = 0;
+    const session = async <R>(fn: (dir: string) => Promise<R>): Promise<R> => {
+      taken++;
+      held++;
+      try {
+        return await fn(sessionDir);
+      } finally {
+        held--;
+      }
+    };
+    const r = await stager.stageIn({ id: 'held', owner: '/CN=alice', session, files }, never);
+    assert.equal(r.ok, true, r.failureReason);
+    assert.equal(taken, 1, 'one lease for the twelve downloads');
+    assert.equal(held, 0);
+    for (const [i, f] of files.entries()) assert.equal(await readFile(join(sessionDir, f.name), 'utf8'), `file ${i}`);
+  });
+
+  it('a session its lease refuses: the inputs fail with the reason of the refusal, not as skipped', async (t) => {
+    const { server, stager } = await setup(t);
+    server.resources.set('/f', { body: Buffer.from('x') });
+    const session = (): Promise<never> =>
+      Promise.reject(ceError('CE_ERR_SESSION_REPLACED', 'The session directory of job refused was replaced by a link'));
+    const r = await stager.stageIn(
+      {
+        id: 'refused',
+        owner: '/CN=alice',
+        session,
+        files: [input('a', server.url('/f')), input('b', server.url('/f'))],
+      },
+      never,
+    );
+    assert.equal(r.ok, false);
+    assert.match(r.failureReason ?? '', /replaced by a link/);
+    assert.equal(server.count('GET', '/f'), 0, 'nothing fetched');
+  });
+
+  it('a session directory removed while its downloads run: they fail and nothing is made at its path again', async (t) => {
+    const config = stagingConfig({ cache: { enabled: false }, maxTransfersPerJob: 1 });
+    const { server, sessionDir, stager, job } = await setup(t, config);
+    server.resources.set('/a', { body: Buffer.from('first') });
+    server.resources.set('/b', { body: Buffer.from('second') });
+    server.fault('/b', { kind: 'delayHeaders', ms: 200 });
+    let removed = false;
+    const r = await stager.stageIn(job([input('a', server.url('/a')), input('d/b', server.url('/b'))]), never, () => {
+      if (removed) return;
+      removed = true;
+      // The job cleaned meanwhile: while the first input is written (its file is open).
+      rmSync(sessionDir, { recursive: true, force: true });
+    });
+    assert.equal(removed, true);
+    assert.equal(r.ok, false);
+    assert.equal(
+      r.files.some((f) => f.ok),
+      false,
+    );
+    await assert.rejects(stat(sessionDir), /ENOENT/, 'the session directory was not made again');
   });
 });
 

@@ -12,6 +12,7 @@
  * (minutes by default) are cut to the connect timeout (spares.ts).
  */
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { constants as C } from 'node:fs';
 import { chown, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -55,13 +56,34 @@ export class Gfal2Helper {
   #next = 0;
   /** The process was a spare: its replacement starts at close (spares.ts, take). */
   #tookSpare = false;
+  /** Names of the files of this helper's folder: one random tag per helper, then a count (fileName). */
+  readonly #tag = randomBytes(6).toString('hex');
+  #files = 0;
   readonly #pending = new Map<number, Pending>();
+  /**
+   * This helper's downloads so far (the job's, with this credential): how many were
+   * answered and the most bytes one had or reported. Kept by gfal2Download, which
+   * predicts from it which end-to-end check a download of unknown size gets.
+   */
+  readonly downloads = { answered: 0, largest: 0 };
 
   constructor(private readonly o: HelperOptions) {}
 
   /** The helper runs as the service's own account (no job account): its folder is the service's alone. */
   get asService(): boolean {
     return this.o.owner === undefined;
+  }
+
+  /**
+   * A new name for a file of this helper's folder (`in-<tag>-<n>`). Not a secret: the
+   * folder's account can list it anyway. What keeps a name it plants from being followed
+   * is how each side opens it (the helper's copy is moved by one rename, which moves a
+   * link itself, and looked at without following links; an upload's copy is created
+   * anew, O_EXCL). A count where a random name per file was drawn before: one call into
+   * the system's random source less per file.
+   */
+  fileName(kind: 'in' | 'out'): string {
+    return `${kind}-${this.#tag}-${++this.#files}`;
   }
 
   /** A folder of the helper's account, 0700, for downloads to land in before the service moves them. */

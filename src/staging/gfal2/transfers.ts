@@ -6,7 +6,6 @@
  * the service (opened without following links) into that folder. So the helper never
  * touches a path the job could have turned into a link to another account's file.
  */
-import { randomBytes } from 'node:crypto';
 import { constants as C, createWriteStream, type Stats } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -106,15 +105,32 @@ function endToEnd(url: URL): string | undefined {
 }
 
 /**
- * A download declared at most this size has its end-to-end adler32 compared by gfal2's own
- * "both" mode: 0.10 ms of the helper's CPU per file instead of 0.58 ms for the question
- * asked from Python and zlib over the local copy (docs/data-staging.md), but the server
- * reads the whole source before the copy starts, which would double a large file's time.
- * The size is the description's: a user who declares a large file small only slows their
- * own job, whose time limit follows the declared size and whose file then fails the size
- * check. An unknown size keeps the helper's own comparison.
+ * A download expected to be at most this size has its end-to-end adler32 compared by
+ * gfal2's own "both" mode: almost nothing beside the copy, where the question asked from
+ * Python costs 0.45 to 0.58 ms of the helper's CPU per file (gfal2 parses the URL and
+ * finds its plugin again for each question, compiling regular expressions each time;
+ * docs/data-staging.md). But "both" has the server read the whole source after the copy,
+ * which would double a large file's time, where the helper's own comparison asks beside
+ * the copy. Expected small: a size the description declares (a user who declares a large
+ * file small only slows their own job, whose time limit follows the declared size and
+ * whose file then fails the size check), or, with no size declared, every download of
+ * the job's helper so far was small (expectSmall).
  */
 export const SMALL_FILE_BYTES = 4 << 20;
+
+/**
+ * Whether a download of unknown size is expected small: the helper has answered one at
+ * least and none had or reported more than SMALL_FILE_BYTES. A job's first downloads
+ * (those sent before any answer) keep the helper's own comparison; a large file after
+ * small ones (the prediction wrong) is still checked, by "both", with the server's
+ * adler32 asked beside the copy as well (helper-script.ts), so a server that keeps the
+ * checksum it computed (xrootd does) reads the file once; one that does not reads it
+ * again after the copy, for that file only: the first report of a large copy ends the
+ * prediction for the job's next downloads.
+ */
+export function expectSmall(seen: { readonly answered: number; readonly largest: number }): boolean {
+  return seen.answered > 0 && seen.largest <= SMALL_FILE_BYTES;
+}
 
 export interface Gfal2Download {
   readonly size: number;
@@ -146,7 +162,13 @@ export async function gfal2Download(
   },
   signal: AbortSignal,
 ): Promise<Gfal2Download> {
-  const work = join(await helper.workDir(), `in-${randomBytes(6).toString('hex')}`);
+  const work = join(await helper.workDir(), helper.fileName('in'));
+  const sizes = helper.downloads;
+  const small = opts.expectedSize === undefined ? expectSmall(sizes) : opts.expectedSize <= SMALL_FILE_BYTES;
+  const onProgress = (n: number): void => {
+    if (n > sizes.largest) sizes.largest = n;
+    opts.onProgress(n);
+  };
   let seen: Record<string, unknown>;
   try {
     const limit = pool.limitSeconds(opts.expectedSize);
@@ -160,11 +182,11 @@ export async function gfal2Download(
           timeout: limit,
           checksum: endToEnd(url),
           mode: opts.mode,
-          ...(opts.expectedSize !== undefined && opts.expectedSize <= SMALL_FILE_BYTES ? { small: true } : {}),
+          ...(small ? { small: true } : {}),
         },
         (limit + 30) * 1000,
         signal,
-        opts.onProgress,
+        onProgress,
       ),
     );
     await moveFile(work, dest);
@@ -173,6 +195,9 @@ export async function gfal2Download(
     throw e;
   }
   const size = seen['size'];
+  sizes.answered++;
+  // Unknown (no look from the helper): not counted as small.
+  sizes.largest = Math.max(sizes.largest, typeof size === 'number' ? size : Infinity);
   if (
     helper.asService &&
     opts.algorithms.length === 0 &&
@@ -240,7 +265,7 @@ export async function gfal2Upload(
   onProgress: (n: number) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const work = join(await helper.workDir(), `out-${randomBytes(6).toString('hex')}`);
+  const work = join(await helper.workDir(), helper.fileName('out'));
   try {
     const fh = await open(work, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
     try {
