@@ -129,6 +129,16 @@ describe('kubernetes backend', () => {
     assert.equal(sc?.runAsNonRoot, uid !== 0 ? true : undefined);
   });
 
+  it('a job meant for a local account is refused when the backend cannot resolve accounts, never run as the service account', async (t) => {
+    const r = await backend(t);
+    const s = { ...(await spec('id')), localAccount: 'atlas001' };
+    await assert.rejects(
+      r.b.submit(s),
+      (e: Error & { code?: string }) => e.code === 'CE_ERR_LRMS_SUBMIT_FAILED' && /atlas001/.test(e.message),
+    );
+    assert.ok(!fake.jobs().some((j) => j.metadata?.labels?.['ceres.grid/job-id'] === s.jobId.slice(0, 63)));
+  });
+
   it('throttles creation to createPerSecond', async (t) => {
     const r = await backend(t, { createPerSecond: 4 });
     const specs = await Promise.all([1, 2, 3, 4, 5].map(() => spec('true')));

@@ -190,10 +190,14 @@ export class KubernetesBackend implements BatchBackend {
     if (this.#closed) throw ceError('CE_ERR_LRMS_CLOSED', 'the Kubernetes backend is closed');
     validateSpec(spec);
     const name = jobName(this.#o.jobNamePrefix, spec.jobId);
-    const account =
-      spec.localAccount !== undefined && this.#o.accounts
-        ? await this.#o.accounts.resolve(spec.localAccount)
-        : undefined;
+    // A job meant for an account never runs as another: without a resolver to look the
+    // account up, it is refused, not run as the service's account (job-manifest.ts `runAs`).
+    if (spec.localAccount !== undefined && this.#o.accounts === undefined)
+      throw ceError(
+        'CE_ERR_LRMS_SUBMIT_FAILED',
+        `the job is to run as local account ${spec.localAccount}, and this backend has no account resolver`,
+      );
+    const account = spec.localAccount !== undefined ? await this.#o.accounts!.resolve(spec.localAccount) : undefined;
     // Checked at submission already (description-port.ts); a reload may have removed the image since.
     const rte = chooseRteImage(this.#o.runtimeEnvironments, spec.runtimeEnvironmentNames ?? []);
     if (!rte.ok)
