@@ -223,18 +223,23 @@ try {
   const evService: number[] = [];
   const evClient: number[] = [];
   const evChunks: number[] = [];
-  const ev = async (open: boolean) => {
-    const changes = changeIds(ids, nEvents);
+  /**
+   * `n` changes over `ms` (a slice every `tickMs`), with the stream open or not: the
+   * service's CPU less the changes' own, and the client's reports around them.
+   */
+  const changesWindow = async (open: boolean, n: number, ms: number, tickMs?: number, timeoutMs = 120_000) => {
+    const changes = changeIds(ids, n);
     const c0 = open ? await client.ask({ op: 'stat' }) : undefined;
     let changed = 0;
     let own = 0;
     const w = await window(pid, async () => {
-      ({ changed, own } = await change(changes, eventS * 1000));
-      if (c0 !== undefined) await client.ask({ op: 'waitFor', events: c0.events + changed, timeoutMs: 120_000 });
+      ({ changed, own } = await change(changes, ms, tickMs));
+      if (c0 !== undefined) await client.ask({ op: 'waitFor', events: c0.events + changed, timeoutMs });
     });
     const c1 = open ? await client.ask({ op: 'stat' }) : undefined;
     return { w: { cpu: w.cpu - own, ms: w.ms }, changed, c0, c1 };
   };
+  const ev = (open: boolean) => changesWindow(open, nEvents, eventS * 1000);
   for (let i = 0; i < rounds; i++) {
     const a = await window(pid, () => sleep(quietS * 1000));
     await client.open(ceres, token, batchMs);
@@ -286,16 +291,11 @@ try {
   const loneService: number[] = [];
   const loneClient: number[] = [];
   const loneWindow = async (open: boolean) => {
-    const changes = changeIds(ids, nLone);
-    const s0 = open ? await client.ask({ op: 'stat' }) : undefined;
-    let changed = 0;
-    let own = 0;
-    const w = await window(pid, async () => {
-      ({ changed, own } = await change(changes, (nLone / loneRate) * 1000, 1000 / loneRate));
-      if (s0 !== undefined) await client.ask({ op: 'waitFor', events: s0.events + changed, timeoutMs: 60_000 });
-    });
-    const s1 = open ? await client.ask({ op: 'stat' }) : undefined;
-    return { serviceUs: (w.cpu - own) / changed, clientUs: s0 && s1 ? (s1.cpuUs - s0.cpuUs) / changed : 0 };
+    const r = await changesWindow(open, nLone, (nLone / loneRate) * 1000, 1000 / loneRate, 60_000);
+    return {
+      serviceUs: r.w.cpu / r.changed,
+      clientUs: r.c0 && r.c1 ? (r.c1.cpuUs - r.c0.cpuUs) / r.changed : 0,
+    };
   };
   for (let i = 0; i < rounds; i++) {
     // The same lone changes with no stream open: what the service does for them anyway
